@@ -1,0 +1,81 @@
+// The TXT resolver and domain normalization, against a real DNS server on loopback.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTxtResolver, normalizeDomain, joinTxtChunks } from '../../src/modules/sso/dns.ts';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
+
+let dns: TestDnsServer;
+before(async () => {
+  dns = await startDnsServer();
+});
+after(async () => {
+  await dns.close();
+});
+
+const resolver = () => createTxtResolver({ servers: [dns.address], timeoutMs: 400, tries: 1 });
+
+test('single TXT record is returned as is', async () => {
+  dns.setTxt('_orgplane.one.example', ['orgplane-verification=abc']);
+  assert.deepEqual(await resolver().resolveTxt('_orgplane.one.example'), { status: 'found', records: ['orgplane-verification=abc'] });
+});
+
+test('multi-string TXT record is joined without separators, each record kept apart', async () => {
+  const long = 'x'.repeat(250);
+  dns.setTxt('_orgplane.multi.example', [['orgplane-verification=', 'abc', 'def'], 'v=spf1 -all', [long, long]]);
+  const result = await resolver().resolveTxt('_orgplane.multi.example');
+  assert.equal(result.status, 'found');
+  assert.deepEqual([...(result as { records: string[] }).records].sort(), [long + long, 'orgplane-verification=abcdef', 'v=spf1 -all'].sort());
+});
+
+test('an answer larger than a UDP datagram is fetched (truncation then TCP)', async () => {
+  const chunk = 'y'.repeat(255);
+  const records = Array.from({ length: 8 }, (_, i) => [String(i), chunk, chunk]);
+  dns.setTxt('big.example', records);
+  const result = await resolver().resolveTxt('big.example');
+  assert.equal(result.status, 'found');
+  assert.equal((result as { records: string[] }).records.length, 8);
+  assert.ok((result as { records: string[] }).records.includes('3' + chunk + chunk));
+});
+
+test('NXDOMAIN and NODATA are "missing", not failures', async () => {
+  assert.deepEqual(await resolver().resolveTxt('nothing-here.example'), { status: 'missing', reason: 'nxdomain' });
+  dns.setBehaviour('empty.example', { kind: 'nodata' });
+  assert.deepEqual(await resolver().resolveTxt('empty.example'), { status: 'missing', reason: 'nodata' });
+});
+
+test('SERVFAIL is a retryable failure', async () => {
+  dns.setBehaviour('broken.example', { kind: 'servfail' });
+  assert.deepEqual(await resolver().resolveTxt('broken.example'), { status: 'failed', retryable: true, code: 'ESERVFAIL' });
+});
+
+test('a server that never answers is a retryable timeout', async () => {
+  dns.setBehaviour('silent.example', { kind: 'silent' });
+  assert.deepEqual(await resolver().resolveTxt('silent.example'), { status: 'failed', retryable: true, code: 'ETIMEOUT' });
+});
+
+test('lookups are not cached between calls: a newly published record is seen', async () => {
+  dns.clear('fresh.example');
+  const r = resolver();
+  assert.equal((await r.resolveTxt('fresh.example')).status, 'missing');
+  dns.setTxt('fresh.example', ['now-here']);
+  assert.deepEqual(await r.resolveTxt('fresh.example'), { status: 'found', records: ['now-here'] });
+});
+
+test('joinTxtChunks concatenates character-strings', () => {
+  assert.equal(joinTxtChunks(['a', 'b c', '']), 'ab c');
+});
+
+test('normalizeDomain: case, trailing dot, whitespace, IDN to punycode', () => {
+  assert.equal(normalizeDomain('Example.COM'), 'example.com');
+  assert.equal(normalizeDomain(' example.com. '), 'example.com');
+  assert.equal(normalizeDomain('Bücher.example'), 'xn--bcher-kva.example');
+  assert.equal(normalizeDomain('xn--bcher-kva.example'), 'xn--bcher-kva.example');
+  assert.equal(normalizeDomain('münchen.de.'), 'xn--mnchen-3ya.de');
+  assert.equal(normalizeDomain('sub.domain.example.org'), 'sub.domain.example.org');
+});
+
+test('normalizeDomain refuses what is not a domain', () => {
+  for (const bad of ['', '.', 'localhost', '127.0.0.1', 'exa mple.com', '-bad.example', 'bad-.example', '*.example.com', 'a..b', 'http://example.com', 'x'.repeat(64) + '.com', 'example.com..']) {
+    assert.equal(normalizeDomain(bad), null, bad);
+  }
+});
