@@ -1,0 +1,386 @@
+// The guarded outbound HTTP client. Every request orgplane makes to a URL a tenant supplied (MCP
+// servers, OAuth servers, the bot platform) goes through here, because a control plane that dials
+// URLs for its tenants is the classic SSRF target: cloud metadata, the database, admin ports.
+//
+// The guard sits where it cannot be raced: in the undici connector, at connect time, on the very
+// addresses the socket is about to use. A hostname is resolved once, every address it resolves to
+// is checked, and the socket connects only to those checked addresses, so DNS rebinding between a
+// "check" and a "connect" is impossible. Literal IP hosts (which skip DNS) are checked in the same
+// connector. Redirects are followed here, by hand, so each hop goes through the same connector and
+// a hop to a refused address is reported as `redirect_blocked`.
+
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { LookupAddress } from 'node:dns';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+
+export interface OutboundFetchInit extends RequestInit {
+  /** Bound on the whole exchange, headers and body (ms). 0 disables it. */
+  timeoutMs?: number;
+  /** Bound on the response body (bytes); reading past it fails with OutboundResponseTooLargeError. */
+  maxResponseBytes?: number;
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Usable as the MCP SDK's `fetch` option. */
+export interface OutboundClient {
+  fetch(url: string | URL, init?: OutboundFetchInit): Promise<Response>;
+  /**
+   * Resolves a host name (or takes a literal address) and checks every address against the policy,
+   * exactly as a connection would. Throws OutboundBlockedError or the resolver's error (code ENOTFOUND...).
+   * For callers that must open their own sockets (the connection probe's TCP/TLS phases): connect only
+   * to the addresses returned here.
+   */
+  resolve(hostname: string): Promise<ResolvedAddress[]>;
+  /** Throws OutboundBlockedError when the literal address may not be dialed. */
+  checkAddress(address: string): void;
+  close(): Promise<void>;
+}
+
+export type OutboundBlockReason = 'private_address' | 'redirect_blocked' | 'unsupported_protocol' | 'too_many_redirects';
+
+export class OutboundBlockedError extends Error {
+  readonly reason: OutboundBlockReason;
+  /** The refused address, when the reason is an address. */
+  readonly address: string | undefined;
+  /** The ipaddr.js range name of the refused address (loopback, private, linkLocal...). */
+  readonly range: string | undefined;
+
+  constructor(reason: OutboundBlockReason, message: string, details: { address?: string; range?: string } = {}) {
+    super(message);
+    this.name = 'OutboundBlockedError';
+    this.reason = reason;
+    this.address = details.address;
+    this.range = details.range;
+  }
+}
+
+export class OutboundTimeoutError extends Error {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`The outbound request did not complete within ${timeoutMs} ms`);
+    this.name = 'OutboundTimeoutError';
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+export class OutboundResponseTooLargeError extends Error {
+  readonly limitBytes: number;
+  constructor(limitBytes: number) {
+    super(`The response is larger than ${limitBytes} bytes`);
+    this.name = 'OutboundResponseTooLargeError';
+    this.limitBytes = limitBytes;
+  }
+}
+
+export interface OutboundClientOptions {
+  /** CIDRs that may be dialed although private/loopback/link-local (ALLOWED_PRIVATE_NETWORKS). */
+  allowedPrivateNetworks: string[];
+  /** Default bound on a whole exchange (ms). */
+  timeoutMs?: number;
+  /** Default response body cap (bytes). */
+  maxResponseBytes?: number;
+  maxRedirects?: number;
+  /** Resolver; defaults to the system resolver. Tests use it to make a name resolve to any address. */
+  lookup?: (hostname: string) => Promise<ResolvedAddress[]>;
+  /** Extra trusted CA certificates (PEM), for tests that serve HTTPS with their own CA. */
+  ca?: string | string[];
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+const DEFAULT_MAX_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+type Parsed = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** The address policy: only global unicast, except inside explicitly allowed networks. */
+export function createAddressPolicy(allowedPrivateNetworks: string[]) {
+  const allowed = allowedPrivateNetworks.map((cidr) => {
+    try {
+      return ipaddr.parseCIDR(cidr.trim());
+    } catch {
+      throw new Error(`ALLOWED_PRIVATE_NETWORKS: "${cidr}" is not a CIDR`);
+    }
+  });
+
+  const isAllowedNetwork = (address: Parsed) =>
+    allowed.some(([network, bits]) => address.kind() === network.kind() && address.match(network, bits));
+
+  return {
+    /** Throws OutboundBlockedError unless `literal` (an IP address) may be dialed. */
+    check(literal: string): void {
+      const bare = literal.startsWith('[') && literal.endsWith(']') ? literal.slice(1, -1) : literal;
+      let parsed: Parsed;
+      try {
+        parsed = ipaddr.parse(bare.split('%')[0]!);
+      } catch {
+        throw new OutboundBlockedError('private_address', `"${literal}" is not an IP address`, { address: literal });
+      }
+      // ::ffff:a.b.c.d reaches a.b.c.d; judge it as the IPv4 address it is.
+      if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+        parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+      }
+      if (isAllowedNetwork(parsed)) return;
+      const range = parsed.range();
+      // Everything that is not plain global unicast is refused: loopback, private, link-local
+      // (169.254.169.254 cloud metadata), CGNAT (100.100.100.200 metadata), unique-local
+      // (fd00:ec2::254 metadata), multicast, unspecified, reserved, and the IPv6 ranges that embed
+      // an IPv4 address (6to4, NAT64, Teredo), which could smuggle a private one.
+      if (range !== 'unicast') {
+        throw new OutboundBlockedError(
+          'private_address',
+          `The address ${parsed.toString()} (${range}) is not reachable from this service; allow its network in ALLOWED_PRIVATE_NETWORKS if intended`,
+          { address: parsed.toString(), range },
+        );
+      }
+    },
+  };
+}
+
+async function systemLookup(hostname: string): Promise<ResolvedAddress[]> {
+  const found = await dnsLookup(hostname, { all: true, order: 'verbatim' });
+  return found.map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 }));
+}
+
+export function createOutboundClient(options: OutboundClientOptions): OutboundClient {
+  const policy = createAddressPolicy(options.allowedPrivateNetworks);
+  const resolveName = options.lookup ?? systemLookup;
+  const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const defaultMaxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+
+  async function resolve(hostname: string): Promise<ResolvedAddress[]> {
+    const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+    const literalFamily = isIP(bare);
+    if (literalFamily !== 0) {
+      policy.check(bare);
+      return [{ address: bare, family: literalFamily === 6 ? 6 : 4 }];
+    }
+    const addresses = await resolveName(bare);
+    if (addresses.length === 0) {
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${bare}`), { code: 'ENOTFOUND', hostname: bare });
+    }
+    // Every address is checked, not just the first: a resolver that answers with one public and one
+    // private address must not get a second chance when the first connect fails.
+    for (const entry of addresses) policy.check(entry.address);
+    return addresses;
+  }
+
+  // net/tls.connect call this for host names; its answers are the only addresses they will dial.
+  const guardedLookup = (
+    hostname: string,
+    lookupOptions: { all?: boolean; family?: number } | number,
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
+    const wantAll = typeof lookupOptions === 'object' && lookupOptions.all === true;
+    resolve(hostname).then(
+      (addresses) => {
+        if (wantAll) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (error: Error) => callback(error, wantAll ? [] : ''),
+    );
+  };
+
+  const baseConnect = buildConnector({
+    lookup: guardedLookup,
+    timeout: defaultTimeoutMs,
+    ...(options.ca ? { ca: options.ca } : {}),
+  } as buildConnector.BuildOptions);
+
+  const agent = new Agent({
+    connect: (connectOptions, callback) => {
+      // Literal IPs never reach the lookup above, so they are judged here.
+      const host = connectOptions.hostname;
+      const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+      if (isIP(bare) !== 0) {
+        try {
+          policy.check(bare);
+        } catch (error) {
+          callback(error as Error, null);
+          return;
+        }
+      }
+      baseConnect(connectOptions, callback);
+    },
+  });
+
+  async function fetchOnce(url: URL, init: RequestInit, signal: AbortSignal): Promise<Response> {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new OutboundBlockedError('unsupported_protocol', `Only http and https URLs may be fetched, not ${url.protocol}`);
+    }
+    try {
+      return (await undiciFetch(url, {
+        ...(init as Record<string, unknown>),
+        redirect: 'manual',
+        signal,
+        dispatcher: agent,
+      } as Parameters<typeof undiciFetch>[1])) as unknown as Response;
+    } catch (error) {
+      // undici wraps connector errors in "TypeError: fetch failed"; surface our refusal itself.
+      const blocked = findCause(error, (cause) => cause instanceof OutboundBlockedError);
+      if (blocked) throw blocked;
+      throw error;
+    }
+  }
+
+  async function guardedFetch(input: string | URL, init: OutboundFetchInit = {}): Promise<Response> {
+    const { timeoutMs = defaultTimeoutMs, maxResponseBytes = defaultMaxBytes, ...requestInit } = init;
+    const timeoutController = new AbortController();
+    const timer = timeoutMs > 0 ? setTimeout(() => timeoutController.abort(new OutboundTimeoutError(timeoutMs)), timeoutMs) : undefined;
+    const signals = [timeoutController.signal, ...(requestInit.signal ? [requestInit.signal] : [])];
+    const signal = AbortSignal.any(signals);
+    const redirectMode = requestInit.redirect ?? 'follow';
+
+    const fail = (error: unknown): never => {
+      if (timer) clearTimeout(timer);
+      if (timeoutController.signal.aborted) throw timeoutController.signal.reason;
+      throw error;
+    };
+
+    let url = new URL(input);
+    let method = (requestInit.method ?? 'GET').toUpperCase();
+    let body = requestInit.body;
+    let headers = new Headers(requestInit.headers as ConstructorParameters<typeof Headers>[0]);
+    let response: Response;
+    let hops = 0;
+    for (;;) {
+      try {
+        response = await fetchOnce(url, { ...requestInit, method, body, headers }, signal);
+      } catch (error) {
+        if (hops > 0 && error instanceof OutboundBlockedError && error.reason === 'private_address') {
+          fail(new OutboundBlockedError('redirect_blocked', `A redirect led to a refused address: ${error.message}`, error));
+        }
+        return fail(error);
+      }
+      const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
+      if (!location || redirectMode === 'manual') break;
+      await response.body?.cancel().catch(() => {});
+      if (redirectMode === 'error') fail(new TypeError(`Redirect to ${safeLocation(location, url)} refused (redirect: 'error')`));
+      if (hops >= maxRedirects) fail(new OutboundBlockedError('too_many_redirects', `More than ${maxRedirects} redirects`));
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        return fail(new TypeError('The redirect location is not a URL'));
+      }
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+        fail(new OutboundBlockedError('redirect_blocked', `A redirect to a ${next.protocol} URL was refused`));
+      }
+      // Literal addresses can be judged before dialing, which gives a clearer error.
+      const nextHost = next.hostname.replace(/^\[|\]$/g, '');
+      if (isIP(nextHost) !== 0) {
+        try {
+          policy.check(nextHost);
+        } catch (error) {
+          const blocked = error as OutboundBlockedError;
+          fail(new OutboundBlockedError('redirect_blocked', `A redirect led to a refused address: ${blocked.message}`, blocked));
+        }
+      }
+      // As browsers do: 303 (and 301/302 after a POST) become a body-less GET; credentials do not cross origins.
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+        headers.delete('content-type');
+        headers.delete('content-length');
+      }
+      if (next.origin !== url.origin) {
+        headers = new Headers(headers);
+        headers.delete('authorization');
+        headers.delete('cookie');
+        headers.delete('proxy-authorization');
+      }
+      url = next;
+      hops += 1;
+    }
+
+    const declared = Number(response.headers.get('content-length'));
+    if (Number.isFinite(declared) && declared > maxResponseBytes) {
+      await response.body?.cancel().catch(() => {});
+      fail(new OutboundResponseTooLargeError(maxResponseBytes));
+    }
+    return wrapResponse(response, url, maxResponseBytes, timer, timeoutController.signal);
+  }
+
+  return {
+    fetch: guardedFetch,
+    resolve,
+    checkAddress: (address) => policy.check(address),
+    close: () => agent.close(),
+  };
+}
+
+/**
+ * Re-creates the response as a global Response (callers and the MCP SDK expect the runtime's own
+ * class) whose body counts bytes against the cap and ends the timeout when fully read.
+ */
+function wrapResponse(
+  response: Response,
+  url: URL,
+  maxBytes: number,
+  timer: ReturnType<typeof setTimeout> | undefined,
+  timeoutSignal: AbortSignal,
+): Response {
+  let body: ReadableStream<Uint8Array> | null = null;
+  if (response.body && !NULL_BODY_STATUSES.has(response.status)) {
+    let seen = 0;
+    const reader = response.body.getReader();
+    body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { value, done } = await reader.read();
+          if (done) {
+            if (timer) clearTimeout(timer);
+            controller.close();
+            return;
+          }
+          seen += value.byteLength;
+          if (seen > maxBytes) {
+            if (timer) clearTimeout(timer);
+            await reader.cancel().catch(() => {});
+            controller.error(new OutboundResponseTooLargeError(maxBytes));
+            return;
+          }
+          controller.enqueue(value);
+        } catch (error) {
+          if (timer) clearTimeout(timer);
+          controller.error(timeoutSignal.aborted ? timeoutSignal.reason : error);
+        }
+      },
+      cancel(reason) {
+        if (timer) clearTimeout(timer);
+        return reader.cancel(reason);
+      },
+    });
+  } else if (timer) {
+    clearTimeout(timer);
+  }
+  const wrapped = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  Object.defineProperty(wrapped, 'url', { value: url.href });
+  return wrapped;
+}
+
+function findCause(error: unknown, match: (cause: unknown) => boolean): unknown {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 8; depth += 1) {
+    if (match(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function safeLocation(location: string, base: URL): string {
+  try {
+    const target = new URL(location, base);
+    return target.origin;
+  } catch {
+    return 'an invalid location';
+  }
+}
