@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { DestinationStream } from 'pino';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { z } from 'zod';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import { errorHandler, notFoundHandler } from './http/errors.ts';
+import { loggerOptions } from './http/logging.ts';
+import { identityRoutes } from './modules/identity/routes.ts';
+import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
+import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
+import type { SecretBox } from './platform/secrets.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    identity: IdentityService;
+  }
+}
+
+export interface AppDependencies {
+  config: Config;
+  db: Database;
+  secrets: SecretBox;
+  /** Where log lines go (stdout by default); tests pass a stream to read them. */
+  logStream?: DestinationStream;
+}
+
+/** The spec's tags, in its order, so the OpenAPI groups operations the way the contract does. */
+const tags = [
+  'System', 'Organizations', 'Invitations', 'API Keys', 'SCIM', 'SSO', 'Members', 'Roles', 'Teams', 'Templates',
+  'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry', 'Admin', 'Users', 'Bootstrap',
+  'MCP Connections', 'Install Links', 'Memory', 'Messaging',
+];
+
+const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the whole HTTP application from its dependencies; it does not listen. */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config, db } = deps;
+  const app = Fastify({
+    logger: deps.logStream ? { ...loggerOptions(config.logLevel), stream: deps.logStream } : loggerOptions(config.logLevel),
+    // A caller's own request id is kept when it is harmless, so traces can be followed across services.
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
+    },
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 500 },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  // JSON only: any other content type is 415 rather than a string that fails validation later.
+  app.removeContentTypeParser(['text/plain']);
+
+  const rateLimiter: RateLimiter = createRateLimiter(db);
+  const identity = createIdentityService({ db, rateLimiter, sessionTtlHours: config.sessionTtlHours, signUpEnabled: config.signUpEnabled });
+  app.decorate('identity', identity);
+  app.decorateRequest('caller', null);
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'orgplane',
+        version: 'dev',
+        description: 'Control plane for multi-tenant AI workspaces. Errors are `{error, message?, details?}` with a snake_case `error`.',
+      },
+      servers: [{ url: config.publicUrl }],
+      tags: tags.map((name) => ({ name })),
+      components: {
+        securitySchemes: {
+          session: { type: 'http', scheme: 'bearer', description: 'Session token from sign-in, sign-up or bootstrap' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Organization API key' },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } as never });
+
+  registerSystemRoutes(app, db);
+
+  await app.register(identityRoutes, { identity });
+  // Each domain module registers its routes here with the services it needs.
+
+  return app;
+}
+
+function registerSystemRoutes(app: FastifyInstance, db: Database) {
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requestDuration = new Histogram({
+    name: 'orgplane_http_request_duration_seconds',
+    help: 'HTTP request duration by route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    requestDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  typed.get('/health', {
+    schema: {
+      tags: ['System'],
+      operationId: 'health',
+      summary: 'Liveness and database reachability',
+      response: {
+        200: z.object({ status: z.literal('ok') }),
+        503: z.object({ status: z.literal('unavailable') }),
+      },
+    },
+  }, async (request, reply) => {
+    try {
+      await db.ping();
+      return { status: 'ok' as const };
+    } catch (error) {
+      request.log.warn({ err: error }, 'health check: database unreachable');
+      return reply.status(503).send({ status: 'unavailable' as const });
+    }
+  });
+
+  typed.get('/openapi.json', {
+    schema: { tags: ['System'], operationId: 'openapi', summary: 'This OpenAPI 3.1 document (generated from the route schemas)' },
+  }, async () => app.swagger());
+
+  typed.get('/metrics', {
+    schema: { tags: ['System'], operationId: 'metrics', summary: 'Prometheus metrics (text exposition format)' },
+  }, async (_request, reply) => {
+    reply.header('content-type', registry.contentType);
+    return registry.metrics();
+  });
+}

@@ -1,0 +1,97 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+
+/** Anything that runs SQL: the database itself or a transaction's client. */
+export interface Queryable {
+  query<R = any>(text: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+export interface Database extends Queryable {
+  readonly backend: 'postgres' | 'pglite';
+  /** Both backends are a pg.Pool, so every store and library (pg-boss too) has one code path. */
+  readonly pool: pg.Pool;
+  /** Runs `fn` inside BEGIN/COMMIT on one connection; rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers a trivial query within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+// Counts and sums are far below 2^53; numbers are easier to use than strings everywhere.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
+
+export interface DatabaseOptions {
+  /** PostgreSQL connection string; when absent the embedded PGlite is used. */
+  databaseUrl?: string | undefined;
+  /** PGlite data directory, or `memory://` for a throw-away database. */
+  pgliteDataDir?: string;
+  poolSize?: number;
+  onPoolError?: (error: Error) => void;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+    });
+    // An idle client whose server went away emits 'error' on the pool; unhandled it would crash the process.
+    pool.on('error', (error) => options.onPoolError?.(error));
+    return wrapPool(pool, 'postgres', async () => {});
+  }
+
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
+  const dataDir = options.pgliteDataDir ?? 'memory://';
+  if (!dataDir.startsWith('memory://')) await mkdir(path.resolve(dataDir), { recursive: true });
+  const lite = await PGlite.create(dataDir);
+  const pool = new pg.Pool({ ...(createPgConfig(lite) as unknown as pg.PoolConfig), max: 1 });
+  pool.on('error', (error) => options.onPoolError?.(error));
+  return wrapPool(pool, 'pglite', () => lite.close());
+}
+
+function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () => Promise<void>): Database {
+  return {
+    backend,
+    pool,
+    query: <R>(text: string, params?: unknown[]) =>
+      pool.query(text, params) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
+    async transaction(fn) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+        throw error;
+      } finally {
+        // A connection that could not even roll back is discarded rather than reused.
+        client.release(broken);
+      }
+    },
+    async ping(timeoutMs = 2_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('database ping timed out')), timeoutMs);
+      });
+      try {
+        await Promise.race([pool.query('SELECT 1'), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async close() {
+      await pool.end();
+      await closeBackend();
+    },
+  };
+}

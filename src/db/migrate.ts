@@ -1,0 +1,35 @@
+import { readdir, readFile } from 'node:fs/promises';
+import type { Database } from './database.ts';
+
+const migrationsDir = new URL('./migrations/', import.meta.url);
+// Any constant works; it only has to be the same in every process so that concurrent starts serialize.
+const migrationLockKey = 7_402_913;
+
+/**
+ * Applies every migration file not yet recorded, in file-name order, all in one transaction.
+ * Several processes may start at once: an advisory lock lets one migrate while the others wait.
+ */
+export async function migrate(db: Database): Promise<string[]> {
+  const files = (await readdir(migrationsDir)).filter((name) => name.endsWith('.sql')).sort();
+  const applied: string[] = [];
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [migrationLockKey]);
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         name text PRIMARY KEY,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    const done = new Set(
+      (await tx.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name),
+    );
+    for (const file of files) {
+      if (done.has(file)) continue;
+      const sql = await readFile(new URL(file, migrationsDir), 'utf8');
+      await tx.query(sql);
+      await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
+      applied.push(file);
+    }
+  });
+  return applied;
+}

@@ -1,0 +1,65 @@
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Caller, Role } from '../modules/identity/service.ts';
+import { forbidden, notFound, unauthorized } from './errors.ts';
+
+export type { Caller, Role } from '../modules/identity/service.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `authenticate()`; null on routes that do not authenticate. */
+    caller: Caller | null;
+  }
+}
+
+export interface AuthenticateOptions {
+  /** Roles allowed in the active organization; implies `organization`. */
+  roles?: readonly Role[];
+  /** Accept an organization API key in `x-api-key` besides a session. */
+  allowApiKey?: boolean;
+  /** Require an active organization with the caller an active member of it. */
+  organization?: boolean;
+  /** What a session without a usable active organization gets (default 403 forbidden). */
+  withoutOrganization?: 'forbidden' | 'organization_not_found';
+}
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/**
+ * A preHandler that resolves the caller (one database round trip) and enforces the options.
+ * Not signed in: 401 unauthorized. Signed in but not allowed: 403 forbidden.
+ */
+export function authenticate(options: AuthenticateOptions = {}): preHandlerAsyncHookHandler {
+  const needsOrganization = options.organization || options.roles !== undefined;
+  return async function authenticateRequest(request) {
+    const identity = request.server.identity;
+    let caller: Caller | null = null;
+    const token = bearerToken(request);
+    if (token) caller = await identity.resolveSession(token);
+    else if (options.allowApiKey && typeof request.headers['x-api-key'] === 'string') {
+      caller = await identity.resolveApiKey(request.headers['x-api-key']);
+    }
+    if (!caller) throw unauthorized();
+    request.caller = caller;
+    if (!needsOrganization) return;
+    if (!caller.organizationId || !caller.role) {
+      if (options.withoutOrganization === 'organization_not_found') {
+        throw notFound('organization_not_found', 'This session has no active organization you are a member of');
+      }
+      throw forbidden('This session has no active organization you are a member of');
+    }
+    if (options.roles && !options.roles.includes(caller.role)) {
+      throw forbidden(`This needs the role ${options.roles.join(' or ')} in the active organization`);
+    }
+  };
+}
+
+/** The caller set by `authenticate()`; use only in handlers behind it. */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw unauthorized();
+  return request.caller;
+}

@@ -1,0 +1,123 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+
+/** An error a route means to return: it becomes `{ error: code, message?, ...extra }` with `statusCode`. */
+export class ApiError extends Error {
+  readonly statusCode: number;
+  readonly code: string;
+  readonly extra: Record<string, unknown> | undefined;
+  readonly hasMessage: boolean;
+  /** Response headers that go with this error (Retry-After, RateLimit-*). */
+  headers: Record<string, string> = {};
+
+  constructor(statusCode: number, code: string, message?: string, extra?: Record<string, unknown>) {
+    super(message ?? code);
+    this.name = 'ApiError';
+    this.statusCode = statusCode;
+    this.code = code;
+    this.extra = extra;
+    this.hasMessage = message !== undefined;
+  }
+
+  toBody(): Record<string, unknown> {
+    return { error: this.code, ...(this.hasMessage ? { message: this.message } : {}), ...this.extra };
+  }
+}
+
+export interface ValidationDetail {
+  message: string;
+  path: (string | number)[];
+  /** Which part of the request failed: body, querystring, params or headers. */
+  in?: string;
+}
+
+export const invalidRequest = (details: ValidationDetail[], message = 'The request is not valid') =>
+  new ApiError(400, 'invalid_request', message, { details });
+export const unauthorized = () => new ApiError(401, 'unauthorized');
+export const forbidden = (message = 'You are not allowed to do this') => new ApiError(403, 'forbidden', message);
+export const notFound = (code: string, message: string) => new ApiError(404, code, message);
+export const conflict = (code: string, message: string) => new ApiError(409, code, message);
+
+/** The standard RateLimit-* headers (IETF draft) for a limiter result; send them on every limited route. */
+export function rateLimitHeaders(result: { limit: number; remaining: number; resetSeconds: number }): Record<string, string> {
+  return {
+    'ratelimit-limit': String(result.limit),
+    'ratelimit-remaining': String(result.remaining),
+    'ratelimit-reset': String(result.resetSeconds),
+  };
+}
+
+/** 429 `rate_limited` with `message`, Retry-After and the RateLimit-* headers. */
+export function rateLimited(result: { limit: number; remaining: number; resetSeconds: number }, message: string): ApiError {
+  const error = new ApiError(429, 'rate_limited', message);
+  error.headers = { ...rateLimitHeaders(result), 'retry-after': String(result.resetSeconds) };
+  return error;
+}
+
+// Fastify's own client errors, named the way this API names errors.
+const frameworkCodes: Record<string, { status: number; code: string; message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type', message: 'Send the body as application/json' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'The request body is too large' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_request', message: 'The body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_request', message: 'The body is empty but content-type is application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', message: 'Content-Length does not match the body' },
+  FST_ERR_BAD_URL: { status: 400, code: 'invalid_request', message: 'The URL is not valid' },
+  FST_ERR_INVALID_URL: { status: 400, code: 'invalid_request', message: 'The URL is not valid' },
+};
+
+function detailsFromValidation(error: FastifyError): ValidationDetail[] {
+  const location = (error as { validationContext?: string }).validationContext;
+  return (error.validation ?? []).map((issue) => {
+    const zodIssue = (issue.params as { issue?: { path?: PropertyKey[] } } | undefined)?.issue;
+    const path = (zodIssue?.path ?? issue.instancePath.split('/').filter(Boolean)).map((part) =>
+      typeof part === 'number' ? part : String(part),
+    );
+    return { message: issue.message ?? 'Invalid value', path, ...(location ? { in: location } : {}) };
+  });
+}
+
+/** The one place where any thrown error becomes a response; nothing leaves as an unexplained 500. */
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof ApiError) {
+    if (error.statusCode >= 500) request.log.warn({ err: error }, 'request failed');
+    reply.headers(error.headers);
+    return reply.status(error.statusCode).send(error.toBody());
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    return reply.status(400).send(invalidRequest(detailsFromValidation(error)).toBody());
+  }
+  if (isResponseSerializationError(error)) {
+    request.log.error({ err: error, issues: error.cause.issues }, 'response did not match its schema');
+    return reply.status(500).send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
+  }
+  const known = error.code ? frameworkCodes[error.code] : undefined;
+  if (known) return reply.status(known.status).send({ error: known.code, message: known.message });
+  if (error instanceof SyntaxError || error.statusCode === 400) {
+    return reply.status(400).send({ error: 'invalid_request', message: 'The request could not be read' });
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, 'database unavailable');
+    reply.header('retry-after', '5');
+    return reply.status(503).send({ error: 'service_unavailable', message: 'The database is unavailable; try again shortly' });
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return reply.status(500).send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
+}
+
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
+
+/** True for errors that mean "the database cannot be reached right now" rather than a bug. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const candidate = error as { code?: string; message?: string } | undefined;
+  if (!candidate) return false;
+  if (candidate.code && unavailableCodes.has(candidate.code)) return true;
+  const message = candidate.message ?? '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|database ping timed out/i.test(message);
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  return reply.status(404).send({ error: 'not_found', message: `No such route for ${request.method}` });
+}

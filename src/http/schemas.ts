@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { invalidRequest } from './errors.ts';
+
+/**
+ * The spec's date-time: ISO 8601 UTC ending in `Z`, seconds optional, fractions allowed, and a real
+ * calendar date (`2024-02-29T10:00Z` is fine, `2023-02-29T10:00:00Z` is not).
+ */
+const timestampPattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?Z$/;
+
+export function isValidTimestamp(value: string): boolean {
+  const match = timestampPattern.exec(value);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second = '0'] = match.slice(1, 7).map(Number) as number[];
+  if (month! < 1 || month! > 12 || hour! > 23 || minute! > 59 || Number(second) > 59) return false;
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  return day! >= 1 && day! <= daysInMonth;
+}
+
+export const timestampSchema = z
+  .string()
+  .refine(isValidTimestamp, { message: 'Must be an ISO 8601 UTC date-time ending in Z, on a real calendar date' })
+  .meta({ format: 'date-time', example: '2026-01-31T09:30:00.000Z' });
+
+/** How every timestamp leaves the API: millisecond precision, `Z`. */
+export function isoTimestamp(date: Date): string {
+  return date.toISOString();
+}
+export function isoTimestampOrNull(date: Date | null | undefined): string | null {
+  return date ? date.toISOString() : null;
+}
+
+const crockfordSuffix = '[0-7][0-9a-hjkmnp-tv-z]{25}';
+
+/** A TypeID with the given prefix: `prefix_` + 26 lower-case Crockford base32 characters. */
+export function typeIdSchema(prefix: string) {
+  return z
+    .string()
+    .regex(new RegExp(`^${prefix}_${crockfordSuffix}$`), { message: `Must be an id like ${prefix}_ followed by 26 base32 characters` })
+    .meta({ example: `${prefix}_01jqz3v6b8e9f0g1h2j3k4m5n6` });
+}
+
+export const connectionIdSchema = typeIdSchema('emc').meta({
+  description: 'Connection id: `emc_` followed by a 26-character base32 suffix (30 characters)',
+});
+
+export const validationDetailSchema = z
+  .object({ message: z.string(), path: z.array(z.union([z.string(), z.number()])) })
+  .loose();
+
+/** The spec's error body: a snake_case `error`, optionally `message` and `details`, extra keys allowed. */
+export const errorBodySchema = z
+  .object({
+    error: z.string(),
+    message: z.string().optional(),
+    details: z.array(validationDetailSchema).optional(),
+  })
+  .loose()
+  .meta({ id: 'Error' });
+
+/** Response entries for the errors most routes can return, to spread into `schema.response`. */
+export const commonErrorResponses = {
+  400: errorBodySchema.describe('invalid_request: the request failed validation (`details` says where)'),
+  401: errorBodySchema.describe('unauthorized: not signed in'),
+  403: errorBodySchema.describe('forbidden: signed in but not allowed'),
+} as const;
+
+export const paginationQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(200).optional().describe('Opaque cursor from a previous page\'s `nextCursor`'),
+});
+
+/** Opaque cursors are base64url JSON; tampered ones are rejected as invalid_request. */
+export function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+export function decodeCursor<T>(cursor: string, check: (value: unknown) => value is T): T | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    return check(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const isAfterCursor = (value: unknown): value is { after: string } =>
+  typeof value === 'object' && value !== null && typeof (value as { after?: unknown }).after === 'string';
+
+/** The id to continue after, from an opaque cursor; a tampered cursor is a 400 pointing at `cursor`. */
+export function afterFromCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const decoded = decodeCursor(cursor, isAfterCursor);
+  if (!decoded) throw invalidRequest([{ message: 'Not a cursor this API issued', path: ['cursor'], in: 'querystring' }]);
+  return decoded.after;
+}
+
+/** Stores fetch `limit + 1` rows ordered by id; the extra row only says whether a next page exists. */
+export function pageOf<T extends { id: string }>(rows: T[], limit: number): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor({ after: last.id }) : null };
+}

@@ -1,0 +1,447 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate, callerOf } from '../../http/auth.ts';
+import { forbidden } from '../../http/errors.ts';
+import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
+import {
+  apiKeyIdSchema,
+  apiKeySchema,
+  assignableRoleSchema,
+  emailSchema,
+  invitationSchema,
+  memberIdSchema,
+  memberSchema,
+  organizationIdSchema,
+  organizationNameSchema,
+  organizationSchema,
+  passwordSchema,
+  personNameSchema,
+  planSchema,
+  teamIdSchema,
+  teamSchema,
+  toApiKey,
+  toInvitation,
+  toMember,
+  toOrganization,
+  toTeam,
+  toUser,
+  userSchema,
+} from './schemas.ts';
+import type { IdentityService } from './service.ts';
+
+const sessionResponse = z.object({ user: userSchema, sessionToken: z.string().describe('Bearer token; shown only here') });
+const orgParams = z.object({ organizationId: organizationIdSchema });
+const noContent = z.null().describe('No content');
+const organizationNotFound = errorBodySchema.describe('organization_not_found: no such organization, or you are not a member');
+
+/** Bootstrap, sign-up/in/out, organizations, members, teams, invitations, API keys and plans. */
+export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }> = async (app, { identity }) => {
+  app.post('/v1/bootstrap', {
+    schema: {
+      tags: ['Bootstrap'],
+      operationId: 'bootstrap',
+      summary: 'Create the first user (an instance administrator) and organization',
+      description: 'Only while the instance has no organization; afterwards 409 `already_bootstrapped`.',
+      body: z.object({ email: emailSchema, password: passwordSchema, name: personNameSchema, organizationName: organizationNameSchema }),
+      response: {
+        201: z.object({ user: userSchema, organization: organizationSchema, sessionToken: z.string() }),
+        400: commonErrorResponses[400],
+        409: errorBodySchema.describe('already_bootstrapped'),
+      },
+    },
+  }, async (request, reply) => {
+    const result = await identity.bootstrap(request.body);
+    return reply.status(201).send({ user: toUser(result.user), organization: toOrganization(result.organization), sessionToken: result.sessionToken });
+  });
+
+  app.post('/v1/auth/sign-up', {
+    schema: {
+      tags: ['Users'],
+      operationId: 'signUp',
+      summary: 'Create an account and a session',
+      body: z.object({ email: emailSchema, password: passwordSchema, name: personNameSchema }),
+      response: {
+        201: sessionResponse,
+        400: commonErrorResponses[400],
+        403: errorBodySchema.describe('sign_up_disabled'),
+        409: errorBodySchema.describe('email_taken'),
+      },
+    },
+  }, async (request, reply) => {
+    const result = await identity.signUp(request.body);
+    return reply.status(201).send({ user: toUser(result.user), sessionToken: result.sessionToken });
+  });
+
+  app.post('/v1/auth/sign-in', {
+    schema: {
+      tags: ['Users'],
+      operationId: 'signIn',
+      summary: 'Exchange email and password for a session token',
+      description: 'Limited per account (10 per 15 minutes) and per client address (50 per 15 minutes) across all processes.',
+      body: z.object({ email: emailSchema, password: z.string().min(1).max(256) }),
+      response: {
+        200: sessionResponse,
+        400: commonErrorResponses[400],
+        401: errorBodySchema.describe('invalid_credentials'),
+        429: errorBodySchema.describe('rate_limited'),
+      },
+    },
+  }, async (request) => {
+    const result = await identity.signIn(request.body, request.ip);
+    return { user: toUser(result.user), sessionToken: result.sessionToken };
+  });
+
+  app.post('/v1/auth/sign-out', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Users'],
+      operationId: 'signOut',
+      summary: 'Revoke the current session',
+      response: { 204: noContent, 401: commonErrorResponses[401] },
+    },
+  }, async (request, reply) => {
+    await identity.signOut(callerOf(request));
+    return reply.status(204).send(null);
+  });
+
+  app.get('/v1/me', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Users'],
+      operationId: 'getMe',
+      summary: 'The signed-in user and the organizations they belong to',
+      response: {
+        200: z.object({
+          user: userSchema,
+          organizations: z.array(organizationSchema.extend({ role: z.enum(['owner', 'admin', 'member']), memberId: z.string() })),
+          activeOrganizationId: z.string().nullable(),
+        }),
+        401: commonErrorResponses[401],
+        403: commonErrorResponses[403],
+      },
+    },
+  }, async (request) => {
+    const result = await identity.me(callerOf(request));
+    return {
+      user: toUser(result.user),
+      organizations: result.organizations.map((row) => ({ ...toOrganization(row), role: row.role, memberId: row.member_id })),
+      activeOrganizationId: result.activeOrganizationId,
+    };
+  });
+
+  app.post('/v1/orgs', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Organizations'],
+      operationId: 'createOrganization',
+      summary: 'Create an organization; the caller becomes its owner and it becomes the active one',
+      body: z.object({ name: organizationNameSchema }),
+      response: { 201: z.object({ organization: organizationSchema }), ...commonErrorResponses },
+    },
+  }, async (request, reply) => {
+    const organization = await identity.createOrganization(callerOf(request), request.body.name);
+    return reply.status(201).send({ organization: toOrganization(organization) });
+  });
+
+  app.put('/v1/session/active-organization', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Organizations'],
+      operationId: 'setActiveOrganization',
+      summary: 'Choose the session\'s active organization (one the caller belongs to)',
+      body: z.object({ organizationId: organizationIdSchema }),
+      response: { 200: z.object({ organization: organizationSchema }), ...commonErrorResponses, 404: organizationNotFound },
+    },
+  }, async (request) => {
+    const organization = await identity.setActiveOrganization(callerOf(request), request.body.organizationId);
+    return { organization: toOrganization(organization) };
+  });
+
+  const ownerSchema = z.object({ memberId: z.string(), userId: z.string(), name: z.string(), email: z.email(), image: z.string() });
+  app.get('/v1/org', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Organizations'],
+      operationId: 'getActiveOrganization',
+      summary: 'The active organization of the current session',
+      description:
+        'Its owner, the caller\'s member record and the caller\'s teams. A session without an active organization, ' +
+        'or whose user is no longer a member of it, gets 404 `organization_not_found` with a `message`.',
+      response: {
+        200: z.object({
+          organization: organizationSchema.extend({ owner: ownerSchema }),
+          currentMember: memberSchema,
+          currentMemberTeams: z.array(teamSchema),
+        }).meta({ id: 'ActiveOrganization' }),
+        401: commonErrorResponses[401],
+        404: errorBodySchema.describe('organization_not_found: no active organization, or no longer a member'),
+      },
+    },
+  }, async (request) => {
+    const result = await identity.getActiveOrganization(callerOf(request));
+    return {
+      organization: {
+        ...toOrganization(result.organization),
+        owner: {
+          memberId: result.owner.id,
+          userId: result.owner.user_id,
+          name: result.owner.name,
+          email: result.owner.email,
+          image: result.owner.image,
+        },
+      },
+      currentMember: toMember(result.currentMember),
+      currentMemberTeams: result.teams.map(toTeam),
+    };
+  });
+
+  app.post('/v1/orgs/:organizationId/invitations', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Invitations'],
+      operationId: 'createInvitation',
+      summary: 'Invite someone by email (owners and admins)',
+      description: 'The `token` is shown only in this response; the invitation expires after 7 days.',
+      params: orgParams,
+      body: z.object({ email: emailSchema, role: assignableRoleSchema }),
+      response: { 201: z.object({ invitation: invitationSchema, token: z.string() }), ...commonErrorResponses, 404: organizationNotFound },
+    },
+  }, async (request, reply) => {
+    const result = await identity.createInvitation(callerOf(request), request.params.organizationId, request.body);
+    return reply.status(201).send({ invitation: toInvitation(result.invitation), token: result.token });
+  });
+
+  app.post('/v1/invitations/:token/accept', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Invitations'],
+      operationId: 'acceptInvitation',
+      summary: 'Accept an invitation sent to the caller\'s email',
+      params: z.object({ token: z.string().min(1).max(200) }),
+      response: {
+        200: z.object({ member: memberSchema }),
+        ...commonErrorResponses,
+        404: errorBodySchema.describe('invitation_not_found: unknown, used or expired'),
+        409: errorBodySchema.describe('already_member'),
+      },
+    },
+  }, async (request) => {
+    const member = await identity.acceptInvitation(callerOf(request), request.params.token);
+    return { member: toMember(member) };
+  });
+
+  app.get('/v1/orgs/:organizationId/members', {
+    preHandler: authenticate({ allowApiKey: true }),
+    schema: {
+      tags: ['Members'],
+      operationId: 'listMembers',
+      summary: 'List the organization\'s members',
+      params: orgParams,
+      querystring: paginationQuerySchema,
+      response: {
+        200: z.object({ members: z.array(memberSchema), nextCursor: z.string().nullable() }),
+        ...commonErrorResponses,
+        404: organizationNotFound,
+      },
+    },
+  }, async (request) => {
+    const { limit, cursor } = request.query;
+    const rows = await identity.listMembers(callerOf(request), request.params.organizationId, { limit: limit + 1, after: afterFromCursor(cursor) });
+    const page = pageOf(rows, limit);
+    return { members: page.items.map(toMember), nextCursor: page.nextCursor };
+  });
+
+  const memberParams = orgParams.extend({ memberId: memberIdSchema });
+  app.patch('/v1/orgs/:organizationId/members/:memberId', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Members'],
+      operationId: 'changeMemberRole',
+      summary: 'Change a member\'s role (owners and admins); the owner changes only by transfer',
+      params: memberParams,
+      body: z.object({ role: assignableRoleSchema }),
+      response: {
+        200: z.object({ member: memberSchema }),
+        ...commonErrorResponses,
+        404: errorBodySchema.describe('organization_not_found or member_not_found'),
+        409: errorBodySchema.describe('owner_role_fixed'),
+      },
+    },
+  }, async (request) => {
+    const member = await identity.changeMemberRole(callerOf(request), request.params.organizationId, request.params.memberId, request.body.role);
+    return { member: toMember(member) };
+  });
+
+  app.delete('/v1/orgs/:organizationId/members/:memberId', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Members'],
+      operationId: 'removeMember',
+      summary: 'Remove a member (owners and admins; anyone may remove themselves); the owner cannot be removed',
+      params: memberParams,
+      response: {
+        204: noContent,
+        ...commonErrorResponses,
+        404: errorBodySchema.describe('organization_not_found or member_not_found'),
+        409: errorBodySchema.describe('owner_cannot_be_removed'),
+      },
+    },
+  }, async (request, reply) => {
+    await identity.removeMember(callerOf(request), request.params.organizationId, request.params.memberId);
+    return reply.status(204).send(null);
+  });
+
+  app.post('/v1/orgs/:organizationId/transfer-ownership', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Members'],
+      operationId: 'transferOwnership',
+      summary: 'Make another member the owner (owner only); the previous owner becomes an admin',
+      params: orgParams,
+      body: z.object({ memberId: memberIdSchema }),
+      response: {
+        200: z.object({ member: memberSchema }),
+        ...commonErrorResponses,
+        404: errorBodySchema.describe('organization_not_found or member_not_found'),
+      },
+    },
+  }, async (request) => {
+    const member = await identity.transferOwnership(callerOf(request), request.params.organizationId, request.body.memberId);
+    return { member: toMember(member) };
+  });
+
+  app.post('/v1/orgs/:organizationId/teams', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Teams'],
+      operationId: 'createTeam',
+      summary: 'Create a team (owners and admins)',
+      params: orgParams,
+      body: z.object({ name: z.string().trim().min(1).max(200) }),
+      response: {
+        201: z.object({ team: teamSchema }),
+        ...commonErrorResponses,
+        404: organizationNotFound,
+        409: errorBodySchema.describe('team_exists'),
+      },
+    },
+  }, async (request, reply) => {
+    const team = await identity.createTeam(callerOf(request), request.params.organizationId, request.body.name);
+    return reply.status(201).send({ team: toTeam(team) });
+  });
+
+  app.get('/v1/orgs/:organizationId/teams', {
+    preHandler: authenticate({ allowApiKey: true }),
+    schema: {
+      tags: ['Teams'],
+      operationId: 'listTeams',
+      summary: 'List the organization\'s teams with their member ids',
+      params: orgParams,
+      querystring: paginationQuerySchema,
+      response: {
+        200: z.object({ teams: z.array(teamSchema.extend({ memberIds: z.array(z.string()) })), nextCursor: z.string().nullable() }),
+        ...commonErrorResponses,
+        404: organizationNotFound,
+      },
+    },
+  }, async (request) => {
+    const { limit, cursor } = request.query;
+    const rows = await identity.listTeams(callerOf(request), request.params.organizationId, { limit: limit + 1, after: afterFromCursor(cursor) });
+    const page = pageOf(rows, limit);
+    return { teams: page.items.map((row) => ({ ...toTeam(row), memberIds: row.member_ids })), nextCursor: page.nextCursor };
+  });
+
+  const teamParams = orgParams.extend({ teamId: teamIdSchema });
+  app.post('/v1/orgs/:organizationId/teams/:teamId/members', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Teams'],
+      operationId: 'addTeamMember',
+      summary: 'Add a member to a team (owners and admins)',
+      params: teamParams,
+      body: z.object({ memberId: memberIdSchema }),
+      response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found') },
+    },
+  }, async (request, reply) => {
+    await identity.addTeamMember(callerOf(request), request.params.organizationId, request.params.teamId, request.body.memberId);
+    return reply.status(204).send(null);
+  });
+
+  app.delete('/v1/orgs/:organizationId/teams/:teamId/members/:memberId', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Teams'],
+      operationId: 'removeTeamMember',
+      summary: 'Remove a member from a team (owners and admins)',
+      params: teamParams.extend({ memberId: memberIdSchema }),
+      response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found') },
+    },
+  }, async (request, reply) => {
+    await identity.removeTeamMember(callerOf(request), request.params.organizationId, request.params.teamId, request.params.memberId);
+    return reply.status(204).send(null);
+  });
+
+  app.post('/v1/orgs/:organizationId/api-keys', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['API Keys'],
+      operationId: 'createApiKey',
+      summary: 'Create an organization API key (owners and admins); `key` is shown only here',
+      description: 'Send it as `x-api-key`. Routes that accept API keys say so in their description.',
+      params: orgParams,
+      body: z.object({ name: z.string().trim().min(1).max(200), role: assignableRoleSchema }),
+      response: { 201: z.object({ apiKey: apiKeySchema, key: z.string() }), ...commonErrorResponses, 404: organizationNotFound },
+    },
+  }, async (request, reply) => {
+    const result = await identity.createApiKey(callerOf(request), request.params.organizationId, request.body);
+    return reply.status(201).send({ apiKey: toApiKey(result.apiKey), key: result.key });
+  });
+
+  app.get('/v1/orgs/:organizationId/api-keys', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['API Keys'],
+      operationId: 'listApiKeys',
+      summary: 'List active API keys (owners and admins); keys themselves are never shown again',
+      params: orgParams,
+      querystring: paginationQuerySchema,
+      response: { 200: z.object({ apiKeys: z.array(apiKeySchema), nextCursor: z.string().nullable() }), ...commonErrorResponses, 404: organizationNotFound },
+    },
+  }, async (request) => {
+    const { limit, cursor } = request.query;
+    const rows = await identity.listApiKeys(callerOf(request), request.params.organizationId, { limit: limit + 1, after: afterFromCursor(cursor) });
+    const page = pageOf(rows, limit);
+    return { apiKeys: page.items.map(toApiKey), nextCursor: page.nextCursor };
+  });
+
+  app.delete('/v1/orgs/:organizationId/api-keys/:apiKeyId', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['API Keys'],
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an API key (owners and admins)',
+      params: orgParams.extend({ apiKeyId: apiKeyIdSchema }),
+      response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('organization_not_found or api_key_not_found') },
+    },
+  }, async (request, reply) => {
+    await identity.revokeApiKey(callerOf(request), request.params.organizationId, request.params.apiKeyId);
+    return reply.status(204).send(null);
+  });
+
+  app.put('/v1/admin/orgs/:organizationId/plan', {
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Admin'],
+      operationId: 'setOrganizationPlan',
+      summary: 'Set an organization\'s plan (instance administrators)',
+      params: orgParams,
+      body: z.object({ plan: planSchema }),
+      response: { 200: z.object({ organization: organizationSchema }), ...commonErrorResponses, 404: organizationNotFound },
+    },
+  }, async (request) => {
+    const caller = callerOf(request);
+    if (!caller.isInstanceAdmin) throw forbidden('Only instance administrators set plans');
+    const organization = await identity.setPlan(caller, request.params.organizationId, request.body.plan);
+    return { organization: toOrganization(organization) };
+  });
+};

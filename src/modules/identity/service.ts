@@ -1,0 +1,379 @@
+import type { Database, Queryable } from '../../db/database.ts';
+import { ApiError, conflict, forbidden, notFound, rateLimited } from '../../http/errors.ts';
+import { idPrefixes, newId } from '../../platform/ids.ts';
+import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
+import type { RateLimiter } from '../../platform/rate-limiter.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { createIdentityStore, type MemberRow, type OrganizationRow, type Plan, type Role, type TeamRow, type UserRow } from './store.ts';
+
+export type { Plan, Role } from './store.ts';
+
+/** Who is calling, as resolved from a session token or an organization API key. */
+export interface Caller {
+  kind: 'session' | 'api_key';
+  userId: string | null;
+  sessionId: string | null;
+  apiKeyId: string | null;
+  isInstanceAdmin: boolean;
+  /** The session's active organization, or the API key's organization. */
+  organizationId: string | null;
+  /** The caller's active membership in that organization (null for API keys and ex-members). */
+  memberId: string | null;
+  role: Role | null;
+}
+
+export interface Membership {
+  organizationId: string;
+  memberId: string | null;
+  role: Role;
+}
+
+export interface IdentityServiceDeps {
+  db: Database;
+  rateLimiter: RateLimiter;
+  sessionTtlHours: number;
+  signUpEnabled: boolean;
+}
+
+// Sign-in guessing is limited per account and per client address, across all processes.
+const signInLimits = { perAccount: 10, perAddress: 50, windowSeconds: 15 * 60 };
+
+const sessionTokenPrefix = 'ops_';
+const apiKeyPrefix = 'opk_';
+const invitationTokenPrefix = 'opi_';
+
+export function createIdentityService(deps: IdentityServiceDeps) {
+  const { db } = deps;
+  const store = createIdentityStore();
+
+  async function issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string> {
+    const token = sessionTokenPrefix + randomToken();
+    await store.insertSession(tx, {
+      id: newId(idPrefixes.session),
+      userId,
+      tokenHash: hashToken(token),
+      activeOrganizationId,
+      ttlHours: deps.sessionTtlHours,
+    });
+    return token;
+  }
+
+  async function createUser(tx: Queryable, input: { email: string; password: string; name: string; isInstanceAdmin?: boolean }) {
+    const user = await store.insertUser(tx, {
+      id: newId(idPrefixes.user),
+      email: input.email,
+      name: input.name,
+      passwordHash: await hashPassword(input.password),
+      isInstanceAdmin: input.isInstanceAdmin ?? false,
+    });
+    if (!user) throw conflict('email_taken', 'An account with this email already exists');
+    return user;
+  }
+
+  function requireUser(caller: Caller): string {
+    if (caller.kind !== 'session' || !caller.userId) throw forbidden('This action needs a signed-in user, not an API key');
+    return caller.userId;
+  }
+
+  /**
+   * The caller's membership in `organizationId`, which need not be the active one. Someone who is not
+   * a member learns nothing about the organization: it is simply not found.
+   */
+  async function requireMembership(caller: Caller, organizationId: string, roles?: readonly Role[]): Promise<Membership> {
+    let membership: Membership | undefined;
+    if (caller.kind === 'api_key') {
+      if (caller.organizationId === organizationId && caller.role) membership = { organizationId, memberId: null, role: caller.role };
+    } else if (caller.userId) {
+      const member = caller.organizationId === organizationId && caller.memberId
+        ? { id: caller.memberId, role: caller.role!, status: 'active' as const }
+        : await store.findMemberByUser(db, organizationId, caller.userId);
+      if (member && member.status === 'active') membership = { organizationId, memberId: member.id, role: member.role };
+    }
+    if (!membership) throw notFound('organization_not_found', 'No such organization');
+    if (roles && !roles.includes(membership.role)) throw forbidden(`This needs the role ${roles.join(' or ')}`);
+    return membership;
+  }
+
+  async function requireOrganizationMember(organizationId: string, memberId: string): Promise<MemberRow> {
+    const member = await store.findMember(db, organizationId, memberId);
+    if (!member) throw notFound('member_not_found', 'No such member in this organization');
+    return member;
+  }
+
+  return {
+    requireMembership,
+
+    async resolveSession(token: string): Promise<Caller | null> {
+      if (!token.startsWith(sessionTokenPrefix) || token.length > 200) return null;
+      const row = await store.findSessionCaller(db, hashToken(token));
+      if (!row) return null;
+      return {
+        kind: 'session',
+        userId: row.user_id,
+        sessionId: row.session_id,
+        apiKeyId: null,
+        isInstanceAdmin: row.is_instance_admin,
+        organizationId: row.active_organization_id,
+        memberId: row.member_id,
+        role: row.role,
+      };
+    },
+
+    async resolveApiKey(key: string): Promise<Caller | null> {
+      if (!key.startsWith(apiKeyPrefix) || key.length > 200) return null;
+      const row = await store.findApiKeyByHash(db, hashToken(key));
+      if (!row) return null;
+      return {
+        kind: 'api_key',
+        userId: null,
+        sessionId: null,
+        apiKeyId: row.id,
+        isInstanceAdmin: false,
+        organizationId: row.organization_id,
+        memberId: null,
+        role: row.role,
+      };
+    },
+
+    /** First run only: the first user, an instance administrator, owning the first organization. */
+    async bootstrap(input: { email: string; password: string; name: string; organizationName: string }) {
+      return db.transaction(async (tx) => {
+        // Serializes concurrent bootstraps so that exactly one wins.
+        await tx.query('SELECT pg_advisory_xact_lock(7402914)');
+        if ((await store.countOrganizations(tx)) > 0) throw conflict('already_bootstrapped', 'This instance already has an organization');
+        const user = await createUser(tx, { ...input, isInstanceAdmin: true });
+        const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name: input.organizationName });
+        await store.insertMember(tx, { id: newId(idPrefixes.member), organizationId: organization.id, userId: user.id, role: 'owner' });
+        const sessionToken = await issueSession(tx, user.id, organization.id);
+        return { user, organization, sessionToken };
+      });
+    },
+
+    async signUp(input: { email: string; password: string; name: string }) {
+      if (!deps.signUpEnabled) throw new ApiError(403, 'sign_up_disabled', 'Sign-up is disabled on this instance');
+      return db.transaction(async (tx) => {
+        const user = await createUser(tx, input);
+        const sessionToken = await issueSession(tx, user.id, null);
+        return { user, sessionToken };
+      });
+    },
+
+    async signIn(input: { email: string; password: string }, clientAddress: string) {
+      const perAccount = await deps.rateLimiter.hit(`sign-in:account:${input.email.toLowerCase()}`, signInLimits.perAccount, signInLimits.windowSeconds);
+      const perAddress = await deps.rateLimiter.hit(`sign-in:address:${clientAddress}`, signInLimits.perAddress, signInLimits.windowSeconds);
+      const refused = [perAccount, perAddress].find((result) => !result.allowed);
+      if (refused) {
+        throw rateLimited(refused, 'Too many sign-in attempts; try again later');
+      }
+      const user = await store.findUserByEmail(db, input.email);
+      // Verify against a decoy when the account does not exist, so timing does not reveal which emails exist.
+      const valid = await verifyPassword(input.password, user?.password_hash ?? decoyPasswordHash);
+      if (!user || !user.password_hash || !valid) throw new ApiError(401, 'invalid_credentials', 'Email or password is wrong');
+      const organizations = await store.listOrganizationsOfUser(db, user.id);
+      const sessionToken = await issueSession(db, user.id, organizations[0]?.id ?? null);
+      return { user, sessionToken };
+    },
+
+    async signOut(caller: Caller): Promise<void> {
+      if (caller.sessionId) await store.revokeSession(db, caller.sessionId);
+    },
+
+    async me(caller: Caller) {
+      const userId = requireUser(caller);
+      const user = (await store.findUserById(db, userId))!;
+      const organizations = await store.listOrganizationsOfUser(db, userId);
+      return { user, organizations, activeOrganizationId: caller.organizationId };
+    },
+
+    async createOrganization(caller: Caller, name: string): Promise<OrganizationRow> {
+      const userId = requireUser(caller);
+      return db.transaction(async (tx) => {
+        const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
+        await store.insertMember(tx, { id: newId(idPrefixes.member), organizationId: organization.id, userId, role: 'owner' });
+        await store.setSessionOrganization(tx, caller.sessionId!, organization.id);
+        return organization;
+      });
+    },
+
+    async setActiveOrganization(caller: Caller, organizationId: string): Promise<OrganizationRow> {
+      requireUser(caller);
+      await requireMembership(caller, organizationId);
+      await store.setSessionOrganization(db, caller.sessionId!, organizationId);
+      return (await store.findOrganization(db, organizationId))!;
+    },
+
+    /** Spec operation 7: the active organization, its owner, and the caller's member record and teams. */
+    async getActiveOrganization(caller: Caller) {
+      if (!caller.organizationId || !caller.memberId) {
+        throw notFound('organization_not_found', caller.organizationId
+          ? 'You are no longer a member of the active organization; choose another with PUT /v1/session/active-organization'
+          : 'This session has no active organization; create one or choose one with PUT /v1/session/active-organization');
+      }
+      const [organization, owner, currentMember, teams] = await Promise.all([
+        store.findOrganization(db, caller.organizationId),
+        store.findOwner(db, caller.organizationId),
+        store.findMember(db, caller.organizationId, caller.memberId),
+        store.listTeamsOfMember(db, caller.organizationId, caller.memberId),
+      ]);
+      if (!organization || !owner || !currentMember) throw notFound('organization_not_found', 'The active organization no longer exists');
+      return { organization, owner, currentMember, teams };
+    },
+
+    async createInvitation(caller: Caller, organizationId: string, input: { email: string; role: 'admin' | 'member' }) {
+      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      const token = invitationTokenPrefix + randomToken();
+      const invitation = await store.insertInvitation(db, {
+        id: newId(idPrefixes.invitation),
+        organizationId,
+        email: input.email,
+        role: input.role,
+        tokenHash: hashToken(token),
+        invitedBy: caller.userId,
+      });
+      return { invitation, token };
+    },
+
+    async acceptInvitation(caller: Caller, token: string): Promise<MemberRow> {
+      const userId = requireUser(caller);
+      return db.transaction(async (tx) => {
+        const invitation = await store.findInvitationForUpdate(tx, hashToken(token));
+        if (!invitation || invitation.accepted_at || invitation.expired) {
+          throw notFound('invitation_not_found', 'This invitation does not exist, was already used, or has expired');
+        }
+        const user = (await store.findUserById(tx, userId))!;
+        if (user.email.toLowerCase() !== invitation.email.toLowerCase()) {
+          throw forbidden('This invitation was sent to another email address');
+        }
+        const memberId = newId(idPrefixes.member);
+        const inserted = await store.insertMember(tx, { id: memberId, organizationId: invitation.organization_id, userId, role: invitation.role });
+        if (!inserted) throw conflict('already_member', 'You are already a member of this organization');
+        await store.markInvitationAccepted(tx, invitation.id);
+        return (await store.findMember(tx, invitation.organization_id, memberId))!;
+      });
+    },
+
+    async listMembers(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
+      await requireMembership(caller, organizationId);
+      return store.listMembers(db, organizationId, page.limit, page.after);
+    },
+
+    async changeMemberRole(caller: Caller, organizationId: string, memberId: string, role: 'admin' | 'member') {
+      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      const member = await requireOrganizationMember(organizationId, memberId);
+      if (member.role === 'owner') throw conflict('owner_role_fixed', 'The owner\'s role changes only by transferring ownership');
+      await store.setMemberRole(db, organizationId, memberId, role);
+      return { ...member, role };
+    },
+
+    async removeMember(caller: Caller, organizationId: string, memberId: string): Promise<void> {
+      const membership = await requireMembership(caller, organizationId);
+      const leavingThemselves = membership.memberId === memberId;
+      if (!leavingThemselves && membership.role === 'member') throw forbidden('Only owners and admins remove other members');
+      const member = await requireOrganizationMember(organizationId, memberId);
+      if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
+      await store.deleteMember(db, organizationId, memberId);
+    },
+
+    async transferOwnership(caller: Caller, organizationId: string, memberId: string) {
+      const membership = await requireMembership(caller, organizationId, ['owner']);
+      return db.transaction(async (tx) => {
+        const member = await store.findMember(tx, organizationId, memberId);
+        if (!member || member.status !== 'active') throw notFound('member_not_found', 'No such active member in this organization');
+        if (member.id === membership.memberId) return member;
+        // Demote first: the one-owner index would refuse two owners even inside the transaction.
+        await store.setMemberRole(tx, organizationId, membership.memberId!, 'admin');
+        await store.setMemberRole(tx, organizationId, memberId, 'owner');
+        return { ...member, role: 'owner' as const };
+      });
+    },
+
+    async createTeam(caller: Caller, organizationId: string, name: string): Promise<TeamRow> {
+      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      const team = await store.insertTeam(db, { id: newId(idPrefixes.team), organizationId, name });
+      if (!team) throw conflict('team_exists', 'A team with this name already exists');
+      return team;
+    },
+
+    async listTeams(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
+      await requireMembership(caller, organizationId);
+      return store.listTeams(db, organizationId, page.limit, page.after);
+    },
+
+    async addTeamMember(caller: Caller, organizationId: string, teamId: string, memberId: string): Promise<void> {
+      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      if (!(await store.findTeam(db, organizationId, teamId))) throw notFound('team_not_found', 'No such team in this organization');
+      await requireOrganizationMember(organizationId, memberId);
+      await store.addTeamMember(db, organizationId, teamId, memberId);
+    },
+
+    async removeTeamMember(caller: Caller, organizationId: string, teamId: string, memberId: string): Promise<void> {
+      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      if (!(await store.findTeam(db, organizationId, teamId))) throw notFound('team_not_found', 'No such team in this organization');
+      if (!(await store.removeTeamMember(db, organizationId, teamId, memberId))) {
+        throw notFound('member_not_found', 'That member is not in this team');
+      }
+    },
+
+    async createApiKey(caller: Caller, organizationId: string, input: { name: string; role: 'admin' | 'member' }) {
+      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      const key = apiKeyPrefix + randomToken();
+      const apiKey = await store.insertApiKey(db, {
+        id: newId(idPrefixes.apiKey),
+        organizationId,
+        name: input.name,
+        role: input.role,
+        keyHash: hashToken(key),
+        createdBy: caller.userId,
+      });
+      return { apiKey, key };
+    },
+
+    async listApiKeys(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
+      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      return store.listApiKeys(db, organizationId, page.limit, page.after);
+    },
+
+    async revokeApiKey(caller: Caller, organizationId: string, apiKeyId: string): Promise<void> {
+      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      if (!(await store.revokeApiKey(db, organizationId, apiKeyId))) throw notFound('api_key_not_found', 'No such API key');
+    },
+
+    /** Instance administrators only (checked here so the route and the CLI share the rule). */
+    async setPlan(caller: Caller | 'cli', organizationId: string, plan: Plan): Promise<OrganizationRow> {
+      if (caller !== 'cli' && !caller.isInstanceAdmin) throw forbidden('Only instance administrators set plans');
+      const organization = await store.setPlan(db, organizationId, plan);
+      if (!organization) throw notFound('organization_not_found', 'No such organization');
+      return organization;
+    },
+
+    // Lookups and changes other modules make through this service.
+    getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
+    getMember: (organizationId: string, memberId: string) => store.findMember(db, organizationId, memberId),
+    getMemberByUser: (organizationId: string, userId: string) => store.findMemberByUser(db, organizationId, userId),
+    getUser: (userId: string): Promise<UserRow | undefined> => store.findUserById(db, userId),
+    findUserByEmail: (email: string): Promise<UserRow | undefined> => store.findUserByEmail(db, email),
+    /** Of `ids`, the ones that are members of the organization. */
+    listMemberIds: (organizationId: string, ids: string[], tx: Queryable = db) => store.existingMemberIds(tx, organizationId, ids),
+    /** Of `ids`, the ones that are teams of the organization. */
+    listTeamIds: (organizationId: string, ids: string[], tx: Queryable = db) => store.existingTeamIds(tx, organizationId, ids),
+    listTeamsOfMember: (organizationId: string, memberId: string) => store.listTeamsOfMember(db, organizationId, memberId),
+    /** Creates a user without a password (they sign in through SSO) unless one with the email exists. */
+    async ensureUser(tx: Queryable, input: { email: string; name: string }): Promise<UserRow> {
+      const existing = await store.findUserByEmail(tx, input.email);
+      if (existing) return existing;
+      const created = await store.insertUser(tx, { id: newId(idPrefixes.user), email: input.email, name: input.name, passwordHash: null });
+      return created ?? (await store.findUserByEmail(tx, input.email))!;
+    },
+    /** Adds the user as a member (or returns the existing membership). */
+    async ensureMember(tx: Queryable, organizationId: string, userId: string, role: Role = 'member'): Promise<MemberRow> {
+      await store.insertMember(tx, { id: newId(idPrefixes.member), organizationId, userId, role });
+      return (await store.findMemberByUser(tx, organizationId, userId))!;
+    },
+    setMemberStatus: (tx: Queryable, organizationId: string, memberId: string, status: 'active' | 'suspended') =>
+      store.setMemberStatus(tx, organizationId, memberId, status),
+    revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
+    deleteMember: (tx: Queryable, organizationId: string, memberId: string) => store.deleteMember(tx, organizationId, memberId),
+  };
+}
+
+export type IdentityService = ReturnType<typeof createIdentityService>;

@@ -1,0 +1,366 @@
+import type { Queryable } from '../../db/database.ts';
+
+export type Role = 'owner' | 'admin' | 'member';
+export type Plan = 'free' | 'team' | 'enterprise';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  image: string;
+  password_hash: string | null;
+  is_instance_admin: boolean;
+  created_at: Date;
+}
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  plan: Plan;
+  created_at: Date;
+}
+export interface MemberRow {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  role: Role;
+  status: 'active' | 'suspended';
+  created_at: Date;
+  name: string;
+  email: string;
+  image: string;
+}
+export interface TeamRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: Date;
+}
+export interface InvitationRow {
+  id: string;
+  organization_id: string;
+  email: string;
+  role: 'admin' | 'member';
+  expires_at: Date;
+  accepted_at: Date | null;
+  created_at: Date;
+}
+export interface ApiKeyRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  role: 'admin' | 'member';
+  created_at: Date;
+}
+/** What a bearer token resolves to, read in one round trip on every authenticated request. */
+export interface SessionCallerRow {
+  session_id: string;
+  user_id: string;
+  is_instance_admin: boolean;
+  active_organization_id: string | null;
+  member_id: string | null;
+  role: Role | null;
+}
+
+const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.created_at, u.name, u.email, u.image`;
+
+export function createIdentityStore() {
+  return {
+    async countOrganizations(db: Queryable): Promise<number> {
+      const { rows } = await db.query<{ count: number }>('SELECT count(*) AS count FROM organizations');
+      return rows[0]!.count;
+    },
+
+    async insertUser(
+      db: Queryable,
+      user: { id: string; email: string; name: string; passwordHash: string | null; isInstanceAdmin?: boolean; image?: string },
+    ): Promise<UserRow | undefined> {
+      const { rows } = await db.query<UserRow>(
+        `INSERT INTO users (id, email, name, image, password_hash, is_instance_admin)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT DO NOTHING
+         RETURNING *`,
+        [user.id, user.email, user.name, user.image ?? '', user.passwordHash, user.isInstanceAdmin ?? false],
+      );
+      return rows[0];
+    },
+
+    async findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
+      const { rows } = await db.query<UserRow>('SELECT * FROM users WHERE lower(email) = lower($1)', [email]);
+      return rows[0];
+    },
+
+    async findUserById(db: Queryable, id: string): Promise<UserRow | undefined> {
+      const { rows } = await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
+      return rows[0];
+    },
+
+    async insertSession(
+      db: Queryable,
+      session: { id: string; userId: string; tokenHash: string; activeOrganizationId: string | null; ttlHours: number },
+    ): Promise<void> {
+      await db.query(
+        `INSERT INTO sessions (id, user_id, token_hash, active_organization_id, expires_at)
+         VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 * 3600))`,
+        [session.id, session.userId, session.tokenHash, session.activeOrganizationId, session.ttlHours],
+      );
+    },
+
+    async findSessionCaller(db: Queryable, tokenHash: string): Promise<SessionCallerRow | undefined> {
+      const { rows } = await db.query<SessionCallerRow>(
+        `SELECT s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
+                m.id AS member_id, m.role
+           FROM sessions s
+           JOIN users u ON u.id = s.user_id
+           LEFT JOIN members m
+             ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'
+          WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
+        [tokenHash],
+      );
+      return rows[0];
+    },
+
+    async findApiKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
+      const { rows } = await db.query<ApiKeyRow>(
+        'SELECT id, organization_id, name, role, created_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+        [keyHash],
+      );
+      return rows[0];
+    },
+
+    async revokeSession(db: Queryable, sessionId: string): Promise<void> {
+      await db.query('UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [sessionId]);
+    },
+
+    async revokeUserSessions(db: Queryable, userId: string): Promise<number> {
+      const { rowCount } = await db.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+      return rowCount ?? 0;
+    },
+
+    async setSessionOrganization(db: Queryable, sessionId: string, organizationId: string): Promise<void> {
+      await db.query('UPDATE sessions SET active_organization_id = $2 WHERE id = $1', [sessionId, organizationId]);
+    },
+
+    async insertOrganization(db: Queryable, organization: { id: string; name: string; plan?: Plan }): Promise<OrganizationRow> {
+      const { rows } = await db.query<OrganizationRow>(
+        'INSERT INTO organizations (id, name, plan) VALUES ($1, $2, $3) RETURNING id, name, plan, created_at',
+        [organization.id, organization.name, organization.plan ?? 'free'],
+      );
+      return rows[0]!;
+    },
+
+    async findOrganization(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
+      const { rows } = await db.query<OrganizationRow>('SELECT id, name, plan, created_at FROM organizations WHERE id = $1', [id]);
+      return rows[0];
+    },
+
+    async setPlan(db: Queryable, id: string, plan: Plan): Promise<OrganizationRow | undefined> {
+      const { rows } = await db.query<OrganizationRow>(
+        'UPDATE organizations SET plan = $2, updated_at = now() WHERE id = $1 RETURNING id, name, plan, created_at',
+        [id, plan],
+      );
+      return rows[0];
+    },
+
+    async listOrganizationsOfUser(db: Queryable, userId: string): Promise<(OrganizationRow & { role: Role; member_id: string })[]> {
+      const { rows } = await db.query<OrganizationRow & { role: Role; member_id: string }>(
+        `SELECT o.id, o.name, o.plan, o.created_at, m.role, m.id AS member_id
+           FROM members m JOIN organizations o ON o.id = m.organization_id
+          WHERE m.user_id = $1 AND m.status = 'active'
+          ORDER BY o.created_at, o.id`,
+        [userId],
+      );
+      return rows;
+    },
+
+    async insertMember(db: Queryable, member: { id: string; organizationId: string; userId: string; role: Role }): Promise<boolean> {
+      const { rowCount } = await db.query(
+        `INSERT INTO members (id, organization_id, user_id, role) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (organization_id, user_id) DO NOTHING`,
+        [member.id, member.organizationId, member.userId, member.role],
+      );
+      return rowCount === 1;
+    },
+
+    async findMember(db: Queryable, organizationId: string, memberId: string): Promise<MemberRow | undefined> {
+      const { rows } = await db.query<MemberRow>(
+        `SELECT ${memberColumns} FROM members m JOIN users u ON u.id = m.user_id
+          WHERE m.organization_id = $1 AND m.id = $2`,
+        [organizationId, memberId],
+      );
+      return rows[0];
+    },
+
+    async findMemberByUser(db: Queryable, organizationId: string, userId: string): Promise<MemberRow | undefined> {
+      const { rows } = await db.query<MemberRow>(
+        `SELECT ${memberColumns} FROM members m JOIN users u ON u.id = m.user_id
+          WHERE m.organization_id = $1 AND m.user_id = $2`,
+        [organizationId, userId],
+      );
+      return rows[0];
+    },
+
+    async findOwner(db: Queryable, organizationId: string): Promise<MemberRow | undefined> {
+      const { rows } = await db.query<MemberRow>(
+        `SELECT ${memberColumns} FROM members m JOIN users u ON u.id = m.user_id
+          WHERE m.organization_id = $1 AND m.role = 'owner'`,
+        [organizationId],
+      );
+      return rows[0];
+    },
+
+    async listMembers(db: Queryable, organizationId: string, limit: number, after?: string): Promise<MemberRow[]> {
+      const { rows } = await db.query<MemberRow>(
+        `SELECT ${memberColumns} FROM members m JOIN users u ON u.id = m.user_id
+          WHERE m.organization_id = $1 AND ($2::text IS NULL OR m.id > $2)
+          ORDER BY m.id LIMIT $3`,
+        [organizationId, after ?? null, limit],
+      );
+      return rows;
+    },
+
+    async setMemberRole(db: Queryable, organizationId: string, memberId: string, role: Role): Promise<void> {
+      await db.query('UPDATE members SET role = $3 WHERE organization_id = $1 AND id = $2', [organizationId, memberId, role]);
+    },
+
+    async setMemberStatus(db: Queryable, organizationId: string, memberId: string, status: 'active' | 'suspended'): Promise<void> {
+      await db.query('UPDATE members SET status = $3 WHERE organization_id = $1 AND id = $2', [organizationId, memberId, status]);
+    },
+
+    async deleteMember(db: Queryable, organizationId: string, memberId: string): Promise<void> {
+      await db.query('DELETE FROM members WHERE organization_id = $1 AND id = $2', [organizationId, memberId]);
+    },
+
+    /** Of the given ids, those that are members of the organization. */
+    async existingMemberIds(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const { rows } = await db.query<{ id: string }>(
+        'SELECT id FROM members WHERE organization_id = $1 AND id = ANY($2::text[])',
+        [organizationId, ids],
+      );
+      return rows.map((row) => row.id);
+    },
+
+    async existingTeamIds(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const { rows } = await db.query<{ id: string }>(
+        'SELECT id FROM teams WHERE organization_id = $1 AND id = ANY($2::text[])',
+        [organizationId, ids],
+      );
+      return rows.map((row) => row.id);
+    },
+
+    async insertTeam(db: Queryable, team: { id: string; organizationId: string; name: string }): Promise<TeamRow | undefined> {
+      const { rows } = await db.query<TeamRow>(
+        `INSERT INTO teams (id, organization_id, name) VALUES ($1, $2, $3)
+         ON CONFLICT (organization_id, name) DO NOTHING RETURNING id, organization_id, name, created_at`,
+        [team.id, team.organizationId, team.name],
+      );
+      return rows[0];
+    },
+
+    async findTeam(db: Queryable, organizationId: string, teamId: string): Promise<TeamRow | undefined> {
+      const { rows } = await db.query<TeamRow>(
+        'SELECT id, organization_id, name, created_at FROM teams WHERE organization_id = $1 AND id = $2',
+        [organizationId, teamId],
+      );
+      return rows[0];
+    },
+
+    async listTeams(db: Queryable, organizationId: string, limit: number, after?: string): Promise<(TeamRow & { member_ids: string[] })[]> {
+      const { rows } = await db.query<TeamRow & { member_ids: string[] }>(
+        `SELECT t.id, t.organization_id, t.name, t.created_at,
+                coalesce(array_agg(tm.member_id ORDER BY tm.member_id) FILTER (WHERE tm.member_id IS NOT NULL), '{}') AS member_ids
+           FROM teams t LEFT JOIN team_members tm ON tm.team_id = t.id
+          WHERE t.organization_id = $1 AND ($2::text IS NULL OR t.id > $2)
+          GROUP BY t.id ORDER BY t.id LIMIT $3`,
+        [organizationId, after ?? null, limit],
+      );
+      return rows;
+    },
+
+    async addTeamMember(db: Queryable, organizationId: string, teamId: string, memberId: string): Promise<void> {
+      await db.query(
+        `INSERT INTO team_members (team_id, member_id, organization_id) VALUES ($1, $2, $3)
+         ON CONFLICT DO NOTHING`,
+        [teamId, memberId, organizationId],
+      );
+    },
+
+    async removeTeamMember(db: Queryable, organizationId: string, teamId: string, memberId: string): Promise<boolean> {
+      const { rowCount } = await db.query(
+        'DELETE FROM team_members WHERE organization_id = $1 AND team_id = $2 AND member_id = $3',
+        [organizationId, teamId, memberId],
+      );
+      return rowCount === 1;
+    },
+
+    async listTeamsOfMember(db: Queryable, organizationId: string, memberId: string): Promise<TeamRow[]> {
+      const { rows } = await db.query<TeamRow>(
+        `SELECT t.id, t.organization_id, t.name, t.created_at
+           FROM team_members tm JOIN teams t ON t.id = tm.team_id
+          WHERE tm.organization_id = $1 AND tm.member_id = $2 ORDER BY t.name, t.id`,
+        [organizationId, memberId],
+      );
+      return rows;
+    },
+
+    async insertInvitation(
+      db: Queryable,
+      invitation: { id: string; organizationId: string; email: string; role: 'admin' | 'member'; tokenHash: string; invitedBy: string | null },
+    ): Promise<InvitationRow> {
+      const { rows } = await db.query<InvitationRow>(
+        `INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, now() + interval '7 days')
+         RETURNING id, organization_id, email, role, expires_at, accepted_at, created_at`,
+        [invitation.id, invitation.organizationId, invitation.email, invitation.role, invitation.tokenHash, invitation.invitedBy],
+      );
+      return rows[0]!;
+    },
+
+    /** Locks the invitation row so two accepts of one invitation cannot both succeed. */
+    async findInvitationForUpdate(db: Queryable, tokenHash: string): Promise<(InvitationRow & { expired: boolean }) | undefined> {
+      const { rows } = await db.query<InvitationRow & { expired: boolean }>(
+        `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at, expires_at <= now() AS expired
+           FROM invitations WHERE token_hash = $1 FOR UPDATE`,
+        [tokenHash],
+      );
+      return rows[0];
+    },
+
+    async markInvitationAccepted(db: Queryable, id: string): Promise<void> {
+      await db.query('UPDATE invitations SET accepted_at = now() WHERE id = $1', [id]);
+    },
+
+    async insertApiKey(
+      db: Queryable,
+      key: { id: string; organizationId: string; name: string; role: 'admin' | 'member'; keyHash: string; createdBy: string | null },
+    ): Promise<ApiKeyRow> {
+      const { rows } = await db.query<ApiKeyRow>(
+        `INSERT INTO api_keys (id, organization_id, name, role, key_hash, created_by) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING id, organization_id, name, role, created_at`,
+        [key.id, key.organizationId, key.name, key.role, key.keyHash, key.createdBy],
+      );
+      return rows[0]!;
+    },
+
+    async listApiKeys(db: Queryable, organizationId: string, limit: number, after?: string): Promise<ApiKeyRow[]> {
+      const { rows } = await db.query<ApiKeyRow>(
+        `SELECT id, organization_id, name, role, created_at FROM api_keys
+          WHERE organization_id = $1 AND revoked_at IS NULL AND ($2::text IS NULL OR id > $2)
+          ORDER BY id LIMIT $3`,
+        [organizationId, after ?? null, limit],
+      );
+      return rows;
+    },
+
+    async revokeApiKey(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+      const { rowCount } = await db.query(
+        'UPDATE api_keys SET revoked_at = now() WHERE organization_id = $1 AND id = $2 AND revoked_at IS NULL',
+        [organizationId, id],
+      );
+      return rowCount === 1;
+    },
+  };
+}
+
+export type IdentityStore = ReturnType<typeof createIdentityStore>;

@@ -1,0 +1,52 @@
+import type { Queryable } from '../../db/database.ts';
+
+export interface InstallLinkTarget {
+  link_id: string;
+  organization_id: string;
+  organization_name: string;
+}
+
+/** SQL for install links. Every statement names the organization or looks up by token hash only. */
+export function createInstallLinkStore() {
+  return {
+    /**
+     * Takes the organization row lock so that rotations of one organization run one after another
+     * (and after in-flight mints, whose foreign-key check holds a key-share lock on the same row):
+     * without it two concurrent rotations could both leave their new link valid.
+     */
+    async lockOrganization(tx: Queryable, organizationId: string): Promise<boolean> {
+      const { rows } = await tx.query('SELECT id FROM organizations WHERE id = $1 FOR UPDATE', [organizationId]);
+      return rows.length > 0;
+    },
+
+    async revokeActive(tx: Queryable, organizationId: string): Promise<number> {
+      const { rowCount } = await tx.query(
+        'UPDATE install_links SET revoked_at = now() WHERE organization_id = $1 AND revoked_at IS NULL',
+        [organizationId],
+      );
+      return rowCount ?? 0;
+    },
+
+    async insert(
+      tx: Queryable,
+      link: { id: string; organizationId: string; tokenHash: string; createdByMemberId: string | null; rotation: boolean },
+    ): Promise<void> {
+      await tx.query(
+        `INSERT INTO install_links (id, organization_id, token_hash, created_by_member_id, rotation)
+         VALUES ($1, $2, $3, $4, $5)`,
+        [link.id, link.organizationId, link.tokenHash, link.createdByMemberId, link.rotation],
+      );
+    },
+
+    /** The organization a still-valid link points to. */
+    async findActiveByHash(db: Queryable, tokenHash: string): Promise<InstallLinkTarget | undefined> {
+      const { rows } = await db.query<InstallLinkTarget>(
+        `SELECT l.id AS link_id, o.id AS organization_id, o.name AS organization_name
+           FROM install_links l JOIN organizations o ON o.id = l.organization_id
+          WHERE l.token_hash = $1 AND l.revoked_at IS NULL`,
+        [tokenHash],
+      );
+      return rows[0];
+    },
+  };
+}

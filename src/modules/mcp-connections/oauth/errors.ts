@@ -1,0 +1,55 @@
+// Errors of the OAuth flow. Each carries the diagnostic phase it failed in (the spec's phase
+// values) and a stable snake_case code, so routes can turn it into a Diagnostic or an ApiError
+// without parsing messages. Messages never carry tokens, secrets or raw response bodies: an
+// authorization server is third-party input and could echo what we sent it.
+
+export type OAuthPhase =
+  | 'AUTH_RESOURCE_DISCOVERY'
+  | 'AUTH_ISSUER_DISCOVERY'
+  | 'AUTH_CLIENT_REGISTRATION'
+  | 'AUTH_USER_OR_WORKLOAD'
+  | 'AUTH_TOKEN_ACQUISITION'
+  | 'AUTH_RESOURCE_VALIDATION'
+  | 'CONTINUITY_REFRESH';
+
+export type CredentialHealthReason = 'authorization_rejected' | 'credential_expired' | 'post_authorization_validation_failed';
+
+export interface OAuthFlowErrorOptions {
+  httpStatus?: number;
+  /** The OAuth `error` value the server answered with (RFC 6749 §5.2), when there was one. */
+  oauthError?: string;
+  retryable?: boolean;
+  /** Set when a configured authorizationServerIssuer did not match what the server advertises. */
+  issuerReviewRequired?: boolean;
+}
+
+export class OAuthFlowError extends Error {
+  readonly phase: OAuthPhase;
+  readonly code: string;
+  readonly httpStatus: number | undefined;
+  readonly oauthError: string | undefined;
+  readonly retryable: boolean;
+  readonly issuerReviewRequired: boolean;
+
+  constructor(phase: OAuthPhase, code: string, message: string, options: OAuthFlowErrorOptions = {}) {
+    super(message);
+    this.name = 'OAuthFlowError';
+    this.phase = phase;
+    this.code = code;
+    this.httpStatus = options.httpStatus;
+    this.oauthError = options.oauthError;
+    this.retryable = options.retryable ?? false;
+    this.issuerReviewRequired = options.issuerReviewRequired ?? false;
+  }
+}
+
+/** A fetch-compatible function: the guarded outbound client's `fetch`, or the global one in unit tests. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** Keeps a value from a remote server short and printable before it goes into a message. */
+export function printable(value: unknown, max = 120): string {
+  const text = typeof value === 'string' ? value : String(value);
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+}

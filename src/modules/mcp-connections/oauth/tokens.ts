@@ -1,0 +1,184 @@
+// The token endpoint: client authentication (RFC 6749 §2.3.1), the authorization code exchange
+// (with the PKCE verifier and the resource indicator), refresh, and the classification of a
+// refusal into the credential health the API reports.
+
+import { OAuthTokensSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { OAuthFlowError, printable, type CredentialHealthReason, type FetchLike, type OAuthPhase } from './errors.ts';
+import type { OAuthClientCredentials } from './registration.ts';
+
+export interface TokenSet {
+  accessToken: string;
+  refreshToken: string | null;
+  tokenType: 'Bearer';
+  /** Absolute expiry of the access token; null when the server did not say. */
+  expiresAt: Date | null;
+  scopes: string[];
+}
+
+/** RFC 6749 §2.3.1: Basic credentials are the form-urlencoded id and secret. */
+function formEncode(value: string): string {
+  return encodeURIComponent(value).replace(/%20/g, '+');
+}
+
+export function applyClientAuthentication(client: OAuthClientCredentials, headers: Headers, params: URLSearchParams): void {
+  switch (client.authMethod) {
+    case 'client_secret_basic': {
+      if (!client.clientSecret) throw new OAuthFlowError('AUTH_TOKEN_ACQUISITION', 'client_secret_missing', 'client_secret_basic needs a client secret');
+      const pair = `${formEncode(client.clientId)}:${formEncode(client.clientSecret)}`;
+      headers.set('authorization', `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`);
+      return;
+    }
+    case 'client_secret_post':
+      if (!client.clientSecret) throw new OAuthFlowError('AUTH_TOKEN_ACQUISITION', 'client_secret_missing', 'client_secret_post needs a client secret');
+      params.set('client_id', client.clientId);
+      params.set('client_secret', client.clientSecret);
+      return;
+    case 'none':
+      params.set('client_id', client.clientId);
+      return;
+  }
+}
+
+export function tokenSetFrom(body: unknown, now: Date, previousRefreshToken: string | null, requestedScopes: string[]): TokenSet {
+  const parsed = OAuthTokensSchema.safeParse(body);
+  if (!parsed.success) throw new Error('invalid token response');
+  const t = parsed.data;
+  if (t.token_type.toLowerCase() !== 'bearer') throw new Error('unsupported token type');
+  const expiresIn = typeof t.expires_in === 'number' && Number.isFinite(t.expires_in) && t.expires_in > 0 ? t.expires_in : null;
+  return {
+    accessToken: t.access_token,
+    // RFC 6749 §6: a refresh response may omit the refresh token; the old one stays valid.
+    refreshToken: t.refresh_token ?? previousRefreshToken,
+    tokenType: 'Bearer',
+    expiresAt: expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000),
+    // RFC 6749 §5.1: an omitted scope means the requested scope was granted.
+    scopes: t.scope ? t.scope.split(/\s+/).filter(Boolean) : requestedScopes,
+  };
+}
+
+async function tokenRequest(options: {
+  phase: OAuthPhase;
+  tokenEndpoint: string;
+  client: OAuthClientCredentials;
+  params: URLSearchParams;
+  fetch: FetchLike;
+  previousRefreshToken: string | null;
+  requestedScopes: string[];
+  now?: () => Date;
+}): Promise<TokenSet> {
+  const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
+  applyClientAuthentication(options.client, headers, options.params);
+  let response: Response;
+  try {
+    response = await options.fetch(options.tokenEndpoint, { method: 'POST', headers, body: options.params.toString() });
+  } catch (error) {
+    throw new OAuthFlowError(options.phase, 'token_endpoint_unreachable', `Could not reach the token endpoint: ${printable((error as Error).message)}`, {
+      retryable: true,
+    });
+  }
+  let json: unknown;
+  try {
+    json = await response.json();
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok) {
+    const oauthError = typeof (json as { error?: unknown })?.error === 'string' ? printable((json as { error: string }).error, 60) : undefined;
+    throw new OAuthFlowError(options.phase, 'token_refused', `The token endpoint refused the request (HTTP ${response.status}${oauthError ? `, ${oauthError}` : ''})`, {
+      httpStatus: response.status,
+      oauthError,
+      retryable: response.status >= 500 || oauthError === 'temporarily_unavailable',
+    });
+  }
+  try {
+    return tokenSetFrom(json, (options.now ?? (() => new Date()))(), options.previousRefreshToken, options.requestedScopes);
+  } catch (error) {
+    throw new OAuthFlowError(options.phase, 'token_response_invalid', `The token response is not usable: ${(error as Error).message}`, {
+      httpStatus: response.status,
+    });
+  }
+}
+
+/** RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.5) and the resource indicator (RFC 8707 §2.2). */
+export function exchangeAuthorizationCode(options: {
+  tokenEndpoint: string;
+  client: OAuthClientCredentials;
+  code: string;
+  codeVerifier: string;
+  redirectUri: string;
+  resource: string;
+  requestedScopes: string[];
+  fetch: FetchLike;
+}): Promise<TokenSet> {
+  const params = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code: options.code,
+    code_verifier: options.codeVerifier,
+    redirect_uri: options.redirectUri,
+    resource: options.resource,
+  });
+  return tokenRequest({ ...options, phase: 'AUTH_TOKEN_ACQUISITION', params, previousRefreshToken: null });
+}
+
+/** RFC 6749 §6. The resource indicator is sent again so the new token has the same audience. */
+export function refreshAccessToken(options: {
+  tokenEndpoint: string;
+  client: OAuthClientCredentials;
+  refreshToken: string;
+  resource: string;
+  scopes: string[];
+  fetch: FetchLike;
+}): Promise<TokenSet> {
+  const params = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: options.refreshToken, resource: options.resource });
+  return tokenRequest({
+    ...options,
+    phase: 'CONTINUITY_REFRESH',
+    params,
+    previousRefreshToken: options.refreshToken,
+    requestedScopes: options.scopes,
+  });
+}
+
+/** Refresh this long before the access token expires, so a request never carries one that is about to. */
+export const REFRESH_MARGIN_SECONDS = 60;
+
+export function needsRefresh(expiresAt: Date | null, now: Date = new Date(), marginSeconds = REFRESH_MARGIN_SECONDS): boolean {
+  return expiresAt !== null && expiresAt.getTime() - marginSeconds * 1000 <= now.getTime();
+}
+
+/**
+ * What a refusal means for the stored credential, or null when it says nothing about it (a
+ * network failure, a 5xx, `temporarily_unavailable`: retry later, keep the credential).
+ *  - the grant is no longer valid (`invalid_grant` on refresh: expired or revoked refresh
+ *    token) -> credential_expired;
+ *  - the server refuses us or the user (`access_denied`, `invalid_client`,
+ *    `unauthorized_client`, `invalid_scope`, `invalid_target`) -> authorization_rejected;
+ *  - tokens were issued but the MCP server does not accept them -> post_authorization_validation_failed.
+ */
+export function classifyRefusal(error: unknown): CredentialHealthReason | null {
+  if (!(error instanceof OAuthFlowError)) return null;
+  if (error.retryable) return null;
+  if (error.phase === 'AUTH_RESOURCE_VALIDATION') return 'post_authorization_validation_failed';
+  switch (error.oauthError) {
+    case 'invalid_grant':
+      return 'credential_expired';
+    case 'access_denied':
+    case 'invalid_client':
+    case 'unauthorized_client':
+    case 'invalid_scope':
+    case 'invalid_target':
+    case 'unsupported_grant_type':
+      return 'authorization_rejected';
+  }
+  if (error.code === 'token_response_invalid') return 'post_authorization_validation_failed';
+  if (error.phase === 'CONTINUITY_REFRESH' && error.httpStatus !== undefined && error.httpStatus >= 400 && error.httpStatus < 500) {
+    return 'credential_expired';
+  }
+  if (error.httpStatus !== undefined && error.httpStatus >= 400 && error.httpStatus < 500) return 'authorization_rejected';
+  return null;
+}
+
+/** Who must act on a reconnect_required credential. */
+export function reconnectActionOwner(credentialMode: 'shared' | 'per_member'): 'member' | 'organization_admin' {
+  return credentialMode === 'shared' ? 'organization_admin' : 'member';
+}

@@ -1,0 +1,77 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Encrypts credentials at rest (API keys, OAuth secrets and tokens, bot tokens). */
+export interface SecretBox {
+  seal(plain: string): string;
+  open(sealed: string): string;
+}
+
+interface KeyRing {
+  currentVersion: string;
+  keys: Map<string, Buffer>;
+}
+
+/**
+ * Parses `v2:<base64>,v1:<base64>` (first is current; older versions stay readable so keys can be
+ * rotated) or a single base64 key, which becomes `v1`.
+ */
+export function parseKeyRing(text: string): KeyRing {
+  const keys = new Map<string, Buffer>();
+  let currentVersion: string | undefined;
+  for (const entry of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const separator = entry.indexOf(':');
+    const version = separator > 0 ? entry.slice(0, separator) : 'v1';
+    const key = Buffer.from(separator > 0 ? entry.slice(separator + 1) : entry, 'base64');
+    if (!/^v\d+$/.test(version)) throw new Error(`secret key version "${version}" must look like v1, v2, ...`);
+    if (key.length !== 32) throw new Error(`secret key ${version} must be 32 bytes of base64 (got ${key.length})`);
+    keys.set(version, key);
+    currentVersion ??= version;
+  }
+  if (!currentVersion) throw new Error('ORGPLANE_SECRET_KEY holds no key');
+  return { currentVersion, keys };
+}
+
+export function createSecretBox(keyRingText: string): SecretBox {
+  const ring = parseKeyRing(keyRingText);
+  return {
+    seal(plain) {
+      const key = ring.keys.get(ring.currentVersion)!;
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+      return [ring.currentVersion, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join(':');
+    },
+    open(sealed) {
+      const [version, iv, body, tag] = sealed.split(':');
+      const key = version ? ring.keys.get(version) : undefined;
+      if (!key || !iv || body === undefined || !tag) throw new Error('sealed secret is malformed or its key is unknown');
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    },
+  };
+}
+
+/** The configured key ring, or one generated once into the data directory (mode 0600) and reused. */
+export async function loadOrCreateKeyRing(configured: string | undefined, dataDir: string): Promise<string> {
+  if (configured) return configured;
+  const file = path.resolve(dataDir, 'secret.key');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await mkdir(path.dirname(file), { recursive: true });
+  const ring = `v1:${randomBytes(32).toString('base64')}`;
+  // 'wx' fails if another process created it meanwhile; then that one's key is the key.
+  try {
+    await writeFile(file, `${ring}\n`, { mode: 0o600, flag: 'wx' });
+    await chmod(file, 0o600);
+    return ring;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return (await readFile(file, 'utf8')).trim();
+  }
+}

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+
+export type TestBackend = 'postgres' | 'pglite';
+
+/** Which backend this run of the suite uses (`npm test` runs the suite once per backend). */
+export const testBackend: TestBackend = process.env.ORGPLANE_TEST_BACKEND === 'postgres' ? 'postgres' : 'pglite';
+
+/** The administrative connection used to create and drop per-test databases. */
+export const postgresAdminUrl = process.env.ORGPLANE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface TestApp extends RunningServer {
+  config: Config;
+  /** Every log line the app wrote, parsed (for redaction tests). */
+  logLines: Record<string, unknown>[];
+  /** The raw log text. */
+  logText(): string;
+  /** The connection string of this app's PostgreSQL database (undefined on PGlite). */
+  databaseUrl: string | undefined;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Creates a fresh PostgreSQL database for one test app and returns its URL and a dropper. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `orgplane_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const dropper = new pg.Client({ connectionString: postgresAdminUrl });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropper.end();
+    },
+  };
+}
+
+export interface TestAppOptions {
+  /** Another test app whose database this one shares (PostgreSQL only): several processes, one database. */
+  shareDatabaseWith?: TestApp;
+}
+
+/**
+ * Starts the real server on a free loopback port with its own fresh database on the backend of this
+ * run, logs captured in memory. `close()` stops it and drops the database.
+ */
+export async function startTestApp(overrides: Partial<Config> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'orgplane-test-'));
+  let databaseUrl: string | undefined;
+  let dropDatabase: (() => Promise<void>) | undefined;
+  let sharedDb: Database | undefined;
+  if (options.shareDatabaseWith) {
+    databaseUrl = options.shareDatabaseWith.databaseUrl;
+    if (!databaseUrl) sharedDb = options.shareDatabaseWith.db;
+  } else if (testBackend === 'postgres') {
+    const created = await createPostgresDatabase();
+    databaseUrl = created.url;
+    dropDatabase = created.drop;
+  }
+
+  const config: Config = {
+    ...loadConfig({}),
+    port,
+    host: '127.0.0.1',
+    publicUrl: `http://127.0.0.1:${port}`,
+    databaseUrl,
+    dataDir,
+    secretKey: options.shareDatabaseWith?.config.secretKey ?? `v1:${randomBytes(32).toString('base64')}`,
+    logLevel: 'info',
+    dbPoolSize: 5,
+    ...overrides,
+  };
+
+  let logText = '';
+  const logLines: Record<string, unknown>[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, callback) {
+      const text = chunk.toString();
+      logText += text;
+      for (const line of text.split('\n').filter(Boolean)) {
+        try {
+          logLines.push(JSON.parse(line));
+        } catch {
+          logLines.push({ raw: line });
+        }
+      }
+      callback();
+    },
+  });
+
+  const db = sharedDb ?? (databaseUrl ? undefined : await openDatabase({ pgliteDataDir: 'memory://' }));
+  const server = await startServer(config, { logStream, ...(db ? { db } : {}) });
+  return {
+    ...server,
+    config,
+    databaseUrl,
+    logLines,
+    logText: () => logText,
+    async close() {
+      await server.close();
+      if (db && !sharedDb) await db.close();
+      if (dropDatabase) await dropDatabase();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
