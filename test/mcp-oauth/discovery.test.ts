@@ -14,7 +14,7 @@ import {
 } from '../../src/modules/mcp-connections/oauth/discovery.ts';
 import { OAuthFlowError } from '../../src/modules/mcp-connections/oauth/errors.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
-import { testFetch } from './helpers.ts';
+import { strictFetch, testFetch } from './helpers.ts';
 
 const servers: OAuthMcpServer[] = [];
 async function server(options: Parameters<typeof startOAuthMcpServer>[0] = {}) {
@@ -154,5 +154,16 @@ test('an unreachable server is a retryable discovery failure', async () => {
   const url = s.url;
   await s.close();
   servers.splice(servers.indexOf(s), 1);
-  await rejectsWith(discover({ serverUrl: url, fetch: testFetch }), 'server_unreachable', (e) => assert.equal(e.retryable, true));
+  await rejectsWith(discover({ serverUrl: url, fetch: testFetch }), 'unreachable', (e) => assert.equal(e.retryable, true));
+});
+
+test('through the guarded client without a loopback allowance, discovery is refused by policy', async () => {
+  const s = await server();
+  await rejectsWith(discover({ serverUrl: s.url, fetch: strictFetch }), 'address_blocked', (e) => {
+    assert.equal(e.retryable, false);
+    assert.equal(e.phase, 'AUTH_RESOURCE_DISCOVERY');
+  });
+  assert.equal(s.stats.mcpRequests, 0);
+  // A resource_metadata URL pointing at a blocked address is refused the same way.
+  await rejectsWith(fetchProtectedResourceMetadata('https://mcp.example/mcp', strictFetch, { resourceMetadataUrl: 'http://169.254.169.254/latest/meta-data' }), 'address_blocked');
 });

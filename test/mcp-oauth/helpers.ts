@@ -1,8 +1,14 @@
 // Shared bits of the MCP OAuth tests.
+import { createOutboundClient } from '../../src/platform/outbound.ts';
 import type { FetchLike } from '../../src/modules/mcp-connections/oauth/errors.ts';
 
-/** Plain fetch for the flow-function tests (the guarded client is exercised by the route tests). */
-export const testFetch: FetchLike = (url, init) => fetch(url, init);
+/** The guarded outbound client, allowed to reach loopback where the test servers listen. */
+const outbound = createOutboundClient({ allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'] });
+export const testFetch: FetchLike = (url, init) => outbound.fetch(url, init);
+
+/** The same client with the production policy: loopback refused. */
+const strict = createOutboundClient({ allowedPrivateNetworks: [] });
+export const strictFetch: FetchLike = (url, init) => strict.fetch(url, init);
 
 /** Follows an authorization URL to the auto-approving server and returns where it redirects. */
 export async function followAuthorization(authorizationUrl: string): Promise<URL> {

@@ -10,7 +10,7 @@
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
-import { OAuthFlowError, printable, type FetchLike, type OAuthPhase } from './errors.ts';
+import { OAuthFlowError, printable, requestFailure, type FetchLike, type OAuthPhase } from './errors.ts';
 
 export const MCP_PROTOCOL_VERSION = '2025-11-25';
 
@@ -133,9 +133,7 @@ async function getJson(url: URL, fetchFn: FetchLike, phase: OAuthPhase): Promise
       headers: { accept: 'application/json', 'mcp-protocol-version': MCP_PROTOCOL_VERSION },
     });
   } catch (error) {
-    throw new OAuthFlowError(phase, 'metadata_unreachable', `Could not fetch ${url.origin}${url.pathname}: ${printable((error as Error).message)}`, {
-      retryable: true,
-    });
+    throw requestFailure(phase, `Could not fetch ${url.origin}${url.pathname}`, error);
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => {});
@@ -172,9 +170,7 @@ export async function requestChallenge(serverUrl: string | URL, fetchFn: FetchLi
       }),
     });
   } catch (error) {
-    throw new OAuthFlowError('AUTH_RESOURCE_DISCOVERY', 'server_unreachable', `Could not reach the MCP server: ${printable((error as Error).message)}`, {
-      retryable: true,
-    });
+    throw requestFailure('AUTH_RESOURCE_DISCOVERY', 'Could not reach the MCP server', error);
   }
   await response.body?.cancel().catch(() => {});
   if (response.status !== 401 && response.status !== 403) return null;

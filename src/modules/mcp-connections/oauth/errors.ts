@@ -53,3 +53,18 @@ export function printable(value: unknown, max = 120): string {
   const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }
+
+/**
+ * A request that did not get an answer: refused by the outbound policy (not retryable, the
+ * operator must allow the network), timed out or failed on the network (retryable).
+ */
+export function requestFailure(phase: OAuthPhase, what: string, error: unknown): OAuthFlowError {
+  const name = (error as { name?: string } | null)?.name;
+  if (name === 'OutboundBlockedError') {
+    const reason = (error as { reason?: string }).reason;
+    return new OAuthFlowError(phase, reason === 'redirect_blocked' ? 'redirect_blocked' : 'address_blocked', `${what}: refused by the outbound network policy`);
+  }
+  if (name === 'OutboundTimeoutError') return new OAuthFlowError(phase, 'timeout', `${what}: no answer in time`, { retryable: true });
+  if (name === 'OutboundResponseTooLargeError') return new OAuthFlowError(phase, 'response_too_large', `${what}: the response is too large`);
+  return new OAuthFlowError(phase, 'unreachable', `${what}: ${printable((error as Error)?.message ?? error)}`, { retryable: true });
+}

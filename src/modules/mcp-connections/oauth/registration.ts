@@ -5,7 +5,7 @@
 // connection is `setupRequired`: a state to show, not an error.
 
 import { OAuthClientInformationFullSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { OAuthFlowError, printable, type FetchLike } from './errors.ts';
+import { OAuthFlowError, printable, requestFailure, type FetchLike } from './errors.ts';
 import type { AuthorizationServerMetadata } from './discovery.ts';
 
 export type RegistrationSource = 'pre-registered' | 'client-metadata' | 'dynamic';
@@ -153,9 +153,7 @@ export async function registerDynamicClient(options: {
       body: JSON.stringify(body),
     });
   } catch (error) {
-    throw new OAuthFlowError(phase, 'registration_unreachable', `Could not reach the registration endpoint: ${printable((error as Error).message)}`, {
-      retryable: true,
-    });
+    throw requestFailure(phase, 'Could not reach the registration endpoint', error);
   }
   let json: unknown;
   try {

@@ -3,7 +3,7 @@
 // refusal into the credential health the API reports.
 
 import { OAuthTokensSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { OAuthFlowError, printable, type CredentialHealthReason, type FetchLike, type OAuthPhase } from './errors.ts';
+import { OAuthFlowError, printable, requestFailure, type CredentialHealthReason, type FetchLike, type OAuthPhase } from './errors.ts';
 import type { OAuthClientCredentials } from './registration.ts';
 
 export interface TokenSet {
@@ -72,9 +72,7 @@ async function tokenRequest(options: {
   try {
     response = await options.fetch(options.tokenEndpoint, { method: 'POST', headers, body: options.params.toString() });
   } catch (error) {
-    throw new OAuthFlowError(options.phase, 'token_endpoint_unreachable', `Could not reach the token endpoint: ${printable((error as Error).message)}`, {
-      retryable: true,
-    });
+    throw requestFailure(options.phase, 'Could not reach the token endpoint', error);
   }
   let json: unknown;
   try {
