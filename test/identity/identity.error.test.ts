@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { isValidTimestamp } from '../../src/http/schemas.ts';
+import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
+import { createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
+
+describe('identity routes: documented errors', () => {
+  let app: TestApp;
+  let tenant: Tenant;
+  before(async () => {
+    app = await startTestApp();
+    tenant = await createTenant(app.url);
+  });
+  after(() => app.close());
+
+  it('validation failures are 400 invalid_request with a detail path per problem', async () => {
+    const response = await api(app.url).post('/v1/auth/sign-up', { email: 'not-an-email', password: 'short', name: '' });
+    assert.equal(response.status, 400);
+    assert.equal(response.body.error, 'invalid_request');
+    const paths = response.body.details.map((d: { path: unknown[] }) => d.path.join('.')).sort();
+    assert.deepEqual(paths, ['email', 'name', 'password']);
+    for (const detail of response.body.details) assert.equal(typeof detail.message, 'string');
+  });
+
+  it('path and query validation point at the parameter', async () => {
+    const badId = await api(app.url, tenant.owner.token).get('/v1/orgs/not-an-org/members');
+    assert.equal(badId.status, 400);
+    assert.deepEqual(badId.body.details[0].path, ['organizationId']);
+    const badLimit = await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/members?limit=1000`);
+    assert.equal(badLimit.status, 400);
+    assert.deepEqual(badLimit.body.details[0].path, ['limit']);
+    const badCursor = await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/members?cursor=garbage`);
+    assert.equal(badCursor.status, 400);
+    assert.deepEqual(badCursor.body.details[0].path, ['cursor']);
+  });
+
+  it('malformed JSON is 400, an unsupported content type 415, an oversized body 413, an unknown route a JSON 404', async () => {
+    const client = api(app.url, tenant.owner.token);
+    const malformed = await client.post('/v1/orgs', undefined, { raw: '{"name": ', headers: { 'content-type': 'application/json' } });
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.body.error, 'invalid_request');
+    const wrongType = await client.post('/v1/orgs', undefined, { raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.equal(wrongType.status, 415);
+    assert.equal(typeof wrongType.body.error, 'string');
+    const plain = await client.post('/v1/orgs', undefined, { raw: 'x', headers: { 'content-type': 'text/plain' } });
+    assert.equal(plain.status, 415);
+    const huge = await client.post('/v1/orgs', undefined, { raw: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
+    assert.equal(huge.status, 413);
+    assert.equal(huge.body.error, 'payload_too_large');
+    const unknown = await client.get('/v1/nothing-here');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error, 'not_found');
+  });
+
+  it('sign-up with a taken email is 409 email_taken (case-insensitively)', async () => {
+    const response = await api(app.url).post('/v1/auth/sign-up', { email: tenant.member.email.toUpperCase(), password: 'another password', name: 'Dup' });
+    assert.equal(response.status, 409);
+    assert.equal(response.body.error, 'email_taken');
+  });
+
+  it('sign-up can be disabled', async () => {
+    const closed = await startTestApp({ signUpEnabled: false });
+    try {
+      const response = await api(closed.url).post('/v1/auth/sign-up', { email: uniqueEmail('x'), password: 'long enough pw', name: 'X' });
+      assert.equal(response.status, 403);
+      assert.equal(response.body.error, 'sign_up_disabled');
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it('wrong password and unknown account are the same 401 invalid_credentials', async () => {
+    const wrong = await api(app.url).post('/v1/auth/sign-in', { email: tenant.member.email, password: 'wrong password' });
+    const unknown = await api(app.url).post('/v1/auth/sign-in', { email: uniqueEmail('nobody'), password: 'wrong password' });
+    assert.deepEqual([wrong.status, wrong.body], [401, { error: 'invalid_credentials', message: 'Email or password is wrong' }]);
+    assert.deepEqual([unknown.status, unknown.body], [401, wrong.body]);
+  });
+
+  it('sign-in attempts per account are limited: 429 rate_limited with Retry-After, even with the right password', async () => {
+    const user = await signUp(app.url, 'limited');
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const response = await api(app.url).post('/v1/auth/sign-in', { email: user.email, password: 'guess' });
+      assert.equal(response.status, 401);
+    }
+    const limited = await api(app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.body.error, 'rate_limited');
+    assert.equal(typeof limited.body.message, 'string');
+    assert.ok(Number(limited.headers.get('retry-after')) > 0);
+    assert.equal(limited.headers.get('ratelimit-remaining'), '0');
+  });
+
+  it('the sign-in limit is shared by every process on one database', { skip: testBackend !== 'postgres' && 'several processes share one database only on PostgreSQL' }, async () => {
+    const second = await startTestApp({}, { shareDatabaseWith: app });
+    try {
+      const user = await signUp(app.url, 'shared');
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, index) => api(index % 2 ? app.url : second.url).post('/v1/auth/sign-in', { email: user.email, password: 'guess' })),
+      );
+      const statuses = results.map((r) => r.status).sort();
+      assert.deepEqual(statuses, [...Array(10).fill(401), 429, 429]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('invitations: wrong email 403, reuse 404, already a member 409', async () => {
+    const owner = api(app.url, tenant.owner.token);
+    const invited = await signUp(app.url, 'invited');
+    const invitation = await owner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: invited.email, role: 'member' });
+    const wrongPerson = await api(app.url, tenant.outsider.token).post(`/v1/invitations/${invitation.body.token}/accept`);
+    assert.equal(wrongPerson.status, 403);
+    assert.equal(wrongPerson.body.error, 'forbidden');
+    assert.equal((await api(app.url, invited.token).post(`/v1/invitations/${invitation.body.token}/accept`)).status, 200);
+    const reused = await api(app.url, invited.token).post(`/v1/invitations/${invitation.body.token}/accept`);
+    assert.equal(reused.status, 404);
+    assert.equal(reused.body.error, 'invitation_not_found');
+    const again = await owner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: invited.email, role: 'admin' });
+    const duplicate = await api(app.url, invited.token).post(`/v1/invitations/${again.body.token}/accept`);
+    assert.equal(duplicate.status, 409);
+    assert.equal(duplicate.body.error, 'already_member');
+  });
+
+  it('the owner cannot be demoted or removed except by transfer; team names are unique', async () => {
+    const admin = api(app.url, tenant.admin.token);
+    const demote = await admin.patch(`/v1/orgs/${tenant.orgId}/members/${tenant.owner.memberId}`, { role: 'member' });
+    assert.equal(demote.status, 409);
+    assert.equal(demote.body.error, 'owner_role_fixed');
+    const promote = await admin.patch(`/v1/orgs/${tenant.orgId}/members/${tenant.member.memberId}`, { role: 'owner' });
+    assert.equal(promote.status, 400);
+    const remove = await admin.delete(`/v1/orgs/${tenant.orgId}/members/${tenant.owner.memberId}`);
+    assert.equal(remove.status, 409);
+    assert.equal(remove.body.error, 'owner_cannot_be_removed');
+    await admin.post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Same' });
+    const duplicate = await admin.post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Same' });
+    assert.equal(duplicate.status, 409);
+    assert.equal(duplicate.body.error, 'team_exists');
+  });
+
+  it('unknown member, team and API key ids are 404 with their own error names', async () => {
+    const admin = api(app.url, tenant.admin.token);
+    const ghostMember = 'mem_01jqz3v6b8e9f0g1h2j3k4m5n6';
+    assert.equal((await admin.patch(`/v1/orgs/${tenant.orgId}/members/${ghostMember}`, { role: 'admin' })).body.error, 'member_not_found');
+    assert.equal((await admin.post(`/v1/orgs/${tenant.orgId}/teams/team_01jqz3v6b8e9f0g1h2j3k4m5n6/members`, { memberId: tenant.member.memberId })).body.error, 'team_not_found');
+    assert.equal((await admin.delete(`/v1/orgs/${tenant.orgId}/api-keys/key_01jqz3v6b8e9f0g1h2j3k4m5n6`)).body.error, 'api_key_not_found');
+  });
+
+  it('GET /v1/org without an active organization is a generic {error, message}', async () => {
+    const response = await api(app.url, tenant.outsider.token).get('/v1/org');
+    assert.equal(response.status, 404);
+    assert.equal(response.body.error, 'organization_not_found');
+    assert.equal(typeof response.body.message, 'string');
+  });
+
+  it('the shared timestamp format accepts the spec\'s forms and only real calendar dates', () => {
+    for (const ok of ['2024-02-29T10:00Z', '2026-01-31T09:30:00Z', '2026-01-31T09:30:00.123Z', '2026-01-31T09:30:00.123456Z']) {
+      assert.ok(isValidTimestamp(ok), ok);
+    }
+    for (const bad of ['2023-02-29T10:00:00Z', '2026-04-31T00:00:00Z', '2026-01-31T09:30:00+01:00', '2026-01-31 09:30Z', '2026-13-01T00:00Z', '2026-01-01T24:00Z', '2026-01-01']) {
+      assert.ok(!isValidTimestamp(bad), bad);
+    }
+  });
+});

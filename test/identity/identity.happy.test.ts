@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { createTenant, signUp, type Tenant } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
+
+describe('identity routes: happy paths', () => {
+  let app: TestApp;
+  let tenant: Tenant;
+  before(async () => {
+    app = await startTestApp();
+    tenant = await createTenant(app.url);
+  });
+  after(() => app.close());
+
+  it('bootstrap creates an instance administrator owning the first organization, once', async () => {
+    const fresh = await startTestApp();
+    try {
+      const body = { email: 'root@example.test', password: 'correct horse battery', name: 'Root', organizationName: 'First' };
+      const first = await api(fresh.url).post('/v1/bootstrap', body);
+      assert.equal(first.status, 201, first.text);
+      assert.equal(first.body.user.isInstanceAdmin, true);
+      assert.equal(first.body.organization.name, 'First');
+      assert.match(first.body.sessionToken, /^ops_/);
+      const org = await api(fresh.url, first.body.sessionToken).get('/v1/org');
+      assert.equal(org.body.currentMember.role, 'owner');
+      const again = await api(fresh.url).post('/v1/bootstrap', { ...body, email: 'other@example.test' });
+      assert.equal(again.status, 409);
+      assert.equal(again.body.error, 'already_bootstrapped');
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('sign-in returns a new working session; sign-out revokes only that session', async () => {
+    const user = await signUp(app.url, 'signin');
+    const signedIn = await api(app.url).post('/v1/auth/sign-in', { email: user.email.toUpperCase(), password: user.password });
+    assert.equal(signedIn.status, 200, signedIn.text);
+    assert.equal(signedIn.body.user.id, user.userId);
+    const second = signedIn.body.sessionToken;
+    assert.notEqual(second, user.token);
+    assert.equal((await api(app.url, second).get('/v1/me')).status, 200);
+    assert.equal((await api(app.url, second).post('/v1/auth/sign-out')).status, 204);
+    assert.equal((await api(app.url, second).get('/v1/me')).status, 401);
+    assert.equal((await api(app.url, user.token).get('/v1/me')).status, 200);
+  });
+
+  it('GET /v1/me lists the user\'s organizations with roles', async () => {
+    const me = await api(app.url, tenant.admin.token).get('/v1/me');
+    assert.equal(me.status, 200);
+    assert.equal(me.body.user.email, tenant.admin.email);
+    assert.equal(me.body.activeOrganizationId, tenant.orgId);
+    const acme = me.body.organizations.find((o: { id: string }) => o.id === tenant.orgId);
+    assert.equal(acme.role, 'admin');
+    assert.equal(acme.memberId, tenant.admin.memberId);
+  });
+
+  it('lists members with cursor paging', async () => {
+    const client = api(app.url, tenant.member.token);
+    const first = await client.get(`/v1/orgs/${tenant.orgId}/members?limit=2`);
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.members.length, 2);
+    assert.ok(first.body.nextCursor);
+    const second = await client.get(`/v1/orgs/${tenant.orgId}/members?limit=2&cursor=${first.body.nextCursor}`);
+    assert.equal(second.body.members.length, 1);
+    assert.equal(second.body.nextCursor, null);
+    const ids = [...first.body.members, ...second.body.members].map((m: { id: string }) => m.id).sort();
+    assert.deepEqual(ids, [tenant.owner.memberId, tenant.admin.memberId, tenant.member.memberId].sort());
+  });
+
+  it('changes roles, transfers ownership (exactly one owner), removes members', async () => {
+    const local = await createTenant(app.url);
+    const owner = api(app.url, local.owner.token);
+    const promoted = await owner.patch(`/v1/orgs/${local.orgId}/members/${local.member.memberId}`, { role: 'admin' });
+    assert.equal(promoted.status, 200, promoted.text);
+    assert.equal(promoted.body.member.role, 'admin');
+
+    const transferred = await owner.post(`/v1/orgs/${local.orgId}/transfer-ownership`, { memberId: local.admin.memberId });
+    assert.equal(transferred.status, 200, transferred.text);
+    const members = (await owner.get(`/v1/orgs/${local.orgId}/members`)).body.members as { id: string; role: string }[];
+    assert.deepEqual(members.filter((m) => m.role === 'owner').map((m) => m.id), [local.admin.memberId]);
+    assert.equal(members.find((m) => m.id === local.owner.memberId)?.role, 'admin');
+    const org = await api(app.url, local.member.token).get('/v1/org');
+    assert.equal(org.body.organization.owner.memberId, local.admin.memberId);
+
+    const removed = await api(app.url, local.admin.token).delete(`/v1/orgs/${local.orgId}/members/${local.member.memberId}`);
+    assert.equal(removed.status, 204);
+    const gone = await api(app.url, local.member.token).get('/v1/org');
+    assert.equal(gone.status, 404);
+    assert.equal(gone.body.error, 'organization_not_found');
+  });
+
+  it('teams: create, list with member ids, add and remove members', async () => {
+    const admin = api(app.url, tenant.admin.token);
+    const team = await admin.post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Research' });
+    assert.equal(team.status, 201, team.text);
+    const teamId = team.body.team.id;
+    assert.equal((await admin.post(`/v1/orgs/${tenant.orgId}/teams/${teamId}/members`, { memberId: tenant.member.memberId })).status, 204);
+    let listed = await api(app.url, tenant.member.token).get(`/v1/orgs/${tenant.orgId}/teams`);
+    assert.deepEqual(listed.body.teams.find((t: { id: string }) => t.id === teamId).memberIds, [tenant.member.memberId]);
+    assert.equal((await admin.delete(`/v1/orgs/${tenant.orgId}/teams/${teamId}/members/${tenant.member.memberId}`)).status, 204);
+    listed = await api(app.url, tenant.member.token).get(`/v1/orgs/${tenant.orgId}/teams`);
+    assert.deepEqual(listed.body.teams.find((t: { id: string }) => t.id === teamId).memberIds, []);
+  });
+
+  it('API keys: the key is shown once, authenticates as x-api-key, and stops working when revoked', async () => {
+    const owner = api(app.url, tenant.owner.token);
+    const created = await owner.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'ci', role: 'member' });
+    assert.equal(created.status, 201, created.text);
+    const key = created.body.key as string;
+    assert.match(key, /^opk_/);
+    const listed = await owner.get(`/v1/orgs/${tenant.orgId}/api-keys`);
+    assert.equal(listed.status, 200);
+    assert.ok(!listed.text.includes(key), 'the key must not be listed again');
+    const viaKey = await api(app.url).get(`/v1/orgs/${tenant.orgId}/members`, { headers: { 'x-api-key': key } });
+    assert.equal(viaKey.status, 200, viaKey.text);
+    assert.equal((await owner.delete(`/v1/orgs/${tenant.orgId}/api-keys/${created.body.apiKey.id}`)).status, 204);
+    const revoked = await api(app.url).get(`/v1/orgs/${tenant.orgId}/members`, { headers: { 'x-api-key': key } });
+    assert.equal(revoked.status, 401);
+  });
+
+  it('an instance administrator sets plans by API; the CLI path uses the same rule', async () => {
+    const fresh = await startTestApp();
+    try {
+      const root = await api(fresh.url).post('/v1/bootstrap', { email: 'r@example.test', password: 'long enough pw', name: 'R', organizationName: 'Root org' });
+      const other = await signUp(fresh.url, 'planned');
+      const orgId = (await api(fresh.url, other.token).post('/v1/orgs', { name: 'Planned' })).body.organization.id;
+      const set = await api(fresh.url, root.body.sessionToken).put(`/v1/admin/orgs/${orgId}/plan`, { plan: 'enterprise' });
+      assert.equal(set.status, 200, set.text);
+      assert.equal(set.body.organization.plan, 'enterprise');
+      assert.equal((await api(fresh.url, other.token).get('/v1/org')).body.organization.plan, 'enterprise');
+      const viaService = await fresh.app.identity.setPlan('cli', orgId, 'team');
+      assert.equal(viaService.plan, 'team');
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('health, OpenAPI and metrics answer', async () => {
+    const health = await api(app.url).get('/health');
+    assert.deepEqual([health.status, health.body], [200, { status: 'ok' }]);
+    const openapi = await api(app.url).get('/openapi.json');
+    assert.equal(openapi.body.openapi, '3.1.0');
+    assert.equal(openapi.body.info.version, 'dev');
+    for (const tag of ['System', 'Organizations', 'Invitations', 'API Keys', 'SCIM', 'SSO', 'Members', 'Teams', 'Admin', 'Users', 'Bootstrap']) {
+      assert.ok(openapi.body.tags.some((t: { name: string }) => t.name === tag), `tag ${tag}`);
+    }
+    assert.ok(openapi.body.paths['/v1/org'].get);
+    const docs = await fetch(new URL('/docs', app.url));
+    assert.equal(docs.status, 200);
+    assert.match(await docs.text(), /swagger/i);
+    const metrics = await fetch(new URL('/metrics', app.url));
+    assert.match(await metrics.text(), /orgplane_http_request_duration_seconds_bucket/);
+  });
+});

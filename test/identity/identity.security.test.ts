@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { createTenant, signUp, type Tenant } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
+
+describe('identity routes: security', () => {
+  let app: TestApp;
+  let tenant: Tenant;
+  before(async () => {
+    app = await startTestApp();
+    tenant = await createTenant(app.url);
+  });
+  after(() => app.close());
+
+  const authenticatedRoutes = (orgId: string): [string, string, unknown?][] => [
+    ['POST', '/v1/auth/sign-out'],
+    ['GET', '/v1/me'],
+    ['GET', '/v1/org'],
+    ['POST', '/v1/orgs', { name: 'x' }],
+    ['PUT', '/v1/session/active-organization', { organizationId: orgId }],
+    ['POST', `/v1/orgs/${orgId}/invitations`, { email: 'a@example.test', role: 'member' }],
+    ['POST', '/v1/invitations/opi_whatever/accept'],
+    ['GET', `/v1/orgs/${orgId}/members`],
+    ['GET', `/v1/orgs/${orgId}/teams`],
+    ['POST', `/v1/orgs/${orgId}/teams`, { name: 'x' }],
+    ['POST', `/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' }],
+    ['GET', `/v1/orgs/${orgId}/api-keys`],
+    ['PUT', `/v1/admin/orgs/${orgId}/plan`, { plan: 'enterprise' }],
+  ];
+
+  it('anonymous, garbage, tampered, revoked and expired tokens all get 401 unauthorized on every route', async () => {
+    const revoked = await signUp(app.url, 'revoked');
+    await api(app.url, revoked.token).post('/v1/auth/sign-out');
+    const expired = await signUp(app.url, 'expired');
+    await app.db.query(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [expired.userId]);
+    const tampered = tenant.owner.token.slice(0, -2) + (tenant.owner.token.endsWith('AA') ? 'BB' : 'AA');
+    const tokens: [string, string | undefined][] = [
+      ['anonymous', undefined],
+      ['garbage', 'not-a-token'],
+      ['tampered', tampered],
+      ['revoked', revoked.token],
+      ['expired', expired.token],
+    ];
+    for (const [label, token] of tokens) {
+      for (const [method, path, body] of authenticatedRoutes(tenant.orgId)) {
+        const response = await api(app.url, token).send(method, path, body);
+        assert.equal(response.status, 401, `${label} ${method} ${path}: ${response.text}`);
+        assert.deepEqual(response.body, { error: 'unauthorized' });
+      }
+    }
+  });
+
+  it('a member cannot do what owners and admins do', async () => {
+    const member = api(app.url, tenant.member.token);
+    const attempts = [
+      await member.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: 'b@example.test', role: 'admin' }),
+      await member.post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Mine' }),
+      await member.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'k', role: 'admin' }),
+      await member.get(`/v1/orgs/${tenant.orgId}/api-keys`),
+      await member.patch(`/v1/orgs/${tenant.orgId}/members/${tenant.admin.memberId}`, { role: 'member' }),
+      await member.delete(`/v1/orgs/${tenant.orgId}/members/${tenant.admin.memberId}`),
+      await member.post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, { memberId: tenant.member.memberId }),
+      await member.put(`/v1/admin/orgs/${tenant.orgId}/plan`, { plan: 'enterprise' }),
+    ];
+    for (const response of attempts) {
+      assert.equal(response.status, 403, response.text);
+      assert.equal(response.body.error, 'forbidden');
+    }
+    assert.equal((await api(app.url, tenant.admin.token).post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, { memberId: tenant.admin.memberId })).status, 403);
+    assert.equal((await api(app.url, tenant.owner.token).put(`/v1/admin/orgs/${tenant.orgId}/plan`, { plan: 'enterprise' })).status, 403, 'owners are not instance administrators');
+  });
+
+  it('another organization\'s admin sees nothing of this one: 404 organization_not_found, no data', async () => {
+    const other = api(app.url, tenant.otherAdmin.token);
+    const attempts = [
+      await other.get(`/v1/orgs/${tenant.orgId}/members`),
+      await other.get(`/v1/orgs/${tenant.orgId}/teams`),
+      await other.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: tenant.otherAdmin.email, role: 'admin' }),
+      await other.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'k', role: 'admin' }),
+      await other.patch(`/v1/orgs/${tenant.orgId}/members/${tenant.member.memberId}`, { role: 'admin' }),
+      await other.put('/v1/session/active-organization', { organizationId: tenant.orgId }),
+    ];
+    for (const response of attempts) {
+      assert.equal(response.status, 404, response.text);
+      assert.equal(response.body.error, 'organization_not_found');
+      assert.ok(!response.text.includes('Acme'));
+    }
+    const own = await other.get('/v1/org');
+    assert.equal(own.body.organization.id, tenant.otherOrgId);
+  });
+
+  it('a member id from another organization is not found here', async () => {
+    const response = await api(app.url, tenant.owner.token).patch(`/v1/orgs/${tenant.orgId}/members/${tenant.otherAdmin.memberId}`, { role: 'member' });
+    assert.equal(response.status, 404);
+    assert.equal(response.body.error, 'member_not_found');
+  });
+
+  it('an API key works only for its own organization and is not a session', async () => {
+    const created = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'k', role: 'admin' });
+    const key = created.body.key;
+    const elsewhere = await api(app.url).get(`/v1/orgs/${tenant.otherOrgId}/members`, { headers: { 'x-api-key': key } });
+    assert.equal(elsewhere.status, 404);
+    const asBearer = await api(app.url, key).get(`/v1/orgs/${tenant.orgId}/members`);
+    assert.equal(asBearer.status, 401);
+    const notAccepted = await api(app.url).get('/v1/me', { headers: { 'x-api-key': key } });
+    assert.equal(notAccepted.status, 401);
+  });
+
+  it('a removed member\'s session no longer reaches the organization', async () => {
+    const local = await createTenant(app.url);
+    await api(app.url, local.owner.token).delete(`/v1/orgs/${local.orgId}/members/${local.member.memberId}`);
+    assert.equal((await api(app.url, local.member.token).get(`/v1/orgs/${local.orgId}/members`)).status, 404);
+    assert.equal((await api(app.url, local.member.token).get('/v1/org')).body.error, 'organization_not_found');
+  });
+
+  it('stores no token, key or password in clear: only hashes', async () => {
+    const created = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'dump', role: 'member' });
+    const invitation = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: 'dump@example.test', role: 'member' });
+    const dump = JSON.stringify([
+      (await app.db.query('SELECT * FROM sessions')).rows,
+      (await app.db.query('SELECT * FROM users')).rows,
+      (await app.db.query('SELECT * FROM api_keys')).rows,
+      (await app.db.query('SELECT * FROM invitations')).rows,
+    ]);
+    for (const secret of [tenant.owner.token, tenant.member.token, tenant.owner.password, created.body.key, invitation.body.token]) {
+      assert.ok(!dump.includes(secret), 'a secret is stored in clear');
+    }
+  });
+
+  it('no log line carries a session token, password, API key or invitation token', async () => {
+    const user = await signUp(app.url, 'logged');
+    await api(app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
+    const invitation = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: user.email, role: 'member' });
+    await api(app.url, user.token).post(`/v1/invitations/${invitation.body.token}/accept`);
+    const key = (await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'log', role: 'member' })).body.key;
+    await api(app.url).get(`/v1/orgs/${tenant.orgId}/members`, { headers: { 'x-api-key': key } });
+    const logs = app.logText();
+    assert.ok(logs.includes('/v1/invitations/[redacted]/accept'), 'the accept request is logged, with its token redacted');
+    for (const secret of [user.token, user.password, invitation.body.token, key, tenant.owner.token]) {
+      assert.ok(!logs.includes(secret), 'a secret reached the log');
+    }
+    assert.ok(app.logLines.filter((line) => line.req).every((line) => typeof line.reqId === 'string'), 'every request line has a request id');
+  });
+});
