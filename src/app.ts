@@ -17,6 +17,8 @@ import type { Database } from './db/database.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
+import { installLinkRoutes } from './modules/install-links/routes.ts';
+import { createInstallLinkService } from './modules/install-links/service.ts';
 import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
@@ -101,6 +103,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(identityRoutes, { identity });
   // Each domain module registers its routes here with the services it needs.
+  await app.register(installLinkRoutes, {
+    installLinks: createInstallLinkService({ db, identity, rateLimiter, publicUrl: config.publicUrl }),
+    desktopDownloadUrl: config.desktopDownloadUrl,
+  });
 
   return app;
 }

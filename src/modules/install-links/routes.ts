@@ -1,0 +1,132 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate, callerOf } from '../../http/auth.ts';
+import { notFound, rateLimited, rateLimitHeaders } from '../../http/errors.ts';
+import { commonErrorResponses, errorBodySchema, typeIdSchema } from '../../http/schemas.ts';
+import { installPage, invalidLinkPage, pageHeaders, tooManyRequestsPage } from './page.ts';
+import { lookupLimit, mintLimit, type InstallLinkService } from './service.ts';
+
+export interface InstallLinkRoutesOptions {
+  installLinks: InstallLinkService;
+  /** Where the desktop app is downloaded from (DESKTOP_DOWNLOAD_URL). */
+  desktopDownloadUrl: string;
+}
+
+const installLinkSchema = z
+  .object({
+    token: z.string().describe('The link token: a bearer secret (256 random bits, URL-safe). Anyone holding it can read the organization name and server URL.'),
+    installPageUrl: z.string().describe('PUBLIC_URL/install/{token}: the page to share with people'),
+  })
+  .meta({ id: 'InstallLink' });
+
+const desktopConfigSchema = z
+  .object({
+    organization: z.object({ id: z.string(), name: z.string() }),
+    serverUrl: z.string().describe('Base URL of this orgplane server'),
+    installPageUrl: z.string(),
+  })
+  .meta({ id: 'DesktopInstallConfig' });
+
+const tokenParams = z.object({ token: z.string().min(1).max(512) });
+const rateLimitedResponse = errorBodySchema.describe(
+  'rate_limited (with `message`): too many requests; `Retry-After` and `RateLimit-Limit/Remaining/Reset` say when to retry',
+);
+
+/** Install links: minting (members; rotation by owners and admins), the public page, the desktop configuration. */
+export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> = async (app, { installLinks, desktopDownloadUrl }) => {
+  app.post('/v1/orgs/:organizationId/install-links', {
+    // A request without a body is the same as {} (rotate defaults to false).
+    preValidation: async (request) => {
+      if (request.body === null || request.body === undefined) request.body = { rotate: false };
+    },
+    preHandler: authenticate(),
+    schema: {
+      tags: ['Install Links'],
+      operationId: 'createInstallLink',
+      summary: 'Create an organization install link',
+      description:
+        'Any member of the organization mints a link for the desktop app. `rotate` is optional and defaults to `false`: ' +
+        'without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) ' +
+        'every older link of the organization stops working in the same transaction that mints the new one. ' +
+        `Limited to ${mintLimit.limit} links per member per ${mintLimit.windowSeconds / 60} minutes across all processes: ` +
+        'then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too.',
+      security: [{ session: [] }],
+      params: z.object({ organizationId: typeIdSchema('org') }),
+      body: z
+        .object({ rotate: z.boolean().default(false).describe('Invalidate every older link of the organization (owners and admins only). Default false.') })
+        .strict(),
+      response: {
+        201: installLinkSchema,
+        ...commonErrorResponses,
+        404: errorBodySchema.describe('organization_not_found: no such organization, or you are not a member of it'),
+        429: rateLimitedResponse,
+      },
+    },
+  }, async (request, reply) => {
+    const result = await installLinks.create(callerOf(request), request.params.organizationId, { rotate: request.body.rotate });
+    reply.headers(rateLimitHeaders(result.rateLimit));
+    return reply.status(201).send({ token: result.token, installPageUrl: result.installPageUrl });
+  });
+
+  app.get('/v1/install-links/:token', {
+    schema: {
+      tags: ['Install Links'],
+      operationId: 'getInstallLinkConfig',
+      summary: 'Desktop app configuration for an install link (public)',
+      description:
+        'What the desktop app reads when it opens an install link. No authentication: the token is the credential. ' +
+        `Limited to ${lookupLimit.limit} requests per client address per ${lookupLimit.windowSeconds} seconds (429 \`rate_limited\`).`,
+      params: tokenParams,
+      response: {
+        200: desktopConfigSchema,
+        400: commonErrorResponses[400],
+        404: errorBodySchema.describe('install_link_not_found: unknown token, or the link was rotated away'),
+        429: rateLimitedResponse,
+      },
+    },
+  }, async (request, reply) => {
+    const limit = await installLinks.hitLookupLimit(request.ip);
+    if (!limit.allowed) throw rateLimited(limit, `Too many install link lookups; try again in ${limit.resetSeconds} seconds`);
+    reply.headers(rateLimitHeaders(limit));
+    reply.header('cache-control', 'no-store');
+    const target = await installLinks.resolve(request.params.token);
+    if (!target) throw notFound('install_link_not_found', 'This install link is no longer valid');
+    return {
+      organization: { id: target.organizationId, name: target.organizationName },
+      serverUrl: installLinks.publicUrl,
+      installPageUrl: `${installLinks.publicUrl}/install/${request.params.token}`,
+    };
+  });
+
+  app.get('/install/:token', {
+    schema: {
+      tags: ['Install Links'],
+      operationId: 'installPage',
+      summary: 'Install page for people (HTML)',
+      description:
+        'An HTML page with the organization name, a download action and an open-in-app action. ' +
+        'An unknown or rotated token gets a 404 "link no longer valid" page. Rate limited per client address like the configuration route.',
+      params: tokenParams,
+      produces: ['text/html'],
+    },
+  }, async (request, reply) => {
+    reply.headers(pageHeaders);
+    const limit = await installLinks.hitLookupLimit(request.ip);
+    if (!limit.allowed) {
+      reply.headers({ ...rateLimitHeaders(limit), 'retry-after': String(limit.resetSeconds) });
+      return reply.status(429).send(tooManyRequestsPage(limit.resetSeconds));
+    }
+    const token = request.params.token;
+    const target = await installLinks.resolve(token);
+    if (!target) return reply.status(404).send(invalidLinkPage());
+    const server = installLinks.publicUrl;
+    return reply.status(200).send(
+      installPage({
+        organizationName: target.organizationName,
+        downloadUrl: desktopDownloadUrl,
+        openInAppUrl: `orgplane://install?server=${encodeURIComponent(server)}&token=${encodeURIComponent(token)}`,
+        configUrl: `${server}/v1/install-links/${token}`,
+      }),
+    );
+  });
+};

@@ -1,0 +1,95 @@
+// Install links: who may mint and rotate, and that a link only ever opens its own organization.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { createTenant, type Tenant } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
+
+let app: TestApp;
+let tenant: Tenant;
+before(async () => {
+  app = await startTestApp();
+  tenant = await createTenant(app.url);
+});
+after(async () => {
+  await app.close();
+});
+
+const path = (orgId: string) => `/v1/orgs/${orgId}/install-links`;
+const countLinks = async (orgId: string) =>
+  Number((await app.db.query('SELECT count(*)::int AS n FROM install_links WHERE organization_id = $1', [orgId])).rows[0].n);
+
+test('anonymous and bogus sessions are 401 unauthorized', async () => {
+  for (const token of [undefined, 'ops_forged', 'garbage']) {
+    const response = await api(app.url, token).post(path(tenant.orgId), {});
+    assert.equal(response.status, 401);
+    assert.deepEqual(response.body, { error: 'unauthorized' });
+  }
+});
+
+test('a member asking for rotation gets 403 forbidden, no link, and older links stay valid', async () => {
+  const older = await api(app.url, tenant.admin.token).post(path(tenant.orgId), {});
+  const before = await countLinks(tenant.orgId);
+  const response = await api(app.url, tenant.member.token).post(path(tenant.orgId), { rotate: true });
+  assert.equal(response.status, 403);
+  assert.equal(response.body.error, 'forbidden');
+  assert.equal(response.body.token, undefined);
+  assert.equal(await countLinks(tenant.orgId), before);
+  assert.equal((await api(app.url).get(`/v1/install-links/${older.body.token}`)).status, 200);
+});
+
+test('people outside the organization cannot mint or rotate its links', async () => {
+  const older = await api(app.url, tenant.admin.token).post(path(tenant.orgId), {});
+  const before = await countLinks(tenant.orgId);
+  for (const user of [tenant.outsider, tenant.otherAdmin]) {
+    for (const body of [{}, { rotate: true }]) {
+      const response = await api(app.url, user.token).post(path(tenant.orgId), body);
+      assert.equal(response.status, 404, response.text);
+      assert.equal(response.body.error, 'organization_not_found');
+    }
+  }
+  assert.equal(await countLinks(tenant.orgId), before);
+  assert.equal((await api(app.url).get(`/v1/install-links/${older.body.token}`)).status, 200);
+});
+
+test('a suspended member cannot mint', async () => {
+  const { rows } = await app.db.query('SELECT id FROM members WHERE organization_id = $1 AND user_id = $2', [tenant.orgId, tenant.member.userId]);
+  await app.db.query("UPDATE members SET status = 'suspended' WHERE id = $1", [rows[0].id]);
+  try {
+    const response = await api(app.url, tenant.member.token).post(path(tenant.orgId), {});
+    assert.equal(response.status, 404);
+  } finally {
+    await app.db.query("UPDATE members SET status = 'active' WHERE id = $1", [rows[0].id]);
+  }
+});
+
+test('tokens of one organization never open another, and rotation in one leaves the other alone', async () => {
+  const ours = await api(app.url, tenant.admin.token).post(path(tenant.orgId), {});
+  const theirs = await api(app.url, tenant.otherAdmin.token).post(path(tenant.otherOrgId), {});
+  assert.equal((await api(app.url).get(`/v1/install-links/${ours.body.token}`)).body.organization.id, tenant.orgId);
+  assert.equal((await api(app.url).get(`/v1/install-links/${theirs.body.token}`)).body.organization.id, tenant.otherOrgId);
+  // Another organization's admin rotating their links does not touch ours.
+  assert.equal((await api(app.url, tenant.otherAdmin.token).post(path(tenant.otherOrgId), { rotate: true })).status, 201);
+  assert.equal((await api(app.url).get(`/v1/install-links/${ours.body.token}`)).status, 200);
+  assert.equal((await api(app.url).get(`/v1/install-links/${theirs.body.token}`)).status, 404);
+});
+
+test('concurrent rotations leave exactly one valid link', async () => {
+  const results = await Promise.all(
+    Array.from({ length: 4 }, (_, i) => api(app.url, i % 2 ? tenant.owner.token : tenant.admin.token).post(path(tenant.orgId), { rotate: true })),
+  );
+  for (const r of results) assert.equal(r.status, 201, r.text);
+  const valid = [];
+  for (const r of results) if ((await api(app.url).get(`/v1/install-links/${r.body.token}`)).status === 200) valid.push(r);
+  assert.equal(valid.length, 1);
+  const { rows } = await app.db.query('SELECT count(*)::int AS n FROM install_links WHERE organization_id = $1 AND revoked_at IS NULL', [tenant.orgId]);
+  assert.equal(rows[0].n, 1);
+});
+
+test('the token never appears in the logs', async () => {
+  const { body } = await api(app.url, tenant.owner.token).post(path(tenant.orgId), {});
+  await api(app.url).get(`/v1/install-links/${body.token}`);
+  await api(app.url).get(`/install/${body.token}`);
+  const secret = body.token.slice(4);
+  assert.ok(!app.logText().includes(secret), 'install link token found in logs');
+});
