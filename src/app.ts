@@ -22,6 +22,9 @@ import { createInstallLinkService } from './modules/install-links/service.ts';
 import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
+import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
+import { mcpConnectionRoutes } from './modules/mcp-connections/routes.ts';
+import { createMcpConnectionService } from './modules/mcp-connections/service.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,6 +36,8 @@ export interface AppDependencies {
   config: Config;
   db: Database;
   secrets: SecretBox;
+  /** The guarded client for tenant-supplied URLs; built from ALLOWED_PRIVATE_NETWORKS when absent. */
+  outbound?: OutboundClient;
   /** Where log lines go (stdout by default); tests pass a stream to read them. */
   logStream?: DestinationStream;
 }
@@ -102,6 +107,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerSystemRoutes(app, db);
 
   await app.register(identityRoutes, { identity });
+  const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
+  if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
+  const mcpConnections = createMcpConnectionService({ db, secrets: deps.secrets, outbound, identity, publicUrl: config.publicUrl, logger: app.log });
+  await app.register(mcpConnectionRoutes, { service: mcpConnections });
   // Each domain module registers its routes here with the services it needs.
   await app.register(installLinkRoutes, {
     installLinks: createInstallLinkService({ db, identity, rateLimiter, publicUrl: config.publicUrl }),

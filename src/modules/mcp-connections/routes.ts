@@ -1,0 +1,173 @@
+// HTTP for external MCP connections and marketplace plugins: schemas, status codes, who may call.
+// The rules are in service.ts.
+
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate, callerOf } from '../../http/auth.ts';
+import { afterFromCursor, commonErrorResponses, connectionIdSchema, errorBodySchema, paginationQuerySchema } from '../../http/schemas.ts';
+import {
+  connectionInputSchema,
+  connectionSchema,
+  editConnectionSchema,
+  editedConnectionSchema,
+  pluginIdSchema,
+  pluginManifestSchema,
+  pluginSchema,
+  replaceAccessSchema,
+  testResultSchema,
+  validationFailedSchema,
+} from './schemas.ts';
+import type { McpConnectionService } from './service.ts';
+
+const tags = ['MCP Connections'];
+const connectionParams = z.object({ connectionId: connectionIdSchema });
+const notFound = errorBodySchema.describe('connection_not_found: no such connection in your active organization');
+const noContent = z.null().describe('No content');
+const adminsOnly = authenticate({ roles: ['owner', 'admin'] });
+const members = authenticate({ organization: true });
+
+export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnectionService }> = async (app, { service }) => {
+  app.post('/v1/mcp-connections', {
+    preHandler: adminsOnly,
+    schema: {
+      tags,
+      operationId: 'createMcpConnection',
+      summary: 'Connect an external MCP server',
+      description: 'Owners and admins. API-key and no-auth servers are probed before anything is stored; a failure is 502 with a diagnostic.',
+      security: [{ session: [] }],
+      body: connectionInputSchema,
+      response: {
+        201: connectionSchema,
+        ...commonErrorResponses,
+        502: validationFailedSchema,
+      },
+    },
+  }, async (request, reply) => reply.status(201).send(await service.create(callerOf(request), request.body)));
+
+  app.get('/v1/mcp-connections', {
+    preHandler: members,
+    schema: {
+      tags,
+      operationId: 'listMcpConnections',
+      summary: 'Connections of the active organization',
+      description: 'Owners and admins see every connection; members see those they may use.',
+      security: [{ session: [] }],
+      querystring: paginationQuerySchema,
+      response: {
+        200: z.object({ connections: z.array(connectionSchema), nextCursor: z.string().nullable() }),
+        ...commonErrorResponses,
+      },
+    },
+  }, async (request) => {
+    const page = await service.list(callerOf(request), { limit: request.query.limit, after: afterFromCursor(request.query.cursor) });
+    return { connections: page.items, nextCursor: page.nextCursor };
+  });
+
+  app.get('/v1/mcp-connections/:connectionId', {
+    preHandler: members,
+    schema: {
+      tags,
+      operationId: 'getMcpConnection',
+      summary: 'One connection',
+      security: [{ session: [] }],
+      params: connectionParams,
+      response: { 200: connectionSchema, ...commonErrorResponses, 404: notFound },
+    },
+  }, async (request) => service.get(callerOf(request), request.params.connectionId));
+
+  app.put('/v1/mcp-connections/:connectionId', {
+    preHandler: adminsOnly,
+    schema: {
+      tags,
+      operationId: 'editMcpConnection',
+      summary: 'Edit an external MCP connection',
+      description:
+        'Owners and admins. `expectedUpdatedAt` must equal the current `updatedAt` (compared as an instant), else 409 `connection_conflict`. ' +
+        'Changing url, authType or credentialMode deletes every stored credential in the same transaction (`identityChanged: true`); ' +
+        'name- and access-only edits keep them. A new identity or a new API key of an API-key or no-auth server is probed first (502 on failure, nothing written). ' +
+        'Plugin-managed identities refuse identity changes with 409 `marketplace_managed`.',
+      security: [{ session: [] }],
+      params: connectionParams,
+      body: editConnectionSchema,
+      response: {
+        200: editedConnectionSchema,
+        ...commonErrorResponses,
+        404: notFound,
+        409: errorBodySchema.describe('connection_conflict (stale expectedUpdatedAt) or marketplace_managed'),
+        502: validationFailedSchema,
+      },
+    },
+  }, async (request) => service.edit(callerOf(request), request.params.connectionId, request.body));
+
+  app.put('/v1/mcp-connections/:connectionId/access', {
+    preHandler: adminsOnly,
+    schema: {
+      tags,
+      operationId: 'replaceMcpConnectionAccess',
+      summary: 'Replace who can use an external MCP connection',
+      description: 'Admins (and owners). Full replace: whatever is not sent is removed. Ids must be members and teams of this organization.',
+      security: [{ session: [] }],
+      params: connectionParams,
+      body: replaceAccessSchema,
+      response: { 200: connectionSchema, ...commonErrorResponses, 404: notFound },
+    },
+  }, async (request) => service.replaceAccess(callerOf(request), request.params.connectionId, request.body.access));
+
+  app.delete('/v1/mcp-connections/:connectionId', {
+    preHandler: adminsOnly,
+    schema: {
+      tags,
+      operationId: 'deleteMcpConnection',
+      summary: 'Delete a connection and its credentials',
+      security: [{ session: [] }],
+      params: connectionParams,
+      response: { 204: noContent, ...commonErrorResponses, 404: notFound },
+    },
+  }, async (request, reply) => {
+    await service.remove(callerOf(request), request.params.connectionId);
+    return reply.status(204).send(null);
+  });
+
+  app.post('/v1/mcp-connections/:connectionId/test', {
+    preHandler: adminsOnly,
+    schema: {
+      tags,
+      operationId: 'testMcpConnection',
+      summary: 'Probe the stored configuration and record credential health',
+      description: 'Always 200: `ok` says whether the probe passed, `diagnostic` why not.',
+      security: [{ session: [] }],
+      params: connectionParams,
+      response: { 200: testResultSchema, ...commonErrorResponses, 404: notFound },
+    },
+  }, async (request) => service.test(callerOf(request), request.params.connectionId));
+
+  app.post('/v1/plugins', {
+    preHandler: adminsOnly,
+    schema: {
+      tags,
+      operationId: 'installPlugin',
+      summary: 'Install a marketplace plugin',
+      description:
+        'The manifest declares the MCP connections the plugin requires; an existing connection with the same identity is reused, otherwise one is created ' +
+        '(usable by nobody until access is granted). With `manageIdentity`, the plugin owns url, authType and credentialMode of that connection.',
+      security: [{ session: [] }],
+      body: z.object({ manifest: pluginManifestSchema }),
+      response: { 201: z.object({ plugin: pluginSchema }), ...commonErrorResponses },
+    },
+  }, async (request, reply) => reply.status(201).send({ plugin: await service.installPlugin(callerOf(request), request.body.manifest) }));
+
+  app.delete('/v1/plugins/:pluginId', {
+    preHandler: adminsOnly,
+    schema: {
+      tags,
+      operationId: 'uninstallPlugin',
+      summary: 'Uninstall a plugin (its connections stay, no longer required or managed by it)',
+      security: [{ session: [] }],
+      params: z.object({ pluginId: pluginIdSchema }),
+      response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('plugin_not_found') },
+    },
+  }, async (request, reply) => {
+    await service.uninstallPlugin(callerOf(request), request.params.pluginId);
+    return reply.status(204).send(null);
+  });
+};

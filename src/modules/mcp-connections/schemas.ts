@@ -1,0 +1,173 @@
+// Zod schemas of the MCP-connection routes: the spec's request limits and response shapes.
+
+import { z } from 'zod';
+import { errorBodySchema, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
+import { actionOwners, diagnosticPhases, highestPassedValues } from './probe/diagnostic.ts';
+
+export const authTypeSchema = z.enum(['oauth', 'apikey', 'none']);
+export const credentialModeSchema = z.enum(['shared', 'per_member']);
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const httpUrlSchema = z
+  .string()
+  .max(2048)
+  .refine(isHttpUrl, { message: 'Must be an absolute http or https URL' })
+  .meta({ format: 'uri' });
+
+export const accessInputSchema = z
+  .object({
+    orgWide: z.boolean().default(false),
+    memberIds: z.array(z.string().min(1)).max(200).default([]),
+    teamIds: z.array(z.string().min(1)).max(200).default([]),
+  })
+  .meta({ id: 'AccessInput', description: 'Who may use the connection: the whole organization, or these members and teams' });
+
+export const oauthClientInputSchema = z.object({
+  clientId: z.string().min(1).max(512),
+  clientSecret: z.string().min(1).max(4096).optional().describe('Write-only'),
+  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
+});
+
+export const connectionInputSchema = z.object({
+  name: z.string().min(1).max(255),
+  url: httpUrlSchema,
+  authType: authTypeSchema,
+  credentialMode: credentialModeSchema,
+  access: accessInputSchema,
+  apiKey: z.string().min(1).max(4096).optional().describe('Write-only. Shared mode: the shared key; per-member mode: your own key'),
+  oauthClient: oauthClientInputSchema.optional(),
+  authorizationServerIssuer: httpUrlSchema.nullable().optional(),
+  requestedScopes: z.array(z.string().min(1).max(255)).max(100).optional(),
+});
+export type ConnectionInput = z.infer<typeof connectionInputSchema>;
+
+export const editConnectionSchema = connectionInputSchema.extend({
+  expectedUpdatedAt: timestampSchema.describe('The `updatedAt` you last read; a different current value is 409 connection_conflict'),
+});
+export type EditConnectionInput = z.infer<typeof editConnectionSchema>;
+
+export const replaceAccessSchema = z.object({ access: accessInputSchema });
+
+export const requiredBySchema = z.object({ pluginId: z.string(), name: z.string() }).meta({ id: 'RequiredBy' });
+
+export const accessSummarySchema = z
+  .object({ orgWide: z.boolean(), memberIds: z.array(z.string()), teamIds: z.array(z.string()) })
+  .meta({ id: 'AccessSummary' });
+
+export const connectionSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    url: z.string(),
+    authType: authTypeSchema,
+    credentialMode: credentialModeSchema,
+    connected: z.boolean(),
+    connectedAt: z.string().nullable(),
+    updatedAt: timestampSchema,
+    connectedForMe: z.boolean(),
+    requiredBy: z.array(requiredBySchema),
+    identityManagedBy: z.array(requiredBySchema),
+    access: accessSummarySchema.nullable(),
+    createdByName: z.string().nullable().optional(),
+    needsReconnect: z.boolean().optional(),
+    credentialHealth: z.enum(['unknown', 'ready', 'reconnect_required']).optional(),
+    credentialHealthReason: z.enum(['authorization_rejected', 'credential_expired', 'post_authorization_validation_failed']).nullable().optional(),
+    credentialHealthCheckedAt: timestampSchema.nullable().optional(),
+    reconnectActionOwner: z.enum(['member', 'organization_admin']).nullable().optional(),
+    externalAccountId: z.string().nullable().optional(),
+    grantedScopes: z.array(z.string()).optional(),
+    tenantId: z.string().nullable().optional(),
+    oauthClientConfigured: z.boolean().optional(),
+    oauthClientRequired: z.boolean().optional(),
+    setupRequired: z.boolean().optional(),
+    oauthClientId: z.string().nullable().optional(),
+    oauthCallbackUrl: z.string().nullable().optional(),
+    oauthSharedCallbackUrl: z.string().nullable().optional(),
+    oauthClientMetadataUrl: z.string().nullable().optional(),
+    oauthCallbackMode: z.enum(['shared-v1', 'isolated-v1', 'legacy-v1']).nullable().optional(),
+    oauthRegistrationSource: z.enum(['pre-registered', 'client-metadata', 'dynamic']).nullable().optional(),
+    authorizationServerIssuer: z.string().nullable().optional(),
+    requestedScopes: z.array(z.string()).optional(),
+  })
+  .meta({ id: 'McpConnection', description: 'An external MCP connection as the caller sees it (secrets are never returned)' });
+
+export const editedConnectionSchema = connectionSchema
+  .extend({
+    identityChanged: z.boolean().describe('url, authType or credentialMode changed: every stored credential was deleted'),
+    reconnectionRequired: z.boolean().describe('A credential must be obtained again before the connection can be used'),
+  })
+  .meta({ id: 'EditedMcpConnection' });
+
+export const diagnosticSchema = z
+  .object({
+    referenceId: z.string(),
+    phase: z.enum(diagnosticPhases),
+    category: z.string(),
+    code: z.string(),
+    highestPassed: z.enum(highestPassedValues),
+    retryable: z.boolean(),
+    actionOwner: z.enum(actionOwners),
+    operatorAction: z.string(),
+    message: z.string(),
+    httpStatus: z.number().int().min(100).max(599).optional(),
+    operationPhase: z.enum(diagnosticPhases).optional(),
+    outbound: z.object({ origin: z.string(), pathHash: z.string() }).optional(),
+    providerRequestId: z.string().optional(),
+    providerStatus: z.number().int().optional(),
+    providerCode: z.string().optional(),
+    payloadBytes: z.number().int().optional(),
+    jsonRpcCode: z.number().int().optional(),
+    connectUrl: z.string().optional(),
+  })
+  .meta({ id: 'Diagnostic' });
+
+export const validationFailedSchema = errorBodySchema
+  .extend({ diagnostic: diagnosticSchema })
+  .describe('connection_validation_failed: the proposed API-key or no-auth configuration did not pass the probe');
+
+export const testResultSchema = z.object({
+  ok: z.boolean(),
+  highestPassed: z.enum(highestPassedValues),
+  tools: z.array(z.string()).describe('Tool names the server offers (empty on failure)'),
+  diagnostic: diagnosticSchema.nullable(),
+});
+
+export const pluginIdSchema = typeIdSchema('plg');
+
+export const pluginManifestSchema = z
+  .object({
+    name: z.string().min(1).max(255),
+    version: z.string().min(1).max(64).optional(),
+    mcpConnections: z
+      .array(
+        z.object({
+          name: z.string().min(1).max(255),
+          url: httpUrlSchema,
+          authType: authTypeSchema,
+          credentialMode: credentialModeSchema,
+          manageIdentity: z.boolean().default(false).describe('The plugin owns url, authType and credentialMode: edits of them are refused'),
+        }),
+      )
+      .max(50)
+      .default([]),
+  })
+  .meta({ id: 'PluginManifest' });
+
+export const pluginSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    version: z.string().nullable(),
+    requires: z.array(z.string()).describe('Connection ids the plugin requires'),
+    managesIdentityOf: z.array(z.string()).describe('Connection ids whose identity the plugin manages'),
+    createdAt: timestampSchema,
+  })
+  .meta({ id: 'Plugin' });

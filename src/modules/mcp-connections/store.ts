@@ -1,0 +1,350 @@
+// SQL for MCP connections, their access lists, credentials and plugin links. Every query names
+// the organization; nothing here decides rules (that is service.ts).
+
+import type { Queryable } from '../../db/database.ts';
+
+export type AuthType = 'oauth' | 'apikey' | 'none';
+export type CredentialMode = 'shared' | 'per_member';
+export type Health = 'unknown' | 'ready' | 'reconnect_required';
+export type HealthReason = 'authorization_rejected' | 'credential_expired' | 'post_authorization_validation_failed';
+
+export interface ConnectionRow {
+  id: string;
+  organizationId: string;
+  name: string;
+  url: string;
+  normalizedUrl: string;
+  authType: AuthType;
+  credentialMode: CredentialMode;
+  identityFingerprint: string;
+  orgWide: boolean;
+  oauthClientId: string | null;
+  oauthClientSecretSealed: string | null;
+  oauthTokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | null;
+  oauthRegistrationSource: 'pre-registered' | 'client-metadata' | 'dynamic' | null;
+  oauthClientRequired: boolean;
+  authorizationServerIssuer: string | null;
+  requestedScopes: string[];
+  health: Health;
+  healthReason: HealthReason | null;
+  healthCheckedAt: Date | null;
+  createdBy: string | null;
+  createdByName: string | null;
+  createdAt: Date;
+  identityUpdatedAt: Date;
+  updatedAt: Date;
+}
+
+export interface CredentialRow {
+  id: string;
+  connectionId: string;
+  memberId: string | null;
+  kind: 'apikey' | 'oauth';
+  identityFingerprint: string;
+  secretSealed: string;
+  expiresAt: Date | null;
+  grantedScopes: string[];
+  externalAccountId: string | null;
+  tenantId: string | null;
+  health: Health;
+  healthReason: HealthReason | null;
+  healthCheckedAt: Date | null;
+  obtainedAt: Date;
+}
+
+export interface AccessSet {
+  orgWide: boolean;
+  memberIds: string[];
+  teamIds: string[];
+}
+
+export interface PluginLink {
+  connectionId: string;
+  pluginId: string;
+  name: string;
+  relation: 'requires' | 'manages_identity';
+}
+
+/** Writable columns of a connection (everything but ids, creator and timestamps). */
+export interface ConnectionFields {
+  name: string;
+  url: string;
+  normalizedUrl: string;
+  authType: AuthType;
+  credentialMode: CredentialMode;
+  identityFingerprint: string;
+  orgWide: boolean;
+  oauthClientId: string | null;
+  oauthClientSecretSealed: string | null;
+  oauthTokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | null;
+  oauthRegistrationSource: ConnectionRow['oauthRegistrationSource'];
+  authorizationServerIssuer: string | null;
+  requestedScopes: string[];
+  health: Health;
+  healthReason: HealthReason | null;
+  healthCheckedAt: Date | null;
+}
+
+const connectionColumns = `
+  c.id, c.organization_id AS "organizationId", c.name, c.url, c.normalized_url AS "normalizedUrl",
+  c.auth_type AS "authType", c.credential_mode AS "credentialMode", c.identity_fingerprint AS "identityFingerprint",
+  c.org_wide AS "orgWide", c.oauth_client_id AS "oauthClientId", c.oauth_client_secret_sealed AS "oauthClientSecretSealed",
+  c.oauth_token_endpoint_auth_method AS "oauthTokenEndpointAuthMethod", c.oauth_registration_source AS "oauthRegistrationSource",
+  c.oauth_client_required AS "oauthClientRequired", c.authorization_server_issuer AS "authorizationServerIssuer",
+  c.requested_scopes AS "requestedScopes", c.health, c.health_reason AS "healthReason", c.health_checked_at AS "healthCheckedAt",
+  c.created_by AS "createdBy", u.name AS "createdByName", c.created_at AS "createdAt",
+  c.identity_updated_at AS "identityUpdatedAt", c.updated_at AS "updatedAt"`;
+
+const credentialColumns = `
+  id, connection_id AS "connectionId", member_id AS "memberId", kind, identity_fingerprint AS "identityFingerprint",
+  secret_sealed AS "secretSealed", expires_at AS "expiresAt", granted_scopes AS "grantedScopes",
+  external_account_id AS "externalAccountId", tenant_id AS "tenantId", health, health_reason AS "healthReason",
+  health_checked_at AS "healthCheckedAt", obtained_at AS "obtainedAt"`;
+
+// A new concurrency token: now, at millisecond precision, and always later than the previous one,
+// so two writes within one millisecond still give different tokens.
+const nextUpdatedAt = `GREATEST(date_trunc('milliseconds', clock_timestamp()), c.updated_at + interval '1 millisecond')`;
+
+export function createConnectionStore() {
+  return {
+    async insertConnection(q: Queryable, row: ConnectionFields & { id: string; organizationId: string; createdBy: string | null }): Promise<void> {
+      await q.query(
+        `INSERT INTO mcp_connections (id, organization_id, name, url, normalized_url, auth_type, credential_mode, identity_fingerprint,
+           org_wide, oauth_client_id, oauth_client_secret_sealed, oauth_token_endpoint_auth_method, oauth_registration_source,
+           authorization_server_issuer, requested_scopes, health, health_reason, health_checked_at, created_by, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, date_trunc('milliseconds', clock_timestamp()))`,
+        [row.id, row.organizationId, row.name, row.url, row.normalizedUrl, row.authType, row.credentialMode, row.identityFingerprint,
+          row.orgWide, row.oauthClientId, row.oauthClientSecretSealed, row.oauthTokenEndpointAuthMethod, row.oauthRegistrationSource,
+          row.authorizationServerIssuer, JSON.stringify(row.requestedScopes), row.health, row.healthReason, row.healthCheckedAt, row.createdBy],
+      );
+    },
+
+    async findConnection(q: Queryable, organizationId: string, id: string, lock = false): Promise<ConnectionRow | undefined> {
+      const { rows } = await q.query<ConnectionRow>(
+        `SELECT ${connectionColumns} FROM mcp_connections c LEFT JOIN users u ON u.id = c.created_by
+          WHERE c.organization_id = $1 AND c.id = $2 ${lock ? 'FOR UPDATE OF c' : ''}`,
+        [organizationId, id],
+      );
+      return rows[0];
+    },
+
+    /**
+     * A page of connections ordered by id. With `member`, only those the member may use: org-wide,
+     * granted to them, or granted to one of their teams.
+     */
+    async listConnections(
+      q: Queryable,
+      organizationId: string,
+      page: { limit: number; after?: string | undefined },
+      member?: { memberId: string },
+    ): Promise<ConnectionRow[]> {
+      const params: unknown[] = [organizationId, page.after ?? '', page.limit + 1];
+      let filter = '';
+      if (member) {
+        params.push(member.memberId);
+        filter = `AND (c.org_wide
+          OR EXISTS (SELECT 1 FROM mcp_connection_members m WHERE m.connection_id = c.id AND m.member_id = $4)
+          OR EXISTS (SELECT 1 FROM mcp_connection_teams t JOIN team_members tm ON tm.team_id = t.team_id
+                      WHERE t.connection_id = c.id AND tm.member_id = $4))`;
+      }
+      const { rows } = await q.query<ConnectionRow>(
+        `SELECT ${connectionColumns} FROM mcp_connections c LEFT JOIN users u ON u.id = c.created_by
+          WHERE c.organization_id = $1 AND c.id > $2 ${filter} ORDER BY c.id LIMIT $3`,
+        params,
+      );
+      return rows;
+    },
+
+    async memberMayUse(q: Queryable, organizationId: string, connectionId: string, memberId: string): Promise<boolean> {
+      const { rows } = await q.query(
+        `SELECT 1 FROM mcp_connections c WHERE c.organization_id = $1 AND c.id = $2 AND (c.org_wide
+           OR EXISTS (SELECT 1 FROM mcp_connection_members m WHERE m.connection_id = c.id AND m.member_id = $3)
+           OR EXISTS (SELECT 1 FROM mcp_connection_teams t JOIN team_members tm ON tm.team_id = t.team_id
+                       WHERE t.connection_id = c.id AND tm.member_id = $3))`,
+        [organizationId, connectionId, memberId],
+      );
+      return rows.length > 0;
+    },
+
+    /** Writes `fields` only if the row still carries `expectedUpdatedAt`; undefined when it did not. */
+    async updateConnection(q: Queryable, organizationId: string, id: string, expectedUpdatedAt: Date, fields: ConnectionFields, identityChanged: boolean) {
+      const { rows } = await q.query<{ updatedAt: Date }>(
+        `UPDATE mcp_connections c SET name = $4, url = $5, normalized_url = $6, auth_type = $7, credential_mode = $8,
+           identity_fingerprint = $9, org_wide = $10, oauth_client_id = $11, oauth_client_secret_sealed = $12,
+           oauth_token_endpoint_auth_method = $13, oauth_registration_source = $14, authorization_server_issuer = $15,
+           requested_scopes = $16, health = $17, health_reason = $18, health_checked_at = $19,
+           identity_updated_at = CASE WHEN $20 THEN clock_timestamp() ELSE c.identity_updated_at END,
+           updated_at = ${nextUpdatedAt}
+         WHERE c.organization_id = $1 AND c.id = $2 AND c.updated_at = $3
+         RETURNING c.updated_at AS "updatedAt"`,
+        [organizationId, id, expectedUpdatedAt, fields.name, fields.url, fields.normalizedUrl, fields.authType, fields.credentialMode,
+          fields.identityFingerprint, fields.orgWide, fields.oauthClientId, fields.oauthClientSecretSealed,
+          fields.oauthTokenEndpointAuthMethod, fields.oauthRegistrationSource, fields.authorizationServerIssuer,
+          JSON.stringify(fields.requestedScopes), fields.health, fields.healthReason, fields.healthCheckedAt, identityChanged],
+      );
+      return rows[0];
+    },
+
+    /** Bumps the concurrency token (access replace changes the connection without other columns). */
+    async touchConnection(q: Queryable, organizationId: string, id: string, orgWide: boolean): Promise<void> {
+      await q.query(`UPDATE mcp_connections c SET org_wide = $3, updated_at = ${nextUpdatedAt} WHERE c.organization_id = $1 AND c.id = $2`, [
+        organizationId,
+        id,
+        orgWide,
+      ]);
+    },
+
+    async setConnectionHealth(q: Queryable, organizationId: string, id: string, health: Health, reason: HealthReason | null): Promise<void> {
+      await q.query(
+        `UPDATE mcp_connections SET health = $3, health_reason = $4, health_checked_at = clock_timestamp() WHERE organization_id = $1 AND id = $2`,
+        [organizationId, id, health, reason],
+      );
+    },
+
+    async deleteConnection(q: Queryable, organizationId: string, id: string): Promise<boolean> {
+      const { rowCount } = await q.query('DELETE FROM mcp_connections WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+      return (rowCount ?? 0) > 0;
+    },
+
+    async accessOf(q: Queryable, organizationId: string, connectionIds: string[]): Promise<Map<string, { memberIds: string[]; teamIds: string[] }>> {
+      const result = new Map(connectionIds.map((id) => [id, { memberIds: [] as string[], teamIds: [] as string[] }]));
+      if (connectionIds.length === 0) return result;
+      const { rows } = await q.query<{ connectionId: string; kind: 'member' | 'team'; principalId: string }>(
+        `SELECT connection_id AS "connectionId", 'member' AS kind, member_id AS "principalId" FROM mcp_connection_members
+          WHERE organization_id = $1 AND connection_id = ANY($2)
+         UNION ALL
+         SELECT connection_id, 'team', team_id FROM mcp_connection_teams WHERE organization_id = $1 AND connection_id = ANY($2)
+         ORDER BY 3`,
+        [organizationId, connectionIds],
+      );
+      for (const row of rows) {
+        const entry = result.get(row.connectionId)!;
+        (row.kind === 'member' ? entry.memberIds : entry.teamIds).push(row.principalId);
+      }
+      return result;
+    },
+
+    async replaceAccess(q: Queryable, organizationId: string, connectionId: string, access: AccessSet): Promise<void> {
+      await q.query('DELETE FROM mcp_connection_members WHERE organization_id = $1 AND connection_id = $2', [organizationId, connectionId]);
+      await q.query('DELETE FROM mcp_connection_teams WHERE organization_id = $1 AND connection_id = $2', [organizationId, connectionId]);
+      if (access.memberIds.length > 0) {
+        await q.query(
+          `INSERT INTO mcp_connection_members (organization_id, connection_id, member_id) SELECT $1, $2, unnest($3::text[])`,
+          [organizationId, connectionId, access.memberIds],
+        );
+      }
+      if (access.teamIds.length > 0) {
+        await q.query(
+          `INSERT INTO mcp_connection_teams (organization_id, connection_id, team_id) SELECT $1, $2, unnest($3::text[])`,
+          [organizationId, connectionId, access.teamIds],
+        );
+      }
+    },
+
+    /** The shared credentials of the connections, the given member's own, and how many members hold one. */
+    async credentialsFor(q: Queryable, organizationId: string, connectionIds: string[], memberId: string | null) {
+      const shared = new Map<string, CredentialRow>();
+      const mine = new Map<string, CredentialRow>();
+      const memberCounts = new Map<string, { count: number; firstObtainedAt: Date }>();
+      if (connectionIds.length === 0) return { shared, mine, memberCounts };
+      const { rows } = await q.query<CredentialRow>(
+        `SELECT ${credentialColumns} FROM mcp_connection_credentials
+          WHERE organization_id = $1 AND connection_id = ANY($2) AND (member_id IS NULL OR member_id = $3)`,
+        [organizationId, connectionIds, memberId ?? ''],
+      );
+      for (const row of rows) (row.memberId === null ? shared : mine).set(row.connectionId, row);
+      const counts = await q.query<{ connectionId: string; count: number; firstObtainedAt: Date }>(
+        `SELECT connection_id AS "connectionId", count(*)::int AS count, min(obtained_at) AS "firstObtainedAt"
+           FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = ANY($2) AND member_id IS NOT NULL
+          GROUP BY connection_id`,
+        [organizationId, connectionIds],
+      );
+      for (const row of counts.rows) memberCounts.set(row.connectionId, { count: row.count, firstObtainedAt: row.firstObtainedAt });
+      return { shared, mine, memberCounts };
+    },
+
+    /** Stores the shared (memberId null) or a member's credential, replacing the previous one. */
+    async upsertCredential(
+      q: Queryable,
+      row: { id: string; organizationId: string; connectionId: string; memberId: string | null; kind: 'apikey' | 'oauth'; identityFingerprint: string; secretSealed: string; health: Health },
+    ): Promise<void> {
+      await q.query(
+        `DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2 AND member_id IS NOT DISTINCT FROM $3`,
+        [row.organizationId, row.connectionId, row.memberId],
+      );
+      await q.query(
+        `INSERT INTO mcp_connection_credentials (id, organization_id, connection_id, member_id, kind, identity_fingerprint, secret_sealed,
+           health, health_checked_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $8 = 'unknown' THEN NULL ELSE clock_timestamp() END)`,
+        [row.id, row.organizationId, row.connectionId, row.memberId, row.kind, row.identityFingerprint, row.secretSealed, row.health],
+      );
+    },
+
+    async setCredentialHealth(q: Queryable, organizationId: string, credentialId: string, health: Health, reason: HealthReason | null): Promise<void> {
+      await q.query(
+        `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = clock_timestamp(), updated_at = clock_timestamp()
+          WHERE organization_id = $1 AND id = $2`,
+        [organizationId, credentialId, health, reason],
+      );
+    },
+
+    /** Every credential of the connection, shared and per member. */
+    async deleteAllCredentials(q: Queryable, organizationId: string, connectionId: string): Promise<number> {
+      const { rowCount } = await q.query('DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2', [
+        organizationId,
+        connectionId,
+      ]);
+      return rowCount ?? 0;
+    },
+
+    async countCredentials(q: Queryable, organizationId: string, connectionId: string): Promise<number> {
+      const { rows } = await q.query<{ count: number }>(
+        'SELECT count(*)::int AS count FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2',
+        [organizationId, connectionId],
+      );
+      return rows[0]!.count;
+    },
+
+    async pluginLinks(q: Queryable, organizationId: string, connectionIds: string[]): Promise<PluginLink[]> {
+      if (connectionIds.length === 0) return [];
+      const { rows } = await q.query<PluginLink>(
+        `SELECT l.connection_id AS "connectionId", p.id AS "pluginId", p.name, l.relation
+           FROM plugin_connection_links l JOIN plugins p ON p.organization_id = l.organization_id AND p.id = l.plugin_id
+          WHERE l.organization_id = $1 AND l.connection_id = ANY($2) ORDER BY p.id`,
+        [organizationId, connectionIds],
+      );
+      return rows;
+    },
+
+    async findConnectionByIdentity(q: Queryable, organizationId: string, identityFingerprint: string): Promise<{ id: string } | undefined> {
+      const { rows } = await q.query<{ id: string }>(
+        'SELECT id FROM mcp_connections WHERE organization_id = $1 AND identity_fingerprint = $2 ORDER BY id LIMIT 1',
+        [organizationId, identityFingerprint],
+      );
+      return rows[0];
+    },
+
+    async insertPlugin(q: Queryable, row: { id: string; organizationId: string; name: string; version: string | null; manifest: unknown; installedBy: string | null }) {
+      const { rows } = await q.query<{ createdAt: Date }>(
+        `INSERT INTO plugins (id, organization_id, name, version, manifest, installed_by) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING created_at AS "createdAt"`,
+        [row.id, row.organizationId, row.name, row.version, JSON.stringify(row.manifest), row.installedBy],
+      );
+      return rows[0]!;
+    },
+
+    async insertPluginLink(q: Queryable, organizationId: string, pluginId: string, connectionId: string, relation: PluginLink['relation']) {
+      await q.query(
+        `INSERT INTO plugin_connection_links (organization_id, plugin_id, connection_id, relation) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+        [organizationId, pluginId, connectionId, relation],
+      );
+    },
+
+    async deletePlugin(q: Queryable, organizationId: string, pluginId: string): Promise<boolean> {
+      const { rowCount } = await q.query('DELETE FROM plugins WHERE organization_id = $1 AND id = $2', [organizationId, pluginId]);
+      return (rowCount ?? 0) > 0;
+    },
+  };
+}
+
+export type ConnectionStore = ReturnType<typeof createConnectionStore>;
