@@ -19,6 +19,9 @@ import { loggerOptions } from './http/logging.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import { installLinkRoutes } from './modules/install-links/routes.ts';
 import { createInstallLinkService } from './modules/install-links/service.ts';
+import { createTxtResolver } from './modules/sso/dns.ts';
+import { ssoRoutes } from './modules/sso/routes.ts';
+import { createSsoService } from './modules/sso/service.ts';
 import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
@@ -116,6 +119,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     installLinks: createInstallLinkService({ db, identity, rateLimiter, publicUrl: config.publicUrl }),
     desktopDownloadUrl: config.desktopDownloadUrl,
   });
+  const sso = createSsoService({ db, identity, secrets: deps.secrets, resolver: createTxtResolver({ servers: config.dnsServers }) });
+  await app.register(ssoRoutes, { sso });
 
   return app;
 }

@@ -1,0 +1,123 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate, callerOf } from '../../http/auth.ts';
+import { commonErrorResponses, errorBodySchema, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
+import { recordNameFor, recordValueFor, type SsoService } from './service.ts';
+import type { SsoConnectionRow } from './store.ts';
+
+const ssoConnectionSchema = z
+  .object({
+    id: z.string(),
+    domain: z.string().describe('Normalized: lower case, no trailing dot, internationalized names as punycode'),
+    domainVerified: z.boolean(),
+    domainVerifiedAt: timestampSchema.nullable(),
+    issuer: z.string(),
+    clientId: z.string(),
+    clientSecretSet: z.boolean().describe('Whether a client secret is stored; the secret itself is never returned'),
+    verification: z.object({
+      recordName: z.string().describe('Publish a TXT record at this name…'),
+      recordValue: z.string().describe('…with exactly this value'),
+    }),
+    createdAt: timestampSchema,
+    updatedAt: timestampSchema,
+  })
+  .meta({ id: 'SsoConnection' });
+
+function toConnection(row: SsoConnectionRow) {
+  return {
+    id: row.id,
+    domain: row.domain,
+    domainVerified: row.domain_verified_at !== null,
+    domainVerifiedAt: isoTimestampOrNull(row.domain_verified_at),
+    issuer: row.issuer,
+    clientId: row.client_id,
+    clientSecretSet: row.client_secret_sealed !== null,
+    verification: { recordName: recordNameFor(row.domain), recordValue: recordValueFor(row.verification_token) },
+    createdAt: isoTimestamp(row.created_at),
+    updatedAt: isoTimestamp(row.updated_at),
+  };
+}
+
+const ownerOrAdmin = authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found' });
+const organizationNotFound = errorBodySchema.describe('organization_not_found: the session has no active organization');
+const enterpriseRequired = errorBodySchema.describe(
+  'forbidden: not an owner or admin; or enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan',
+);
+
+/** The organization's SSO connection and the verification of its domain through DNS. */
+export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app, { sso }) => {
+  app.put('/v1/sso/connection', {
+    preHandler: ownerOrAdmin,
+    schema: {
+      tags: ['SSO'],
+      operationId: 'putSsoConnection',
+      summary: 'Create or replace the SSO connection of the active organization',
+      description:
+        'Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. ' +
+        '`clientSecret` is write-only: it is stored encrypted and kept when omitted. Changing the domain resets verification ' +
+        'and issues a new verification value. 409 `domain_taken` when another organization has verified the domain.',
+      security: [{ session: [] }],
+      body: z
+        .object({
+          domain: z.string().trim().min(1).max(1000),
+          issuer: z.url().max(2048),
+          clientId: z.string().min(1).max(512),
+          clientSecret: z.string().min(1).max(4096).optional(),
+        })
+        .strict(),
+      response: {
+        200: z.object({ connection: ssoConnectionSchema }),
+        ...commonErrorResponses,
+        403: enterpriseRequired,
+        404: organizationNotFound,
+        409: errorBodySchema.describe('domain_taken: another organization has verified this domain'),
+      },
+    },
+  }, async (request) => ({ connection: toConnection(await sso.putConnection(callerOf(request), request.body)) }));
+
+  app.get('/v1/sso/connection', {
+    preHandler: ownerOrAdmin,
+    schema: {
+      tags: ['SSO'],
+      operationId: 'getSsoConnection',
+      summary: 'The SSO connection of the active organization',
+      security: [{ session: [] }],
+      response: {
+        200: z.object({ connection: ssoConnectionSchema }),
+        401: commonErrorResponses[401],
+        403: commonErrorResponses[403],
+        404: errorBodySchema.describe('organization_not_found, or sso_connection_not_found: no SSO connection yet'),
+      },
+    },
+  }, async (request) => ({ connection: toConnection(await sso.getConnection(callerOf(request))) }));
+
+  app.post('/v1/sso/verify-domain', {
+    preHandler: ownerOrAdmin,
+    schema: {
+      tags: ['SSO'],
+      operationId: 'verifySsoDomain',
+      summary: 'Verify the organization SSO domain',
+      description:
+        'No request body. Looks up the TXT record named in the connection (`verification.recordName`) through the resolvers of ' +
+        '`DNS_SERVERS` (the system resolvers by default) and, when one of its values equals `verification.recordValue` exactly ' +
+        '(a record split into several strings is joined first), marks the domain verified. Verifying again is harmless. ' +
+        'Failures: 422 `domain_verification_failed` when the record is missing or different (the body names `recordName`, ' +
+        '`expectedValue` and `foundValues`; `retryable: false` until the record is changed); 502 `dns_lookup_failed` with ' +
+        '`retryable: true` and `Retry-After` when DNS itself failed (timeout, SERVFAIL, unreachable).',
+      security: [{ session: [] }],
+      response: {
+        200: z.object({ verified: z.literal(true), domain: z.string(), domainVerifiedAt: timestampSchema, connection: ssoConnectionSchema }),
+        400: commonErrorResponses[400],
+        401: commonErrorResponses[401],
+        403: enterpriseRequired,
+        404: errorBodySchema.describe('organization_not_found: no active organization; sso_connection_not_found: create the connection first'),
+        409: errorBodySchema.describe('domain_taken: another organization has verified this domain'),
+        422: errorBodySchema.describe('domain_verification_failed: the TXT record is missing or has another value'),
+        502: errorBodySchema.describe('dns_lookup_failed: the DNS lookup failed; retry later'),
+      },
+    },
+  }, async (request) => {
+    const connection = await sso.verifyDomain(callerOf(request));
+    return { verified: true as const, domain: connection.domain, domainVerifiedAt: isoTimestamp(connection.domain_verified_at!), connection: toConnection(connection) };
+  });
+};

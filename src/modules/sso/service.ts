@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../../db/database.ts';
+import { ApiError, invalidRequest, notFound } from '../../http/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
+import type { Caller, IdentityService } from '../identity/service.ts';
+import { describeDnsFailure, normalizeDomain, type TxtResolver } from './dns.ts';
+import { createSsoStore, type SsoConnectionRow } from './store.ts';
+
+export interface SsoServiceDeps {
+  db: Database;
+  identity: IdentityService;
+  secrets: SecretBox;
+  resolver: TxtResolver;
+}
+
+/** Where the TXT record lives and what it must say. */
+export const recordNameFor = (domain: string) => `_orgplane-verification.${domain}`;
+export const recordValueFor = (token: string) => `orgplane-domain-verification=${token}`;
+
+/** Seconds a client should wait before retrying a verification that failed on DNS itself. */
+export const dnsRetryAfterSeconds = 30;
+
+export interface SsoConnectionInput {
+  domain: string;
+  issuer: string;
+  clientId: string;
+  clientSecret?: string | undefined;
+}
+
+function enterprisePlanRequired(): ApiError {
+  return new ApiError(403, 'enterprise_plan_required', 'SSO is available on the enterprise plan', { feature: 'sso' });
+}
+
+function domainTaken(domain: string): ApiError {
+  return new ApiError(409, 'domain_taken', `The domain ${domain} is already verified by another organization`);
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | undefined)?.code === '23505';
+}
+
+// What a TXT value may contribute to an error message: bounded, printable.
+function shown(values: string[]): string[] {
+  return values.slice(0, 10).map((value) => (value.length > 255 ? `${value.slice(0, 255)}…` : value));
+}
+
+export function createSsoService(deps: SsoServiceDeps) {
+  const { db } = deps;
+  const store = createSsoStore();
+
+  async function requireEnterprise(organizationId: string) {
+    const organization = await deps.identity.getOrganization(organizationId);
+    if (!organization) throw notFound('organization_not_found', 'No such organization');
+    if (organization.plan !== 'enterprise') throw enterprisePlanRequired();
+    return organization;
+  }
+
+  function requireOrganization(caller: Caller): string {
+    // authenticate({ roles }) guarantees this; the check keeps the types honest.
+    if (!caller.organizationId) throw notFound('organization_not_found', 'This session has no active organization');
+    return caller.organizationId;
+  }
+
+  return {
+    /** Creates or replaces the organization's SSO connection. A new domain starts unverified with a new token. */
+    async putConnection(caller: Caller, input: SsoConnectionInput): Promise<SsoConnectionRow> {
+      const organizationId = requireOrganization(caller);
+      await requireEnterprise(organizationId);
+      const domain = normalizeDomain(input.domain);
+      if (!domain) {
+        throw invalidRequest([{ message: 'Must be a domain name such as example.com', path: ['domain'] }], 'The domain is not valid');
+      }
+      if (await store.verifiedElsewhere(db, domain, organizationId)) throw domainTaken(domain);
+      const sealed = input.clientSecret !== undefined ? deps.secrets.seal(input.clientSecret) : undefined;
+      return db.transaction(async (tx) => {
+        const existing = await store.findByOrganization(tx, organizationId, true);
+        if (!existing) {
+          return store.insert(tx, {
+            id: newId('sso'),
+            organizationId,
+            domain,
+            issuer: input.issuer,
+            clientId: input.clientId,
+            clientSecretSealed: sealed ?? null,
+            verificationToken: randomBytes(16).toString('hex'),
+          });
+        }
+        const domainChanged = existing.domain !== domain;
+        return store.update(tx, organizationId, {
+          domain,
+          issuer: input.issuer,
+          clientId: input.clientId,
+          clientSecretSealed: sealed ?? existing.client_secret_sealed,
+          // Proof of control is for one domain: a new domain is unverified and gets a new token.
+          verificationToken: domainChanged ? randomBytes(16).toString('hex') : existing.verification_token,
+          domainVerifiedAt: domainChanged ? null : existing.domain_verified_at,
+        });
+      });
+    },
+
+    async getConnection(caller: Caller): Promise<SsoConnectionRow> {
+      const connection = await store.findByOrganization(db, requireOrganization(caller));
+      if (!connection) throw notFound('sso_connection_not_found', 'This organization has no SSO connection; create it with PUT /v1/sso/connection');
+      return connection;
+    },
+
+    /**
+     * Looks up the TXT record and, when one of its values equals the expected value exactly, marks the
+     * domain verified. Missing and wrong records say what was expected and what was found; DNS failures
+     * say they may be retried.
+     */
+    async verifyDomain(caller: Caller): Promise<SsoConnectionRow> {
+      const organizationId = requireOrganization(caller);
+      await requireEnterprise(organizationId);
+      const connection = await store.findByOrganization(db, organizationId);
+      if (!connection) throw notFound('sso_connection_not_found', 'This organization has no SSO connection; create it with PUT /v1/sso/connection');
+      const recordName = recordNameFor(connection.domain);
+      const expected = recordValueFor(connection.verification_token);
+      const result = await deps.resolver.resolveTxt(recordName);
+      if (result.status === 'failed') {
+        const error = new ApiError(
+          502,
+          'dns_lookup_failed',
+          `Could not look up the TXT record at ${recordName}: ${describeDnsFailure(result.code)}. This may be temporary; try again.`,
+          { retryable: true, recordName },
+        );
+        error.headers = { 'retry-after': String(dnsRetryAfterSeconds) };
+        throw error;
+      }
+      const found = result.status === 'found' ? result.records : [];
+      if (!found.includes(expected)) {
+        const what = found.length === 0 ? 'no TXT record was found there' : `found ${JSON.stringify(shown(found))} instead`;
+        throw new ApiError(
+          422,
+          'domain_verification_failed',
+          `Expected a TXT record at ${recordName} with the value "${expected}", but ${what}. Publish the record and try again (DNS changes can take a while to appear).`,
+          { retryable: false, recordName, expectedValue: expected, foundValues: shown(found) },
+        );
+      }
+      if (await store.verifiedElsewhere(db, connection.domain, organizationId)) throw domainTaken(connection.domain);
+      try {
+        const verified = await store.markVerified(db, organizationId, connection.domain, connection.verification_token);
+        if (!verified) {
+          throw new ApiError(409, 'sso_connection_changed', 'The SSO connection changed during verification; try again');
+        }
+        return verified;
+      } catch (error) {
+        if (isUniqueViolation(error)) throw domainTaken(connection.domain);
+        throw error;
+      }
+    },
+
+    /** Whether the organization has an SSO connection with a verified domain (SCIM needs one). */
+    async verifiedConnection(organizationId: string): Promise<SsoConnectionRow | undefined> {
+      const connection = await store.findByOrganization(db, organizationId);
+      return connection?.domain_verified_at ? connection : undefined;
+    },
+  };
+}
+
+export type SsoService = ReturnType<typeof createSsoService>;

@@ -1,0 +1,121 @@
+// SSO: every documented error of the connection and verification routes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTenant, signUp, type Tenant } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
+import { connectionBody, setPlan, startSsoApp, verifiedConnection } from './helpers.ts';
+
+let env: Awaited<ReturnType<typeof startSsoApp>>;
+let tenant: Tenant;
+before(async () => {
+  env = await startSsoApp();
+  tenant = await createTenant(env.app.url);
+});
+after(async () => {
+  await env.close();
+});
+
+const owner = () => api(env.app.url, tenant.owner.token);
+
+test('without the enterprise plan: 403 enterprise_plan_required with feature and message', async () => {
+  for (const plan of ['free', 'team'] as const) {
+    await setPlan(env.app, tenant.orgId, plan);
+    const put = await owner().put('/v1/sso/connection', connectionBody('acme.example'));
+    const verify = await owner().post('/v1/sso/verify-domain');
+    for (const response of [put, verify]) {
+      assert.equal(response.status, 403, response.text);
+      assert.equal(response.body.error, 'enterprise_plan_required');
+      assert.equal(response.body.feature, 'sso');
+      assert.equal(typeof response.body.message, 'string');
+    }
+  }
+  await setPlan(env.app, tenant.orgId, 'enterprise');
+});
+
+test('no active organization: 404 organization_not_found', async () => {
+  const loner = await signUp(env.app.url, 'loner');
+  for (const response of [
+    await api(env.app.url, loner.token).post('/v1/sso/verify-domain'),
+    await api(env.app.url, loner.token).put('/v1/sso/connection', connectionBody('x.example')),
+    await api(env.app.url, loner.token).get('/v1/sso/connection'),
+  ]) {
+    assert.equal(response.status, 404);
+    assert.equal(response.body.error, 'organization_not_found');
+  }
+});
+
+test('no connection yet: 404 sso_connection_not_found', async () => {
+  for (const response of [await owner().post('/v1/sso/verify-domain'), await owner().get('/v1/sso/connection')]) {
+    assert.equal(response.status, 404);
+    assert.equal(response.body.error, 'sso_connection_not_found');
+    assert.ok(response.body.message);
+  }
+});
+
+test('invalid bodies are 400 invalid_request naming the field', async () => {
+  const cases: Array<[unknown, string]> = [
+    [connectionBody('not a domain'), 'domain'],
+    [connectionBody('localhost'), 'domain'],
+    [connectionBody('10.0.0.1'), 'domain'],
+    [connectionBody('acme.example', { issuer: 'not a url' }), 'issuer'],
+    [connectionBody('acme.example', { clientId: '' }), 'clientId'],
+    [connectionBody('acme.example', { extra: 1 }), ''],
+    [{ domain: 'acme.example' }, 'issuer'],
+  ];
+  for (const [body, field] of cases) {
+    const response = await owner().put('/v1/sso/connection', body);
+    assert.equal(response.status, 400, JSON.stringify(body));
+    assert.equal(response.body.error, 'invalid_request');
+    if (field) assert.ok(response.body.details.some((d: { path: string[] }) => d.path.includes(field)), response.text);
+  }
+});
+
+test('a missing record: 422 naming the record expected and that nothing was found; not verified', async () => {
+  const put = await owner().put('/v1/sso/connection', connectionBody('acme.example'));
+  const { recordName, recordValue } = put.body.connection.verification;
+  const response = await owner().post('/v1/sso/verify-domain');
+  assert.equal(response.status, 422, response.text);
+  assert.equal(response.body.error, 'domain_verification_failed');
+  assert.equal(response.body.recordName, recordName);
+  assert.equal(response.body.expectedValue, recordValue);
+  assert.deepEqual(response.body.foundValues, []);
+  assert.equal(response.body.retryable, false);
+  assert.ok(response.body.message.includes(recordName) && response.body.message.includes(recordValue), response.body.message);
+  assert.match(response.body.message, /no TXT record/);
+  // a name that exists without TXT records (NODATA) is the same
+  env.dns.setBehaviour(recordName, { kind: 'nodata' });
+  assert.equal((await owner().post('/v1/sso/verify-domain')).status, 422);
+  assert.equal((await owner().get('/v1/sso/connection')).body.connection.domainVerified, false);
+});
+
+test('a wrong record: 422 naming what was expected and what was found', async () => {
+  const { connection } = (await owner().get('/v1/sso/connection')).body;
+  const { recordName, recordValue } = connection.verification;
+  env.dns.setTxt(recordName, [`${recordValue}x`, recordValue.toUpperCase(), ` ${recordValue}`]);
+  const response = await owner().post('/v1/sso/verify-domain');
+  assert.equal(response.status, 422);
+  assert.equal(response.body.error, 'domain_verification_failed');
+  assert.deepEqual([...response.body.foundValues].sort(), [`${recordValue}x`, recordValue.toUpperCase(), ` ${recordValue}`].sort());
+  assert.ok(response.body.message.includes(`${recordValue}x`));
+  assert.equal((await owner().get('/v1/sso/connection')).body.connection.domainVerified, false);
+});
+
+test('a DNS failure (SERVFAIL) is 502 dns_lookup_failed, retryable, with Retry-After', async () => {
+  const { connection } = (await owner().get('/v1/sso/connection')).body;
+  env.dns.setBehaviour(connection.verification.recordName, { kind: 'servfail' });
+  const response = await owner().post('/v1/sso/verify-domain');
+  assert.equal(response.status, 502, response.text);
+  assert.equal(response.body.error, 'dns_lookup_failed');
+  assert.equal(response.body.retryable, true);
+  assert.match(response.body.message, /SERVFAIL.*try again/);
+  assert.equal(response.headers.get('retry-after'), '30');
+  assert.equal((await owner().get('/v1/sso/connection')).body.connection.domainVerified, false);
+});
+
+test('a domain verified by another organization: 409 domain_taken', async () => {
+  await setPlan(env.app, tenant.otherOrgId, 'enterprise');
+  await verifiedConnection(env.app, env.dns, tenant.otherAdmin.token, 'taken.example');
+  const put = await owner().put('/v1/sso/connection', connectionBody('Taken.Example'));
+  assert.equal(put.status, 409);
+  assert.equal(put.body.error, 'domain_taken');
+});
