@@ -28,6 +28,7 @@ import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
 import { mcpConnectionRoutes } from './modules/mcp-connections/routes.ts';
 import { createMcpConnectionService } from './modules/mcp-connections/service.ts';
+import { registerMessenger } from './modules/messenger/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -121,6 +122,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   const sso = createSsoService({ db, identity, secrets: deps.secrets, resolver: createTxtResolver({ servers: config.dnsServers }) });
   await app.register(ssoRoutes, { sso });
+  await registerMessenger(app, { db, config, secrets: deps.secrets, outbound });
 
   return app;
 }

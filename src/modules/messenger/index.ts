@@ -1,0 +1,58 @@
+// Wires the messenger module into an app: the queue (pg-boss schema, the delivery queue), the
+// management routes, the webhook ingress and, unless RUN_WORKERS=false, in-process delivery workers.
+
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.ts';
+import type { Database } from '../../db/database.ts';
+import { createOutboundClient, type OutboundClient } from '../../platform/outbound.ts';
+import { createJobQueue } from '../../platform/queue.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
+import { createIngress, DELIVERY_QUEUE } from './ingress.ts';
+import { createBotApi } from './platform.ts';
+import { messengerRoutes } from './routes.ts';
+import { createMessengerService } from './service.ts';
+import { createMessengerStore } from './store.ts';
+import { messengerWebhookRoutes } from './webhook-routes.ts';
+import { deliveryQueueDefinition, deliverySettingsFromEnv, startMessengerWorker, type DeliverySettings } from './worker.ts';
+
+export { startMessengerWorker } from './worker.ts';
+
+export interface MessengerModuleDeps {
+  db: Database;
+  config: Config;
+  secrets: SecretBox;
+  /** The shared guarded client; one is created from config when absent. */
+  outbound?: OutboundClient;
+  settings?: DeliverySettings;
+}
+
+export async function registerMessenger(app: FastifyInstance, deps: MessengerModuleDeps): Promise<void> {
+  const { db, config, secrets } = deps;
+  const settings = deps.settings ?? deliverySettingsFromEnv();
+  const ownsOutbound = !deps.outbound;
+  const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
+  const queue = createJobQueue(db, { onError: (error) => app.log.warn({ err: error }, 'messenger: queue error') });
+  await queue.start([deliveryQueueDefinition(settings)]);
+
+  const store = createMessengerStore();
+  const ingress = createIngress({ db, queue, store, onEnqueued: () => queue.wake(DELIVERY_QUEUE) });
+  const service = createMessengerService({
+    db,
+    store,
+    secrets,
+    botApi: createBotApi({ apiRoot: config.messengerApiRoot, outbound }),
+    publicUrl: config.publicUrl,
+    forgetConnection: (id) => ingress.forget(id),
+    log: app.log,
+  });
+  await app.register(messengerRoutes, { service, publicUrl: config.publicUrl });
+  await app.register(messengerWebhookRoutes, { ingress });
+
+  if (config.runWorkers) {
+    await startMessengerWorker({ db, secrets, outbound, messengerApiRoot: config.messengerApiRoot, queue, settings, log: app.log });
+  }
+  app.addHook('onClose', async () => {
+    await queue.stop();
+    if (ownsOutbound) await outbound.close();
+  });
+}

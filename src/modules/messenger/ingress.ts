@@ -1,0 +1,160 @@
+// The webhook ingress rules (spec operation 8): verify the per-connection secret, then durably claim
+// the update and enqueue its processing in one transaction.
+//
+// Group commit: claims arriving while a claim transaction is in flight wait and go together in the
+// next one (one INSERT for the claims, one for the jobs). Every caller is answered only after the
+// transaction that holds its claim committed, so nothing is acknowledged that is not stored. Under
+// light load a batch is a single claim; under heavy load batches grow and the per-update cost falls.
+
+import type { Database } from '../../db/database.ts';
+import type { JobQueue } from '../../platform/queue.ts';
+import { hashToken, safeEqual } from '../../platform/tokens.ts';
+import type { MessengerStore } from './store.ts';
+import { chatIdOf, orderingKeyOf } from './updates.ts';
+
+export const DELIVERY_QUEUE = 'messenger-delivery';
+
+export interface DeliveryJob {
+  connectionId: string;
+  updateId: number;
+  chatId: string | null;
+  update: Record<string, unknown>;
+}
+
+export type ClaimOutcome =
+  | { accepted: true }
+  | { accepted: false; reason: 'duplicate' | 'connection_disabled' | 'connection_not_found' };
+
+export interface Ingress {
+  /** True when `secret` is the connection's webhook secret (constant-time, against the stored hash). */
+  verifySecret(connectionId: string, secret: string | undefined): Promise<boolean>;
+  /** Claims the update and enqueues it; resolves once committed. Rejects when the database could not store it. */
+  claim(connectionId: string, update: Record<string, unknown> & { update_id: number }): Promise<ClaimOutcome>;
+  /** Forgets a connection's cached secret (after it was deleted here). */
+  forget(connectionId: string): void;
+}
+
+interface PendingClaim {
+  connectionId: string;
+  updateId: number;
+  chatId: string | null;
+  update: Record<string, unknown>;
+  resolve(outcome: ClaimOutcome): void;
+  reject(error: unknown): void;
+}
+
+const SECRET_CACHE_TTL_MS = 60_000;
+const SECRET_CACHE_MAX = 10_000;
+const MAX_BATCH = 500;
+// A hash no secret has, so an unknown connection costs the same comparison as a known one.
+const NO_SECRET_HASH = hashToken('no connection has this secret');
+
+export function createIngress(deps: { db: Database; queue: JobQueue; store: MessengerStore; onEnqueued?: () => void }): Ingress {
+  const { db, queue, store } = deps;
+  // connection id -> webhook secret hash. The hash never changes for a connection, and the claim
+  // transaction re-checks that the connection exists and is active, so a stale entry can never make
+  // a deleted or disabled connection accept an update.
+  const secretHashes = new Map<string, { hash: string; expires: number }>();
+  const pending: PendingClaim[] = [];
+  // One transaction at a time on PGlite (one connection); a few on PostgreSQL so one slow commit
+  // does not stall the stream.
+  const maxInFlight = db.backend === 'pglite' ? 1 : 3;
+  let inFlight = 0;
+  let scheduled = false;
+
+  async function secretHashOf(connectionId: string): Promise<string | undefined> {
+    const cached = secretHashes.get(connectionId);
+    if (cached && cached.expires > Date.now()) return cached.hash;
+    const row = await store.getConnectionById(db, connectionId);
+    if (!row) {
+      secretHashes.delete(connectionId);
+      return undefined;
+    }
+    if (secretHashes.size >= SECRET_CACHE_MAX) secretHashes.delete(secretHashes.keys().next().value!);
+    secretHashes.set(connectionId, { hash: row.webhook_secret_hash, expires: Date.now() + SECRET_CACHE_TTL_MS });
+    return row.webhook_secret_hash;
+  }
+
+  function schedule() {
+    if (scheduled || inFlight >= maxInFlight || pending.length === 0) return;
+    scheduled = true;
+    // One turn of the event loop lets the requests that arrived together join the same batch.
+    setImmediate(() => {
+      scheduled = false;
+      while (inFlight < maxInFlight && pending.length > 0) {
+        const batch = pending.splice(0, MAX_BATCH);
+        inFlight += 1;
+        void commitBatch(batch).finally(() => {
+          inFlight -= 1;
+          schedule();
+        });
+      }
+    });
+  }
+
+  async function commitBatch(batch: PendingClaim[]) {
+    // The same update twice in one batch: the first one speaks for both.
+    const firsts = new Map<string, PendingClaim>();
+    const repeats: PendingClaim[] = [];
+    for (const item of batch) {
+      const key = `${item.connectionId}:${item.updateId}`;
+      if (firsts.has(key)) repeats.push(item);
+      else firsts.set(key, item);
+    }
+    const unique = [...firsts.values()];
+    let result: Awaited<ReturnType<MessengerStore['claimUpdates']>>;
+    try {
+      result = await db.transaction(async (tx) => {
+        const claimed = await store.claimUpdates(tx, unique);
+        // Sorted by update_id so that, inside one batch, a chat's updates queue in update_id order.
+        const jobs = unique
+          .filter((item) => claimed.claimed.has(`${item.connectionId}:${item.updateId}`))
+          .sort((a, b) => a.updateId - b.updateId)
+          .map((item) => ({
+            key: orderingKeyOf(item.connectionId, item.update, item.chatId),
+            data: { connectionId: item.connectionId, updateId: item.updateId, chatId: item.chatId, update: item.update } satisfies DeliveryJob,
+          }));
+        await queue.enqueue(tx, DELIVERY_QUEUE, jobs);
+        return claimed;
+      });
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    const outcomes = new Map<string, ClaimOutcome>();
+    for (const [key, item] of firsts) {
+      let outcome: ClaimOutcome;
+      const connection = result.connections.get(item.connectionId);
+      if (result.claimed.has(key)) outcome = { accepted: true };
+      else if (!connection) outcome = { accepted: false, reason: 'connection_not_found' };
+      else if (connection.status !== 'active') outcome = { accepted: false, reason: 'connection_disabled' };
+      else outcome = { accepted: false, reason: 'duplicate' };
+      outcomes.set(key, outcome);
+      item.resolve(outcome);
+    }
+    for (const item of repeats) {
+      const first = outcomes.get(`${item.connectionId}:${item.updateId}`)!;
+      item.resolve(first.accepted ? { accepted: false, reason: 'duplicate' } : first);
+    }
+    if (result.claimed.size > 0) deps.onEnqueued?.();
+  }
+
+  return {
+    async verifySecret(connectionId, secret) {
+      const hash = await secretHashOf(connectionId);
+      const matches = safeEqual(hashToken(secret ?? ''), hash ?? NO_SECRET_HASH);
+      return matches && hash !== undefined && secret !== undefined && secret !== '';
+    },
+
+    claim(connectionId, update) {
+      return new Promise<ClaimOutcome>((resolve, reject) => {
+        pending.push({ connectionId, updateId: update.update_id, chatId: chatIdOf(update), update, resolve, reject });
+        schedule();
+      });
+    },
+
+    forget(connectionId) {
+      secretHashes.delete(connectionId);
+    },
+  };
+}

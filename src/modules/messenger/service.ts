@@ -1,0 +1,134 @@
+// Bot connections: the rules around creating (getMe, fresh secrets, setWebhook), listing, changing
+// and deleting them, and reading their updates. HTTP lives in routes.ts, SQL in store.ts.
+
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../../db/database.ts';
+import { ApiError, conflict, notFound } from '../../http/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { BotApiError, type BotApi } from './platform.ts';
+import type { ConnectionRow, ConnectionStatus, MessengerStore, UpdateRow, UpdateStatus } from './store.ts';
+
+export interface MessengerServiceDeps {
+  db: Database;
+  store: MessengerStore;
+  secrets: SecretBox;
+  botApi: BotApi;
+  publicUrl: string;
+  /** Drops a deleted connection's cached webhook secret in this process. */
+  forgetConnection(connectionId: string): void;
+  log: FastifyBaseLogger;
+}
+
+export interface ActingMember {
+  organizationId: string;
+  memberId: string | null;
+}
+
+const connectionNotFound = () => notFound('connection_not_found', 'No such bot connection in this organization');
+
+export function webhookUrlOf(publicUrl: string, connectionId: string): string {
+  return `${publicUrl}/v1/webhooks/messenger/${connectionId}`;
+}
+
+function platformError(error: unknown, action: string): ApiError {
+  if (error instanceof BotApiError) {
+    return new ApiError(502, 'platform_error', `The messaging platform refused ${action}: ${error.message}`);
+  }
+  return new ApiError(502, 'platform_unavailable', `The messaging platform could not be reached to ${action}`);
+}
+
+export function createMessengerService(deps: MessengerServiceDeps) {
+  const { db, store, secrets, botApi } = deps;
+
+  async function ownConnection(actor: ActingMember, connectionId: string): Promise<ConnectionRow> {
+    const row = await store.getConnection(db, actor.organizationId, connectionId);
+    if (!row) throw connectionNotFound();
+    return row;
+  }
+
+  return {
+    /**
+     * Checks the token with getMe, stores the connection with fresh secrets, registers the webhook.
+     * Returns the delivery secret, which is shown this once.
+     */
+    async createConnection(actor: ActingMember, input: { botToken: string; deliveryUrl: string }): Promise<{ connection: ConnectionRow; deliverySecret: string }> {
+      let bot;
+      try {
+        bot = await botApi.getMe(input.botToken);
+      } catch (error) {
+        if (error instanceof BotApiError && (error.errorCode === 401 || error.errorCode === 404)) {
+          throw new ApiError(400, 'invalid_bot_token', 'The messaging platform did not accept this bot token');
+        }
+        throw platformError(error, 'check the bot token');
+      }
+      const id = newId('emc');
+      // 256 random bits each, base64url: only A-Z a-z 0-9 _ -, as the platform requires of secret_token.
+      const webhookSecret = randomToken(32);
+      const deliverySecret = randomToken(32);
+      const connection = await store.insertConnection(db, {
+        id,
+        organizationId: actor.organizationId,
+        botId: bot.id,
+        botUsername: bot.username ?? bot.first_name,
+        botTokenSealed: secrets.seal(input.botToken),
+        webhookSecretHash: hashToken(webhookSecret),
+        deliveryUrl: input.deliveryUrl,
+        deliverySecretSealed: secrets.seal(deliverySecret),
+        createdByMemberId: actor.memberId,
+      });
+      if (!connection) throw conflict('connection_conflict', 'This bot is already connected in this organization');
+      try {
+        await botApi.setWebhook(input.botToken, { url: webhookUrlOf(deps.publicUrl, id), secret_token: webhookSecret });
+      } catch (error) {
+        // Without a webhook the connection would receive nothing: do not keep it.
+        await store.deleteConnection(db, actor.organizationId, id);
+        throw platformError(error, 'register the webhook');
+      }
+      return { connection, deliverySecret };
+    },
+
+    async listConnections(actor: ActingMember, page: { after: string | undefined; limit: number }): Promise<ConnectionRow[]> {
+      return store.listConnections(db, actor.organizationId, page.after, page.limit + 1);
+    },
+
+    getConnection: ownConnection,
+
+    async updateConnection(actor: ActingMember, connectionId: string, changes: { enabled?: boolean; deliveryUrl?: string }): Promise<ConnectionRow> {
+      const status: ConnectionStatus | undefined = changes.enabled === undefined ? undefined : changes.enabled ? 'active' : 'disabled';
+      const row = await store.updateConnection(db, actor.organizationId, connectionId, {
+        ...(status ? { status } : {}),
+        ...(changes.deliveryUrl ? { deliveryUrl: changes.deliveryUrl } : {}),
+      });
+      if (!row) throw connectionNotFound();
+      return row;
+    },
+
+    /** Deletes the connection and its webhook registration (the platform's refusal does not keep it). */
+    async deleteConnection(actor: ActingMember, connectionId: string): Promise<void> {
+      const row = await ownConnection(actor, connectionId);
+      try {
+        await botApi.deleteWebhook(secrets.open(row.bot_token_sealed));
+      } catch (error) {
+        // A revoked token or an unreachable platform must not make a connection undeletable; the
+        // webhook then points at a connection that no longer exists and is refused (401).
+        deps.log.warn({ connectionId, reason: error instanceof Error ? error.message : 'unknown' }, 'messenger: deleteWebhook failed; deleting the connection anyway');
+      }
+      const deleted = await store.deleteConnection(db, actor.organizationId, connectionId);
+      if (!deleted) throw connectionNotFound();
+      deps.forgetConnection(connectionId);
+    },
+
+    async listUpdates(
+      actor: ActingMember,
+      connectionId: string,
+      filter: { status: UpdateStatus | undefined; beforeUpdateId: number | undefined; limit: number },
+    ): Promise<UpdateRow[]> {
+      await ownConnection(actor, connectionId);
+      return store.listUpdates(db, actor.organizationId, connectionId, { ...filter, limit: filter.limit + 1 });
+    },
+  };
+}
+
+export type MessengerService = ReturnType<typeof createMessengerService>;

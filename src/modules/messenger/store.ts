@@ -1,0 +1,180 @@
+// SQL for bot connections and their updates. Every query on a tenant's rows filters on its
+// organization, except the two the platform-facing paths need (webhook lookup by connection id,
+// which is authenticated by the secret, and the worker's, which follows a job it was given).
+
+import type { Queryable } from '../../db/database.ts';
+
+export type ConnectionStatus = 'active' | 'disabled';
+export type UpdateStatus = 'queued' | 'retrying' | 'delivered' | 'dead';
+
+export interface ConnectionRow {
+  id: string;
+  organization_id: string;
+  bot_id: number;
+  bot_username: string;
+  bot_token_sealed: string;
+  webhook_secret_hash: string;
+  delivery_url: string;
+  delivery_secret_sealed: string;
+  status: ConnectionStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface UpdateRow {
+  connection_id: string;
+  update_id: number;
+  chat_id: string | null;
+  status: UpdateStatus;
+  attempts: number;
+  last_error: string | null;
+  reply_status: 'sent' | 'failed' | null;
+  received_at: Date;
+  last_attempt_at: Date | null;
+  delivered_at: Date | null;
+}
+
+export interface NewConnection {
+  id: string;
+  organizationId: string;
+  botId: number;
+  botUsername: string;
+  botTokenSealed: string;
+  webhookSecretHash: string;
+  deliveryUrl: string;
+  deliverySecretSealed: string;
+  createdByMemberId: string | null;
+}
+
+export interface ClaimInput {
+  connectionId: string;
+  updateId: number;
+  chatId: string | null;
+}
+
+export function createMessengerStore() {
+  return {
+    async insertConnection(db: Queryable, c: NewConnection): Promise<ConnectionRow | undefined> {
+      const { rows } = await db.query<ConnectionRow>(
+        `INSERT INTO messenger_connections
+           (id, organization_id, bot_id, bot_username, bot_token_sealed, webhook_secret_hash, delivery_url, delivery_secret_sealed, created_by_member_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (organization_id, bot_id) DO NOTHING
+         RETURNING *`,
+        [c.id, c.organizationId, c.botId, c.botUsername, c.botTokenSealed, c.webhookSecretHash, c.deliveryUrl, c.deliverySecretSealed, c.createdByMemberId],
+      );
+      return rows[0];
+    },
+
+    async getConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
+      const { rows } = await db.query<ConnectionRow>('SELECT * FROM messenger_connections WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+      return rows[0];
+    },
+
+    /** For the webhook (authenticated by the secret) and the worker (following its job). */
+    async getConnectionById(db: Queryable, id: string): Promise<ConnectionRow | undefined> {
+      const { rows } = await db.query<ConnectionRow>('SELECT * FROM messenger_connections WHERE id = $1', [id]);
+      return rows[0];
+    },
+
+    async listConnections(db: Queryable, organizationId: string, after: string | undefined, limit: number): Promise<ConnectionRow[]> {
+      const { rows } = await db.query<ConnectionRow>(
+        `SELECT * FROM messenger_connections
+          WHERE organization_id = $1 AND ($2::text IS NULL OR id > $2)
+          ORDER BY id LIMIT $3`,
+        [organizationId, after ?? null, limit],
+      );
+      return rows;
+    },
+
+    async updateConnection(
+      db: Queryable,
+      organizationId: string,
+      id: string,
+      changes: { status?: ConnectionStatus; deliveryUrl?: string },
+    ): Promise<ConnectionRow | undefined> {
+      const { rows } = await db.query<ConnectionRow>(
+        `UPDATE messenger_connections
+            SET status = COALESCE($3, status), delivery_url = COALESCE($4, delivery_url), updated_at = now()
+          WHERE organization_id = $1 AND id = $2
+          RETURNING *`,
+        [organizationId, id, changes.status ?? null, changes.deliveryUrl ?? null],
+      );
+      return rows[0];
+    },
+
+    async deleteConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
+      const { rows } = await db.query<ConnectionRow>('DELETE FROM messenger_connections WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
+      return rows[0];
+    },
+
+    /**
+     * Claims a batch of updates in one statement: a row is inserted only for an active connection
+     * and only if the pair is new. Returns the claimed pairs and the status of every connection named.
+     */
+    async claimUpdates(db: Queryable, claims: ClaimInput[]): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus; organizationId: string }> }> {
+      const connectionIds = [...new Set(claims.map((claim) => claim.connectionId))];
+      const found = await db.query<{ id: string; status: ConnectionStatus; organization_id: string }>(
+        'SELECT id, status, organization_id FROM messenger_connections WHERE id = ANY($1::text[])',
+        [connectionIds],
+      );
+      const connections = new Map(found.rows.map((row) => [row.id, { status: row.status, organizationId: row.organization_id }]));
+      const { rows } = await db.query<{ connection_id: string; update_id: number }>(
+        `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
+         SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id
+           FROM unnest($1::text[], $2::bigint[], $3::text[]) AS i (connection_id, update_id, chat_id)
+           JOIN messenger_connections c ON c.id = i.connection_id AND c.status = 'active'
+         ON CONFLICT (connection_id, update_id) DO NOTHING
+         RETURNING connection_id, update_id`,
+        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId)],
+      );
+      return { claimed: new Set(rows.map((row) => `${row.connection_id}:${row.update_id}`)), connections };
+    },
+
+    async listUpdates(
+      db: Queryable,
+      organizationId: string,
+      connectionId: string,
+      filter: { status: UpdateStatus | undefined; beforeUpdateId: number | undefined; limit: number },
+    ): Promise<UpdateRow[]> {
+      const { rows } = await db.query<UpdateRow>(
+        `SELECT connection_id, update_id, chat_id, status, attempts, last_error, reply_status, received_at, last_attempt_at, delivered_at
+           FROM messenger_updates
+          WHERE organization_id = $1 AND connection_id = $2
+            AND ($3::text IS NULL OR status = $3)
+            AND ($4::bigint IS NULL OR update_id < $4)
+          ORDER BY update_id DESC
+          LIMIT $5`,
+        [organizationId, connectionId, filter.status ?? null, filter.beforeUpdateId ?? null, filter.limit],
+      );
+      return rows;
+    },
+
+    async recordAttempt(db: Queryable, connectionId: string, updateId: number, attempt: number): Promise<void> {
+      await db.query(
+        'UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now() WHERE connection_id = $1 AND update_id = $2',
+        [connectionId, updateId, attempt],
+      );
+    },
+
+    async markDelivered(db: Queryable, connectionId: string, updateId: number, reply: { status: 'sent' | 'failed' | null; error: string | null }): Promise<void> {
+      await db.query(
+        `UPDATE messenger_updates
+            SET status = 'delivered', delivered_at = now(), reply_status = $3, last_error = $4
+          WHERE connection_id = $1 AND update_id = $2`,
+        [connectionId, updateId, reply.status, reply.error],
+      );
+    },
+
+    async markFailed(db: Queryable, connectionId: string, updateId: number, status: 'retrying' | 'dead', error: string): Promise<void> {
+      await db.query(
+        // A late failure report never downgrades an update another attempt already delivered.
+        `UPDATE messenger_updates SET status = $3, last_error = $4
+          WHERE connection_id = $1 AND update_id = $2 AND status <> 'delivered'`,
+        [connectionId, updateId, status, error],
+      );
+    },
+  };
+}
+
+export type MessengerStore = ReturnType<typeof createMessengerStore>;

@@ -1,0 +1,126 @@
+// Spec operation 8, the happy paths: an update with the right secret is claimed, acknowledged and
+// delivered (signed) to the delivery URL; a duplicate is acknowledged but not queued again; a reply
+// goes back to the chat; one chat's updates are delivered in update_id order.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { api } from '../support/http.ts';
+import { connectBot, eventually, expectedSignature, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
+
+describe('messenger webhook ingress', () => {
+  let env: MessengerEnv;
+  let bot: CreatedConnection;
+  let secret: string;
+
+  before(async () => {
+    env = await startMessengerEnv();
+    bot = await connectBot(env);
+    secret = env.platform.webhookOf(bot.bot.token)!.secretToken!;
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  test('the platform\'s update is acknowledged, then delivered signed with the delivery secret', async () => {
+    const update = env.platform.messageUpdate(bot.bot.token, { chatId: 501, text: 'hello' });
+    const result = await env.platform.deliver(bot.bot.token, update);
+    assert.equal(result.status, 200);
+    assert.deepEqual(result.json, { ok: true, accepted: true });
+    assert.equal(result.attempts.length, 1);
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === update.update_id), { what: 'the delivery' });
+    assert.deepEqual(delivery.json, { connectionId: bot.id, update });
+    assert.equal(delivery.headers['x-orgplane-signature'], expectedSignature(bot.deliverySecret, delivery.body));
+    assert.equal(delivery.headers['content-type'], 'application/json');
+    const updates = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates`);
+    assert.equal(updates.status, 200);
+    const row = await eventually(async () => {
+      const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+      return listed.body.updates.find((u: any) => u.updateId === update.update_id);
+    }, { what: 'the delivered state' });
+    assert.equal(row.status, 'delivered');
+    assert.equal(row.attempts, 1);
+    assert.equal(row.chatId, '501');
+    assert.equal(row.lastError, null);
+    assert.match(row.deliveredAt, /Z$/);
+  });
+
+  test('a duplicate update_id is acknowledged with accepted: false, reason duplicate, and delivered once', async () => {
+    const update = env.platform.messageUpdate(bot.bot.token, { chatId: 502, text: 'once' });
+    const first = await postUpdate(env.app.url, bot.id, update, secret);
+    const second = await postUpdate(env.app.url, bot.id, update, secret);
+    assert.deepEqual([first.status, first.json], [200, { ok: true, accepted: true }]);
+    assert.deepEqual([second.status, second.json], [200, { ok: true, accepted: false, reason: 'duplicate' }]);
+    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === update.update_id), { what: 'the delivery' });
+    // A later update of the same chat is delivered after it; by then a second delivery would have happened.
+    const later = env.platform.messageUpdate(bot.bot.token, { chatId: 502, text: 'later' });
+    await postUpdate(env.app.url, bot.id, later, secret);
+    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === later.update_id), { what: 'the later delivery' });
+    assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === update.update_id).length, 1);
+  });
+
+  test('an answer {reply: {text}} is sent to the chat with sendMessage', async () => {
+    const previous = env.receiver.respond;
+    env.receiver.respond = (delivery, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ reply: { text: `echo: ${delivery.json.update.message.text}` } }));
+    };
+    try {
+      const update = env.platform.messageUpdate(bot.bot.token, { chatId: 503, text: 'ping' });
+      await env.platform.deliver(bot.bot.token, update);
+      const sent = await eventually(() => env.platform.sentMessages.find((m) => m.chatId === 503), { what: 'the reply' });
+      assert.equal(sent.text, 'echo: ping');
+      assert.equal(sent.token, bot.bot.token);
+      const row = await eventually(async () => {
+        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+        return listed.body.updates.find((u: any) => u.updateId === update.update_id && u.replyStatus);
+      }, { what: 'the reply status' });
+      assert.equal(row.replyStatus, 'sent');
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
+  test('updates of one chat are delivered one at a time, in update_id order, while other chats proceed', async () => {
+    const previous = env.receiver.respond;
+    let inFlight = 0;
+    let maxInFlight = 0;
+    env.receiver.respond = async (delivery, res) => {
+      const chat = delivery.json?.update?.message?.chat?.id;
+      if (chat === 504) {
+        inFlight += 1;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        // Slow enough that the whole burst is queued before the first delivery ends.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        inFlight -= 1;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    };
+    try {
+      // As the platform does for one chat: each update after the previous one was acknowledged.
+      const updates = Array.from({ length: 6 }, (_, i) => env.platform.messageUpdate(bot.bot.token, { chatId: 504, text: `m${i}` }));
+      for (const update of updates) {
+        const answer = await postUpdate(env.app.url, bot.id, update, secret);
+        assert.deepEqual(answer.json, { ok: true, accepted: true });
+      }
+      const other = env.platform.messageUpdate(bot.bot.token, { chatId: 505, text: 'other chat' });
+      await postUpdate(env.app.url, bot.id, other, secret);
+      const chat504 = () => env.receiver.received.filter((d) => d.json?.update?.message?.chat?.id === 504);
+      await eventually(() => chat504().length === updates.length, { what: 'all deliveries' });
+      assert.deepEqual(chat504().map((d) => d.json.update.update_id), updates.map((update) => update.update_id));
+      assert.equal(maxInFlight, 1, 'one delivery at a time for one chat');
+      // The other chat did not wait for the whole burst.
+      const indexOfOther = env.receiver.received.findIndex((d) => d.json?.update?.update_id === other.update_id);
+      const indexOfLast504 = env.receiver.received.findIndex((d) => d.json?.update?.update_id === updates.at(-1)!.update_id);
+      assert.ok(indexOfOther < indexOfLast504, 'chat 505 was delivered before chat 504 finished');
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
+  test('an update without a chat (inline query) is accepted and delivered too', async () => {
+    const update = { update_id: 990_001, inline_query: { id: 'q1', from: { id: 77, is_bot: false, first_name: 'A' }, query: 'cats', offset: '' } };
+    const answer = await postUpdate(env.app.url, bot.id, update, secret);
+    assert.deepEqual(answer.json, { ok: true, accepted: true });
+    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === 990_001), { what: 'the delivery' });
+  });
+});
