@@ -1,0 +1,225 @@
+// Spec operation 8, every documented refusal, in the spec's order: the secret (401) before the body
+// is read, the size cap (413), malformed bodies (400), a disabled connection (200, accepted: false);
+// and processing failures: retries, the dead letter, refused replies.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { api } from '../support/http.ts';
+import { connectBot, eventually, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
+
+const LIMIT = 256 * 1024;
+
+/** Sends raw bytes on a socket and returns the first response's status line and everything read. */
+function rawRequest(port: number, head: string, body: Buffer | string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+    socket.on('end', () => resolve(data));
+    socket.on('close', () => resolve(data));
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(data) : reject(error)));
+    socket.write(head);
+    socket.end(body);
+  });
+}
+
+describe('messenger webhook ingress: refusals', () => {
+  let env: MessengerEnv;
+  let bot: CreatedConnection;
+  let secret: string;
+  const answers: unknown[] = [];
+  const post = async (...args: Parameters<typeof postUpdate>) => {
+    const answer = await postUpdate(...args);
+    answers.push(answer.json);
+    return answer;
+  };
+  const storedUpdateIds = async () =>
+    (await env.app.db.query('SELECT update_id FROM messenger_updates WHERE connection_id = $1', [bot.id])).rows.map((row: any) => row.update_id);
+
+  before(async () => {
+    env = await startMessengerEnv();
+    bot = await connectBot(env);
+    secret = env.platform.webhookOf(bot.bot.token)!.secretToken!;
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  test('no secret, a wrong secret or an unknown connection: 401 {ok: false, error: "invalid secret"}', async () => {
+    const update = { update_id: 1 };
+    for (const [connectionId, header] of [
+      [bot.id, undefined],
+      [bot.id, ''],
+      [bot.id, `${secret}x`],
+      [bot.id, secret.slice(0, -1)],
+      [bot.id, secret.toUpperCase()],
+      ['emc_01jqz3v6b8e9f0g1h2j3k4m5n6', secret],
+    ] as const) {
+      const answer = await post(env.app.url, connectionId, update, header);
+      assert.equal(answer.status, 401, `${connectionId} ${header}`);
+      assert.deepEqual(answer.json, { ok: false, error: 'invalid secret' });
+    }
+    assert.deepEqual(await storedUpdateIds(), []);
+  });
+
+  test('the secret is decided before the body is read: a wrong secret with a malformed or huge body is 401', async () => {
+    assert.equal((await post(env.app.url, bot.id, '{not json', 'wrong')).status, 401);
+    assert.equal((await post(env.app.url, bot.id, JSON.stringify({ update_id: 5, pad: 'x'.repeat(LIMIT) }), 'wrong')).status, 401);
+    // A declared length of 10 MiB and no body sent at all: answered without waiting for the body.
+    const port = new URL(env.app.url).port;
+    const raw = await rawRequest(Number(port), `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\nConnection: close\r\n\r\n`, '');
+    assert.match(raw, /^HTTP\/1\.1 401 /);
+  });
+
+  test('a malformed connection id is 400 invalid_request pointing at connectionId', async () => {
+    const answer = await post(env.app.url, 'emc_nope', { update_id: 1 }, secret);
+    assert.equal(answer.status, 400);
+    assert.equal(answer.json.error, 'invalid_request');
+    assert.deepEqual(answer.json.details[0].path, ['connectionId']);
+  });
+
+  test('a body over 256 KiB is 413 {error: "payload_too_large"}, declared or not', async () => {
+    const big = JSON.stringify({ update_id: 10, pad: 'x'.repeat(LIMIT) });
+    const declared = await post(env.app.url, bot.id, big, secret);
+    assert.equal(declared.status, 413);
+    assert.deepEqual(declared.json, { error: 'payload_too_large' });
+
+    // Chunked transfer: no Content-Length at all; the cap counts the bytes received.
+    const port = Number(new URL(env.app.url).port);
+    const chunk = Buffer.from(big);
+    const chunked = `${chunk.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`;
+    const raw = await rawRequest(port, `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`, chunked);
+    assert.match(raw, /^HTTP\/1\.1 413 /);
+    assert.ok(raw.includes('{"error":"payload_too_large"}'));
+
+    // An understated Content-Length: only the declared bytes are ever the body (the HTTP parser
+    // enforces it), and the surplus is not a request this server acknowledges. Nothing is stored.
+    const understated = await rawRequest(port, `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: 20\r\n\r\n`, big);
+    assert.match(understated, /^HTTP\/1\.1 400 /);
+    assert.ok(!/HTTP\/1\.1 2\d\d/.test(understated), 'no part of it was acknowledged');
+    assert.ok(!(await storedUpdateIds()).includes(10));
+
+    // Exactly at the cap is accepted.
+    const base = JSON.stringify({ update_id: 11, pad: '' });
+    const atCap = JSON.stringify({ update_id: 11, pad: 'y'.repeat(LIMIT - Buffer.byteLength(base)) });
+    assert.equal(Buffer.byteLength(atCap), LIMIT);
+    const accepted = await post(env.app.url, bot.id, atCap, secret);
+    assert.deepEqual([accepted.status, accepted.json], [200, { ok: true, accepted: true }]);
+  });
+
+  test('malformed JSON is 400 invalid_request with details', async () => {
+    for (const body of ['{"update_id": 1', '', 'update_id=1']) {
+      const answer = await post(env.app.url, bot.id, body, secret);
+      assert.equal(answer.status, 400, body);
+      assert.equal(answer.json.error, 'invalid_request');
+      assert.ok(Array.isArray(answer.json.details) && answer.json.details.length > 0);
+    }
+  });
+
+  test('an update_id that is missing or not a non-negative integer is 400 pointing at update_id', async () => {
+    for (const body of [{}, { update_id: -1 }, { update_id: 1.5 }, { update_id: '12' }, { update_id: null }, { update_id: 2 ** 60 }, { message: {} }]) {
+      const answer = await post(env.app.url, bot.id, body, secret);
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      assert.equal(answer.json.error, 'invalid_request');
+      assert.deepEqual(answer.json.details[0].path, ['update_id'], JSON.stringify(body));
+    }
+    for (const body of ['[1,2]', 'null', '42']) {
+      const answer = await post(env.app.url, bot.id, body, secret);
+      assert.equal(answer.status, 400, body);
+      assert.equal(answer.json.error, 'invalid_request');
+    }
+    assert.equal((await storedUpdateIds()).filter((id: number) => id < 10).length, 0);
+  });
+
+  test('a disabled connection answers 200 accepted: false with a reason, and stores nothing', async () => {
+    const admin = api(env.app.url, env.tenant.admin.token);
+    assert.equal((await admin.patch(`/v1/messenger/connections/${bot.id}`, { enabled: false })).body.connection.status, 'disabled');
+    const answer = await post(env.app.url, bot.id, { update_id: 20 }, secret);
+    assert.deepEqual([answer.status, answer.json], [200, { ok: true, accepted: false, reason: 'connection_disabled' }]);
+    assert.ok(!(await storedUpdateIds()).includes(20));
+    await admin.patch(`/v1/messenger/connections/${bot.id}`, { enabled: true });
+    const again = await post(env.app.url, bot.id, { update_id: 20 }, secret);
+    assert.deepEqual(again.json, { ok: true, accepted: true });
+  });
+
+  test('no answer of the webhook carries a `method` field, even for an update that has one', async () => {
+    const answer = await post(env.app.url, bot.id, { update_id: 30, method: 'sendMessage', chat_id: 1, text: 'x' }, secret);
+    assert.deepEqual(answer.json, { ok: true, accepted: true });
+    for (const body of answers) {
+      if (body && typeof body === 'object') assert.ok(!('method' in body), JSON.stringify(body));
+    }
+  });
+
+  test('a failing delivery is retried with backoff, then succeeds', async () => {
+    const previous = env.receiver.respond;
+    let calls = 0;
+    env.receiver.respond = (delivery, res) => {
+      if (delivery.json?.update?.update_id === 40 && calls++ === 0) {
+        res.writeHead(500);
+        res.end('boom');
+        return;
+      }
+      return previous(delivery, res);
+    };
+    try {
+      await post(env.app.url, bot.id, { update_id: 40, message: { message_id: 1, chat: { id: 600, type: 'private' }, date: 0, text: 'a' } }, secret);
+      const row = await eventually(async () => {
+        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+        return listed.body.updates.find((u: any) => u.updateId === 40);
+      }, { what: 'the retried delivery' });
+      assert.equal(row.attempts, 2);
+      assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === 40).length, 2);
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
+  test('after the last attempt the update is dead (shown on the updates route) and its chat moves on', async () => {
+    const previous = env.receiver.respond;
+    env.receiver.respond = (delivery, res) => {
+      if (delivery.json?.update?.update_id === 50) {
+        res.writeHead(503);
+        res.end();
+        return;
+      }
+      return previous(delivery, res);
+    };
+    try {
+      const chat = { id: 601, type: 'private' };
+      await post(env.app.url, bot.id, { update_id: 50, message: { message_id: 1, chat, date: 0, text: 'a' } }, secret);
+      await post(env.app.url, bot.id, { update_id: 51, message: { message_id: 2, chat, date: 0, text: 'b' } }, secret);
+      const dead = await eventually(async () => {
+        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=dead`);
+        return listed.body.updates.find((u: any) => u.updateId === 50);
+      }, { what: 'the dead letter', timeoutMs: 60_000 });
+      assert.equal(dead.attempts, 3);
+      assert.match(dead.lastError, /gave up after 3 attempts: delivery answered HTTP 503/);
+      assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === 50).length, 3);
+      await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === 51), { what: 'the next update of the chat' });
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
+  test('a reply the platform refuses is recorded on the update and not retried', async () => {
+    const previous = env.receiver.respond;
+    env.receiver.respond = (delivery, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ reply: { text: 'hi' } }));
+    };
+    try {
+      // Chat 602 never wrote to the bot on the platform's side: sendMessage answers "chat not found".
+      await post(env.app.url, bot.id, { update_id: 60, message: { message_id: 1, chat: { id: 602, type: 'private' }, date: 0, text: 'a' } }, secret);
+      const row = await eventually(async () => {
+        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+        return listed.body.updates.find((u: any) => u.updateId === 60);
+      }, { what: 'the delivered update' });
+      assert.equal(row.replyStatus, 'failed');
+      assert.match(row.lastError, /chat not found/);
+      assert.equal(row.attempts, 1);
+      assert.ok(!row.lastError.includes(bot.bot.token));
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+});
