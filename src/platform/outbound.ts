@@ -234,7 +234,8 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
   async function guardedFetch(input: string | URL, init: OutboundFetchInit = {}): Promise<Response> {
     const { timeoutMs = defaultTimeoutMs, maxResponseBytes = defaultMaxBytes, ...requestInit } = init;
     const timeoutController = new AbortController();
-    const timer = timeoutMs > 0 ? setTimeout(() => timeoutController.abort(new OutboundTimeoutError(timeoutMs)), timeoutMs) : undefined;
+    // unref: an unread body must not keep a finished process (the CLI) alive; open sockets still do.
+    const timer = timeoutMs > 0 ? setTimeout(() => timeoutController.abort(new OutboundTimeoutError(timeoutMs)), timeoutMs).unref() : undefined;
     const signals = [timeoutController.signal, ...(requestInit.signal ? [requestInit.signal] : [])];
     const signal = AbortSignal.any(signals);
     const redirectMode = requestInit.redirect ?? 'follow';
