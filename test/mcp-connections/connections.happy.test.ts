@@ -199,6 +199,49 @@ describe('edit (spec operation 1)', () => {
     assert.equal((await credentialRows(app, created.id)).length, 0);
   });
 
+  test('OAuth credentials of every member and pending authorizations go with an identity change, not with a rename', async (t) => {
+    const pendingTable = (await app.db.query<{ t: string | null }>(`SELECT to_regclass('mcp_oauth_pending_authorizations')::text AS t`)).rows[0]!.t;
+    if (!pendingTable) {
+      t.skip('the OAuth module (migration 0200) is not in this tree');
+      return;
+    }
+    const created = await createConnection(app.url, tenant.admin.token, connectionBody('https://mcp.oauth.example/mcp', { authType: 'oauth', credentialMode: 'per_member' }));
+    const { rows } = await app.db.query<{ fp: string }>('SELECT identity_fingerprint AS fp FROM mcp_connections WHERE id = $1', [created.id]);
+    const fingerprint = rows[0]!.fp;
+    for (const [index, memberId] of [tenant.admin.memberId, tenant.member.memberId].entries()) {
+      await app.db.query(
+        `INSERT INTO mcp_connection_credentials (id, organization_id, connection_id, member_id, kind, identity_fingerprint, secret_sealed)
+         VALUES ($1, $2, $3, $4, 'oauth', $5, 'v1:placeholder')`,
+        [`emcc_test_${index}_${Date.now()}`, tenant.orgId, created.id, memberId, fingerprint],
+      );
+    }
+    const pending = () =>
+      app.db.query(
+        `INSERT INTO mcp_oauth_pending_authorizations (id, organization_id, connection_id, identity_fingerprint, member_id, subject, callback_mode,
+           redirect_uri, issuer, iss_parameter_supported, token_endpoint, resource, scopes, registration_source, client_id, code_verifier_sealed, expires_at)
+         VALUES ($1, $2, $3, $4, $5, 'member', 'isolated-v1', 'https://x/cb', 'https://auth.example', true, 'https://auth.example/token',
+           'https://mcp.oauth.example/mcp', '[]', 'dynamic', 'client', 'v1:placeholder', now() + interval '10 minutes')`,
+        [`pend_${Date.now()}_${Math.random()}`, tenant.orgId, created.id, fingerprint, tenant.member.memberId],
+      );
+    await pending();
+    const counts = async () => ({
+      credentials: (await credentialRows(app, created.id)).length,
+      pending: (await app.db.query('SELECT 1 FROM mcp_oauth_pending_authorizations WHERE connection_id = $1', [created.id])).rows.length,
+    });
+
+    const renamed = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { name: 'Renamed OAuth' }));
+    assert.equal(renamed.status, 200, renamed.text);
+    assert.equal(renamed.body.connectedForMe, true, "the admin's own OAuth credential");
+    assert.deepEqual(await counts(), { credentials: 2, pending: 1 });
+
+    const moved = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(renamed.body, { url: 'https://mcp.oauth.example/v2/mcp' }));
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.body.identityChanged, true);
+    assert.equal(moved.body.reconnectionRequired, true);
+    assert.equal(moved.body.connectedForMe, false);
+    assert.deepEqual(await counts(), { credentials: 0, pending: 0 });
+  });
+
   test('expectedUpdatedAt is compared as an instant: 10:00Z equals 10:00:00.000000Z', async () => {
     const created = await createConnection(app.url, tenant.admin.token, connectionBody(open.url));
     await app.db.query(`UPDATE mcp_connections SET updated_at = '2030-01-01T10:00:00.000Z' WHERE id = $1`, [created.id]);
