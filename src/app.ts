@@ -22,6 +22,9 @@ import { createInstallLinkService } from './modules/install-links/service.ts';
 import { createTxtResolver } from './modules/sso/dns.ts';
 import { ssoRoutes } from './modules/sso/routes.ts';
 import { createSsoService } from './modules/sso/service.ts';
+import { scimManagementRoutes } from './modules/scim/routes.ts';
+import { scimServerRoutes } from './modules/scim/server.ts';
+import { createScimService } from './modules/scim/service.ts';
 import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
@@ -100,6 +103,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         securitySchemes: {
           session: { type: 'http', scheme: 'bearer', description: 'Session token from sign-in, sign-up or bootstrap' },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Organization API key' },
+          scimToken: { type: 'http', scheme: 'bearer', description: 'SCIM token from POST /v1/scim/token (only for /scim/v2)' },
         },
       },
     },
@@ -122,6 +126,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   const sso = createSsoService({ db, identity, secrets: deps.secrets, resolver: createTxtResolver({ servers: config.dnsServers }) });
   await app.register(ssoRoutes, { sso });
+  const scim = createScimService({ db, identity, sso, publicUrl: config.publicUrl });
+  await app.register(scimManagementRoutes, { scim });
+  await app.register(scimServerRoutes, { scim, prefix: '/scim/v2', documentationUri: `${config.publicUrl}/docs` });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound });
 
   return app;

@@ -1,0 +1,277 @@
+// The SCIM 2.0 server (RFC 7643/7644) under /scim/v2, authenticated by the organization's SCIM token.
+// It is its own Fastify context: it accepts application/scim+json, answers in SCIM's error format
+// (status as a string, scimType), and counts every failed provisioning request in the connector's health.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { bearerToken } from '../../http/auth.ts';
+import { ApiError } from '../../http/errors.ts';
+import { allSchemas, listResponse, parsePaging, resourceTypeDocuments, schemaDocument, serviceProviderConfig } from './documents.ts';
+import { ScimError, scimErrorBody } from './errors.ts';
+import { PATCH_OP_SCHEMA } from './schema.ts';
+import type { ScimContext, ScimService } from './service.ts';
+
+export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Name of the provisioning action, for the connector's health (set on writing routes). */
+    scimAction?: string;
+  }
+}
+
+const listQuery = z
+  .object({
+    filter: z.string().max(4096).optional().describe('e.g. userName eq "ann@example.com"; eq/ne/co/sw/ew/pr joined by and/or/not'),
+    startIndex: z.string().max(20).optional().describe('1-based index of the first result'),
+    count: z.string().max(20).optional().describe('page size, at most 200 (default 100)'),
+    attributes: z.string().max(2000).optional(),
+    excludedAttributes: z.string().max(2000).optional(),
+  })
+  .loose();
+const itemQuery = listQuery.pick({ attributes: true, excludedAttributes: true }).loose();
+const idParams = z.object({ id: z.string().min(1).max(200) });
+const resourceBody = z.looseObject({ schemas: z.array(z.string()).optional() });
+const patchBody = z.looseObject({
+  schemas: z.array(z.string()).optional().describe(PATCH_OP_SCHEMA),
+  Operations: z.array(z.looseObject({ op: z.string(), path: z.string().optional(), value: z.unknown().optional() })).optional(),
+});
+
+function names(list: string | undefined): string[] {
+  return (list ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean)
+    // a fully qualified core attribute names the attribute
+    .map((name) => name.replace(/^urn:ietf:params:scim:schemas:core:2\.0:(user|group):/, ''));
+}
+
+/** `attributes` / `excludedAttributes` (RFC 7644 3.9) on top-level attributes; id, schemas and meta always stay. */
+function project(resource: Record<string, unknown>, query: { attributes?: string | undefined; excludedAttributes?: string | undefined }) {
+  const include = names(query.attributes).map((n) => n.split('.')[0]!);
+  const exclude = names(query.excludedAttributes);
+  if (include.length === 0 && exclude.length === 0) return resource;
+  const always = new Set(['id', 'schemas', 'meta']);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(resource)) {
+    const lower = key.toLowerCase();
+    if (always.has(lower)) out[key] = value;
+    else if (include.length > 0 ? include.includes(lower) : !exclude.includes(lower)) out[key] = value;
+  }
+  return out;
+}
+
+export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; documentationUri?: string }> = async (app, { scim, documentationUri }) => {
+  const contexts = new WeakMap<FastifyRequest, ScimContext>();
+  const contextOf = (request: FastifyRequest): ScimContext => {
+    const ctx = contexts.get(request);
+    if (!ctx) throw new ScimError(401, 'A valid SCIM bearer token is required');
+    return ctx;
+  };
+
+  // Identity providers send application/scim+json; parse it exactly like JSON.
+  app.addContentTypeParser('application/scim+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+
+  app.addHook('onRequest', async (request, reply) => {
+    const ctx = await scim.authenticate(bearerToken(request));
+    if (!ctx) {
+      reply.header('www-authenticate', 'Bearer realm="scim"');
+      throw new ScimError(401, 'A valid SCIM bearer token is required');
+    }
+    contexts.set(request, ctx);
+  });
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (String(reply.getHeader('content-type') ?? '').startsWith('application/json')) reply.header('content-type', SCIM_CONTENT_TYPE);
+    return payload;
+  });
+
+  const failureBody = (error: FastifyError | Error): { status: number; detail: string; scimType?: ScimError['scimType'] } => {
+    if (error instanceof ScimError) return { status: error.status, detail: error.message, scimType: error.scimType };
+    if (error instanceof ApiError) return { status: error.statusCode, detail: error.message };
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const first = error.validation[0];
+      return { status: 400, detail: `Invalid request: ${first?.message ?? 'validation failed'}`, scimType: 'invalidSyntax' };
+    }
+    const code = (error as FastifyError).code;
+    if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, detail: 'Send the body as application/scim+json or application/json' };
+    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, detail: 'The request body is too large' };
+    if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return { status: 400, detail: 'The body is not valid JSON', scimType: 'invalidSyntax' };
+    }
+    const status = (error as FastifyError).statusCode;
+    if (status && status >= 400 && status < 500) return { status, detail: error.message };
+    return { status: 500, detail: 'Something went wrong on our side' };
+  };
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const body = failureBody(error);
+    if (body.status >= 500) request.log.error({ err: error }, 'SCIM request failed');
+    const ctx = contexts.get(request);
+    const action = request.routeOptions.config.scimAction;
+    if (ctx && action) {
+      // A failure is counted even when the database is what failed; a second failure must not hide the first.
+      await scim.recordFailure(ctx, action, `${body.status} ${body.detail}`).catch((recordError) => request.log.warn({ err: recordError }, 'could not record SCIM failure'));
+    }
+    reply.status(body.status).header('content-type', SCIM_CONTENT_TYPE);
+    return reply.send(scimErrorBody(body.status, body.detail, body.scimType));
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    // Unknown SCIM paths still need a valid token to learn anything.
+    if (!(await scim.authenticate(bearerToken(request)))) {
+      reply.header('www-authenticate', 'Bearer realm="scim"');
+      return reply.status(401).header('content-type', SCIM_CONTENT_TYPE).send(scimErrorBody(401, 'A valid SCIM bearer token is required'));
+    }
+    return reply.status(404).header('content-type', SCIM_CONTENT_TYPE).send(scimErrorBody(404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]}`));
+  });
+
+  /** Runs a provisioning write and marks the connector's last successful sync before answering. */
+  const write = async <T>(request: FastifyRequest, run: (ctx: ScimContext) => Promise<T>): Promise<T> => {
+    const ctx = contextOf(request);
+    const result = await run(ctx);
+    await scim.recordSuccess(ctx);
+    return result;
+  };
+
+  const created = (reply: FastifyReply, resource: Record<string, unknown>) => {
+    const location = (resource.meta as { location?: string } | undefined)?.location;
+    if (location) reply.header('location', location);
+    return reply.status(201).send(resource);
+  };
+
+  const base = scim.baseUrl;
+  const security = [{ scimToken: [] }];
+
+  // ---- discovery ----
+  app.get('/ServiceProviderConfig', {
+    schema: { tags: ['SCIM'], operationId: 'scimServiceProviderConfig', summary: 'SCIM: service provider configuration', security },
+  }, async () => serviceProviderConfig(base, documentationUri));
+
+  app.get('/ResourceTypes', {
+    schema: { tags: ['SCIM'], operationId: 'scimResourceTypes', summary: 'SCIM: resource types', security },
+  }, async () => {
+    const types = resourceTypeDocuments(base);
+    return listResponse(types, types.length, { startIndex: 1, count: types.length });
+  });
+
+  app.get('/ResourceTypes/:id', {
+    schema: { tags: ['SCIM'], operationId: 'scimResourceType', summary: 'SCIM: one resource type', params: idParams, security },
+  }, async (request) => {
+    const type = resourceTypeDocuments(base).find((t) => t.id === request.params.id);
+    if (!type) throw new ScimError(404, `Resource type ${request.params.id} not found`);
+    return type;
+  });
+
+  app.get('/Schemas', {
+    schema: { tags: ['SCIM'], operationId: 'scimSchemas', summary: 'SCIM: schemas', security },
+  }, async () => listResponse(allSchemas.map((s) => schemaDocument(s, base)), allSchemas.length, { startIndex: 1, count: allSchemas.length }));
+
+  app.get('/Schemas/:id', {
+    schema: { tags: ['SCIM'], operationId: 'scimSchema', summary: 'SCIM: one schema', params: idParams, security },
+  }, async (request) => {
+    const schema = allSchemas.find((s) => s.id.toLowerCase() === request.params.id.toLowerCase());
+    if (!schema) throw new ScimError(404, `Schema ${request.params.id} not found`);
+    return schemaDocument(schema, base);
+  });
+
+  // ---- Users ----
+  app.get('/Users', {
+    schema: {
+      tags: ['SCIM'],
+      operationId: 'scimListUsers',
+      summary: 'SCIM: list users',
+      description: 'Filters: `userName` (case-insensitive), `externalId`, `emails.value` / `emails[...]`, `displayName`, `id`, `active`; `eq`, `ne`, `co`, `sw`, `ew`, `pr`, joined with `and`/`or`/`not` and parentheses. Paging with `startIndex` (1-based) and `count`.',
+      querystring: listQuery,
+      security,
+    },
+  }, async (request) => {
+    const page = await scim.listUsers(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query) });
+    return { ...page, Resources: page.Resources.map((r) => project(r, request.query)) };
+  });
+
+  app.get('/Users/:id', {
+    schema: { tags: ['SCIM'], operationId: 'scimGetUser', summary: 'SCIM: get a user', params: idParams, querystring: itemQuery, security },
+  }, async (request) => project(await scim.getUser(contextOf(request), request.params.id), request.query));
+
+  app.post('/Users', {
+    config: { scimAction: 'create_user' },
+    schema: {
+      tags: ['SCIM'],
+      operationId: 'scimCreateUser',
+      summary: 'SCIM: provision a user',
+      description: 'The user becomes a member of the organization (an existing account with the same e-mail is linked). The e-mail must be in the verified SSO domain. 409 `uniqueness` on a duplicate userName.',
+      body: resourceBody,
+      security,
+    },
+  }, async (request, reply) => created(reply, await write(request, (ctx) => scim.createUser(ctx, request.body))));
+
+  app.put('/Users/:id', {
+    config: { scimAction: 'replace_user' },
+    schema: { tags: ['SCIM'], operationId: 'scimReplaceUser', summary: 'SCIM: replace a user', params: idParams, body: resourceBody, security },
+  }, async (request) => write(request, (ctx) => scim.replaceUser(ctx, request.params.id, request.body)));
+
+  app.patch('/Users/:id', {
+    config: { scimAction: 'patch_user' },
+    schema: {
+      tags: ['SCIM'],
+      operationId: 'scimPatchUser',
+      summary: 'SCIM: modify a user (PatchOp)',
+      description: '`active: false` suspends the member and revokes their sessions; `active: true` restores the membership.',
+      params: idParams,
+      body: patchBody,
+      security,
+    },
+  }, async (request) => write(request, (ctx) => scim.patchUser(ctx, request.params.id, request.body)));
+
+  app.delete('/Users/:id', {
+    config: { scimAction: 'delete_user' },
+    schema: { tags: ['SCIM'], operationId: 'scimDeleteUser', summary: 'SCIM: deprovision a user (removes the member, revokes sessions)', params: idParams, security },
+  }, async (request, reply) => {
+    await write(request, (ctx) => scim.deleteUser(ctx, request.params.id));
+    return reply.status(204).send();
+  });
+
+  // ---- Groups ----
+  app.get('/Groups', {
+    schema: { tags: ['SCIM'], operationId: 'scimListGroups', summary: 'SCIM: list groups', description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.', querystring: listQuery, security },
+  }, async (request) => {
+    const excludeMembers = names(request.query.excludedAttributes).includes('members');
+    const page = await scim.listGroups(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query), excludeMembers });
+    return { ...page, Resources: page.Resources.map((r) => project(r, request.query)) };
+  });
+
+  app.get('/Groups/:id', {
+    schema: { tags: ['SCIM'], operationId: 'scimGetGroup', summary: 'SCIM: get a group', params: idParams, querystring: itemQuery, security },
+  }, async (request) => project(await scim.getGroup(contextOf(request), request.params.id), request.query));
+
+  app.post('/Groups', {
+    config: { scimAction: 'create_group' },
+    schema: {
+      tags: ['SCIM'],
+      operationId: 'scimCreateGroup',
+      summary: 'SCIM: create a group',
+      description: 'groupMappingMode metadata_only: the group and its members are kept as metadata; no team is created.',
+      body: resourceBody,
+      security,
+    },
+  }, async (request, reply) => created(reply, await write(request, (ctx) => scim.createGroup(ctx, request.body))));
+
+  app.put('/Groups/:id', {
+    config: { scimAction: 'replace_group' },
+    schema: { tags: ['SCIM'], operationId: 'scimReplaceGroup', summary: 'SCIM: replace a group', params: idParams, body: resourceBody, security },
+  }, async (request) => write(request, (ctx) => scim.replaceGroup(ctx, request.params.id, request.body)));
+
+  app.patch('/Groups/:id', {
+    config: { scimAction: 'patch_group' },
+    schema: { tags: ['SCIM'], operationId: 'scimPatchGroup', summary: 'SCIM: modify a group (PatchOp, e.g. members add/remove)', params: idParams, body: patchBody, security },
+  }, async (request) => write(request, (ctx) => scim.patchGroup(ctx, request.params.id, request.body)));
+
+  app.delete('/Groups/:id', {
+    config: { scimAction: 'delete_group' },
+    schema: { tags: ['SCIM'], operationId: 'scimDeleteGroup', summary: 'SCIM: delete a group', params: idParams, security },
+  }, async (request, reply) => {
+    await write(request, (ctx) => scim.deleteGroup(ctx, request.params.id));
+    return reply.status(204).send();
+  });
+};

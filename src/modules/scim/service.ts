@@ -1,0 +1,430 @@
+import type { Database, Queryable } from '../../db/database.ts';
+import { ApiError, notFound } from '../../http/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
+import type { Caller, IdentityService } from '../identity/service.ts';
+import { normalizeDomain } from '../sso/dns.ts';
+import type { SsoService } from '../sso/service.ts';
+import { listResponse, type Paging } from './documents.ts';
+import { ScimError } from './errors.ts';
+import { parseFilter } from './filter.ts';
+import { applyPatch, type PatchOperation } from './patch.ts';
+import { normalizeResource, pickEmail, pickName } from './resource.ts';
+import { GROUP_SCHEMA, PATCH_OP_SCHEMA, USER_SCHEMA } from './schema.ts';
+import { createScimStore, type ConnectorRow, type GroupMemberRef, type ScimGroupRow, type ScimUserRow } from './store.ts';
+
+export interface ScimServiceDeps {
+  db: Database;
+  identity: IdentityService;
+  sso: SsoService;
+  /** PUBLIC_URL, no trailing slash */
+  publicUrl: string;
+}
+
+/** Who is provisioning: resolved from the SCIM bearer token on every request (no caching, so rotation bites at once). */
+export interface ScimContext {
+  organizationId: string;
+  connectorId: string;
+}
+
+type Doc = Record<string, unknown>;
+
+const tokenPrefix = 'opscim_';
+const tokenPattern = /^opscim_[A-Za-z0-9_-]{43}$/;
+
+function isObject(value: unknown): value is Doc {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function optionalString(doc: Doc, name: string): string | null {
+  const value = doc[name];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new ScimError(400, `${name} must be a string`, 'invalidValue');
+  return value;
+}
+
+function requiredString(doc: Doc, name: string, max = 255): string {
+  const value = doc[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new ScimError(400, `${name} is required`, 'invalidValue');
+  if (value.length > max) throw new ScimError(400, `${name} is longer than ${max} characters`, 'invalidValue');
+  return value.trim();
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | undefined)?.code === '23505';
+}
+
+/** The e-mail domain must be the verified SSO domain or a subdomain of it: the IdP speaks only for its own domain. */
+function emailInDomain(email: string, domain: string): boolean {
+  const at = email.lastIndexOf('@');
+  const emailDomain = normalizeDomain(email.slice(at + 1));
+  return emailDomain !== null && (emailDomain === domain || emailDomain.endsWith(`.${domain}`));
+}
+
+export function createScimService(deps: ScimServiceDeps) {
+  const { db, identity } = deps;
+  const store = createScimStore();
+  const baseUrl = `${deps.publicUrl}/scim/v2`;
+
+  // ---- rendering ----
+
+  const meta = (resourceType: 'User' | 'Group', row: { id: string; created_at: Date; updated_at: Date }) => ({
+    resourceType,
+    created: row.created_at.toISOString(),
+    lastModified: row.updated_at.toISOString(),
+    location: `${baseUrl}/${resourceType}s/${row.id}`,
+    version: `W/"${row.updated_at.getTime()}"`,
+  });
+
+  function renderUser(row: ScimUserRow, groups: GroupMemberRef[]): Doc {
+    const { schemas, groups: _groups, userName: _userName, externalId: _externalId, active: _active, ...rest } = row.resource;
+    return {
+      schemas: Array.isArray(schemas) ? schemas : [USER_SCHEMA],
+      id: row.id,
+      ...(row.external_id !== null ? { externalId: row.external_id } : {}),
+      userName: row.user_name,
+      ...rest,
+      active: row.active,
+      groups: groups.map((g) => ({ value: g.group_id, display: g.group_display_name, $ref: `${baseUrl}/Groups/${g.group_id}`, type: 'direct' })),
+      meta: meta('User', row),
+    };
+  }
+
+  function renderGroup(row: ScimGroupRow, members: GroupMemberRef[]): Doc {
+    const { schemas: _schemas, displayName: _displayName, externalId: _externalId, members: _members, ...rest } = row.resource;
+    return {
+      schemas: [GROUP_SCHEMA],
+      id: row.id,
+      ...(row.external_id !== null ? { externalId: row.external_id } : {}),
+      displayName: row.display_name,
+      ...rest,
+      members: members.map((m) => ({ value: m.scim_user_id, display: m.user_display, $ref: `${baseUrl}/Users/${m.scim_user_id}`, type: 'User' })),
+      meta: meta('Group', row),
+    };
+  }
+
+  async function userWithGroups(tx: Queryable, ctx: ScimContext, row: ScimUserRow): Promise<Doc> {
+    return renderUser(row, await store.memberships(tx, ctx.organizationId, 'user', [row.id]));
+  }
+
+  async function groupWithMembers(tx: Queryable, ctx: ScimContext, row: ScimGroupRow): Promise<Doc> {
+    return renderGroup(row, await store.memberships(tx, ctx.organizationId, 'group', [row.id]));
+  }
+
+  // ---- rules shared by create, replace and patch ----
+
+  /** The verified SSO domain; provisioning writes need it (see emailInDomain). */
+  async function requireVerifiedDomain(ctx: ScimContext): Promise<string> {
+    const connection = await deps.sso.verifiedConnection(ctx.organizationId);
+    if (!connection) throw new ScimError(403, "The organization's SSO domain is not verified; provisioning is paused until it is");
+    return connection.domain;
+  }
+
+  interface UserFields {
+    userName: string;
+    externalId: string | null;
+    displayName: string | null;
+    active: boolean | undefined;
+    email: string;
+    name: string;
+  }
+
+  function userFields(doc: Doc, domain: string): UserFields {
+    const userName = requiredString(doc, 'userName');
+    const email = pickEmail(doc);
+    if (!email) throw new ScimError(400, 'An e-mail address is needed: send userName as an e-mail address, or an emails value', 'invalidValue');
+    if (!emailInDomain(email, domain)) {
+      throw new ScimError(400, `The e-mail address ${email} is outside the organization's verified domain ${domain}`, 'invalidValue');
+    }
+    return {
+      userName,
+      externalId: optionalString(doc, 'externalId'),
+      displayName: optionalString(doc, 'displayName'),
+      active: typeof doc.active === 'boolean' ? doc.active : undefined,
+      email,
+      name: pickName(doc) ?? email,
+    };
+  }
+
+  /** Brings the member in line with `active`: suspended with sessions revoked, or active (re-added if removed meanwhile). */
+  async function syncMember(tx: Queryable, ctx: ScimContext, userId: string, memberId: string | null, active: boolean): Promise<string | null> {
+    let member = memberId ? await identity.getMember(ctx.organizationId, memberId, tx) : undefined;
+    if (!member && active) member = await identity.ensureMember(tx, ctx.organizationId, userId, 'member');
+    if (!member) return null;
+    if (!active && member.role === 'owner') {
+      throw new ScimError(400, 'The organization owner cannot be suspended or removed through SCIM; transfer ownership first', 'mutability');
+    }
+    const status = active ? 'active' : 'suspended';
+    if (member.status !== status) {
+      await identity.setMemberStatus(tx, ctx.organizationId, member.id, status);
+      if (!active) await identity.revokeUserSessions(tx, userId);
+    }
+    return member.id;
+  }
+
+  async function writeUser(ctx: ScimContext, existing: ScimUserRow, doc: Doc): Promise<Doc> {
+    const domain = await requireVerifiedDomain(ctx);
+    const fields = userFields(doc, domain);
+    const active = fields.active ?? existing.active;
+    doc.active = active;
+    try {
+      return await db.transaction(async (tx) => {
+        const locked = await store.findUser(tx, ctx.organizationId, existing.id, true);
+        if (!locked) throw new ScimError(404, `User ${existing.id} not found`);
+        const memberId = await syncMember(tx, ctx, locked.user_id, locked.member_id, active);
+        const row = await store.updateUser(tx, ctx.organizationId, locked.id, {
+          memberId,
+          userName: fields.userName,
+          externalId: fields.externalId,
+          displayName: fields.displayName,
+          active,
+          resource: doc,
+        });
+        return userWithGroups(tx, ctx, row);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ScimError(409, `userName ${fields.userName} is already taken`, 'uniqueness');
+      throw error;
+    }
+  }
+
+  function loadUser(ctx: ScimContext, id: string): Promise<ScimUserRow> {
+    return store.findUser(db, ctx.organizationId, id).then((row) => {
+      if (!row) throw new ScimError(404, `User ${id} not found`);
+      return row;
+    });
+  }
+
+  function loadGroup(ctx: ScimContext, id: string): Promise<ScimGroupRow> {
+    return store.findGroup(db, ctx.organizationId, id).then((row) => {
+      if (!row) throw new ScimError(404, `Group ${id} not found`);
+      return row;
+    });
+  }
+
+  /** Member references of a group body: SCIM user ids of this organization, nothing else. */
+  async function memberIds(tx: Queryable, ctx: ScimContext, doc: Doc): Promise<string[]> {
+    const members = doc.members === undefined ? [] : doc.members;
+    if (!Array.isArray(members)) throw new ScimError(400, 'members must be an array', 'invalidValue');
+    const ids = members.map((m) => (isObject(m) && typeof m.value === 'string' ? m.value : null));
+    if (ids.some((id) => id === null)) throw new ScimError(400, 'each member needs a string value (a User id)', 'invalidValue');
+    const unique = [...new Set(ids as string[])];
+    const known = new Set(await store.existingUserIds(tx, ctx.organizationId, unique));
+    const unknown = unique.filter((id) => !known.has(id));
+    if (unknown.length > 0) throw new ScimError(400, `Unknown member ${unknown.slice(0, 5).join(', ')}: provision the users first`, 'invalidValue');
+    return unique;
+  }
+
+  function groupFields(doc: Doc) {
+    return { displayName: requiredString(doc, 'displayName'), externalId: optionalString(doc, 'externalId') };
+  }
+
+  /** What is stored of a group: its attributes without members (they live in scim_group_members). */
+  function groupResource(doc: Doc): Doc {
+    const copy = { ...doc };
+    delete copy.members;
+    return copy;
+  }
+
+  function parseOperations(body: unknown): PatchOperation[] {
+    if (!isObject(body)) throw new ScimError(400, 'the body must be a PatchOp object', 'invalidSyntax');
+    if (Array.isArray(body.schemas) && !body.schemas.includes(PATCH_OP_SCHEMA)) {
+      throw new ScimError(400, `a PATCH body must carry the schema ${PATCH_OP_SCHEMA}`, 'invalidSyntax');
+    }
+    const operations = body.Operations ?? body.operations;
+    if (!Array.isArray(operations) || operations.length === 0) throw new ScimError(400, 'Operations must be a non-empty array', 'invalidSyntax');
+    if (operations.length > 1000) throw new ScimError(400, 'too many operations in one request', 'tooMany');
+    return operations as PatchOperation[];
+  }
+
+  function filterOf(raw: string | undefined) {
+    return raw === undefined || raw.trim() === '' ? undefined : parseFilter(raw);
+  }
+
+  return {
+    baseUrl,
+
+    // ---- the session-authenticated management routes ----
+
+    /** Creates the connector when absent, then rotates its token. Needs a verified SSO domain. */
+    async rotateToken(caller: Caller) {
+      const organizationId = caller.organizationId;
+      if (!organizationId) throw notFound('organization_not_found', 'This session has no active organization');
+      const sso = await deps.sso.verifiedConnection(organizationId);
+      if (!sso) {
+        throw new ApiError(409, 'sso_required', 'SCIM provisioning needs an SSO connection with a verified domain: PUT /v1/sso/connection, then POST /v1/sso/verify-domain');
+      }
+      const token = tokenPrefix + randomToken(32);
+      const connector = await store.upsertConnectorToken(db, {
+        id: newId('scim'),
+        organizationId,
+        providerId: sso.id,
+        tokenHash: hashToken(token),
+      });
+      return { connector, token, ssoReady: true };
+    },
+
+    async getConnection(caller: Caller) {
+      const organizationId = caller.organizationId;
+      if (!organizationId) throw notFound('organization_not_found', 'This session has no active organization');
+      const connector = await store.findConnector(db, organizationId);
+      if (!connector) throw notFound('scim_connection_not_found', 'This organization has no SCIM connection; create one with POST /v1/scim/token');
+      const ssoReady = (await deps.sso.verifiedConnection(organizationId)) !== undefined;
+      return { connector, ssoReady };
+    },
+
+    // ---- the SCIM server ----
+
+    async authenticate(token: string | undefined): Promise<ScimContext | null> {
+      if (!token || !tokenPattern.test(token)) return null;
+      const connector = await store.findConnectorByTokenHash(db, hashToken(token));
+      return connector ? { organizationId: connector.organization_id, connectorId: connector.id } : null;
+    },
+
+    recordFailure: (ctx: ScimContext, action: string, message: string) => store.recordFailure(db, ctx.organizationId, action, message.slice(0, 1000)),
+    recordSuccess: (ctx: ScimContext) => store.recordSuccess(db, ctx.organizationId),
+
+    async listUsers(ctx: ScimContext, query: { filter?: string | undefined; paging: Paging }) {
+      const { rows, total } = await store.listUsers(db, ctx.organizationId, filterOf(query.filter), query.paging.startIndex - 1, query.paging.count);
+      const groups = await store.memberships(db, ctx.organizationId, 'user', rows.map((r) => r.id));
+      const resources = rows.map((row) => renderUser(row, groups.filter((g) => g.scim_user_id === row.id)));
+      return listResponse(resources, total, query.paging);
+    },
+
+    async getUser(ctx: ScimContext, id: string) {
+      return userWithGroups(db, ctx, await loadUser(ctx, id));
+    },
+
+    async createUser(ctx: ScimContext, body: unknown): Promise<Doc> {
+      const doc = normalizeResource('User', body);
+      const domain = await requireVerifiedDomain(ctx);
+      const fields = userFields(doc, domain);
+      const active = fields.active ?? true;
+      doc.active = active;
+      try {
+        return await db.transaction(async (tx) => {
+          if (await store.findUserByUserName(tx, ctx.organizationId, fields.userName)) {
+            throw new ScimError(409, `userName ${fields.userName} is already taken`, 'uniqueness');
+          }
+          const user = await identity.ensureUser(tx, { email: fields.email, name: fields.name });
+          if (await store.findUserByUserId(tx, ctx.organizationId, user.id)) {
+            throw new ScimError(409, `Another SCIM user already provisions ${fields.email}`, 'uniqueness');
+          }
+          const memberId = await syncMember(tx, ctx, user.id, (await identity.ensureMember(tx, ctx.organizationId, user.id, 'member')).id, active);
+          const row = await store.insertUser(tx, {
+            id: newId('scimu'),
+            organizationId: ctx.organizationId,
+            userId: user.id,
+            memberId,
+            userName: fields.userName,
+            externalId: fields.externalId,
+            displayName: fields.displayName,
+            active,
+            resource: doc,
+          });
+          return renderUser(row, []);
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ScimError(409, `userName ${fields.userName} is already taken`, 'uniqueness');
+        throw error;
+      }
+    },
+
+    async replaceUser(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
+      const existing = await loadUser(ctx, id);
+      return writeUser(ctx, existing, normalizeResource('User', body));
+    },
+
+    async patchUser(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
+      const operations = parseOperations(body);
+      const existing = await loadUser(ctx, id);
+      const current: Doc = { ...existing.resource, userName: existing.user_name, active: existing.active };
+      if (existing.external_id !== null) current.externalId = existing.external_id;
+      const patched = normalizeResource('User', applyPatch('User', current, operations));
+      return writeUser(ctx, existing, patched);
+    },
+
+    /** Deleting a provisioned user removes them from the organization and revokes their sessions. */
+    async deleteUser(ctx: ScimContext, id: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const row = await store.findUser(tx, ctx.organizationId, id, true);
+        if (!row) throw new ScimError(404, `User ${id} not found`);
+        if (row.member_id) {
+          const member = await identity.getMember(ctx.organizationId, row.member_id, tx);
+          if (member?.role === 'owner') {
+            throw new ScimError(400, 'The organization owner cannot be suspended or removed through SCIM; transfer ownership first', 'mutability');
+          }
+          if (member) {
+            await identity.deleteMember(tx, ctx.organizationId, member.id);
+            await identity.revokeUserSessions(tx, row.user_id);
+          }
+        }
+        await store.deleteUser(tx, ctx.organizationId, id);
+      });
+    },
+
+    async listGroups(ctx: ScimContext, query: { filter?: string | undefined; paging: Paging; excludeMembers: boolean }) {
+      const { rows, total } = await store.listGroups(db, ctx.organizationId, filterOf(query.filter), query.paging.startIndex - 1, query.paging.count);
+      const members = query.excludeMembers ? [] : await store.memberships(db, ctx.organizationId, 'group', rows.map((r) => r.id));
+      const resources = rows.map((row) => {
+        const rendered = renderGroup(row, members.filter((m) => m.group_id === row.id));
+        if (query.excludeMembers) delete rendered.members;
+        return rendered;
+      });
+      return listResponse(resources, total, query.paging);
+    },
+
+    async getGroup(ctx: ScimContext, id: string) {
+      return groupWithMembers(db, ctx, await loadGroup(ctx, id));
+    },
+
+    /** Groups are kept as metadata (groupMappingMode metadata_only): they do not become teams. */
+    async createGroup(ctx: ScimContext, body: unknown): Promise<Doc> {
+      const doc = normalizeResource('Group', body);
+      const fields = groupFields(doc);
+      return db.transaction(async (tx) => {
+        const ids = await memberIds(tx, ctx, doc);
+        const row = await store.insertGroup(tx, { id: newId('scimg'), organizationId: ctx.organizationId, ...fields, resource: groupResource(doc) });
+        await store.setGroupMembers(tx, ctx.organizationId, row.id, ids);
+        return groupWithMembers(tx, ctx, row);
+      });
+    },
+
+    async replaceGroup(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
+      await loadGroup(ctx, id);
+      const doc = normalizeResource('Group', body);
+      const fields = groupFields(doc);
+      return db.transaction(async (tx) => {
+        const ids = await memberIds(tx, ctx, doc);
+        const row = await store.updateGroup(tx, ctx.organizationId, id, { ...fields, resource: groupResource(doc) });
+        await store.setGroupMembers(tx, ctx.organizationId, id, ids);
+        return groupWithMembers(tx, ctx, row);
+      });
+    },
+
+    async patchGroup(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
+      const operations = parseOperations(body);
+      return db.transaction(async (tx) => {
+        const existing = await store.findGroup(tx, ctx.organizationId, id, true);
+        if (!existing) throw new ScimError(404, `Group ${id} not found`);
+        const members = await store.memberships(tx, ctx.organizationId, 'group', [id]);
+        const current: Doc = { ...existing.resource, displayName: existing.display_name, members: members.map((m) => ({ value: m.scim_user_id })) };
+        if (existing.external_id !== null) current.externalId = existing.external_id;
+        const patched = normalizeResource('Group', applyPatch('Group', current, operations));
+        const fields = groupFields(patched);
+        const ids = await memberIds(tx, ctx, patched);
+        const row = await store.updateGroup(tx, ctx.organizationId, id, { ...fields, resource: groupResource(patched) });
+        await store.setGroupMembers(tx, ctx.organizationId, id, ids);
+        return groupWithMembers(tx, ctx, row);
+      });
+    },
+
+    async deleteGroup(ctx: ScimContext, id: string): Promise<void> {
+      await loadGroup(ctx, id);
+      await store.deleteGroup(db, ctx.organizationId, id);
+    },
+  };
+}
+
+export type ScimService = ReturnType<typeof createScimService>;
+export type { ConnectorRow };

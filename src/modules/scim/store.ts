@@ -1,0 +1,369 @@
+import type { Queryable } from '../../db/database.ts';
+import { ScimError } from './errors.ts';
+import type { AttrPath, Filter } from './filter.ts';
+
+export interface ConnectorRow {
+  id: string;
+  organization_id: string;
+  provider_id: string;
+  group_mapping_mode: string;
+  token_rotated_at: Date | null;
+  unresolved_failure_count: number;
+  last_failure_at: Date | null;
+  last_failure_action: string | null;
+  last_failure_message: string | null;
+  next_retry_at: Date | null;
+  last_successful_sync_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ScimUserRow {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  member_id: string | null;
+  user_name: string;
+  external_id: string | null;
+  display_name: string | null;
+  active: boolean;
+  resource: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ScimGroupRow {
+  id: string;
+  organization_id: string;
+  display_name: string;
+  external_id: string | null;
+  resource: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface GroupMemberRef {
+  group_id: string;
+  scim_user_id: string;
+  group_display_name: string;
+  user_display: string;
+}
+
+const connectorColumns = `id, organization_id, provider_id, group_mapping_mode, token_rotated_at, unresolved_failure_count,
+  last_failure_at, last_failure_action, last_failure_message, next_retry_at, last_successful_sync_at, created_at, updated_at`;
+const userColumns = 'id, organization_id, user_id, member_id, user_name, external_id, display_name, active, resource, created_at, updated_at';
+const groupColumns = 'id, organization_id, display_name, external_id, resource, created_at, updated_at';
+
+// ---- filters to SQL ----
+
+type Column = { sql: string; kind: 'text' | 'exact' | 'boolean' };
+type Multi = { multi: string; where?: string; element: (attr: AttrPath) => Column | null };
+type Resolver = (attr: AttrPath) => Column | Multi | null;
+
+/** Compiles a parsed SCIM filter to a SQL condition with numbered parameters appended to `params`. */
+function compileFilter(filter: Filter, resolve: Resolver, params: unknown[]): string {
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const compare = (column: Column, op: string, value: unknown): string => {
+    if (op === 'pr') return column.kind === 'boolean' ? `${column.sql} IS NOT NULL` : `(${column.sql} IS NOT NULL AND ${column.sql} <> '')`;
+    if (value === null) {
+      if (op === 'eq') return `${column.sql} IS NULL`;
+      if (op === 'ne') return `${column.sql} IS NOT NULL`;
+      throw new ScimError(400, `operator "${op}" cannot compare with null`, 'invalidFilter');
+    }
+    if (column.kind === 'boolean') {
+      if (typeof value !== 'boolean' || (op !== 'eq' && op !== 'ne')) throw new ScimError(400, 'boolean attributes support eq and ne with true or false', 'invalidFilter');
+      return op === 'eq' ? `${column.sql} = ${param(value)}` : `${column.sql} IS DISTINCT FROM ${param(value)}`;
+    }
+    if (typeof value !== 'string') throw new ScimError(400, 'string attributes are compared with a quoted string', 'invalidFilter');
+    const col = column.kind === 'text' ? `lower(${column.sql})` : column.sql;
+    const val = column.kind === 'text' ? `lower(${param(value)})` : param(value);
+    switch (op) {
+      case 'eq': return `${col} = ${val}`;
+      case 'ne': return `(${column.sql} IS NULL OR ${col} <> ${val})`;
+      case 'co': return `strpos(${col}, ${val}) > 0`;
+      case 'sw': return `starts_with(${col}, ${val})`;
+      case 'ew': return `right(${col}, length(${val})) = ${val}`;
+      default: throw new ScimError(400, `operator "${op}" is not supported here; use eq, ne, co, sw, ew or pr`, 'invalidFilter');
+    }
+  };
+  const unsupported = (attr: AttrPath) =>
+    new ScimError(400, `filtering on "${[attr.name, attr.sub].filter(Boolean).join('.')}" is not supported`, 'invalidFilter');
+
+  const walk = (node: Filter, resolver: Resolver): string => {
+    switch (node.type) {
+      case 'and':
+      case 'or':
+        return `(${walk(node.left, resolver)} ${node.type.toUpperCase()} ${walk(node.right, resolver)})`;
+      case 'not':
+        return `(NOT COALESCE(${walk(node.filter, resolver)}, false))`;
+      case 'present':
+      case 'compare': {
+        const op = node.type === 'present' ? 'pr' : node.op;
+        const value = node.type === 'present' ? undefined : node.value;
+        const target = resolver(node.attr);
+        if (!target) throw unsupported(node.attr);
+        if ('multi' in target) {
+          // emails.value eq "x": any element matches
+          const column = target.element({ name: node.attr.sub ?? 'value' });
+          if (!column) throw unsupported(node.attr);
+          return `EXISTS (SELECT 1 FROM ${target.multi} WHERE ${target.where ? `${target.where} AND ` : ''}${compare(column, op, value)})`;
+        }
+        return compare(target, op, value);
+      }
+      case 'valuePath': {
+        const target = resolver({ name: node.attr.name, ...(node.attr.uri ? { uri: node.attr.uri } : {}) });
+        if (!target || !('multi' in target)) throw unsupported(node.attr);
+        const inner: Resolver = (attr) => (attr.sub || attr.uri ? null : target.element(attr));
+        return `EXISTS (SELECT 1 FROM ${target.multi} WHERE ${target.where ? `${target.where} AND ` : ''}${walk(node.filter, inner)})`;
+      }
+    }
+  };
+  return walk(filter, resolve);
+}
+
+const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:user';
+const GROUP_URN = 'urn:ietf:params:scim:schemas:core:2.0:group';
+
+const jsonArray = (expr: string) => `jsonb_array_elements(CASE WHEN jsonb_typeof(${expr}) = 'array' THEN ${expr} ELSE '[]'::jsonb END) AS e(v)`;
+
+const userResolver: Resolver = (attr) => {
+  if (attr.uri && attr.uri.toLowerCase() !== USER_URN) return null;
+  const name = attr.name.toLowerCase();
+  const sub = attr.sub?.toLowerCase();
+  if (sub && name !== 'emails' && name !== 'name' && name !== 'meta') return null;
+  switch (name) {
+    case 'id': return { sql: 'u.id', kind: 'exact' };
+    case 'username': return { sql: 'u.user_name', kind: 'text' };
+    case 'externalid': return { sql: 'u.external_id', kind: 'exact' };
+    case 'displayname': return { sql: 'u.display_name', kind: 'text' };
+    case 'active': return { sql: 'u.active', kind: 'boolean' };
+    case 'name':
+      if (sub === 'givenname') return { sql: "(u.resource->'name'->>'givenName')", kind: 'text' };
+      if (sub === 'familyname') return { sql: "(u.resource->'name'->>'familyName')", kind: 'text' };
+      return null;
+    case 'emails':
+      return {
+        multi: jsonArray("u.resource->'emails'"),
+        element: (a) => {
+          const n = a.name.toLowerCase();
+          if (n === 'value') return { sql: "(e.v->>'value')", kind: 'text' };
+          if (n === 'type') return { sql: "(e.v->>'type')", kind: 'text' };
+          if (n === 'primary') return { sql: "(e.v->>'primary')::boolean", kind: 'boolean' };
+          return null;
+        },
+      };
+    default: return null;
+  }
+};
+
+const groupResolver: Resolver = (attr) => {
+  if (attr.uri && attr.uri.toLowerCase() !== GROUP_URN) return null;
+  const name = attr.name.toLowerCase();
+  if (attr.sub && name !== 'members') return null;
+  switch (name) {
+    case 'id': return { sql: 'g.id', kind: 'exact' };
+    case 'displayname': return { sql: 'g.display_name', kind: 'text' };
+    case 'externalid': return { sql: 'g.external_id', kind: 'exact' };
+    case 'members':
+      return {
+        multi: 'scim_group_members e',
+        where: 'e.group_id = g.id',
+        element: (a) => (a.name.toLowerCase() === 'value' ? { sql: 'e.scim_user_id', kind: 'exact' } : null),
+      };
+    default: return null;
+  }
+};
+
+export function createScimStore() {
+  return {
+    // ---- connectors ----
+    async findConnector(db: Queryable, organizationId: string): Promise<ConnectorRow | undefined> {
+      const { rows } = await db.query<ConnectorRow>(`SELECT ${connectorColumns} FROM scim_connectors WHERE organization_id = $1`, [organizationId]);
+      return rows[0];
+    },
+
+    async findConnectorByTokenHash(db: Queryable, tokenHash: string): Promise<ConnectorRow | undefined> {
+      const { rows } = await db.query<ConnectorRow>(`SELECT ${connectorColumns} FROM scim_connectors WHERE token_hash = $1`, [tokenHash]);
+      return rows[0];
+    },
+
+    /** Creates the connector if absent and sets a new token hash in one statement (the old hash stops matching at once). */
+    async upsertConnectorToken(db: Queryable, input: { id: string; organizationId: string; providerId: string; tokenHash: string }): Promise<ConnectorRow> {
+      const { rows } = await db.query<ConnectorRow>(
+        `INSERT INTO scim_connectors (id, organization_id, provider_id, token_hash, token_rotated_at)
+         VALUES ($1, $2, $3, $4, now())
+         ON CONFLICT (organization_id) DO UPDATE
+           SET token_hash = EXCLUDED.token_hash, token_rotated_at = now(), provider_id = EXCLUDED.provider_id, updated_at = now()
+         RETURNING ${connectorColumns}`,
+        [input.id, input.organizationId, input.providerId, input.tokenHash],
+      );
+      return rows[0]!;
+    },
+
+    async recordFailure(db: Queryable, organizationId: string, action: string, message: string): Promise<void> {
+      await db.query(
+        `UPDATE scim_connectors
+            SET unresolved_failure_count = unresolved_failure_count + 1, last_failure_at = now(),
+                last_failure_action = $2, last_failure_message = $3
+          WHERE organization_id = $1`,
+        [organizationId, action, message],
+      );
+    },
+
+    async recordSuccess(db: Queryable, organizationId: string): Promise<void> {
+      await db.query(
+        'UPDATE scim_connectors SET unresolved_failure_count = 0, last_successful_sync_at = now() WHERE organization_id = $1',
+        [organizationId],
+      );
+    },
+
+    // ---- users ----
+    async listUsers(db: Queryable, organizationId: string, filter: Filter | undefined, offset: number, limit: number) {
+      const params: unknown[] = [organizationId];
+      const where = filter ? ` AND (${compileFilter(filter, userResolver, params)})` : '';
+      const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM scim_users u WHERE u.organization_id = $1${where}`, params);
+      if (limit === 0) return { rows: [] as ScimUserRow[], total: total.rows[0]!.n };
+      const { rows } = await db.query<ScimUserRow>(
+        `SELECT ${userColumns} FROM scim_users u WHERE u.organization_id = $1${where}
+          ORDER BY u.created_at, u.id OFFSET ${Number(offset)} LIMIT ${Number(limit)}`,
+        params,
+      );
+      return { rows, total: total.rows[0]!.n };
+    },
+
+    async findUser(db: Queryable, organizationId: string, id: string, forUpdate = false): Promise<ScimUserRow | undefined> {
+      const { rows } = await db.query<ScimUserRow>(
+        `SELECT ${userColumns} FROM scim_users WHERE organization_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+        [organizationId, id],
+      );
+      return rows[0];
+    },
+
+    async findUserByUserName(db: Queryable, organizationId: string, userName: string): Promise<ScimUserRow | undefined> {
+      const { rows } = await db.query<ScimUserRow>(
+        `SELECT ${userColumns} FROM scim_users WHERE organization_id = $1 AND lower(user_name) = lower($2)`,
+        [organizationId, userName],
+      );
+      return rows[0];
+    },
+
+    async findUserByUserId(db: Queryable, organizationId: string, userId: string): Promise<ScimUserRow | undefined> {
+      const { rows } = await db.query<ScimUserRow>(`SELECT ${userColumns} FROM scim_users WHERE organization_id = $1 AND user_id = $2`, [organizationId, userId]);
+      return rows[0];
+    },
+
+    async insertUser(
+      db: Queryable,
+      row: { id: string; organizationId: string; userId: string; memberId: string | null; userName: string; externalId: string | null; displayName: string | null; active: boolean; resource: unknown },
+    ): Promise<ScimUserRow> {
+      const { rows } = await db.query<ScimUserRow>(
+        `INSERT INTO scim_users (id, organization_id, user_id, member_id, user_name, external_id, display_name, active, resource)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) RETURNING ${userColumns}`,
+        [row.id, row.organizationId, row.userId, row.memberId, row.userName, row.externalId, row.displayName, row.active, JSON.stringify(row.resource)],
+      );
+      return rows[0]!;
+    },
+
+    async updateUser(
+      db: Queryable,
+      organizationId: string,
+      id: string,
+      row: { memberId: string | null; userName: string; externalId: string | null; displayName: string | null; active: boolean; resource: unknown },
+    ): Promise<ScimUserRow> {
+      const { rows } = await db.query<ScimUserRow>(
+        `UPDATE scim_users
+            SET member_id = $3, user_name = $4, external_id = $5, display_name = $6, active = $7, resource = $8::jsonb, updated_at = now()
+          WHERE organization_id = $1 AND id = $2
+          RETURNING ${userColumns}`,
+        [organizationId, id, row.memberId, row.userName, row.externalId, row.displayName, row.active, JSON.stringify(row.resource)],
+      );
+      return rows[0]!;
+    },
+
+    async deleteUser(db: Queryable, organizationId: string, id: string): Promise<void> {
+      await db.query('DELETE FROM scim_users WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+    },
+
+    /** Of `ids`, those that are SCIM users of the organization. */
+    async existingUserIds(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const { rows } = await db.query<{ id: string }>('SELECT id FROM scim_users WHERE organization_id = $1 AND id = ANY($2::text[])', [organizationId, ids]);
+      return rows.map((r) => r.id);
+    },
+
+    // ---- groups ----
+    async listGroups(db: Queryable, organizationId: string, filter: Filter | undefined, offset: number, limit: number) {
+      const params: unknown[] = [organizationId];
+      const where = filter ? ` AND (${compileFilter(filter, groupResolver, params)})` : '';
+      const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM scim_groups g WHERE g.organization_id = $1${where}`, params);
+      if (limit === 0) return { rows: [] as ScimGroupRow[], total: total.rows[0]!.n };
+      const { rows } = await db.query<ScimGroupRow>(
+        `SELECT ${groupColumns} FROM scim_groups g WHERE g.organization_id = $1${where}
+          ORDER BY g.created_at, g.id OFFSET ${Number(offset)} LIMIT ${Number(limit)}`,
+        params,
+      );
+      return { rows, total: total.rows[0]!.n };
+    },
+
+    async findGroup(db: Queryable, organizationId: string, id: string, forUpdate = false): Promise<ScimGroupRow | undefined> {
+      const { rows } = await db.query<ScimGroupRow>(
+        `SELECT ${groupColumns} FROM scim_groups WHERE organization_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+        [organizationId, id],
+      );
+      return rows[0];
+    },
+
+    async insertGroup(db: Queryable, row: { id: string; organizationId: string; displayName: string; externalId: string | null; resource: unknown }): Promise<ScimGroupRow> {
+      const { rows } = await db.query<ScimGroupRow>(
+        `INSERT INTO scim_groups (id, organization_id, display_name, external_id, resource)
+         VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING ${groupColumns}`,
+        [row.id, row.organizationId, row.displayName, row.externalId, JSON.stringify(row.resource)],
+      );
+      return rows[0]!;
+    },
+
+    async updateGroup(db: Queryable, organizationId: string, id: string, row: { displayName: string; externalId: string | null; resource: unknown }): Promise<ScimGroupRow> {
+      const { rows } = await db.query<ScimGroupRow>(
+        `UPDATE scim_groups SET display_name = $3, external_id = $4, resource = $5::jsonb, updated_at = now()
+          WHERE organization_id = $1 AND id = $2 RETURNING ${groupColumns}`,
+        [organizationId, id, row.displayName, row.externalId, JSON.stringify(row.resource)],
+      );
+      return rows[0]!;
+    },
+
+    async deleteGroup(db: Queryable, organizationId: string, id: string): Promise<void> {
+      await db.query('DELETE FROM scim_groups WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+    },
+
+    async setGroupMembers(db: Queryable, organizationId: string, groupId: string, userIds: string[]): Promise<void> {
+      await db.query('DELETE FROM scim_group_members WHERE organization_id = $1 AND group_id = $2', [organizationId, groupId]);
+      if (userIds.length === 0) return;
+      await db.query(
+        `INSERT INTO scim_group_members (organization_id, group_id, scim_user_id)
+         SELECT $1, $2, unnest($3::text[]) ON CONFLICT DO NOTHING`,
+        [organizationId, groupId, userIds],
+      );
+    },
+
+    /** Memberships of the given groups or users (one query per page of resources). */
+    async memberships(db: Queryable, organizationId: string, by: 'group' | 'user', ids: string[]): Promise<GroupMemberRef[]> {
+      if (ids.length === 0) return [];
+      const { rows } = await db.query<GroupMemberRef>(
+        `SELECT gm.group_id, gm.scim_user_id, g.display_name AS group_display_name,
+                COALESCE(u.display_name, u.user_name) AS user_display
+           FROM scim_group_members gm
+           JOIN scim_groups g ON g.id = gm.group_id
+           JOIN scim_users u ON u.id = gm.scim_user_id
+          WHERE gm.organization_id = $1 AND ${by === 'group' ? 'gm.group_id' : 'gm.scim_user_id'} = ANY($2::text[])
+          ORDER BY u.created_at, u.id`,
+        [organizationId, ids],
+      );
+      return rows;
+    },
+  };
+}
+
+export type ScimStore = ReturnType<typeof createScimStore>;
