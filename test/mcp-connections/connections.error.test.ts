@@ -3,7 +3,52 @@ import assert from 'node:assert/strict';
 import type { TestApp } from '../support/app.ts';
 import type { Tenant } from '../support/fixtures.ts';
 import { closedPort, startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from '../support/app.ts';
 import { api, connectionBody, createConnection, credentialRows, setup, startMcpApp } from './helpers.ts';
+
+/** `orgplane start` as a separate OS process on the same PostgreSQL database as `app`. */
+async function spawnServer(shared: TestApp): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'orgplane-proc-'));
+  const child: ChildProcess = spawn(process.execPath, ['src/main.ts', 'start'], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: shared.databaseUrl,
+      ORGPLANE_SECRET_KEY: shared.config.secretKey,
+      ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      RUN_WORKERS: 'false',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; ; attempt += 1) {
+    if (child.exitCode !== null) throw new Error(`server process exited: ${stderr}`);
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (attempt > 300) throw new Error(`server process did not start: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
 
 let app: TestApp;
 let tenant: Tenant;
@@ -228,6 +273,34 @@ describe('concurrent edits from several app instances on one database', () => {
       assert.notEqual(start.updatedAt, (await admin().get(`/v1/mcp-connections/${connection.id}`)).body.updatedAt);
     } finally {
       await Promise.all(others.map((other) => other.close()));
+    }
+  });
+  test('several server processes on one PostgreSQL: exactly one 200', async (t) => {
+    if (!app.databaseUrl) {
+      t.skip('PGlite is embedded in one process; this case needs PostgreSQL');
+      return;
+    }
+    const processes = await Promise.all([spawnServer(app), spawnServer(app)]);
+    try {
+      const urls = [app.url, ...processes.map((p) => p.url)];
+      const current = (await admin().get(`/v1/mcp-connections/${connection.id}`)).body;
+      const responses = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          api(urls[i % urls.length]!, tenant.admin.token).put(`/v1/mcp-connections/${connection.id}`, {
+            expectedUpdatedAt: current.updatedAt,
+            name: `Process edit ${i}`,
+            url: current.url,
+            authType: 'apikey',
+            credentialMode: 'shared',
+            access: { orgWide: true },
+          }),
+        ),
+      );
+      assert.deepEqual(responses.map((r) => r.status).sort(), [200, 409, 409, 409, 409, 409], JSON.stringify(responses.map((r) => r.body)));
+      const winner = responses.find((r) => r.status === 200)!;
+      assert.equal((await admin().get(`/v1/mcp-connections/${connection.id}`)).body.name, winner.body.name);
+    } finally {
+      await Promise.all(processes.map((p) => p.stop()));
     }
   });
 });
