@@ -240,6 +240,47 @@ describe('404, 409, 502', () => {
   });
 });
 
+describe('storing an API key', () => {
+  test('wrong key 502, wrong auth type 400, shared key by a member 403, no access 404, limits 400', async () => {
+    const perMember = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, {
+      authType: 'apikey',
+      credentialMode: 'per_member',
+      access: { orgWide: true },
+    }));
+    const member = api(app.url, tenant.member.token);
+    const wrong = await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: 'not-the-key' });
+    assert.equal(wrong.status, 502);
+    assert.equal(wrong.body.error, 'connection_validation_failed');
+    assert.equal(wrong.body.diagnostic.code, 'api_key_rejected');
+    assert.equal((await credentialRows(app, perMember.id)).length, 0, 'nothing stored');
+
+    await expectInvalid(await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: '' }), ['apiKey']);
+    await expectInvalid(await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: long(4097) }), ['apiKey']);
+
+    const noAuth = await createConnection(app.url, tenant.admin.token, connectionBody(open.url));
+    await expectInvalid(await admin().put(`/v1/mcp-connections/${noAuth.id}/credentials`, { apiKey: 'k' }), ['apiKey']);
+
+    const shared = await member.put(`/v1/mcp-connections/${connection.id}/credentials`, { apiKey: 'good-key' });
+    assert.equal(shared.status, 403, shared.text);
+
+    const hidden = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, {
+      authType: 'apikey',
+      credentialMode: 'per_member',
+      access: { orgWide: false },
+    }));
+    const notGranted = await member.put(`/v1/mcp-connections/${hidden.id}/credentials`, { apiKey: 'good-key' });
+    assert.equal(notGranted.status, 404);
+    assert.equal(notGranted.body.error, 'connection_not_found');
+  });
+
+  test('an admin replaces the shared key through the same route', async () => {
+    const replaced = await admin().put(`/v1/mcp-connections/${connection.id}/credentials`, { apiKey: 'good-key' });
+    assert.equal(replaced.status, 200, replaced.text);
+    assert.equal(replaced.body.connected, true);
+    connection = (await admin().get(`/v1/mcp-connections/${connection.id}`)).body;
+  });
+});
+
 describe('concurrent edits from several app instances on one database', () => {
   test('the same expectedUpdatedAt gives exactly one 200, 409 for the rest', async () => {
     const others = await Promise.all([startMcpApp({ shareDatabaseWith: app }), startMcpApp({ shareDatabaseWith: app })]);

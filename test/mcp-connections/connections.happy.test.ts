@@ -264,6 +264,33 @@ describe('edit (spec operation 1)', () => {
   });
 });
 
+describe('per-member API keys', () => {
+  test('a member stores their own key: probed, encrypted, counted for them only', async () => {
+    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, {
+      authType: 'apikey',
+      credentialMode: 'per_member',
+      access: { orgWide: false, memberIds: [tenant.member.memberId] },
+    }));
+    assert.equal(created.connected, false);
+    assert.equal(created.connectedForMe, false);
+    assert.equal(created.reconnectActionOwner, 'member');
+    const before = keyed.requests.length;
+    const stored = await api(app.url, tenant.member.token).put(`/v1/mcp-connections/${created.id}/credentials`, { apiKey: 'key-1' });
+    assert.equal(stored.status, 200, stored.text);
+    assert.ok(keyed.requests.length > before, 'the key was probed');
+    assert.ok(!stored.text.includes('key-1'));
+    assert.equal(stored.body.connectedForMe, true);
+    assert.equal(stored.body.connected, true);
+    assert.equal(stored.body.credentialHealth, 'ready');
+    assert.equal(stored.body.needsReconnect, false);
+    const rows = await credentialRows(app, created.id);
+    assert.deepEqual(rows.map((row) => row.memberId), [tenant.member.memberId]);
+    const asAdmin = await admin().get(`/v1/mcp-connections/${created.id}`);
+    assert.equal(asAdmin.body.connected, true, 'some member is connected');
+    assert.equal(asAdmin.body.connectedForMe, false, 'but not the admin');
+  });
+});
+
 describe('access replace (spec operation 2)', () => {
   test('replaces the whole set and returns the connection without edit-only fields', async () => {
     const teamResponse = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, { name: `Team ${Date.now()}` });

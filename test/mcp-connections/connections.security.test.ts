@@ -48,6 +48,7 @@ function routes(): Array<[string, string, unknown]> {
     ['PUT', `/v1/mcp-connections/${connection.id}`, editBody()],
     ['PUT', `/v1/mcp-connections/${connection.id}/access`, { access: { orgWide: true } }],
     ['POST', `/v1/mcp-connections/${connection.id}/test`, undefined],
+    ['PUT', `/v1/mcp-connections/${connection.id}/credentials`, { apiKey: API_KEY }],
     ['DELETE', `/v1/mcp-connections/${connection.id}`, undefined],
     ['POST', '/v1/plugins', { manifest: { name: 'Evil', mcpConnections: [] } }],
     ['DELETE', `/v1/plugins/${pluginId}`, undefined],
@@ -67,7 +68,8 @@ describe('who may call', () => {
 
   test('a member gets 403 on every administrative route', async () => {
     for (const [method, path, body] of routes()) {
-      if (method === 'GET') continue;
+      // The credentials route is for members too; it is covered below.
+      if (method === 'GET' || path.endsWith('/credentials')) continue;
       const response = await api(app.url, tenant.member.token).send<any>(method, path, body);
       assert.equal(response.status, 403, `${method} ${path}: ${response.text}`);
       assert.equal(response.body.error, 'forbidden');
@@ -87,6 +89,8 @@ describe('who may call', () => {
     assert.equal(seen.status, 200);
     assert.equal(seen.body.access, null);
     assert.equal(seen.body.connectedForMe, true, 'shared credential');
+    const sharedKey = await api(app.url, tenant.member.token).put(`/v1/mcp-connections/${connection.id}/credentials`, { apiKey: 'member-attempt' });
+    assert.equal(sharedKey.status, 403, 'a member may not replace the shared key');
   });
 
   test('a signed-in user of no organization is refused', async () => {

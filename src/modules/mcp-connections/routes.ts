@@ -141,6 +141,28 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
     },
   }, async (request) => service.test(callerOf(request), request.params.connectionId));
 
+  app.put('/v1/mcp-connections/:connectionId/credentials', {
+    preHandler: members,
+    schema: {
+      tags,
+      operationId: 'setMcpConnectionApiKey',
+      summary: 'Store your API key for a connection',
+      description:
+        'Per-member API-key connections: any member who may use the connection stores their own key. Shared ones: owners and admins replace the shared key. ' +
+        'The key is probed against the server first (502 with a diagnostic when it does not work) and never returned.',
+      security: [{ session: [] }],
+      params: connectionParams,
+      body: z.object({ apiKey: z.string().min(1).max(4096) }),
+      response: {
+        200: connectionSchema,
+        ...commonErrorResponses,
+        404: notFound,
+        409: errorBodySchema.describe('connection_conflict: the connection changed while the key was checked'),
+        502: validationFailedSchema,
+      },
+    },
+  }, async (request) => service.setApiKey(callerOf(request), request.params.connectionId, request.body.apiKey));
+
   app.post('/v1/plugins', {
     preHandler: adminsOnly,
     schema: {

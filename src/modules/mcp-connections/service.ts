@@ -480,6 +480,41 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       return { ok: false, highestPassed: result.diagnostic.highestPassed, tools: [], diagnostic: result.diagnostic };
     },
 
+    /**
+     * The caller supplies their own API key (per-member connections, any member who may use it) or
+     * the shared one (shared connections, owners and admins). Probed before it is stored.
+     */
+    async setApiKey(caller: Caller, id: string, apiKey: string) {
+      const { organizationId, memberId, isAdmin } = organizationOf(caller);
+      const row = await loadVisible(caller, id);
+      if (row.authType !== 'apikey') {
+        throw invalidRequest([{ message: `This connection authenticates with ${row.authType}, not an API key`, path: ['apiKey'], in: 'body' }]);
+      }
+      const shared = row.credentialMode === 'shared';
+      if (shared && !isAdmin) throw forbidden('Only owners and admins set the shared API key of a connection');
+      if (!shared && !memberId) throw forbidden('A per-member API key belongs to a member of the organization');
+      await validateByProbe(row.url, 'apikey', row.credentialMode, apiKey);
+      await db.transaction(async (tx) => {
+        // The identity may have changed while probing: store the key only for the identity it was checked against.
+        const locked = await store.findConnection(tx, organizationId, id, true);
+        if (!locked) throw connectionNotFound();
+        if (locked.identityFingerprint !== row.identityFingerprint) {
+          throw conflict('connection_conflict', 'The connection changed while your key was being checked; try again');
+        }
+        await store.upsertCredential(tx, {
+          id: newId('emcc'),
+          organizationId,
+          connectionId: id,
+          memberId: shared ? null : memberId,
+          kind: 'apikey',
+          identityFingerprint: row.identityFingerprint,
+          secretSealed: sealApiKey(secrets, row.identityFingerprint, apiKey),
+          health: 'ready',
+        });
+      });
+      return (await present(caller, [(await store.findConnection(db, organizationId, id))!]))[0]!;
+    },
+
     async installPlugin(
       caller: Caller,
       manifest: { name: string; version?: string | undefined; mcpConnections: Array<{ name: string; url: string; authType: AuthType; credentialMode: CredentialMode; manageIdentity: boolean }> },
