@@ -154,6 +154,15 @@ describe('probe: each failing phase', () => {
     assert.equal(diagnostic.httpStatus, 200);
   });
 
+  test('MCP_TRANSPORT: a plain-text 400 passes routing, then fails to carry initialize', async () => {
+    const mcp = await server(startPlainServer((_req, res) => res.writeHead(400, { 'content-type': 'text/plain' }).end('Bad Request')));
+    const diagnostic = failed(await probe({ url: mcp.url }));
+    assert.equal(diagnostic.phase, 'MCP_TRANSPORT');
+    assert.equal(diagnostic.code, 'transport_error');
+    assert.equal(diagnostic.httpStatus, 400);
+    assert.equal(diagnostic.highestPassed, 'reachable');
+  });
+
   test('HTTP_ROUTING: a server error is retryable and the vendor acts', async () => {
     const mcp = await server(startPlainServer((_req, res) => res.writeHead(503).end()));
     const diagnostic = failed(await probe({ url: mcp.url }));

@@ -387,6 +387,11 @@ export const httpRouting: PhaseFunction = async (ctx) => {
     ctx.transportKind = 'streamable-http';
     return;
   }
+  if (post.status >= 400 && type !== 'text/html') {
+    // Some stateful servers refuse a session-less request in plain text; initialize will tell.
+    ctx.transportKind = 'streamable-http';
+    return;
+  }
   fail('HTTP_ROUTING', 'http', 'not_mcp_endpoint', 'organization_admin', 'Check the URL: it serves something other than an MCP endpoint (for example a web page).',
     `The URL answered with ${type ?? 'no content type'} (HTTP ${post.status}), not with MCP messages.`, { httpStatus: post.status });
 };
