@@ -11,6 +11,7 @@
 
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
@@ -39,6 +40,8 @@ export interface OutboundClient {
   resolve(hostname: string): Promise<ResolvedAddress[]>;
   /** Throws OutboundBlockedError when the literal address may not be dialed. */
   checkAddress(address: string): void;
+  /** Extra trusted CA certificates this client was given (own TLS checks should trust the same). */
+  readonly ca?: string | string[] | undefined;
   close(): Promise<void>;
 }
 
@@ -192,7 +195,8 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
   const baseConnect = buildConnector({
     lookup: guardedLookup,
     timeout: defaultTimeoutMs,
-    ...(options.ca ? { ca: options.ca } : {}),
+    // Extra CAs are added to the public roots, not put in their place.
+    ...(options.ca ? { ca: [...rootCertificates, ...([] as string[]).concat(options.ca)] } : {}),
   } as buildConnector.BuildOptions);
 
   const agent = new Agent({
@@ -314,6 +318,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     fetch: guardedFetch,
     resolve,
     checkAddress: (address) => policy.check(address),
+    ca: options.ca,
     close: () => agent.close(),
   };
 }

@@ -137,6 +137,27 @@ describe('probe: each failing phase', () => {
     assert.deepEqual(mcp.requests, [], 'no HTTP request may follow a failed TLS check');
   });
 
+  test('NETWORK_TLS passes with a trusted certificate, and refuses one that names another host', async () => {
+    const mcp = await server(startSelfSignedServer({ tools: ['over-tls'] }));
+    const trusting = createOutboundClient({
+      allowedPrivateNetworks: LOOPBACK,
+      ca: mcp.cert,
+      lookup: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
+    try {
+      const ok = await probeConnection({ url: mcp.url, authType: 'none', outbound: trusting });
+      assert.equal(ok.ok, true, JSON.stringify(ok));
+      assert.deepEqual(ok.ok && ok.tools, ['over-tls']);
+      // The certificate names 127.0.0.1 and localhost; this name resolves to 127.0.0.1 too.
+      const otherName = mcp.url.replace('127.0.0.1', 'mcp.other-name.test');
+      const mismatch = failed(await probeConnection({ url: otherName, authType: 'none', outbound: trusting }));
+      assert.equal(mismatch.phase, 'NETWORK_TLS');
+      assert.equal(mismatch.code, 'tls_hostname_mismatch');
+    } finally {
+      await trusting.close();
+    }
+  });
+
   test('HTTP_ROUTING: a 404 route', async () => {
     const mcp = await server(startPlainServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('nothing here')));
     const diagnostic = failed(await probe({ url: mcp.url }));

@@ -270,10 +270,11 @@ export function selfSignedCertificate(): { key: string; cert: string } {
 }
 
 /** A stateless MCP server behind HTTPS with a self-signed certificate (nobody trusts it). */
-export async function startSelfSignedServer(options: McpServerOptions = {}): Promise<RunningServer> {
+export async function startSelfSignedServer(options: McpServerOptions = {}): Promise<RunningServer & { cert: string }> {
   const path = options.path ?? '/mcp';
   const requests: string[] = [];
-  const server = createHttpsServer(selfSignedCertificate(), async (req, res) => {
+  const certificate = selfSignedCertificate();
+  const server = createHttpsServer(certificate, async (req, res) => {
     requests.push(`${req.method} ${req.url}`);
     const sdkServer = buildSdkServer(options);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -281,5 +282,5 @@ export async function startSelfSignedServer(options: McpServerOptions = {}): Pro
     await transport.handleRequest(req, res, req.method === 'POST' ? await readJson(req) : undefined);
   });
   const { port, url } = await listen(server as unknown as HttpServer, path, 'https');
-  return { url, port, requests, close: closer(server as unknown as HttpServer) };
+  return { url, port, requests, cert: certificate.cert, close: closer(server as unknown as HttpServer) };
 }

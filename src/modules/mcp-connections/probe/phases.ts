@@ -7,7 +7,7 @@
 // the TCP/TLS checks dial only those addresses, and all HTTP goes through `outbound.fetch`.
 
 import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, rootCertificates } from 'node:tls';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -307,6 +307,8 @@ export const networkTls: PhaseFunction = async (ctx) => {
             // SNI and the certificate check use the name from the URL (servername); the socket goes to the checked address.
             ...(isIP(host) === 0 ? { servername: host } : {}),
             ALPNProtocols: ['http/1.1'],
+            // The same trust as the HTTP requests that follow (extra CAs exist only in tests).
+            ...(ctx.outbound.ca ? { ca: ([] as string[]).concat(ctx.outbound.ca, rootCertificates) } : {}),
           }),
         'secureConnect',
         signal,
