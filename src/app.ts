@@ -31,7 +31,10 @@ import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
 import { mcpConnectionRoutes } from './modules/mcp-connections/routes.ts';
 import { createMcpConnectionService } from './modules/mcp-connections/service.ts';
+import { registerMcpOAuth } from './modules/mcp-connections/oauth/index.ts';
 import { registerMessenger } from './modules/messenger/index.ts';
+import { memoryRoutes } from './modules/memory/routes.ts';
+import { createMemoryService } from './modules/memory/service.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -119,6 +122,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
   const mcpConnections = createMcpConnectionService({ db, secrets: deps.secrets, outbound, identity, publicUrl: config.publicUrl, logger: app.log });
   await app.register(mcpConnectionRoutes, { service: mcpConnections });
+  await registerMcpOAuth(app, { db, config, secrets: deps.secrets, outbound, connections: mcpConnections });
   // Each domain module registers its routes here with the services it needs.
   await app.register(installLinkRoutes, {
     installLinks: createInstallLinkService({ db, identity, rateLimiter, publicUrl: config.publicUrl }),
@@ -130,6 +134,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(scimManagementRoutes, { scim });
   await app.register(scimServerRoutes, { scim, prefix: '/scim/v2', documentationUri: `${config.publicUrl}/docs` });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound });
+  await app.register(memoryRoutes, { service: createMemoryService({ db }) });
 
   return app;
 }

@@ -18,3 +18,68 @@ export async function followAuthorization(authorizationUrl: string): Promise<URL
   if (response.status !== 302 || !location) throw new Error(`authorization endpoint answered ${response.status}`);
   return new URL(location);
 }
+
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { createTenant, type Tenant, type TestUser } from '../support/fixtures.ts';
+import { api, type ApiResponse } from '../support/http.ts';
+import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server.ts';
+
+export interface OAuthWorld {
+  app: TestApp;
+  tenant: Tenant;
+  close(): Promise<void>;
+  /** Starts an OAuth-protected MCP server that is closed with the world. */
+  server(options?: OAuthMcpServerOptions): Promise<OAuthMcpServer>;
+}
+
+/** A running orgplane (loopback allowed for outbound calls), a tenant, and OAuth MCP servers on demand. */
+export async function startOAuthWorld(): Promise<OAuthWorld> {
+  const app = await startTestApp({ allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'] });
+  const tenant = await createTenant(app.url);
+  const servers: OAuthMcpServer[] = [];
+  return {
+    app,
+    tenant,
+    async server(options = {}) {
+      const s = await startOAuthMcpServer(options);
+      servers.push(s);
+      return s;
+    },
+    async close() {
+      await Promise.allSettled(servers.map((s) => s.close()));
+      await app.close();
+    },
+  };
+}
+
+export async function createOAuthConnection(world: OAuthWorld, serverUrl: string, extra: Record<string, unknown> = {}): Promise<any> {
+  const response = await api(world.app.url, world.tenant.admin.token).post('/v1/mcp-connections', {
+    name: 'Files',
+    url: serverUrl,
+    authType: 'oauth',
+    credentialMode: 'per_member',
+    access: { orgWide: true },
+    ...extra,
+  });
+  if (response.status !== 201) throw new Error(`create connection: ${response.status} ${response.text}`);
+  return response.body;
+}
+
+export async function startAuthorization(world: OAuthWorld, user: TestUser, connectionId: string): Promise<ApiResponse> {
+  return api(world.app.url, user.token).post(`/v1/mcp-connections/${connectionId}/oauth/authorize`);
+}
+
+/** authorize -> the server approves -> the browser lands on our callback; returns each step. */
+export async function connectThroughOAuth(world: OAuthWorld, user: TestUser, connectionId: string) {
+  const authorize = await startAuthorization(world, user, connectionId);
+  if (authorize.status !== 200) throw new Error(`authorize: ${authorize.status} ${authorize.text}`);
+  const redirect = await followAuthorization(authorize.body.authorizationUrl);
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  return { authorize, redirect, callback };
+}
+
+export async function getConnection(world: OAuthWorld, user: TestUser, connectionId: string): Promise<any> {
+  const response = await api(world.app.url, user.token).get(`/v1/mcp-connections/${connectionId}`);
+  if (response.status !== 200) throw new Error(`get connection: ${response.status} ${response.text}`);
+  return response.body;
+}

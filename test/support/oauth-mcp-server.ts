@@ -121,6 +121,8 @@ export interface OAuthMcpServer {
   expireAccessTokens(): void;
   /** Revokes every token (access and refresh) issued so far, as an administrator would. */
   revokeAll(): void;
+  /** Registers a client after start (its redirect URIs often depend on ids created later). */
+  addClient(client: PreRegisteredTestClient): void;
   /** Issues an access token directly (as if a grant had happened), for resource-side tests. */
   issueAccessToken(clientId: string, scopes?: string[], ttlSeconds?: number): string;
   close(): Promise<void>;
@@ -446,6 +448,7 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
     res.status(405).set('allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null });
   });
 
+  let closing: Promise<void> | undefined;
   return {
     url: mcpUrl,
     origin,
@@ -460,15 +463,26 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
       for (const record of accessTokens.values()) record.revoked = true;
       for (const record of refreshTokens.values()) record.revoked = true;
     },
+    addClient(c) {
+      clients.set(c.clientId, {
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+        redirect_uris: c.redirectUris,
+        token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? (c.clientSecret ? 'client_secret_basic' : 'none'),
+      });
+    },
     issueAccessToken(clientId, scopes = [], ttlSeconds = 3600) {
       const token = `at_${randomBytes(24).toString('base64url')}`;
       accessTokens.set(token, { clientId, scopes, resource: mcpUrl, expiresAt: Math.floor(Date.now() / 1000) + ttlSeconds, revoked: false, grantId: randomUUID() });
       return token;
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: () => {
+      // Idempotent: a test may stop the server early to simulate an outage.
+      closing ??= new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
-      }),
+      });
+      return closing;
+    },
   };
 }

@@ -1,0 +1,52 @@
+// Wires MCP OAuth into the app: builds the service, registers its routes, and hooks into the
+// connections module so an identity change drops the flow state made for the old identity.
+
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../../config.ts';
+import type { Database, Queryable } from '../../../db/database.ts';
+import type { OutboundClient } from '../../../platform/outbound.ts';
+import { loadOrCreateKeyRing, type SecretBox } from '../../../platform/secrets.ts';
+import type { McpConnectionService } from '../service.ts';
+import { mcpOAuthRoutes } from './routes.ts';
+import { createMcpOAuthService, type McpOAuthService } from './service.ts';
+import { deriveStateKey } from './state.ts';
+import { deleteConnectionState, deletePendingAuthorizations, deleteRegisteredClients } from './store.ts';
+
+/**
+ * Runs inside the edit transaction that changes a connection's identity: pending authorizations
+ * (their callbacks would store nothing anyway), dynamically registered clients and discovery
+ * state all belong to the old identity.
+ */
+export async function dropOAuthFlowState(tx: Queryable, organizationId: string, connectionId: string): Promise<void> {
+  await deletePendingAuthorizations(tx, organizationId, connectionId);
+  await deleteRegisteredClients(tx, organizationId, connectionId);
+  await deleteConnectionState(tx, organizationId, connectionId);
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The MCP OAuth service (token refresh for other modules; tests drive it directly). */
+    mcpOAuth: McpOAuthService;
+  }
+}
+
+export async function registerMcpOAuth(
+  app: FastifyInstance,
+  deps: { db: Database; config: Config; secrets: SecretBox; outbound: OutboundClient; connections: McpConnectionService },
+): Promise<McpOAuthService> {
+  // The state key is derived from the server secret (the same key ring that encrypts credentials),
+  // so every process of one deployment signs and checks states alike.
+  const keyRing = await loadOrCreateKeyRing(deps.config.secretKey, deps.config.dataDir);
+  const service = createMcpOAuthService({
+    db: deps.db,
+    config: deps.config,
+    secrets: deps.secrets,
+    outbound: deps.outbound,
+    stateKey: deriveStateKey(keyRing),
+    logger: app.log,
+  });
+  deps.connections.onIdentityInvalidated(dropOAuthFlowState);
+  app.decorate('mcpOAuth', service);
+  await app.register(mcpOAuthRoutes, { service });
+  return service;
+}

@@ -1,0 +1,132 @@
+// HTTP of MCP OAuth: start an authorization, the two callbacks (shared-v1 and isolated-v1),
+// disconnect, and the client ID metadata document.
+
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate, callerOf } from '../../../http/auth.ts';
+import { commonErrorResponses, connectionIdSchema, errorBodySchema, isoTimestamp } from '../../../http/schemas.ts';
+import { diagnosticSchema } from '../schemas.ts';
+import type { McpOAuthService } from './service.ts';
+
+const params = z.object({ connectionId: connectionIdSchema });
+const notFoundBody = errorBodySchema.describe('connection_not_found: no such connection in your organization (or not one you may use)');
+const failureWithDiagnostic = errorBodySchema.extend({ diagnostic: diagnosticSchema }).describe('The authorization server or MCP server failed a step; `diagnostic` says which');
+
+// Callback query values come from a browser redirect; they are bounded, never trusted.
+const callbackQuery = z
+  .object({
+    code: z.string().min(1).max(4096).optional(),
+    state: z.string().min(1).max(4096).optional(),
+    iss: z.string().min(1).max(2048).optional(),
+    error: z.string().min(1).max(256).optional(),
+    error_description: z.string().max(2048).optional(),
+    error_uri: z.string().max(2048).optional(),
+  })
+  .loose();
+
+const callbackResponses = {
+  200: z
+    .object({ status: z.literal('connected'), connectionId: z.string(), subject: z.enum(['member', 'shared']), grantedScopes: z.array(z.string()) })
+    .describe('The credential is stored'),
+  400: errorBodySchema.describe('invalid_state (forged, replayed, or for another callback), state_expired, issuer_mismatch (RFC 9207), invalid_request'),
+  403: errorBodySchema.describe('authorization_denied (the user or server declined) or forbidden (the member may no longer connect this identity)'),
+  404: errorBodySchema.describe('connection_not_found: the connection was deleted meanwhile; nothing stored'),
+  409: errorBodySchema.describe('connection_identity_changed or oauth_client_changed: nothing stored'),
+  502: failureWithDiagnostic,
+};
+
+export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }> = async (app, { service }) => {
+  app.post('/v1/mcp-connections/:connectionId/oauth/authorize', {
+    preHandler: authenticate({ organization: true }),
+    schema: {
+      tags: ['MCP Connections'],
+      operationId: 'authorizeMcpConnection',
+      summary: 'Start connecting through OAuth: returns the URL to send the user to',
+      description:
+        'For a per_member connection, any member who may use it connects their own account; for a shared connection, owners and admins connect the organization\'s identity. ' +
+        'Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator.',
+      security: [{ session: [] }],
+      params,
+      response: {
+        200: z.object({
+          authorizationUrl: z.string(),
+          expiresAt: z.string().describe('The authorization must complete before this time'),
+          callbackMode: z.enum(['shared-v1', 'isolated-v1']),
+        }),
+        ...commonErrorResponses,
+        404: notFoundBody,
+        409: errorBodySchema.describe('not_oauth_connection, or oauth_setup_required (no way to obtain a client: configure oauthClient)'),
+        502: failureWithDiagnostic,
+      },
+    },
+  }, async (request) => {
+    const result = await service.authorize(callerOf(request), request.params.connectionId);
+    return { authorizationUrl: result.authorizationUrl, expiresAt: isoTimestamp(result.expiresAt), callbackMode: result.callbackMode };
+  });
+
+  app.get('/v1/mcp-connections/oauth/callback', {
+    schema: {
+      tags: ['MCP Connections'],
+      operationId: 'mcpOAuthCallbackShared',
+      summary: 'OAuth callback shared by all connections (shared-v1)',
+      description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state.',
+      querystring: callbackQuery,
+      response: callbackResponses,
+    },
+  }, async (request) => {
+    const result = await service.callback('shared-v1', null, request.query);
+    return { status: 'connected' as const, ...result };
+  });
+
+  app.get('/v1/mcp-connections/:connectionId/oauth/callback', {
+    schema: {
+      tags: ['MCP Connections'],
+      operationId: 'mcpOAuthCallbackIsolated',
+      summary: 'OAuth callback of one connection (isolated-v1)',
+      description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state, which must name this connection.',
+      params,
+      querystring: callbackQuery,
+      response: callbackResponses,
+    },
+  }, async (request) => {
+    const result = await service.callback('isolated-v1', request.params.connectionId, request.query);
+    return { status: 'connected' as const, ...result };
+  });
+
+  app.delete('/v1/mcp-connections/:connectionId/credentials', {
+    preHandler: authenticate({ organization: true }),
+    schema: {
+      tags: ['MCP Connections'],
+      operationId: 'disconnectMcpConnection',
+      summary: 'Disconnect: delete your own credential (per_member) or the shared one (shared; owners and admins)',
+      security: [{ session: [] }],
+      params,
+      response: { 204: z.null().describe('Disconnected (also when nothing was stored)'), ...commonErrorResponses, 404: notFoundBody },
+    },
+  }, async (request, reply) => {
+    await service.disconnect(callerOf(request), request.params.connectionId);
+    return reply.status(204).send(null);
+  });
+
+  app.get('/oauth/client-metadata.json', {
+    schema: {
+      tags: ['MCP Connections'],
+      operationId: 'oauthClientMetadataDocument',
+      summary: 'The OAuth client ID metadata document authorization servers fetch to identify this service',
+      response: {
+        200: z.object({
+          client_id: z.string(),
+          client_name: z.string(),
+          client_uri: z.string(),
+          redirect_uris: z.array(z.string()),
+          grant_types: z.array(z.string()),
+          response_types: z.array(z.string()),
+          token_endpoint_auth_method: z.string(),
+        }),
+      },
+    },
+  }, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    return service.clientMetadataDocument() as never;
+  });
+};

@@ -1,0 +1,488 @@
+// The rules of connecting an MCP connection through OAuth: who may start an authorization and
+// for which identity, what the callback must check before it stores anything, keeping tokens
+// fresh (one refresh at a time per credential, across processes), and disconnecting.
+//
+// The flow functions (discovery.ts, registration.ts, authorize.ts, state.ts, tokens.ts,
+// callback.ts) know the protocol; this file knows the organization: connections, members,
+// credentials, and the database that makes states single-use and refreshes single-flight.
+
+import type { Database, Queryable } from '../../../db/database.ts';
+import type { Config } from '../../../config.ts';
+import { ApiError, forbidden, notFound } from '../../../http/errors.ts';
+import type { Caller } from '../../../http/auth.ts';
+import { newId } from '../../../platform/ids.ts';
+import type { OutboundClient } from '../../../platform/outbound.ts';
+import type { SecretBox } from '../../../platform/secrets.ts';
+import { createConnectionStore, type ConnectionRow } from '../store.ts';
+import { buildAuthorizationUrl, createPkcePair, selectScopes } from './authorize.ts';
+import { authorizationCodeFrom, checkResponseIssuer, type CallbackQuery } from './callback.ts';
+import {
+  deleteOAuthCredential,
+  findOAuthCredential,
+  markCredentialHealth,
+  openOAuthSecret,
+  saveOAuthCredential,
+  sealOAuthSecret,
+  updateRefreshedCredential,
+  type OAuthTokenSecret,
+} from './credential-store.ts';
+import { oauthDiagnostic } from './diagnostic.ts';
+import { discover, type DiscoveryResult } from './discovery.ts';
+import { OAuthFlowError, type CredentialHealthReason, type FetchLike } from './errors.ts';
+import {
+  chooseRegistration,
+  registerDynamicClient,
+  type DynamicClient,
+  type OAuthClientCredentials,
+  type RegistrationSource,
+} from './registration.ts';
+import { signState, verifyState, type CallbackMode, type CredentialSubject } from './state.ts';
+import {
+  activeMemberRole,
+  claimPendingAuthorization,
+  deleteExpiredPendingAuthorizations,
+  findRegisteredClient,
+  insertPendingAuthorization,
+  recordConnectionRegistration,
+  saveRegisteredClient,
+  upsertConnectionState,
+  type PendingAuthorizationRow,
+} from './store.ts';
+import { classifyRefusal, exchangeAuthorizationCode, needsRefresh, refreshAccessToken } from './tokens.ts';
+import { callbackModeFor, callbackUrl, clientMetadataDocument, clientMetadataUrl } from './urls.ts';
+
+/** How long an authorization may take between authorize and callback. */
+export const AUTHORIZATION_TTL_SECONDS = 10 * 60;
+
+export interface McpOAuthServiceDeps {
+  db: Database;
+  config: Pick<Config, 'publicUrl'>;
+  secrets: SecretBox;
+  outbound: OutboundClient;
+  /** HMAC key for `state`, derived from the server secret (state.ts deriveStateKey). */
+  stateKey: Buffer;
+  logger?: { warn(details: Record<string, unknown>, message: string): void };
+}
+
+export interface CallbackResult {
+  connectionId: string;
+  subject: CredentialSubject;
+  grantedScopes: string[];
+}
+
+export type AccessTokenResult =
+  | { status: 'ok'; accessToken: string; scopes: string[]; refreshed: boolean }
+  | { status: 'none' }
+  | { status: 'reconnect_required'; reason: CredentialHealthReason }
+  | { status: 'unavailable'; error: OAuthFlowError };
+
+const adminRoles = new Set(['owner', 'admin']);
+
+function oauthFailure(status: number, code: string, error: OAuthFlowError, url: string | undefined): ApiError {
+  const diagnostic = oauthDiagnostic(error, url, error.phase !== 'AUTH_RESOURCE_DISCOVERY' || error.code !== 'unreachable');
+  return new ApiError(status, code, error.message, { diagnostic });
+}
+
+export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
+  const { db, secrets } = deps;
+  const connections = createConnectionStore();
+  const publicUrl = deps.config.publicUrl;
+  const fetchFn: FetchLike = (url, init) => deps.outbound.fetch(url, init);
+
+  /** The connection as the caller may see it: 404 for unknown ids, other organizations, and members without access. */
+  async function visibleConnection(caller: Caller, connectionId: string): Promise<ConnectionRow> {
+    const organizationId = caller.organizationId!;
+    const connection = await connections.findConnection(db, organizationId, connectionId);
+    if (!connection) throw notFound('connection_not_found', 'No such MCP connection');
+    const isAdmin = caller.role !== null && adminRoles.has(caller.role);
+    if (!isAdmin) {
+      if (!caller.memberId || !(await connections.memberMayUse(db, organizationId, connectionId, caller.memberId))) {
+        throw notFound('connection_not_found', 'No such MCP connection');
+      }
+    }
+    return connection;
+  }
+
+  function subjectFor(caller: Caller, connection: ConnectionRow): { subject: CredentialSubject; memberId: string } {
+    if (!caller.memberId) throw forbidden('Connecting through OAuth needs a signed-in member, not an API key');
+    if (connection.credentialMode === 'shared') {
+      if (!caller.role || !adminRoles.has(caller.role)) throw forbidden('Only owners and admins connect the shared identity of a connection');
+      return { subject: 'shared', memberId: caller.memberId };
+    }
+    return { subject: 'member', memberId: caller.memberId };
+  }
+
+  function preRegisteredClient(connection: ConnectionRow) {
+    if (!connection.oauthClientId) return null;
+    return {
+      clientId: connection.oauthClientId,
+      clientSecret: connection.oauthClientSecretSealed ? secrets.open(connection.oauthClientSecretSealed) : null,
+      tokenEndpointAuthMethod: connection.oauthTokenEndpointAuthMethod,
+    };
+  }
+
+  function dynamicFromRow(row: Awaited<ReturnType<typeof findRegisteredClient>>): DynamicClient | null {
+    if (!row) return null;
+    return {
+      issuer: row.issuer,
+      clientId: row.client_id,
+      clientSecret: row.client_secret_sealed ? secrets.open(row.client_secret_sealed) : null,
+      clientSecretExpiresAt: row.client_secret_expires_at ? Math.floor(row.client_secret_expires_at.getTime() / 1000) : null,
+      authMethod: row.token_endpoint_auth_method,
+      redirectUris: row.redirect_uris,
+    };
+  }
+
+  async function recordState(connection: ConnectionRow, patch: { issuer: string | null; source: RegistrationSource | null; setupRequired: boolean; issuerReview: boolean; problem: string | null }) {
+    await upsertConnectionState(db, {
+      organization_id: connection.organizationId,
+      connection_id: connection.id,
+      identity_fingerprint: connection.identityFingerprint,
+      issuer: patch.issuer,
+      registration_source: patch.source,
+      setup_required: patch.setupRequired,
+      issuer_review_required: patch.issuerReview,
+      problem_code: patch.problem,
+    });
+    await recordConnectionRegistration(db, connection.organizationId, connection.id, connection.identityFingerprint, patch.source, patch.setupRequired);
+  }
+
+  /** Discovery, with the connection flagged for review when a pinned issuer does not match. */
+  async function discoverFor(connection: ConnectionRow): Promise<DiscoveryResult> {
+    try {
+      return await discover({ serverUrl: connection.url, fetch: fetchFn, pinnedIssuer: connection.authorizationServerIssuer });
+    } catch (error) {
+      if (!(error instanceof OAuthFlowError)) throw error;
+      if (error.issuerReviewRequired) {
+        await recordState(connection, { issuer: null, source: null, setupRequired: false, issuerReview: true, problem: error.code });
+      }
+      deps.logger?.warn({ connectionId: connection.id, phase: error.phase, code: error.code }, 'MCP OAuth discovery failed');
+      throw oauthFailure(502, 'oauth_discovery_failed', error, connection.url);
+    }
+  }
+
+  /** The client to use, registering one dynamically the first time (once per connection and server). */
+  async function clientFor(connection: ConnectionRow, discovery: DiscoveryResult, scopes: string[]): Promise<{ client: OAuthClientCredentials; source: RegistrationSource; mode: CallbackMode; redirectUri: string }> {
+    const isolated = callbackUrl(publicUrl, connection.id, 'isolated-v1');
+    const stored = dynamicFromRow(await findRegisteredClient(db, connection.organizationId, connection.id, discovery.issuer, connection.identityFingerprint));
+    const plan = chooseRegistration({
+      preRegistered: preRegisteredClient(connection),
+      metadata: discovery.metadata,
+      clientMetadataUrl: clientMetadataUrl(publicUrl),
+      dynamicClient: stored,
+      redirectUri: isolated,
+    });
+    if (plan.source === null) {
+      await recordState(connection, { issuer: discovery.issuer, source: null, setupRequired: true, issuerReview: false, problem: 'setup_required' });
+      throw new ApiError(409, 'oauth_setup_required', plan.reason, { setupRequired: true });
+    }
+    const mode = callbackModeFor(plan.source);
+    const redirectUri = callbackUrl(publicUrl, connection.id, mode);
+    let client: OAuthClientCredentials;
+    if (plan.source === 'dynamic' && !plan.client) {
+      let registered: DynamicClient;
+      try {
+        registered = await registerDynamicClient({
+          metadata: discovery.metadata,
+          redirectUris: [redirectUri],
+          scope: scopes.join(' ') || null,
+          clientUri: publicUrl,
+          fetch: fetchFn,
+        });
+      } catch (error) {
+        if (error instanceof OAuthFlowError) throw oauthFailure(502, 'oauth_registration_failed', error, discovery.metadata.registration_endpoint);
+        throw error;
+      }
+      const saved = await saveRegisteredClient(db, {
+        organization_id: connection.organizationId,
+        connection_id: connection.id,
+        issuer: discovery.issuer,
+        identity_fingerprint: connection.identityFingerprint,
+        client_id: registered.clientId,
+        client_secret_sealed: registered.clientSecret ? secrets.seal(registered.clientSecret) : null,
+        client_secret_expires_at: registered.clientSecretExpiresAt ? new Date(registered.clientSecretExpiresAt * 1000) : null,
+        token_endpoint_auth_method: registered.authMethod,
+        redirect_uris: registered.redirectUris,
+      });
+      client = dynamicFromRow(saved)!;
+    } else {
+      client = plan.client!;
+    }
+    await recordState(connection, { issuer: discovery.issuer, source: plan.source, setupRequired: false, issuerReview: false, problem: null });
+    return { client, source: plan.source, mode, redirectUri };
+  }
+
+  /** The client of a pending authorization, rebuilt at callback time from what is stored now. */
+  async function clientAtCallback(connection: ConnectionRow, pending: PendingAuthorizationRow): Promise<OAuthClientCredentials> {
+    const changed = () => new ApiError(409, 'oauth_client_changed', 'The OAuth client of this connection changed during the authorization; start again');
+    if (pending.registration_source === 'pre-registered') {
+      const pre = preRegisteredClient(connection);
+      if (!pre || pre.clientId !== pending.client_id) throw changed();
+      const plan = chooseRegistration({ preRegistered: pre });
+      return (plan as { client: OAuthClientCredentials }).client;
+    }
+    if (pending.registration_source === 'client-metadata') return { clientId: pending.client_id, clientSecret: null, authMethod: 'none' };
+    const stored = dynamicFromRow(await findRegisteredClient(db, connection.organizationId, connection.id, pending.issuer, connection.identityFingerprint));
+    if (!stored || stored.clientId !== pending.client_id) throw changed();
+    return stored;
+  }
+
+  return {
+    /** The document served at GET /oauth/client-metadata.json. */
+    clientMetadataDocument: () => clientMetadataDocument(publicUrl),
+
+    /**
+     * POST /v1/mcp-connections/{id}/oauth/authorize: discovery, registration, a pending
+     * authorization, and the URL to send the user to.
+     */
+    async authorize(caller: Caller, connectionId: string): Promise<{ authorizationUrl: string; expiresAt: Date; callbackMode: CallbackMode }> {
+      const connection = await visibleConnection(caller, connectionId);
+      if (connection.authType !== 'oauth') throw new ApiError(409, 'not_oauth_connection', 'This connection does not use OAuth');
+      const { subject, memberId } = subjectFor(caller, connection);
+      const discovery = await discoverFor(connection);
+      const scopes = selectScopes({ requested: connection.requestedScopes, challengeScope: discovery.challengeScope, resourceScopes: discovery.resourceScopes });
+      const { client, source, mode, redirectUri } = await clientFor(connection, discovery, scopes);
+
+      const pkce = createPkcePair();
+      const id = newId('moa');
+      const expiresAt = new Date(Date.now() + AUTHORIZATION_TTL_SECONDS * 1000);
+      await deleteExpiredPendingAuthorizations(db, connection.organizationId);
+      await insertPendingAuthorization(db, {
+        id,
+        organization_id: connection.organizationId,
+        connection_id: connection.id,
+        identity_fingerprint: connection.identityFingerprint,
+        member_id: memberId,
+        subject,
+        callback_mode: mode,
+        redirect_uri: redirectUri,
+        issuer: discovery.issuer,
+        iss_parameter_supported: discovery.metadata.authorization_response_iss_parameter_supported === true,
+        token_endpoint: discovery.metadata.token_endpoint,
+        resource: discovery.resource,
+        scopes,
+        registration_source: source,
+        client_id: client.clientId,
+        code_verifier_sealed: secrets.seal(pkce.verifier),
+        expires_at: expiresAt,
+      });
+      const state = signState(
+        {
+          v: 1,
+          id,
+          org: connection.organizationId,
+          cid: connection.id,
+          idf: connection.identityFingerprint,
+          mid: memberId,
+          sub: subject,
+          mode,
+          exp: Math.floor(expiresAt.getTime() / 1000),
+        },
+        deps.stateKey,
+      );
+      const authorizationUrl = buildAuthorizationUrl({
+        authorizationEndpoint: discovery.metadata.authorization_endpoint,
+        clientId: client.clientId,
+        redirectUri,
+        state,
+        codeChallenge: pkce.challenge,
+        resource: discovery.resource,
+        scopes,
+      });
+      return { authorizationUrl, expiresAt, callbackMode: mode };
+    },
+
+    /**
+     * The callback (both modes). Order matters: the state (signature, expiry, mode, path) before
+     * anything else; then the single-use claim; then issuer and code; then the connection and the
+     * member as they are now; the code exchange; and finally the write, in a transaction that
+     * locks the connection row so an identity edit cannot slip between the check and the write.
+     */
+    async callback(mode: CallbackMode, pathConnectionId: string | null, query: CallbackQuery): Promise<CallbackResult> {
+      const invalidState = (message: string) => new ApiError(400, 'invalid_state', message);
+      const checked = verifyState(query.state, deps.stateKey);
+      if (!checked.ok) {
+        if (checked.reason === 'expired') throw new ApiError(400, 'state_expired', 'This authorization expired; start again');
+        throw invalidState('The state parameter is not one this service issued');
+      }
+      const state = checked.payload;
+      if (state.mode !== mode || (mode === 'isolated-v1' && pathConnectionId !== state.cid)) {
+        throw invalidState('This authorization belongs to another callback');
+      }
+      const pending = await claimPendingAuthorization(db, state.org, state.id);
+      if (!pending) throw invalidState('This authorization was already completed, cancelled or has expired');
+      if (
+        pending.connection_id !== state.cid ||
+        pending.member_id !== state.mid ||
+        pending.subject !== state.sub ||
+        pending.callback_mode !== state.mode ||
+        pending.identity_fingerprint !== state.idf
+      ) {
+        throw invalidState('The state does not match its authorization');
+      }
+      let code: string;
+      try {
+        checkResponseIssuer(query, pending.issuer, pending.iss_parameter_supported);
+        code = authorizationCodeFrom(query);
+      } catch (error) {
+        if (error instanceof OAuthFlowError) {
+          const status = error.code === 'authorization_refused' ? 403 : 400;
+          const codeName = error.code === 'authorization_refused' ? 'authorization_denied' : error.code === 'code_missing' ? 'invalid_request' : 'issuer_mismatch';
+          throw new ApiError(status, codeName, error.message, error.oauthError ? { providerCode: error.oauthError } : undefined);
+        }
+        throw error;
+      }
+
+      const connection = await connections.findConnection(db, pending.organization_id, pending.connection_id);
+      if (!connection) throw notFound('connection_not_found', 'The connection was deleted during the authorization; nothing was stored');
+      if (connection.identityFingerprint !== pending.identity_fingerprint || connection.authType !== 'oauth') {
+        throw new ApiError(409, 'connection_identity_changed', 'The connection changed (url, authentication or credential mode) during the authorization; nothing was stored');
+      }
+      const role = await activeMemberRole(db, pending.organization_id, pending.member_id);
+      const allowed =
+        role !== null &&
+        (pending.subject === 'shared'
+          ? adminRoles.has(role) && connection.credentialMode === 'shared'
+          : connection.credentialMode === 'per_member' &&
+            (adminRoles.has(role) || (await connections.memberMayUse(db, pending.organization_id, connection.id, pending.member_id))));
+      if (!allowed) throw forbidden('The member who started this authorization may no longer connect this identity; nothing was stored');
+
+      const client = await clientAtCallback(connection, pending);
+      let tokens;
+      try {
+        tokens = await exchangeAuthorizationCode({
+          tokenEndpoint: pending.token_endpoint,
+          client,
+          code,
+          codeVerifier: secrets.open(pending.code_verifier_sealed),
+          redirectUri: pending.redirect_uri,
+          resource: pending.resource,
+          requestedScopes: pending.scopes,
+          fetch: fetchFn,
+        });
+      } catch (error) {
+        if (error instanceof OAuthFlowError) throw oauthFailure(502, 'oauth_token_exchange_failed', error, pending.token_endpoint);
+        throw error;
+      }
+
+      const secret: OAuthTokenSecret = {
+        accessToken: tokens.accessToken,
+        refreshToken: tokens.refreshToken,
+        tokenEndpoint: pending.token_endpoint,
+        issuer: pending.issuer,
+        resource: pending.resource,
+        registrationSource: pending.registration_source,
+        clientId: client.clientId,
+        scopes: tokens.scopes,
+      };
+      const memberId = pending.subject === 'shared' ? null : pending.member_id;
+      await db.transaction(async (tx) => {
+        const locked = await connections.findConnection(tx, pending.organization_id, pending.connection_id, true);
+        if (!locked) throw notFound('connection_not_found', 'The connection was deleted during the authorization; nothing was stored');
+        if (locked.identityFingerprint !== pending.identity_fingerprint) {
+          throw new ApiError(409, 'connection_identity_changed', 'The connection changed during the authorization; nothing was stored');
+        }
+        await saveOAuthCredential(tx, {
+          id: newId('cred'),
+          organizationId: pending.organization_id,
+          connectionId: pending.connection_id,
+          memberId,
+          identityFingerprint: pending.identity_fingerprint,
+          secretSealed: sealOAuthSecret(secrets, pending.identity_fingerprint, secret),
+          expiresAt: tokens.expiresAt,
+          grantedScopes: tokens.scopes,
+        });
+      });
+      return { connectionId: pending.connection_id, subject: pending.subject, grantedScopes: tokens.scopes };
+    },
+
+    /** DELETE /v1/mcp-connections/{id}/credentials: the caller's own credential, or (admins) the shared one. */
+    async disconnect(caller: Caller, connectionId: string): Promise<void> {
+      const connection = await visibleConnection(caller, connectionId);
+      if (connection.credentialMode === 'shared') {
+        if (!caller.role || !adminRoles.has(caller.role)) throw forbidden('Only owners and admins disconnect the shared identity of a connection');
+        await deleteOAuthCredential(db, connection.organizationId, connection.id, null);
+        return;
+      }
+      if (!caller.memberId) throw forbidden('Disconnecting needs a signed-in member, not an API key');
+      await deleteOAuthCredential(db, connection.organizationId, connection.id, caller.memberId);
+    },
+
+    /**
+     * A usable access token for the member (or the shared identity, memberId null), refreshed
+     * first when it is about to expire. The refresh runs under a row lock on the credential
+     * (SELECT ... FOR UPDATE): concurrent callers in any number of processes wait for the first,
+     * then find the fresh token and do not refresh again. A refusal marks the credential
+     * reconnect_required with its reason; a transient failure leaves it as it was.
+     */
+    async accessToken(organizationId: string, connectionId: string, memberId: string | null, options: { forceRefresh?: boolean; scopes?: string[] } = {}): Promise<AccessTokenResult> {
+      const connection = await connections.findConnection(db, organizationId, connectionId);
+      if (!connection || connection.authType !== 'oauth') return { status: 'none' };
+      const current = await findOAuthCredential(db, organizationId, connectionId, memberId);
+      if (!current) return { status: 'none' };
+      const opened = openOAuthSecret(secrets, connection.identityFingerprint, current.secretSealed);
+      if (!opened || current.identityFingerprint !== connection.identityFingerprint) return { status: 'none' };
+      if (current.health === 'reconnect_required' && current.healthReason) return { status: 'reconnect_required', reason: current.healthReason };
+      if (!options.forceRefresh && !needsRefresh(current.expiresAt)) return { status: 'ok', accessToken: opened.accessToken, scopes: opened.scopes, refreshed: false };
+
+      return db.transaction(async (tx): Promise<AccessTokenResult> => {
+        const row = await findOAuthCredential(tx, organizationId, connectionId, memberId, true);
+        if (!row) return { status: 'none' };
+        const secret = openOAuthSecret(secrets, connection.identityFingerprint, row.secretSealed);
+        if (!secret) return { status: 'none' };
+        // Someone refreshed while we waited for the lock: use theirs.
+        if (row.secretSealed !== current.secretSealed && !needsRefresh(row.expiresAt)) {
+          return { status: 'ok', accessToken: secret.accessToken, scopes: secret.scopes, refreshed: false };
+        }
+        if (!secret.refreshToken) {
+          await markCredentialHealth(tx, organizationId, row.id, 'reconnect_required', 'credential_expired');
+          return { status: 'reconnect_required', reason: 'credential_expired' };
+        }
+        try {
+          const client = await refreshClient(connection, secret, tx);
+          const tokens = await refreshAccessToken({
+            tokenEndpoint: secret.tokenEndpoint,
+            client,
+            refreshToken: secret.refreshToken,
+            resource: secret.resource,
+            scopes: options.scopes ?? secret.scopes,
+            fetch: fetchFn,
+          });
+          const next: OAuthTokenSecret = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, scopes: tokens.scopes };
+          await updateRefreshedCredential(tx, organizationId, row.id, sealOAuthSecret(secrets, connection.identityFingerprint, next), tokens.expiresAt, tokens.scopes);
+          return { status: 'ok', accessToken: tokens.accessToken, scopes: tokens.scopes, refreshed: true };
+        } catch (error) {
+          if (!(error instanceof OAuthFlowError)) throw error;
+          const reason = classifyRefusal(error);
+          if (!reason) return { status: 'unavailable', error };
+          await markCredentialHealth(tx, organizationId, row.id, 'reconnect_required', reason);
+          return { status: 'reconnect_required', reason };
+        }
+      });
+    },
+
+    /** Records what a use of the token showed (the MCP server accepted it, or refused a valid-looking one). */
+    async recordTokenOutcome(organizationId: string, connectionId: string, memberId: string | null, outcome: 'accepted' | 'rejected'): Promise<void> {
+      const row = await findOAuthCredential(db, organizationId, connectionId, memberId);
+      if (!row) return;
+      if (outcome === 'accepted') await markCredentialHealth(db, organizationId, row.id, 'ready', null);
+      else await markCredentialHealth(db, organizationId, row.id, 'reconnect_required', 'post_authorization_validation_failed');
+    },
+  };
+
+  /** The client a refresh authenticates as: the one that obtained the tokens. */
+  async function refreshClient(connection: ConnectionRow, secret: OAuthTokenSecret, q: Queryable): Promise<OAuthClientCredentials> {
+    const gone = () => new OAuthFlowError('CONTINUITY_REFRESH', 'client_changed', 'The OAuth client that obtained this credential is no longer configured', { oauthError: 'invalid_client' });
+    if (secret.registrationSource === 'client-metadata') return { clientId: secret.clientId, clientSecret: null, authMethod: 'none' };
+    if (secret.registrationSource === 'pre-registered') {
+      const pre = preRegisteredClient(connection);
+      if (!pre || pre.clientId !== secret.clientId) throw gone();
+      return (chooseRegistration({ preRegistered: pre }) as { client: OAuthClientCredentials }).client;
+    }
+    const stored = dynamicFromRow(await findRegisteredClient(q, connection.organizationId, connection.id, secret.issuer, connection.identityFingerprint));
+    if (!stored || stored.clientId !== secret.clientId) throw gone();
+    return stored;
+  }
+}
+
+export type McpOAuthService = ReturnType<typeof createMcpOAuthService>;
