@@ -239,6 +239,17 @@ describe('probe: each failing phase', () => {
     assert.equal(diagnostic.highestPassed, 'protocol_ready');
   });
 
+  test('a tool catalog beyond the response cap is refused at MCP_TOOL_DISCOVERY', async () => {
+    const tools = Array.from({ length: 2_000 }, (_, i) => `tool_${i}_${'x'.repeat(40)}`);
+    const mcp = await server(startStreamableServer({ tools }));
+    const diagnostic = failed(await probe({ url: mcp.url, maxResponseBytes: 64 * 1024 }));
+    assert.equal(diagnostic.phase, 'MCP_TOOL_DISCOVERY');
+    assert.equal(diagnostic.code, 'response_too_large');
+    assert.equal(diagnostic.highestPassed, 'protocol_ready');
+    const whole = await probe({ url: mcp.url });
+    assert.equal(whole.ok && whole.tools.length, 2_000, 'the same catalog within the default cap');
+  });
+
   test('a server that never answers ends in a retryable timeout within the bound', async () => {
     const mcp = await server(startPlainServer(() => {}));
     const diagnostic = failed(await probe({ url: mcp.url, timeoutMs: 400 }));

@@ -487,6 +487,7 @@ export const mcpTransport: PhaseFunction = async (ctx) => {
     });
   } catch (error) {
     if (error instanceof PhaseTimeout || error instanceof OutboundTimeoutError) timeoutFailure('MCP_TRANSPORT', 'the initialize request', error);
+    tooLargeFailure('MCP_TRANSPORT', error);
     const status = httpStatusOf(error);
     if (status === 401 || status === 403) authFailure(ctx, status);
     const kind = ctx.transportKind === 'sse' ? 'legacy HTTP+SSE' : 'Streamable HTTP';
@@ -495,6 +496,18 @@ export const mcpTransport: PhaseFunction = async (ctx) => {
       { retryable: status !== undefined && status >= 500, ...(status ? { httpStatus: status } : {}), cause: error });
   }
 };
+
+/** A response cut at the size cap, wherever in the SDK's error chain it surfaced. */
+function tooLargeFailure(phase: ProbePhase, error: unknown): void {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 6; depth += 1) {
+    if (current instanceof OutboundResponseTooLargeError) {
+      fail(phase, 'transport', 'response_too_large', 'vendor', 'The server sent more than this service reads for one message; reduce the response size.',
+        `The server's response exceeded ${current.limitBytes} bytes.`, { cause: error });
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+}
 
 function httpStatusOf(error: unknown): number | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
@@ -581,6 +594,7 @@ export const mcpToolDiscovery: PhaseFunction = async (ctx) => {
       fail('MCP_TOOL_DISCOVERY', 'protocol', 'tools_list_failed', 'vendor', 'Check the server logs for why listing tools failed.',
         'The server answered tools/list with an error.', { jsonRpcCode: error.code, cause: error });
     }
+    tooLargeFailure('MCP_TOOL_DISCOVERY', error);
     const status = httpStatusOf(error);
     if (status === 401 || status === 403) authFailure(ctx, status);
     const malformed = error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError');
