@@ -1,0 +1,40 @@
+// Refresh is single-flight per credential: two orgplane servers on one database (separate
+// connection pools, so separate database sessions) asked concurrently for a token that must be
+// refreshed cause exactly one refresh at the authorization server, and all get the new token.
+// With rotating refresh tokens a second refresh would use a dead refresh token and fail, so this
+// also proves nobody refreshed with a stale one.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp } from '../support/app.ts';
+import { connectThroughOAuth, createOAuthConnection, getConnection, startOAuthWorld, type OAuthWorld } from './helpers.ts';
+import { listToolsWith } from './mcp-client.ts';
+
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+test('concurrent refreshes of one credential from two servers: one refresh, one token for all', async () => {
+  const world: OAuthWorld = await startOAuthWorld();
+  cleanups.push(() => world.close());
+  const second = await startTestApp({ allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'] }, { shareDatabaseWith: world.app });
+  cleanups.unshift(() => second.close());
+
+  const s = await world.server({ accessTokenTtlSeconds: 3600, rotateRefreshTokens: true });
+  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
+  await connectThroughOAuth(world, world.tenant.admin, connection.id);
+  // Time passes: the stored access token is now about to expire.
+  await world.app.db.query(`UPDATE mcp_connection_credentials SET expires_at = now() + interval '5 seconds' WHERE connection_id = $1`, [connection.id]);
+
+  const services = [world.app.app.mcpOAuth, second.app.mcpOAuth];
+  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => services[i % 2]!.accessToken(world.tenant.orgId, connection.id, null)));
+  assert.ok(results.every((r) => r.status === 'ok'), JSON.stringify(results.map((r) => r.status)));
+  const tokens = new Set(results.map((r) => (r as { accessToken: string }).accessToken));
+  assert.equal(tokens.size, 1, 'everyone got the one refreshed token');
+  assert.equal(results.filter((r) => r.status === 'ok' && r.refreshed).length, 1);
+  const refreshes = s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token');
+  assert.equal(refreshes.length, 1, 'exactly one refresh reached the authorization server');
+  assert.equal(refreshes[0]!.outcome, 'issued');
+  assert.deepEqual(await listToolsWith(s.url, [...tokens][0]!), ['whoami']);
+  assert.equal((await getConnection(world, world.tenant.member, connection.id)).credentialHealth, 'ready');
+});
