@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf } from '../../http/auth.ts';
+import { authenticate, bearerToken, callerOf } from '../../http/auth.ts';
 import { forbidden } from '../../http/errors.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import {
@@ -158,8 +158,8 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   const ownerSchema = z.object({ memberId: z.string(), userId: z.string(), name: z.string(), email: z.email(), image: z.string() });
+  // No authenticate() preHandler: the service checks the session in the same query that reads the organization.
   app.get('/v1/org', {
-    preHandler: authenticate(),
     schema: {
       tags: ['Organizations'],
       operationId: 'getActiveOrganization',
@@ -178,7 +178,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       },
     },
   }, async (request) => {
-    const result = await identity.getActiveOrganization(callerOf(request));
+    const result = await identity.getActiveOrganization(bearerToken(request));
     return {
       organization: {
         ...toOrganization(result.organization),

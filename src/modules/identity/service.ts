@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../../db/database.ts';
-import { ApiError, conflict, forbidden, notFound, rateLimited } from '../../http/errors.ts';
+import { ApiError, conflict, forbidden, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
@@ -202,21 +202,27 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       return (await store.findOrganization(db, organizationId))!;
     },
 
-    /** Spec operation 7: the active organization, its owner, and the caller's member record and teams. */
-    async getActiveOrganization(caller: Caller) {
-      if (!caller.organizationId || !caller.memberId) {
-        throw notFound('organization_not_found', caller.organizationId
+    /**
+     * Spec operation 7: the active organization, its owner, and the caller's member record and teams,
+     * resolved together with the session in one database round trip.
+     */
+    async getActiveOrganization(sessionToken: string | undefined) {
+      const row = sessionToken?.startsWith(sessionTokenPrefix)
+        ? await store.findActiveOrganizationByToken(db, hashToken(sessionToken))
+        : undefined;
+      if (!row) throw unauthorized();
+      if (!row.organization || !row.owner || !row.current_member) {
+        throw notFound('organization_not_found', row.active_organization_id
           ? 'You are no longer a member of the active organization; choose another with PUT /v1/session/active-organization'
           : 'This session has no active organization; create one or choose one with PUT /v1/session/active-organization');
       }
-      const [organization, owner, currentMember, teams] = await Promise.all([
-        store.findOrganization(db, caller.organizationId),
-        store.findOwner(db, caller.organizationId),
-        store.findMember(db, caller.organizationId, caller.memberId),
-        store.listTeamsOfMember(db, caller.organizationId, caller.memberId),
-      ]);
-      if (!organization || !owner || !currentMember) throw notFound('organization_not_found', 'The active organization no longer exists');
-      return { organization, owner, currentMember, teams };
+      const withDate = <T extends { created_at: string }>(value: T) => ({ ...value, created_at: new Date(value.created_at) });
+      return {
+        organization: withDate(row.organization) as OrganizationRow,
+        owner: withDate(row.owner) as MemberRow,
+        currentMember: withDate(row.current_member) as MemberRow,
+        teams: (row.teams ?? []).map(withDate) as TeamRow[],
+      };
     },
 
     async createInvitation(caller: Caller, organizationId: string, input: { email: string; role: 'admin' | 'member' }) {

@@ -62,6 +62,28 @@ export interface SessionCallerRow {
 }
 
 const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.created_at, u.name, u.email, u.image`;
+const memberJsonFields = `'id', m.id, 'organization_id', m.organization_id, 'user_id', m.user_id, 'role', m.role,
+  'status', m.status, 'created_at', m.created_at, 'name', u.name, 'email', u.email, 'image', u.image`;
+
+/** A valid (unexpired, unrevoked) session and the caller's active membership, by token hash. */
+const sessionCallerSql = `
+  SELECT s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
+         m.id AS member_id, m.role
+    FROM sessions s
+    JOIN users u ON u.id = s.user_id
+    LEFT JOIN members m
+      ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'
+   WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`;
+
+/** Rows built with json_build_object carry timestamps as ISO strings; callers turn them into Dates. */
+type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
+
+export interface ActiveOrganizationRow extends SessionCallerRow {
+  organization: Jsonified<OrganizationRow> | null;
+  owner: Jsonified<MemberRow> | null;
+  current_member: Jsonified<MemberRow> | null;
+  teams: Jsonified<TeamRow>[] | null;
+}
 
 export function createIdentityStore() {
   return {
@@ -106,14 +128,42 @@ export function createIdentityStore() {
     },
 
     async findSessionCaller(db: Queryable, tokenHash: string): Promise<SessionCallerRow | undefined> {
-      const { rows } = await db.query<SessionCallerRow>(
-        `SELECT s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
-                m.id AS member_id, m.role
-           FROM sessions s
-           JOIN users u ON u.id = s.user_id
-           LEFT JOIN members m
-             ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'
-          WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
+      const { rows } = await db.query<SessionCallerRow>(sessionCallerSql, [tokenHash]);
+      return rows[0];
+    },
+
+    /**
+     * Spec operation 7 in one round trip: the session check and everything GET /v1/org shows. The
+     * organization parts are null when the session has no active organization it is a member of.
+     */
+    async findActiveOrganizationByToken(db: Queryable, tokenHash: string): Promise<ActiveOrganizationRow | undefined> {
+      const { rows } = await db.query<ActiveOrganizationRow>(
+        `WITH caller AS (${sessionCallerSql})
+         SELECT caller.*,
+                CASE WHEN o.id IS NULL THEN NULL ELSE json_build_object(
+                  'id', o.id, 'name', o.name, 'plan', o.plan, 'created_at', o.created_at) END AS organization,
+                owner.row AS owner,
+                current_member.row AS current_member,
+                teams.rows AS teams
+           FROM caller
+           LEFT JOIN organizations o ON o.id = caller.active_organization_id AND caller.member_id IS NOT NULL
+           LEFT JOIN LATERAL (
+             SELECT json_build_object(${memberJsonFields}) AS row
+               FROM members m JOIN users u ON u.id = m.user_id
+              WHERE m.organization_id = o.id AND m.role = 'owner'
+           ) owner ON true
+           LEFT JOIN LATERAL (
+             SELECT json_build_object(${memberJsonFields}) AS row
+               FROM members m JOIN users u ON u.id = m.user_id
+              WHERE m.id = caller.member_id AND m.organization_id = o.id
+           ) current_member ON true
+           LEFT JOIN LATERAL (
+             SELECT coalesce(json_agg(json_build_object(
+                      'id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'created_at', t.created_at)
+                    ORDER BY t.name, t.id), '[]'::json) AS rows
+               FROM team_members tm JOIN teams t ON t.id = tm.team_id
+              WHERE tm.organization_id = o.id AND tm.member_id = caller.member_id
+           ) teams ON true`,
         [tokenHash],
       );
       return rows[0];

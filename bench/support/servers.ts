@@ -1,0 +1,147 @@
+// Shared pieces of the benchmarks: real server processes, a bare Fastify baseline, autocannon runs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const root = new URL('../../', import.meta.url).pathname;
+export const postgresAdminUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function createDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `orgplane_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const dropper = new pg.Client({ connectionString: postgresAdminUrl });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropper.end();
+    },
+  };
+}
+
+export interface BenchProcess {
+  url: string;
+  child: ChildProcess;
+  /** Milliseconds from spawn until /health answered 200. */
+  readyAfterMs: number;
+  stop(): Promise<void>;
+}
+
+async function waitHealthy(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited early:\n${output()}`);
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return;
+    } catch {
+      // not yet listening
+    }
+    if (Date.now() > deadline) throw new Error(`not healthy in time:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Spawns a command (the orgplane server or the bare baseline) and waits for its /health. */
+export async function spawnServer(args: string[], env: Record<string, string>, command = process.execPath): Promise<BenchProcess> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RUN_WORKERS: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  await waitHealthy(url, child, () => output);
+  const readyAfterMs = performance.now() - started;
+  return {
+    url,
+    child,
+    readyAfterMs,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export async function startOrgplane(backend: 'postgres' | 'pglite', extraEnv: Record<string, string> = {}) {
+  const env: Record<string, string> = { DATA_DIR: await mkdtemp(path.join(tmpdir(), 'orgplane-bench-')), ...extraEnv };
+  let drop = async () => {};
+  if (backend === 'postgres') {
+    const database = await createDatabase();
+    env.DATABASE_URL = database.url;
+    drop = database.drop;
+  }
+  const server = await spawnServer(['src/main.ts', 'start'], env);
+  return {
+    ...server,
+    async stop() {
+      await server.stop();
+      await drop();
+    },
+  };
+}
+
+export const startBareFastify = () => spawnServer(['bench/support/bare-fastify.ts'], {});
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+export async function load(options: { url: string; headers?: Record<string, string>; connections?: number; seconds?: number; method?: string; body?: string }): Promise<LoadResult> {
+  const result = await autocannon({
+    url: options.url,
+    method: (options.method ?? 'GET') as 'GET',
+    headers: options.headers ?? {},
+    ...(options.body ? { body: options.body } : {}),
+    connections: options.connections ?? 50,
+    duration: options.seconds ?? 10,
+  });
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export async function json(url: string, method: string, body?: unknown, token?: string): Promise<any> {
+  const response = await fetch(url, {
+    method,
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
