@@ -31,7 +31,10 @@ export async function registerMessenger(app: FastifyInstance, deps: MessengerMod
   const settings = deps.settings ?? deliverySettingsFromEnv();
   const ownsOutbound = !deps.outbound;
   const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
-  const queue = createJobQueue(db, { onError: (error) => app.log.warn({ err: error }, 'messenger: queue error') });
+  const queue = createJobQueue(db, {
+    superviseIntervalSeconds: settings.superviseIntervalSeconds,
+    onError: (error) => app.log.warn({ err: error }, 'messenger: queue error'),
+  });
   await queue.start([deliveryQueueDefinition(settings)]);
 
   const store = createMessengerStore();

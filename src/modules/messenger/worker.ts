@@ -35,6 +35,8 @@ export interface DeliverySettings {
   /** Deliveries processed at once per process (of different chats). */
   concurrency: number;
   pollingIntervalSeconds: number;
+  /** How often this process looks for expired (lost) deliveries to retry. */
+  superviseIntervalSeconds: number;
 }
 
 /** The documented defaults; MESSENGER_DELIVERY_* variables override them (tests shorten them). */
@@ -51,6 +53,7 @@ export function deliverySettingsFromEnv(env: Record<string, string | undefined> 
     deliveryTimeoutMs: int('MESSENGER_DELIVERY_TIMEOUT_MS', 10_000, 100),
     concurrency: int('MESSENGER_DELIVERY_CONCURRENCY', 8, 1),
     pollingIntervalSeconds: Math.max(0.5, Number(env.MESSENGER_DELIVERY_POLL_SECONDS) || 1),
+    superviseIntervalSeconds: int('MESSENGER_QUEUE_SUPERVISE_SECONDS', 10, 1),
   };
 }
 
@@ -197,7 +200,12 @@ export interface MessengerWorker {
 export async function startMessengerWorker(deps: MessengerWorkerDeps): Promise<MessengerWorker> {
   const settings = deps.settings ?? deliverySettingsFromEnv();
   const ownsQueue = !deps.queue;
-  const queue = deps.queue ?? createJobQueue(deps.db, { onError: (error) => deps.log?.warn({ err: error }, 'messenger: queue error') });
+  const queue =
+    deps.queue ??
+    createJobQueue(deps.db, {
+      superviseIntervalSeconds: settings.superviseIntervalSeconds,
+      onError: (error) => deps.log?.warn({ err: error }, 'messenger: queue error'),
+    });
   if (ownsQueue) await queue.start([deliveryQueueDefinition(settings)]);
   const processor = createDeliveryProcessor({
     db: deps.db,
