@@ -5,6 +5,7 @@ import { configVariables, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { createIdentityService, type Plan } from './modules/identity/service.ts';
+import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
 import { createRateLimiter } from './platform/rate-limiter.ts';
 import { startServer } from './server.ts';
 
@@ -95,6 +96,8 @@ async function main(argv: string[]): Promise<number> {
         await db.close();
       }
     }
+    case 'probe':
+      return runProbeCli(rest);
     case undefined:
     case '--help':
     case '-h':
