@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { TestApp } from '../support/app.ts';
 import type { Tenant } from '../support/fixtures.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
+import { probeLimits } from '../../src/modules/mcp-connections/service.ts';
 import { api, connectionBody, createConnection, setup } from './helpers.ts';
 
 let app: TestApp;
@@ -171,5 +172,31 @@ describe('secrets', () => {
     assert.equal(response.status, 502);
     assert.equal(response.body.diagnostic.code, 'address_blocked');
     assert.equal(response.body.diagnostic.phase, 'NETWORK_DNS');
+  });
+});
+
+describe('probe budget', () => {
+  test('a member who keeps submitting keys is rate limited (429 rate_limited with Retry-After)', async () => {
+    const perMember = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', credentialMode: 'per_member' }));
+    const member = api(app.url, tenant.member.token);
+    let accepted = 0;
+    let limited: { status: number; body: any; headers: Headers } | undefined;
+    // Fixed windows: should one end mid-test, the limit is reached again in the next one.
+    for (let i = 0; i < 2 * probeLimits.perMember + 1 && !limited; i += 1) {
+      const response = await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: `wrong-${i}` });
+      if (response.status === 429) limited = response;
+      else {
+        assert.equal(response.status, 502, response.text);
+        accepted += 1;
+      }
+    }
+    assert.ok(limited, 'never limited');
+    assert.ok(accepted >= probeLimits.perMember, `limited after ${accepted}`);
+    assert.equal(limited.body.error, 'rate_limited');
+    assert.equal(typeof limited.body.message, 'string');
+    assert.ok(Number(limited.headers.get('retry-after')) > 0);
+    // Another member of the same organization still has their own budget.
+    const other = await api(app.url, tenant.admin.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: 'still-wrong' });
+    assert.equal(other.status, 502);
   });
 });

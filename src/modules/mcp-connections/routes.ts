@@ -23,6 +23,7 @@ const tags = ['MCP Connections'];
 const connectionParams = z.object({ connectionId: connectionIdSchema });
 const notFound = errorBodySchema.describe('connection_not_found: no such connection in your active organization');
 const noContent = z.null().describe('No content');
+const rateLimitedResponse = errorBodySchema.describe('rate_limited: too many server checks (probes) for the organization or the member; see Retry-After');
 const adminsOnly = authenticate({ roles: ['owner', 'admin'] });
 const members = authenticate({ organization: true });
 
@@ -39,6 +40,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       response: {
         201: connectionSchema,
         ...commonErrorResponses,
+        429: rateLimitedResponse,
         502: validationFailedSchema,
       },
     },
@@ -94,6 +96,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         ...commonErrorResponses,
         404: notFound,
         409: errorBodySchema.describe('connection_conflict (stale expectedUpdatedAt) or marketplace_managed'),
+        429: rateLimitedResponse,
         502: validationFailedSchema,
       },
     },
@@ -137,7 +140,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       description: 'Always 200: `ok` says whether the probe passed, `diagnostic` why not.',
       security: [{ session: [] }],
       params: connectionParams,
-      response: { 200: testResultSchema, ...commonErrorResponses, 404: notFound },
+      response: { 200: testResultSchema, ...commonErrorResponses, 404: notFound, 429: rateLimitedResponse },
     },
   }, async (request) => service.test(callerOf(request), request.params.connectionId));
 
@@ -158,6 +161,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         ...commonErrorResponses,
         404: notFound,
         409: errorBodySchema.describe('connection_conflict: the connection changed while the key was checked'),
+        429: rateLimitedResponse,
         502: validationFailedSchema,
       },
     },

@@ -28,10 +28,11 @@
 
 import { createHash } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.ts';
-import { ApiError, conflict, forbidden, invalidRequest, notFound, type ValidationDetail } from '../../http/errors.ts';
+import { ApiError, conflict, forbidden, invalidRequest, notFound, rateLimited, type ValidationDetail } from '../../http/errors.ts';
 import { isoTimestamp, isoTimestampOrNull, pageOf } from '../../http/schemas.ts';
 import { newId } from '../../platform/ids.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
+import { createRateLimiter, type RateLimiter } from '../../platform/rate-limiter.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { Caller, IdentityService } from '../identity/service.ts';
 import { callbackModeFor, callbackUrl, clientMetadataUrl, sharedCallbackUrl } from './oauth/urls.ts';
@@ -57,7 +58,12 @@ export interface McpConnectionServiceDeps {
   /** Receives probe failures with their full detail, under the diagnostic's referenceId. */
   logger?: { warn(details: Record<string, unknown>, message: string): void };
   probeTimeoutMs?: number;
+  rateLimiter?: RateLimiter;
 }
+
+// A probe dials a tenant-chosen server for up to 15 s; these bound how many a tenant (and one
+// member, who can trigger probes by storing their own key) can start, across all processes.
+export const probeLimits = { perOrganization: 300, perMember: 60, windowSeconds: 60 };
 
 export type IdentityInvalidationHook = (tx: Queryable, organizationId: string, connectionId: string) => Promise<void>;
 
@@ -92,6 +98,17 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
   const { db, secrets } = deps;
   const store = createConnectionStore();
   const invalidationHooks: IdentityInvalidationHook[] = [];
+  // OAuth connections are tested by the OAuth flows (./oauth/): refresh first, why a token was refused, one scope step-up.
+  let oauthTester: ((row: ConnectionRow, memberId: string | null) => Promise<{ ok: boolean; highestPassed: HighestPassed; tools: string[]; diagnostic: Diagnostic | null }>) | undefined;
+  const limiter = deps.rateLimiter ?? createRateLimiter(db);
+
+  async function allowProbe(organizationId: string, memberId: string | null): Promise<void> {
+    const organization = await limiter.hit(`mcp-probe:org:${organizationId}`, probeLimits.perOrganization, probeLimits.windowSeconds);
+    if (!organization.allowed) throw rateLimited(organization, 'Too many MCP server checks for this organization; retry later');
+    if (!memberId) return;
+    const member = await limiter.hit(`mcp-probe:member:${memberId}`, probeLimits.perMember, probeLimits.windowSeconds);
+    if (!member.allowed) throw rateLimited(member, 'Too many MCP server checks; retry later');
+  }
 
   function organizationOf(caller: Caller): { organizationId: string; memberId: string | null; isAdmin: boolean } {
     if (!caller.organizationId || !caller.role) throw forbidden('This session has no active organization you are a member of');
@@ -296,14 +313,19 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       invalidationHooks.push(hook);
     },
 
+    useOAuthTester(tester: NonNullable<typeof oauthTester>) {
+      oauthTester = tester;
+    },
+
     async create(caller: Caller, input: ConnectionInput) {
       const { organizationId, memberId } = requireAdmin(caller);
       const access = await checkAccess(organizationId, input.access, ['access']);
       const normalizedUrl = normalizeUrl(input.url);
       const fingerprint = identityFingerprint(normalizedUrl, input.authType, input.credentialMode);
       if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
-      await validateByProbe(input.url, input.authType, input.credentialMode, input.apiKey);
       const probed = input.authType !== 'oauth';
+      if (probed) await allowProbe(organizationId, memberId);
+      await validateByProbe(input.url, input.authType, input.credentialMode, input.apiKey);
       const id = newId('emc');
       await db.transaction(async (tx) => {
         await store.insertConnection(tx, {
@@ -386,6 +408,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       let probed = false;
       if (input.authType !== 'oauth' && (identityChanged || input.apiKey !== undefined)) {
         if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
+        await allowProbe(organizationId, memberId);
         await validateByProbe(input.url, input.authType, input.credentialMode, input.apiKey);
         probed = true;
       }
@@ -460,6 +483,8 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       const { organizationId, memberId } = requireAdmin(caller);
       const row = await store.findConnection(db, organizationId, id);
       if (!row) throw connectionNotFound();
+      await allowProbe(organizationId, memberId);
+      if (row.authType === 'oauth' && oauthTester) return oauthTester(row, row.credentialMode === 'shared' ? null : memberId);
       const credentials = await store.credentialsFor(db, organizationId, [id], memberId);
       const credential = row.credentialMode === 'shared' ? credentials.shared.get(id) : credentials.mine.get(id);
       const apiKey = credential && row.authType === 'apikey' ? openApiKey(secrets, row.identityFingerprint, credential.secretSealed) : null;
@@ -493,6 +518,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       const shared = row.credentialMode === 'shared';
       if (shared && !isAdmin) throw forbidden('Only owners and admins set the shared API key of a connection');
       if (!shared && !memberId) throw forbidden('A per-member API key belongs to a member of the organization');
+      await allowProbe(organizationId, memberId);
       await validateByProbe(row.url, 'apikey', row.credentialMode, apiKey);
       await db.transaction(async (tx) => {
         // The identity may have changed while probing: store the key only for the identity it was checked against.
