@@ -6,6 +6,11 @@ import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { createIdentityService, type Plan } from './modules/identity/service.ts';
 import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
+import { startMessengerWorker } from './modules/messenger/index.ts';
+import { loggerOptions } from './http/logging.ts';
+import { createOutboundClient } from './platform/outbound.ts';
+import { createSecretBox, loadOrCreateKeyRing } from './platform/secrets.ts';
+import { pino } from 'pino';
 import { createRateLimiter } from './platform/rate-limiter.ts';
 import { startServer } from './server.ts';
 
@@ -30,7 +35,7 @@ async function openMigratedDatabase() {
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     pgliteDataDir: path.join(config.dataDir, 'pglite'),
-    poolSize: 2,
+    poolSize: Math.min(config.dbPoolSize, 5),
   });
   await migrate(db);
   return { config, db };
@@ -95,6 +100,30 @@ async function main(argv: string[]): Promise<number> {
       } finally {
         await db.close();
       }
+    }
+    case 'worker': {
+      const { config, db } = await openMigratedDatabase();
+      const keyRing = await loadOrCreateKeyRing(config.secretKey, config.dataDir);
+      const outbound = createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
+      const log = pino(loggerOptions(config.logLevel));
+      const worker = await startMessengerWorker({
+        db,
+        secrets: createSecretBox(keyRing),
+        outbound,
+        messengerApiRoot: config.messengerApiRoot,
+        log,
+      });
+      log.info({ backend: db.backend }, 'orgplane worker running');
+      const stop = async (signal: string) => {
+        log.info({ signal }, 'worker shutting down: finishing jobs in hand');
+        await worker.stop();
+        await outbound.close();
+        await db.close();
+        process.exit(0);
+      };
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+      process.once('SIGINT', () => void stop('SIGINT'));
+      return -1;
     }
     case 'probe':
       return runProbeCli(rest);

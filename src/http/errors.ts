@@ -68,10 +68,11 @@ const frameworkCodes: Record<string, { status: number; code: string; message: st
 function detailsFromValidation(error: FastifyError): ValidationDetail[] {
   const location = (error as { validationContext?: string }).validationContext;
   return (error.validation ?? []).map((issue) => {
-    const zodIssue = (issue.params as { issue?: { path?: PropertyKey[] } } | undefined)?.issue;
-    const path = (zodIssue?.path ?? issue.instancePath.split('/').filter(Boolean)).map((part) =>
-      typeof part === 'number' ? part : String(part),
-    );
+    // The type provider flattens zod's path into instancePath; array positions come back as numbers.
+    const path = issue.instancePath
+      .split('/')
+      .filter(Boolean)
+      .map((part) => (/^(0|[1-9]\d*)$/.test(part) ? Number(part) : part));
     return { message: issue.message ?? 'Invalid value', path, ...(location ? { in: location } : {}) };
   });
 }
