@@ -269,4 +269,6 @@ test('the MCP server rejects a stored, valid-looking token: the test route repor
   assert.equal(tested.body.diagnostic.phase, 'AUTH_RESOURCE_VALIDATION');
   const seen = await getConnection(world, world.tenant.admin, connection.id);
   assert.equal(seen.credentialHealth, 'reconnect_required');
+  assert.equal(seen.credentialHealthReason, 'post_authorization_validation_failed');
+  assert.equal(seen.reconnectActionOwner, 'organization_admin');
 });

@@ -23,7 +23,7 @@ import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middlew
 import type { OAuthServerProvider, AuthorizationParams } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { InvalidGrantError, InvalidTokenError, AccessDeniedError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InvalidGrantError, InvalidTokenError, InvalidScopeError, AccessDeniedError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationFull, OAuthTokens, OAuthTokenRevocationRequest } from '@modelcontextprotocol/sdk/shared/auth.js';
 
 export interface PreRegisteredTestClient {
@@ -46,6 +46,8 @@ export interface OAuthMcpServerOptions {
   scopesSupported?: string[];
   /** Scopes the MCP endpoint demands (403 insufficient_scope otherwise). */
   requiredScopes?: string[];
+  /** Let a refresh grant scopes beyond the original grant (a step-up); default: refused, invalid_scope (RFC 6749 §6). */
+  allowScopeUpgradeOnRefresh?: boolean;
   /** Issuer path, e.g. '/tenant1': metadata then sits at the path-inserted well-known URLs. */
   issuerPath?: string;
   metadataStyle?: 'oauth' | 'openid';
@@ -274,6 +276,9 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
       const record = refreshTokens.get(refreshToken);
       if (!record || record.revoked || record.clientId !== client.client_id) throw new InvalidGrantError('Invalid refresh token');
       if (record.resource && resource && resource.href !== record.resource) throw new InvalidGrantError('resource does not match');
+      if (scopes && !options.allowScopeUpgradeOnRefresh && scopes.some((scope) => !record.scopes.includes(scope))) {
+        throw new InvalidScopeError('A refresh cannot widen the grant');
+      }
       if (options.rotateRefreshTokens !== false) {
         refreshTokens.delete(refreshToken);
         return issueTokens(client.client_id, scopes ?? record.scopes, record.resource, record.grantId);

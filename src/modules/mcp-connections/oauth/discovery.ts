@@ -153,6 +153,16 @@ async function getJson(url: URL, fetchFn: FetchLike, phase: OAuthPhase): Promise
  * without asking for a token returns null (nothing to discover from the challenge).
  */
 export async function requestChallenge(serverUrl: string | URL, fetchFn: FetchLike): Promise<BearerChallenge | null> {
+  const { status, challenge } = await resourceChallenge(serverUrl, null, fetchFn);
+  return status === 401 || status === 403 ? challenge : null;
+}
+
+/**
+ * One MCP initialize request, with or without a token, for what the server says about it: the
+ * status and its Bearer challenge (a 401 to read discovery hints from, or a 403 insufficient_scope
+ * naming the scopes it wants).
+ */
+export async function resourceChallenge(serverUrl: string | URL, accessToken: string | null, fetchFn: FetchLike): Promise<{ status: number; challenge: BearerChallenge | null }> {
   let response: Response;
   try {
     response = await fetchFn(new URL(serverUrl), {
@@ -161,6 +171,7 @@ export async function requestChallenge(serverUrl: string | URL, fetchFn: FetchLi
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+        ...(accessToken ? { authorization: `Bearer ${accessToken}` } : {}),
       },
       body: JSON.stringify({
         jsonrpc: '2.0',
@@ -173,8 +184,7 @@ export async function requestChallenge(serverUrl: string | URL, fetchFn: FetchLi
     throw requestFailure('AUTH_RESOURCE_DISCOVERY', 'Could not reach the MCP server', error);
   }
   await response.body?.cancel().catch(() => {});
-  if (response.status !== 401 && response.status !== 403) return null;
-  return parseWwwAuthenticate(response.headers.get('www-authenticate'));
+  return { status: response.status, challenge: parseWwwAuthenticate(response.headers.get('www-authenticate')) };
 }
 
 export interface ProtectedResource {

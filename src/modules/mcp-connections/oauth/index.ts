@@ -46,6 +46,8 @@ export async function registerMcpOAuth(
     logger: app.log,
   });
   deps.connections.onIdentityInvalidated(dropOAuthFlowState);
+  // POST .../test of an OAuth connection: refresh first, classify a refused token, one step-up.
+  deps.connections.useOAuthTester((row, memberId) => service.testConnection(row, memberId));
   app.decorate('mcpOAuth', service);
   await app.register(mcpOAuthRoutes, { service });
   return service;

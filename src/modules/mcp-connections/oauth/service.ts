@@ -14,7 +14,8 @@ import { newId } from '../../../platform/ids.ts';
 import type { OutboundClient } from '../../../platform/outbound.ts';
 import type { SecretBox } from '../../../platform/secrets.ts';
 import { createConnectionStore, type ConnectionRow } from '../store.ts';
-import { buildAuthorizationUrl, createPkcePair, selectScopes } from './authorize.ts';
+import { buildAuthorizationUrl, createPkcePair, selectScopes, stepUpScopes as stepUp } from './authorize.ts';
+import { probeConnection, type Diagnostic, type HighestPassed } from '../probe/index.ts';
 import { authorizationCodeFrom, checkResponseIssuer, type CallbackQuery } from './callback.ts';
 import {
   deleteOAuthCredential,
@@ -27,7 +28,7 @@ import {
   type OAuthTokenSecret,
 } from './credential-store.ts';
 import { oauthDiagnostic } from './diagnostic.ts';
-import { discover, type DiscoveryResult } from './discovery.ts';
+import { discover, resourceChallenge, type DiscoveryResult } from './discovery.ts';
 import { OAuthFlowError, type CredentialHealthReason, type FetchLike } from './errors.ts';
 import {
   chooseRegistration,
@@ -39,6 +40,8 @@ import {
 import { signState, verifyState, type CallbackMode, type CredentialSubject } from './state.ts';
 import {
   activeMemberRole,
+  addStepUpScopes,
+  stepUpScopes,
   claimPendingAuthorization,
   deleteExpiredPendingAuthorizations,
   findRegisteredClient,
@@ -68,6 +71,13 @@ export interface CallbackResult {
   connectionId: string;
   subject: CredentialSubject;
   grantedScopes: string[];
+}
+
+export interface OAuthTestResult {
+  ok: boolean;
+  highestPassed: HighestPassed;
+  tools: string[];
+  diagnostic: Diagnostic | null;
 }
 
 export type AccessTokenResult =
@@ -227,7 +237,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
     return stored;
   }
 
-  return {
+  const service = {
     /** The document served at GET /oauth/client-metadata.json. */
     clientMetadataDocument: () => clientMetadataDocument(publicUrl),
 
@@ -240,7 +250,9 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
       if (connection.authType !== 'oauth') throw new ApiError(409, 'not_oauth_connection', 'This connection does not use OAuth');
       const { subject, memberId } = subjectFor(caller, connection);
       const discovery = await discoverFor(connection);
-      const scopes = selectScopes({ requested: connection.requestedScopes, challengeScope: discovery.challengeScope, resourceScopes: discovery.resourceScopes });
+      const selected = selectScopes({ requested: connection.requestedScopes, challengeScope: discovery.challengeScope, resourceScopes: discovery.resourceScopes });
+      // Scopes a server demanded later (403 insufficient_scope) that a refresh could not add.
+      const scopes = [...new Set([...selected, ...(await stepUpScopes(db, connection.organizationId, connection.id, connection.identityFingerprint))])];
       const { client, source, mode, redirectUri } = await clientFor(connection, discovery, scopes);
 
       const pkce = createPkcePair();
@@ -445,7 +457,8 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
             client,
             refreshToken: secret.refreshToken,
             resource: secret.resource,
-            scopes: options.scopes ?? secret.scopes,
+            scopes: secret.scopes,
+            ...(options.scopes ? { requestScopes: options.scopes } : {}),
             fetch: fetchFn,
           });
           const next: OAuthTokenSecret = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, scopes: tokens.scopes };
@@ -461,14 +474,70 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
       });
     },
 
-    /** Records what a use of the token showed (the MCP server accepted it, or refused a valid-looking one). */
-    async recordTokenOutcome(organizationId: string, connectionId: string, memberId: string | null, outcome: 'accepted' | 'rejected'): Promise<void> {
-      const row = await findOAuthCredential(db, organizationId, connectionId, memberId);
-      if (!row) return;
-      if (outcome === 'accepted') await markCredentialHealth(db, organizationId, row.id, 'ready', null);
-      else await markCredentialHealth(db, organizationId, row.id, 'reconnect_required', 'post_authorization_validation_failed');
+    /**
+     * POST /v1/mcp-connections/{id}/test for an OAuth connection (the connections module hands
+     * these over): the stored token, refreshed first when it is about to expire, presented to the
+     * probe. A token the MCP server rejects with 401 although it looks valid is
+     * post_authorization_validation_failed (phase AUTH_RESOURCE_VALIDATION). A 403
+     * insufficient_scope tries one step-up: a refresh asking for the scopes the server named, and
+     * one more probe; if that cannot be had, the scopes are remembered for the next authorization
+     * and the credential needs a reconnect.
+     */
+    async testConnection(connection: ConnectionRow, memberId: string | null): Promise<OAuthTestResult> {
+      const organizationId = connection.organizationId;
+      const probeWith = (bearerToken?: string) =>
+        probeConnection({
+          url: connection.url,
+          authType: 'none',
+          ...(bearerToken ? { bearerToken } : {}),
+          outbound: deps.outbound,
+          ...(deps.logger ? { logger: deps.logger } : {}),
+        });
+      const failed = (error: OAuthFlowError): OAuthTestResult => ({ ok: false, highestPassed: 'configured', tools: [], diagnostic: oauthDiagnostic(error, connection.url, false) });
+
+      const token = await service.accessToken(organizationId, connection.id, memberId);
+      if (token.status === 'none') {
+        const result = await probeWith();
+        return result.ok ? { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null } : { ok: false, highestPassed: result.diagnostic.highestPassed, tools: [], diagnostic: result.diagnostic };
+      }
+      if (token.status === 'reconnect_required') {
+        return failed(new OAuthFlowError('CONTINUITY_REFRESH', 'reconnect_required', `The stored credential cannot be used (${token.reason}); connect again`));
+      }
+      if (token.status === 'unavailable') return failed(token.error);
+
+      let accessToken = token.accessToken;
+      let steppedUp = false;
+      for (;;) {
+        const result = await probeWith(accessToken);
+        const credential = await findOAuthCredential(db, organizationId, connection.id, memberId);
+        if (result.ok) {
+          if (credential) await markCredentialHealth(db, organizationId, credential.id, 'ready', null);
+          return { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null };
+        }
+        const outcome = { ok: false as const, highestPassed: result.diagnostic.highestPassed, tools: [] as string[], diagnostic: result.diagnostic };
+        if (result.diagnostic.phase !== 'AUTH_RESOURCE_VALIDATION' || !credential) return outcome;
+        const { status, challenge } = await resourceChallenge(connection.url, accessToken, fetchFn).catch(() => ({ status: 0, challenge: null }));
+        if (status === 403 && challenge?.error === 'insufficient_scope' && !steppedUp) {
+          steppedUp = true;
+          const wanted = stepUp(token.scopes, challenge.scope);
+          if (wanted) {
+            const upgraded = await service.accessToken(organizationId, connection.id, memberId, { forceRefresh: true, scopes: wanted });
+            if (upgraded.status === 'ok') {
+              accessToken = upgraded.accessToken;
+              continue;
+            }
+            await addStepUpScopes(db, organizationId, connection.id, connection.identityFingerprint, wanted);
+          }
+          await markCredentialHealth(db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
+          return outcome;
+        }
+        const reason: CredentialHealthReason = status === 403 ? 'authorization_rejected' : 'post_authorization_validation_failed';
+        await markCredentialHealth(db, organizationId, credential.id, 'reconnect_required', reason);
+        return outcome;
+      }
     },
   };
+  return service;
 
   /** The client a refresh authenticates as: the one that obtained the tokens. */
   async function refreshClient(connection: ConnectionRow, secret: OAuthTokenSecret, q: Queryable): Promise<OAuthClientCredentials> {

@@ -172,7 +172,9 @@ export async function upsertConnectionState(db: Queryable, row: Omit<ConnectionS
      ON CONFLICT (organization_id, connection_id) DO UPDATE
        SET identity_fingerprint = EXCLUDED.identity_fingerprint, issuer = EXCLUDED.issuer,
            registration_source = EXCLUDED.registration_source, setup_required = EXCLUDED.setup_required,
-           issuer_review_required = EXCLUDED.issuer_review_required, problem_code = EXCLUDED.problem_code, checked_at = now()`,
+           issuer_review_required = EXCLUDED.issuer_review_required, problem_code = EXCLUDED.problem_code, checked_at = now(),
+           step_up_scopes = CASE WHEN mcp_oauth_connection_state.identity_fingerprint = EXCLUDED.identity_fingerprint
+                                 THEN mcp_oauth_connection_state.step_up_scopes ELSE '[]'::jsonb END`,
     [
       row.organization_id,
       row.connection_id,
@@ -230,4 +232,24 @@ export async function recordConnectionRegistration(
       WHERE organization_id = $1 AND id = $2 AND identity_fingerprint = $3`,
     [organizationId, connectionId, identityFingerprint, source, clientRequired],
   );
+}
+
+/** Remembers scopes a server demanded (step-up) for the next authorization of this identity. */
+export async function addStepUpScopes(db: Queryable, organizationId: string, connectionId: string, identityFingerprint: string, scopes: string[]): Promise<void> {
+  await db.query(
+    `INSERT INTO mcp_oauth_connection_state (organization_id, connection_id, identity_fingerprint, step_up_scopes)
+     VALUES ($1, $2, $3, $4)
+     ON CONFLICT (organization_id, connection_id) DO UPDATE
+       SET step_up_scopes = CASE WHEN mcp_oauth_connection_state.identity_fingerprint = EXCLUDED.identity_fingerprint
+                                 THEN EXCLUDED.step_up_scopes ELSE '[]'::jsonb END`,
+    [organizationId, connectionId, identityFingerprint, JSON.stringify(scopes)],
+  );
+}
+
+export async function stepUpScopes(db: Queryable, organizationId: string, connectionId: string, identityFingerprint: string): Promise<string[]> {
+  const { rows } = await db.query<{ step_up_scopes: string[] }>(
+    `SELECT step_up_scopes FROM mcp_oauth_connection_state WHERE organization_id = $1 AND connection_id = $2 AND identity_fingerprint = $3`,
+    [organizationId, connectionId, identityFingerprint],
+  );
+  return rows[0]?.step_up_scopes ?? [];
 }

@@ -125,15 +125,18 @@ export function refreshAccessToken(options: {
   refreshToken: string;
   resource: string;
   scopes: string[];
+  /** Ask for these scopes (RFC 6749 §6); left out, the server keeps the original grant's. */
+  requestScopes?: string[];
   fetch: FetchLike;
 }): Promise<TokenSet> {
   const params = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: options.refreshToken, resource: options.resource });
+  if (options.requestScopes && options.requestScopes.length > 0) params.set('scope', options.requestScopes.join(' '));
   return tokenRequest({
     ...options,
     phase: 'CONTINUITY_REFRESH',
     params,
     previousRefreshToken: options.refreshToken,
-    requestedScopes: options.scopes,
+    requestedScopes: options.requestScopes ?? options.scopes,
   });
 }
 

@@ -1,0 +1,68 @@
+// POST /v1/mcp-connections/{id}/test on OAuth connections: the stored token is refreshed first
+// when it is about to expire; a 403 insufficient_scope tries one step-up (a refresh asking for
+// the scopes the server names); when that is refused, the next authorization asks for them.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api } from '../support/http.ts';
+import { connectThroughOAuth, createOAuthConnection, getConnection, startAuthorization, startOAuthWorld, type OAuthWorld } from './helpers.ts';
+
+let world: OAuthWorld;
+before(async () => {
+  world = await startOAuthWorld();
+});
+after(async () => {
+  await world.close();
+});
+
+const testRoute = (connectionId: string) => api(world.app.url, world.tenant.admin.token).post(`/v1/mcp-connections/${connectionId}/test`);
+
+test('a token about to expire is refreshed before the probe, which then reaches catalog_ready', async () => {
+  const s = await world.server({ accessTokenTtlSeconds: 30 });
+  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
+  await connectThroughOAuth(world, world.tenant.admin, connection.id);
+  const tested = await testRoute(connection.id);
+  assert.equal(tested.status, 200, tested.text);
+  assert.equal(tested.body.ok, true, tested.text);
+  assert.equal(tested.body.highestPassed, 'catalog_ready');
+  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length, 1);
+});
+
+test('without a stored credential the probe stops at the server\'s demand for authorization', async () => {
+  const s = await world.server();
+  const connection = await createOAuthConnection(world, s.url);
+  const tested = await testRoute(connection.id);
+  assert.equal(tested.body.ok, false);
+  assert.equal(tested.body.diagnostic.phase, 'AUTH_RESOURCE_DISCOVERY');
+});
+
+test('403 insufficient_scope: one step-up by refresh, then the probe passes', async () => {
+  const s = await world.server({ scopesSupported: ['files:read', 'files:write'], requiredScopes: ['files:write'], allowScopeUpgradeOnRefresh: true });
+  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  await connectThroughOAuth(world, world.tenant.admin, connection.id);
+  const tested = await testRoute(connection.id);
+  assert.equal(tested.body.ok, true, tested.text);
+  const refreshes = s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token');
+  assert.equal(refreshes.length, 1, 'exactly one step-up');
+  const seen = await getConnection(world, world.tenant.admin, connection.id);
+  assert.deepEqual([...seen.grantedScopes].sort(), ['files:read', 'files:write']);
+  assert.equal(seen.credentialHealth, 'ready');
+});
+
+test('403 insufficient_scope and a server that will not widen by refresh: reconnect, and the next authorization asks for the scope', async () => {
+  const s = await world.server({ scopesSupported: ['files:read', 'files:write'], requiredScopes: ['files:write'] });
+  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  await connectThroughOAuth(world, world.tenant.admin, connection.id);
+  const tested = await testRoute(connection.id);
+  assert.equal(tested.body.ok, false);
+  assert.equal(tested.body.diagnostic.phase, 'AUTH_RESOURCE_VALIDATION');
+  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length, 1, 'one step-up attempt, no loop');
+  const seen = await getConnection(world, world.tenant.admin, connection.id);
+  assert.equal(seen.credentialHealth, 'reconnect_required');
+  assert.equal(seen.credentialHealthReason, 'authorization_rejected');
+  const again = await startAuthorization(world, world.tenant.admin, connection.id);
+  assert.equal(new URL(again.body.authorizationUrl).searchParams.get('scope'), 'files:read files:write');
+  // Connecting with the wider grant fixes it.
+  await connectThroughOAuth(world, world.tenant.admin, connection.id);
+  const retested = await testRoute(connection.id);
+  assert.equal(retested.body.ok, true, retested.text);
+});
