@@ -117,6 +117,28 @@ describe('messenger webhook ingress', () => {
     }
   });
 
+  test('concurrent claims in one process: each update_id accepted once, other connections answered on their own', async () => {
+    const disabled = await connectBot(env);
+    const disabledSecret = env.platform.webhookOf(disabled.bot.token)!.secretToken!;
+    await api(env.app.url, env.tenant.admin.token).patch(`/v1/messenger/connections/${disabled.id}`, { enabled: false });
+    const ids = Array.from({ length: 10 }, (_, i) => 880_000 + i);
+    const requests = ids.flatMap((updateId) => [
+      ...Array.from({ length: 5 }, () => postUpdate(env.app.url, bot.id, { update_id: updateId }, secret).then((answer) => ({ updateId, kind: 'active', answer }))),
+      postUpdate(env.app.url, disabled.id, { update_id: updateId }, disabledSecret).then((answer) => ({ updateId, kind: 'disabled', answer })),
+    ]);
+    const results = await Promise.all(requests);
+    for (const updateId of ids) {
+      const active = results.filter((r) => r.kind === 'active' && r.updateId === updateId).map((r) => r.answer.json);
+      assert.equal(active.filter((json) => json.accepted === true).length, 1, `update ${updateId}`);
+      assert.equal(active.filter((json) => json.accepted === false && json.reason === 'duplicate').length, 4);
+    }
+    for (const r of results.filter((r) => r.kind === 'disabled')) {
+      assert.deepEqual(r.answer.json, { ok: true, accepted: false, reason: 'connection_disabled' });
+    }
+    const stored = await env.app.db.query('SELECT connection_id, count(*)::int AS n FROM messenger_updates WHERE update_id >= 880000 AND update_id < 880010 GROUP BY connection_id');
+    assert.deepEqual(stored.rows, [{ connection_id: bot.id, n: 10 }]);
+  });
+
   test('an update without a chat (inline query) is accepted and delivered too', async () => {
     const update = { update_id: 990_001, inline_query: { id: 'q1', from: { id: 77, is_bot: false, first_name: 'A' }, query: 'cats', offset: '' } };
     const answer = await postUpdate(env.app.url, bot.id, update, secret);

@@ -56,9 +56,11 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
   // a deleted or disabled connection accept an update.
   const secretHashes = new Map<string, { hash: string; expires: number }>();
   const pending: PendingClaim[] = [];
-  // One transaction at a time on PGlite (one connection); a few on PostgreSQL so one slow commit
-  // does not stall the stream.
-  const maxInFlight = db.backend === 'pglite' ? 1 : 3;
+  // One transaction at a time on PGlite (one connection). On PostgreSQL a few overlap, so that the
+  // round trips of one batch do not idle the stream; at most half the pool, the rest stays for
+  // reads, the secret lookups and the workers.
+  const poolSize = (db.pool as { options?: { max?: number } }).options?.max ?? 10;
+  const maxInFlight = db.backend === 'pglite' ? 1 : Math.max(1, Math.min(4, Math.floor(poolSize / 2)));
   let inFlight = 0;
   let scheduled = false;
 

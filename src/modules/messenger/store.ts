@@ -113,22 +113,32 @@ export function createMessengerStore() {
      * and only if the pair is new. Returns the claimed pairs and the status of every connection named.
      */
     async claimUpdates(db: Queryable, claims: ClaimInput[]): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus; organizationId: string }> }> {
-      const connectionIds = [...new Set(claims.map((claim) => claim.connectionId))];
-      const found = await db.query<{ id: string; status: ConnectionStatus; organization_id: string }>(
-        'SELECT id, status, organization_id FROM messenger_connections WHERE id = ANY($1::text[])',
-        [connectionIds],
-      );
-      const connections = new Map(found.rows.map((row) => [row.id, { status: row.status, organizationId: row.organization_id }]));
-      const { rows } = await db.query<{ connection_id: string; update_id: number }>(
-        `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
-         SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id
-           FROM unnest($1::text[], $2::bigint[], $3::text[]) AS i (connection_id, update_id, chat_id)
-           JOIN messenger_connections c ON c.id = i.connection_id AND c.status = 'active'
-         ON CONFLICT (connection_id, update_id) DO NOTHING
-         RETURNING connection_id, update_id`,
+      // One round trip: the claims are inserted for active connections only (ON CONFLICT skips the
+      // pairs already claimed), and the status of every connection named comes back beside them.
+      const { rows } = await db.query<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null; organization_id: string | null }>(
+        `WITH input AS (
+           SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) AS i (connection_id, update_id, chat_id)
+         ), named AS (
+           SELECT id, status, organization_id FROM messenger_connections WHERE id IN (SELECT DISTINCT connection_id FROM input)
+         ), inserted AS (
+           INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
+           SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id
+             FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
+           ON CONFLICT (connection_id, update_id) DO NOTHING
+           RETURNING connection_id, update_id
+         )
+         SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status, NULL AS organization_id FROM inserted
+         UNION ALL
+         SELECT 'connection', id, NULL, status, organization_id FROM named`,
         [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId)],
       );
-      return { claimed: new Set(rows.map((row) => `${row.connection_id}:${row.update_id}`)), connections };
+      const claimed = new Set<string>();
+      const connections = new Map<string, { status: ConnectionStatus; organizationId: string }>();
+      for (const row of rows) {
+        if (row.kind === 'claimed') claimed.add(`${row.id}:${row.update_id}`);
+        else connections.set(row.id, { status: row.status!, organizationId: row.organization_id! });
+      }
+      return { claimed, connections };
     },
 
     async listUpdates(
