@@ -1,5 +1,5 @@
 // Real processes for the messenger's multi-process tests (PostgreSQL only: PGlite is one process's
-// database): servers started with `src/main.ts start`, workers with worker-process.ts, and a TCP
+// database): servers started with `orgplane start`, workers with `orgplane worker`, and a TCP
 // proxy in front of PostgreSQL that can drop and refuse connections, as a database restart does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -68,9 +68,9 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return { ...child, url, async stop() { await stop(); await rm(dataDir, { recursive: true, force: true }); } };
 }
 
-/** A delivery worker process (worker-process.ts). */
+/** `orgplane worker`: delivery workers only. */
 export function startWorkerProcess(env: Record<string, string>): Promise<Child> {
-  return startChild(['test/messenger/worker-process.ts'], env, (output) => output.includes('worker ready'));
+  return startChild(['src/main.ts', 'worker'], { LOG_LEVEL: 'info', ...env }, (output) => output.includes('orgplane worker running'));
 }
 
 export interface TcpProxy {
