@@ -33,6 +33,8 @@ import { mcpConnectionRoutes } from './modules/mcp-connections/routes.ts';
 import { createMcpConnectionService } from './modules/mcp-connections/service.ts';
 import { registerMcpOAuth } from './modules/mcp-connections/oauth/index.ts';
 import { registerMessenger } from './modules/messenger/index.ts';
+import { memoryRoutes } from './modules/memory/routes.ts';
+import { createMemoryService } from './modules/memory/service.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -132,6 +134,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(scimManagementRoutes, { scim });
   await app.register(scimServerRoutes, { scim, prefix: '/scim/v2', documentationUri: `${config.publicUrl}/docs` });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound });
+  await app.register(memoryRoutes, { service: createMemoryService({ db }) });
 
   return app;
 }

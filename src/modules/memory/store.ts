@@ -1,0 +1,311 @@
+import type { Queryable } from '../../db/database.ts';
+import type { AnalyzedMemory } from './analyzer.ts';
+
+export interface MemoryRow {
+  id: string;
+  seq: number;
+  organization_id: string | null;
+  content: string;
+  tags: string[];
+  source: string;
+  scope: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewMemory {
+  id: string;
+  content: string;
+  tags: string[];
+  source: string;
+  scope: string;
+  analyzed: AnalyzedMemory;
+}
+
+export interface BankKey {
+  userId: string;
+  organizationId: string | null;
+}
+
+export interface BankStats {
+  id: number;
+  docCount: number;
+  headLengthSum: number;
+  bodyLengthSum: number;
+}
+
+const memoryColumns = 'm.id, m.seq, m.organization_id, m.content, m.tags, m.source, m.scope, m.created_at, m.updated_at';
+const orgKey = (organizationId: string | null) => organizationId ?? '';
+
+/** The bank's id, or undefined when the user has never written a memory there. */
+export async function findBank(db: Queryable, key: BankKey): Promise<BankStats | undefined> {
+  const { rows } = await db.query<{ id: number; doc_count: number; head_length_sum: number; body_length_sum: number }>(
+    'SELECT id, doc_count, head_length_sum, body_length_sum FROM memory_banks WHERE user_id = $1 AND org_key = $2',
+    [key.userId, orgKey(key.organizationId)],
+  );
+  const row = rows[0];
+  return row && { id: row.id, docCount: row.doc_count, headLengthSum: row.head_length_sum, bodyLengthSum: row.body_length_sum };
+}
+
+/**
+ * Inserts memories with their postings and adds them to the bank's statistics, in the caller's
+ * transaction. The bank row is created or updated first: its row lock orders every writer of the
+ * bank, so the counts stay exact when creates and deletes race.
+ */
+export async function insertMemories(tx: Queryable, key: BankKey, memories: NewMemory[]): Promise<MemoryRow[]> {
+  let headSum = 0;
+  let bodySum = 0;
+  for (const memory of memories) {
+    headSum += memory.analyzed.headLength;
+    bodySum += memory.analyzed.bodyLength;
+  }
+  const bank = await tx.query<{ id: number }>(
+    `INSERT INTO memory_banks (user_id, org_key, organization_id, doc_count, head_length_sum, body_length_sum)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (user_id, org_key) DO UPDATE SET
+       doc_count = memory_banks.doc_count + EXCLUDED.doc_count,
+       head_length_sum = memory_banks.head_length_sum + EXCLUDED.head_length_sum,
+       body_length_sum = memory_banks.body_length_sum + EXCLUDED.body_length_sum
+     RETURNING id`,
+    [key.userId, orgKey(key.organizationId), key.organizationId, memories.length, headSum, bodySum],
+  );
+  const bankId = bank.rows[0]!.id;
+
+  // Arrays of arrays cannot be unnested per row, so each memory's term vector travels as JSON.
+  const inserted = await tx.query<MemoryRow>(
+    `INSERT INTO memories AS m (id, bank_id, user_id, organization_id, content, tags, source, scope,
+                                terms, head_tf, body_tf, head_length, body_length)
+     SELECT v.id, $1, $2, $3, v.content, ARRAY(SELECT jsonb_array_elements_text(v.tags)), v.source, v.scope,
+            ARRAY(SELECT jsonb_array_elements_text(v.terms)),
+            ARRAY(SELECT jsonb_array_elements_text(v.head_tf)::integer),
+            ARRAY(SELECT jsonb_array_elements_text(v.body_tf)::integer),
+            v.head_length, v.body_length
+       FROM jsonb_to_recordset($4::jsonb) AS v(id text, content text, tags jsonb, source text, scope text,
+                                              terms jsonb, head_tf jsonb, body_tf jsonb, head_length integer, body_length integer)
+     RETURNING ${memoryColumns}`,
+    [
+      bankId,
+      key.userId,
+      key.organizationId,
+      JSON.stringify(
+        memories.map((memory) => ({
+          id: memory.id,
+          content: memory.content,
+          tags: memory.tags,
+          source: memory.source,
+          scope: memory.scope,
+          terms: memory.analyzed.terms,
+          head_tf: memory.analyzed.headTf,
+          body_tf: memory.analyzed.bodyTf,
+          head_length: memory.analyzed.headLength,
+          body_length: memory.analyzed.bodyLength,
+        })),
+      ),
+    ],
+  );
+  const seqById = new Map(inserted.rows.map((row) => [row.id, row.seq]));
+
+  // Postings as parallel arrays: one round trip however many terms the batch has.
+  const terms: string[] = [];
+  const seqs: number[] = [];
+  const headTf: number[] = [];
+  const bodyTf: number[] = [];
+  const headLength: number[] = [];
+  const bodyLength: number[] = [];
+  const postings: { term: string; seq: number; head: number; body: number; headLength: number; bodyLength: number }[] = [];
+  for (const memory of memories) {
+    const seq = seqById.get(memory.id)!;
+    const a = memory.analyzed;
+    for (let i = 0; i < a.terms.length; i++) {
+      postings.push({ term: a.terms[i]!, seq, head: a.headTf[i]!, body: a.bodyTf[i]!, headLength: a.headLength, bodyLength: a.bodyLength });
+    }
+  }
+  // In key order (bytewise, like the index's COLLATE "C"): neighbouring inserts land on the same
+  // index pages, which is several times faster than a random order for large batches.
+  postings.sort((x, y) => (x.term < y.term ? -1 : x.term > y.term ? 1 : x.seq - y.seq));
+  for (const p of postings) {
+    terms.push(p.term);
+    seqs.push(p.seq);
+    headTf.push(p.head);
+    bodyTf.push(p.body);
+    headLength.push(p.headLength);
+    bodyLength.push(p.bodyLength);
+  }
+  if (terms.length > 0) {
+    await tx.query(
+      `INSERT INTO memory_postings (bank_id, term, memory_seq, head_tf, body_tf, head_length, body_length)
+       SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::integer[], $6::integer[], $7::integer[])`,
+      [bankId, terms, seqs, headTf, bodyTf, headLength, bodyLength],
+    );
+  }
+  // Rows come back in insertion order on both backends, but the caller's order is the contract.
+  const byId = new Map(inserted.rows.map((row) => [row.id, row]));
+  return memories.map((memory) => byId.get(memory.id)!);
+}
+
+/**
+ * Deletes one memory of the bank with its postings and takes it out of the statistics.
+ * Returns false when the bank has no such memory.
+ */
+export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Promise<boolean> {
+  const deleted = await tx.query<{ bank_id: number; seq: number; terms: string[]; head_length: number; body_length: number }>(
+    `DELETE FROM memories m USING memory_banks b
+      WHERE m.id = $1 AND m.bank_id = b.id AND b.user_id = $2 AND b.org_key = $3
+      RETURNING m.bank_id, m.seq, m.terms, m.head_length, m.body_length`,
+    [id, key.userId, orgKey(key.organizationId)],
+  );
+  const row = deleted.rows[0];
+  if (!row) return false;
+  await tx.query('DELETE FROM memory_postings WHERE bank_id = $1 AND term = ANY($2::text[]) AND memory_seq = $3', [
+    row.bank_id,
+    row.terms,
+    row.seq,
+  ]);
+  await tx.query(
+    `UPDATE memory_banks SET doc_count = doc_count - 1, head_length_sum = head_length_sum - $2, body_length_sum = body_length_sum - $3
+      WHERE id = $1`,
+    [row.bank_id, row.head_length, row.body_length],
+  );
+  return true;
+}
+
+export async function getMemory(db: Queryable, key: BankKey, id: string): Promise<MemoryRow | undefined> {
+  const { rows } = await db.query<MemoryRow>(
+    `SELECT ${memoryColumns} FROM memories m JOIN memory_banks b ON b.id = m.bank_id
+      WHERE m.id = $1 AND b.user_id = $2 AND b.org_key = $3`,
+    [id, key.userId, orgKey(key.organizationId)],
+  );
+  return rows[0];
+}
+
+/** Newest first; `after` is the (createdAt, id) of the last memory of the previous page. */
+export async function listMemories(
+  db: Queryable,
+  bankId: number,
+  limit: number,
+  after: { createdAt: string; id: string } | undefined,
+): Promise<(MemoryRow & { created_at_exact: string })[]> {
+  const params: unknown[] = [bankId, limit];
+  let where = 'm.bank_id = $1';
+  if (after) {
+    params.push(after.createdAt, after.id);
+    where += ' AND (m.created_at, m.id) < ($3::timestamptz, $4)';
+  }
+  // created_at_exact keeps the microseconds a JS Date would drop, for the next page's cursor.
+  const { rows } = await db.query<MemoryRow & { created_at_exact: string }>(
+    `SELECT ${memoryColumns}, m.created_at::text AS created_at_exact
+       FROM memories m WHERE ${where} ORDER BY m.created_at DESC, m.id DESC LIMIT $2`,
+    params,
+  );
+  return rows;
+}
+
+/** How many memories of the bank contain each term (document frequency), in the caller's snapshot. */
+export async function documentFrequencies(db: Queryable, bankId: number, terms: string[]): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ term: string; df: number }>(
+    'SELECT term, count(*) AS df FROM memory_postings WHERE bank_id = $1 AND term = ANY($2::text[]) GROUP BY term',
+    [bankId, terms],
+  );
+  return new Map(rows.map((row) => [row.term, row.df]));
+}
+
+export interface RankingQuery {
+  bankId: number;
+  /** The query's terms and, per term, the factor (query weight x idf x (k1 + 1)) computed by the caller. */
+  terms: string[];
+  factors: number[];
+  /** Per term: whether it is one of the query's own words. Only memories with one of those are candidates. */
+  original: boolean[];
+  k1: number;
+  headWeight: number;
+  headB: number;
+  bodyB: number;
+  avgHeadLength: number;
+  avgBodyLength: number;
+  limit: number;
+  tags?: string[] | undefined;
+  source?: string | undefined;
+  scope?: string | undefined;
+}
+
+export interface ScoredRow extends MemoryRow {
+  /** The score in units of 1e-9: integer so that its sum is exact and the same on every backend. */
+  score_units: number;
+}
+
+/** Scores are summed as integers of this many units per point. */
+export const scoreUnitsPerPoint = 1e9;
+
+/**
+ * BM25F over the bank's postings: a memory that contains any query term is a candidate. Per term,
+ * the pseudo-frequency is the headline frequency (weighted, length-normalized against the bank's
+ * average headline) plus the body frequency (length-normalized against the average body); the
+ * term's contribution is factor x f / (f + k1). Contributions are rounded to integer units before
+ * summing: float addition depends on the order rows arrive in, integer addition does not, so both
+ * backends give the same scores and the same order.
+ */
+export async function rankMemories(db: Queryable, q: RankingQuery): Promise<ScoredRow[]> {
+  const params: unknown[] = [
+    q.bankId, q.terms, q.factors, q.k1, q.headWeight, q.headB, q.bodyB,
+    q.avgHeadLength > 0 ? q.avgHeadLength : 1, q.avgBodyLength > 0 ? q.avgBodyLength : 1, q.limit, q.original,
+  ];
+  const filters: string[] = [];
+  if (q.tags && q.tags.length > 0) {
+    params.push(q.tags);
+    filters.push(`m.tags @> $${params.length}::text[]`);
+  }
+  if (q.source !== undefined) {
+    params.push(q.source);
+    filters.push(`m.source = $${params.length}`);
+  }
+  if (q.scope !== undefined) {
+    params.push(q.scope);
+    filters.push(`m.scope = $${params.length}`);
+  }
+  const scored = `
+    SELECT p.memory_seq,
+           sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})::bigint) AS score_units
+      FROM unnest($2::text[], $3::float8[], $11::boolean[]) AS t(term, factor, original)
+      JOIN memory_postings p ON p.bank_id = $1 AND p.term = t.term
+      CROSS JOIN LATERAL (
+        SELECT $5::float8 * p.head_tf / (1 - $6::float8 + $6::float8 * p.head_length / $8::float8)
+             + p.body_tf / (1 - $7::float8 + $7::float8 * p.body_length / $9::float8) AS f
+      ) x
+     GROUP BY p.memory_seq
+    HAVING bool_or(t.original)`;
+  let sql: string;
+  if (filters.length === 0) {
+    // Only memories that can be in the top `limit` are joined: those scoring at least the
+    // limit-th best score (ties at the boundary are then ordered by updatedAt).
+    sql = `
+      WITH s AS MATERIALIZED (${scored}),
+           cut AS (SELECT score_units FROM s ORDER BY score_units DESC OFFSET $10 - 1 LIMIT 1)
+      SELECT ${memoryColumns}, s.score_units
+        FROM s JOIN memories m ON m.seq = s.memory_seq
+       WHERE s.score_units >= coalesce((SELECT score_units FROM cut), 0)
+       ORDER BY s.score_units DESC, m.updated_at DESC, m.id DESC
+       LIMIT $10`;
+  } else {
+    sql = `
+      WITH s AS MATERIALIZED (${scored})
+      SELECT ${memoryColumns}, s.score_units
+        FROM s JOIN memories m ON m.seq = s.memory_seq
+       WHERE ${filters.join(' AND ')}
+       ORDER BY s.score_units DESC, m.updated_at DESC, m.id DESC
+       LIMIT $10`;
+  }
+  const { rows } = await db.query<ScoredRow>(sql, params);
+  return rows;
+}
+
+/** The stored term vectors of some memories (for pseudo-relevance feedback). */
+export async function termVectors(
+  db: Queryable,
+  ids: string[],
+): Promise<{ id: string; terms: string[]; head_tf: number[]; body_tf: number[]; head_length: number; body_length: number }[]> {
+  const { rows } = await db.query(
+    'SELECT id, terms, head_tf, body_tf, head_length, body_length FROM memories WHERE id = ANY($1::text[])',
+    [ids],
+  );
+  return rows;
+}

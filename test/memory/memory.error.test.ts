@@ -1,0 +1,139 @@
+// Memory routes: every invalid request is a 400 invalid_request with paths; unknown ids are 404.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { createOrganization, signUp } from '../support/fixtures.ts';
+import type { ApiResponse } from '../support/http.ts';
+import { memoryClient } from './helpers.ts';
+
+let app: TestApp;
+let memory: ReturnType<typeof memoryClient>;
+before(async () => {
+  app = await startTestApp();
+  const user = await signUp(app.url, 'errors');
+  await createOrganization(app.url, user, 'Errors');
+  memory = memoryClient(app.url, user.token);
+});
+after(async () => {
+  await app.close();
+});
+
+function assertInvalid(response: ApiResponse, path: (string | number)[]) {
+  assert.equal(response.status, 400, response.text);
+  assert.equal(response.body.error, 'invalid_request');
+  assert.ok(Array.isArray(response.body.details), response.text);
+  assert.ok(
+    response.body.details.some((detail: { path: unknown[] }) => JSON.stringify(detail.path) === JSON.stringify(path)),
+    `a detail at ${JSON.stringify(path)} in ${response.text}`,
+  );
+}
+
+test('create: content missing, empty, not a string, or over 20,000 characters', async () => {
+  assertInvalid(await memory.client.post('/v1/memory', {}), ['content']);
+  assertInvalid(await memory.client.post('/v1/memory', { content: '' }), ['content']);
+  assertInvalid(await memory.client.post('/v1/memory', { content: 42 }), ['content']);
+  assertInvalid(await memory.client.post('/v1/memory', { content: 'x'.repeat(20_001) }), ['content']);
+  assertInvalid(await memory.client.post('/v1/memory', { content: 'nul \u0000 inside' }), ['content']);
+  assertInvalid(await memory.client.post('/v1/memory', { content: 'ok', tags: ['a\u0000'] }), ['tags', 0]);
+});
+
+test('create: tags over 50, empty, over 64 characters, with a comma, or not strings', async () => {
+  const base = { content: 'a note' };
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: Array.from({ length: 51 }, (_, i) => `t${i}`) }), ['tags']);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: ['ok', ''] }), ['tags', 1]);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: ['x'.repeat(65)] }), ['tags', 0]);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: ['a,b'] }), ['tags', 0]);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: [7] }), ['tags', 0]);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: 'solo' }), ['tags']);
+});
+
+test('create: source and scope must be short labels; unknown fields are refused', async () => {
+  const base = { content: 'a note' };
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, source: '' }), ['source']);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, source: 'x'.repeat(65) }), ['source']);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, source: 'has space' }), ['source']);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, scope: '-leading' }), ['scope']);
+  assertInvalid(await memory.client.post('/v1/memory', { ...base, scope: 'new\nline' }), ['scope']);
+  const unknown = await memory.client.post('/v1/memory', { ...base, title: 'nope' });
+  assert.equal(unknown.status, 400, unknown.text);
+  assert.equal(unknown.body.error, 'invalid_request');
+});
+
+test('create: malformed JSON and a non-object body are 400', async () => {
+  const bad = await memory.client.post('/v1/memory', undefined, { raw: '{"content":', headers: { 'content-type': 'application/json' } });
+  assert.equal(bad.status, 400, bad.text);
+  assert.equal(bad.body.error, 'invalid_request');
+  const array = await memory.client.post('/v1/memory', [{ content: 'x' }]);
+  assert.equal(array.status, 400, array.text);
+  assert.equal(array.body.error, 'invalid_request');
+});
+
+test('batch: empty, over 1,000, or one bad item rejects the whole batch with the item path', async () => {
+  assertInvalid(await memory.client.post('/v1/memory/batch', {}), ['memories']);
+  assertInvalid(await memory.client.post('/v1/memory/batch', { memories: [] }), ['memories']);
+  assertInvalid(
+    await memory.client.post('/v1/memory/batch', { memories: Array.from({ length: 1001 }, () => ({ content: 'x' })) }),
+    ['memories'],
+  );
+  const before = (await memory.listAll()).length;
+  assertInvalid(
+    await memory.client.post('/v1/memory/batch', {
+      memories: [{ content: 'fine' }, { content: 'fine too' }, { content: 'also fine' }, { content: '' }],
+    }),
+    ['memories', 3, 'content'],
+  );
+  assert.equal((await memory.listAll()).length, before, 'nothing of a rejected batch is stored');
+});
+
+test('search: q missing, empty or over 1,000 characters; limit outside 1..100 or not a number', async () => {
+  assertInvalid(await memory.client.get('/v1/memory/search'), ['q']);
+  assertInvalid(await memory.client.get('/v1/memory/search?q='), ['q']);
+  assertInvalid(await memory.client.get(`/v1/memory/search?q=${'a'.repeat(1001)}`), ['q']);
+  for (const limit of ['0', '101', 'ten', '2.5', '-1']) {
+    assertInvalid(await memory.client.get(`/v1/memory/search?q=tea&limit=${limit}`), ['limit']);
+  }
+  const atLimits = await memory.client.get(`/v1/memory/search?q=${'a'.repeat(1000)}&limit=100`);
+  assert.equal(atLimits.status, 200, atLimits.text);
+});
+
+test('search: bad filters (too many tags, a tag over 64 characters, a bad source or scope)', async () => {
+  const many = Array.from({ length: 51 }, (_, i) => `tags=t${i}`).join('&');
+  assertInvalid(await memory.client.get(`/v1/memory/search?q=tea&${many}`), ['tags']);
+  assertInvalid(await memory.client.get(`/v1/memory/search?q=tea&tags=${'x'.repeat(65)}`), ['tags', 0]);
+  assertInvalid(await memory.client.get('/v1/memory/search?q=tea&source=a%20b'), ['source']);
+  assertInvalid(await memory.client.get(`/v1/memory/search?q=tea&scope=${'s'.repeat(65)}`), ['scope']);
+});
+
+test('list: limit outside 1..100 and cursors this API did not issue', async () => {
+  assertInvalid(await memory.client.get('/v1/memory?limit=0'), ['limit']);
+  assertInvalid(await memory.client.get('/v1/memory?limit=101'), ['limit']);
+  for (const cursor of [
+    'garbage',
+    Buffer.from('{"after":"x"}').toString('base64url'),
+    Buffer.from('{"createdAt":"2026-13-45 99:99:99+00","id":"mry_x"}').toString('base64url'),
+    Buffer.from('{"createdAt":"yesterday","id":"mry_x"}').toString('base64url'),
+  ]) {
+    assertInvalid(await memory.client.get(`/v1/memory?cursor=${cursor}`), ['cursor']);
+  }
+});
+
+test('get and delete: a malformed id is 400, an unknown one 404 memory_not_found', async () => {
+  for (const id of ['nope', 'mem_01m7z3km64f6dr81ecv14djt6g', 'mry_01m7z3km64f6dr81ecv14djt6', 'mry_81m7z3km64f6dr81ecv14djt6g']) {
+    assertInvalid(await memory.client.get(`/v1/memory/${id}`), ['id']);
+    assertInvalid(await memory.client.delete(`/v1/memory/${id}`), ['id']);
+  }
+  const unknown = 'mry_01m7z3km64f6dr81ecv14djt6g';
+  for (const response of [await memory.client.get(`/v1/memory/${unknown}`), await memory.client.delete(`/v1/memory/${unknown}`)]) {
+    assert.equal(response.status, 404, response.text);
+    assert.equal(response.body.error, 'memory_not_found');
+    assert.equal(typeof response.body.message, 'string');
+  }
+});
+
+test('a batch body over 32 MiB is 413 payload_too_large', async () => {
+  const content = 'y'.repeat(20_000);
+  const raw = JSON.stringify({ memories: Array.from({ length: 1000 }, () => ({ content, tags: ['z'.repeat(64)] })) }) + ' '.repeat(14 * 1024 * 1024);
+  const response = await memory.client.post('/v1/memory/batch', undefined, { raw, headers: { 'content-type': 'application/json' } });
+  assert.equal(response.status, 413, response.text.slice(0, 200));
+  assert.equal(response.body.error, 'payload_too_large');
+});

@@ -1,0 +1,157 @@
+// Memory: only the signed-in user's own memories, in the active organization, ever come back.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { createOrganization, createTenant, signUp, type Tenant } from '../support/fixtures.ts';
+import { api, type ApiResponse } from '../support/http.ts';
+import { memoryClient } from './helpers.ts';
+
+let app: TestApp;
+let tenant: Tenant;
+before(async () => {
+  app = await startTestApp();
+  tenant = await createTenant(app.url);
+});
+after(async () => {
+  await app.close();
+});
+
+const routes = (id: string) => [
+  ['POST', '/v1/memory', { content: 'x' }],
+  ['POST', '/v1/memory/batch', { memories: [{ content: 'x' }] }],
+  ['GET', '/v1/memory'],
+  ['GET', `/v1/memory/${id}`],
+  ['DELETE', `/v1/memory/${id}`],
+  ['GET', '/v1/memory/search?q=x'],
+] as const;
+
+test('anonymous callers, unknown or tampered session tokens and organization API keys get 401', async () => {
+  const owned = await memoryClient(app.url, tenant.member.token).create({ content: 'secret plan' });
+  const apiKey = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'k', role: 'member' });
+  const headerSets: Record<string, string>[] = [
+    {},
+    { authorization: 'Bearer not-a-session' },
+    { authorization: `Bearer ${tenant.member.token.slice(0, -2)}xx` },
+    { authorization: 'Basic Zm9vOmJhcg==' },
+  ];
+  assert.equal(apiKey.status, 201, apiKey.text);
+  headerSets.push({ 'x-api-key': apiKey.body.key });
+  for (const headers of headerSets) {
+    for (const [method, path, body] of routes(owned.id)) {
+      const response: ApiResponse = await api(app.url).send(method, path, body, { headers });
+      assert.equal(response.status, 401, `${method} ${path} with ${JSON.stringify(Object.keys(headers))}: ${response.text}`);
+      assert.equal(response.body.error, 'unauthorized');
+    }
+  }
+  assert.equal((await memoryClient(app.url, tenant.member.token).client.get(`/v1/memory/${owned.id}`)).status, 200);
+});
+
+test('another user never sees my memories, even with identical content, in search, list, get or delete', async () => {
+  const mine = memoryClient(app.url, tenant.member.token);
+  const theirs = memoryClient(app.url, tenant.admin.token);
+  const content = 'Door code for the server room is 4815';
+  const my = await mine.create({ content, tags: ['codes'] });
+  const their = await theirs.create({ content, tags: ['codes'] });
+
+  assert.deepEqual((await mine.search('door code server room')).map((r) => r.id), [my.id]);
+  assert.deepEqual((await theirs.search('door code server room')).map((r) => r.id), [their.id]);
+  assert.ok(!(await theirs.listAll()).some((m) => m.id === my.id));
+  // Same organization, even its owner: memories are personal.
+  const owner = memoryClient(app.url, tenant.owner.token);
+  assert.ok(!(await owner.search('door code server room', '&limit=100')).some((r) => r.id === my.id));
+
+  for (const client of [theirs, owner, memoryClient(app.url, tenant.otherAdmin.token), memoryClient(app.url, tenant.outsider.token)]) {
+    const get = await client.client.get(`/v1/memory/${my.id}`);
+    assert.equal(get.status, 404, get.text);
+    assert.equal(get.body.error, 'memory_not_found');
+    const del = await client.client.delete(`/v1/memory/${my.id}`);
+    assert.equal(del.status, 404, del.text);
+  }
+  assert.equal((await mine.client.get(`/v1/memory/${my.id}`)).status, 200, 'still there after the attempts');
+});
+
+test("another user's memories never change my scores (statistics are per user)", async () => {
+  const me = await signUp(app.url, 'stats-me');
+  await createOrganization(app.url, me, 'Stats');
+  const mine = memoryClient(app.url, me.token);
+  await mine.batch([
+    { content: 'quarterly budget review with finance' },
+    { content: 'budget for the offsite' },
+    { content: 'dentist appointment on Friday' },
+  ]);
+  const before = await mine.search('budget review offsite', '&limit=100');
+
+  // A neighbour in the same organization floods the instance with the same words.
+  const neighbour = await signUp(app.url, 'stats-neighbour');
+  const invitation = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: neighbour.email, role: 'member' });
+  assert.equal(invitation.status, 201, invitation.text);
+  const flood = memoryClient(app.url, neighbour.token);
+  await flood.batch(Array.from({ length: 300 }, (_, i) => ({ content: `budget review ${i} budget budget offsite` })));
+  await flood.create({ content: 'quarterly budget review with finance' });
+
+  const after = await mine.search('budget review offsite', '&limit=100');
+  assert.deepEqual(after, before);
+});
+
+test('a deleted memory never appears again, and leaves the statistics as if it had never been written', async () => {
+  const a = await signUp(app.url, 'deleter');
+  await createOrganization(app.url, a, 'Deleters');
+  const b = await signUp(app.url, 'control');
+  await createOrganization(app.url, b, 'Control');
+  const deleter = memoryClient(app.url, a.token);
+  const control = memoryClient(app.url, b.token);
+  const shared = ['ferry timetable to the island', 'island hotel check-in at noon', 'ferry tickets in the blue folder'];
+  await deleter.batch(shared.map((content) => ({ content })));
+  await control.batch(shared.map((content) => ({ content })));
+  const doomed = await deleter.batch([{ content: 'ferry ferry ferry island secret' }, { content: 'secret island ferry' }]);
+  for (const item of doomed) await deleter.remove(item.id);
+
+  for (const q of ['ferry island secret', 'secret', 'ferry']) {
+    const results = await deleter.search(q, '&limit=100');
+    assert.ok(!results.some((r) => doomed.some((d) => d.id === r.id)), q);
+    const strip = (list: { content: string; score: number }[]) => list.map((r) => `${r.content}=${r.score}`).sort();
+    assert.deepEqual(strip(results), strip(await control.search(q, '&limit=100')), q);
+  }
+});
+
+test('the same user in another organization: memories stay with the organization they were written in', async () => {
+  const user = await signUp(app.url, 'two-orgs');
+  const first = await createOrganization(app.url, user, 'First');
+  const client = memoryClient(app.url, user.token);
+  const inFirst = await client.create({ content: 'First org: the release train leaves on Tuesdays' });
+  assert.equal(inFirst.organizationId, first);
+
+  const second = await createOrganization(app.url, user, 'Second'); // now the active organization
+  assert.deepEqual(await client.search('release train tuesdays'), []);
+  assert.deepEqual(await client.listAll(), []);
+  assert.equal((await client.client.get(`/v1/memory/${inFirst.id}`)).status, 404);
+  assert.equal((await client.client.delete(`/v1/memory/${inFirst.id}`)).status, 404);
+  const inSecond = await client.create({ content: 'Second org: the release train leaves on Fridays' });
+  assert.equal(inSecond.organizationId, second);
+  assert.deepEqual((await client.search('release train')).map((r) => r.id), [inSecond.id]);
+
+  const back = await api(app.url, user.token).put('/v1/session/active-organization', { organizationId: first });
+  assert.equal(back.status, 200, back.text);
+  assert.deepEqual((await client.search('release train')).map((r) => r.id), [inFirst.id]);
+  assert.deepEqual((await client.listAll()).map((m) => m.id), [inFirst.id]);
+
+  // A second session of the same user sees what the organization it is active in holds.
+  const signIn = await api(app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
+  assert.equal(signIn.status, 200, signIn.text);
+  const other = memoryClient(app.url, signIn.body.sessionToken);
+  const active = await api(app.url, signIn.body.sessionToken).put('/v1/session/active-organization', { organizationId: second });
+  assert.equal(active.status, 200, active.text);
+  assert.deepEqual((await other.search('release train')).map((r) => r.id), [inSecond.id]);
+});
+
+test('query text cannot reach into SQL or other banks', async () => {
+  const mine = memoryClient(app.url, tenant.member.token);
+  for (const q of ["' OR 1=1 --", 'x%27%3B%20DROP%20TABLE%20memories%3B--', '\\\\ %% _ * ( ) [ ] { }', 'door\u0000code']) {
+    const response = await mine.client.get(`/v1/memory/search?q=${encodeURIComponent(q)}&limit=100`);
+    assert.ok(response.status === 200 || response.status === 400, response.text);
+    if (response.status === 200) {
+      for (const result of response.body.results) assert.ok((await mine.client.get(`/v1/memory/${result.id}`)).status === 200);
+    }
+  }
+  assert.equal((await mine.client.get('/v1/memory')).status, 200);
+});

@@ -1,0 +1,154 @@
+// Memory search: candidates, ranking, filters, and exact statistics, over real HTTP.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { createOrganization, signUp } from '../support/fixtures.ts';
+import { memoryClient, referenceRanking } from './helpers.ts';
+
+let app: TestApp;
+before(async () => {
+  app = await startTestApp();
+});
+after(async () => {
+  await app.close();
+});
+
+async function freshUser(label: string) {
+  const user = await signUp(app.url, label);
+  await createOrganization(app.url, user, `${label} org`);
+  return memoryClient(app.url, user.token);
+}
+
+const garden = [
+  'Tomatoes need six hours of sun and deep watering twice a week',
+  'Basil grows well next to tomatoes in the garden',
+  'The garden hose leaks at the tap; replace the washer',
+  'Compost the coffee grounds for the roses',
+  'Roses: prune in late winter, before the buds swell',
+  'Book club meets on Thursdays at the library',
+  'Car insurance renews in March; compare quotes first',
+  'Weekly planning\nWater the tomatoes on Monday and Thursday, mow the lawn on Saturday',
+];
+
+test('a memory matching any word of the query is a candidate, not only those matching all', async () => {
+  const memory = await freshUser('oror');
+  const created = await memory.batch(garden.map((content) => ({ content })));
+  const results = await memory.search('tomatoes library', '&limit=100');
+  const ids = new Set(results.map((r) => r.id));
+  for (const i of [0, 1, 5, 7]) assert.ok(ids.has(created[i]!.id), `memory ${i} is a candidate`);
+  for (const i of [2, 3, 4, 6]) assert.ok(!ids.has(created[i]!.id), `memory ${i} has no query word`);
+  for (let i = 1; i < results.length; i++) assert.ok(results[i - 1]!.score >= results[i]!.score, 'best first');
+  assert.ok(results.every((r) => r.score > 0));
+});
+
+test('words are stemmed and stop words ignored: "pruning the rose bushes" finds the roses', async () => {
+  const memory = await freshUser('stems');
+  const created = await memory.batch(garden.map((content) => ({ content })));
+  const results = await memory.search('pruning the rose bushes');
+  assert.equal(results[0]!.id, created[4]!.id);
+  assert.ok(results.some((r) => r.id === created[3]!.id), 'roses (plural) matches rose');
+  assert.ok(!results.some((r) => r.content.includes('library')), '"the" alone does not make a candidate');
+});
+
+test('no searchable word, or no match, is 200 with empty results', async () => {
+  const memory = await freshUser('empty');
+  await memory.batch(garden.map((content) => ({ content })));
+  assert.deepEqual(await memory.search('the and of it is'), []);
+  assert.deepEqual(await memory.search('!!! ??? ...'), []);
+  assert.deepEqual(await memory.search('submarine'), []);
+  const fresh = await freshUser('nothing');
+  assert.deepEqual(await fresh.search('tomatoes'), []);
+});
+
+test('equal scores go to the most recently updated first', async () => {
+  const memory = await freshUser('ties');
+  await memory.create({ content: 'unrelated filler about bicycles' });
+  const older = await memory.create({ content: 'parking spot is number 42' });
+  const newer = await memory.create({ content: 'parking spot is number 42' });
+  const results = await memory.search('parking spot');
+  assert.deepEqual(results.map((r) => r.id), [newer.id, older.id]);
+  assert.equal(results[0]!.score, results[1]!.score);
+  assert.ok(results[0]!.updatedAt >= results[1]!.updatedAt);
+});
+
+test('limit: default 10, at most the number asked', async () => {
+  const memory = await freshUser('limits');
+  await memory.batch(Array.from({ length: 30 }, (_, i) => ({ content: `meeting notes ${i}: discussed the roadmap` })));
+  assert.equal((await memory.search('roadmap')).length, 10);
+  assert.equal((await memory.search('roadmap', '&limit=3')).length, 3);
+  assert.equal((await memory.search('roadmap', '&limit=100')).length, 30);
+});
+
+test('filters: every tag given must be carried; source and scope match exactly', async () => {
+  const memory = await freshUser('filters');
+  const [a, b, c, d] = await memory.batch([
+    { content: 'flight to Lisbon on May 3', tags: ['travel', 'work'], source: 'chat', scope: 'user' },
+    { content: 'flight to Oslo on June 9', tags: ['travel'], source: 'email', scope: 'user' },
+    { content: 'flight simulator settings', tags: ['games', 'work'], source: 'chat', scope: 'project:sim' },
+    { content: 'hotel in Lisbon booked', tags: ['travel', 'work'], source: 'chat', scope: 'user' },
+  ]);
+  const ids = async (extra: string) => new Set((await memory.search('flight Lisbon', `&limit=100${extra}`)).map((r) => r.id));
+  assert.deepEqual(await ids(''), new Set([a!.id, b!.id, c!.id, d!.id]));
+  assert.deepEqual(await ids('&tags=travel'), new Set([a!.id, b!.id, d!.id]));
+  assert.deepEqual(await ids('&tags=travel&tags=work'), new Set([a!.id, d!.id]));
+  assert.deepEqual(await ids('&tags=travel,work'), new Set([a!.id, d!.id]));
+  assert.deepEqual(await ids('&tags=nope'), new Set());
+  assert.deepEqual(await ids('&source=chat'), new Set([a!.id, c!.id, d!.id]));
+  assert.deepEqual(await ids('&scope=project:sim'), new Set([c!.id]));
+  assert.deepEqual(await ids('&source=chat&scope=user&tags=work'), new Set([a!.id, d!.id]));
+  // Filters narrow the results; they do not change the scores (statistics are the whole bank's).
+  const all = await memory.search('flight Lisbon', '&limit=100');
+  const filtered = await memory.search('flight Lisbon', '&limit=100&tags=travel');
+  for (const result of filtered) assert.equal(result.score, all.find((r) => r.id === result.id)!.score);
+});
+
+test('search results carry exactly the spec fields', async () => {
+  const memory = await freshUser('fields');
+  const created = await memory.create({ content: 'The wifi password is on the fridge', tags: ['home'], source: 'chat', scope: 'household' });
+  const [result] = await memory.search('wifi password');
+  assert.deepEqual(Object.keys(result!).sort(), ['content', 'createdAt', 'id', 'scope', 'score', 'source', 'tags', 'updatedAt']);
+  assert.deepEqual(
+    { ...result, score: undefined },
+    { id: created.id, content: created.content, tags: ['home'], source: 'chat', scope: 'household', createdAt: created.createdAt, updatedAt: created.updatedAt, score: undefined },
+  );
+  assert.equal(typeof result!.score, 'number');
+});
+
+test('scores are the BM25F + feedback ranking computed independently in the test (same on both backends)', async () => {
+  const memory = await freshUser('reference');
+  const docs = await memory.batch([
+    ...garden.map((content) => ({ content })),
+    { content: 'Tomato blight\nYellow leaves with brown spots on the tomatoes mean blight; remove them' },
+    { content: 'Watering schedule: roses every other day, tomatoes daily in July' },
+  ]);
+  for (const q of ['tomatoes watering', 'roses compost coffee', 'library book thursday', 'brown spots on leaves', 'lawn']) {
+    const expected = referenceRanking(docs, q, 100);
+    const actual = await memory.search(q, '&limit=100');
+    assert.equal(actual.length, expected.length, q);
+    const norm = (list: { id: string; score: number }[]) =>
+      list.map((r) => ({ id: r.id, score: Math.round(r.score * 1e6) / 1e6 })).sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+    assert.deepEqual(norm(actual), norm(expected), q);
+  }
+});
+
+test('statistics stay exact under concurrent creates and deletes: scores equal a bank built in one go', async () => {
+  const busy = await freshUser('busy');
+  const calm = await freshUser('calm');
+  const texts = Array.from({ length: 60 }, (_, i) =>
+    `note ${i}: ${['apples', 'pears', 'plums', 'cherries'][i % 4]} ${i % 3 ? 'harvest' : 'blossom'} in ${['spring', 'summer', 'autumn'][i % 3]} ${'orchard '.repeat(i % 5)}`,
+  );
+  // Writes race: single creates, batches and deletes of the busy user's memories all at once.
+  const doomed = await busy.batch(texts.slice(0, 10).map((content) => ({ content: `${content} (temporary)` })));
+  await Promise.all([
+    ...texts.slice(0, 20).map((content) => busy.create({ content })),
+    busy.batch(texts.slice(20, 40).map((content) => ({ content }))),
+    busy.batch(texts.slice(40, 60).map((content) => ({ content }))),
+    ...doomed.map((item) => busy.remove(item.id)),
+  ]);
+  await calm.batch(texts.map((content) => ({ content })));
+  for (const q of ['apples harvest', 'orchard blossom spring', 'plums autumn', 'temporary']) {
+    const scores = async (client: typeof busy) =>
+      (await client.search(q, '&limit=100')).map((r) => `${r.content}=${r.score}`).sort();
+    assert.deepEqual(await scores(busy), await scores(calm), q);
+  }
+});
