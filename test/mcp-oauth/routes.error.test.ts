@@ -70,8 +70,21 @@ test('a pinned issuer that the server does not name: 502 with the issuer-discove
   assert.equal(response.body.diagnostic.code, 'issuer_mismatch');
   assert.equal(response.body.diagnostic.actionOwner, 'organization_admin');
   assert.ok(response.body.diagnostic.referenceId);
-  const { rows } = await world.app.db.query('SELECT issuer_review_required FROM mcp_oauth_connection_state WHERE connection_id = $1', [connection.id]);
-  assert.equal(rows[0]?.issuer_review_required, true);
+  assert.equal((await getConnection(world, world.tenant.admin, connection.id)).issuerReviewRequired, true);
+  // Correcting the issuer (an edit that keeps the identity) and authorizing again clears the flag.
+  const current = await getConnection(world, world.tenant.admin, connection.id);
+  const fixed = await api(world.app.url, world.tenant.admin.token).put(`/v1/mcp-connections/${connection.id}`, {
+    expectedUpdatedAt: current.updatedAt,
+    name: current.name,
+    url: current.url,
+    authType: 'oauth',
+    credentialMode: 'per_member',
+    access: { orgWide: true },
+    authorizationServerIssuer: s.issuer,
+  });
+  assert.equal(fixed.status, 200, fixed.text);
+  assert.equal((await startAuthorization(world, world.tenant.admin, connection.id)).status, 200);
+  assert.equal((await getConnection(world, world.tenant.admin, connection.id)).issuerReviewRequired, false);
 });
 
 test('metadata naming another issuer than the pinned one: refused and flagged', async () => {
@@ -80,8 +93,7 @@ test('metadata naming another issuer than the pinned one: refused and flagged', 
   const response = await startAuthorization(world, world.tenant.admin, connection.id);
   assert.equal(response.status, 502);
   assert.equal(response.body.diagnostic.code, 'issuer_mismatch');
-  const { rows } = await world.app.db.query('SELECT issuer_review_required FROM mcp_oauth_connection_state WHERE connection_id = $1', [connection.id]);
-  assert.equal(rows[0]?.issuer_review_required, true);
+  assert.equal((await getConnection(world, world.tenant.admin, connection.id)).issuerReviewRequired, true);
 });
 
 test('a server without PKCE S256 is refused with a diagnostic', async () => {

@@ -94,6 +94,7 @@ export const connectionSchema = z
     oauthClientMetadataUrl: z.string().nullable().optional(),
     oauthCallbackMode: z.enum(['shared-v1', 'isolated-v1', 'legacy-v1']).nullable().optional(),
     oauthRegistrationSource: z.enum(['pre-registered', 'client-metadata', 'dynamic']).nullable().optional(),
+    issuerReviewRequired: z.boolean().optional().describe('The authorization server no longer matches the configured issuer: an administrator must review it'),
     authorizationServerIssuer: z.string().nullable().optional(),
     requestedScopes: z.array(z.string()).optional(),
   })

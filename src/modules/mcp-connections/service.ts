@@ -36,6 +36,7 @@ import { createRateLimiter, type RateLimiter } from '../../platform/rate-limiter
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { Caller, IdentityService } from '../identity/service.ts';
 import { callbackModeFor, callbackUrl, clientMetadataUrl, sharedCallbackUrl } from './oauth/urls.ts';
+import { issuerReviewFlags } from './oauth/store.ts';
 import { probeConnection, type Diagnostic, type HighestPassed, type ProbeResult } from './probe/index.ts';
 import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
 import {
@@ -183,12 +184,13 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
   async function present(caller: Caller, rows: ConnectionRow[], q: Queryable = db) {
     const { organizationId, memberId, isAdmin } = organizationOf(caller);
     const ids = rows.map((row) => row.id);
-    const [access, credentials, links] = await Promise.all([
+    const [access, credentials, links, issuerReview] = await Promise.all([
       isAdmin ? store.accessOf(q, organizationId, ids) : Promise.resolve(undefined),
       store.credentialsFor(q, organizationId, ids, memberId),
       store.pluginLinks(q, organizationId, ids),
+      issuerReviewFlags(q, organizationId, ids),
     ]);
-    return rows.map((row) => view(row, access?.get(row.id), credentials, links));
+    return rows.map((row) => view(row, access?.get(row.id), credentials, links, issuerReview.has(row.id)));
   }
 
   function view(
@@ -196,6 +198,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
     access: { memberIds: string[]; teamIds: string[] } | undefined,
     credentials: Awaited<ReturnType<typeof store.credentialsFor>>,
     links: PluginLink[],
+    issuerReviewRequired = false,
   ) {
     // A credential counts only for the identity it was obtained for.
     const current = (credential: CredentialRow | undefined) =>
@@ -273,6 +276,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       oauthSharedCallbackUrl: sharedCallbackUrl(deps.publicUrl),
       oauthClientMetadataUrl: clientMetadataUrl(deps.publicUrl),
       oauthRegistrationSource: source,
+      issuerReviewRequired,
     };
   }
 

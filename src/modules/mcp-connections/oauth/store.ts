@@ -253,3 +253,15 @@ export async function stepUpScopes(db: Queryable, organizationId: string, connec
   );
   return rows[0]?.step_up_scopes ?? [];
 }
+
+/** The connections (of those given) whose configured issuer an administrator must review. */
+export async function issuerReviewFlags(db: Queryable, organizationId: string, connectionIds: string[]): Promise<Set<string>> {
+  if (connectionIds.length === 0) return new Set();
+  const { rows } = await db.query<{ connection_id: string }>(
+    `SELECT s.connection_id FROM mcp_oauth_connection_state s
+       JOIN mcp_connections c ON c.organization_id = s.organization_id AND c.id = s.connection_id AND c.identity_fingerprint = s.identity_fingerprint
+      WHERE s.organization_id = $1 AND s.connection_id = ANY($2::text[]) AND s.issuer_review_required`,
+    [organizationId, connectionIds],
+  );
+  return new Set(rows.map((row) => row.connection_id));
+}
