@@ -63,7 +63,27 @@ const frameworkCodes: Record<string, { status: number; code: string; message: st
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', message: 'Content-Length does not match the body' },
   FST_ERR_BAD_URL: { status: 400, code: 'invalid_request', message: 'The URL is not valid' },
   FST_ERR_INVALID_URL: { status: 400, code: 'invalid_request', message: 'The URL is not valid' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'uri_too_long', message: 'A path parameter is too long' },
 };
+
+/**
+ * Errors the HTTP parser raises before Fastify sees a request (oversized headers or request line,
+ * malformed HTTP): written straight to the socket, in the API's error shape.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: import('node:net').Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, body] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', { error: 'request_timeout', message: 'The request took too long to arrive' }]
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', { error: 'request_header_fields_too_large', message: 'The request line or headers are too large' }]
+        : [400, 'Bad Request', { error: 'invalid_request', message: 'The request is not valid HTTP' }];
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${text}`);
+  }
+  socket.destroy(error);
+}
 
 function detailsFromValidation(error: FastifyError): ValidationDetail[] {
   const location = (error as { validationContext?: string }).validationContext;
