@@ -147,3 +147,19 @@ test('the client metadata document is public and names only public values', asyn
   assert.equal(doc.body.token_endpoint_auth_method, 'none');
   assert.ok(!('client_secret' in doc.body));
 });
+
+test('starting authorizations is rate limited per member (429 rate_limited with Retry-After); others are unaffected', async () => {
+  const connection = await createOAuthConnection(world, s.url);
+  let limited: Awaited<ReturnType<typeof startAuthorization>> | undefined;
+  // The window is fixed (counted in the database): if a window boundary passes during the loop
+  // the count starts again, so allow two windows' worth before calling it a failure.
+  for (let attempt = 0; attempt < 61 && !limited; attempt += 1) {
+    const response = await startAuthorization(world, world.tenant.admin, connection.id);
+    if (response.status === 429) limited = response;
+    else assert.equal(response.status, 200, response.text);
+  }
+  assert.ok(limited, 'more than 30 authorizations within a minute are refused');
+  assert.equal(limited.body.error, 'rate_limited');
+  assert.ok(Number(limited.headers.get('retry-after')) > 0);
+  assert.equal((await startAuthorization(world, world.tenant.member, connection.id)).status, 200);
+});

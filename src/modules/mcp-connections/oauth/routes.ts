@@ -56,6 +56,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         ...commonErrorResponses,
         404: notFoundBody,
         409: errorBodySchema.describe('not_oauth_connection, or oauth_setup_required (no way to obtain a client: configure oauthClient)'),
+        429: errorBodySchema.describe('rate_limited: too many authorizations started (Retry-After says when to retry)'),
         502: failureWithDiagnostic,
       },
     },

@@ -8,7 +8,8 @@
 
 import type { Database, Queryable } from '../../../db/database.ts';
 import type { Config } from '../../../config.ts';
-import { ApiError, forbidden, notFound } from '../../../http/errors.ts';
+import { ApiError, forbidden, notFound, rateLimited } from '../../../http/errors.ts';
+import { createRateLimiter, type RateLimiter } from '../../../platform/rate-limiter.ts';
 import type { Caller } from '../../../http/auth.ts';
 import { newId } from '../../../platform/ids.ts';
 import type { OutboundClient } from '../../../platform/outbound.ts';
@@ -57,6 +58,9 @@ import { callbackModeFor, callbackUrl, clientMetadataDocument, clientMetadataUrl
 /** How long an authorization may take between authorize and callback. */
 export const AUTHORIZATION_TTL_SECONDS = 10 * 60;
 
+/** Authorizations a member may start per window, across all processes (counted in the database). */
+export const authorizeLimits = { perMember: 30, windowSeconds: 60 };
+
 export interface McpOAuthServiceDeps {
   db: Database;
   config: Pick<Config, 'publicUrl'>;
@@ -64,6 +68,8 @@ export interface McpOAuthServiceDeps {
   outbound: OutboundClient;
   /** HMAC key for `state`, derived from the server secret (state.ts deriveStateKey). */
   stateKey: Buffer;
+  /** Bounds how many authorizations a member can start (each dials the servers several times). */
+  rateLimiter?: RateLimiter;
   logger?: { warn(details: Record<string, unknown>, message: string): void };
 }
 
@@ -98,6 +104,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
   const connections = createConnectionStore();
   const publicUrl = deps.config.publicUrl;
   const fetchFn: FetchLike = (url, init) => deps.outbound.fetch(url, init);
+  const limiter = deps.rateLimiter ?? createRateLimiter(db);
 
   /** The connection as the caller may see it: 404 for unknown ids, other organizations, and members without access. */
   async function visibleConnection(caller: Caller, connectionId: string): Promise<ConnectionRow> {
@@ -249,6 +256,8 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
       const connection = await visibleConnection(caller, connectionId);
       if (connection.authType !== 'oauth') throw new ApiError(409, 'not_oauth_connection', 'This connection does not use OAuth');
       const { subject, memberId } = subjectFor(caller, connection);
+      const budget = await limiter.hit(`mcp-oauth-authorize:${memberId}`, authorizeLimits.perMember, authorizeLimits.windowSeconds);
+      if (!budget.allowed) throw rateLimited(budget, 'Too many authorizations started; retry later');
       const discovery = await discoverFor(connection);
       const selected = selectScopes({ requested: connection.requestedScopes, challengeScope: discovery.challengeScope, resourceScopes: discovery.resourceScopes });
       // Scopes a server demanded later (403 insufficient_scope) that a refresh could not add.
