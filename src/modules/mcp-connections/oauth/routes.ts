@@ -1,12 +1,15 @@
 // HTTP of MCP OAuth: start an authorization, the two callbacks (shared-v1 and isolated-v1),
 // disconnect, and the client ID metadata document.
 
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf } from '../../../http/auth.ts';
 import { commonErrorResponses, connectionIdSchema, errorBodySchema, isoTimestamp } from '../../../http/schemas.ts';
 import { diagnosticSchema } from '../schemas.ts';
-import type { McpOAuthService } from './service.ts';
+import type { CallbackResult, McpOAuthService } from './service.ts';
+import { callbackPage, callbackPageHeaders, wantsHtml } from './page.ts';
+import { ApiError, errorHandler } from '../../../http/errors.ts';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 const params = z.object({ connectionId: connectionIdSchema });
 const notFoundBody = errorBodySchema.describe('connection_not_found: no such connection in your organization (or not one you may use)');
@@ -65,33 +68,51 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
     return { authorizationUrl: result.authorizationUrl, expiresAt: isoTimestamp(result.expiresAt), callbackMode: result.callbackMode };
   });
 
-  app.get('/v1/mcp-connections/oauth/callback', {
-    schema: {
-      tags: ['MCP Connections'],
-      operationId: 'mcpOAuthCallbackShared',
-      summary: 'OAuth callback shared by all connections (shared-v1)',
-      description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state.',
-      querystring: callbackQuery,
-      response: callbackResponses,
-    },
-  }, async (request) => {
-    const result = await service.callback('shared-v1', null, request.query);
-    return { status: 'connected' as const, ...result };
-  });
+  // The callbacks are opened by a browser: a person gets a page, a program gets JSON.
+  await app.register(async (scope) => {
+    const callbacks = scope.withTypeProvider<ZodTypeProvider>();
+    callbacks.setErrorHandler((error, request, reply) => {
+      if (!(error instanceof ApiError) || !wantsHtml(request.headers.accept)) return errorHandler(error as FastifyError, request, reply);
+      return reply
+        .status(error.statusCode)
+        .headers(callbackPageHeaders)
+        .send(callbackPage({ ok: false, title: 'Not connected', message: error.message, code: error.code }));
+    });
+    const respond = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
+      if (wantsHtml(request.headers.accept)) {
+        return reply.headers(callbackPageHeaders).send(callbackPage({ ok: true, title: 'Connected', message: 'The connection is authorized. You can close this window.' }));
+      }
+      return { status: 'connected' as const, ...result };
+    };
 
-  app.get('/v1/mcp-connections/:connectionId/oauth/callback', {
-    schema: {
-      tags: ['MCP Connections'],
-      operationId: 'mcpOAuthCallbackIsolated',
-      summary: 'OAuth callback of one connection (isolated-v1)',
-      description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state, which must name this connection.',
-      params,
-      querystring: callbackQuery,
-      response: callbackResponses,
-    },
-  }, async (request) => {
-    const result = await service.callback('isolated-v1', request.params.connectionId, request.query);
-    return { status: 'connected' as const, ...result };
+    callbacks.get('/v1/mcp-connections/oauth/callback', {
+      schema: {
+        tags: ['MCP Connections'],
+        operationId: 'mcpOAuthCallbackShared',
+        summary: 'OAuth callback shared by all connections (shared-v1)',
+        description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state.',
+        querystring: callbackQuery,
+        response: callbackResponses,
+      },
+    }, async (request, reply) => {
+      const result = await service.callback('shared-v1', null, request.query);
+      return respond(request, reply, result);
+    });
+
+    callbacks.get('/v1/mcp-connections/:connectionId/oauth/callback', {
+      schema: {
+        tags: ['MCP Connections'],
+        operationId: 'mcpOAuthCallbackIsolated',
+        summary: 'OAuth callback of one connection (isolated-v1)',
+        description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state, which must name this connection.',
+        params,
+        querystring: callbackQuery,
+        response: callbackResponses,
+      },
+    }, async (request, reply) => {
+      const result = await service.callback('isolated-v1', request.params.connectionId, request.query);
+      return respond(request, reply, result);
+    });
   });
 
   app.delete('/v1/mcp-connections/:connectionId/credentials', {
