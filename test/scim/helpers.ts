@@ -72,3 +72,13 @@ export async function health(app: TestApp, sessionToken: string) {
   const response = await api(app.url, sessionToken).get('/v1/scim/connection');
   return response.body.health as Record<string, unknown>;
 }
+
+/** The organization membership of the account with this e-mail, as stored. */
+export async function memberOf(app: TestApp, orgId: string, email: string): Promise<{ id: string; status: string; role: string; user_id: string } | undefined> {
+  const { rows } = await app.db.query(
+    `SELECT m.id, m.status, m.role, m.user_id FROM members m JOIN users u ON u.id = m.user_id
+      WHERE m.organization_id = $1 AND lower(u.email) = lower($2)`,
+    [orgId, email],
+  );
+  return rows[0];
+}

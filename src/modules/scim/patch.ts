@@ -245,7 +245,9 @@ class Patcher {
     if (matches.length === 0) {
       // Entra ID "adds" emails[type eq "work"].value on a user without a work email: create it.
       const seed = filter ? elementFromFilter(filter) : {};
-      if (!seed) throw new ScimError(400, `no value matches "${text}"`, 'noTarget');
+      // A filter on the very sub-attribute being set (emails[value eq "a"].value = "b") names a value that is not there.
+      const contradicts = seed && sub && Object.keys(seed).some((k) => k.toLowerCase() === sub.toLowerCase());
+      if (!seed || contradicts) throw new ScimError(400, `no value matches "${text}"`, 'noTarget');
       const element: Doc = { ...seed };
       if (sub) element[subDef?.name ?? sub] = clone(value);
       else if (isObject(value)) Object.assign(element, clone(value));

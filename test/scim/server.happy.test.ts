@@ -1,0 +1,122 @@
+// The SCIM server: discovery documents, paging, and what provisioning does to organization members.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api } from '../support/http.ts';
+import { health, memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
+
+let env: ScimEnv;
+let client: ReturnType<typeof scim>;
+before(async () => {
+  // The fixtures' accounts use example.test addresses, so existing members can be provisioned too.
+  env = await startScimEnv({ domain: 'example.test' });
+  client = scim(env.app, await rotateScimToken(env.app, env.tenant.owner.token));
+});
+after(async () => {
+  await env.close();
+});
+
+test('discovery: ServiceProviderConfig, ResourceTypes, Schemas', async () => {
+  const spc = await client.get('/ServiceProviderConfig');
+  assert.equal(spc.status, 200);
+  assert.match(spc.headers.get('content-type')!, /^application\/scim\+json/);
+  assert.deepEqual(spc.body.schemas, ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig']);
+  assert.equal(spc.body.patch.supported, true);
+  assert.equal(spc.body.filter.supported, true);
+  assert.equal(spc.body.filter.maxResults, 200);
+  assert.equal(spc.body.authenticationSchemes[0].type, 'oauthbearertoken');
+  const types = await client.get('/ResourceTypes');
+  assert.equal(types.body.totalResults, 2);
+  assert.deepEqual(types.body.Resources.map((t: { endpoint: string }) => t.endpoint), ['/Users', '/Groups']);
+  assert.equal((await client.get('/ResourceTypes/User')).body.schema, 'urn:ietf:params:scim:schemas:core:2.0:User');
+  const schemas = await client.get('/Schemas');
+  assert.equal(schemas.body.totalResults, 3);
+  const user = await client.get('/Schemas/urn:ietf:params:scim:schemas:core:2.0:User');
+  assert.equal(user.status, 200);
+  assert.ok(user.body.attributes.some((a: { name: string }) => a.name === 'userName'));
+});
+
+test('paging: 1-based startIndex, count, numeric totalResults', async () => {
+  for (let i = 0; i < 5; i++) {
+    assert.equal((await client.post('/Users', userBody(`page${i}@example.test`))).status, 201);
+  }
+  const filter = encodeURIComponent('userName sw "page"');
+  const page = await client.get(`/Users?filter=${filter}&startIndex=3&count=2`);
+  assert.equal(page.status, 200);
+  assert.equal(page.body.totalResults, 5);
+  assert.equal(page.body.startIndex, 3);
+  assert.equal(page.body.itemsPerPage, 2);
+  assert.deepEqual(page.body.Resources.map((r: { userName: string }) => r.userName), ['page2@example.test', 'page3@example.test']);
+  for (const key of ['totalResults', 'startIndex', 'itemsPerPage']) assert.equal(typeof page.body[key], 'number');
+  const countOnly = await client.get(`/Users?filter=${filter}&count=0`);
+  assert.equal(countOnly.body.totalResults, 5);
+  assert.deepEqual(countOnly.body.Resources, []);
+  const past = await client.get(`/Users?filter=${filter}&startIndex=10`);
+  assert.equal(past.body.totalResults, 5);
+  assert.equal(past.body.itemsPerPage, 0);
+  const or = await client.get(`/Users?filter=${encodeURIComponent('userName eq "page0@example.test" or (userName eq "page4@example.test" and active eq true)')}`);
+  assert.equal(or.body.totalResults, 2);
+  const projected = await client.get(`/Users?filter=${filter}&count=1&attributes=userName`);
+  assert.deepEqual(Object.keys(projected.body.Resources[0]).sort(), ['id', 'meta', 'schemas', 'userName']);
+});
+
+test('provisioning an existing account links it; deactivation suspends it and revokes its sessions; reactivation restores', async () => {
+  const { member } = env.tenant;
+  assert.equal((await api(env.app.url, member.token).get('/v1/org')).status, 200);
+  const created = await client.post('/Users', userBody(member.email.toUpperCase(), { emails: [] }));
+  assert.equal(created.status, 201, created.text);
+  const before = await memberOf(env.app, env.tenant.orgId, member.email);
+  assert.equal(before?.id, member.memberId, 'the existing membership is reused');
+  assert.equal(before?.status, 'active');
+
+  const off = await client.patch(`/Users/${created.body.id}`, patchOp({ op: 'replace', value: { active: false } }));
+  assert.equal(off.status, 200, off.text);
+  assert.equal((await memberOf(env.app, env.tenant.orgId, member.email))?.status, 'suspended');
+  assert.equal((await api(env.app.url, member.token).get('/v1/org')).status, 401, 'their session was revoked');
+  // Signing in again gives a session, but not access to this organization while suspended.
+  const signIn = await api(env.app.url).post('/v1/auth/sign-in', { email: member.email, password: member.password });
+  assert.equal(signIn.status, 200);
+  const blocked = await api(env.app.url, signIn.body.sessionToken).post(`/v1/orgs/${env.tenant.orgId}/install-links`, {});
+  assert.equal(blocked.status, 404);
+
+  const on = await client.patch(`/Users/${created.body.id}`, patchOp({ op: 'replace', value: { active: true } }));
+  assert.equal(on.body.active, true);
+  assert.equal((await memberOf(env.app, env.tenant.orgId, member.email))?.status, 'active');
+  const restored = await api(env.app.url, signIn.body.sessionToken).post(`/v1/orgs/${env.tenant.orgId}/install-links`, {});
+  assert.equal(restored.status, 201, restored.text);
+});
+
+test('a PUT with active false also suspends; a member removed meanwhile is re-added on activation', async () => {
+  const created = await client.post('/Users', userBody('returner@example.test'));
+  const id = created.body.id;
+  assert.equal((await client.put(`/Users/${id}`, userBody('returner@example.test', { active: false }))).body.active, false);
+  assert.equal((await memberOf(env.app, env.tenant.orgId, 'returner@example.test'))?.status, 'suspended');
+  await env.app.db.query('DELETE FROM members WHERE organization_id = $1 AND user_id = (SELECT user_id FROM scim_users WHERE id = $2)', [env.tenant.orgId, id]);
+  const back = await client.put(`/Users/${id}`, userBody('returner@example.test', { active: true }));
+  assert.equal(back.status, 200, back.text);
+  assert.equal((await memberOf(env.app, env.tenant.orgId, 'returner@example.test'))?.status, 'active');
+});
+
+test('health: failures are counted with time, action and message; a success clears the count and sets lastSuccessfulSyncAt', async () => {
+  const before = await health(env.app, env.tenant.owner.token);
+  assert.equal(before.unresolvedFailureCount, 0);
+  assert.ok(before.lastSuccessfulSyncAt);
+  assert.equal((await client.post('/Users', userBody('page0@example.test'))).status, 409);
+  assert.equal((await client.patch('/Users/scimu_unknown', patchOp({ op: 'replace', value: { active: false } }))).status, 404);
+  const failed = await health(env.app, env.tenant.owner.token);
+  assert.equal(failed.unresolvedFailureCount, 2);
+  assert.match(String(failed.lastFailureAt), /Z$/);
+  assert.equal(failed.lastFailureAction, 'patch_user');
+  assert.match(String(failed.lastFailureMessage), /^404 User scimu_unknown not found/);
+  // reads are not provisioning: a failed read is not counted
+  assert.equal((await client.get('/Users/scimu_unknown')).status, 404);
+  assert.equal((await health(env.app, env.tenant.owner.token)).unresolvedFailureCount, 2);
+  assert.equal((await client.post('/Users', userBody('fresh@example.test'))).status, 201);
+  const after = await health(env.app, env.tenant.owner.token);
+  assert.equal(after.unresolvedFailureCount, 0);
+  assert.ok(String(after.lastSuccessfulSyncAt) >= String(failed.lastFailureAt));
+  assert.equal(after.lastFailureAction, 'patch_user', 'the last failure stays on record');
+  // the token route reports the same health
+  const rotated = await api(env.app.url, env.tenant.owner.token).post('/v1/scim/token');
+  assert.equal(rotated.body.health.lastFailureAction, 'patch_user');
+  client = scim(env.app, rotated.body.scimToken);
+});

@@ -1,0 +1,103 @@
+// The SCIM server: the token is required everywhere, rotated tokens stop at once, the owner is
+// protected, and an identity provider only speaks for its own verified domain.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api } from '../support/http.ts';
+import { memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
+
+let env: ScimEnv;
+let token: string;
+before(async () => {
+  env = await startScimEnv({ domain: 'example.test' });
+  token = await rotateScimToken(env.app, env.tenant.owner.token);
+});
+after(async () => {
+  await env.close();
+});
+
+test('no token, a session token or an API-style header: 401 on every endpoint, discovery and unknown paths included', async () => {
+  const anonymous = scim(env.app, undefined);
+  const asSession = scim(env.app, env.tenant.owner.token);
+  for (const client of [anonymous, asSession]) {
+    for (const response of [
+      await client.get('/ServiceProviderConfig'),
+      await client.get('/Schemas'),
+      await client.get('/Users'),
+      await client.post('/Users', userBody('x@example.test')),
+      await client.get('/Groups'),
+      await client.get('/Unknown'),
+    ]) {
+      assert.equal(response.status, 401);
+      assert.equal(response.body.status, '401');
+    }
+  }
+  const basic = await api(env.app.url).get('/scim/v2/Users', { headers: { authorization: `Basic ${Buffer.from(`x:${token}`).toString('base64')}` } });
+  assert.equal(basic.status, 401);
+  // nothing was provisioned by the refused requests
+  const { rows } = await env.app.db.query('SELECT count(*)::int AS n FROM scim_users');
+  assert.equal(rows[0].n, 0);
+});
+
+test('a rotated token is refused at once, mid-sequence', async () => {
+  const old = token;
+  const created = await scim(env.app, old).post('/Users', userBody('rot@example.test'));
+  assert.equal(created.status, 201);
+  token = await rotateScimToken(env.app, env.tenant.admin.token);
+  const refused = await scim(env.app, old).patch(`/Users/${created.body.id}`, patchOp({ op: 'replace', value: { active: false } }));
+  assert.equal(refused.status, 401);
+  assert.equal((await memberOf(env.app, env.tenant.orgId, 'rot@example.test'))?.status, 'active', 'the refused request changed nothing');
+  assert.equal((await scim(env.app, token).get(`/Users/${created.body.id}`)).status, 200);
+});
+
+test('the owner cannot be suspended or removed through SCIM', async () => {
+  const client = scim(env.app, token);
+  const owner = await client.post('/Users', userBody(env.tenant.owner.email));
+  assert.equal(owner.status, 201, owner.text);
+  const suspend = await client.patch(`/Users/${owner.body.id}`, patchOp({ op: 'replace', value: { active: false } }));
+  assert.equal(suspend.status, 400);
+  assert.equal(suspend.body.scimType, 'mutability');
+  const remove = await client.delete(`/Users/${owner.body.id}`);
+  assert.equal(remove.status, 400);
+  const member = await memberOf(env.app, env.tenant.orgId, env.tenant.owner.email);
+  assert.deepEqual([member?.role, member?.status], ['owner', 'active']);
+  assert.equal((await api(env.app.url, env.tenant.owner.token).get('/v1/org')).status, 200, 'the owner keeps their session');
+});
+
+test("e-mail addresses outside the verified domain are refused (the IdP only speaks for its domain)", async () => {
+  const client = scim(env.app, token);
+  for (const body of [
+    userBody('someone@gmail.example'),
+    userBody('ann', { emails: [{ value: 'ann@evil-example.test', primary: true }] }),
+    userBody('x@notexample.test'),
+  ]) {
+    const response = await client.post('/Users', body);
+    assert.equal(response.status, 400, response.text);
+    assert.equal(response.body.scimType, 'invalidValue');
+  }
+  // a subdomain is fine
+  assert.equal((await client.post('/Users', userBody('eng@corp.example.test'))).status, 201);
+  // and an existing user cannot be moved out of the domain by a PATCH
+  const u = await client.post('/Users', userBody('stay@example.test'));
+  const moved = await client.patch(`/Users/${u.body.id}`, patchOp({ op: 'replace', path: 'emails', value: [{ value: 'stay@elsewhere.example', primary: true }] }, { op: 'replace', path: 'userName', value: 'stay@elsewhere.example' }));
+  assert.equal(moved.status, 400);
+});
+
+test('deleting a provisioned user removes the member and revokes their sessions', async () => {
+  const client = scim(env.app, token);
+  const { admin } = env.tenant;
+  const linked = await client.post('/Users', userBody(admin.email));
+  assert.equal(linked.status, 201);
+  assert.equal((await memberOf(env.app, env.tenant.orgId, admin.email))?.role, 'admin', 'an existing role is kept');
+  assert.equal((await client.delete(`/Users/${linked.body.id}`)).status, 204);
+  assert.equal(await memberOf(env.app, env.tenant.orgId, admin.email), undefined);
+  assert.equal((await api(env.app.url, admin.token).get('/v1/org')).status, 401);
+});
+
+test('a filter cannot inject SQL', async () => {
+  const client = scim(env.app, token);
+  const evil = `userName eq "x' OR '1'='1" or displayName co "'; DROP TABLE scim_users; --"`;
+  const response = await client.get(`/Users?filter=${encodeURIComponent(evil)}`);
+  assert.equal(response.status, 200);
+  assert.equal(response.body.totalResults, 0);
+  assert.ok((await client.get('/Users')).body.totalResults > 0);
+});
