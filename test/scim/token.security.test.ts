@@ -48,6 +48,10 @@ test("tokens of one organization never work for another's resources", async () =
   // And our user is untouched.
   const ourView = await scim(env.app, ours).get(`/Users/${id}`);
   assert.equal(ourView.body.active, true);
+  // Their groups cannot reference our users.
+  const group = await scim(env.app, theirs).post('/Groups', { displayName: 'Spies', members: [{ value: id }] });
+  assert.equal(group.status, 400);
+  assert.equal(group.body.scimType, 'invalidValue');
   // Their IdP cannot provision our domain's people into their organization.
   const hijack = await scim(env.app, theirs).post('/Users', userBody('boss@acme.example'));
   assert.equal(hijack.status, 400);
