@@ -36,6 +36,8 @@ export interface PreRegisteredTestClient {
 export interface OAuthMcpServerOptions {
   /** RFC 7591 registration endpoint (default true). */
   dynamicRegistration?: boolean;
+  /** Holds each registration this long before answering, so concurrent registrations overlap. */
+  registrationDelayMs?: number;
   /** Accept https/http URLs as client ids and fetch them as client ID metadata documents (default false). */
   clientMetadataDocuments?: boolean;
   clients?: PreRegisteredTestClient[];
@@ -204,7 +206,8 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
     ...(options.dynamicRegistration === false
       ? {}
       : {
-          registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>) {
+          async registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>) {
+            if (options.registrationDelayMs) await new Promise((resolve) => setTimeout(resolve, options.registrationDelayMs));
             const full = { ...client, client_id: randomUUID(), client_id_issued_at: Math.floor(Date.now() / 1000) } as OAuthClientInformationFull;
             clients.set(full.client_id, full);
             stats.registrations.push(full);

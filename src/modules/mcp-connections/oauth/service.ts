@@ -197,6 +197,25 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
     const redirectUri = callbackUrl(publicUrl, connection.id, mode);
     let client: OAuthClientCredentials;
     if (plan.source === 'dynamic' && !plan.client) {
+      client = await registerOnce(connection, discovery, redirectUri, scopes);
+    } else {
+      client = plan.client!;
+    }
+    await recordState(connection, { issuer: discovery.issuer, source: plan.source, setupRequired: false, issuerReview: false, problem: null });
+    return { client, source: plan.source, mode, redirectUri };
+  }
+
+  /**
+   * Dynamic registration, once per connection and server even when several members start their
+   * first authorization at the same moment in different processes: a transaction-scoped advisory
+   * lock on the connection serializes them, and whoever comes second finds the stored client.
+   */
+  async function registerOnce(connection: ConnectionRow, discovery: DiscoveryResult, redirectUri: string, scopes: string[]): Promise<OAuthClientCredentials> {
+    return db.transaction(async (tx) => {
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`mcp-oauth-registration:${connection.id}`]);
+      const existing = dynamicFromRow(await findRegisteredClient(tx, connection.organizationId, connection.id, discovery.issuer, connection.identityFingerprint));
+      const reusable = chooseRegistration({ metadata: discovery.metadata, dynamicClient: existing, redirectUri });
+      if (reusable.source === 'dynamic' && reusable.client) return reusable.client;
       let registered: DynamicClient;
       try {
         registered = await registerDynamicClient({
@@ -210,7 +229,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
         if (error instanceof OAuthFlowError) throw oauthFailure(502, 'oauth_registration_failed', error, discovery.metadata.registration_endpoint);
         throw error;
       }
-      const saved = await saveRegisteredClient(db, {
+      const saved = await saveRegisteredClient(tx, {
         organization_id: connection.organizationId,
         connection_id: connection.id,
         issuer: discovery.issuer,
@@ -221,12 +240,8 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
         token_endpoint_auth_method: registered.authMethod,
         redirect_uris: registered.redirectUris,
       });
-      client = dynamicFromRow(saved)!;
-    } else {
-      client = plan.client!;
-    }
-    await recordState(connection, { issuer: discovery.issuer, source: plan.source, setupRequired: false, issuerReview: false, problem: null });
-    return { client, source: plan.source, mode, redirectUri };
+      return dynamicFromRow(saved)!;
+    });
   }
 
   /** The client of a pending authorization, rebuilt at callback time from what is stored now. */
