@@ -1,10 +1,17 @@
 // Helpers shared by the messenger tests (the app-level helpers live in test/support/).
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import type { Config } from '../../src/config.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { startBotPlatform, type Bot, type BotPlatform } from '../support/bot-platform.ts';
+import { createTenant, type Tenant } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
 
 export const backend = (process.env.ORGPLANE_TEST_BACKEND ?? 'pglite') === 'postgres' ? 'postgres' : 'pglite';
-const adminUrl = process.env.ORGPLANE_TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const adminUrl = process.env.ORGPLANE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestDatabase {
   db: Database;
@@ -51,15 +58,6 @@ export async function eventually<T>(predicate: () => Promise<T | undefined | fal
 }
 
 // ---- the app, the stand-in platform and a delivery receiver, together ----
-
-import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { startBotPlatform, type Bot, type BotPlatform } from '../support/bot-platform.ts';
-import { createTenant, type Tenant } from '../support/fixtures.ts';
-import { api } from '../support/http.ts';
-import type { Config } from '../../src/config.ts';
 
 // Short delivery timings for tests (the documented defaults are in src/modules/messenger/worker.ts).
 process.env.MESSENGER_DELIVERY_ATTEMPTS ??= '3';

@@ -1,0 +1,86 @@
+// The messenger webhook (spec operation 8) under load: distinct update_ids, many concurrent
+// connections, against a bare Fastify POST route measured in the same run, on PostgreSQL and PGlite.
+// Every acknowledged update is claimed and queued in a committed transaction (group commit).
+import autocannon from 'autocannon';
+import { startBotPlatform } from '../../test/support/bot-platform.ts';
+import { json, spawnServer, startOrgplane } from '../support/servers.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const backends = (process.env.BENCH_BACKENDS ?? 'postgres,pglite').split(',') as ('postgres' | 'pglite')[];
+
+interface Result {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+}
+
+let nextUpdateId = 1;
+
+function update(id: number): string {
+  return JSON.stringify({
+    update_id: id,
+    message: { message_id: id, from: { id: 1000 + (id % 500), is_bot: false, first_name: 'Bench' }, chat: { id: 1000 + (id % 500), type: 'private' }, date: 1_700_000_000, text: `message ${id}` },
+  });
+}
+
+async function run(url: string, headers: Record<string, string>, duration: number): Promise<Result> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    connections,
+    duration,
+    // A fresh update_id for every request: every one is a new claim, never a duplicate.
+    requests: [{ method: 'POST', setupRequest: (request: any) => ({ ...request, body: update(nextUpdateId++) }) }],
+  });
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    total: result.requests.total,
+  };
+}
+
+const platform = await startBotPlatform();
+const bare = await spawnServer(['bench/webhook/bare-webhook.ts'], {});
+const rows: string[] = [];
+try {
+  for (const backend of backends) {
+    const server = await startOrgplane(backend, { MESSENGER_API_ROOT: platform.url, ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' });
+    try {
+      const email = `bench.${Date.now()}@example.test`;
+      const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', { email, password: 'bench password 1', name: 'Bench' });
+      await json(`${server.url}/v1/orgs`, 'POST', { name: 'Bench Org' }, sessionToken);
+      const bot = platform.addBot();
+      const created = await json(`${server.url}/v1/messenger/connections`, 'POST', { botToken: bot.token, deliveryUrl: 'http://127.0.0.1:9/unused' }, sessionToken);
+      const connectionId: string = created.connection.id;
+      const secret = platform.webhookOf(bot.token)!.secretToken!;
+      const webhook = `${server.url}/v1/webhooks/messenger/${connectionId}`;
+      const headers = { 'x-telegram-bot-api-secret-token': secret };
+
+      // Warm-up, then the baseline and the route back to back so both see the same machine.
+      await run(webhook, headers, 2);
+      const baseline = await run(`${bare.url}/bare`, {}, seconds);
+      const route = await run(webhook, headers, seconds);
+      if (route.non2xx || route.errors) throw new Error(`webhook had ${route.non2xx} non-2xx and ${route.errors} errors`);
+      rows.push(
+        `| ${backend} | ${connections} | ${route.requestsPerSecond} | ${route.p50Ms} | ${route.p99Ms} | ${baseline.requestsPerSecond} | ${baseline.p99Ms} | ${(route.requestsPerSecond / baseline.requestsPerSecond).toFixed(2)} |`,
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+} finally {
+  await bare.stop();
+  await platform.close();
+}
+console.log(`POST /v1/webhooks/messenger/{id} (distinct update_ids) vs a bare Fastify POST route: ${connections} connections, ${seconds}s each\n`);
+console.log('| backend | connections | webhook req/s | p50 ms | p99 ms | bare req/s | bare p99 ms | ratio |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const row of rows) console.log(row);
