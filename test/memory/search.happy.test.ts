@@ -152,3 +152,58 @@ test('statistics stay exact under concurrent creates and deletes: scores equal a
     assert.deepEqual(await scores(busy), await scores(calm), q);
   }
 });
+
+test('on a bank where common words have thousands of postings, the pruned ranking equals the full one', async () => {
+  const memory = await freshUser('pruning');
+  const colours = ['red', 'green', 'blue', 'amber', 'violet', 'teal', 'ochre'];
+  const things = ['lamp', 'chair', 'kettle', 'bicycle', 'window', 'garden', 'notebook', 'piano', 'scarf', 'harbour', 'lantern'];
+  const contents = Array.from({ length: 2600 }, (_, i) => {
+    // Every memory has the common words; rarer words thin out with i, a few are unique.
+    const words = ['daily', 'note', colours[i % 7]!, things[(i * 7) % 11]!];
+    if (i % 13 === 0) words.push('lighthouse');
+    if (i % 97 === 0) words.push('zeppelin', 'zeppelin');
+    if (i === 1234) words.push('quasar');
+    return `${words.join(' ')} number ${i % 50}${i % 3 === 0 ? `\nmore about the ${things[i % 11]} and the ${colours[(i * 3) % 7]} note` : ''}`;
+  });
+  const docs: { id: string; content: string; updatedAt: string }[] = [];
+  for (let i = 0; i < contents.length; i += 1000) docs.push(...(await memory.batch(contents.slice(i, i + 1000).map((content) => ({ content })))));
+  for (const [q, limit] of [
+    ['daily note about the zeppelin', 10],
+    ['quasar lamp note', 5],
+    ['lighthouse red kettle daily', 10],
+    ['blue note', 20],
+    ['zeppelin lighthouse', 100],
+    // Only 52 memories have "7": the other 48 of the 100 come from the common words alone.
+    ['number 7 daily note', 100],
+  ] as const) {
+    const expected = referenceRanking(docs, q, limit);
+    const actual = await memory.search(q, `&limit=${limit}`);
+    assert.equal(actual.length, expected.length, q);
+    // Exact order where scores differ; within equal scores the newer first (all of a batch share a time, then id).
+    assert.deepEqual(
+      actual.map((r) => Math.round(r.score * 1e6) / 1e6),
+      expected.map((r) => Math.round(r.score * 1e6) / 1e6),
+      q,
+    );
+    const boundary = expected[expected.length - 1]!.score;
+    const clear = (list: { id: string; score: number }[]) => new Set(list.filter((r) => r.score > boundary + 1e-6).map((r) => r.id));
+    assert.deepEqual(clear(actual), clear(expected), q);
+  }
+});
+
+test('when the rarer words give fewer memories than the limit, memories with only common words fill the rest', async () => {
+  const memory = await freshUser('fill');
+  const contents = [
+    ...Array.from({ length: 2100 }, (_, i) => `alpha beta item ${i}`),
+    ...Array.from({ length: 3 }, (_, i) => `gamma delta alpha special ${i}`),
+    ...Array.from({ length: 100 }, (_, i) => `epsilon filler ${i}`),
+  ];
+  const docs: { id: string; content: string; updatedAt: string }[] = [];
+  for (let i = 0; i < contents.length; i += 1000) docs.push(...(await memory.batch(contents.slice(i, i + 1000).map((content) => ({ content })))));
+  const results = await memory.search('gamma alpha', '&limit=10');
+  assert.equal(results.length, 10);
+  assert.deepEqual(new Set(results.slice(0, 3).map((r) => r.content)), new Set(contents.slice(2100, 2103)));
+  assert.ok(results.slice(3).every((r) => r.content.startsWith('alpha beta item')));
+  const expected = referenceRanking(docs, 'gamma alpha', 10);
+  assert.deepEqual(results.map((r) => Math.round(r.score * 1e6)), expected.map((r) => Math.round(r.score * 1e6)));
+});

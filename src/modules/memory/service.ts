@@ -123,6 +123,9 @@ function normalizeTags(tags: string[] | undefined): string[] {
   return [...new Set(tags ?? [])];
 }
 
+/** How many postings the essential terms may have, tried in turn; the last makes every term essential. */
+const postingBudgets = [2_000, 20_000, Number.POSITIVE_INFINITY];
+
 const idf = (docCount: number, df: number) => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
 
 export function createMemoryService({ db }: { db: Database }): MemoryService {
@@ -162,7 +165,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       isOriginal.push(original.has(term));
     }
     if (!isOriginal.includes(true)) return [];
-    return rankMemories(tx, {
+    const base = {
       bankId: bank.id,
       terms,
       factors,
@@ -177,7 +180,27 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       tags: input.tags,
       source: input.source,
       scope: input.scope,
-    });
+    };
+    // Pruning (MaxScore): a term's contribution is below its factor, so a memory that contains
+    // only the common terms scores at most the sum of their factors. Only memories with one of the
+    // rarer ("essential") terms are scored; when the limit-th score found is above that bound, the
+    // result is exactly what scoring every memory would give. Otherwise more terms become
+    // essential, and at the end all of them: the answer is always exact, pruning only saves work.
+    const byRarity = terms.map((_, i) => i).sort((a, b) => df.get(terms[a]!)! - df.get(terms[b]!)! || a - b);
+    for (const budget of postingBudgets) {
+      const essential = new Array<boolean>(terms.length).fill(false);
+      let postings = 0;
+      let bound = 0;
+      for (const [rank, i] of byRarity.entries()) {
+        postings += df.get(terms[i]!)!;
+        if (rank === 0 || postings <= budget) essential[i] = true;
+        else bound += Math.round(factors[i]! * scoreUnitsPerPoint);
+      }
+      const rows = await rankMemories(tx, { ...base, essential });
+      if (!essential.includes(false)) return rows;
+      if (rows.length === limit && rows[limit - 1]!.score_units > bound) return rows;
+    }
+    throw new Error('unreachable: the last posting budget makes every term essential');
   }
 
   /** RM3: the original terms (weight 1 each) plus the feedback memories' prominent terms. */

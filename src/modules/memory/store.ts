@@ -137,6 +137,22 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
        SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::integer[], $6::integer[], $7::integer[])`,
       [bankId, terms, seqs, headTf, bodyTf, headLength, bodyLength],
     );
+    // Document frequencies: the postings are sorted by term, so counting runs of equal terms is enough.
+    const distinct: string[] = [];
+    const counts: number[] = [];
+    for (const term of terms) {
+      if (distinct[distinct.length - 1] === term) counts[counts.length - 1]! += 1;
+      else {
+        distinct.push(term);
+        counts.push(1);
+      }
+    }
+    await tx.query(
+      `INSERT INTO memory_terms AS t (bank_id, term, df)
+       SELECT $1, * FROM unnest($2::text[], $3::bigint[])
+       ON CONFLICT (bank_id, term) DO UPDATE SET df = t.df + EXCLUDED.df`,
+      [bankId, distinct, counts],
+    );
   }
   // Rows come back in insertion order on both backends, but the caller's order is the contract.
   const byId = new Map(inserted.rows.map((row) => [row.id, row]));
@@ -156,16 +172,20 @@ export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Pro
   );
   const row = deleted.rows[0];
   if (!row) return false;
-  await tx.query('DELETE FROM memory_postings WHERE bank_id = $1 AND term = ANY($2::text[]) AND memory_seq = $3', [
-    row.bank_id,
-    row.terms,
-    row.seq,
-  ]);
+  // The bank row first, as every writer of the bank does: it orders them (no deadlock on the counters).
   await tx.query(
     `UPDATE memory_banks SET doc_count = doc_count - 1, head_length_sum = head_length_sum - $2, body_length_sum = body_length_sum - $3
       WHERE id = $1`,
     [row.bank_id, row.head_length, row.body_length],
   );
+  await tx.query('DELETE FROM memory_postings WHERE bank_id = $1 AND term = ANY($2::text[]) AND memory_seq = $3', [
+    row.bank_id,
+    row.terms,
+    row.seq,
+  ]);
+  const sortedTerms = [...row.terms].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  await tx.query('UPDATE memory_terms SET df = df - 1 WHERE bank_id = $1 AND term = ANY($2::text[])', [row.bank_id, sortedTerms]);
+  await tx.query('DELETE FROM memory_terms WHERE bank_id = $1 AND term = ANY($2::text[]) AND df <= 0', [row.bank_id, sortedTerms]);
   return true;
 }
 
@@ -203,7 +223,7 @@ export async function listMemories(
 /** How many memories of the bank contain each term (document frequency), in the caller's snapshot. */
 export async function documentFrequencies(db: Queryable, bankId: number, terms: string[]): Promise<Map<string, number>> {
   const { rows } = await db.query<{ term: string; df: number }>(
-    'SELECT term, count(*) AS df FROM memory_postings WHERE bank_id = $1 AND term = ANY($2::text[]) GROUP BY term',
+    'SELECT term, df FROM memory_terms WHERE bank_id = $1 AND term = ANY($2::text[]) AND df > 0',
     [bankId, terms],
   );
   return new Map(rows.map((row) => [row.term, row.df]));
@@ -216,6 +236,11 @@ export interface RankingQuery {
   factors: number[];
   /** Per term: whether it is one of the query's own words. Only memories with one of those are candidates. */
   original: boolean[];
+  /**
+   * Per term: whether it is essential. Memories that contain no essential term are not scored at
+   * all (the caller knows they cannot reach the top, or re-runs with every term essential).
+   */
+  essential: boolean[];
   k1: number;
   headWeight: number;
   headB: number;
@@ -240,14 +265,15 @@ export const scoreUnitsPerPoint = 1e9;
  * BM25F over the bank's postings: a memory that contains any query term is a candidate. Per term,
  * the pseudo-frequency is the headline frequency (weighted, length-normalized against the bank's
  * average headline) plus the body frequency (length-normalized against the average body); the
- * term's contribution is factor x f / (f + k1). Contributions are rounded to integer units before
- * summing: float addition depends on the order rows arrive in, integer addition does not, so both
- * backends give the same scores and the same order.
+ * term's contribution is factor x f / (f + k1). Contributions are rounded to whole units before
+ * summing: float addition of fractions depends on the order rows arrive in, addition of whole
+ * numbers below 2^53 is exact in any order, so both backends give the same scores and the same
+ * order. (They stay float8: sum(bigint) would be numeric, several times slower.)
  */
 export async function rankMemories(db: Queryable, q: RankingQuery): Promise<ScoredRow[]> {
   const params: unknown[] = [
     q.bankId, q.terms, q.factors, q.k1, q.headWeight, q.headB, q.bodyB,
-    q.avgHeadLength > 0 ? q.avgHeadLength : 1, q.avgBodyLength > 0 ? q.avgBodyLength : 1, q.limit, q.original,
+    q.avgHeadLength > 0 ? q.avgHeadLength : 1, q.avgBodyLength > 0 ? q.avgBodyLength : 1, q.limit, q.original, q.essential,
   ];
   const filters: string[] = [];
   if (q.tags && q.tags.length > 0) {
@@ -262,23 +288,34 @@ export async function rankMemories(db: Queryable, q: RankingQuery): Promise<Scor
     params.push(q.scope);
     filters.push(`m.scope = $${params.length}`);
   }
+  // Postings of non-essential terms count only for memories that have an essential term: they are
+  // filtered through a hash of those memories before the (costly) per-posting arithmetic.
+  const pruned = q.essential.includes(false);
   const scored = `
     SELECT p.memory_seq,
-           sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})::bigint) AS score_units
-      FROM unnest($2::text[], $3::float8[], $11::boolean[]) AS t(term, factor, original)
+           sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})) AS score_units
+      FROM unnest($2::text[], $3::float8[], $11::boolean[], $12::boolean[]) AS t(term, factor, original, essential)
       JOIN memory_postings p ON p.bank_id = $1 AND p.term = t.term
       CROSS JOIN LATERAL (
         SELECT $5::float8 * p.head_tf / (1 - $6::float8 + $6::float8 * p.head_length / $8::float8)
              + p.body_tf / (1 - $7::float8 + $7::float8 * p.body_length / $9::float8) AS f
       ) x
+     ${pruned ? 'WHERE t.essential OR p.memory_seq IN (SELECT memory_seq FROM candidates)' : ''}
      GROUP BY p.memory_seq
     HAVING bool_or(t.original)`;
+  const candidates = pruned
+    ? `candidates AS MATERIALIZED (
+         SELECT DISTINCT p.memory_seq
+           FROM unnest($2::text[], $12::boolean[]) AS e(term, essential)
+           JOIN memory_postings p ON p.bank_id = $1 AND p.term = e.term
+          WHERE e.essential),`
+    : '';
   let sql: string;
   if (filters.length === 0) {
     // Only memories that can be in the top `limit` are joined: those scoring at least the
     // limit-th best score (ties at the boundary are then ordered by updatedAt).
     sql = `
-      WITH s AS MATERIALIZED (${scored}),
+      WITH ${candidates} s AS MATERIALIZED (${scored}),
            cut AS (SELECT score_units FROM s ORDER BY score_units DESC OFFSET $10 - 1 LIMIT 1)
       SELECT ${memoryColumns}, s.score_units
         FROM s JOIN memories m ON m.seq = s.memory_seq
@@ -287,7 +324,7 @@ export async function rankMemories(db: Queryable, q: RankingQuery): Promise<Scor
        LIMIT $10`;
   } else {
     sql = `
-      WITH s AS MATERIALIZED (${scored})
+      WITH ${candidates} s AS MATERIALIZED (${scored})
       SELECT ${memoryColumns}, s.score_units
         FROM s JOIN memories m ON m.seq = s.memory_seq
        WHERE ${filters.join(' AND ')}
