@@ -17,6 +17,12 @@ export const configVariables = [
   ['SESSION_TTL_HOURS', '720', 'lifetime of a session token'],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
+  ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
+  ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '2', 'first delivery retry delay; each retry waits about twice as long (with jitter)'],
+  ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one delivery retry delay'],
+  ['MESSENGER_DELIVERY_TIMEOUT_MS', '10000', 'timeout of one POST to a delivery URL'],
+  ['MESSENGER_DELIVERY_EXPIRE_SECONDS', '60', 'a delivery still running after this long (worker died) is retried'],
+  ['MESSENGER_DELIVERY_CONCURRENCY', '8', 'deliveries processed at once per process (of different chats)'],
 ] as const;
 
 const listOf = z

@@ -37,6 +37,21 @@ describe('messenger connections: errors', () => {
     assert.equal(env.platform.callsTo('getMe', bot.token).length, 0);
   });
 
+  test('a delivery URL on an address outbound calls may not reach is 400, on create and on patch', async () => {
+    const bot = env.platform.addBot();
+    for (const deliveryUrl of ['http://10.1.2.3/hook', 'http://169.254.169.254/latest/meta-data', 'http://[fd00::1]/x', 'http://192.168.0.10:8080/x']) {
+      const answer = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl });
+      assert.equal(answer.status, 400, deliveryUrl);
+      assert.equal(answer.body.error, 'invalid_request');
+      assert.deepEqual(answer.body.details[0].path, ['deliveryUrl']);
+    }
+    assert.equal(env.platform.callsTo('getMe', bot.token).length, 0);
+    const mine = await connectBot(env);
+    const patched = await admin.patch(`/v1/messenger/connections/${mine.id}`, { deliveryUrl: 'http://10.0.0.8/hook' });
+    assert.equal(patched.status, 400);
+    assert.equal((await admin.get(`/v1/messenger/connections/${mine.id}`)).body.connection.deliveryUrl, env.receiver.url);
+  });
+
   test('a token the platform does not know is 400 invalid_bot_token, and nothing is stored', async () => {
     const before = await count();
     const answer = await admin.post('/v1/messenger/connections', { botToken: env.platform.unknownToken(), deliveryUrl: env.receiver.url });

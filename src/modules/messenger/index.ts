@@ -44,6 +44,7 @@ export async function registerMessenger(app: FastifyInstance, deps: MessengerMod
     store,
     secrets,
     botApi: createBotApi({ apiRoot: config.messengerApiRoot, outbound }),
+    outbound,
     publicUrl: config.publicUrl,
     forgetConnection: (id) => ingress.forget(id),
     log: app.log,

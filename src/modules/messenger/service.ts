@@ -3,8 +3,9 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../db/database.ts';
-import { ApiError, conflict, notFound } from '../../http/errors.ts';
+import { ApiError, conflict, invalidRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
+import { OutboundBlockedError, type OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { BotApiError, type BotApi } from './platform.ts';
@@ -15,6 +16,8 @@ export interface MessengerServiceDeps {
   store: MessengerStore;
   secrets: SecretBox;
   botApi: BotApi;
+  /** Checks delivery URLs against the outbound address policy when they are set. */
+  outbound: OutboundClient;
   publicUrl: string;
   /** Drops a deleted connection's cached webhook secret in this process. */
   forgetConnection(connectionId: string): void;
@@ -42,6 +45,21 @@ function platformError(error: unknown, action: string): ApiError {
 export function createMessengerService(deps: MessengerServiceDeps) {
   const { db, store, secrets, botApi } = deps;
 
+  /**
+   * Refuses a delivery URL whose host is an address the outbound policy would never dial (private,
+   * loopback, metadata...), so the mistake shows now rather than as dead letters. A name that does
+   * not resolve yet is allowed: DNS may come later, and every delivery is checked again at connect time.
+   */
+  async function checkDeliveryUrl(url: string): Promise<void> {
+    try {
+      await deps.outbound.resolve(new URL(url).hostname);
+    } catch (error) {
+      if (error instanceof OutboundBlockedError) {
+        throw invalidRequest([{ message: 'The delivery URL points to an address outbound calls may not reach', path: ['deliveryUrl'], in: 'body' }]);
+      }
+    }
+  }
+
   async function ownConnection(actor: ActingMember, connectionId: string): Promise<ConnectionRow> {
     const row = await store.getConnection(db, actor.organizationId, connectionId);
     if (!row) throw connectionNotFound();
@@ -54,6 +72,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
      * Returns the delivery secret, which is shown this once.
      */
     async createConnection(actor: ActingMember, input: { botToken: string; deliveryUrl: string }): Promise<{ connection: ConnectionRow; deliverySecret: string }> {
+      await checkDeliveryUrl(input.deliveryUrl);
       let bot;
       try {
         bot = await botApi.getMe(input.botToken);
@@ -96,6 +115,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
     getConnection: ownConnection,
 
     async updateConnection(actor: ActingMember, connectionId: string, changes: { enabled?: boolean; deliveryUrl?: string }): Promise<ConnectionRow> {
+      if (changes.deliveryUrl) await checkDeliveryUrl(changes.deliveryUrl);
       const status: ConnectionStatus | undefined = changes.enabled === undefined ? undefined : changes.enabled ? 'active' : 'disabled';
       const row = await store.updateConnection(db, actor.organizationId, connectionId, {
         ...(status ? { status } : {}),
