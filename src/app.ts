@@ -131,6 +131,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     installLinks: createInstallLinkService({ db, identity, rateLimiter, publicUrl: config.publicUrl }),
     desktopDownloadUrl: config.desktopDownloadUrl,
   });
+  const sso = createSsoService({ db, identity, secrets: deps.secrets, resolver: createTxtResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs }) });
+  await app.register(ssoRoutes, { sso });
   const sso = createSsoService({ db, identity, secrets: deps.secrets, resolver: createTxtResolver({ servers: config.dnsServers }) });
   await app.register(ssoRoutes, { sso });
   const scim = createScimService({ db, identity, sso, publicUrl: config.publicUrl });

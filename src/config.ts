@@ -10,6 +10,7 @@ export const configVariables = [
   ['ORGPLANE_SECRET_KEY', '(generated into DATA_DIR)', 'key ring for encrypting stored credentials: "v2:<base64 32 bytes>,v1:<...>" (first is current) or one base64 key'],
   ['ALLOWED_PRIVATE_NETWORKS', '(empty)', 'comma-separated CIDRs outbound calls may reach despite being private/loopback'],
   ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip or ip:port) for SSO domain verification'],
+  ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
   ['DESKTOP_DOWNLOAD_URL', 'https://github.com/orgplane/desktop/releases/latest', 'where the install page\'s "Download" action points'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
@@ -45,6 +46,7 @@ const environmentSchema = z.object({
   ORGPLANE_SECRET_KEY: z.string().min(1).optional(),
   ALLOWED_PRIVATE_NETWORKS: listOf,
   DNS_SERVERS: listOf,
+  DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60000).default(2500),
   DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
   MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -65,6 +67,8 @@ export interface Config {
   secretKey: string | undefined;
   allowedPrivateNetworks: string[];
   dnsServers: string[];
+  /** Per-attempt timeout of SSO DNS lookups. */
+  dnsTimeoutMs: number;
   /** The install page's download action. */
   desktopDownloadUrl: string;
   messengerApiRoot: string;
@@ -91,6 +95,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     secretKey: env.ORGPLANE_SECRET_KEY,
     allowedPrivateNetworks: env.ALLOWED_PRIVATE_NETWORKS,
     dnsServers: env.DNS_SERVERS,
+    dnsTimeoutMs: env.DNS_TIMEOUT_MS,
     desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL,
     messengerApiRoot: env.MESSENGER_API_ROOT.replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,

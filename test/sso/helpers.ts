@@ -1,11 +1,12 @@
+import type { Config } from '../../src/config.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { api } from '../support/http.ts';
 
 /** An app whose SSO checks ask a DNS server on loopback that the test controls. */
-export async function startSsoApp(): Promise<{ app: TestApp; dns: TestDnsServer; close(): Promise<void> }> {
+export async function startSsoApp(overrides: Partial<Config> = {}): Promise<{ app: TestApp; dns: TestDnsServer; close(): Promise<void> }> {
   const dns = await startDnsServer();
-  const app = await startTestApp({ dnsServers: [dns.address] });
+  const app = await startTestApp({ dnsServers: [dns.address], ...overrides });
   return {
     app,
     dns,
