@@ -133,8 +133,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   const sso = createSsoService({ db, identity, secrets: deps.secrets, resolver: createTxtResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs }) });
   await app.register(ssoRoutes, { sso });
-  const sso = createSsoService({ db, identity, secrets: deps.secrets, resolver: createTxtResolver({ servers: config.dnsServers }) });
-  await app.register(ssoRoutes, { sso });
   const scim = createScimService({ db, identity, sso, publicUrl: config.publicUrl });
   await app.register(scimManagementRoutes, { scim });
   await app.register(scimServerRoutes, { scim, prefix: '/scim/v2', documentationUri: `${config.publicUrl}/docs` });
