@@ -284,3 +284,14 @@ test('the MCP server rejects a stored, valid-looking token: the test route repor
   assert.equal(seen.credentialHealthReason, 'post_authorization_validation_failed');
   assert.equal(seen.reconnectActionOwner, 'organization_admin');
 });
+
+test('disconnect when the authorization server is down: 204, the credential is gone, the failure is only logged', async () => {
+  const s = await world.server();
+  const connection = await createOAuthConnection(world, s.url);
+  await connectThroughOAuth(world, world.tenant.member, connection.id);
+  await s.close();
+  const gone = await api(world.app.url, world.tenant.member.token).delete(`/v1/mcp-connections/${connection.id}/credentials`);
+  assert.equal(gone.status, 204);
+  assert.equal((await getConnection(world, world.tenant.member, connection.id)).connectedForMe, false);
+  assert.ok(world.app.logText().includes('MCP OAuth token revocation failed'));
+});

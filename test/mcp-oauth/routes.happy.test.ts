@@ -172,8 +172,13 @@ test('disconnect deletes the caller\'s own credential only; the shared one is di
   const { member, admin } = world.tenant;
   await connectThroughOAuth(world, member, perMember.id);
   await connectThroughOAuth(world, admin, perMember.id);
+  const before = await world.app.app.mcpOAuth.accessToken(world.tenant.orgId, perMember.id, member.memberId);
+  assert.equal(before.status, 'ok');
   const gone = await api(world.app.url, member.token).delete(`/v1/mcp-connections/${perMember.id}/credentials`);
   assert.equal(gone.status, 204);
+  // The member's tokens were revoked at the server too (RFC 7009): refresh token, then access token.
+  assert.deepEqual(s.stats.revocations.map((r) => r.kind), ['refresh_token', 'access_token']);
+  await assert.rejects(listToolsWith(s.url, (before as { accessToken: string }).accessToken));
   assert.equal((await getConnection(world, member, perMember.id)).connectedForMe, false);
   assert.equal((await getConnection(world, admin, perMember.id)).connectedForMe, true);
   // Idempotent.

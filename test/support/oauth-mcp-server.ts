@@ -118,6 +118,8 @@ export interface OAuthMcpServer {
     clientMetadataFetches: string[];
     authorizations: Array<{ clientId: string; redirectUri: string; scopes: string[]; resource?: string; state?: string }>;
     tokenRequests: TokenRequestRecord[];
+    /** Tokens revoked through the revocation endpoint (RFC 7009), by kind. */
+    revocations: Array<{ clientId: string; kind: 'access_token' | 'refresh_token' | 'unknown' }>;
     mcpRequests: number;
   };
   options: OAuthMcpServerOptions;
@@ -161,6 +163,7 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
     clientMetadataFetches: [],
     authorizations: [],
     tokenRequests: [],
+    revocations: [],
     mcpRequests: 0,
   };
   const clients = new Map<string, OAuthClientInformationFull>();
@@ -313,6 +316,7 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
       if (at && at.clientId === client.client_id) at.revoked = true;
       const rt = refreshTokens.get(request.token);
       if (rt && rt.clientId === client.client_id) rt.revoked = true;
+      stats.revocations.push({ clientId: client.client_id, kind: at ? 'access_token' : rt ? 'refresh_token' : 'unknown' });
     },
   };
 

@@ -29,7 +29,7 @@ import {
   type OAuthTokenSecret,
 } from './credential-store.ts';
 import { oauthDiagnostic } from './diagnostic.ts';
-import { discover, resourceChallenge, type DiscoveryResult } from './discovery.ts';
+import { discover, fetchAuthorizationServerMetadata, resourceChallenge, type DiscoveryResult } from './discovery.ts';
 import { OAuthFlowError, type CredentialHealthReason, type FetchLike } from './errors.ts';
 import {
   chooseRegistration,
@@ -52,7 +52,7 @@ import {
   upsertConnectionState,
   type PendingAuthorizationRow,
 } from './store.ts';
-import { classifyRefusal, exchangeAuthorizationCode, needsRefresh, refreshAccessToken } from './tokens.ts';
+import { classifyRefusal, exchangeAuthorizationCode, needsRefresh, refreshAccessToken, revokeToken } from './tokens.ts';
 import { callbackModeFor, callbackUrl, clientMetadataDocument, clientMetadataUrl } from './urls.ts';
 
 /** How long an authorization may take between authorize and callback. */
@@ -432,16 +432,25 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
       return { connectionId: pending.connection_id, subject: pending.subject, grantedScopes: tokens.scopes };
     },
 
-    /** DELETE /v1/mcp-connections/{id}/credentials: the caller's own credential, or (admins) the shared one. */
+    /**
+     * DELETE /v1/mcp-connections/{id}/credentials: the caller's own credential, or (admins) the
+     * shared one. The tokens are forgotten first, then revoked at the authorization server (RFC
+     * 7009) when it offers revocation: best effort, since the user's intent is already done.
+     */
     async disconnect(caller: Caller, connectionId: string): Promise<void> {
       const connection = await visibleConnection(caller, connectionId);
+      let memberId: string | null;
       if (connection.credentialMode === 'shared') {
         if (!caller.role || !adminRoles.has(caller.role)) throw forbidden('Only owners and admins disconnect the shared identity of a connection');
-        await deleteOAuthCredential(db, connection.organizationId, connection.id, null);
-        return;
+        memberId = null;
+      } else {
+        if (!caller.memberId) throw forbidden('Disconnecting needs a signed-in member, not an API key');
+        memberId = caller.memberId;
       }
-      if (!caller.memberId) throw forbidden('Disconnecting needs a signed-in member, not an API key');
-      await deleteOAuthCredential(db, connection.organizationId, connection.id, caller.memberId);
+      const stored = await findOAuthCredential(db, connection.organizationId, connection.id, memberId);
+      const secret = stored ? openOAuthSecret(secrets, connection.identityFingerprint, stored.secretSealed) : null;
+      await deleteOAuthCredential(db, connection.organizationId, connection.id, memberId);
+      if (secret) await revokeQuietly(connection, secret);
     },
 
     /**
@@ -562,6 +571,26 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
     },
   };
   return service;
+
+  async function revokeQuietly(connection: ConnectionRow, secret: OAuthTokenSecret): Promise<void> {
+    try {
+      const metadata = await fetchAuthorizationServerMetadata(secret.issuer, fetchFn);
+      if (!metadata.revocation_endpoint) return;
+      const client = await refreshClient(connection, secret, db);
+      const tokens: Array<[string | null, 'refresh_token' | 'access_token']> = [
+        [secret.refreshToken, 'refresh_token'],
+        [secret.accessToken, 'access_token'],
+      ];
+      for (const [token, tokenTypeHint] of tokens) {
+        if (token) await revokeToken({ revocationEndpoint: metadata.revocation_endpoint, client, token, tokenTypeHint, fetch: fetchFn });
+      }
+    } catch (error) {
+      deps.logger?.warn(
+        { connectionId: connection.id, code: error instanceof OAuthFlowError ? error.code : 'revocation_failed' },
+        'MCP OAuth token revocation failed; the credential was deleted anyway',
+      );
+    }
+  }
 
   /** The client a refresh authenticates as: the one that obtained the tokens. */
   async function refreshClient(connection: ConnectionRow, secret: OAuthTokenSecret, q: Queryable): Promise<OAuthClientCredentials> {

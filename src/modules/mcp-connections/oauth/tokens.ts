@@ -183,3 +183,30 @@ export function classifyRefusal(error: unknown): CredentialHealthReason | null {
 export function reconnectActionOwner(credentialMode: 'shared' | 'per_member'): 'member' | 'organization_admin' {
   return credentialMode === 'shared' ? 'organization_admin' : 'member';
 }
+
+/**
+ * RFC 7009 token revocation, authenticated as the client that obtained the token. Disconnecting
+ * uses it so a token orgplane forgets is also dead at the server; callers treat it as best effort.
+ */
+export async function revokeToken(options: {
+  revocationEndpoint: string;
+  client: OAuthClientCredentials;
+  token: string;
+  tokenTypeHint: 'access_token' | 'refresh_token';
+  fetch: FetchLike;
+}): Promise<void> {
+  const params = new URLSearchParams({ token: options.token, token_type_hint: options.tokenTypeHint });
+  const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
+  applyClientAuthentication(options.client, headers, params);
+  let response: Response;
+  try {
+    response = await options.fetch(options.revocationEndpoint, { method: 'POST', headers, body: params.toString() });
+  } catch (error) {
+    throw requestFailure('CONTINUITY_REFRESH', 'Could not reach the revocation endpoint', error);
+  }
+  await response.body?.cancel().catch(() => {});
+  // RFC 7009 §2.2: 200 whether or not the token was valid.
+  if (!response.ok) {
+    throw new OAuthFlowError('CONTINUITY_REFRESH', 'revocation_refused', `The revocation endpoint answered HTTP ${response.status}`, { httpStatus: response.status });
+  }
+}
