@@ -127,4 +127,15 @@ describe('messenger connections', () => {
     const dead = await admin.get(`/v1/messenger/connections/${mine.id}/updates?status=dead`);
     assert.deepEqual(dead.body.updates, []);
   });
+
+  test('the OpenAPI document describes every messenger route, the webhook included', async () => {
+    const doc = await api(env.app.url).get('/openapi.json');
+    assert.equal(doc.status, 200);
+    const operations = Object.values(doc.body.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    for (const id of ['createMessengerConnection', 'listMessengerConnections', 'getMessengerConnection', 'updateMessengerConnection', 'deleteMessengerConnection', 'listMessengerUpdates', 'receiveMessengerWebhook']) {
+      assert.ok(operations.includes(id), id);
+    }
+    const webhook = doc.body.paths['/v1/webhooks/messenger/{connectionId}'].post;
+    assert.deepEqual(Object.keys(webhook.responses).sort(), ['200', '400', '401', '413', '503']);
+  });
 });
