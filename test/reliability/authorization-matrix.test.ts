@@ -1,0 +1,205 @@
+// The authorization matrix: every route of /openapi.json × nine callers, with the status each cell
+// must get written down below. Each request is otherwise valid (real ids of organization A, a body
+// that passes validation), so the status says what the caller may do, not what the input lacked.
+// Every response to a caller of organization A is also scanned for organization B's ids, names and
+// secrets.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { hashToken } from '../../src/platform/tokens.ts';
+import { api } from '../support/http.ts';
+import { addMember } from '../support/fixtures.ts';
+import { fillPath, loadOpenApi, type OpenApi } from './openapi.ts';
+import { prepareRequest } from './requests.ts';
+import { startWorld, type World } from './world.ts';
+
+const callers = ['anonymous', 'garbage', 'expired', 'revoked', 'member', 'admin', 'owner', 'otherAdmin', 'apiKey'] as const;
+type CallerName = (typeof callers)[number];
+
+// One row per operation: the expected status for each caller, in the order of `callers`:
+//            anon garbage expired revoked member admin owner otherAdmin apiKey
+type Row = [number, number, number, number, number, number, number, number, number];
+const same = (status: number): Row => [status, status, status, status, status, status, status, status, status];
+// Signed-in routes: 401 for the first four and the API key (a session route does not read x-api-key).
+const session = (member: number, admin: number, owner: number, otherAdmin: number, apiKey = 401): Row => [401, 401, 401, 401, member, admin, owner, otherAdmin, apiKey];
+
+const matrix: Record<string, Row> = {
+  // System and public documents: the same for everybody.
+  health: same(200),
+  openapi: same(200),
+  metrics: same(200),
+  oauthClientMetadataDocument: same(200),
+  // Sign-up and sign-in need no session; a bearer token, even a bad one, does not matter there.
+  bootstrap: same(409),
+  signUp: same(201),
+  signIn: same(200),
+  getMe: session(200, 200, 200, 200),
+  createOrganization: session(201, 201, 201, 201),
+  setActiveOrganization: session(200, 200, 200, 404),
+  getActiveOrganization: session(200, 200, 200, 200),
+  // Organization A's routes: another organization's admin learns nothing (404, as for a missing organization).
+  createInvitation: session(403, 201, 201, 404),
+  listMembers: session(200, 200, 200, 404, 200),
+  changeMemberRole: session(403, 200, 200, 404),
+  removeMember: session(403, 204, 204, 404),
+  transferOwnership: session(403, 403, 200, 404),
+  createTeam: session(403, 201, 201, 404),
+  listTeams: session(200, 200, 200, 404, 200),
+  addTeamMember: session(403, 204, 204, 404),
+  removeTeamMember: session(403, 204, 204, 404),
+  createApiKey: session(403, 201, 201, 404),
+  listApiKeys: session(403, 200, 200, 404),
+  revokeApiKey: session(403, 204, 204, 404),
+  // Instance administrators only (nobody in this world is one).
+  setOrganizationPlan: session(403, 403, 403, 403),
+  acceptInvitation: session(403, 403, 403, 403),
+  // MCP connections: owners and admins manage; members see what they may use; B sees nothing of A.
+  createMcpConnection: session(403, 201, 201, 201),
+  listMcpConnections: session(200, 200, 200, 200),
+  getMcpConnection: session(200, 200, 200, 404),
+  editMcpConnection: session(403, 200, 200, 404),
+  deleteMcpConnection: session(403, 204, 204, 404),
+  replaceMcpConnectionAccess: session(403, 200, 200, 404),
+  testMcpConnection: session(403, 200, 200, 404),
+  setMcpConnectionApiKey: session(403, 200, 200, 404),
+  disconnectMcpConnection: session(403, 204, 204, 404),
+  installPlugin: session(403, 201, 201, 201),
+  uninstallPlugin: session(403, 204, 204, 404),
+  // The test MCP server publishes no OAuth metadata, so a caller who gets past authorization meets 502
+  // oauth_discovery_failed (the upstream's answer); organization B's admin does not get that far.
+  authorizeMcpConnection: session(502, 502, 502, 404),
+  // OAuth callbacks are reached by the browser: the signed state, not a session, decides (a made-up one is refused).
+  mcpOAuthCallbackShared: same(400),
+  mcpOAuthCallbackIsolated: same(400),
+  // Install links: any member mints; the public configuration and page need only the token.
+  createInstallLink: session(201, 201, 201, 404),
+  getInstallLinkConfig: same(200),
+  installPage: same(200),
+  // SSO and SCIM management: owners and admins of the *active* organization, so organization B's admin
+  // acts on B: B is not on the enterprise plan (403 enterprise_plan_required), has no SSO connection (404)
+  // and so no SCIM (409 sso_required).
+  putSsoConnection: session(403, 200, 200, 403),
+  getSsoConnection: session(403, 200, 200, 404),
+  verifySsoDomain: session(403, 200, 200, 403),
+  rotateScimToken: session(403, 200, 200, 409),
+  getScimConnection: session(403, 200, 200, 404),
+  // The SCIM server takes only its own bearer token: no session or API key opens it.
+  scimServiceProviderConfig: same(401),
+  scimResourceTypes: same(401),
+  scimResourceType: same(401),
+  scimSchemas: same(401),
+  scimSchema: same(401),
+  scimListUsers: same(401),
+  scimCreateUser: same(401),
+  scimGetUser: same(401),
+  scimReplaceUser: same(401),
+  scimPatchUser: same(401),
+  scimDeleteUser: same(401),
+  scimListGroups: same(401),
+  scimCreateGroup: same(401),
+  scimGetGroup: same(401),
+  scimReplaceGroup: same(401),
+  scimPatchGroup: same(401),
+  scimDeleteGroup: same(401),
+  // Messaging bots: owners and admins.
+  createMessengerConnection: session(403, 201, 201, 201),
+  listMessengerConnections: session(403, 200, 200, 200),
+  getMessengerConnection: session(403, 200, 200, 404),
+  updateMessengerConnection: session(403, 200, 200, 404),
+  deleteMessengerConnection: session(403, 204, 204, 404),
+  listMessengerUpdates: session(403, 200, 200, 404),
+  // The webhook is authenticated by the connection's secret only: without it, everybody gets 401.
+  receiveMessengerWebhook: same(401),
+  // Memory is each user's own: the fixture memory is the member's, so only the member finds it.
+  createMemory: session(201, 201, 201, 201),
+  listMemories: session(200, 200, 200, 200),
+  createMemories: session(201, 201, 201, 201),
+  searchMemories: session(200, 200, 200, 200),
+  getMemory: session(200, 404, 404, 404),
+  deleteMemory: session(204, 404, 404, 404),
+  // Last: it ends the caller's session (the matrix gives it fresh sessions).
+  signOut: session(204, 204, 204, 204),
+};
+
+let world: World;
+let openapi: OpenApi;
+const tokens: Partial<Record<CallerName, string>> = {};
+let cells = 0;
+const leaks: string[] = [];
+
+before(async () => {
+  world = await startWorld({ logLevel: 'warn' });
+  openapi = await loadOpenApi(world.app.url);
+  const { tenant } = world;
+  // Expired and revoked sessions of a real member of organization A.
+  await addMember(world.app.url, tenant.owner, tenant.orgId, world.extra, 'member');
+  const signIn = async () => (await api(world.app.url).post('/v1/auth/sign-in', { email: world.extra.email, password: world.extra.password })).body.sessionToken as string;
+  const expired = await signIn();
+  const revoked = await signIn();
+  await world.app.db.query(`UPDATE sessions SET expires_at = now() - interval '1 hour' WHERE token_hash = $1`, [hashToken(expired)]);
+  assert.equal((await api(world.app.url, revoked).post('/v1/auth/sign-out')).status, 204);
+  Object.assign(tokens, { garbage: 'ops_never-issued-0123456789', expired, revoked, member: tenant.member.token, admin: tenant.admin.token, owner: tenant.owner.token, otherAdmin: tenant.otherAdmin.token });
+});
+
+after(async () => {
+  console.log(`authorization matrix: ${cells} cells checked`);
+  await world?.close();
+});
+
+function headers(caller: CallerName): Record<string, string> {
+  if (caller === 'anonymous') return {};
+  if (caller === 'apiKey') return { 'x-api-key': world.apiKey };
+  return { authorization: `Bearer ${tokens[caller]}` };
+}
+
+/** Organization B's identifiers and secrets: none may reach a caller of organization A. */
+function organizationBSecrets(): string[] {
+  const { tenant, ids, planted } = world;
+  return [tenant.otherOrgId, tenant.otherAdmin.userId, tenant.otherAdmin.memberId, tenant.otherAdmin.email, 'Globex', ids.otherMcpConnectionId, ids.otherMessengerConnectionId, ids.otherTeamId, ids.otherApiKeyId, ids.otherMemoryId, planted.otherApiKey!, planted.otherBotToken!, tenant.otherAdmin.token];
+}
+
+/** Puts back what a cell changed that later cells rely on. */
+async function restore(operationId: string, caller: CallerName) {
+  const { tenant } = world;
+  if (operationId === 'transferOwnership' && caller === 'owner') {
+    const back = await api(world.app.url, tenant.admin.token).post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, { memberId: tenant.owner.memberId });
+    assert.equal(back.status, 200, back.text);
+  }
+  if (operationId === 'createOrganization' || operationId === 'setActiveOrganization') {
+    const user = caller === 'otherAdmin' ? tenant.otherAdmin : caller === 'member' || caller === 'admin' || caller === 'owner' ? tenant[caller] : undefined;
+    if (user) await api(world.app.url, user.token).put('/v1/session/active-organization', { organizationId: caller === 'otherAdmin' ? tenant.otherOrgId : tenant.orgId });
+  }
+  if (operationId === 'signOut' && tokens[caller] && ['member', 'admin', 'owner', 'otherAdmin'].includes(caller)) {
+    const user = caller === 'otherAdmin' ? tenant.otherAdmin : tenant[caller as 'member' | 'admin' | 'owner'];
+    const fresh = await api(world.app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
+    tokens[caller] = fresh.body.sessionToken;
+  }
+}
+
+test('every route × every caller gets the status written in the matrix; nothing of organization B reaches A', { timeout: 600_000 }, async () => {
+  const operations = [...openapi.operations].sort((a, b) => Number(a.operationId === 'signOut') - Number(b.operationId === 'signOut'));
+  const missing = operations.filter((op) => !matrix[op.operationId]).map((op) => op.operationId);
+  assert.deepEqual(missing, [], 'every operation of the OpenAPI has a row in the matrix');
+  const mismatches: string[] = [];
+  const secretsOfB = organizationBSecrets();
+  for (const operation of operations) {
+    const row = matrix[operation.operationId]!;
+    for (const [index, caller] of callers.entries()) {
+      const prepared = await prepareRequest(world, operation.operationId, operation.path);
+      const url = `${fillPath(operation.path, prepared.path)}${prepared.query ? `?${prepared.query}` : ''}`;
+      const response = await api(world.app.url).send(operation.method, url, prepared.body, {
+        headers: { ...headers(caller), ...(prepared.contentType ? { 'content-type': prepared.contentType } : {}) },
+      });
+      cells++;
+      if (response.status !== row[index]) mismatches.push(`${operation.operationId} as ${caller}: expected ${row[index]}, got ${response.status} ${response.text.slice(0, 160)}`);
+      if (caller !== 'otherAdmin' && !['openapi', 'metrics'].includes(operation.operationId)) {
+        for (const secret of secretsOfB) {
+          if (response.text.includes(secret)) leaks.push(`${operation.operationId} as ${caller} shows organization B's ${secret.slice(0, 12)}…`);
+        }
+      }
+      await restore(operation.operationId, caller);
+    }
+  }
+  assert.deepEqual(leaks, [], 'no response to a caller of organization A names anything of organization B');
+  assert.deepEqual(mismatches, [], `${mismatches.length} of ${cells} cells differ from the matrix`);
+});

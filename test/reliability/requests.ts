@@ -1,0 +1,106 @@
+// Valid requests for every operation of the API in a world: real ids of organization A and bodies
+// that pass validation, so that what a caller gets back depends on who they are, not on their input.
+
+import { randomBytes } from 'node:crypto';
+import { addMember, signUp } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
+import { realPathValues, type World } from './world.ts';
+
+const unique = () => randomBytes(4).toString('hex');
+
+export interface Prepared { path: Record<string, string>; query?: string; body?: unknown; contentType?: string }
+
+/**
+ * A valid request for one cell. Operations that remove or change what later cells need get a fresh
+ * target per cell, so that every cell tests the caller's rights and not what an earlier cell did.
+ */
+export async function prepareRequest(world: World, operationId: string, path: string): Promise<Prepared> {
+  const { tenant, ids } = world;
+  const values = realPathValues(world, path);
+  const asOwner = api(world.app.url, tenant.owner.token);
+  switch (operationId) {
+    case 'bootstrap': return { path: values, body: { email: `boot.${unique()}@example.test`, password: 'a-long-password-1', name: 'Boot', organizationName: 'Boot' } };
+    case 'signUp': return { path: values, body: { email: `signup.${unique()}@example.test`, password: 'a-long-password-1', name: 'New Person' } };
+    case 'signIn': {
+      // A fresh account per cell: sign-in is rate limited per account, and that is not what this cell tests.
+      const user = await signUp(world.app.url, 'signin');
+      return { path: values, body: { email: user.email, password: user.password } };
+    }
+    case 'createOrganization': return { path: values, body: { name: `Org ${unique()}` } };
+    case 'setActiveOrganization': return { path: values, body: { organizationId: tenant.orgId } };
+    case 'createInvitation': return { path: values, body: { email: `invitee.${unique()}@example.test`, role: 'member' } };
+    case 'acceptInvitation': return { path: values };
+    case 'changeMemberRole': {
+      const user = await signUp(world.app.url, 'rolechange');
+      await addMember(world.app.url, tenant.owner, tenant.orgId, user, 'member');
+      return { path: { ...values, memberId: user.memberId }, body: { role: 'admin' } };
+    }
+    case 'removeMember': {
+      const user = await signUp(world.app.url, 'removed');
+      await addMember(world.app.url, tenant.owner, tenant.orgId, user, 'member');
+      return { path: { ...values, memberId: user.memberId } };
+    }
+    case 'transferOwnership': return { path: values, body: { memberId: tenant.admin.memberId } };
+    case 'createTeam': return { path: values, body: { name: `Team ${unique()}` } };
+    case 'addTeamMember': return { path: values, body: { memberId: tenant.admin.memberId } };
+    case 'removeTeamMember': {
+      await asOwner.post(`/v1/orgs/${tenant.orgId}/teams/${ids.teamId}/members`, { memberId: tenant.admin.memberId });
+      return { path: { ...values, memberId: tenant.admin.memberId } };
+    }
+    case 'createApiKey': return { path: values, body: { name: `key ${unique()}`, role: 'member' } };
+    case 'revokeApiKey': {
+      const key = await asOwner.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: `doomed ${unique()}`, role: 'member' });
+      return { path: { ...values, apiKeyId: key.body.apiKey.id } };
+    }
+    case 'setOrganizationPlan': return { path: values, body: { plan: 'enterprise' } };
+    case 'createMcpConnection': return { path: values, body: { name: `Docs ${unique()}`, url: world.mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } } };
+    case 'editMcpConnection': {
+      const current = await asOwner.get(`/v1/mcp-connections/${ids.mcpConnectionId}`);
+      return { path: values, body: { name: `Docs ${unique()}`, url: world.mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true }, expectedUpdatedAt: current.body.updatedAt ?? current.body.connection?.updatedAt } };
+    }
+    case 'deleteMcpConnection': {
+      const created = await asOwner.post('/v1/mcp-connections', { name: `Doomed ${unique()}`, url: world.mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } });
+      return { path: { ...values, connectionId: created.body.id } };
+    }
+    case 'replaceMcpConnectionAccess': return { path: values, body: { access: { orgWide: true } } };
+    case 'setMcpConnectionApiKey': return { path: { ...values, connectionId: ids.mcpKeyedConnectionId }, body: { apiKey: world.planted.mcpApiKey } };
+    case 'disconnectMcpConnection': return { path: { ...values, connectionId: ids.mcpKeyedConnectionId } };
+    case 'authorizeMcpConnection': return { path: { ...values, connectionId: ids.oauthConnectionId } };
+    case 'installPlugin': return { path: values, body: { manifest: { name: `Plugin ${unique()}`, version: '1.0.0' } } };
+    case 'uninstallPlugin': {
+      const plugin = await asOwner.post('/v1/plugins', { manifest: { name: `Doomed ${unique()}`, version: '1.0.0' } });
+      return { path: { ...values, pluginId: plugin.body.plugin?.id ?? plugin.body.id } };
+    }
+    case 'mcpOAuthCallbackShared':
+    case 'mcpOAuthCallbackIsolated': return { path: { ...values, connectionId: ids.oauthConnectionId }, query: 'code=abc&state=made-up-state' };
+    case 'createInstallLink': return { path: values, body: {} };
+    case 'putSsoConnection': return { path: values, body: { domain: world.domain, issuer: 'https://idp.example.test', clientId: 'acme-sso' } };
+    case 'createMessengerConnection': {
+      const bot = world.platform.addBot();
+      return { path: values, body: { botToken: bot.token, deliveryUrl: world.receiverUrl } };
+    }
+    case 'updateMessengerConnection': return { path: values, body: { deliveryUrl: world.receiverUrl } };
+    case 'deleteMessengerConnection': {
+      const bot = world.platform.addBot();
+      const created = await asOwner.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: world.receiverUrl });
+      return { path: { ...values, connectionId: created.body.connection.id } };
+    }
+    case 'listMessengerUpdates': return { path: values };
+    case 'receiveMessengerWebhook': return { path: values, body: { update_id: 1 } };
+    case 'createMemory': return { path: values, body: { content: 'a fact worth keeping' } };
+    case 'createMemories': return { path: values, body: { memories: [{ content: 'one' }, { content: 'two' }] } };
+    case 'searchMemories': return { path: values, query: 'q=deploy' };
+    case 'deleteMemory': {
+      const memory = await api(world.app.url, tenant.member.token).post('/v1/memory', { content: `doomed ${unique()}` });
+      return { path: { ...values, id: memory.body.memory?.id ?? memory.body.id } };
+    }
+    case 'scimCreateUser':
+    case 'scimReplaceUser': return { path: values, body: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `bob.${unique()}@${world.domain}` }, contentType: 'application/scim+json' };
+    case 'scimCreateGroup':
+    case 'scimReplaceGroup': return { path: values, body: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: `G ${unique()}` }, contentType: 'application/scim+json' };
+    case 'scimPatchUser':
+    case 'scimPatchGroup': return { path: values, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'displayName', value: 'X' }] }, contentType: 'application/scim+json' };
+    default: return { path: values };
+  }
+}
+
