@@ -5,8 +5,6 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discover } from '../../src/modules/mcp-connections/oauth/discovery.ts';
 import { chooseRegistration, registerDynamicClient, clientMetadataUrlUsable } from '../../src/modules/mcp-connections/oauth/registration.ts';
 import { buildAuthorizationUrl, createPkcePair, pkceChallenge, selectScopes, stepUpScopes } from '../../src/modules/mcp-connections/oauth/authorize.ts';
@@ -18,6 +16,7 @@ import type { OAuthClientCredentials } from '../../src/modules/mcp-connections/o
 import type { DiscoveryResult } from '../../src/modules/mcp-connections/oauth/discovery.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
 import { followAuthorization, testFetch } from './helpers.ts';
+import { listToolsWith } from './mcp-client.ts';
 
 const PUBLIC_URL = 'http://127.0.0.1:9';
 const CONNECTION = 'emc_01jd0000000000000000000000';
@@ -61,17 +60,6 @@ async function authorizeAndExchange(s: OAuthMcpServer, d: DiscoveryResult, clien
     requestedScopes: scopes,
     fetch: testFetch,
   });
-}
-
-async function listToolsWith(serverUrl: string, accessToken: string): Promise<string[]> {
-  const client = new Client({ name: 'test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } });
-  await client.connect(transport);
-  try {
-    return (await client.listTools()).tools.map((t) => t.name);
-  } finally {
-    await client.close();
-  }
 }
 
 test('PKCE pair is S256 of the verifier; scopes: requested, else challenge, else resource metadata', () => {

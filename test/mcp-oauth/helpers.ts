@@ -1,6 +1,10 @@
 // Shared bits of the MCP OAuth tests.
 import { createOutboundClient } from '../../src/platform/outbound.ts';
 import type { FetchLike } from '../../src/modules/mcp-connections/oauth/errors.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { createTenant, type Tenant, type TestUser } from '../support/fixtures.ts';
+import { api, type ApiResponse } from '../support/http.ts';
+import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server.ts';
 
 /** The guarded outbound client, allowed to reach loopback where the test servers listen. */
 const outbound = createOutboundClient({ allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'] });
@@ -18,11 +22,6 @@ export async function followAuthorization(authorizationUrl: string): Promise<URL
   if (response.status !== 302 || !location) throw new Error(`authorization endpoint answered ${response.status}`);
   return new URL(location);
 }
-
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { createTenant, type Tenant, type TestUser } from '../support/fixtures.ts';
-import { api, type ApiResponse } from '../support/http.ts';
-import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server.ts';
 
 export interface OAuthWorld {
   app: TestApp;
