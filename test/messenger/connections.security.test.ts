@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
-import { connectBot, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
+import { connectBot, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
 
 describe('messenger connections: security', () => {
   let env: MessengerEnv;
@@ -22,7 +22,8 @@ describe('messenger connections: security', () => {
   };
 
   before(async () => {
-    env = await startMessengerEnv();
+    // Info level: request logs included, so a secret in a header or URL would show.
+    env = await startMessengerEnv({ logLevel: 'info' });
     mine = await connectBot(env);
   });
   after(async () => {
@@ -73,11 +74,14 @@ describe('messenger connections: security', () => {
     assert.match(row.bot_token_sealed, /^v\d+:/);
     assert.match(row.delivery_secret_sealed, /^v\d+:/);
     assert.match(row.webhook_secret_hash, /^[0-9a-f]{64}$/);
-    // Exercise the paths that log: a refused deleteWebhook, a failing delivery.
+    // Exercise the paths that log: webhook requests (right and wrong secret), a refused deleteWebhook.
+    await postUpdate(env.app.url, mine.id, { update_id: 1 }, webhookSecret);
+    await postUpdate(env.app.url, mine.id, { update_id: 2 }, `${webhookSecret}x`);
     const doomed = await connectBot(env);
     env.platform.failNext('deleteWebhook', { error_code: 401, description: 'Unauthorized' });
     await api(env.app.url, env.tenant.admin.token).delete(`/v1/messenger/connections/${doomed.id}`);
     const logs = env.app.logText();
+    assert.ok(logs.includes('/v1/webhooks/messenger/'), 'the webhook requests were logged');
     for (const secret of [mine.bot.token, webhookSecret, mine.deliverySecret, doomed.bot.token, doomed.deliverySecret]) {
       assert.ok(!logs.includes(secret), 'a secret reached the logs');
     }
