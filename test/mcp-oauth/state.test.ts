@@ -36,9 +36,18 @@ test('any change to the payload breaks the signature', () => {
     const forged = Buffer.from(JSON.stringify({ ...payload, ...change })).toString('base64url');
     assert.deepEqual(verifyState(`${forged}.${sig}`, key), { ok: false, reason: 'bad_signature' });
   }
-  // Flipping one character of the signature.
-  const flipped = sig.slice(0, -1) + (sig.endsWith('A') ? 'B' : 'A');
-  assert.deepEqual(verifyState(`${body}.${flipped}`, key), { ok: false, reason: 'bad_signature' });
+  // Any other spelling of the signature, including one that differs only in the padding bits of
+  // its last character (and so decodes to the same bytes), is refused.
+  for (const last of ['A', 'B', 'C', 'D', 'E']) {
+    if (sig.endsWith(last)) continue;
+    assert.deepEqual(verifyState(`${body}.${sig.slice(0, -1)}${last}`, key), { ok: false, reason: 'bad_signature' });
+  }
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const paddingVariant = sig.slice(0, -1) + alphabet[alphabet.indexOf(sig.at(-1)!) ^ 1];
+  assert.deepEqual(Buffer.from(paddingVariant, 'base64url'), Buffer.from(sig, 'base64url'), 'same bytes, other spelling');
+  assert.deepEqual(verifyState(`${body}.${paddingVariant}`, key), { ok: false, reason: 'bad_signature' });
+  const first = sig[0] === 'A' ? 'B' : 'A';
+  assert.deepEqual(verifyState(`${body}.${first}${sig.slice(1)}`, key), { ok: false, reason: 'bad_signature' });
 });
 
 test('expired, malformed and oversized states are refused', () => {

@@ -72,8 +72,10 @@ export function verifyState(state: string | null | undefined, key: Buffer, now: 
     return { ok: false, reason: 'malformed' };
   }
   const [body, signature] = parts as [string, string];
-  const given = Buffer.from(signature, 'base64url');
-  const expected = mac(key, body);
+  // Compared as the canonical encoding, so a signature with altered padding bits (another string
+  // that decodes to the same bytes) is refused too: a state has exactly one valid spelling.
+  const given = Buffer.from(signature, 'ascii');
+  const expected = Buffer.from(mac(key, body).toString('base64url'), 'ascii');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'bad_signature' };
   let payload: unknown;
   try {
