@@ -63,6 +63,13 @@ function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () 
     async transaction(fn) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A checked-out client has no pool listener: if its server goes away between two statements it
+      // emits 'error', which unheard would crash the process. Heard, it marks the client broken; the
+      // statement in flight fails on its own and the transaction rolls back or reports the loss.
+      const onClientError = (error: Error) => {
+        broken = error;
+      };
+      client.on('error', onClientError);
       try {
         await client.query('BEGIN');
         const result = await fn(client);
@@ -75,6 +82,7 @@ function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () 
         throw error;
       } finally {
         // A connection that could not even roll back is discarded rather than reused.
+        client.removeListener('error', onClientError);
         client.release(broken);
       }
     },
