@@ -3,6 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
+import { startTestApp } from '../support/app.ts';
+import { createTenant } from '../support/fixtures.ts';
 import { deriveStateKey, signState, verifyState } from '../../src/modules/mcp-connections/oauth/state.ts';
 import {
   connectThroughOAuth,
@@ -162,4 +164,25 @@ test('starting authorizations is rate limited per member (429 rate_limited with 
   assert.equal(limited.body.error, 'rate_limited');
   assert.ok(Number(limited.headers.get('retry-after')) > 0);
   assert.equal((await startAuthorization(world, world.tenant.member, connection.id)).status, 200);
+});
+
+test('discovery goes through the guarded client: without a loopback allowance the server is not dialed (SSRF)', async () => {
+  const strictApp = await startTestApp({ allowedPrivateNetworks: [] });
+  try {
+    const tenant = await createTenant(strictApp.url);
+    const created = await api(strictApp.url, tenant.admin.token).post('/v1/mcp-connections', {
+      name: 'Internal', url: s.url, authType: 'oauth', credentialMode: 'per_member', access: { orgWide: true },
+    });
+    assert.equal(created.status, 201, created.text);
+    const before = s.stats.mcpRequests + s.stats.metadataFetches.length;
+    const response = await api(strictApp.url, tenant.member.token).post(`/v1/mcp-connections/${created.body.id}/oauth/authorize`);
+    assert.equal(response.status, 502, response.text);
+    assert.equal(response.body.error, 'oauth_discovery_failed');
+    assert.equal(response.body.diagnostic.code, 'address_blocked');
+    assert.equal(response.body.diagnostic.actionOwner, 'network_admin');
+    assert.equal(response.body.diagnostic.highestPassed, 'configured');
+    assert.equal(s.stats.mcpRequests + s.stats.metadataFetches.length, before, 'nothing reached the server');
+  } finally {
+    await strictApp.close();
+  }
 });

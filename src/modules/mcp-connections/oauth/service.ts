@@ -94,8 +94,12 @@ export type AccessTokenResult =
 
 const adminRoles = new Set(['owner', 'admin']);
 
+const networkCodes = new Set(['unreachable', 'timeout', 'address_blocked', 'redirect_blocked']);
+
 function oauthFailure(status: number, code: string, error: OAuthFlowError, url: string | undefined): ApiError {
-  const diagnostic = oauthDiagnostic(error, url, error.phase !== 'AUTH_RESOURCE_DISCOVERY' || error.code !== 'unreachable');
+  // Past the first request to the MCP server, it was reachable (`reachable` in highestPassed).
+  const reachedServer = error.phase !== 'AUTH_RESOURCE_DISCOVERY' || !networkCodes.has(error.code);
+  const diagnostic = oauthDiagnostic(error, url, reachedServer);
   return new ApiError(status, code, error.message, { diagnostic });
 }
 
