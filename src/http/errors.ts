@@ -119,6 +119,9 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
   }
+  if (isUnstorableText(error)) {
+    return reply.status(400).send({ error: 'invalid_request', message: 'Text cannot contain the NUL character (U+0000)' });
+  }
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable');
     reply.header('retry-after', '5');
@@ -126,6 +129,15 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   }
   request.log.error({ err: error }, 'unhandled error');
   return reply.status(500).send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
+}
+
+/**
+ * True when PostgreSQL refused a value the caller sent because text cannot hold U+0000 (22021 in text,
+ * 22P05 in jsonb): the caller's input, so a 400 wherever a route's schema let it through.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  return code === '22P05' || (code === '22021' && /0x00/.test((error as { message?: string }).message ?? ''));
 }
 
 const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
