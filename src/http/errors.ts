@@ -120,7 +120,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
   }
   if (isUnstorableText(error)) {
-    return reply.status(400).send({ error: 'invalid_request', message: 'Text cannot contain the NUL character (U+0000)' });
+    return reply.status(400).send({ error: 'invalid_request', message: 'Text cannot contain the NUL character (U+0000) or unpaired surrogates' });
   }
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable');
@@ -132,12 +132,14 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
 }
 
 /**
- * True when PostgreSQL refused a value the caller sent because text cannot hold U+0000 (22021 in text,
- * 22P05 in jsonb): the caller's input, so a 400 wherever a route's schema let it through.
+ * True when PostgreSQL refused text the caller sent: U+0000 (22021 in text, 22P05 in jsonb) or an
+ * unpaired surrogate escape in jsonb (22P02). The caller's input, so a 400 wherever a route's schema let it through.
  */
 export function isUnstorableText(error: unknown): boolean {
-  const code = (error as { code?: string } | undefined)?.code;
-  return code === '22P05' || (code === '22021' && /0x00/.test((error as { message?: string }).message ?? ''));
+  const { code, message = '', detail = '' } = (error ?? {}) as { code?: string; message?: string; detail?: string };
+  if (code === '22P05') return true;
+  if (code === '22021') return /0x00/.test(message);
+  return code === '22P02' && /surrogate/i.test(`${message} ${detail}`);
 }
 
 const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
