@@ -178,7 +178,9 @@ async function oneMillion(): Promise<void> {
         console.log(`  loaded ${loaded} memories in ${seconds.toFixed(0)} s (${Math.round(loaded / seconds)}/s); bank ${bank.userId} complete`);
       }
     }
-    if (loaded > 0) await db.query('VACUUM ANALYZE memory_postings, memories, memory_banks');
+    // Index-only scans need an up-to-date visibility map; statistics for the planner too.
+    if (loaded > 0) await db.query('VACUUM ANALYZE memory_postings, memories, memory_banks, memory_terms');
+    else await db.query('ANALYZE memory_terms');
     const totals = await db.query<{ memories: number; postings: number; size: string }>(
       `SELECT (SELECT count(*) FROM memories) AS memories, (SELECT count(*) FROM memory_postings) AS postings,
               pg_size_pretty(pg_total_relation_size('memory_postings') + pg_total_relation_size('memories')) AS size`,

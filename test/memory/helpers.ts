@@ -96,7 +96,7 @@ export function referenceRanking(docs: { id: string; content: string; updatedAt:
     const docWeight = Math.exp(hit.score - top[0]!.score);
     doc.a.terms.forEach((term, i) => mass.set(term, (mass.get(term) ?? 0) + (docWeight * (doc.a.headTf[i]! + doc.a.bodyTf[i]!)) / length));
   }
-  const selected = [...mass.entries()].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, feedback.terms);
+  const selected = [...mass.entries()].filter(([term]) => own.has(term) || df.get(term)! <= feedback.maxDocumentShare * n).sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, feedback.terms);
   const total = selected.reduce((sum, [, value]) => sum + value, 0);
   const scale = own.size / feedback.originalWeight;
   const weights = new Map([...own].map((term) => [term, 1]));

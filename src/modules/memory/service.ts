@@ -11,6 +11,7 @@ import {
   insertMemories,
   listMemories,
   rankMemories,
+  rankingFloor,
   scoreUnitsPerPoint,
   termVectors,
   type BankKey,
@@ -37,9 +38,11 @@ export const ranking = {
   /**
    * Pseudo-relevance feedback (RM3): the best few memories of a first pass lend their most
    * prominent terms to a second pass, so a query finds memories that say the same thing in other
-   * words. The original query keeps most of the weight.
+   * words. The original query keeps most of the weight. A word found in more than 5% of the
+   * bank's memories is not used for expansion: it says little about the topic (and it is the
+   * expensive kind of word to score).
    */
-  feedback: { enabled: true, documents: 3, terms: 20, originalWeight: 0.8 },
+  feedback: { enabled: true, documents: 3, terms: 20, originalWeight: 0.8, maxDocumentShare: 0.05 },
 } as const;
 
 export interface MemoryInput {
@@ -123,8 +126,8 @@ function normalizeTags(tags: string[] | undefined): string[] {
   return [...new Set(tags ?? [])];
 }
 
-/** How many postings the essential terms may have, tried in turn; the last makes every term essential. */
-const postingBudgets = [2_000, 20_000, Number.POSITIVE_INFINITY];
+/** How many postings the terms used for the cheap floor query may have. */
+const floorPostingBudget = 5_000;
 
 const idf = (docCount: number, df: number) => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
 
@@ -182,30 +185,38 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       scope: input.scope,
     };
     // Pruning (MaxScore): a term's contribution is below its factor, so a memory that contains
-    // only the common terms scores at most the sum of their factors. Only memories with one of the
-    // rarer ("essential") terms are scored; when the limit-th score found is above that bound, the
-    // result is exactly what scoring every memory would give. Otherwise more terms become
-    // essential, and at the end all of them: the answer is always exact, pruning only saves work.
+    // only non-essential terms scores at most the sum of their factors (the bound). Only memories
+    // with an essential term are scored, and the bound is kept below a floor of the limit-th best
+    // score, so the result is exactly what scoring every memory would give: pruning only decides
+    // how much work it takes.
+    const upper = factors.map((factor) => Math.round(factor * scoreUnitsPerPoint));
+    // Essential at first: the rarest terms, up to a small posting budget. Their partial scores
+    // give a floor for the limit-th best score, cheaply (only their postings are read).
     const byRarity = terms.map((_, i) => i).sort((a, b) => df.get(terms[a]!)! - df.get(terms[b]!)! || a - b);
-    for (const budget of postingBudgets) {
-      const essential = new Array<boolean>(terms.length).fill(false);
-      let postings = 0;
-      let bound = 0;
-      for (const [rank, i] of byRarity.entries()) {
-        postings += df.get(terms[i]!)!;
-        if (rank === 0 || postings <= budget) essential[i] = true;
-        else bound += Math.round(factors[i]! * scoreUnitsPerPoint);
-      }
-      const rows = await rankMemories(tx, { ...base, essential });
-      if (!essential.includes(false)) return rows;
-      if (rows.length === limit && rows[limit - 1]!.score_units > bound) return rows;
+    const rare = new Array<boolean>(terms.length).fill(false);
+    let postings = 0;
+    for (const [rank, i] of byRarity.entries()) {
+      postings += df.get(terms[i]!)!;
+      if (rank === 0 || postings <= floorPostingBudget) rare[i] = true;
     }
-    throw new Error('unreachable: the last posting budget makes every term essential');
+    const floor = rare.includes(false) ? await rankingFloor(tx, { ...base, essential: rare }) : 0;
+    // Terms whose bounds add up to less than the floor can be non-essential: a memory with only
+    // those cannot reach the top. The ones left out first are those with the most postings per
+    // point of bound. With a floor of 0 every term is essential (a full scoring).
+    const essential = terms.map(() => true);
+    const byCostPerBound = terms.map((_, i) => i).sort((a, b) => df.get(terms[b]!)! / upper[b]! - df.get(terms[a]!)! / upper[a]! || a - b);
+    let bound = 0;
+    for (const i of byCostPerBound) {
+      if (bound + upper[i]! >= floor) continue;
+      bound += upper[i]!;
+      essential[i] = false;
+    }
+    return rankMemories(tx, { ...base, essential });
   }
 
   /** RM3: the original terms (weight 1 each) plus the feedback memories' prominent terms. */
-  async function expandQuery(tx: Queryable, original: string[], firstPass: ScoredRow[]): Promise<Map<string, number>> {
-    const { documents, terms: termCount, originalWeight } = ranking.feedback;
+  async function expandQuery(tx: Queryable, bank: BankStats, original: string[], firstPass: ScoredRow[]): Promise<Map<string, number>> {
+    const { documents, terms: termCount, originalWeight, maxDocumentShare } = ranking.feedback;
     const top = firstPass.slice(0, documents);
     const vectors = new Map((await termVectors(tx, top.map((row) => row.id))).map((vector) => [vector.id, vector]));
     const best = top[0]!.score_units / scoreUnitsPerPoint;
@@ -222,8 +233,11 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
         mass.set(vector.terms[i]!, (mass.get(vector.terms[i]!) ?? 0) + (docWeight * tf) / length);
       }
     }
+    const own = new Set(original);
+    const df = await documentFrequencies(tx, bank.id, [...mass.keys()].filter((term) => !own.has(term)));
+    const common = (term: string) => !own.has(term) && (df.get(term) ?? 0) > maxDocumentShare * bank.docCount;
     // Sorted by mass, then by term, so that equal masses give the same expansion everywhere.
-    const selected = [...mass.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, termCount);
+    const selected = [...mass.entries()].filter(([term]) => !common(term)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, termCount);
     const total = selected.reduce((sum, [, value]) => sum + value, 0);
     // Scaled so that an original term weighs 1: scores stay comparable to a plain BM25F pass.
     const scale = original.length / originalWeight;
@@ -283,7 +297,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
         // the query and the bank only: a filter narrows the results without changing their scores.
         const first = await rankPass(tx, bank, weights, own, { q: input.q, limit: documents }, documents);
         if (first.length === 0) return [];
-        return rankPass(tx, bank, await expandQuery(tx, original, first), own, input, input.limit);
+        return rankPass(tx, bank, await expandQuery(tx, bank, original, first), own, input, input.limit);
       });
       return rows.map((row) => ({
         id: row.id,

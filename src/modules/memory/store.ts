@@ -71,36 +71,33 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
   );
   const bankId = bank.rows[0]!.id;
 
-  // Arrays of arrays cannot be unnested per row, so each memory's term vector travels as JSON.
+  // Arrays of arrays cannot be unnested per row, so each memory's lists travel as one string:
+  // terms are letter/digit runs (no spaces), frequencies are numbers, and tags cannot contain a
+  // comma (the schema refuses it), so a separator splits each back without ambiguity.
   const inserted = await tx.query<MemoryRow>(
     `INSERT INTO memories AS m (id, bank_id, user_id, organization_id, content, tags, source, scope,
                                 terms, head_tf, body_tf, head_length, body_length)
-     SELECT v.id, $1, $2, $3, v.content, ARRAY(SELECT jsonb_array_elements_text(v.tags)), v.source, v.scope,
-            ARRAY(SELECT jsonb_array_elements_text(v.terms)),
-            ARRAY(SELECT jsonb_array_elements_text(v.head_tf)::integer),
-            ARRAY(SELECT jsonb_array_elements_text(v.body_tf)::integer),
+     SELECT v.id, $1, $2, $3, v.content, string_to_array(v.tags, ','), v.source, v.scope,
+            string_to_array(v.terms, ' '), string_to_array(v.head_tf, ' ')::integer[], string_to_array(v.body_tf, ' ')::integer[],
             v.head_length, v.body_length
-       FROM jsonb_to_recordset($4::jsonb) AS v(id text, content text, tags jsonb, source text, scope text,
-                                              terms jsonb, head_tf jsonb, body_tf jsonb, head_length integer, body_length integer)
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+                   $12::integer[], $13::integer[])
+            AS v(id, content, tags, source, scope, terms, head_tf, body_tf, head_length, body_length)
      RETURNING ${memoryColumns}`,
     [
       bankId,
       key.userId,
       key.organizationId,
-      JSON.stringify(
-        memories.map((memory) => ({
-          id: memory.id,
-          content: memory.content,
-          tags: memory.tags,
-          source: memory.source,
-          scope: memory.scope,
-          terms: memory.analyzed.terms,
-          head_tf: memory.analyzed.headTf,
-          body_tf: memory.analyzed.bodyTf,
-          head_length: memory.analyzed.headLength,
-          body_length: memory.analyzed.bodyLength,
-        })),
-      ),
+      memories.map((memory) => memory.id),
+      memories.map((memory) => memory.content),
+      memories.map((memory) => memory.tags.join(',')),
+      memories.map((memory) => memory.source),
+      memories.map((memory) => memory.scope),
+      memories.map((memory) => memory.analyzed.terms.join(' ')),
+      memories.map((memory) => memory.analyzed.headTf.join(' ')),
+      memories.map((memory) => memory.analyzed.bodyTf.join(' ')),
+      memories.map((memory) => memory.analyzed.headLength),
+      memories.map((memory) => memory.analyzed.bodyLength),
     ],
   );
   const seqById = new Map(inserted.rows.map((row) => [row.id, row.seq]));
@@ -271,45 +268,7 @@ export const scoreUnitsPerPoint = 1e9;
  * order. (They stay float8: sum(bigint) would be numeric, several times slower.)
  */
 export async function rankMemories(db: Queryable, q: RankingQuery): Promise<ScoredRow[]> {
-  const params: unknown[] = [
-    q.bankId, q.terms, q.factors, q.k1, q.headWeight, q.headB, q.bodyB,
-    q.avgHeadLength > 0 ? q.avgHeadLength : 1, q.avgBodyLength > 0 ? q.avgBodyLength : 1, q.limit, q.original, q.essential,
-  ];
-  const filters: string[] = [];
-  if (q.tags && q.tags.length > 0) {
-    params.push(q.tags);
-    filters.push(`m.tags @> $${params.length}::text[]`);
-  }
-  if (q.source !== undefined) {
-    params.push(q.source);
-    filters.push(`m.source = $${params.length}`);
-  }
-  if (q.scope !== undefined) {
-    params.push(q.scope);
-    filters.push(`m.scope = $${params.length}`);
-  }
-  // Postings of non-essential terms count only for memories that have an essential term: they are
-  // filtered through a hash of those memories before the (costly) per-posting arithmetic.
-  const pruned = q.essential.includes(false);
-  const scored = `
-    SELECT p.memory_seq,
-           sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})) AS score_units
-      FROM unnest($2::text[], $3::float8[], $11::boolean[], $12::boolean[]) AS t(term, factor, original, essential)
-      JOIN memory_postings p ON p.bank_id = $1 AND p.term = t.term
-      CROSS JOIN LATERAL (
-        SELECT $5::float8 * p.head_tf / (1 - $6::float8 + $6::float8 * p.head_length / $8::float8)
-             + p.body_tf / (1 - $7::float8 + $7::float8 * p.body_length / $9::float8) AS f
-      ) x
-     ${pruned ? 'WHERE t.essential OR p.memory_seq IN (SELECT memory_seq FROM candidates)' : ''}
-     GROUP BY p.memory_seq
-    HAVING bool_or(t.original)`;
-  const candidates = pruned
-    ? `candidates AS MATERIALIZED (
-         SELECT DISTINCT p.memory_seq
-           FROM unnest($2::text[], $12::boolean[]) AS e(term, essential)
-           JOIN memory_postings p ON p.bank_id = $1 AND p.term = e.term
-          WHERE e.essential),`
-    : '';
+  const { params, filters, scored, candidates } = rankingParts(q, false);
   let sql: string;
   if (filters.length === 0) {
     // Only memories that can be in the top `limit` are joined: those scoring at least the
@@ -333,6 +292,64 @@ export async function rankMemories(db: Queryable, q: RankingQuery): Promise<Scor
   }
   const { rows } = await db.query<ScoredRow>(sql, params);
   return rows;
+}
+
+/**
+ * A floor for the limit-th best score: memories scored on their essential terms only (a partial
+ * score is never above the full one), so the limit-th best of them is at most the true limit-th
+ * best. Reads only the essential terms' postings. 0 when fewer memories than the limit qualify.
+ */
+export async function rankingFloor(db: Queryable, q: RankingQuery): Promise<number> {
+  const { params, filters, scored } = rankingParts(q, true);
+  const sql = filters.length === 0
+    ? `SELECT s.score_units FROM (${scored}) s ORDER BY s.score_units DESC OFFSET $10 - 1 LIMIT 1`
+    : `SELECT s.score_units FROM (${scored}) s JOIN memories m ON m.seq = s.memory_seq
+        WHERE ${filters.join(' AND ')} ORDER BY s.score_units DESC OFFSET $10 - 1 LIMIT 1`;
+  const { rows } = await db.query<{ score_units: number }>(sql, params);
+  return rows[0]?.score_units ?? 0;
+}
+
+function rankingParts(q: RankingQuery, essentialOnly: boolean) {
+  const params: unknown[] = [
+    q.bankId, q.terms, q.factors, q.k1, q.headWeight, q.headB, q.bodyB,
+    q.avgHeadLength > 0 ? q.avgHeadLength : 1, q.avgBodyLength > 0 ? q.avgBodyLength : 1, q.limit, q.original, q.essential,
+  ];
+  const filters: string[] = [];
+  if (q.tags && q.tags.length > 0) {
+    params.push(q.tags);
+    filters.push(`m.tags @> $${params.length}::text[]`);
+  }
+  if (q.source !== undefined) {
+    params.push(q.source);
+    filters.push(`m.source = $${params.length}`);
+  }
+  if (q.scope !== undefined) {
+    params.push(q.scope);
+    filters.push(`m.scope = $${params.length}`);
+  }
+  // Postings of non-essential terms count only for memories that have an essential term: they are
+  // filtered through a hash of those memories before the (costly) per-posting arithmetic.
+  const pruned = !essentialOnly && q.essential.includes(false);
+  const scored = `
+    SELECT p.memory_seq,
+           sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})) AS score_units
+      FROM unnest($2::text[], $3::float8[], $11::boolean[], $12::boolean[]) AS t(term, factor, original, essential)
+      JOIN memory_postings p ON p.bank_id = $1 AND p.term = t.term
+      CROSS JOIN LATERAL (
+        SELECT $5::float8 * p.head_tf / (1 - $6::float8 + $6::float8 * p.head_length / $8::float8)
+             + p.body_tf / (1 - $7::float8 + $7::float8 * p.body_length / $9::float8) AS f
+      ) x
+     ${essentialOnly ? 'WHERE t.essential' : pruned ? 'WHERE t.essential OR p.memory_seq IN (SELECT memory_seq FROM candidates)' : ''}
+     GROUP BY p.memory_seq
+    HAVING bool_or(t.original)`;
+  const candidates = pruned
+    ? `candidates AS MATERIALIZED (
+         SELECT DISTINCT p.memory_seq
+           FROM unnest($2::text[], $12::boolean[]) AS e(term, essential)
+           JOIN memory_postings p ON p.bank_id = $1 AND p.term = e.term
+          WHERE e.essential),`
+    : '';
+  return { params, filters, scored, candidates };
 }
 
 /** The stored term vectors of some memories (for pseudo-relevance feedback). */
