@@ -27,12 +27,40 @@ test('a token about to expire is refreshed before the probe, which then reaches 
   assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length, 1);
 });
 
-test('without a stored credential the probe stops at the server\'s demand for authorization', async () => {
+test('without a credential, the test checks what an authorization needs: not connected yet, registers nothing', async () => {
   const s = await world.server();
   const connection = await createOAuthConnection(world, s.url);
   const tested = await testRoute(connection.id);
   assert.equal(tested.body.ok, false);
-  assert.equal(tested.body.diagnostic.phase, 'AUTH_RESOURCE_DISCOVERY');
+  assert.equal(tested.body.highestPassed, 'reachable');
+  assert.equal(tested.body.diagnostic.phase, 'AUTH_USER_OR_WORKLOAD');
+  assert.equal(tested.body.diagnostic.code, 'not_connected');
+  assert.equal(tested.body.diagnostic.actionOwner, 'member');
+  assert.equal(s.stats.registrations.length, 0);
+  const shared = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
+  const sharedTest = await testRoute(shared.id);
+  assert.equal(sharedTest.body.diagnostic.code, 'shared_not_connected');
+  assert.equal(sharedTest.body.diagnostic.actionOwner, 'organization_admin');
+});
+
+test('setupRequired shows after a test, before anyone starts an authorization; a pinned issuer mismatch is flagged the same way', async () => {
+  const noRegistration = await world.server({ dynamicRegistration: false });
+  const connection = await createOAuthConnection(world, noRegistration.url);
+  assert.equal((await getConnection(world, world.tenant.admin, connection.id)).setupRequired, false, 'unknown until checked');
+  const tested = await testRoute(connection.id);
+  assert.equal(tested.body.ok, false);
+  assert.equal(tested.body.diagnostic.code, 'setup_required');
+  assert.equal(tested.body.diagnostic.phase, 'AUTH_CLIENT_REGISTRATION');
+  assert.equal(tested.body.diagnostic.actionOwner, 'organization_admin');
+  const seen = await getConnection(world, world.tenant.admin, connection.id);
+  assert.equal(seen.setupRequired, true);
+  assert.equal(seen.oauthClientRequired, true);
+
+  const s = await world.server();
+  const pinned = await createOAuthConnection(world, s.url, { authorizationServerIssuer: 'https://auth.elsewhere.example' });
+  const pinnedTest = await testRoute(pinned.id);
+  assert.equal(pinnedTest.body.diagnostic.code, 'issuer_mismatch');
+  assert.equal((await getConnection(world, world.tenant.admin, pinned.id)).issuerReviewRequired, true);
 });
 
 test('403 insufficient_scope: one step-up by refresh, then the probe passes', async () => {

@@ -36,6 +36,14 @@ const operatorActions: Record<string, { owner: ActionOwner; action: string; cate
   client_secret_missing: { owner: 'organization_admin', category: 'client_registration', action: 'The configured authentication method needs a client secret: add it to the OAuth client settings.' },
   authorization_refused: { owner: 'member', category: 'authorization', action: 'The authorization was not granted; start again and approve the request.' },
   code_missing: { owner: 'vendor', category: 'authorization', action: 'The authorization server sent no code; start again.' },
+  setup_required: {
+    owner: 'organization_admin',
+    category: 'client_registration',
+    action: 'Register orgplane as a client with the authorization server and configure its client id (and secret) on the connection.',
+  },
+  shared_not_connected: { owner: 'organization_admin', category: 'authorization', action: 'An owner or admin connects the shared identity through OAuth: POST /v1/mcp-connections/{id}/oauth/authorize.' },
+  not_connected: { owner: 'member', category: 'authorization', action: 'Connect through OAuth: POST /v1/mcp-connections/{id}/oauth/authorize and approve the request.' },
+  reconnect_required: { owner: 'member', category: 'authorization', action: 'Connect again through OAuth.' },
 };
 
 export function oauthFailureDescription(error: OAuthFlowError): FailureDescription {

@@ -165,11 +165,20 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
       issuer_review_required: patch.issuerReview,
       problem_code: patch.problem,
     });
-    await recordConnectionRegistration(db, connection.organizationId, connection.id, connection.identityFingerprint, patch.source, patch.setupRequired);
+    // The connection row shows how the client is obtained; a failure that says nothing about it leaves it alone.
+    if (patch.source !== null || patch.setupRequired) {
+      await recordConnectionRegistration(db, connection.organizationId, connection.id, connection.identityFingerprint, patch.source, patch.setupRequired);
+    }
   }
 
   /** Discovery, with the connection flagged for review when a pinned issuer does not match. */
   async function discoverFor(connection: ConnectionRow): Promise<DiscoveryResult> {
+    const found = await tryDiscover(connection);
+    if (found instanceof OAuthFlowError) throw oauthFailure(502, 'oauth_discovery_failed', found, connection.url);
+    return found;
+  }
+
+  async function tryDiscover(connection: ConnectionRow): Promise<DiscoveryResult | OAuthFlowError> {
     try {
       return await discover({ serverUrl: connection.url, fetch: fetchFn, pinnedIssuer: connection.authorizationServerIssuer });
     } catch (error) {
@@ -178,8 +187,44 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
         await recordState(connection, { issuer: null, source: null, setupRequired: false, issuerReview: true, problem: error.code });
       }
       deps.logger?.warn({ connectionId: connection.id, phase: error.phase, code: error.code }, 'MCP OAuth discovery failed');
-      throw oauthFailure(502, 'oauth_discovery_failed', error, connection.url);
+      return error;
     }
+  }
+
+  /**
+   * Without a credential, the test of an OAuth connection checks what an authorization would
+   * need: discovery, and a way to obtain a client. It records setupRequired / issuerReviewRequired
+   * (so an administrator sees them without anyone starting an authorization) and registers nothing.
+   */
+  async function checkSetup(connection: ConnectionRow): Promise<OAuthTestResult> {
+    const found = await tryDiscover(connection);
+    const reached = (error: OAuthFlowError) => error.phase !== 'AUTH_RESOURCE_DISCOVERY' || !networkCodes.has(error.code);
+    if (found instanceof OAuthFlowError) return { ok: false, highestPassed: reached(found) ? 'reachable' : 'configured', tools: [], diagnostic: oauthDiagnostic(found, connection.url, reached(found)) };
+    const isolated = callbackUrl(publicUrl, connection.id, 'isolated-v1');
+    const stored = dynamicFromRow(await findRegisteredClient(db, connection.organizationId, connection.id, found.issuer, connection.identityFingerprint));
+    const plan = chooseRegistration({
+      preRegistered: preRegisteredClient(connection),
+      metadata: found.metadata,
+      clientMetadataUrl: clientMetadataUrl(publicUrl),
+      dynamicClient: stored,
+      redirectUri: isolated,
+    });
+    if (plan.source === null) {
+      await recordState(connection, { issuer: found.issuer, source: null, setupRequired: true, issuerReview: false, problem: 'setup_required' });
+      const error = new OAuthFlowError('AUTH_CLIENT_REGISTRATION', 'setup_required', plan.reason);
+      return { ok: false, highestPassed: 'reachable', tools: [], diagnostic: oauthDiagnostic(error, connection.url, true) };
+    }
+    // A dynamic registration not made yet is possible, not used: the source stays as it was.
+    const source = plan.source === 'dynamic' && !plan.client ? connection.oauthRegistrationSource : plan.source;
+    await recordState(connection, { issuer: found.issuer, source, setupRequired: false, issuerReview: false, problem: null });
+    if (source === null) await recordConnectionRegistration(db, connection.organizationId, connection.id, connection.identityFingerprint, null, false);
+    const shared = connection.credentialMode === 'shared';
+    const error = new OAuthFlowError(
+      'AUTH_USER_OR_WORKLOAD',
+      shared ? 'shared_not_connected' : 'not_connected',
+      shared ? 'The shared identity of this connection has not been authorized yet' : 'You have not connected your account to this server yet',
+    );
+    return { ok: false, highestPassed: 'reachable', tools: [], diagnostic: oauthDiagnostic(error, connection.url, true) };
   }
 
   /** The client to use, registering one dynamically the first time (once per connection and server). */
@@ -533,10 +578,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
       const failed = (error: OAuthFlowError): OAuthTestResult => ({ ok: false, highestPassed: 'configured', tools: [], diagnostic: oauthDiagnostic(error, connection.url, false) });
 
       const token = await service.accessToken(organizationId, connection.id, memberId);
-      if (token.status === 'none') {
-        const result = await probeWith();
-        return result.ok ? { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null } : { ok: false, highestPassed: result.diagnostic.highestPassed, tools: [], diagnostic: result.diagnostic };
-      }
+      if (token.status === 'none') return checkSetup(connection);
       if (token.status === 'reconnect_required') {
         return failed(new OAuthFlowError('CONTINUITY_REFRESH', 'reconnect_required', `The stored credential cannot be used (${token.reason}); connect again`));
       }
