@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { api } from '../support/http.ts';
 import { fillPath, loadOpenApi, type OpenApi } from './openapi.ts';
 import { prepareRequest } from './requests.ts';
-import { marker, startWorld, type World } from './world.ts';
+import { marker, oauthTokenPattern, startWorld, type World } from './world.ts';
 
 let world: World;
 let openapi: OpenApi;
@@ -72,6 +72,7 @@ test('no response after the creating one, and no log line, shows a planted secre
       const send = (body: unknown) => api(world.app.url).send(operation.method, url, body, { headers: { ...headers, ...(prepared.contentType ? { 'content-type': prepared.contentType } : {}) } });
       const response = await send(prepared.body);
       figures.responses++;
+      for (const token of response.text.match(oauthTokenPattern) ?? []) leaks.push(`${operation.method} ${operation.path} as ${caller} -> ${response.status} shows an OAuth token ${token.slice(0, 5)}…`);
       // The install page and the desktop configuration are reached with the install-link token: the page's
       // open-in-app link carries that token back to whoever presented it, which tells them nothing new.
       const echoed = operation.path.includes('{token}') ? [prepared.path.token!] : [];
@@ -87,6 +88,16 @@ test('no response after the creating one, and no log line, shows a planted secre
       }
     }
   }
+  // The connection whose OAuth tokens are stored, read and tested by everyone who may.
+  for (const caller of ['member', 'admin', 'owner'] as const) {
+    const { headers } = credentials(caller);
+    for (const [method, suffix] of [['GET', ''], ['POST', '/test'], ['GET', '']] as const) {
+      const response = await api(world.app.url).send(method, `/v1/mcp-connections/${world.ids.connectedOauthConnectionId}${suffix}`, undefined, { headers });
+      figures.responses++;
+      const shown = [...findPlanted(response.text, credentials(caller).presented), ...(response.text.match(oauthTokenPattern) ?? [])];
+      if (shown.length) leaks.push(`${method} connected OAuth connection${suffix} as ${caller} shows ${shown.join(', ')}`);
+    }
+  }
   // A wrong password for a real account, and a right password sent to the wrong place.
   await api(world.app.url).post('/v1/auth/sign-in', { email: world.tenant.owner.email, password: world.planted.memberPassword });
   await api(world.app.url).post('/v1/auth/sign-in', { email: world.planted.ownerPassword, password: world.planted.ownerPassword });
@@ -95,6 +106,7 @@ test('no response after the creating one, and no log line, shows a planted secre
   const logText = world.app.logText();
   figures.logLines = logText.split('\n').filter(Boolean).length;
   const inLogs = Object.entries(world.planted).filter(([, secret]) => logText.includes(secret)).map(([name]) => name);
+  inLogs.push(...(logText.match(oauthTokenPattern) ?? []).map((token) => `OAuth token ${token.slice(0, 5)}…`));
   assert.ok(figures.logLines > 100, `the app logged (${figures.logLines} lines)`);
   // Control: the scan sees what the logs do hold (request URLs name the resources they touched).
   assert.ok(logText.includes(world.ids.mcpConnectionId), 'the log scan can find a value that is logged');
@@ -116,7 +128,12 @@ test('the database holds none of the planted secrets in clear text (every table,
     figures.rows += rows.length;
     const text = JSON.stringify(rows);
     for (const name of findPlanted(text)) found.push(`${table.schema}.${table.name} holds ${name}`);
+    for (const token of text.match(oauthTokenPattern) ?? []) found.push(`${table.schema}.${table.name} holds an OAuth token ${token.slice(0, 5)}…`);
   }
+  // Control: the OAuth tokens the scan looks for are stored (sealed) for the member who connected.
+  const { rows: credentials } = await world.app.db.query('SELECT * FROM mcp_connection_credentials WHERE connection_id = $1', [world.ids.connectedOauthConnectionId]);
+  assert.ok(credentials.length > 0, 'the connected OAuth connection has stored credentials');
+  assert.ok(world.oauthServer.stats.tokenRequests.some((request) => request.outcome === 'issued'), 'the OAuth server issued tokens');
   // Control: the same scan finds values that are stored in clear (e-mail addresses are not secrets).
   assert.ok(tables.length > 0 && JSON.stringify((await world.app.db.query('SELECT * FROM users')).rows).includes(world.tenant.owner.email));
   assert.deepEqual(found, []);

@@ -11,6 +11,7 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createTenant, signUp, type Tenant, type TestUser } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
 import type { Config } from '../../src/config.ts';
 
 export const LOOPBACK = ['127.0.0.0/8', '::1/128'];
@@ -26,12 +27,16 @@ export interface World {
   mcpKeyed: RunningServer;
   platform: BotPlatform;
   dns: TestDnsServer;
+  /** An OAuth-protected MCP server the member has connected to (its tokens are stored, sealed). */
+  oauthServer: OAuthMcpServer;
   receiverUrl: string;
   domain: string;
   ids: {
     mcpConnectionId: string;
     mcpKeyedConnectionId: string;
     oauthConnectionId: string;
+    /** A connection to the OAuth server, authorized by the member (access and refresh tokens stored). */
+    connectedOauthConnectionId: string;
     pluginId: string;
     messengerConnectionId: string;
     teamId: string;
@@ -80,11 +85,12 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   const mcpApiKey = marker('mcpkey');
   // The DNS server picks its port in a way that can race with other listeners: start it alone.
   const dns = await startDnsServer();
-  const [mcp, mcpKeyed, platform, receiver] = await Promise.all([
+  const [mcp, mcpKeyed, platform, receiver, oauthServer] = await Promise.all([
     startStreamableServer(),
     startStreamableServer({ apiKey: mcpApiKey }),
     startBotPlatform(),
     startReceiver(),
+    startOAuthMcpServer({ issueRefreshTokens: true }),
   ]);
   const app = await startTestApp({
     allowedPrivateNetworks: LOOPBACK,
@@ -142,6 +148,19 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
     oauthClient: { clientId: 'orgplane-client', clientSecret: oauthClientSecret },
   });
   must(oauth, 201, 'create oauth mcp connection');
+  // A real OAuth connection: dynamic registration (its client secret), then the member's authorization
+  // through the auto-approving server, so access and refresh tokens are stored.
+  const connected = await asOwner.post('/v1/mcp-connections', { name: 'Files', url: oauthServer.url, authType: 'oauth', credentialMode: 'per_member', access: { orgWide: true } });
+  must(connected, 201, 'create connected oauth mcp connection');
+  const connectedId: string = connected.body.id;
+  const authorize = await api(app.url, member.token).post(`/v1/mcp-connections/${connectedId}/oauth/authorize`);
+  must(authorize, 200, 'oauth authorize');
+  const approval = await fetch(authorize.body.authorizationUrl, { redirect: 'manual' });
+  await approval.body?.cancel();
+  const landing = new URL(approval.headers.get('location')!);
+  must(await api(app.url).get(`${landing.pathname}${landing.search}`), 200, 'oauth callback');
+  const registered = oauthServer.stats.registrations[0]?.client_secret;
+  if (registered) planted.dynamicClientSecret = registered;
   const plugin = await asOwner.post('/v1/plugins', { manifest: { name: 'Docs plugin', version: '1.0.0', mcpConnections: [{ name: 'Plugin docs', url: mcp.url, authType: 'none', credentialMode: 'shared' }] } });
   must(plugin, 201, 'install plugin');
   const otherConnection = await asOther.post('/v1/mcp-connections', { name: 'Globex docs', url: mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } });
@@ -195,12 +214,13 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   planted.extraPassword = extra.password;
 
   return {
-    app, tenant, mcp, mcpKeyed, platform, dns, domain,
+    app, tenant, mcp, mcpKeyed, platform, dns, domain, oauthServer,
     receiverUrl: receiver.url,
     ids: {
       mcpConnectionId: connection.body.id ?? connection.body.connection?.id,
       mcpKeyedConnectionId: keyed.body.id ?? keyed.body.connection?.id,
       oauthConnectionId: oauth.body.id ?? oauth.body.connection?.id,
+      connectedOauthConnectionId: connectedId,
       pluginId: plugin.body.id ?? plugin.body.plugin?.id,
       messengerConnectionId: messenger.body.connection.id,
       teamId,
@@ -224,7 +244,7 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
     planted,
     async close() {
       await app.close();
-      await Promise.all([mcp.close(), mcpKeyed.close(), platform.close(), dns.close(), new Promise((resolve) => receiver.server.close(resolve))]);
+      await Promise.all([mcp.close(), mcpKeyed.close(), oauthServer.close(), platform.close(), dns.close(), new Promise((resolve) => receiver.server.close(resolve))]);
     },
   };
 }
@@ -243,3 +263,6 @@ export function realPathValues(world: World, path: string, memberId = world.tena
   else if (path.startsWith('/scim/v2/ResourceTypes')) values.id = 'User';
   return values;
 }
+
+/** The OAuth test server's access and refresh tokens (`at_`/`rt_` + 32 base64url characters): none may leave orgplane. */
+export const oauthTokenPattern = /\b(?:at|rt)_[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])/g;
