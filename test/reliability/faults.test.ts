@@ -14,6 +14,7 @@ import pg from 'pg';
 import { createPostgresDatabase, startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { createTenant, signUp, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
+import { startStreamableServer } from '../support/mcp-servers.ts';
 import { startServerProcess, type ServerProcess } from '../support/process.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -184,6 +185,50 @@ describe('a process killed with SIGKILL mid-request', { skip: onlyPostgres }, ()
       console.log(`faults: ${kills} SIGKILLs mid-request survived; ${rows.length} of ${tags.length} batches committed whole (${acknowledged} acknowledged), ${tags.length - rows.length} absent, none partial`);
     } finally {
       await direct.end();
+    }
+  });
+
+  it('an identity-changing MCP edit killed midway leaves old identity with its credential, or new identity without', { timeout: 170_000 }, async () => {
+    const apiKey = `key-${randomBytes(8).toString('hex')}`;
+    const [keyed, open] = await Promise.all([startStreamableServer({ apiKey }), startStreamableServer()]);
+    const env = { DATABASE_URL: database.url, ORGPLANE_SECRET_KEY: secretKey, LOG_LEVEL: 'warn', ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128' };
+    try {
+      await server?.stop(); // the previous test's last process
+      server = await startServerProcess(env);
+      const tenant = await createTenant(server.url);
+      const asAdmin = api(server.url, tenant.admin.token);
+      // Connections to a keyed server with a stored shared key: changing the identity (url, authType)
+      // must delete that credential in the same transaction that writes the new identity.
+      const connections = await Promise.all(Array.from({ length: 24 }, async (_, i) => {
+        const created = await asAdmin.post('/v1/mcp-connections', { name: `Keyed ${i}`, url: keyed.url, authType: 'apikey', credentialMode: 'shared', access: { orgWide: true }, apiKey });
+        assert.equal(created.status, 201, created.text);
+        return created.body as { id: string; updatedAt: string };
+      }));
+      let acked = 0;
+      const edits = connections.map((connection, i) => sleep(i * 15).then(() => asAdmin.put(`/v1/mcp-connections/${connection.id}`, {
+        name: `Open ${i}`, url: open.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true }, expectedUpdatedAt: connection.updatedAt,
+      })).then((response) => { if (response.status === 200) acked++; }, () => {}));
+      while (acked < 4) await sleep(2);
+      server.child.kill('SIGKILL');
+      assert.equal(await server.exited, null);
+      await Promise.allSettled(edits);
+      const direct = new pg.Client({ connectionString: database.url });
+      await direct.connect();
+      try {
+        const { rows } = await direct.query<{ id: string; url: string; auth_type: string; credentials: number }>(
+          `SELECT c.id, c.url, c.auth_type, (SELECT count(*)::int FROM mcp_connection_credentials k WHERE k.connection_id = c.id) AS credentials
+             FROM mcp_connections c WHERE c.id = ANY($1)`, [connections.map((connection) => connection.id)]);
+        assert.equal(rows.length, connections.length);
+        const torn = rows.filter((row) => (row.auth_type === 'none' ? row.credentials !== 0 || row.url !== open.url : row.credentials !== 1 || row.url !== keyed.url));
+        assert.deepEqual(torn, [], 'every connection is wholly before or wholly after its edit');
+        const edited = rows.filter((row) => row.auth_type === 'none').length;
+        assert.ok(edited >= acked, 'every acknowledged edit is there');
+        console.log(`faults: 1 SIGKILL mid-edit survived; ${edited} of ${rows.length} identity changes committed whole (${acked} acknowledged), ${rows.length - edited} untouched, none torn`);
+      } finally {
+        await direct.end();
+      }
+    } finally {
+      await Promise.all([keyed.close(), open.close()]);
     }
   });
 });
