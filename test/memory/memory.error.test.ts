@@ -35,6 +35,9 @@ test('create: content missing, empty, not a string, or over 20,000 characters', 
   assertInvalid(await memory.client.post('/v1/memory', { content: 'x'.repeat(20_001) }), ['content']);
   assertInvalid(await memory.client.post('/v1/memory', { content: 'nul \u0000 inside' }), ['content']);
   assertInvalid(await memory.client.post('/v1/memory', { content: 'ok', tags: ['a\u0000'] }), ['tags', 0]);
+  // A lone surrogate, sent as the JSON escape (JSON.stringify would send it the same way).
+  const lone = await memory.client.post('/v1/memory', undefined, { raw: '{"content":"half \\ud800 a pair"}', headers: { 'content-type': 'application/json' } });
+  assertInvalid(lone, ['content']);
 });
 
 test('create: tags over 50, empty, over 64 characters, with a comma, or not strings', async () => {

@@ -129,6 +129,20 @@ function normalizeTags(tags: string[] | undefined): string[] {
 /** How many postings the terms used for the cheap floor query may have. */
 const floorPostingBudget = 5_000;
 
+/**
+ * Document frequencies of some terms, asking the database only for those not yet known in this
+ * search (all reads of a search share one snapshot, so a known value is still exact). Absent
+ * terms are 0.
+ */
+async function frequencies(tx: Queryable, bank: BankStats, terms: string[], known: Map<string, number>): Promise<Map<string, number>> {
+  const missing = terms.filter((term) => !known.has(term));
+  if (missing.length > 0) {
+    const found = await documentFrequencies(tx, bank.id, missing);
+    for (const term of missing) known.set(term, found.get(term) ?? 0);
+  }
+  return known;
+}
+
 const idf = (docCount: number, df: number) => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
 
 export function createMemoryService({ db }: { db: Database }): MemoryService {
@@ -154,8 +168,9 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
     original: Set<string>,
     input: SearchInput,
     limit: number,
+    known: Map<string, number>,
   ): Promise<ScoredRow[]> {
-    const df = await documentFrequencies(tx, bank.id, [...weights.keys()]);
+    const df = await frequencies(tx, bank, [...weights.keys()], known);
     const terms: string[] = [];
     const factors: number[] = [];
     const isOriginal: boolean[] = [];
@@ -215,7 +230,13 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
   }
 
   /** RM3: the original terms (weight 1 each) plus the feedback memories' prominent terms. */
-  async function expandQuery(tx: Queryable, bank: BankStats, original: string[], firstPass: ScoredRow[]): Promise<Map<string, number>> {
+  async function expandQuery(
+    tx: Queryable,
+    bank: BankStats,
+    original: string[],
+    firstPass: ScoredRow[],
+    known: Map<string, number>,
+  ): Promise<Map<string, number>> {
     const { documents, terms: termCount, originalWeight, maxDocumentShare } = ranking.feedback;
     const top = firstPass.slice(0, documents);
     const vectors = new Map((await termVectors(tx, top.map((row) => row.id))).map((vector) => [vector.id, vector]));
@@ -234,7 +255,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       }
     }
     const own = new Set(original);
-    const df = await documentFrequencies(tx, bank.id, [...mass.keys()].filter((term) => !own.has(term)));
+    const df = await frequencies(tx, bank, [...mass.keys()], known);
     const common = (term: string) => !own.has(term) && (df.get(term) ?? 0) > maxDocumentShare * bank.docCount;
     // Sorted by mass, then by term, so that equal masses give the same expansion everywhere.
     const selected = [...mass.entries()].filter(([term]) => !common(term)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, termCount);
@@ -292,12 +313,14 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
         const weights = new Map(original.map((term) => [term, 1]));
         const { enabled, documents } = ranking.feedback;
         const own = new Set(original);
-        if (!enabled) return rankPass(tx, bank, weights, own, input, input.limit);
+        const known = new Map<string, number>();
+        if (!enabled) return rankPass(tx, bank, weights, own, input, input.limit, known);
         // Feedback comes from the whole bank, filters aside, so that a memory's score depends on
         // the query and the bank only: a filter narrows the results without changing their scores.
-        const first = await rankPass(tx, bank, weights, own, { q: input.q, limit: documents }, documents);
+        const first = await rankPass(tx, bank, weights, own, { q: input.q, limit: documents }, documents, known);
         if (first.length === 0) return [];
-        return rankPass(tx, bank, await expandQuery(tx, bank, original, first), own, input, input.limit);
+        const expanded = await expandQuery(tx, bank, original, first, known);
+        return rankPass(tx, bank, expanded, own, input, input.limit, known);
       });
       return rows.map((row) => ({
         id: row.id,
