@@ -25,9 +25,19 @@ const concurrency = 12;
 // of the run would test only the 401 path. It is fuzzed with anonymous and garbage callers only.
 const anonymousOnly = new Set(['signOut']);
 // Operations whose success makes the rest of the run test less (they remove the fixture's members,
-// keys, connections): they run last, after everything else has been fuzzed.
-const runLast = (op: Operation) =>
-  op.method === 'DELETE' || ['transferOwnership', 'changeMemberRole', 'rotateScimToken', 'createOrganization', 'setActiveOrganization'].includes(op.operationId);
+// keys, connections, rotate its install link or SCIM token, or move its sessions elsewhere): they run
+// last, after everything else has been fuzzed, in this order (team membership before membership...).
+const lastOrder = [
+  'createInstallLink', 'removeTeamMember', 'disconnectMcpConnection', 'deleteMemory', 'scimDeleteGroup', 'scimDeleteUser', 'deleteMessengerConnection',
+  'uninstallPlugin', 'deleteMcpConnection', 'revokeApiKey', 'changeMemberRole', 'removeMember', 'transferOwnership', 'createOrganization', 'setActiveOrganization', 'rotateScimToken',
+];
+const runLast = (op: Operation) => op.method === 'DELETE' || lastOrder.includes(op.operationId);
+const lastRank = (op: Operation) => (lastOrder.includes(op.operationId) ? lastOrder.indexOf(op.operationId) : lastOrder.length / 2);
+// Not reached past their business rules, on purpose (their success paths are in the modules' own tests):
+// bootstrap (only on an instance without organizations), acceptInvitation (needs the invitee's own
+// session), setOrganizationPlan (instance administrators; the world has none), the OAuth callbacks
+// (need a state signed by the server), signOut (see above).
+const scimSchema = (kind: 'User' | 'Group') => `urn:ietf:params:scim:schemas:core:2.0:${kind}`;
 // 502 is the documented answer when a tenant-supplied upstream (MCP server, bot platform, DNS) fails;
 // the generator points some requests at closed ports and refused addresses on purpose. Any other 5xx fails.
 const upstreamStatus = 502;
@@ -41,13 +51,15 @@ const knownBugs: { name: string; matches(failure: Failure): boolean }[] = [
     name: 'scim-unstorable-text',
     matches: (f) => f.url.includes('/scim/v2/') && f.status === 500 && (/%00|%ED%A0%80/i.test(f.url) || /\\u0000|\\ud[89a-f]/i.test(f.body ?? '')),
   },
+  { name: 'scim-undocumented-statuses', matches: (f) => f.url.includes('/scim/v2/') && /^status (201|204) is not documented/.test(f.problem) },
 ];
 
 let world: World;
+let ownerMemoryId: string;
 let openapi: OpenApi;
 let hints: Hints;
 let perOperation: number;
-const figures = { requests: 0, byStatus: new Map<number, number>(), operations: 0, upstream502: 0 };
+const figures = { requests: 0, byStatus: new Map<number, number>(), operations: 0, upstream502: 0, succeeded: new Set<string>() };
 
 before(async () => {
   world = await startWorld({ logLevel: 'warn' });
@@ -70,6 +82,12 @@ before(async () => {
     },
   };
   delete hints.byName.expectedUpdatedAt;
+  const memory = await request(`${world.app.url}/v1/memory`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tenant.owner.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ content: 'The owner keeps this one' }),
+  });
+  ownerMemoryId = ((await memory.body.json()) as { memory: { id: string } }).memory.id;
   console.log(`fuzz: FUZZ_SEED=${seed}, ${perOperation} requests for each of ${fuzzed} operations`);
 });
 
@@ -114,6 +132,7 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
   const status = response.statusCode;
   figures.requests++;
   figures.byStatus.set(status, (figures.byStatus.get(status) ?? 0) + 1);
+  if (status < 300) figures.succeeded.add(operation.operationId);
   const contentType = String(response.headers['content-type'] ?? '');
   let body: unknown;
   try {
@@ -157,9 +176,65 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
   if (validate && !validate(body)) fail(`2xx body does not match its schema: ${JSON.stringify(validate.errors?.slice(0, 2))}`);
 }
 
+/**
+ * Values that get an operation past its business rules (a bot the platform knows, the verified SSO
+ * domain, the current `updatedAt`...), so that its success path and response schema are fuzzed too.
+ */
+async function hintsFor(operation: Operation): Promise<{ hints: Hints; params: Record<string, string> }> {
+  const { ids, planted } = world;
+  const params = realPathValues(world, operation.path);
+  const fixed: Record<string, unknown[]> = {};
+  const emails = Array.from({ length: 40 }, (_, i) => `fuzz${i}.${seed}@${world.domain}`);
+  switch (operation.operationId) {
+    case 'signIn': fixed.$body = [{ email: world.extra.email, password: world.extra.password }]; break;
+    case 'createInvitation': fixed.email = Array.from({ length: 20 }, (_, i) => `invitee${i}.${seed}@example.test`); break;
+    case 'editMcpConnection': {
+      const current = await request(`${world.app.url}/v1/mcp-connections/${ids.mcpConnectionId}`, { headers: { authorization: `Bearer ${world.tenant.owner.token}` } });
+      const body = (await current.body.json()) as { updatedAt: string };
+      fixed.expectedUpdatedAt = [body.updatedAt];
+      fixed.url = [world.mcp.url];
+      fixed.authType = ['none'];
+      break;
+    }
+    case 'setMcpConnectionApiKey':
+    case 'disconnectMcpConnection':
+      params.connectionId = ids.mcpKeyedConnectionId;
+      fixed.apiKey = [planted.mcpApiKey];
+      break;
+    case 'authorizeMcpConnection': params.connectionId = ids.connectedOauthConnectionId; break;
+    case 'putSsoConnection': fixed.domain = [world.domain]; fixed.issuer = ['https://idp.example.test']; break;
+    case 'scimCreateUser':
+    case 'scimReplaceUser':
+      fixed.$body = emails.map((userName) => ({ schemas: [scimSchema('User')], userName, name: { givenName: 'Fuzz', familyName: 'Case' }, active: true }));
+      break;
+    case 'scimCreateGroup':
+    case 'scimReplaceGroup':
+      fixed.$body = ['Ops', 'Sales', 'R&D 🧪', 'x'.repeat(200)].map((displayName) => ({ schemas: [scimSchema('Group')], displayName, members: [{ value: ids.scimUserId }] }));
+      break;
+    case 'scimPatchUser':
+    case 'scimPatchGroup':
+      fixed.$body = [
+        { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'displayName', value: 'Renamed' }] },
+        { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'add', path: 'members', value: [{ value: ids.scimUserId }] }] },
+        { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: true } }] },
+      ];
+      break;
+    case 'createMessengerConnection':
+      fixed.botToken = Array.from({ length: 5 }, () => world.platform.addBot().token);
+      fixed.deliveryUrl = [world.receiverUrl];
+      break;
+    case 'getMemory':
+    case 'deleteMemory':
+      params.id = ownerMemoryId; // the fuzz calls mostly as the owner, and memories are their writer's own
+      break;
+  }
+  return { hints: { ...hints, fixed }, params };
+}
+
 /** Runs the generated requests of one operation, `concurrency` at a time. */
 async function fuzzOperation(operation: Operation, index: number) {
-  const arbitrary = requestArb(openapi, operation, hints, realPathValues(world, operation.path));
+  const specific = await hintsFor(operation);
+  const arbitrary = requestArb(openapi, operation, specific.hints, specific.params);
   // One seed per operation, derived from the run's seed, so one operation can be replayed alone.
   const requests = fc.sample(arbitrary, { seed: seed + index, numRuns: perOperation });
   const failures: Failure[] = [];
@@ -235,6 +310,14 @@ function stuff(value: unknown, text: string): unknown {
 
 // The random run may or may not draw these for a given field; this sweep always does: every string
 // field of a valid body of every operation set to text that databases and parsers choke on.
+test('SCIM: the OpenAPI documents the 201 of creations and the 204 of deletions', { todo: 'SCIM module (owner still at work): its routes declare no responses, so the OpenAPI shows only a default 200' }, () => {
+  for (const operationId of ['scimCreateUser', 'scimCreateGroup', 'scimDeleteUser', 'scimDeleteGroup']) {
+    const operation = openapi.operations.find((op) => op.operationId === operationId)!;
+    const expected = operation.method === 'POST' ? '201' : '204';
+    assert.ok(operation.responses[expected], `${operationId} documents ${expected}`);
+  }
+});
+
 test('every string field of every operation set to NUL, a lone surrogate, or 70,000 characters: no 5xx, 4xx in the error shape', { timeout: 300_000 }, async () => {
   const failures: Failure[] = [];
   const texts = ['\u0000', 'a\u0000b', '\ud800', '\udfff\ud800', 'x'.repeat(70_000), '𝕏'.repeat(5000), '\u202e\u0000\ufeff'];
@@ -254,7 +337,13 @@ test('every string field of every operation set to NUL, a lone surrogate, or 70,
 });
 
 test('fuzz every operation of /openapi.json (seed printed; FUZZ_SEED replays)', { timeout: 900_000 }, async (t) => {
-  const ordered = [...openapi.operations.filter((op) => !runLast(op)), ...openapi.operations.filter(runLast)];
+  // The install page and the desktop configuration share one per-address lookup limit: the page goes
+  // first so that both get answers before the limit refuses the rest.
+  const early = (op: Operation) => (op.operationId === 'installPage' ? 0 : 1);
+  const ordered = [
+    ...openapi.operations.filter((op) => !runLast(op)).sort((a, b) => early(a) - early(b)),
+    ...openapi.operations.filter(runLast).sort((a, b) => lastRank(a) - lastRank(b)),
+  ];
   const all: Failure[] = [];
   const known = new Map<string, number>();
   const sentBefore = figures.requests;
@@ -266,6 +355,9 @@ test('fuzz every operation of /openapi.json (seed printed; FUZZ_SEED replays)', 
     }
   }
   const sent = figures.requests - sentBefore;
+  // Which operations never answered 2xx: their success path (and response schema) went unchecked this run.
+  const neverSucceeded = openapi.operations.filter((op) => !figures.succeeded.has(op.operationId)).map((op) => op.operationId);
+  t.diagnostic(`operations with a 2xx answer: ${openapi.operations.length - neverSucceeded.length} of ${openapi.operations.length}; none for ${neverSucceeded.join(', ')}`);
   t.diagnostic(`seed ${seed}: ${sent} generated requests, ${all.length} failures, known bugs seen: ${JSON.stringify(Object.fromEntries(known))}`);
   assert.ok(sent >= minimumTotal || process.env.FUZZ_PER_OPERATION !== undefined, `only ${sent} requests were sent`);
   assert.equal(all.length, 0, `FUZZ_SEED=${seed}\n${summarize(all)}`);

@@ -9,6 +9,8 @@ export interface Hints {
   uris: string[];
   /** Real values for fields with these names (organizationId, memberIds, teamIds...). */
   byName: Record<string, string[]>;
+  /** Whole values (any JSON) for fields with these names, when only such values get past the business rules. */
+  fixed?: Record<string, unknown[]>;
 }
 
 const timestamps = ['2026-01-31T09:30:00.000Z', '2024-02-29T10:00Z', '1970-01-01T00:00:00Z', '2099-12-31T23:59:59.999999999Z'];
@@ -73,6 +75,9 @@ function stringArb(schema: JsonSchema, name: string | undefined, hints: Hints): 
 export function valueArb(api: OpenApi, raw: JsonSchema | undefined, hints: Hints, name?: string, depth = 0): fc.Arbitrary<unknown> {
   const schema = raw ? api.resolve(raw) : {};
   if (!schema || depth > 6) return fc.constant(null);
+  const fixed = name ? hints.fixed?.[name] : undefined;
+  // Mostly the values that work, now and then anything the schema allows.
+  if (fixed?.length) return fc.oneof({ arbitrary: fc.constantFrom(...fixed), weight: 4 }, valueArb(api, raw, { ...hints, fixed: {} }, name, depth));
   if (Array.isArray(schema.anyOf) || Array.isArray(schema.oneOf)) {
     const options = (schema.anyOf ?? schema.oneOf) as JsonSchema[];
     return fc.oneof(...options.map((option) => valueArb(api, option, hints, name, depth + 1)));
@@ -199,8 +204,8 @@ export function requestArb(api: OpenApi, operation: Operation, hints: Hints, rea
   const validPath = fc.record(Object.fromEntries(pathParams.map((p) => [
     p.name,
     realParams[p.name] !== undefined
-      ? fc.oneof({ arbitrary: fc.constant(realParams[p.name]!), weight: 4 }, valueArb(api, p.schema, { ...hints, byName: {} }, p.name).map(String))
-      : valueArb(api, p.schema, { ...hints, byName: {} }, p.name).map(String),
+      ? fc.oneof({ arbitrary: fc.constant(realParams[p.name]!), weight: 4 }, valueArb(api, p.schema, { ...hints, byName: {}, fixed: {} }, p.name).map(String))
+      : valueArb(api, p.schema, { ...hints, byName: {}, fixed: {} }, p.name).map(String),
   ]))) as fc.Arbitrary<Record<string, string>>;
   const badPath = validPath.chain((params) => {
     if (pathParams.length === 0) return fc.constant(params);
@@ -216,7 +221,7 @@ export function requestArb(api: OpenApi, operation: Operation, hints: Hints, rea
     fc.constantFrom('limit=0', 'limit=101', 'limit=-1', 'limit=1e3', 'limit=abc', 'cursor=%FF%FE', 'cursor=eyJhZnRlciI6MX0', 'cursor=' + 'A'.repeat(5000), 'a=%', 'limit=1&limit=2', 'q=' + 'q'.repeat(1001), 'startIndex=-5&count=100000', 'filter=userName%20eq', 'filter=' + encodeURIComponent('userName eq "x" or (((((((((('), 'status=nonsense'),
   );
   const hasBody = operation.body !== undefined;
-  const validBody = hasBody ? valueArb(api, operation.body, hints) : fc.constant(undefined);
+  const validBody = hasBody ? valueArb(api, operation.body, hints, '$body') : fc.constant(undefined);
   const json = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
   const contentType = operation.path.startsWith('/scim/v2') ? 'application/scim+json' : 'application/json';
 
