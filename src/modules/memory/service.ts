@@ -13,7 +13,6 @@ import {
   rankMemories,
   rankingFloor,
   scoreUnitsPerPoint,
-  termVectors,
   type BankKey,
   type BankStats,
   type MemoryRow,
@@ -169,6 +168,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
     input: SearchInput,
     limit: number,
     known: Map<string, number>,
+    withVectors = false,
   ): Promise<ScoredRow[]> {
     const df = await frequencies(tx, bank, [...weights.keys()], known);
     const terms: string[] = [];
@@ -195,6 +195,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       avgHeadLength: bank.headLengthSum / bank.docCount,
       avgBodyLength: bank.bodyLengthSum / bank.docCount,
       limit,
+      withVectors,
       tags: input.tags,
       source: input.source,
       scope: input.scope,
@@ -239,19 +240,16 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
   ): Promise<Map<string, number>> {
     const { documents, terms: termCount, originalWeight, maxDocumentShare } = ranking.feedback;
     const top = firstPass.slice(0, documents);
-    const vectors = new Map((await termVectors(tx, top.map((row) => row.id))).map((vector) => [vector.id, vector]));
     const best = top[0]!.score_units / scoreUnitsPerPoint;
     const mass = new Map<string, number>();
     for (const row of top) {
-      const vector = vectors.get(row.id);
-      if (!vector) continue;
-      const length = vector.head_length + vector.body_length;
+      const length = row.head_length! + row.body_length!;
       if (length === 0) continue;
       // A document's share of the relevance model: its score relative to the best, as a likelihood.
       const docWeight = Math.exp(row.score_units / scoreUnitsPerPoint - best);
-      for (let i = 0; i < vector.terms.length; i++) {
-        const tf = vector.head_tf[i]! + vector.body_tf[i]!;
-        mass.set(vector.terms[i]!, (mass.get(vector.terms[i]!) ?? 0) + (docWeight * tf) / length);
+      for (let i = 0; i < row.terms!.length; i++) {
+        const tf = row.head_tf![i]! + row.body_tf![i]!;
+        mass.set(row.terms![i]!, (mass.get(row.terms![i]!) ?? 0) + (docWeight * tf) / length);
       }
     }
     const own = new Set(original);
@@ -317,7 +315,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
         if (!enabled) return rankPass(tx, bank, weights, own, input, input.limit, known);
         // Feedback comes from the whole bank, filters aside, so that a memory's score depends on
         // the query and the bank only: a filter narrows the results without changing their scores.
-        const first = await rankPass(tx, bank, weights, own, { q: input.q, limit: documents }, documents, known);
+        const first = await rankPass(tx, bank, weights, own, { q: input.q, limit: documents }, documents, known, true);
         if (first.length === 0) return [];
         const expanded = await expandQuery(tx, bank, original, first, known);
         return rankPass(tx, bank, expanded, own, input, input.limit, known);

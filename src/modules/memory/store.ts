@@ -245,6 +245,8 @@ export interface RankingQuery {
   avgHeadLength: number;
   avgBodyLength: number;
   limit: number;
+  /** Also return each result's term vector (the feedback pass needs them; saves a round trip). */
+  withVectors?: boolean;
   tags?: string[] | undefined;
   source?: string | undefined;
   scope?: string | undefined;
@@ -253,6 +255,12 @@ export interface RankingQuery {
 export interface ScoredRow extends MemoryRow {
   /** The score in units of 1e-9: integer so that its sum is exact and the same on every backend. */
   score_units: number;
+  /** With `withVectors`: the stored analysis of the memory. */
+  terms?: string[];
+  head_tf?: number[];
+  body_tf?: number[];
+  head_length?: number;
+  body_length?: number;
 }
 
 /** Scores are summed as integers of this many units per point. */
@@ -269,6 +277,7 @@ export const scoreUnitsPerPoint = 1e9;
  */
 export async function rankMemories(db: Queryable, q: RankingQuery): Promise<ScoredRow[]> {
   const { params, filters, scored, candidates } = rankingParts(q, false);
+  const columns = q.withVectors ? `${memoryColumns}, m.terms, m.head_tf, m.body_tf, m.head_length, m.body_length` : memoryColumns;
   let sql: string;
   if (filters.length === 0) {
     // Only memories that can be in the top `limit` are joined: those scoring at least the
@@ -276,7 +285,7 @@ export async function rankMemories(db: Queryable, q: RankingQuery): Promise<Scor
     sql = `
       WITH ${candidates} s AS MATERIALIZED (${scored}),
            cut AS (SELECT score_units FROM s ORDER BY score_units DESC OFFSET $10 - 1 LIMIT 1)
-      SELECT ${memoryColumns}, s.score_units
+      SELECT ${columns}, s.score_units
         FROM s JOIN memories m ON m.seq = s.memory_seq
        WHERE s.score_units >= coalesce((SELECT score_units FROM cut), 0)
        ORDER BY s.score_units DESC, m.updated_at DESC, m.id DESC
@@ -284,7 +293,7 @@ export async function rankMemories(db: Queryable, q: RankingQuery): Promise<Scor
   } else {
     sql = `
       WITH ${candidates} s AS MATERIALIZED (${scored})
-      SELECT ${memoryColumns}, s.score_units
+      SELECT ${columns}, s.score_units
         FROM s JOIN memories m ON m.seq = s.memory_seq
        WHERE ${filters.join(' AND ')}
        ORDER BY s.score_units DESC, m.updated_at DESC, m.id DESC
@@ -352,14 +361,3 @@ function rankingParts(q: RankingQuery, essentialOnly: boolean) {
   return { params, filters, scored, candidates };
 }
 
-/** The stored term vectors of some memories (for pseudo-relevance feedback). */
-export async function termVectors(
-  db: Queryable,
-  ids: string[],
-): Promise<{ id: string; terms: string[]; head_tf: number[]; body_tf: number[]; head_length: number; body_length: number }[]> {
-  const { rows } = await db.query(
-    'SELECT id, terms, head_tf, body_tf, head_length, body_length FROM memories WHERE id = ANY($1::text[])',
-    [ids],
-  );
-  return rows;
-}
