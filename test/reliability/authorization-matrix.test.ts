@@ -158,6 +158,17 @@ function organizationBSecrets(): string[] {
   return [tenant.otherOrgId, tenant.otherAdmin.userId, tenant.otherAdmin.memberId, tenant.otherAdmin.email, 'Globex', ids.otherMcpConnectionId, ids.otherMessengerConnectionId, ids.otherTeamId, ids.otherApiKeyId, ids.otherMemoryId, planted.otherApiKey!, planted.otherBotToken!, tenant.otherAdmin.token];
 }
 
+/** Organization A's names, people and secrets: none may reach organization B's admin either (ids the request itself named excepted). */
+function organizationASecrets(): string[] {
+  const { tenant, ids, planted } = world;
+  const people = [tenant.owner, tenant.admin, tenant.member];
+  return [
+    'Acme', ...people.flatMap((user) => [user.email, user.userId, user.memberId, user.token]), tenant.orgId,
+    ids.mcpConnectionId, ids.mcpKeyedConnectionId, ids.oauthConnectionId, ids.messengerConnectionId, ids.teamId, ids.apiKeyId, ids.memoryId, ids.scimUserId, ids.scimGroupId,
+    planted.apiKey!, planted.botToken!, planted.scimToken!, planted.webhookSecret!, planted.mcpApiKey!, planted.oauthClientSecret!, 'deploy key rotates',
+  ];
+}
+
 /** Puts back what a cell changed that later cells rely on. */
 async function restore(operationId: string, caller: CallerName) {
   const { tenant } = world;
@@ -176,12 +187,13 @@ async function restore(operationId: string, caller: CallerName) {
   }
 }
 
-test('every route × every caller gets the status written in the matrix; nothing of organization B reaches A', { timeout: 600_000 }, async () => {
+test('every route × every caller gets the status written in the matrix; nothing of one organization reaches the other', { timeout: 600_000 }, async () => {
   const operations = [...openapi.operations].sort((a, b) => Number(a.operationId === 'signOut') - Number(b.operationId === 'signOut'));
   const missing = operations.filter((op) => !matrix[op.operationId]).map((op) => op.operationId);
   assert.deepEqual(missing, [], 'every operation of the OpenAPI has a row in the matrix');
   const mismatches: string[] = [];
   const secretsOfB = organizationBSecrets();
+  const secretsOfA = organizationASecrets();
   for (const operation of operations) {
     const row = matrix[operation.operationId]!;
     for (const [index, caller] of callers.entries()) {
@@ -197,9 +209,17 @@ test('every route × every caller gets the status written in the matrix; nothing
           if (response.text.includes(secret)) leaks.push(`${operation.operationId} as ${caller} shows organization B's ${secret.slice(0, 12)}…`);
         }
       }
+      // The install link's public configuration and page show the organization's id and name to whoever
+      // holds the link's token: that is what the link is for (spec: "anyone holding it can read the organization name").
+      if (caller === 'otherAdmin' && !['openapi', 'metrics', 'getInstallLinkConfig', 'installPage'].includes(operation.operationId)) {
+        const sent = `${url} ${JSON.stringify(prepared.body ?? null)}`;
+        for (const secret of secretsOfA) {
+          if (!sent.includes(secret) && response.text.includes(secret)) leaks.push(`${operation.operationId} as organization B's admin shows organization A's ${secret.slice(0, 12)}…`);
+        }
+      }
       await restore(operation.operationId, caller);
     }
   }
-  assert.deepEqual(leaks, [], 'no response to a caller of organization A names anything of organization B');
+  assert.deepEqual(leaks, [], 'no response to a caller of one organization names anything of the other');
   assert.deepEqual(mismatches, [], `${mismatches.length} of ${cells} cells differ from the matrix`);
 });
