@@ -127,6 +127,8 @@ function normalizeTags(tags: string[] | undefined): string[] {
 
 /** How many postings the terms used for the cheap floor query may have. */
 const floorPostingBudget = 5_000;
+/** How many promising memories (per result asked for) are scored in full for the floor. */
+const floorSampleFactor = 4;
 
 /**
  * Document frequencies of some terms, asking the database only for those not yet known in this
@@ -206,8 +208,8 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
     // score, so the result is exactly what scoring every memory would give: pruning only decides
     // how much work it takes.
     const upper = factors.map((factor) => Math.round(factor * scoreUnitsPerPoint));
-    // Essential at first: the rarest terms, up to a small posting budget. Their partial scores
-    // give a floor for the limit-th best score, cheaply (only their postings are read).
+    // The rarest terms, up to a small posting budget, pick a sample of promising memories whose
+    // full scores give a floor for the limit-th best score (see rankingFloor).
     const byRarity = terms.map((_, i) => i).sort((a, b) => df.get(terms[a]!)! - df.get(terms[b]!)! || a - b);
     const rare = new Array<boolean>(terms.length).fill(false);
     let postings = 0;
@@ -215,7 +217,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       postings += df.get(terms[i]!)!;
       if (rank === 0 || postings <= floorPostingBudget) rare[i] = true;
     }
-    const floor = rare.includes(false) ? await rankingFloor(tx, { ...base, essential: rare }) : 0;
+    const floor = rare.includes(false) ? await rankingFloor(tx, { ...base, essential: rare }, limit * floorSampleFactor) : 0;
     // Terms whose bounds add up to less than the floor can be non-essential: a memory with only
     // those cannot reach the top. The ones left out first are those with the most postings per
     // point of bound. With a floor of 0 every term is essential (a full scoring).

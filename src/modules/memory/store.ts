@@ -304,19 +304,45 @@ export async function rankMemories(db: Queryable, q: RankingQuery): Promise<Scor
 }
 
 /**
- * A floor for the limit-th best score: memories scored on their essential terms only (a partial
- * score is never above the full one), so the limit-th best of them is at most the true limit-th
- * best. Reads only the essential terms' postings. 0 when fewer memories than the limit qualify.
+ * A floor for the limit-th best score, cheaply: the memories with the best partial scores on the
+ * essential terms (only their postings are read) are scored in full by index probes, and the
+ * limit-th best of those full scores is returned. Any set of memories scored in full has its
+ * limit-th best at or below the bank's, so this is a valid floor. 0 when too few qualify.
  */
-export async function rankingFloor(db: Queryable, q: RankingQuery): Promise<number> {
+export async function rankingFloor(db: Queryable, q: RankingQuery, sample: number): Promise<number> {
   const { params, filters, scored } = rankingParts(q, true);
-  const sql = filters.length === 0
-    ? `SELECT s.score_units FROM (${scored}) s ORDER BY s.score_units DESC OFFSET $10 - 1 LIMIT 1`
-    : `SELECT s.score_units FROM (${scored}) s JOIN memories m ON m.seq = s.memory_seq
-        WHERE ${filters.join(' AND ')} ORDER BY s.score_units DESC OFFSET $10 - 1 LIMIT 1`;
+  params.push(sample);
+  const sampleParam = `$${params.length}`;
+  const sql = `
+    WITH part AS (
+      SELECT s.memory_seq FROM (${scored}) s
+      ${filters.length === 0 ? '' : `JOIN memories m ON m.seq = s.memory_seq WHERE ${filters.join(' AND ')}`}
+      ORDER BY s.score_units DESC LIMIT ${sampleParam}
+    ),
+    whole AS (
+      SELECT c.memory_seq,
+             sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})) AS score_units
+        FROM part c
+        CROSS JOIN unnest($2::text[], $3::float8[], $11::boolean[]) AS t(term, factor, original)
+        -- One index probe per (memory, term); OFFSET 0 keeps the planner from turning the probes
+        -- into a scan of every posting of every term.
+        CROSS JOIN LATERAL (
+          SELECT p.* FROM memory_postings p
+           WHERE p.bank_id = $1 AND p.term = t.term AND p.memory_seq = c.memory_seq OFFSET 0
+        ) p
+        CROSS JOIN LATERAL (${pseudoFrequency}) x
+       GROUP BY c.memory_seq
+      HAVING bool_or(t.original)
+    )
+    SELECT score_units FROM whole ORDER BY score_units DESC OFFSET $10 - 1 LIMIT 1`;
   const { rows } = await db.query<{ score_units: number }>(sql, params);
   return rows[0]?.score_units ?? 0;
 }
+
+/** BM25F's pseudo-frequency of a posting `p`: headline and body, each normalized by its length. */
+const pseudoFrequency = `
+  SELECT $5::float8 * p.head_tf / (1 - $6::float8 + $6::float8 * p.head_length / $8::float8)
+       + p.body_tf / (1 - $7::float8 + $7::float8 * p.body_length / $9::float8) AS f`;
 
 function rankingParts(q: RankingQuery, essentialOnly: boolean) {
   const params: unknown[] = [
@@ -344,10 +370,7 @@ function rankingParts(q: RankingQuery, essentialOnly: boolean) {
            sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})) AS score_units
       FROM unnest($2::text[], $3::float8[], $11::boolean[], $12::boolean[]) AS t(term, factor, original, essential)
       JOIN memory_postings p ON p.bank_id = $1 AND p.term = t.term
-      CROSS JOIN LATERAL (
-        SELECT $5::float8 * p.head_tf / (1 - $6::float8 + $6::float8 * p.head_length / $8::float8)
-             + p.body_tf / (1 - $7::float8 + $7::float8 * p.body_length / $9::float8) AS f
-      ) x
+      CROSS JOIN LATERAL (${pseudoFrequency}) x
      ${essentialOnly ? 'WHERE t.essential' : pruned ? 'WHERE t.essential OR p.memory_seq IN (SELECT memory_seq FROM candidates)' : ''}
      GROUP BY p.memory_seq
     HAVING bool_or(t.original)`;
