@@ -127,8 +127,14 @@ const tokens: Partial<Record<CallerName, string>> = {};
 let cells = 0;
 const leaks: string[] = [];
 
+// World setup can take minutes on the embedded database of a busy 2-core machine (several suites
+// at once): the hooks get their own time, and `after` closes a world still being built when the run stops.
+let starting: Promise<World> | undefined;
+const hookTimeout = { timeout: 600_000 };
+
 before(async () => {
-  world = await startWorld({ logLevel: 'warn' });
+  starting = startWorld({ logLevel: 'warn' });
+  world = await starting;
   openapi = await loadOpenApi(world.app.url);
   const { tenant } = world;
   // Expired and revoked sessions of a real member of organization A.
@@ -139,12 +145,12 @@ before(async () => {
   await world.app.db.query(`UPDATE sessions SET expires_at = now() - interval '1 hour' WHERE token_hash = $1`, [hashToken(expired)]);
   assert.equal((await api(world.app.url, revoked).post('/v1/auth/sign-out')).status, 204);
   Object.assign(tokens, { garbage: 'ops_never-issued-0123456789', expired, revoked, member: tenant.member.token, admin: tenant.admin.token, owner: tenant.owner.token, otherAdmin: tenant.otherAdmin.token });
-});
+}, hookTimeout);
 
 after(async () => {
   console.log(`authorization matrix: ${cells} cells checked`);
-  await world?.close();
-});
+  await (await starting?.catch(() => undefined))?.close();
+}, hookTimeout);
 
 function headers(caller: CallerName): Record<string, string> {
   if (caller === 'anonymous') return {};

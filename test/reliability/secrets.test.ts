@@ -17,16 +17,22 @@ let world: World;
 let openapi: OpenApi;
 const figures = { responses: 0, secrets: 0, logLines: 0, rows: 0, tables: 0 };
 
+// World setup can take minutes on the embedded database of a busy 2-core machine (several suites
+// at once): the hooks get their own time, and `after` closes a world still being built when the run stops.
+let starting: Promise<World> | undefined;
+const hookTimeout = { timeout: 600_000 };
+
 before(async () => {
-  world = await startWorld({ logLevel: 'debug' });
+  starting = startWorld({ logLevel: 'debug' });
+  world = await starting;
   openapi = await loadOpenApi(world.app.url);
   figures.secrets = Object.keys(world.planted).length;
-});
+}, hookTimeout);
 
 after(async () => {
   console.log(`secrets: ${figures.secrets} planted, ${figures.responses} responses scanned, ${figures.logLines} log lines, ${figures.rows} rows in ${figures.tables} tables`);
-  await world?.close();
-});
+  await (await starting?.catch(() => undefined))?.close();
+}, hookTimeout);
 
 function findPlanted(text: string, except: string[] = []): string[] {
   return Object.entries(world.planted)
