@@ -77,6 +77,13 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
       }
     };
     const writers = Array.from({ length: 6 }, (_, worker) => writer(worker));
+    const outageAnswers: string[] = [];
+    const routesDuringOutage = (): [string, string | undefined][] => [
+      ['/v1/me', tenant.member.token], ['/v1/org', tenant.member.token], [`/v1/orgs/${tenant.orgId}/members`, tenant.admin.token],
+      ['/v1/mcp-connections', tenant.admin.token], ['/v1/memory', tenant.member.token], ['/v1/memory/search?q=deploy', tenant.member.token],
+      ['/v1/messenger/connections', tenant.admin.token], ['/v1/sso/connection', tenant.admin.token], ['/v1/scim/connection', tenant.admin.token],
+      ['/v1/install-links/opl_any-token-must-be-looked-up', undefined],
+    ];
 
     let survived = 0;
     for (let fault = 0; fault < faults; fault++) {
@@ -87,6 +94,12 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
       const downSince = statuses.get(503) ?? 0;
       while ((statuses.get(503) ?? 0) < downSince + 10) await sleep(20);
       assert.deepEqual((await api(app.url).get('/health')).body, { status: 'unavailable' });
+      // Every module, not only the writes under load, says 503 while the database is away.
+      for (const [path, token] of routesDuringOutage()) {
+        const response = await api(app.url, token).get(path);
+        outageAnswers.push(`${path} ${response.status}`);
+        if (response.status !== 503) unexpected.push(`during the outage GET ${path} -> ${response.status} ${response.text.slice(0, 160)}`);
+      }
       await proxy.restore();
       phase = 'up';
       // Recovery without a restart: writes are acknowledged again.
@@ -111,7 +124,29 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
     } finally {
       await direct.end();
     }
-    console.log(`faults: ${survived} database outages survived under load; ${acknowledged.length} writes acknowledged, all present; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    console.log(`faults: ${survived} database outages survived under load; ${acknowledged.length} writes acknowledged, all present; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ${outageAnswers.length} reads of ${routesDuringOutage().length} other routes during the outages, all 503`);
+  });
+});
+
+describe('SCIM while the database is unreachable', { skip: onlyPostgres }, () => {
+  it('answers a SCIM 503, not a 500', { todo: 'SCIM module (owner still at work): its error handler does not map a lost database to 503' }, async () => {
+    const database = await createPostgresDatabase();
+    const url = new URL(database.url);
+    const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
+    url.host = `127.0.0.1:${proxy.port}`;
+    const app = await startTestApp({ databaseUrl: url.toString(), logLevel: 'warn' });
+    try {
+      await proxy.cut();
+      // A well-formed token has to be looked up: the database decides, and it is away.
+      const response = await api(app.url, `opscim_${'A'.repeat(43)}`).get('/scim/v2/Users');
+      assert.equal(response.status, 503, response.text);
+      assert.equal(response.body.status, '503');
+    } finally {
+      await proxy.restore();
+      await app.close();
+      await proxy.close();
+      await database.drop();
+    }
   });
 });
 
