@@ -4,8 +4,9 @@
 // instance. An answer fails when it is a 5xx, a 4xx without the error shape, or a 2xx whose body does
 // not validate against the documented response schema (or whose status is not documented at all).
 //
-// Replay: the seed is printed; FUZZ_SEED=<seed> reruns exactly the same requests (the world's ids
-// differ between runs, but every generated choice is the same). FUZZ_PER_OPERATION changes the count.
+// Replay: the seed is printed; FUZZ_SEED=<seed> reruns the same generated requests (the world's ids
+// differ between runs, but every generated choice is the same; requests of one operation are in flight
+// together, so an order-dependent failure may need a few reruns). FUZZ_PER_OPERATION changes the count.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
