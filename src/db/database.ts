@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -48,8 +49,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const { PGlite } = await import('@electric-sql/pglite');
   const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const dataDir = options.pgliteDataDir ?? 'memory://';
-  if (!dataDir.startsWith('memory://')) await mkdir(path.resolve(dataDir), { recursive: true });
-  const lite = await PGlite.create(dataDir);
+  const inMemory = dataDir.startsWith('memory://');
+  if (!inMemory) await mkdir(path.resolve(dataDir), { recursive: true });
+  const fresh = inMemory || !existsSync(path.join(dataDir, 'PG_VERSION'));
+  const template = fresh ? await readPgliteTemplate() : undefined;
+  const lite = await PGlite.create(dataDir, template ? { loadDataDir: template } : {});
   const pool = new pg.Pool({ ...(createPgConfig(lite) as unknown as pg.PoolConfig), max: 1 });
   pool.on('error', (error) => options.onPoolError?.(error));
   return wrapPool(pool, 'pglite', () => lite.close());
@@ -74,6 +78,16 @@ function statementPreparer() {
     }
     return name ? { name, text, values: params } : { text, values: params };
   };
+}
+
+/** The empty cluster saved at install time (scripts/build-pglite-template.mjs), if it is there. */
+async function readPgliteTemplate(): Promise<Blob | undefined> {
+  try {
+    const { pgliteTemplateFile } = await import('../../scripts/pglite-template-path.mjs');
+    return new Blob([await readFile(await pgliteTemplateFile())]);
+  } catch {
+    return undefined;
+  }
 }
 
 function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () => Promise<void>): Database {

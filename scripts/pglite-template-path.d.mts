@@ -1,0 +1,1 @@
+export function pgliteTemplateFile(): Promise<string>;
