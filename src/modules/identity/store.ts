@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/database.ts';
+import type { Database, Queryable } from '../../db/database.ts';
 
 export type Role = 'owner' | 'admin' | 'member';
 export type Plan = 'free' | 'team' | 'enterprise';
@@ -127,8 +127,9 @@ export function createIdentityStore() {
       );
     },
 
-    async findSessionCaller(db: Queryable, tokenHash: string): Promise<SessionCallerRow | undefined> {
-      const { rows } = await db.query<SessionCallerRow>(sessionCallerSql, [tokenHash]);
+    // The three lookups that authenticate requests run on every call, so they are prepared statements.
+    async findSessionCaller(db: Database, tokenHash: string): Promise<SessionCallerRow | undefined> {
+      const { rows } = await db.prepared<SessionCallerRow>('identity_session_caller', sessionCallerSql, [tokenHash]);
       return rows[0];
     },
 
@@ -136,8 +137,9 @@ export function createIdentityStore() {
      * Spec operation 7 in one round trip: the session check and everything GET /v1/org shows. The
      * organization parts are null when the session has no active organization it is a member of.
      */
-    async findActiveOrganizationByToken(db: Queryable, tokenHash: string): Promise<ActiveOrganizationRow | undefined> {
-      const { rows } = await db.query<ActiveOrganizationRow>(
+    async findActiveOrganizationByToken(db: Database, tokenHash: string): Promise<ActiveOrganizationRow | undefined> {
+      const { rows } = await db.prepared<ActiveOrganizationRow>(
+        'identity_active_organization',
         `WITH caller AS (${sessionCallerSql})
          SELECT caller.*,
                 CASE WHEN o.id IS NULL THEN NULL ELSE json_build_object(
@@ -169,8 +171,9 @@ export function createIdentityStore() {
       return rows[0];
     },
 
-    async findApiKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
-      const { rows } = await db.query<ApiKeyRow>(
+    async findApiKeyByHash(db: Database, keyHash: string): Promise<ApiKeyRow | undefined> {
+      const { rows } = await db.prepared<ApiKeyRow>(
+        'identity_api_key',
         'SELECT id, organization_id, name, role, created_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
         [keyHash],
       );
