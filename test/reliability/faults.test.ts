@@ -129,7 +129,7 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
 });
 
 describe('SCIM while the database is unreachable', { skip: onlyPostgres }, () => {
-  it('answers a SCIM 503, not a 500', { todo: 'SCIM module (owner still at work): its error handler does not map a lost database to 503' }, async () => {
+  it('answers a SCIM 503, not a 500', async () => {
     const database = await createPostgresDatabase();
     const url = new URL(database.url);
     const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));

@@ -5,7 +5,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { bearerToken } from '../../http/auth.ts';
-import { ApiError } from '../../http/errors.ts';
+import { ApiError, isDatabaseUnavailable, isUnstorableText } from '../../http/errors.ts';
 import { allSchemas, listResponse, parsePaging, resourceTypeDocuments, schemaDocument, serviceProviderConfig } from './documents.ts';
 import { ScimError, scimErrorBody } from './errors.ts';
 import { PATCH_OP_SCHEMA } from './schema.ts';
@@ -31,6 +31,18 @@ const listQuery = z
   .loose();
 const itemQuery = listQuery.pick({ attributes: true, excludedAttributes: true }).loose();
 const idParams = z.object({ id: z.string().min(1).max(200) });
+
+// What the OpenAPI shows of SCIM answers (RFC 7643/7644 documents, kept loose: the RFCs define them).
+const scimError = z
+  .looseObject({ schemas: z.array(z.string()), status: z.string(), scimType: z.string().optional(), detail: z.string().optional() })
+  .describe('SCIM error (RFC 7644 section 3.12)');
+const scimResource = z.looseObject({}).describe('SCIM resource (RFC 7643): `schemas`, `id`, `meta` and the attributes of its schema');
+const scimList = z.looseObject({}).describe('SCIM ListResponse (RFC 7644 section 3.4.2): `schemas`, `totalResults`, `startIndex`, `itemsPerPage`, `Resources`');
+const scimErrors = { 400: scimError, 401: scimError, 404: scimError, 409: scimError, 503: scimError };
+const readResponses = { 200: scimResource, ...scimErrors };
+const listResponses = { 200: scimList, ...scimErrors };
+const createResponses = { 201: scimResource, ...scimErrors };
+const deleteResponses = { 204: z.null().describe('No content'), ...scimErrors };
 const resourceBody = z.looseObject({ schemas: z.array(z.string()).optional() });
 const patchBody = z.looseObject({
   schemas: z.array(z.string()).optional().describe(PATCH_OP_SCHEMA),
@@ -99,6 +111,9 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
       return { status: 400, detail: 'The body is not valid JSON', scimType: 'invalidSyntax' };
     }
+    // Text PostgreSQL cannot store (U+0000, unpaired surrogates) is the client's input; a lost database is retryable.
+    if (isUnstorableText(error)) return { status: 400, detail: 'Text cannot contain the NUL character (U+0000) or unpaired surrogates', scimType: 'invalidValue' };
+    if (isDatabaseUnavailable(error)) return { status: 503, detail: 'The database is unavailable; try again shortly' };
     const status = (error as FastifyError).statusCode;
     if (status && status >= 400 && status < 500) return { status, detail: error.message };
     return { status: 500, detail: 'Something went wrong on our side' };
@@ -145,18 +160,18 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
 
   // ---- discovery ----
   app.get('/ServiceProviderConfig', {
-    schema: { tags: ['SCIM'], operationId: 'scimServiceProviderConfig', summary: 'SCIM: service provider configuration', security },
+    schema: { tags: ['SCIM'], operationId: 'scimServiceProviderConfig', response: readResponses, summary: 'SCIM: service provider configuration', security },
   }, async () => serviceProviderConfig(base, documentationUri));
 
   app.get('/ResourceTypes', {
-    schema: { tags: ['SCIM'], operationId: 'scimResourceTypes', summary: 'SCIM: resource types', security },
+    schema: { tags: ['SCIM'], operationId: 'scimResourceTypes', response: listResponses, summary: 'SCIM: resource types', security },
   }, async () => {
     const types = resourceTypeDocuments(base);
     return listResponse(types, types.length, { startIndex: 1, count: types.length });
   });
 
   app.get('/ResourceTypes/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimResourceType', summary: 'SCIM: one resource type', params: idParams, security },
+    schema: { tags: ['SCIM'], operationId: 'scimResourceType', response: readResponses, summary: 'SCIM: one resource type', params: idParams, security },
   }, async (request) => {
     const type = resourceTypeDocuments(base).find((t) => t.id === request.params.id);
     if (!type) throw new ScimError(404, `Resource type ${request.params.id} not found`);
@@ -164,11 +179,11 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   });
 
   app.get('/Schemas', {
-    schema: { tags: ['SCIM'], operationId: 'scimSchemas', summary: 'SCIM: schemas', security },
+    schema: { tags: ['SCIM'], operationId: 'scimSchemas', response: listResponses, summary: 'SCIM: schemas', security },
   }, async () => listResponse(allSchemas.map((s) => schemaDocument(s, base)), allSchemas.length, { startIndex: 1, count: allSchemas.length }));
 
   app.get('/Schemas/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimSchema', summary: 'SCIM: one schema', params: idParams, security },
+    schema: { tags: ['SCIM'], operationId: 'scimSchema', response: readResponses, summary: 'SCIM: one schema', params: idParams, security },
   }, async (request) => {
     const schema = allSchemas.find((s) => s.id.toLowerCase() === request.params.id.toLowerCase());
     if (!schema) throw new ScimError(404, `Schema ${request.params.id} not found`);
@@ -180,6 +195,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     schema: {
       tags: ['SCIM'],
       operationId: 'scimListUsers',
+      response: listResponses,
       summary: 'SCIM: list users',
       description: 'Filters: `userName` (case-insensitive), `externalId`, `emails.value` / `emails[...]`, `displayName`, `id`, `active`; `eq`, `ne`, `co`, `sw`, `ew`, `pr`, joined with `and`/`or`/`not` and parentheses. Paging with `startIndex` (1-based) and `count`.',
       querystring: listQuery,
@@ -191,7 +207,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   });
 
   app.get('/Users/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimGetUser', summary: 'SCIM: get a user', params: idParams, querystring: itemQuery, security },
+    schema: { tags: ['SCIM'], operationId: 'scimGetUser', response: readResponses, summary: 'SCIM: get a user', params: idParams, querystring: itemQuery, security },
   }, async (request) => project(await scim.getUser(contextOf(request), request.params.id), request.query));
 
   app.post('/Users', {
@@ -199,6 +215,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     schema: {
       tags: ['SCIM'],
       operationId: 'scimCreateUser',
+      response: createResponses,
       summary: 'SCIM: provision a user',
       description: 'The user becomes a member of the organization (an existing account with the same e-mail is linked). The e-mail must be in the verified SSO domain. 409 `uniqueness` on a duplicate userName.',
       body: resourceBody,
@@ -208,7 +225,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
 
   app.put('/Users/:id', {
     config: { scimAction: 'replace_user' },
-    schema: { tags: ['SCIM'], operationId: 'scimReplaceUser', summary: 'SCIM: replace a user', params: idParams, body: resourceBody, security },
+    schema: { tags: ['SCIM'], operationId: 'scimReplaceUser', response: readResponses, summary: 'SCIM: replace a user', params: idParams, body: resourceBody, security },
   }, async (request) => write(request, (ctx) => scim.replaceUser(ctx, request.params.id, request.body)));
 
   app.patch('/Users/:id', {
@@ -216,6 +233,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     schema: {
       tags: ['SCIM'],
       operationId: 'scimPatchUser',
+      response: readResponses,
       summary: 'SCIM: modify a user (PatchOp)',
       description: '`active: false` suspends the member and revokes their sessions; `active: true` restores the membership.',
       params: idParams,
@@ -226,15 +244,15 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
 
   app.delete('/Users/:id', {
     config: { scimAction: 'delete_user' },
-    schema: { tags: ['SCIM'], operationId: 'scimDeleteUser', summary: 'SCIM: deprovision a user (removes the member, revokes sessions)', params: idParams, security },
+    schema: { tags: ['SCIM'], operationId: 'scimDeleteUser', response: deleteResponses, summary: 'SCIM: deprovision a user (removes the member, revokes sessions)', params: idParams, security },
   }, async (request, reply) => {
     await write(request, (ctx) => scim.deleteUser(ctx, request.params.id));
-    return reply.status(204).send();
+    return reply.status(204).send(null);
   });
 
   // ---- Groups ----
   app.get('/Groups', {
-    schema: { tags: ['SCIM'], operationId: 'scimListGroups', summary: 'SCIM: list groups', description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.', querystring: listQuery, security },
+    schema: { tags: ['SCIM'], operationId: 'scimListGroups', response: listResponses, summary: 'SCIM: list groups', description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.', querystring: listQuery, security },
   }, async (request) => {
     const excludeMembers = names(request.query.excludedAttributes).includes('members');
     const page = await scim.listGroups(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query), excludeMembers });
@@ -242,7 +260,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   });
 
   app.get('/Groups/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimGetGroup', summary: 'SCIM: get a group', params: idParams, querystring: itemQuery, security },
+    schema: { tags: ['SCIM'], operationId: 'scimGetGroup', response: readResponses, summary: 'SCIM: get a group', params: idParams, querystring: itemQuery, security },
   }, async (request) => project(await scim.getGroup(contextOf(request), request.params.id), request.query));
 
   app.post('/Groups', {
@@ -250,6 +268,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     schema: {
       tags: ['SCIM'],
       operationId: 'scimCreateGroup',
+      response: createResponses,
       summary: 'SCIM: create a group',
       description: 'groupMappingMode metadata_only: the group and its members are kept as metadata; no team is created.',
       body: resourceBody,
@@ -259,19 +278,19 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
 
   app.put('/Groups/:id', {
     config: { scimAction: 'replace_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimReplaceGroup', summary: 'SCIM: replace a group', params: idParams, body: resourceBody, security },
+    schema: { tags: ['SCIM'], operationId: 'scimReplaceGroup', response: readResponses, summary: 'SCIM: replace a group', params: idParams, body: resourceBody, security },
   }, async (request) => write(request, (ctx) => scim.replaceGroup(ctx, request.params.id, request.body)));
 
   app.patch('/Groups/:id', {
     config: { scimAction: 'patch_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimPatchGroup', summary: 'SCIM: modify a group (PatchOp, e.g. members add/remove)', params: idParams, body: patchBody, security },
+    schema: { tags: ['SCIM'], operationId: 'scimPatchGroup', response: readResponses, summary: 'SCIM: modify a group (PatchOp, e.g. members add/remove)', params: idParams, body: patchBody, security },
   }, async (request) => write(request, (ctx) => scim.patchGroup(ctx, request.params.id, request.body)));
 
   app.delete('/Groups/:id', {
     config: { scimAction: 'delete_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimDeleteGroup', summary: 'SCIM: delete a group', params: idParams, security },
+    schema: { tags: ['SCIM'], operationId: 'scimDeleteGroup', response: deleteResponses, summary: 'SCIM: delete a group', params: idParams, security },
   }, async (request, reply) => {
     await write(request, (ctx) => scim.deleteGroup(ctx, request.params.id));
-    return reply.status(204).send();
+    return reply.status(204).send(null);
   });
 };
