@@ -1,20 +1,87 @@
 // Runs the whole suite once per backend: a real PostgreSQL, then the embedded PGlite.
 // Usage: npm test [-- <test files or globs>]   ORGPLANE_TEST_BACKEND=postgres|pglite runs one backend.
-import { spawnSync } from 'node:child_process';
+//
+// Each test file runs in its own `node --test` process (several at a time), with a hard time limit so
+// that a hung file can never hang the run. A file that fails is run once more and the second result
+// counts; every such retry is printed, so flakiness stays visible instead of silently passing.
+import { spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
 
-const files = process.argv.slice(2);
-const targets = files.length > 0 ? files : ['test/**/*.test.ts'];
+const patterns = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['test/**/*.test.ts'];
+const files = [...new Set(patterns.flatMap((pattern) => globSync(pattern)))].sort();
 const backends = process.env.ORGPLANE_TEST_BACKEND ? [process.env.ORGPLANE_TEST_BACKEND] : ['postgres', 'pglite'];
-const concurrency = process.env.TEST_CONCURRENCY ?? '4';
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
+const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 8 * 60_000);
 
-let failed = false;
-for (const backend of backends) {
-  console.log(`\n=== test suite on ${backend} ===`);
-  const run = spawnSync(
-    process.execPath,
-    ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=180000', ...targets],
-    { stdio: 'inherit', env: { ...process.env, ORGPLANE_TEST_BACKEND: backend } },
-  );
-  if (run.status !== 0) failed = true;
+interface FileResult {
+  file: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  todo: number;
+  ok: boolean;
+  output: string;
 }
-process.exit(failed ? 1 : 0);
+
+function runFile(file: string, backend: string): Promise<FileResult> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ['--test', '--test-timeout=180000', '--test-force-exit', file],
+      { env: { ...process.env, ORGPLANE_TEST_BACKEND: backend }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => {
+      output += `\n[scripts/test.ts] ${file} exceeded ${fileTimeoutMs} ms and was killed\n`;
+      child.kill('SIGKILL');
+    }, fileTimeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const count = (label: string) => Number(new RegExp(`^ℹ ${label} (\\d+)`, 'm').exec(output)?.[1] ?? 0);
+      const failed = count('fail') + count('cancelled');
+      resolve({ file, passed: count('pass'), failed, skipped: count('skipped'), todo: count('todo'), ok: code === 0 && failed === 0, output });
+    });
+  });
+}
+
+async function runAll(list: string[], backend: string): Promise<FileResult[]> {
+  const results: FileResult[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, list.length) }, async () => {
+      while (next < list.length) {
+        const file = list[next++]!;
+        const result = await runFile(file, backend);
+        process.stdout.write(result.output);
+        results.push(result);
+      }
+    }),
+  );
+  return results;
+}
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const started = Date.now();
+for (const backend of backends) {
+  console.log(`\n=== test suite on ${backend}: ${files.length} files ===`);
+  const first = await runAll(files, backend);
+  const retried = first.filter((result) => !result.ok);
+  const second = retried.length > 0 ? await runAll(retried.map((result) => result.file), backend) : [];
+  for (const result of retried) console.log(`[scripts/test.ts] RETRIED after a failure on ${backend}: ${result.file}`);
+  const final = new Map(first.map((result) => [result.file, result]));
+  for (const result of second) final.set(result.file, result);
+  for (const result of final.values()) {
+    passed += result.passed;
+    failed += result.ok ? 0 : Math.max(1, result.failed);
+    skipped += result.skipped;
+  }
+  const failing = [...final.values()].filter((result) => !result.ok).map((result) => result.file);
+  console.log(`=== ${backend}: ${failing.length === 0 ? 'all files passed' : `failing: ${failing.join(', ')}`} ===`);
+}
+console.log(`\nsuite finished in ${Math.round((Date.now() - started) / 1000)} s on ${backends.join(' and ')}`);
+console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failed > 0 ? 1 : 0);
