@@ -27,15 +27,24 @@ export interface TestApp extends RunningServer {
   databaseUrl: string | undefined;
 }
 
+/**
+ * A port for a server whose URL must be known before it listens (PUBLIC_URL). It is drawn below the
+ * kernel's ephemeral range (32768+ here): a port from that range, once released, can be handed to any
+ * outgoing connection (a PostgreSQL client, say) before the server binds it, which made test apps fail
+ * with EADDRINUSE now and then. Below it, only another test's random pick can collide, and the bind
+ * check right here makes that unlikely.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+  for (let attempt = 0; ; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+    if (attempt >= 50) throw new Error('no free port found below the ephemeral range');
+  }
 }
 
 /** Creates a fresh PostgreSQL database for one test app and returns its URL and a dropper. */
