@@ -100,7 +100,7 @@ function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () 
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          broken = rollbackError;
+          broken ??= rollbackError;
         });
         throw error;
       } finally {

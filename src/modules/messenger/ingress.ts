@@ -6,7 +6,7 @@
 // transaction that holds its claim committed, so nothing is acknowledged that is not stored. Under
 // light load a batch is a single claim; under heavy load batches grow and the per-update cost falls.
 
-import type { Database, Queryable } from '../../db/database.ts';
+import type { Database } from '../../db/database.ts';
 import type { JobQueue } from '../../platform/queue.ts';
 import { hashToken, safeEqual } from '../../platform/tokens.ts';
 import type { MessengerStore } from './store.ts';
@@ -112,7 +112,9 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
     const unique = [...firsts.values()];
     let result: Awaited<ReturnType<MessengerStore['claimUpdates']>>;
     try {
-      result = await claimTransaction(db, async (tx) => {
+      // Database.transaction hears the client's 'error' event for the whole checkout, so a database
+      // restart mid-claim fails this transaction (and the request gets a 503) instead of crashing.
+      result = await db.transaction(async (tx) => {
         const claimed = await store.claimUpdates(tx, unique);
         // Sorted by update_id so that, inside one batch, a chat's updates queue in update_id order.
         const jobs = unique
@@ -165,35 +167,4 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
       secretHashes.delete(connectionId);
     },
   };
-}
-
-/**
- * BEGIN/COMMIT on one pooled client, like Database.transaction, but with the client's 'error' event
- * heard for the whole checkout. pg emits 'error' on a client whose connection drops (a database
- * restart) even while a query is running, and pg-pool removes its own listener while a client is
- * checked out: unheard, that event crashes the process. The failure still reaches the caller through
- * the failing query, BEGIN or COMMIT, which is what turns a lost database into a 503 here.
- */
-async function claimTransaction<T>(db: Database, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  const client = await db.pool.connect();
-  let broken: Error | undefined;
-  const onError = (error: Error) => {
-    broken = error;
-  };
-  client.on('error', onError);
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: Error) => {
-      broken ??= rollbackError;
-    });
-    throw error;
-  } finally {
-    client.removeListener('error', onError);
-    // A connection that failed is discarded rather than returned to the pool.
-    client.release(broken);
-  }
 }
