@@ -98,6 +98,28 @@ const connectionNotFound = () => notFound('connection_not_found', 'No such MCP c
 export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
   const { db, secrets } = deps;
   const store = createConnectionStore();
+
+  /** An apiKey sent with a create or an edit becomes the credential of that identity: shared, or the caller's own. */
+  async function storeSuppliedApiKey(
+    tx: Queryable,
+    organizationId: string,
+    connectionId: string,
+    memberId: string | null,
+    fingerprint: string,
+    input: { authType: string; credentialMode: string; apiKey?: string | undefined },
+  ): Promise<void> {
+    if (input.authType !== 'apikey' || input.apiKey === undefined) return;
+    await store.upsertCredential(tx, {
+      id: newId('emcc'),
+      organizationId,
+      connectionId,
+      memberId: input.credentialMode === 'shared' ? null : memberId,
+      kind: 'apikey',
+      identityFingerprint: fingerprint,
+      secretSealed: sealApiKey(secrets, fingerprint, input.apiKey),
+      health: 'ready',
+    });
+  }
   const invalidationHooks: IdentityInvalidationHook[] = [];
   // OAuth connections are tested by the OAuth flows (./oauth/): refresh first, why a token was refused, one scope step-up.
   let oauthTester: ((row: ConnectionRow, memberId: string | null) => Promise<{ ok: boolean; highestPassed: HighestPassed; tools: string[]; diagnostic: Diagnostic | null }>) | undefined;
@@ -351,18 +373,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
           healthCheckedAt: input.authType === 'none' ? new Date() : null,
         });
         await store.replaceAccess(tx, organizationId, id, access);
-        if (input.authType === 'apikey' && input.apiKey !== undefined) {
-          await store.upsertCredential(tx, {
-            id: newId('emcc'),
-            organizationId,
-            connectionId: id,
-            memberId: input.credentialMode === 'shared' ? null : memberId,
-            kind: 'apikey',
-            identityFingerprint: fingerprint,
-            secretSealed: sealApiKey(secrets, fingerprint, input.apiKey),
-            health: 'ready',
-          });
-        }
+        await storeSuppliedApiKey(tx, organizationId, id, memberId, fingerprint, input);
       });
       const row = await store.findConnection(db, organizationId, id);
       return (await present(caller, [row!]))[0]!;
@@ -445,18 +456,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
           await runInvalidationHooks(tx, organizationId, id);
         }
         await store.replaceAccess(tx, organizationId, id, access);
-        if (input.authType === 'apikey' && input.apiKey !== undefined) {
-          await store.upsertCredential(tx, {
-            id: newId('emcc'),
-            organizationId,
-            connectionId: id,
-            memberId: input.credentialMode === 'shared' ? null : memberId,
-            kind: 'apikey',
-            identityFingerprint: fingerprint,
-            secretSealed: sealApiKey(secrets, fingerprint, input.apiKey),
-            health: 'ready',
-          });
-        }
+        await storeSuppliedApiKey(tx, organizationId, id, memberId, fingerprint, input);
       });
 
       const row = await store.findConnection(db, organizationId, id);
