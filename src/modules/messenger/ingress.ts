@@ -8,6 +8,7 @@
 
 import type { Database } from '../../db/database.ts';
 import type { JobQueue } from '../../platform/queue.ts';
+import { createBatcher } from '../../platform/batcher.ts';
 import { hashToken, safeEqual } from '../../platform/tokens.ts';
 import type { MessengerStore } from './store.ts';
 import { chatIdOf, orderingKeyOf } from './updates.ts';
@@ -34,13 +35,11 @@ export interface Ingress {
   forget(connectionId: string): void;
 }
 
-interface PendingClaim {
+interface ClaimRequest {
   connectionId: string;
   updateId: number;
   chatId: string | null;
   update: Record<string, unknown>;
-  resolve(outcome: ClaimOutcome): void;
-  reject(error: unknown): void;
 }
 
 const SECRET_CACHE_TTL_MS = 60_000;
@@ -56,14 +55,16 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
   // transaction re-checks that the connection exists and is active, so a stale entry can never make
   // a deleted or disabled connection accept an update.
   const secretHashes = new Map<string, { hash: string; expires: number }>();
-  const pending: PendingClaim[] = [];
   // One transaction at a time on PGlite (one connection). On PostgreSQL a few overlap, so that the
   // round trips of one batch do not idle the stream; at most half the pool, the rest stays for
   // reads, the secret lookups and the workers.
   const poolSize = (db.pool as { options?: { max?: number } }).options?.max ?? 10;
-  const maxInFlight = db.backend === 'pglite' ? 1 : Math.max(1, Math.min(4, Math.floor(poolSize / 2)));
-  let inFlight = 0;
-  let scheduled = false;
+  const claimInBatch = createBatcher<ClaimRequest, ClaimOutcome>({
+    run: commitBatch,
+    maxBatch: MAX_BATCH,
+    maxInFlight: db.backend === 'pglite' ? 1 : Math.max(1, Math.min(4, Math.floor(poolSize / 2))),
+    overlapThreshold: OVERLAP_THRESHOLD,
+  });
 
   async function secretHashOf(connectionId: string): Promise<string | undefined> {
     const cached = secretHashes.get(connectionId);
@@ -78,75 +79,44 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
     return row.webhook_secret_hash;
   }
 
-  // Another transaction starts beside a running one only when enough claims wait: fewer, larger
-  // batches cost the database less per claim (statements, commits), which is what matters when it
-  // is the bottleneck; overlap is for when one transaction at a time cannot keep up.
-  const canStart = () => pending.length > 0 && inFlight < maxInFlight && (inFlight === 0 || pending.length >= OVERLAP_THRESHOLD);
-
-  function schedule() {
-    if (scheduled || !canStart()) return;
-    scheduled = true;
-    // One turn of the event loop lets the requests that arrived together join the same batch.
-    setImmediate(() => {
-      scheduled = false;
-      while (canStart()) {
-        const batch = pending.splice(0, MAX_BATCH);
-        inFlight += 1;
-        void commitBatch(batch).finally(() => {
-          inFlight -= 1;
-          schedule();
-        });
-      }
-    });
-  }
-
-  async function commitBatch(batch: PendingClaim[]) {
+  async function commitBatch(batch: ClaimRequest[]): Promise<ClaimOutcome[]> {
     // The same update twice in one batch: the first one speaks for both.
-    const firsts = new Map<string, PendingClaim>();
-    const repeats: PendingClaim[] = [];
+    const firsts = new Map<string, ClaimRequest>();
     for (const item of batch) {
       const key = `${item.connectionId}:${item.updateId}`;
-      if (firsts.has(key)) repeats.push(item);
-      else firsts.set(key, item);
+      if (!firsts.has(key)) firsts.set(key, item);
     }
     const unique = [...firsts.values()];
-    let result: Awaited<ReturnType<MessengerStore['claimUpdates']>>;
-    try {
-      // Database.transaction hears the client's 'error' event for the whole checkout, so a database
-      // restart mid-claim fails this transaction (and the request gets a 503) instead of crashing.
-      result = await db.transaction(async (tx) => {
-        const claimed = await store.claimUpdates(tx, unique);
-        // Sorted by update_id so that, inside one batch, a chat's updates queue in update_id order.
-        const jobs = unique
-          .filter((item) => claimed.claimed.has(`${item.connectionId}:${item.updateId}`))
-          .sort((a, b) => a.updateId - b.updateId)
-          .map((item) => ({
-            key: orderingKeyOf(item.connectionId, item.update, item.chatId),
-            data: { connectionId: item.connectionId, updateId: item.updateId, chatId: item.chatId, update: item.update } satisfies DeliveryJob,
-          }));
-        await queue.enqueue(tx, DELIVERY_QUEUE, jobs);
-        return claimed;
-      });
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
-    }
+    // Database.transaction hears the client's 'error' event for the whole checkout, so a database
+    // restart mid-claim fails this transaction (and the request gets a 503) instead of crashing.
+    const result = await db.transaction(async (tx) => {
+      const claimed = await store.claimUpdates(tx, unique);
+      // Sorted by update_id so that, inside one batch, a chat's updates queue in update_id order.
+      const jobs = unique
+        .filter((item) => claimed.claimed.has(`${item.connectionId}:${item.updateId}`))
+        .sort((a, b) => a.updateId - b.updateId)
+        .map((item) => ({
+          key: orderingKeyOf(item.connectionId, item.update, item.chatId),
+          data: { connectionId: item.connectionId, updateId: item.updateId, chatId: item.chatId, update: item.update } satisfies DeliveryJob,
+        }));
+      await queue.enqueue(tx, DELIVERY_QUEUE, jobs);
+      return claimed;
+    });
     const outcomes = new Map<string, ClaimOutcome>();
     for (const [key, item] of firsts) {
-      let outcome: ClaimOutcome;
       const connection = result.connections.get(item.connectionId);
-      if (result.claimed.has(key)) outcome = { accepted: true };
-      else if (!connection) outcome = { accepted: false, reason: 'connection_not_found' };
-      else if (connection.status !== 'active') outcome = { accepted: false, reason: 'connection_disabled' };
-      else outcome = { accepted: false, reason: 'duplicate' };
-      outcomes.set(key, outcome);
-      item.resolve(outcome);
-    }
-    for (const item of repeats) {
-      const first = outcomes.get(`${item.connectionId}:${item.updateId}`)!;
-      item.resolve(first.accepted ? { accepted: false, reason: 'duplicate' } : first);
+      if (result.claimed.has(key)) outcomes.set(key, { accepted: true });
+      else if (!connection) outcomes.set(key, { accepted: false, reason: 'connection_not_found' });
+      else if (connection.status !== 'active') outcomes.set(key, { accepted: false, reason: 'connection_disabled' });
+      else outcomes.set(key, { accepted: false, reason: 'duplicate' });
     }
     if (result.claimed.size > 0) deps.onEnqueued?.();
+    return batch.map((item) => {
+      const key = `${item.connectionId}:${item.updateId}`;
+      const outcome = outcomes.get(key)!;
+      if (firsts.get(key) === item || !outcome.accepted) return outcome;
+      return { accepted: false, reason: 'duplicate' };
+    });
   }
 
   return {
@@ -157,10 +127,7 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
     },
 
     claim(connectionId, update) {
-      return new Promise<ClaimOutcome>((resolve, reject) => {
-        pending.push({ connectionId, updateId: update.update_id, chatId: chatIdOf(update), update, resolve, reject });
-        schedule();
-      });
+      return claimInBatch({ connectionId, updateId: update.update_id, chatId: chatIdOf(update), update });
     },
 
     forget(connectionId) {
