@@ -90,6 +90,35 @@ describe('identity routes: security', () => {
     assert.equal(own.body.organization.id, tenant.otherOrgId);
   });
 
+  it('concurrent requests whose session lookups share one batch each get only their own answer', async () => {
+    const revoked = await signUp(app.url, 'batch-revoked');
+    await api(app.url, revoked.token).post('/v1/auth/sign-out');
+    const noOrganization = await signUp(app.url, 'batch-no-org');
+    const callers = [
+      { token: tenant.owner.token, userId: tenant.owner.userId, expect: { status: 200, organizationId: tenant.orgId, memberId: tenant.owner.memberId } },
+      { token: tenant.member.token, userId: tenant.member.userId, expect: { status: 200, organizationId: tenant.orgId, memberId: tenant.member.memberId } },
+      { token: tenant.otherAdmin.token, userId: tenant.otherAdmin.userId, expect: { status: 200, organizationId: tenant.otherOrgId, memberId: tenant.otherAdmin.memberId } },
+      { token: revoked.token, userId: null, expect: { status: 401 } },
+      { token: noOrganization.token, userId: noOrganization.userId, expect: { status: 404 } },
+      { token: tenant.owner.token.slice(0, -1) + (tenant.owner.token.endsWith('A') ? 'B' : 'A'), userId: null, expect: { status: 401 } },
+    ];
+    // Many rounds of all callers at once, in a different order each round, so lookups land in shared batches.
+    const requests = Array.from({ length: 20 }, (_, round) => callers.map((_, index) => callers[(index + round) % callers.length]!)).flat();
+    const responses = await Promise.all(requests.map(async (caller) => ({ caller, response: await api(app.url, caller.token).get('/v1/org') })));
+    for (const { caller, response } of responses) {
+      assert.equal(response.status, caller.expect.status, response.text);
+      if (caller.expect.status !== 200) continue;
+      assert.equal(response.body.organization.id, caller.expect.organizationId);
+      assert.equal(response.body.currentMember.id, caller.expect.memberId);
+    }
+    // The same for the session check in front of every other route.
+    const members = await Promise.all(requests.map(async (caller) => ({ caller, response: await api(app.url, caller.token).get('/v1/me') })));
+    for (const { caller, response } of members) {
+      assert.equal(response.status, caller.userId ? 200 : 401, response.text);
+      if (caller.userId) assert.equal(response.body.user.id, caller.userId);
+    }
+  });
+
   it('a member id from another organization is not found here', async () => {
     const response = await api(app.url, tenant.owner.token).patch(`/v1/orgs/${tenant.orgId}/members/${tenant.otherAdmin.memberId}`, { role: 'member' });
     assert.equal(response.status, 404);

@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import { ApiError, conflict, forbidden, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
+import { createBatcher } from '../../platform/batcher.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
@@ -42,9 +43,33 @@ const sessionTokenPrefix = 'ops_';
 const apiKeyPrefix = 'opk_';
 const invitationTokenPrefix = 'opi_';
 
+// Session lookups of concurrent requests share one statement. Batches run side by side only when
+// enough lookups wait, so under load the database answers few large statements, not many small ones.
+const LOOKUP_BATCH_MAX = 256;
+const LOOKUP_OVERLAP_THRESHOLD = 16;
+
 export function createIdentityService(deps: IdentityServiceDeps) {
   const { db } = deps;
   const store = createIdentityStore();
+  const poolSize = (db.pool as { options?: { max?: number } }).options?.max ?? 10;
+  // PGlite has one connection; on PostgreSQL half the pool at most, the rest stays for writes.
+  const lookupsInFlight = db.backend === 'pglite' ? 1 : Math.max(1, Math.floor(poolSize / 2));
+
+  /** Looks rows up by token hash in batches; each caller gets the row of its own hash, or undefined. */
+  function batchedByTokenHash<Row extends { token_hash: string }>(find: (hashes: string[]) => Promise<Row[]>) {
+    return createBatcher<string, Row | undefined>({
+      async run(hashes) {
+        const rows = await find([...new Set(hashes)]);
+        const byHash = new Map(rows.map((row) => [row.token_hash, row]));
+        return hashes.map((hash) => byHash.get(hash));
+      },
+      maxBatch: LOOKUP_BATCH_MAX,
+      maxInFlight: lookupsInFlight,
+      overlapThreshold: LOOKUP_OVERLAP_THRESHOLD,
+    });
+  }
+  const findSessionCaller = batchedByTokenHash((hashes) => store.findSessionCallers(db, hashes));
+  const findActiveOrganization = batchedByTokenHash((hashes) => store.findActiveOrganizationsByTokens(db, hashes));
 
   async function issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string> {
     const token = sessionTokenPrefix + randomToken();
@@ -105,7 +130,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
 
     async resolveSession(token: string): Promise<Caller | null> {
       if (!token.startsWith(sessionTokenPrefix) || token.length > 200) return null;
-      const row = await store.findSessionCaller(db, hashToken(token));
+      const row = await findSessionCaller(hashToken(token));
       if (!row) return null;
       return {
         kind: 'session',
@@ -208,7 +233,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
      */
     async getActiveOrganization(sessionToken: string | undefined) {
       const row = sessionToken?.startsWith(sessionTokenPrefix)
-        ? await store.findActiveOrganizationByToken(db, hashToken(sessionToken))
+        ? await findActiveOrganization(hashToken(sessionToken))
         : undefined;
       if (!row) throw unauthorized();
       if (!row.organization || !row.owner || !row.current_member) {

@@ -53,6 +53,7 @@ export interface ApiKeyRow {
 }
 /** What a bearer token resolves to, read in one round trip on every authenticated request. */
 export interface SessionCallerRow {
+  token_hash: string;
   session_id: string;
   user_id: string;
   is_instance_admin: boolean;
@@ -65,15 +66,18 @@ const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.c
 const memberJsonFields = `'id', m.id, 'organization_id', m.organization_id, 'user_id', m.user_id, 'role', m.role,
   'status', m.status, 'created_at', m.created_at, 'name', u.name, 'email', u.email, 'image', u.image`;
 
-/** A valid (unexpired, unrevoked) session and the caller's active membership, by token hash. */
+/**
+ * Valid (unexpired, unrevoked) sessions and each caller's active membership, by token hashes: every
+ * authenticated request needs this, so concurrent requests share one statement (see the service).
+ */
 const sessionCallerSql = `
-  SELECT s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
+  SELECT s.token_hash, s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
          m.id AS member_id, m.role
     FROM sessions s
     JOIN users u ON u.id = s.user_id
     LEFT JOIN members m
       ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'
-   WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`;
+   WHERE s.token_hash = ANY($1::text[]) AND s.revoked_at IS NULL AND s.expires_at > now()`;
 
 /** Rows built with json_build_object carry timestamps as ISO strings; callers turn them into Dates. */
 type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
@@ -128,18 +132,19 @@ export function createIdentityStore() {
     },
 
     // The three lookups that authenticate requests run on every call, so they are prepared statements.
-    async findSessionCaller(db: Database, tokenHash: string): Promise<SessionCallerRow | undefined> {
-      const { rows } = await db.prepared<SessionCallerRow>('identity_session_caller', sessionCallerSql, [tokenHash]);
-      return rows[0];
+    async findSessionCallers(db: Database, tokenHashes: string[]): Promise<SessionCallerRow[]> {
+      const { rows } = await db.prepared<SessionCallerRow>('identity_session_callers', sessionCallerSql, [tokenHashes]);
+      return rows;
     },
 
     /**
-     * Spec operation 7 in one round trip: the session check and everything GET /v1/org shows. The
-     * organization parts are null when the session has no active organization it is a member of.
+     * Spec operation 7 in one round trip: the session check and everything GET /v1/org shows, for
+     * several sessions at once. The organization parts are null when a session has no active
+     * organization it is a member of.
      */
-    async findActiveOrganizationByToken(db: Database, tokenHash: string): Promise<ActiveOrganizationRow | undefined> {
+    async findActiveOrganizationsByTokens(db: Database, tokenHashes: string[]): Promise<ActiveOrganizationRow[]> {
       const { rows } = await db.prepared<ActiveOrganizationRow>(
-        'identity_active_organization',
+        'identity_active_organizations',
         `WITH caller AS (${sessionCallerSql})
          SELECT caller.*,
                 CASE WHEN o.id IS NULL THEN NULL ELSE json_build_object(
@@ -166,9 +171,9 @@ export function createIdentityStore() {
                FROM team_members tm JOIN teams t ON t.id = tm.team_id
               WHERE tm.organization_id = o.id AND tm.member_id = caller.member_id
            ) teams ON true`,
-        [tokenHash],
+        [tokenHashes],
       );
-      return rows[0];
+      return rows;
     },
 
     async findApiKeyByHash(db: Database, keyHash: string): Promise<ApiKeyRow | undefined> {
