@@ -70,6 +70,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
   }
   const findSessionCaller = batchedByTokenHash((hashes) => store.findSessionCallers(db, hashes));
   const findActiveOrganization = batchedByTokenHash((hashes) => store.findActiveOrganizationsByTokens(db, hashes));
+  const findApiKey = batchedByTokenHash((hashes) => store.findApiKeysByHashes(db, hashes));
 
   async function issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string> {
     const token = sessionTokenPrefix + randomToken();
@@ -146,7 +147,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
 
     async resolveApiKey(key: string): Promise<Caller | null> {
       if (!key.startsWith(apiKeyPrefix) || key.length > 200) return null;
-      const row = await store.findApiKeyByHash(db, hashToken(key));
+      const row = await findApiKey(hashToken(key));
       if (!row) return null;
       return {
         kind: 'api_key',

@@ -176,13 +176,14 @@ export function createIdentityStore() {
       return rows;
     },
 
-    async findApiKeyByHash(db: Database, keyHash: string): Promise<ApiKeyRow | undefined> {
-      const { rows } = await db.prepared<ApiKeyRow>(
-        'identity_api_key',
-        'SELECT id, organization_id, name, role, created_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-        [keyHash],
+    async findApiKeysByHashes(db: Database, keyHashes: string[]): Promise<(ApiKeyRow & { token_hash: string })[]> {
+      const { rows } = await db.prepared<ApiKeyRow & { token_hash: string }>(
+        'identity_api_keys',
+        `SELECT key_hash AS token_hash, id, organization_id, name, role, created_at
+           FROM api_keys WHERE key_hash = ANY($1::text[]) AND revoked_at IS NULL`,
+        [keyHashes],
       );
-      return rows[0];
+      return rows;
     },
 
     async revokeSession(db: Queryable, sessionId: string): Promise<void> {
