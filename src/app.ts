@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
-import { loggerOptions } from './http/logging.ts';
+import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import { installLinkRoutes } from './modules/install-links/routes.ts';
 import { createInstallLinkService } from './modules/install-links/service.ts';
@@ -71,6 +71,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
     },
+    childLoggerFactory,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },

@@ -1,5 +1,5 @@
-import type { FastifyRequest } from 'fastify';
-import type { LoggerOptions } from 'pino';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions, LoggerOptions } from 'pino';
 
 /**
  * Secrets that can reach a log line and must not: credentials in headers, secret fields of any body
@@ -31,9 +31,29 @@ export function redactUrl(url: string): string {
   return safe.replace(secretQueryParameters, '$1[redacted]');
 }
 
+const requestIdOfLogger = Symbol('requestId');
+
+/**
+ * Fastify's per-request child logger, without the request id as a pino binding: pino runs every
+ * binding through the wildcard redaction when the child is made, which on every request cost ~6% of
+ * the server's CPU under load (bench/active-org profile). The id cannot hold a secret, so it is
+ * kept on the child and written into each line by the `mixin` below, only when a line is written.
+ */
+export function childLoggerFactory(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  const { reqId, ...others } = bindings;
+  const child = logger.child(others, options);
+  (child as unknown as Record<symbol, unknown>)[requestIdOfLogger] = reqId;
+  return child;
+}
+
 export function loggerOptions(level: string): LoggerOptions {
   return {
     level,
+    // Children of a request's logger inherit the id through their prototype chain.
+    mixin: (_object, _level, logger) => {
+      const requestId = (logger as unknown as Record<symbol, unknown>)[requestIdOfLogger];
+      return requestId === undefined ? {} : { reqId: requestId };
+    },
     redact: { paths: redactPaths, censor: '[redacted]' },
     serializers: {
       req(request: FastifyRequest) {
