@@ -182,11 +182,12 @@ async function oneMillion(): Promise<void> {
       }
     }
     // Index-only scans need an up-to-date visibility map; statistics for the planner too.
-    if (loaded > 0) await db.query('VACUUM ANALYZE memory_postings, memories, memory_banks, memory_terms');
+    if (loaded > 0) await db.query('VACUUM ANALYZE memory_blocks, memories, memory_banks, memory_terms');
     else await db.query('ANALYZE memory_terms');
-    const totals = await db.query<{ memories: number; postings: number; size: string }>(
-      `SELECT (SELECT count(*) FROM memories) AS memories, (SELECT count(*) FROM memory_postings) AS postings,
-              pg_size_pretty(pg_total_relation_size('memory_postings') + pg_total_relation_size('memories')) AS size`,
+    const totals = await db.query<{ memories: number; postings: number; blocks: number; size: string }>(
+      `SELECT (SELECT count(*) FROM memories) AS memories, (SELECT sum(postings) FROM memory_blocks) AS postings,
+              (SELECT count(*) FROM memory_blocks) AS blocks,
+              pg_size_pretty(pg_total_relation_size('memory_blocks') + pg_total_relation_size('memories')) AS size`,
     );
     console.log(`postgres, 1M database: ${JSON.stringify(totals.rows[0])}`);
     await measureSearches(server.url, session.sessionToken, 'postgres, 100,000 memories for the user among 1,000,000');

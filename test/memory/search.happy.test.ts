@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { createOrganization, signUp } from '../support/fixtures.ts';
-import { memoryClient, referenceRanking } from './helpers.ts';
+import { memoryClient, referenceRanking, type StoredMemory } from './helpers.ts';
 
 let app: TestApp;
 before(async () => {
@@ -206,4 +206,51 @@ test('when the rarer words give fewer memories than the limit, memories with onl
   assert.ok(results.slice(3).every((r) => r.content.startsWith('alpha beta item')));
   const expected = referenceRanking(docs, 'gamma alpha', 10);
   assert.deepEqual(results.map((r) => Math.round(r.score * 1e6)), expected.map((r) => Math.round(r.score * 1e6)));
+});
+
+test('a word whose postings span many blocks: mixed batch sizes, single creates and scattered deletes keep the ranking exact', async () => {
+  const busy = await freshUser('blocks');
+  const calm = await freshUser('blocks-calm');
+  const contents = Array.from({ length: 420 }, (_, i) =>
+    `harbour log ${i}: ${i % 3 === 0 ? 'crane ' : ''}${i % 10 === 0 ? 'gull gull ' : ''}${i % 41 === 0 ? 'lighthouse ' : ''}tide ${'swell '.repeat(i % 4)}`,
+  );
+  const docs: StoredMemory[] = [];
+  let next = 0;
+  const take = (count: number) =>
+    Array.from({ length: count }, () => ({ content: contents[next]!, tags: next++ % 11 === 0 ? ['elevens'] : [] }));
+  // Batches larger and smaller than a block, and single memories appended to a block one at a time.
+  for (const size of [1, 1, 1, 37, 150, 1, 1, 1, 1, 1, 221, 1, 1, 1, 1]) {
+    if (size === 1) docs.push(await busy.create(take(1)[0]!));
+    else docs.push(...(await busy.batch(take(size))));
+  }
+  assert.equal(docs.length, contents.length);
+  // Deletes scattered over the blocks: their first, last and middle postings.
+  const doomed = new Set(docs.filter((_, i) => i % 7 === 0 || i % 100 === 99).map((d) => d.id));
+  for (const id of doomed) await busy.remove(id);
+  const kept = docs.filter((d) => !doomed.has(d.id));
+  await calm.batch(kept.map((d) => ({ content: d.content })));
+  const elevens = new Set(kept.filter((d) => d.tags.includes('elevens')).map((d) => d.id));
+
+  for (const [q, limit, tagged] of [
+    ['harbour', 100, false],
+    ['harbour crane gull', 100, false],
+    ['lighthouse tide', 10, false],
+    // Filtered: the tagged memories are spread over the ranking, so several windows are checked.
+    ['harbour crane gull', 100, true],
+    ['harbour crane gull', 5, true],
+  ] as const) {
+    const all = referenceRanking(kept, q, kept.length);
+    const expected = (tagged ? all.filter((r) => elevens.has(r.id)) : all).slice(0, limit);
+    const actual = await busy.search(q, `&limit=${limit}${tagged ? '&tags=elevens' : ''}`);
+    assert.ok(!actual.some((r) => doomed.has(r.id)), q);
+    assert.deepEqual(actual.map((r) => Math.round(r.score * 1e6)), expected.map((r) => Math.round(r.score * 1e6)), q);
+    const boundary = expected[expected.length - 1]!.score;
+    const clear = (list: { id: string; score: number }[]) => new Set(list.filter((r) => r.score > boundary + 1e-6).map((r) => r.id));
+    assert.deepEqual(clear(actual), clear(expected), q);
+    if (!tagged) {
+      // Exactly the scores of a bank that never saw the deleted memories.
+      const strip = (list: { content: string; score: number }[]) => list.map((r) => `${r.content}=${r.score}`).sort();
+      assert.deepEqual(strip(actual), strip(await calm.search(q, `&limit=${limit}`)), q);
+    }
+  }
 });

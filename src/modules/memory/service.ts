@@ -3,20 +3,21 @@ import { notFound, unauthorized } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Caller } from '../identity/service.ts';
 import { analyzeMemory, queryTerms } from './analyzer.ts';
+import { limitthBest, scorePostings, scoreUnitsPerPoint } from './postings.ts';
 import {
   deleteMemory,
-  documentFrequencies,
   findBank,
   getMemory,
   insertMemories,
   listMemories,
-  rankMemories,
-  rankingFloor,
-  scoreUnitsPerPoint,
+  loadTerms,
+  openSearch,
+  scoredRows,
   type BankKey,
   type BankStats,
   type MemoryRow,
   type ScoredRow,
+  type SearchStart,
 } from './store.ts';
 
 export const memoryIdPrefix = 'mry';
@@ -125,26 +126,112 @@ function normalizeTags(tags: string[] | undefined): string[] {
   return [...new Set(tags ?? [])];
 }
 
-/** How many postings the terms used for the cheap floor query may have. */
-const floorPostingBudget = 5_000;
-/** How many promising memories (per result asked for) are scored in full for the floor. */
-const floorSampleFactor = 4;
+const idf = (docCount: number, df: number) => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
 
 /**
- * Document frequencies of some terms, asking the database only for those not yet known in this
- * search (all reads of a search share one snapshot, so a known value is still exact). Absent
- * terms are 0.
+ * BM25F scores of every memory that contains one of the query's own words, from the postings
+ * loaded in `search`. Terms absent from the bank count for nothing.
  */
-async function frequencies(tx: Queryable, bank: BankStats, terms: string[], known: Map<string, number>): Promise<Map<string, number>> {
-  const missing = terms.filter((term) => !known.has(term));
-  if (missing.length > 0) {
-    const found = await documentFrequencies(tx, bank.id, missing);
-    for (const term of missing) known.set(term, found.get(term) ?? 0);
+function scoreAll(search: SearchStart, weights: Map<string, number>, own: Set<string>): Map<number, number> {
+  const { bank, blocks, df } = search;
+  const bm = {
+    k1: ranking.k1,
+    headWeight: ranking.headWeight,
+    headB: ranking.headB,
+    bodyB: ranking.bodyB,
+    avgHeadLength: bank.headLengthSum / bank.docCount,
+    avgBodyLength: bank.bodyLengthSum / bank.docCount,
+  };
+  const scores = new Map<number, number>();
+  // The query's own words first: they make the candidates, the other terms only add to them.
+  const terms = [...weights.keys()].sort((a, b) => Number(own.has(b)) - Number(own.has(a)));
+  for (const term of terms) {
+    const n = df.get(term);
+    if (!n) continue;
+    const factor = weights.get(term)! * idf(bank.docCount, n) * (ranking.k1 + 1);
+    scorePostings(scores, blocks.get(term)!, factor, bm, !own.has(term));
   }
-  return known;
+  return scores;
 }
 
-const idf = (docCount: number, df: number) => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
+/** How many results (per result asked for) a filtered search checks against the filters at first. */
+const filterWindowFactor = 4;
+
+/**
+ * The rows of the best `limit` scored memories that pass the input's filters, in ranking order
+ * (score, then updatedAt and id descending). Without filters only the memories scoring at least
+ * the limit-th best score are sent to the database. With filters, windows of ever more memories,
+ * best first, are checked until `limit` pass: a window ends between two different scores, so the
+ * windows' results in window order are the ranking.
+ */
+async function bestRows(
+  tx: Queryable,
+  bankId: number,
+  scores: Map<number, number>,
+  input: SearchInput,
+  limit: number,
+  withVectors = false,
+): Promise<ScoredRow[]> {
+  if (scores.size === 0) return [];
+  const filtered = (input.tags && input.tags.length > 0) || input.source !== undefined || input.scope !== undefined;
+  const query = { bankId, limit, withVectors, tags: input.tags, source: input.source, scope: input.scope };
+  if (!filtered) {
+    const cut = limitthBest(scores, limit);
+    const seqs: number[] = [];
+    const units: number[] = [];
+    for (const [seq, score] of scores) {
+      if (score < cut) continue;
+      seqs.push(seq);
+      units.push(score);
+    }
+    return scoredRows(tx, { ...query, seqs, scores: units });
+  }
+  const ranked = [...scores].sort((a, b) => b[1] - a[1]);
+  const rows: ScoredRow[] = [];
+  let from = 0;
+  let size = limit * filterWindowFactor;
+  while (from < ranked.length && rows.length < limit) {
+    let to = Math.min(ranked.length, from + size);
+    while (to < ranked.length && ranked[to]![1] === ranked[to - 1]![1]) to++;
+    const window = ranked.slice(from, to);
+    rows.push(...(await scoredRows(tx, { ...query, limit: limit - rows.length, seqs: window.map((e) => e[0]), scores: window.map((e) => e[1]) })));
+    from = to;
+    size *= 4;
+  }
+  return rows;
+}
+
+/** RM3: the original terms (weight 1 each) plus the feedback memories' prominent terms. */
+function expandQuery(bank: BankStats, original: string[], firstPass: ScoredRow[]): Map<string, number> {
+  const { documents, terms: termCount, originalWeight, maxDocumentShare } = ranking.feedback;
+  const top = firstPass.slice(0, documents);
+  const best = top[0]!.score_units / scoreUnitsPerPoint;
+  const mass = new Map<string, number>();
+  const df = new Map<string, number>();
+  for (const row of top) {
+    row.terms!.forEach((term, i) => df.set(term, row.term_dfs![i]!));
+    const length = row.head_length! + row.body_length!;
+    if (length === 0) continue;
+    // A document's share of the relevance model: its score relative to the best, as a likelihood.
+    const docWeight = Math.exp(row.score_units / scoreUnitsPerPoint - best);
+    for (let i = 0; i < row.terms!.length; i++) {
+      const tf = row.head_tf![i]! + row.body_tf![i]!;
+      mass.set(row.terms![i]!, (mass.get(row.terms![i]!) ?? 0) + (docWeight * tf) / length);
+    }
+  }
+  const own = new Set(original);
+  const common = (term: string) => !own.has(term) && (df.get(term) ?? 0) > maxDocumentShare * bank.docCount;
+  // Sorted by mass, then by term, so that equal masses give the same expansion everywhere.
+  const selected = [...mass.entries()].filter(([term]) => !common(term)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, termCount);
+  const total = selected.reduce((sum, [, value]) => sum + value, 0);
+  // Scaled so that an original term weighs 1: scores stay comparable to a plain BM25F pass.
+  const scale = original.length / originalWeight;
+  const weights = new Map<string, number>(original.map((term) => [term, 1]));
+  for (const [term, value] of selected) {
+    weights.set(term, (weights.get(term) ?? 0) + (scale * (1 - originalWeight) * value) / total);
+  }
+  return weights;
+}
 
 export function createMemoryService({ db }: { db: Database }): MemoryService {
   async function insert(caller: Caller, inputs: MemoryInput[]): Promise<Memory[]> {
@@ -159,114 +246,6 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
     }));
     const rows = await db.transaction((tx) => insertMemories(tx, key, memories));
     return rows.map(toMemory);
-  }
-
-  /** One ranking pass with weighted terms; terms absent from the bank are dropped. */
-  async function rankPass(
-    tx: Queryable,
-    bank: BankStats,
-    weights: Map<string, number>,
-    original: Set<string>,
-    input: SearchInput,
-    limit: number,
-    known: Map<string, number>,
-    withVectors = false,
-  ): Promise<ScoredRow[]> {
-    const df = await frequencies(tx, bank, [...weights.keys()], known);
-    const terms: string[] = [];
-    const factors: number[] = [];
-    const isOriginal: boolean[] = [];
-    for (const [term, weight] of weights) {
-      const n = df.get(term);
-      if (!n) continue;
-      terms.push(term);
-      // idf is computed here, not in SQL: ln() of the two backends' C libraries may differ in the last bit.
-      factors.push(weight * idf(bank.docCount, n) * (ranking.k1 + 1));
-      isOriginal.push(original.has(term));
-    }
-    if (!isOriginal.includes(true)) return [];
-    const base = {
-      bankId: bank.id,
-      terms,
-      factors,
-      original: isOriginal,
-      k1: ranking.k1,
-      headWeight: ranking.headWeight,
-      headB: ranking.headB,
-      bodyB: ranking.bodyB,
-      avgHeadLength: bank.headLengthSum / bank.docCount,
-      avgBodyLength: bank.bodyLengthSum / bank.docCount,
-      limit,
-      withVectors,
-      tags: input.tags,
-      source: input.source,
-      scope: input.scope,
-    };
-    // Pruning (MaxScore): a term's contribution is below its factor, so a memory that contains
-    // only non-essential terms scores at most the sum of their factors (the bound). Only memories
-    // with an essential term are scored, and the bound is kept below a floor of the limit-th best
-    // score, so the result is exactly what scoring every memory would give: pruning only decides
-    // how much work it takes.
-    const upper = factors.map((factor) => Math.round(factor * scoreUnitsPerPoint));
-    // The rarest terms, up to a small posting budget, pick a sample of promising memories whose
-    // full scores give a floor for the limit-th best score (see rankingFloor).
-    const byRarity = terms.map((_, i) => i).sort((a, b) => df.get(terms[a]!)! - df.get(terms[b]!)! || a - b);
-    const rare = new Array<boolean>(terms.length).fill(false);
-    let postings = 0;
-    for (const [rank, i] of byRarity.entries()) {
-      postings += df.get(terms[i]!)!;
-      if (rank === 0 || postings <= floorPostingBudget) rare[i] = true;
-    }
-    const floor = rare.includes(false) ? await rankingFloor(tx, { ...base, essential: rare }, limit * floorSampleFactor) : 0;
-    // Terms whose bounds add up to less than the floor can be non-essential: a memory with only
-    // those cannot reach the top. The ones left out first are those with the most postings per
-    // point of bound. With a floor of 0 every term is essential (a full scoring).
-    const essential = terms.map(() => true);
-    const byCostPerBound = terms.map((_, i) => i).sort((a, b) => df.get(terms[b]!)! / upper[b]! - df.get(terms[a]!)! / upper[a]! || a - b);
-    let bound = 0;
-    for (const i of byCostPerBound) {
-      if (bound + upper[i]! >= floor) continue;
-      bound += upper[i]!;
-      essential[i] = false;
-    }
-    return rankMemories(tx, { ...base, essential });
-  }
-
-  /** RM3: the original terms (weight 1 each) plus the feedback memories' prominent terms. */
-  async function expandQuery(
-    tx: Queryable,
-    bank: BankStats,
-    original: string[],
-    firstPass: ScoredRow[],
-    known: Map<string, number>,
-  ): Promise<Map<string, number>> {
-    const { documents, terms: termCount, originalWeight, maxDocumentShare } = ranking.feedback;
-    const top = firstPass.slice(0, documents);
-    const best = top[0]!.score_units / scoreUnitsPerPoint;
-    const mass = new Map<string, number>();
-    for (const row of top) {
-      const length = row.head_length! + row.body_length!;
-      if (length === 0) continue;
-      // A document's share of the relevance model: its score relative to the best, as a likelihood.
-      const docWeight = Math.exp(row.score_units / scoreUnitsPerPoint - best);
-      for (let i = 0; i < row.terms!.length; i++) {
-        const tf = row.head_tf![i]! + row.body_tf![i]!;
-        mass.set(row.terms![i]!, (mass.get(row.terms![i]!) ?? 0) + (docWeight * tf) / length);
-      }
-    }
-    const own = new Set(original);
-    const df = await frequencies(tx, bank, [...mass.keys()], known);
-    const common = (term: string) => !own.has(term) && (df.get(term) ?? 0) > maxDocumentShare * bank.docCount;
-    // Sorted by mass, then by term, so that equal masses give the same expansion everywhere.
-    const selected = [...mass.entries()].filter(([term]) => !common(term)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, termCount);
-    const total = selected.reduce((sum, [, value]) => sum + value, 0);
-    // Scaled so that an original term weighs 1: scores stay comparable to a plain BM25F pass.
-    const scale = original.length / originalWeight;
-    const weights = new Map<string, number>(original.map((term) => [term, 1]));
-    for (const [term, value] of selected) {
-      weights.set(term, (weights.get(term) ?? 0) + (scale * (1 - originalWeight) * value) / total);
-    }
-    return weights;
   }
 
   return {
@@ -308,19 +287,19 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       // concurrent write is either wholly in the ranking or wholly out of it.
       const rows = await db.transaction(async (tx) => {
         await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-        const bank = await findBank(tx, key);
-        if (!bank || bank.docCount === 0) return [];
+        const search = await openSearch(tx, key, original);
+        if (!search || search.bank.docCount === 0) return [];
+        const own = new Set(original);
         const weights = new Map(original.map((term) => [term, 1]));
         const { enabled, documents } = ranking.feedback;
-        const own = new Set(original);
-        const known = new Map<string, number>();
-        if (!enabled) return rankPass(tx, bank, weights, own, input, input.limit, known);
+        if (!enabled) return bestRows(tx, search.bank.id, scoreAll(search, weights, own), input, input.limit);
         // Feedback comes from the whole bank, filters aside, so that a memory's score depends on
         // the query and the bank only: a filter narrows the results without changing their scores.
-        const first = await rankPass(tx, bank, weights, own, { q: input.q, limit: documents }, documents, known, true);
+        const first = await bestRows(tx, search.bank.id, scoreAll(search, weights, own), { q: input.q, limit: documents }, documents, true);
         if (first.length === 0) return [];
-        const expanded = await expandQuery(tx, bank, original, first, known);
-        return rankPass(tx, bank, expanded, own, input, input.limit, known);
+        const expanded = expandQuery(search.bank, original, first);
+        await loadTerms(tx, search, [...expanded.keys()]);
+        return bestRows(tx, search.bank.id, scoreAll(search, expanded, own), input, input.limit);
       });
       return rows.map((row) => ({
         id: row.id,

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.ts';
 import type { AnalyzedMemory } from './analyzer.ts';
+import { blockCapacity, packBlocks, withoutPosting, type Posting } from './postings.ts';
 
 export interface MemoryRow {
   id: string;
@@ -102,53 +103,71 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
   );
   const seqById = new Map(inserted.rows.map((row) => [row.id, row.seq]));
 
-  // Postings as parallel arrays: one round trip however many terms the batch has.
-  const terms: string[] = [];
-  const seqs: number[] = [];
-  const headTf: number[] = [];
-  const bodyTf: number[] = [];
-  const headLength: number[] = [];
-  const bodyLength: number[] = [];
-  const postings: { term: string; seq: number; head: number; body: number; headLength: number; bodyLength: number }[] = [];
+  // Postings in key order (term, then memory): each term's new postings become one or more packed
+  // blocks; the first is appended to the term's last stored block when both fit in one.
+  const postings: { term: string; posting: Posting }[] = [];
   for (const memory of memories) {
     const seq = seqById.get(memory.id)!;
     const a = memory.analyzed;
     for (let i = 0; i < a.terms.length; i++) {
-      postings.push({ term: a.terms[i]!, seq, head: a.headTf[i]!, body: a.bodyTf[i]!, headLength: a.headLength, bodyLength: a.bodyLength });
+      postings.push({ term: a.terms[i]!, posting: { seq, headTf: a.headTf[i]!, bodyTf: a.bodyTf[i]!, headLength: a.headLength, bodyLength: a.bodyLength } });
     }
   }
-  // In key order (bytewise, like the index's COLLATE "C"): neighbouring inserts land on the same
-  // index pages, which is several times faster than a random order for large batches.
-  postings.sort((x, y) => (x.term < y.term ? -1 : x.term > y.term ? 1 : x.seq - y.seq));
-  for (const p of postings) {
-    terms.push(p.term);
-    seqs.push(p.seq);
-    headTf.push(p.head);
-    bodyTf.push(p.body);
-    headLength.push(p.headLength);
-    bodyLength.push(p.bodyLength);
-  }
-  if (terms.length > 0) {
+  postings.sort((x, y) => (x.term < y.term ? -1 : x.term > y.term ? 1 : x.posting.seq - y.posting.seq));
+  const blocks = packBlocks(postings);
+  if (blocks.length > 0) {
+    // One statement: append to last blocks that have room, insert the other blocks, count the
+    // document frequencies. The new memories' sequence numbers are above every stored one of the
+    // bank (writers of a bank hold its row lock, taken above, while inserting), so appended
+    // postings stay in order and blocks never overlap; the last_seq check keeps that true anyway.
     await tx.query(
-      `INSERT INTO memory_postings (bank_id, term, memory_seq, head_tf, body_tf, head_length, body_length)
-       SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::integer[], $6::integer[], $7::integer[])`,
-      [bankId, terms, seqs, headTf, bodyTf, headLength, bodyLength],
-    );
-    // Document frequencies: the postings are sorted by term, so counting runs of equal terms is enough.
-    const distinct: string[] = [];
-    const counts: number[] = [];
-    for (const term of terms) {
-      if (distinct[distinct.length - 1] === term) counts[counts.length - 1]! += 1;
-      else {
-        distinct.push(term);
-        counts.push(1);
-      }
-    }
-    await tx.query(
-      `INSERT INTO memory_terms AS t (bank_id, term, df)
-       SELECT $1, * FROM unnest($2::text[], $3::bigint[])
+      `WITH n AS (
+         SELECT * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::integer[], $6::integer[], $7::integer[],
+                              $8::integer[], $9::integer[], $10::bytea[], $11::boolean[])
+           AS n(term, first_seq, last_seq, postings, max_head_tf, max_body_tf, min_head_length, min_body_length, data, mergeable)
+       ),
+       -- Every row of \`tail\` is one probe of the primary key (LATERAL ... LIMIT 1) and carries what
+       -- the update needs, so the update joins each block to exactly one row by its key.
+       tail AS (
+         SELECT n.*, last.first_seq AS block_first_seq
+           FROM n CROSS JOIN LATERAL (
+             SELECT b.first_seq, b.last_seq, b.postings FROM memory_blocks b
+              WHERE b.bank_id = $1 AND b.term = n.term ORDER BY b.first_seq DESC LIMIT 1
+           ) last
+          WHERE n.mergeable AND last.postings + n.postings <= $12 AND last.last_seq < n.first_seq
+       ),
+       merged AS (
+         UPDATE memory_blocks b
+            SET last_seq = tail.last_seq, postings = b.postings + tail.postings,
+                max_head_tf = greatest(b.max_head_tf, tail.max_head_tf), max_body_tf = greatest(b.max_body_tf, tail.max_body_tf),
+                min_head_length = least(b.min_head_length, tail.min_head_length), min_body_length = least(b.min_body_length, tail.min_body_length),
+                data = b.data || tail.data
+           FROM tail
+          WHERE b.bank_id = $1 AND b.term = tail.term AND b.first_seq = tail.block_first_seq
+         RETURNING b.term
+       ),
+       added AS (
+         INSERT INTO memory_blocks (bank_id, term, first_seq, last_seq, postings, max_head_tf, max_body_tf, min_head_length, min_body_length, data)
+         SELECT $1, n.term, n.first_seq, n.last_seq, n.postings, n.max_head_tf, n.max_body_tf, n.min_head_length, n.min_body_length, n.data
+           FROM n WHERE NOT (n.mergeable AND n.term IN (SELECT term FROM merged))
+       )
+       INSERT INTO memory_terms AS t (bank_id, term, df)
+       SELECT $1, n.term, sum(n.postings) FROM n GROUP BY n.term
        ON CONFLICT (bank_id, term) DO UPDATE SET df = t.df + EXCLUDED.df`,
-      [bankId, distinct, counts],
+      [
+        bankId,
+        blocks.map((b) => b.term),
+        blocks.map((b) => b.firstSeq),
+        blocks.map((b) => b.lastSeq),
+        blocks.map((b) => b.postings),
+        blocks.map((b) => b.maxHeadTf),
+        blocks.map((b) => b.maxBodyTf),
+        blocks.map((b) => b.minHeadLength),
+        blocks.map((b) => b.minBodyLength),
+        blocks.map((b) => b.data),
+        blocks.map((b) => b.mergeable),
+        blockCapacity,
+      ],
     );
   }
   // Rows come back in insertion order on both backends, but the caller's order is the contract.
@@ -175,11 +194,7 @@ export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Pro
       WHERE id = $1`,
     [row.bank_id, row.head_length, row.body_length],
   );
-  await tx.query('DELETE FROM memory_postings WHERE bank_id = $1 AND term = ANY($2::text[]) AND memory_seq = $3', [
-    row.bank_id,
-    row.terms,
-    row.seq,
-  ]);
+  await removePostings(tx, row.bank_id, row.terms, row.seq);
   const sortedTerms = [...row.terms].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   await tx.query('UPDATE memory_terms SET df = df - 1 WHERE bank_id = $1 AND term = ANY($2::text[])', [row.bank_id, sortedTerms]);
   await tx.query('DELETE FROM memory_terms WHERE bank_id = $1 AND term = ANY($2::text[]) AND df <= 0', [row.bank_id, sortedTerms]);
@@ -217,138 +232,140 @@ export async function listMemories(
   return rows;
 }
 
-/** How many memories of the bank contain each term (document frequency), in the caller's snapshot. */
-export async function documentFrequencies(db: Queryable, bankId: number, terms: string[]): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ term: string; df: number }>(
-    'SELECT term, df FROM memory_terms WHERE bank_id = $1 AND term = ANY($2::text[]) AND df > 0',
-    [bankId, terms],
+/**
+ * Takes the posting of memory `seq` out of the blocks of its terms (a block left empty is
+ * deleted), in the caller's transaction, after the bank row is locked. Each term's block is the
+ * last one starting at or before `seq`; a term whose posting is not there (blocks never overlap,
+ * so this does not happen) is looked for in every block whose range covers `seq`.
+ */
+async function removePostings(tx: Queryable, bankId: number, terms: string[], seq: number): Promise<void> {
+  const { rows: candidates } = await tx.query<{ term: string; first_seq: number; data: Buffer }>(
+    `SELECT t.term, b.first_seq, b.data
+       FROM unnest($2::text[]) AS t(term)
+       CROSS JOIN LATERAL (
+         SELECT first_seq, last_seq, data FROM memory_blocks
+          WHERE bank_id = $1 AND term = t.term AND first_seq <= $3 ORDER BY first_seq DESC LIMIT 1
+       ) b`,
+    [bankId, terms, seq],
   );
-  return new Map(rows.map((row) => [row.term, row.df]));
+  const changed: { term: string; first_seq: number; data: Buffer }[] = [];
+  const found = new Set<string>();
+  const take = (block: { term: string; first_seq: number; data: Buffer }) => {
+    const data = withoutPosting(block.data, seq);
+    if (data === block.data) return;
+    changed.push({ term: block.term, first_seq: block.first_seq, data });
+    found.add(block.term);
+  };
+  candidates.forEach(take);
+  const missing = terms.filter((term) => !found.has(term));
+  if (missing.length > 0) {
+    const { rows } = await tx.query<{ term: string; first_seq: number; data: Buffer }>(
+      'SELECT term, first_seq, data FROM memory_blocks WHERE bank_id = $1 AND term = ANY($2::text[]) AND first_seq <= $3 AND last_seq >= $3',
+      [bankId, missing, seq],
+    );
+    rows.forEach(take);
+  }
+  if (changed.length === 0) return;
+  await tx.query(
+    `WITH c AS (SELECT * FROM unnest($2::text[], $3::bigint[], $4::bytea[]) AS c(term, first_seq, data)),
+     emptied AS (
+       DELETE FROM memory_blocks b USING c
+        WHERE b.bank_id = $1 AND b.term = c.term AND b.first_seq = c.first_seq AND length(c.data) = 0
+     )
+     UPDATE memory_blocks b SET data = c.data, postings = b.postings - 1
+       FROM c WHERE b.bank_id = $1 AND b.term = c.term AND b.first_seq = c.first_seq AND length(c.data) > 0`,
+    [bankId, changed.map((c) => c.term), changed.map((c) => c.first_seq), changed.map((c) => c.data)],
+  );
 }
 
-export interface RankingQuery {
+export interface SearchStart {
+  bank: BankStats;
+  /** Per query term present in the bank: its packed posting blocks and its document frequency. */
+  blocks: Map<string, Buffer[]>;
+  df: Map<string, number>;
+  /** Terms whose postings were asked for (present or not), so none is asked twice. */
+  asked: Set<string>;
+}
+
+/**
+ * The bank's statistics and the postings of some terms, in one statement (one snapshot).
+ * Undefined when the user has no bank here. A term's document frequency is its posting count.
+ */
+export async function openSearch(db: Queryable, key: BankKey, terms: string[]): Promise<SearchStart | undefined> {
+  const { rows } = await db.query<{
+    id: number; doc_count: number; head_length_sum: number; body_length_sum: number;
+    term: string | null; postings: number | null; data: Buffer | null;
+  }>(
+    `SELECT b.id, b.doc_count, b.head_length_sum, b.body_length_sum, k.term, k.postings, k.data
+       FROM memory_banks b
+       LEFT JOIN memory_blocks k ON k.bank_id = b.id AND k.term = ANY($3::text[])
+      WHERE b.user_id = $1 AND b.org_key = $2`,
+    [key.userId, orgKey(key.organizationId), terms],
+  );
+  const first = rows[0];
+  if (!first) return undefined;
+  const start: SearchStart = {
+    bank: { id: first.id, docCount: first.doc_count, headLengthSum: first.head_length_sum, bodyLengthSum: first.body_length_sum },
+    blocks: new Map(),
+    df: new Map(),
+    asked: new Set(terms),
+  };
+  addBlocks(start, rows);
+  return start;
+}
+
+/** More terms' postings for a search begun with openSearch (call it in the same transaction). */
+export async function loadTerms(db: Queryable, start: SearchStart, wanted: string[]): Promise<void> {
+  const terms = wanted.filter((term) => !start.asked.has(term));
+  if (terms.length === 0) return;
+  for (const term of terms) start.asked.add(term);
+  const { rows } = await db.query<{ term: string; postings: number; data: Buffer }>(
+    'SELECT term, postings, data FROM memory_blocks WHERE bank_id = $1 AND term = ANY($2::text[])',
+    [start.bank.id, terms],
+  );
+  addBlocks(start, rows);
+}
+
+function addBlocks(start: SearchStart, rows: { term: string | null; postings: number | null; data: Buffer | null }[]): void {
+  for (const row of rows) {
+    if (row.term === null) continue;
+    const list = start.blocks.get(row.term);
+    if (list) list.push(row.data!);
+    else start.blocks.set(row.term, [row.data!]);
+    start.df.set(row.term, (start.df.get(row.term) ?? 0) + row.postings!);
+  }
+}
+
+export interface ScoredRow extends MemoryRow {
+  /** The score in units of 1e-9 (see postings.ts): an integer, the same on every backend. */
+  score_units: number;
+  /** With `withVectors`: the stored analysis of the memory, and the bank's document frequency of each of its terms. */
+  terms?: string[];
+  head_tf?: number[];
+  body_tf?: number[];
+  head_length?: number;
+  body_length?: number;
+  term_dfs?: number[];
+}
+
+export interface RowsQuery {
   bankId: number;
-  /** The query's terms and, per term, the factor (query weight x idf x (k1 + 1)) computed by the caller. */
-  terms: string[];
-  factors: number[];
-  /** Per term: whether it is one of the query's own words. Only memories with one of those are candidates. */
-  original: boolean[];
-  /**
-   * Per term: whether it is essential. Memories that contain no essential term are not scored at
-   * all (the caller knows they cannot reach the top, or re-runs with every term essential).
-   */
-  essential: boolean[];
-  k1: number;
-  headWeight: number;
-  headB: number;
-  bodyB: number;
-  avgHeadLength: number;
-  avgBodyLength: number;
+  /** Scored memories (memory_seq and score units), in any order. */
+  seqs: number[];
+  scores: number[];
   limit: number;
-  /** Also return each result's term vector (the feedback pass needs them; saves a round trip). */
   withVectors?: boolean;
   tags?: string[] | undefined;
   source?: string | undefined;
   scope?: string | undefined;
 }
 
-export interface ScoredRow extends MemoryRow {
-  /** The score in units of 1e-9: integer so that its sum is exact and the same on every backend. */
-  score_units: number;
-  /** With `withVectors`: the stored analysis of the memory. */
-  terms?: string[];
-  head_tf?: number[];
-  body_tf?: number[];
-  head_length?: number;
-  body_length?: number;
-}
-
-/** Scores are summed as integers of this many units per point. */
-export const scoreUnitsPerPoint = 1e9;
-
 /**
- * BM25F over the bank's postings: a memory that contains any query term is a candidate. Per term,
- * the pseudo-frequency is the headline frequency (weighted, length-normalized against the bank's
- * average headline) plus the body frequency (length-normalized against the average body); the
- * term's contribution is factor x f / (f + k1). Contributions are rounded to whole units before
- * summing: float addition of fractions depends on the order rows arrive in, addition of whole
- * numbers below 2^53 is exact in any order, so both backends give the same scores and the same
- * order. (They stay float8: sum(bigint) would be numeric, several times slower.)
+ * The best `limit` of the given scored memories that pass the filters, with their rows: by score,
+ * then most recently updated, then id (descending).
  */
-export async function rankMemories(db: Queryable, q: RankingQuery): Promise<ScoredRow[]> {
-  const { params, filters, scored, candidates } = rankingParts(q, false);
-  const columns = q.withVectors ? `${memoryColumns}, m.terms, m.head_tf, m.body_tf, m.head_length, m.body_length` : memoryColumns;
-  let sql: string;
-  if (filters.length === 0) {
-    // Only memories that can be in the top `limit` are joined: those scoring at least the
-    // limit-th best score (ties at the boundary are then ordered by updatedAt).
-    sql = `
-      WITH ${candidates} s AS MATERIALIZED (${scored}),
-           cut AS (SELECT score_units FROM s ORDER BY score_units DESC OFFSET $10 - 1 LIMIT 1)
-      SELECT ${columns}, s.score_units
-        FROM s JOIN memories m ON m.seq = s.memory_seq
-       WHERE s.score_units >= coalesce((SELECT score_units FROM cut), 0)
-       ORDER BY s.score_units DESC, m.updated_at DESC, m.id DESC
-       LIMIT $10`;
-  } else {
-    sql = `
-      WITH ${candidates} s AS MATERIALIZED (${scored})
-      SELECT ${columns}, s.score_units
-        FROM s JOIN memories m ON m.seq = s.memory_seq
-       WHERE ${filters.join(' AND ')}
-       ORDER BY s.score_units DESC, m.updated_at DESC, m.id DESC
-       LIMIT $10`;
-  }
-  const { rows } = await db.query<ScoredRow>(sql, params);
-  return rows;
-}
-
-/**
- * A floor for the limit-th best score, cheaply: the memories with the best partial scores on the
- * essential terms (only their postings are read) are scored in full by index probes, and the
- * limit-th best of those full scores is returned. Any set of memories scored in full has its
- * limit-th best at or below the bank's, so this is a valid floor. 0 when too few qualify.
- */
-export async function rankingFloor(db: Queryable, q: RankingQuery, sample: number): Promise<number> {
-  const { params, filters, scored } = rankingParts(q, true);
-  params.push(sample);
-  const sampleParam = `$${params.length}`;
-  const sql = `
-    WITH part AS (
-      SELECT s.memory_seq FROM (${scored}) s
-      ${filters.length === 0 ? '' : `JOIN memories m ON m.seq = s.memory_seq WHERE ${filters.join(' AND ')}`}
-      ORDER BY s.score_units DESC LIMIT ${sampleParam}
-    ),
-    whole AS (
-      SELECT c.memory_seq,
-             sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})) AS score_units
-        FROM part c
-        CROSS JOIN unnest($2::text[], $3::float8[], $11::boolean[]) AS t(term, factor, original)
-        -- One index probe per (memory, term); OFFSET 0 keeps the planner from turning the probes
-        -- into a scan of every posting of every term.
-        CROSS JOIN LATERAL (
-          SELECT p.* FROM memory_postings p
-           WHERE p.bank_id = $1 AND p.term = t.term AND p.memory_seq = c.memory_seq OFFSET 0
-        ) p
-        CROSS JOIN LATERAL (${pseudoFrequency}) x
-       GROUP BY c.memory_seq
-      HAVING bool_or(t.original)
-    )
-    SELECT score_units FROM whole ORDER BY score_units DESC OFFSET $10 - 1 LIMIT 1`;
-  const { rows } = await db.query<{ score_units: number }>(sql, params);
-  return rows[0]?.score_units ?? 0;
-}
-
-/** BM25F's pseudo-frequency of a posting `p`: headline and body, each normalized by its length. */
-const pseudoFrequency = `
-  SELECT $5::float8 * p.head_tf / (1 - $6::float8 + $6::float8 * p.head_length / $8::float8)
-       + p.body_tf / (1 - $7::float8 + $7::float8 * p.body_length / $9::float8) AS f`;
-
-function rankingParts(q: RankingQuery, essentialOnly: boolean) {
-  const params: unknown[] = [
-    q.bankId, q.terms, q.factors, q.k1, q.headWeight, q.headB, q.bodyB,
-    q.avgHeadLength > 0 ? q.avgHeadLength : 1, q.avgBodyLength > 0 ? q.avgBodyLength : 1, q.limit, q.original, q.essential,
-  ];
+export async function scoredRows(db: Queryable, q: RowsQuery): Promise<ScoredRow[]> {
+  const params: unknown[] = [q.bankId, q.seqs, q.scores, q.limit];
   const filters: string[] = [];
   if (q.tags && q.tags.length > 0) {
     params.push(q.tags);
@@ -362,25 +379,21 @@ function rankingParts(q: RankingQuery, essentialOnly: boolean) {
     params.push(q.scope);
     filters.push(`m.scope = $${params.length}`);
   }
-  // Postings of non-essential terms count only for memories that have an essential term: they are
-  // filtered through a hash of those memories before the (costly) per-posting arithmetic.
-  const pruned = !essentialOnly && q.essential.includes(false);
-  const scored = `
-    SELECT p.memory_seq,
-           sum(round(t.factor * x.f / (x.f + $4::float8) * ${scoreUnitsPerPoint})) AS score_units
-      FROM unnest($2::text[], $3::float8[], $11::boolean[], $12::boolean[]) AS t(term, factor, original, essential)
-      JOIN memory_postings p ON p.bank_id = $1 AND p.term = t.term
-      CROSS JOIN LATERAL (${pseudoFrequency}) x
-     ${essentialOnly ? 'WHERE t.essential' : pruned ? 'WHERE t.essential OR p.memory_seq IN (SELECT memory_seq FROM candidates)' : ''}
-     GROUP BY p.memory_seq
-    HAVING bool_or(t.original)`;
-  const candidates = pruned
-    ? `candidates AS MATERIALIZED (
-         SELECT DISTINCT p.memory_seq
-           FROM unnest($2::text[], $12::boolean[]) AS e(term, essential)
-           JOIN memory_postings p ON p.bank_id = $1 AND p.term = e.term
-          WHERE e.essential),`
-    : '';
-  return { params, filters, scored, candidates };
+  const order = 'ORDER BY score_units DESC, updated_at DESC, id DESC';
+  const best = `
+    SELECT ${memoryColumns}, s.score_units${q.withVectors ? ', m.terms, m.head_tf, m.body_tf, m.head_length, m.body_length' : ''}
+      FROM unnest($2::bigint[], $3::float8[]) AS s(memory_seq, score_units)
+      JOIN memories m ON m.seq = s.memory_seq AND m.bank_id = $1
+     ${filters.length > 0 ? `WHERE ${filters.join(' AND ')}` : ''}
+     ${order} LIMIT $4`;
+  // The feedback pass needs the document frequency of each term of its few memories: asked here
+  // (after the limit) to save a round trip.
+  const sql = q.withVectors
+    ? `SELECT top.*, (SELECT array_agg(coalesce(t.df, 0) ORDER BY u.ord)
+                        FROM unnest(top.terms) WITH ORDINALITY AS u(term, ord)
+                        LEFT JOIN memory_terms t ON t.bank_id = $1 AND t.term = u.term) AS term_dfs
+         FROM (${best}) top ${order}`
+    : best;
+  const { rows } = await db.query<ScoredRow>(sql, params);
+  return rows;
 }
-

@@ -1,0 +1,182 @@
+/**
+ * Packed postings (the layout of memory_blocks.data, migration 0402) and BM25F scoring over them.
+ *
+ * Scoring happens here rather than in SQL: summing a few tens of thousands of postings is a
+ * millisecond or two in the application, where in SQL each posting was a row through an
+ * expression and a hash aggregate. Both backends send the same bytes, and this one piece of code
+ * does the arithmetic, so their scores are equal by construction.
+ */
+
+/** Bytes per posting: memory_seq int8, head_tf int2, body_tf int2, head_length int2, body_length int2 (big-endian). */
+export const postingSize = 16;
+/** Postings per block: 1,600 bytes keep a block row under PostgreSQL's out-of-line (TOAST) threshold. */
+export const blockCapacity = 100;
+/** Scores are summed as integers of this many units per point (see scorePostings). */
+export const scoreUnitsPerPoint = 1e9;
+
+export interface Posting {
+  seq: number;
+  headTf: number;
+  bodyTf: number;
+  headLength: number;
+  bodyLength: number;
+}
+
+export interface NewBlock {
+  term: string;
+  firstSeq: number;
+  lastSeq: number;
+  postings: number;
+  maxHeadTf: number;
+  maxBodyTf: number;
+  minHeadLength: number;
+  minBodyLength: number;
+  data: Buffer;
+  /** The first new block of its term may be appended to the term's last stored block. */
+  mergeable: boolean;
+}
+
+/** Splits postings sorted by (term, seq) into blocks of at most blockCapacity per term. */
+export function packBlocks(sorted: { term: string; posting: Posting }[]): NewBlock[] {
+  const blocks: NewBlock[] = [];
+  let start = 0;
+  while (start < sorted.length) {
+    const term = sorted[start]!.term;
+    let end = start;
+    while (end < sorted.length && end - start < blockCapacity && sorted[end]!.term === term) end++;
+    const previous = blocks[blocks.length - 1];
+    const data = Buffer.alloc((end - start) * postingSize);
+    const block: NewBlock = {
+      term,
+      firstSeq: sorted[start]!.posting.seq,
+      lastSeq: sorted[end - 1]!.posting.seq,
+      postings: end - start,
+      maxHeadTf: 0,
+      maxBodyTf: 0,
+      minHeadLength: Number.MAX_SAFE_INTEGER,
+      minBodyLength: Number.MAX_SAFE_INTEGER,
+      data,
+      mergeable: previous?.term !== term,
+    };
+    for (let i = start; i < end; i++) {
+      const p = sorted[i]!.posting;
+      writePosting(data, (i - start) * postingSize, p);
+      block.maxHeadTf = Math.max(block.maxHeadTf, p.headTf);
+      block.maxBodyTf = Math.max(block.maxBodyTf, p.bodyTf);
+      block.minHeadLength = Math.min(block.minHeadLength, p.headLength);
+      block.minBodyLength = Math.min(block.minBodyLength, p.bodyLength);
+    }
+    blocks.push(block);
+    start = end;
+  }
+  return blocks;
+}
+
+const int16Max = 32_767;
+
+function writePosting(data: Buffer, offset: number, p: Posting): void {
+  // Content is at most 20,000 characters, so counts fit; a larger one would be silently wrong.
+  if (p.headTf > int16Max || p.bodyTf > int16Max || p.headLength > int16Max || p.bodyLength > int16Max) {
+    throw new Error('memory too long for a packed posting');
+  }
+  data.writeUInt32BE(Math.floor(p.seq / 2 ** 32), offset);
+  data.writeUInt32BE(p.seq % 2 ** 32, offset + 4);
+  data.writeInt16BE(p.headTf, offset + 8);
+  data.writeInt16BE(p.bodyTf, offset + 10);
+  data.writeInt16BE(p.headLength, offset + 12);
+  data.writeInt16BE(p.bodyLength, offset + 14);
+}
+
+/** The block's data without the posting of memory `seq` (unchanged when it is not there). */
+export function withoutPosting(data: Buffer, seq: number): Buffer {
+  const hi = Math.floor(seq / 2 ** 32);
+  const lo = seq % 2 ** 32;
+  for (let offset = 0; offset < data.length; offset += postingSize) {
+    if (data.readUInt32BE(offset) === hi && data.readUInt32BE(offset + 4) === lo) {
+      return Buffer.concat([data.subarray(0, offset), data.subarray(offset + postingSize)]);
+    }
+  }
+  return data;
+}
+
+export interface Bm25f {
+  k1: number;
+  headWeight: number;
+  headB: number;
+  bodyB: number;
+  avgHeadLength: number;
+  avgBodyLength: number;
+}
+
+/**
+ * PostgreSQL's round() of a float8 (rint: halves to even). The scores were computed in SQL before
+ * and are kept bit for bit, so the ranking did not change when scoring moved here.
+ */
+function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/**
+ * Adds one term's contributions to `scores` (memory_seq -> score units). BM25F: the term's
+ * pseudo-frequency is the headline frequency (weighted, length-normalized against the bank's
+ * average headline) plus the body frequency (normalized against the average body); the
+ * contribution is factor x f / (f + k1). Contributions are rounded to whole units before summing:
+ * addition of whole numbers below 2^53 is exact in any order, so the sum does not depend on the
+ * order of terms or postings. With `onlyExisting`, memories not yet in `scores` are skipped (a
+ * memory must contain one of the query's own words to be a candidate; those are added first).
+ */
+export function scorePostings(scores: Map<number, number>, blocks: Buffer[], factor: number, bm: Bm25f, onlyExisting: boolean): void {
+  const { k1, headWeight, headB, bodyB } = bm;
+  const avgHead = bm.avgHeadLength > 0 ? bm.avgHeadLength : 1;
+  const avgBody = bm.avgBodyLength > 0 ? bm.avgBodyLength : 1;
+  for (const data of blocks) {
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    for (let offset = 0; offset < data.byteLength; offset += postingSize) {
+      const seq = view.getUint32(offset) * 2 ** 32 + view.getUint32(offset + 4);
+      const previous = scores.get(seq);
+      if (onlyExisting && previous === undefined) continue;
+      const headTf = view.getInt16(offset + 8);
+      const bodyTf = view.getInt16(offset + 10);
+      const headLength = view.getInt16(offset + 12);
+      const bodyLength = view.getInt16(offset + 14);
+      // The same operations in the same order as the SQL this replaced, so the same doubles.
+      const f = (headWeight * headTf) / (1 - headB + (headB * headLength) / avgHead) + bodyTf / (1 - bodyB + (bodyB * bodyLength) / avgBody);
+      const units = roundHalfEven(((factor * f) / (f + k1)) * scoreUnitsPerPoint);
+      scores.set(seq, (previous ?? 0) + units);
+    }
+  }
+}
+
+/** The limit-th best score (0 when there are fewer candidates). */
+export function limitthBest(scores: Map<number, number>, limit: number): number {
+  if (scores.size < limit) return 0;
+  // A min-heap of the best `limit` scores seen.
+  const heap: number[] = [];
+  for (const score of scores.values()) {
+    if (heap.length < limit) {
+      heap.push(score);
+      let i = heap.length - 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (heap[parent]! <= heap[i]!) break;
+        [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
+        i = parent;
+      }
+    } else if (score > heap[0]!) {
+      heap[0] = score;
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let smallest = i;
+        if (left < heap.length && heap[left]! < heap[smallest]!) smallest = left;
+        if (right < heap.length && heap[right]! < heap[smallest]!) smallest = right;
+        if (smallest === i) break;
+        [heap[smallest], heap[i]] = [heap[i]!, heap[smallest]!];
+        i = smallest;
+      }
+    }
+  }
+  return heap[0]!;
+}
