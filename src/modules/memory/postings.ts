@@ -118,15 +118,84 @@ function roundHalfEven(x: number): number {
 }
 
 /**
- * Adds one term's contributions to `scores` (memory_seq -> score units). BM25F: the term's
- * pseudo-frequency is the headline frequency (weighted, length-normalized against the bank's
- * average headline) plus the body frequency (normalized against the average body); the
- * contribution is factor x f / (f + k1). Contributions are rounded to whole units before summing:
- * addition of whole numbers below 2^53 is exact in any order, so the sum does not depend on the
- * order of terms or postings. With `onlyExisting`, memories not yet in `scores` are skipped (a
- * memory must contain one of the query's own words to be a candidate; those are added first).
+ * Scores by memory_seq: an open-addressing hash table over typed arrays. A search adds tens of
+ * thousands of postings; a Map spent most of the scoring time in its own bookkeeping.
  */
-export function scorePostings(scores: Map<number, number>, blocks: Buffer[], factor: number, bm: Bm25f, onlyExisting: boolean): void {
+export class ScoreTable {
+  /** Slots: a memory_seq (0 for an empty slot) and its score units. */
+  keys: Float64Array;
+  values: Float64Array;
+  private shift: number;
+  size = 0;
+
+  constructor(expected = 16) {
+    let bits = 4;
+    while (1 << bits < expected * 2) bits++;
+    this.keys = new Float64Array(1 << bits);
+    this.values = new Float64Array(1 << bits);
+    this.shift = 32 - bits;
+  }
+
+  private slot(seq: number): number {
+    // Sequence numbers are positive integers below 2^53; 0 marks an empty slot.
+    const mixed = Math.imul((seq | 0) ^ ((seq / 4294967296) | 0), 0x9e3779b1) >>> this.shift;
+    const mask = this.keys.length - 1;
+    let i = mixed;
+    while (this.keys[i] !== 0 && this.keys[i] !== seq) i = (i + 1) & mask;
+    return i;
+  }
+
+  /** Adds `units` to the memory's score; with `onlyExisting`, only when the memory is already scored. */
+  add(seq: number, units: number, onlyExisting: boolean): void {
+    const i = this.slot(seq);
+    if (this.keys[i] === 0) {
+      if (onlyExisting) return;
+      this.keys[i] = seq;
+      this.values[i] = units;
+      if (++this.size * 2 > this.keys.length) this.grow();
+      return;
+    }
+    this.values[i]! += units;
+  }
+
+  forEach(fn: (seq: number, units: number) => void): void {
+    for (let i = 0; i < this.keys.length; i++) if (this.keys[i] !== 0) fn(this.keys[i]!, this.values[i]!);
+  }
+
+  clone(): ScoreTable {
+    const copy = new ScoreTable();
+    copy.keys = this.keys.slice();
+    copy.values = this.values.slice();
+    copy.shift = this.shift;
+    copy.size = this.size;
+    return copy;
+  }
+
+  private grow(): void {
+    const { keys, values } = this;
+    this.keys = new Float64Array(keys.length * 2);
+    this.values = new Float64Array(keys.length * 2);
+    this.shift -= 1;
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] === 0) continue;
+      const j = this.slot(keys[i]!);
+      this.keys[j] = keys[i]!;
+      this.values[j] = values[i]!;
+    }
+  }
+}
+
+/**
+ * Adds one term's contributions (times `sign`) to `scores`. BM25F: the term's pseudo-frequency is
+ * the headline frequency (weighted, length-normalized against the bank's average headline) plus
+ * the body frequency (normalized against the average body); the contribution is
+ * factor x f / (f + k1). Contributions are rounded to whole units before summing: addition of
+ * whole numbers below 2^53 is exact in any order, so the sum does not depend on the order of terms
+ * or postings, and subtracting a term's contributions with the same factor removes them exactly.
+ * With `onlyExisting`, memories not yet in `scores` are skipped (a memory must contain one of the
+ * query's own words to be a candidate; those are added first).
+ */
+export function scorePostings(scores: ScoreTable, blocks: Buffer[], factor: number, bm: Bm25f, onlyExisting: boolean, sign: 1 | -1 = 1): void {
   const { k1, headWeight, headB, bodyB } = bm;
   const avgHead = bm.avgHeadLength > 0 ? bm.avgHeadLength : 1;
   const avgBody = bm.avgBodyLength > 0 ? bm.avgBodyLength : 1;
@@ -134,26 +203,26 @@ export function scorePostings(scores: Map<number, number>, blocks: Buffer[], fac
     const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     for (let offset = 0; offset < data.byteLength; offset += postingSize) {
       const seq = view.getUint32(offset) * 2 ** 32 + view.getUint32(offset + 4);
-      const previous = scores.get(seq);
-      if (onlyExisting && previous === undefined) continue;
       const headTf = view.getInt16(offset + 8);
       const bodyTf = view.getInt16(offset + 10);
       const headLength = view.getInt16(offset + 12);
       const bodyLength = view.getInt16(offset + 14);
       // The same operations in the same order as the SQL this replaced, so the same doubles.
       const f = (headWeight * headTf) / (1 - headB + (headB * headLength) / avgHead) + bodyTf / (1 - bodyB + (bodyB * bodyLength) / avgBody);
-      const units = roundHalfEven(((factor * f) / (f + k1)) * scoreUnitsPerPoint);
-      scores.set(seq, (previous ?? 0) + units);
+      scores.add(seq, sign * roundHalfEven(((factor * f) / (f + k1)) * scoreUnitsPerPoint), onlyExisting);
     }
   }
 }
 
 /** The limit-th best score (0 when there are fewer candidates). */
-export function limitthBest(scores: Map<number, number>, limit: number): number {
+export function limitthBest(scores: ScoreTable, limit: number): number {
   if (scores.size < limit) return 0;
   // A min-heap of the best `limit` scores seen.
   const heap: number[] = [];
-  for (const score of scores.values()) {
+  const { keys, values } = scores;
+  for (let slot = 0; slot < keys.length; slot++) {
+    if (keys[slot] === 0) continue;
+    const score = values[slot]!;
     if (heap.length < limit) {
       heap.push(score);
       let i = heap.length - 1;

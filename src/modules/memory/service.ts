@@ -3,7 +3,7 @@ import { notFound, unauthorized } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Caller } from '../identity/service.ts';
 import { analyzeMemory, queryTerms } from './analyzer.ts';
-import { limitthBest, scorePostings, scoreUnitsPerPoint } from './postings.ts';
+import { limitthBest, ScoreTable, scorePostings, scoreUnitsPerPoint } from './postings.ts';
 import {
   deleteMemory,
   findBank,
@@ -128,11 +128,20 @@ function normalizeTags(tags: string[] | undefined): string[] {
 
 const idf = (docCount: number, df: number) => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
 
+/** The scores of a pass and the term weights they were computed with. */
+interface Pass {
+  scores: ScoreTable;
+  weights: Map<string, number>;
+}
+
 /**
  * BM25F scores of every memory that contains one of the query's own words, from the postings
- * loaded in `search`. Terms absent from the bank count for nothing.
+ * loaded in `search`. Terms absent from the bank count for nothing. Given an earlier pass over the
+ * same query's own words, its scores are the start: only the terms whose weight changed are
+ * scored again (their old contributions taken out exactly, scores being sums of whole units), and
+ * the new terms added.
  */
-function scoreAll(search: SearchStart, weights: Map<string, number>, own: Set<string>): Map<number, number> {
+function scoreAll(search: SearchStart, weights: Map<string, number>, own: Set<string>, earlier?: Pass): Pass {
   const { bank, blocks, df } = search;
   const bm = {
     k1: ranking.k1,
@@ -142,16 +151,21 @@ function scoreAll(search: SearchStart, weights: Map<string, number>, own: Set<st
     avgHeadLength: bank.headLengthSum / bank.docCount,
     avgBodyLength: bank.bodyLengthSum / bank.docCount,
   };
-  const scores = new Map<number, number>();
+  const factor = (term: string, weight: number) => weight * idf(bank.docCount, df.get(term)!) * (ranking.k1 + 1);
+  let expected = 0;
+  for (const term of own) expected += df.get(term) ?? 0;
+  const scores = earlier ? earlier.scores.clone() : new ScoreTable(expected);
   // The query's own words first: they make the candidates, the other terms only add to them.
   const terms = [...weights.keys()].sort((a, b) => Number(own.has(b)) - Number(own.has(a)));
   for (const term of terms) {
-    const n = df.get(term);
-    if (!n) continue;
-    const factor = weights.get(term)! * idf(bank.docCount, n) * (ranking.k1 + 1);
-    scorePostings(scores, blocks.get(term)!, factor, bm, !own.has(term));
+    if (!df.get(term)) continue;
+    const weight = weights.get(term)!;
+    const before = earlier?.weights.get(term);
+    if (before === weight) continue;
+    if (before !== undefined) scorePostings(scores, blocks.get(term)!, factor(term, before), bm, true, -1);
+    scorePostings(scores, blocks.get(term)!, factor(term, weight), bm, !own.has(term));
   }
-  return scores;
+  return { scores, weights };
 }
 
 /** How many results (per result asked for) a filtered search checks against the filters at first. */
@@ -167,7 +181,7 @@ const filterWindowFactor = 4;
 async function bestRows(
   tx: Queryable,
   bankId: number,
-  scores: Map<number, number>,
+  scores: ScoreTable,
   input: SearchInput,
   limit: number,
   withVectors = false,
@@ -179,14 +193,16 @@ async function bestRows(
     const cut = limitthBest(scores, limit);
     const seqs: number[] = [];
     const units: number[] = [];
-    for (const [seq, score] of scores) {
-      if (score < cut) continue;
+    scores.forEach((seq, score) => {
+      if (score < cut) return;
       seqs.push(seq);
       units.push(score);
-    }
+    });
     return scoredRows(tx, { ...query, seqs, scores: units });
   }
-  const ranked = [...scores].sort((a, b) => b[1] - a[1]);
+  const ranked: [number, number][] = [];
+  scores.forEach((seq, score) => ranked.push([seq, score]));
+  ranked.sort((a, b) => b[1] - a[1]);
   const rows: ScoredRow[] = [];
   let from = 0;
   let size = limit * filterWindowFactor;
@@ -292,14 +308,15 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
         const own = new Set(original);
         const weights = new Map(original.map((term) => [term, 1]));
         const { enabled, documents } = ranking.feedback;
-        if (!enabled) return bestRows(tx, search.bank.id, scoreAll(search, weights, own), input, input.limit);
+        const plain = scoreAll(search, weights, own);
+        if (!enabled) return bestRows(tx, search.bank.id, plain.scores, input, input.limit);
         // Feedback comes from the whole bank, filters aside, so that a memory's score depends on
         // the query and the bank only: a filter narrows the results without changing their scores.
-        const first = await bestRows(tx, search.bank.id, scoreAll(search, weights, own), { q: input.q, limit: documents }, documents, true);
+        const first = await bestRows(tx, search.bank.id, plain.scores, { q: input.q, limit: documents }, documents, true);
         if (first.length === 0) return [];
         const expanded = expandQuery(search.bank, original, first);
         await loadTerms(tx, search, [...expanded.keys()]);
-        return bestRows(tx, search.bank.id, scoreAll(search, expanded, own), input, input.limit);
+        return bestRows(tx, search.bank.id, scoreAll(search, expanded, own, plain).scores, input, input.limit);
       });
       return rows.map((row) => ({
         id: row.id,
