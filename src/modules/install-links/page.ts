@@ -1,27 +1,9 @@
-// The install page people open from a shared link. Plain HTML with inline styles and no script:
-// the organization name is tenant-controlled text and is escaped, and the page's headers forbid
-// scripts, framing and sending the tokenised URL onward as a referrer.
-
-const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => escapes[ch]!);
-}
-
-export const pageHeaders: Record<string, string> = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'cache-control': 'no-store',
-  'x-robots-tag': 'noindex, nofollow',
-};
+// The install page people open from a shared link. The organization name is tenant-controlled text
+// and is escaped like every value; src/http/html-page.ts gives the headers that keep the tokenised URL
+// from leaking.
+import { escapeHtml, htmlPage } from '../../http/html-page.ts';
 
 const style = `
-  body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; background: #f5f6f8; color: #1c1e21; margin: 0; }
-  main { max-width: 34rem; margin: 10vh auto; background: #fff; border-radius: 12px; padding: 2.5rem; box-shadow: 0 2px 12px rgba(0,0,0,.08); }
-  h1 { font-size: 1.5rem; margin: 0 0 .75rem; }
-  p { line-height: 1.5; color: #444; }
   .actions { display: flex; gap: .75rem; flex-wrap: wrap; margin-top: 1.5rem; }
   a.button { display: inline-block; padding: .7rem 1.2rem; border-radius: 8px; text-decoration: none; font-weight: 600; }
   a.primary { background: #2457f5; color: #fff; }
@@ -29,23 +11,7 @@ const style = `
   .muted { font-size: .875rem; color: #666; }
 `;
 
-function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<title>${escapeHtml(title)}</title>
-<style>${style}</style>
-</head>
-<body>
-<main>
-${body}
-</main>
-</body>
-</html>`;
-}
+const layout = (title: string, body: string) => htmlPage(title, body, style);
 
 export function installPage(input: { organizationName: string; downloadUrl: string; openInAppUrl: string; configUrl: string }): string {
   const name = escapeHtml(input.organizationName);

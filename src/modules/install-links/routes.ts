@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { authenticate, callerOf } from '../../http/auth.ts';
 import { notFound, rateLimited, rateLimitHeaders } from '../../http/errors.ts';
 import { commonErrorResponses, errorBodySchema, typeIdSchema } from '../../http/schemas.ts';
-import { installPage, invalidLinkPage, pageHeaders, tooManyRequestsPage } from './page.ts';
+import { htmlPageHeaders } from '../../http/html-page.ts';
+import { installPage, invalidLinkPage, tooManyRequestsPage } from './page.ts';
 import { lookupLimit, mintLimit, type InstallLinkService } from './service.ts';
 
 export interface InstallLinkRoutesOptions {
@@ -110,7 +111,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       produces: ['text/html'],
     },
   }, async (request, reply) => {
-    reply.headers(pageHeaders);
+    reply.headers(htmlPageHeaders);
     const limit = await installLinks.hitLookupLimit(request.ip);
     if (!limit.allowed) {
       reply.headers({ ...rateLimitHeaders(limit), 'retry-after': String(limit.resetSeconds) });

@@ -7,7 +7,8 @@ import { authenticate, callerOf } from '../../../http/auth.ts';
 import { commonErrorResponses, connectionIdSchema, errorBodySchema, isoTimestamp } from '../../../http/schemas.ts';
 import { diagnosticSchema } from '../schemas.ts';
 import type { CallbackResult, McpOAuthService } from './service.ts';
-import { callbackPage, callbackPageHeaders, wantsHtml } from './page.ts';
+import { htmlPageHeaders } from '../../../http/html-page.ts';
+import { callbackPage, wantsHtml } from './page.ts';
 import { ApiError, errorHandler } from '../../../http/errors.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -75,12 +76,12 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       if (!(error instanceof ApiError) || !wantsHtml(request.headers.accept)) return errorHandler(error as FastifyError, request, reply);
       return reply
         .status(error.statusCode)
-        .headers(callbackPageHeaders)
+        .headers(htmlPageHeaders)
         .send(callbackPage({ ok: false, title: 'Not connected', message: error.message, code: error.code }));
     });
     const respond = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
       if (wantsHtml(request.headers.accept)) {
-        return reply.headers(callbackPageHeaders).send(callbackPage({ ok: true, title: 'Connected', message: 'The connection is authorized. You can close this window.' }));
+        return reply.headers(htmlPageHeaders).send(callbackPage({ ok: true, title: 'Connected', message: 'The connection is authorized. You can close this window.' }));
       }
       return { status: 'connected' as const, ...result };
     };
