@@ -8,26 +8,10 @@ export type CredentialMode = 'shared' | 'per_member';
 export type Health = 'unknown' | 'ready' | 'reconnect_required';
 export type HealthReason = 'authorization_rejected' | 'credential_expired' | 'post_authorization_validation_failed';
 
-export interface ConnectionRow {
+export interface ConnectionRow extends ConnectionFields {
   id: string;
   organizationId: string;
-  name: string;
-  url: string;
-  normalizedUrl: string;
-  authType: AuthType;
-  credentialMode: CredentialMode;
-  identityFingerprint: string;
-  orgWide: boolean;
-  oauthClientId: string | null;
-  oauthClientSecretSealed: string | null;
-  oauthTokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | null;
-  oauthRegistrationSource: 'pre-registered' | 'client-metadata' | 'dynamic' | null;
   oauthClientRequired: boolean;
-  authorizationServerIssuer: string | null;
-  requestedScopes: string[];
-  health: Health;
-  healthReason: HealthReason | null;
-  healthCheckedAt: Date | null;
   createdBy: string | null;
   createdByName: string | null;
   createdAt: Date;
@@ -77,7 +61,7 @@ export interface ConnectionFields {
   oauthClientId: string | null;
   oauthClientSecretSealed: string | null;
   oauthTokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | null;
-  oauthRegistrationSource: ConnectionRow['oauthRegistrationSource'];
+  oauthRegistrationSource: 'pre-registered' | 'client-metadata' | 'dynamic' | null;
   authorizationServerIssuer: string | null;
   requestedScopes: string[];
   health: Health;
