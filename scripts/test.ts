@@ -4,14 +4,21 @@
 // Each test file runs in its own `node --test` process (several at a time), with a hard time limit so
 // that a hung file can never hang the run. A file that fails is run once more and the second result
 // counts; every such retry is printed, so flakiness stays visible instead of silently passing.
-import { spawn } from 'node:child_process';
-import { globSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, globSync } from 'node:fs';
+import { pgliteTemplateFiles } from '../src/db/pglite-template.ts';
 
 const patterns = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['test/**/*.test.ts'];
 const files = [...new Set(patterns.flatMap((pattern) => globSync(pattern)))].sort();
 const backends = process.env.ORGPLANE_TEST_BACKEND ? [process.env.ORGPLANE_TEST_BACKEND] : ['postgres', 'pglite'];
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 8 * 60_000);
+
+// Every PGlite test database starts from the migrated template; after a migration was added or
+// changed since `npm ci` it is made again here, once, rather than each database migrating itself.
+if (!existsSync((await pgliteTemplateFiles()).migrated)) {
+  spawnSync(process.execPath, ['scripts/build-pglite-template.ts'], { stdio: 'inherit' });
+}
 
 interface FileResult {
   file: string;

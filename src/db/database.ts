@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { readPgliteTemplate } from './pglite-template.ts';
 
 /** Anything that runs SQL: the database itself or a transaction's client. */
 export interface Queryable {
@@ -52,27 +54,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return wrapPool(pool, 'postgres', async () => {});
   }
 
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const dataDir = options.pgliteDataDir ?? 'memory://';
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) await mkdir(path.resolve(dataDir), { recursive: true });
   const fresh = inMemory || !existsSync(path.join(dataDir, 'PG_VERSION'));
   const template = fresh ? await readPgliteTemplate() : undefined;
-  const lite = await PGlite.create(dataDir, template ? { loadDataDir: template } : {});
-  const pool = new pg.Pool({ ...(createPgConfig(lite) as unknown as pg.PoolConfig), max: 1 });
-  pool.on('error', (error) => options.onPoolError?.(error));
-  return wrapPool(pool, 'pglite', () => lite.close());
+  const { PGlite } = await import('@electric-sql/pglite');
+  const lite = await PGlite.create(dataDir, template ? { loadDataDir: template.data } : {});
+  return databaseOverPglite(lite, options.onPoolError);
 }
 
-/** The empty cluster saved at install time (scripts/build-pglite-template.mjs), if it is there. */
-async function readPgliteTemplate(): Promise<Blob | undefined> {
-  try {
-    const { pgliteTemplateFile } = await import('../../scripts/pglite-template-path.mjs');
-    return new Blob([await readFile(await pgliteTemplateFile())]);
-  } catch {
-    return undefined;
-  }
+/** A Database over an open PGlite (one connection, so a pool of one); closing it closes the PGlite. */
+export async function databaseOverPglite(lite: PGlite, onPoolError?: (error: Error) => void): Promise<Database> {
+  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
+  const pool = new pg.Pool({ ...(createPgConfig(lite) as unknown as pg.PoolConfig), max: 1 });
+  pool.on('error', (error) => onPoolError?.(error));
+  return wrapPool(pool, 'pglite', () => lite.close());
 }
 
 function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () => Promise<void>): Database {

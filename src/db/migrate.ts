@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Database } from './database.ts';
 
@@ -10,7 +11,7 @@ const migrationLockKey = 7_402_913;
  * Several processes may start at once: an advisory lock lets one migrate while the others wait.
  */
 export async function migrate(db: Database): Promise<string[]> {
-  const files = (await readdir(migrationsDir)).filter((name) => name.endsWith('.sql')).sort();
+  const files = await migrationFiles();
   const applied: string[] = [];
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [migrationLockKey]);
@@ -32,4 +33,17 @@ export async function migrate(db: Database): Promise<string[]> {
     }
   });
   return applied;
+}
+
+async function migrationFiles(): Promise<string[]> {
+  return (await readdir(migrationsDir)).filter((name) => name.endsWith('.sql')).sort();
+}
+
+/** Names and contents of every migration, hashed: what a database migrated from these files was made from. */
+export async function migrationsDigest(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of await migrationFiles()) {
+    hash.update(`${file}\0`).update(await readFile(new URL(file, migrationsDir))).update('\0');
+  }
+  return hash.digest('hex').slice(0, 16);
 }
