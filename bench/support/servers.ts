@@ -23,9 +23,10 @@ export interface BenchProcess {
 async function waitHealthy(url: string, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`process exited early:\n${output()}`);
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`process exited early:\n${output()}`);
     try {
-      if ((await fetch(`${url}/health`)).status === 200) return;
+      // Bounded: a port can be answered by something that accepts and never replies.
+      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })).status === 200) return;
     } catch {
       // not yet listening
     }
@@ -54,7 +55,7 @@ export async function spawnServer(args: string[], env: Record<string, string>, c
     child,
     readyAfterMs,
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
