@@ -1,15 +1,17 @@
 // The webhook ingress rules (spec operation 8): verify the per-connection secret, then durably claim
 // the update and enqueue its processing in one transaction.
 //
-// Group commit: claims arriving while a claim transaction is in flight wait and go together in the
-// next one (one INSERT for the claims, one for the jobs). Every caller is answered only after the
-// transaction that holds its claim committed, so nothing is acknowledged that is not stored. Under
-// light load a batch is a single claim; under heavy load batches grow and the per-update cost falls.
+// Group commit: claims arriving while a claim statement is in flight wait and go together in the
+// next one. A batch is one SQL statement (its own transaction) that inserts the claims and, for the
+// claimed ones, pg-boss's jobs; every caller is answered only after that statement returned, which
+// is after its commit, so nothing is acknowledged that is not stored. Under light load a batch is a
+// single claim; under heavy load batches grow and the per-update cost falls.
 
 import type { Database } from '../../db/database.ts';
 import type { JobQueue } from '../../platform/queue.ts';
 import { createBatcher } from '../../platform/batcher.ts';
-import { hashToken, safeEqual } from '../../platform/tokens.ts';
+import { hash, timingSafeEqual } from 'node:crypto';
+import { hashToken } from '../../platform/tokens.ts';
 import type { MessengerStore } from './store.ts';
 import { chatIdOf, orderingKeyOf } from './updates.ts';
 
@@ -27,8 +29,11 @@ export type ClaimOutcome =
   | { accepted: false; reason: 'duplicate' | 'connection_disabled' | 'connection_not_found' };
 
 export interface Ingress {
-  /** True when `secret` is the connection's webhook secret (constant-time, against the stored hash). */
-  verifySecret(connectionId: string, secret: string | undefined): Promise<boolean>;
+  /**
+   * True when `secret` is the connection's webhook secret (constant-time, against the stored hash).
+   * Answers synchronously when the connection's hash is cached (the hot path: no promise per request).
+   */
+  verifySecret(connectionId: string, secret: string | undefined): boolean | Promise<boolean>;
   /** Claims the update and enqueues it; resolves once committed. Rejects when the database could not store it. */
   claim(connectionId: string, update: Record<string, unknown> & { update_id: number }): Promise<ClaimOutcome>;
   /** Forgets a connection's cached secret (after it was deleted here). */
@@ -45,19 +50,29 @@ interface ClaimRequest {
 const SECRET_CACHE_TTL_MS = 60_000;
 const SECRET_CACHE_MAX = 10_000;
 const MAX_BATCH = 500;
-const OVERLAP_THRESHOLD = 8;
+const OVERLAP_THRESHOLD = 16;
 // A hash no secret has, so an unknown connection costs the same comparison as a known one.
-const NO_SECRET_HASH = hashToken('no connection has this secret');
+const NO_SECRET_HASH = Buffer.from(hashToken('no connection has this secret'), 'hex');
+
+/**
+ * Whether `secret` hashes to `storedHash`: one SHA-256 of the candidate (the same digest as
+ * hashToken, as raw bytes) and a constant-time comparison of two 32-byte digests, so neither the
+ * secret's length nor its content changes the time taken.
+ */
+function secretMatches(secret: string, storedHash: Buffer): boolean {
+  return timingSafeEqual(hash('sha256', secret, 'buffer'), storedHash);
+}
 
 export function createIngress(deps: { db: Database; queue: JobQueue; store: MessengerStore; onEnqueued?: () => void }): Ingress {
   const { db, queue, store } = deps;
   // connection id -> webhook secret hash. The hash never changes for a connection, and the claim
-  // transaction re-checks that the connection exists and is active, so a stale entry can never make
+  // statement re-checks that the connection exists and is active, so a stale entry can never make
   // a deleted or disabled connection accept an update.
-  const secretHashes = new Map<string, { hash: string; expires: number }>();
-  // One transaction at a time on PGlite (one connection). On PostgreSQL a few overlap, so that the
-  // round trips of one batch do not idle the stream; at most half the pool, the rest stays for
-  // reads, the secret lookups and the workers.
+  const secretHashes = new Map<string, { hash: Buffer; expires: number }>();
+  // One claim statement at a time on PGlite (one connection). On PostgreSQL a few overlap, so that
+  // one batch's round trip does not idle the stream; at most half the pool, the rest stays for
+  // reads, the secret lookups and the workers. A second one starts only when 16 claims wait
+  // (bench/webhook: 8 and 32 did no better, batches of ~25-35 at 100 connections).
   const poolSize = (db.pool as { options?: { max?: number } }).options?.max ?? 10;
   const claimInBatch = createBatcher<ClaimRequest, ClaimOutcome>({
     run: commitBatch,
@@ -66,17 +81,24 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
     overlapThreshold: OVERLAP_THRESHOLD,
   });
 
-  async function secretHashOf(connectionId: string): Promise<string | undefined> {
-    const cached = secretHashes.get(connectionId);
-    if (cached && cached.expires > Date.now()) return cached.hash;
+  async function loadSecretHash(connectionId: string): Promise<Buffer | undefined> {
     const row = await store.getConnectionById(db, connectionId);
     if (!row) {
       secretHashes.delete(connectionId);
       return undefined;
     }
+    const stored = Buffer.from(row.webhook_secret_hash, 'hex');
+    // Not a SHA-256 digest: no secret can match it (and the comparison needs equal lengths).
+    if (stored.length !== NO_SECRET_HASH.length) return undefined;
     if (secretHashes.size >= SECRET_CACHE_MAX) secretHashes.delete(secretHashes.keys().next().value!);
-    secretHashes.set(connectionId, { hash: row.webhook_secret_hash, expires: Date.now() + SECRET_CACHE_TTL_MS });
-    return row.webhook_secret_hash;
+    secretHashes.set(connectionId, { hash: stored, expires: Date.now() + SECRET_CACHE_TTL_MS });
+    return stored;
+  }
+
+  function decide(secret: string | undefined, stored: Buffer | undefined): boolean {
+    // An empty or absent secret never matches, but still costs the same comparison.
+    const matches = secretMatches(secret ?? '', stored ?? NO_SECRET_HASH);
+    return matches && stored !== undefined && secret !== undefined && secret !== '';
   }
 
   async function commitBatch(batch: ClaimRequest[]): Promise<ClaimOutcome[]> {
@@ -86,22 +108,17 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
       const key = `${item.connectionId}:${item.updateId}`;
       if (!firsts.has(key)) firsts.set(key, item);
     }
-    const unique = [...firsts.values()];
-    // Database.transaction hears the client's 'error' event for the whole checkout, so a database
-    // restart mid-claim fails this transaction (and the request gets a 503) instead of crashing.
-    const result = await db.transaction(async (tx) => {
-      const claimed = await store.claimUpdates(tx, unique);
-      // Sorted by update_id so that, inside one batch, a chat's updates queue in update_id order.
-      const jobs = unique
-        .filter((item) => claimed.claimed.has(`${item.connectionId}:${item.updateId}`))
-        .sort((a, b) => a.updateId - b.updateId)
-        .map((item) => ({
-          key: orderingKeyOf(item.connectionId, item.update, item.chatId),
-          data: { connectionId: item.connectionId, updateId: item.updateId, chatId: item.chatId, update: item.update } satisfies DeliveryJob,
-        }));
-      await queue.enqueue(tx, DELIVERY_QUEUE, jobs);
-      return claimed;
-    });
+    // Sorted by update_id so that, inside one batch, a chat's updates queue in update_id order.
+    const unique = [...firsts.values()].sort((a, b) => a.updateId - b.updateId);
+    const jobs = await queue.insertStatement(
+      DELIVERY_QUEUE,
+      unique.map((item) => ({
+        key: orderingKeyOf(item.connectionId, item.update, item.chatId),
+        data: { connectionId: item.connectionId, updateId: item.updateId, chatId: item.chatId, update: item.update } satisfies DeliveryJob,
+      })),
+    );
+    // One statement: the claims and the jobs of the claimed commit together, before it returns.
+    const result = await store.claimAndEnqueue(db, unique, jobs);
     const outcomes = new Map<string, ClaimOutcome>();
     for (const [key, item] of firsts) {
       const connection = result.connections.get(item.connectionId);
@@ -120,10 +137,10 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
   }
 
   return {
-    async verifySecret(connectionId, secret) {
-      const hash = await secretHashOf(connectionId);
-      const matches = safeEqual(hashToken(secret ?? ''), hash ?? NO_SECRET_HASH);
-      return matches && hash !== undefined && secret !== undefined && secret !== '';
+    verifySecret(connectionId, secret) {
+      const cached = secretHashes.get(connectionId);
+      if (cached && cached.expires > Date.now()) return decide(secret, cached.hash);
+      return loadSecretHash(connectionId).then((stored) => decide(secret, stored));
     },
 
     claim(connectionId, update) {

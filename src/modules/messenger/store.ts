@@ -2,7 +2,7 @@
 // organization, except the two the platform-facing paths need (webhook lookup by connection id,
 // which is authenticated by the secret, and the worker's, which follows a job it was given).
 
-import type { Queryable } from '../../db/database.ts';
+import type { Database, Queryable } from '../../db/database.ts';
 
 export type ConnectionStatus = 'active' | 'disabled';
 export type UpdateStatus = 'queued' | 'retrying' | 'delivered' | 'dead';
@@ -53,6 +53,8 @@ export interface ClaimInput {
 }
 
 export function createMessengerStore() {
+  // The claim statement for each shape of pg-boss's insert (one in practice), prepared under its own name.
+  const claimStatements = new Map<string, { name: string; text: string }>();
   return {
     async insertConnection(db: Queryable, c: NewConnection): Promise<ConnectionRow | undefined> {
       const { rows } = await db.query<ConnectionRow>(
@@ -109,28 +111,57 @@ export function createMessengerStore() {
     },
 
     /**
-     * Claims a batch of updates in one statement: a row is inserted only for an active connection
-     * and only if the pair is new. Returns the claimed pairs and the status of every connection named.
+     * Claims a batch of updates and queues the jobs of those it claimed, in one statement (so one
+     * implicit transaction, one round trip, and a plan prepared once per connection): a row is
+     * inserted only for an active connection and only if the pair is new (the primary key decides,
+     * also between processes), and `jobs` (pg-boss's own INSERT, see JobQueue.insertStatement) is
+     * run, as a data-modifying CTE, for the claimed ones only. The statement has committed when it
+     * returns. `claims` and the jobs JSON array are in the same order, one job per claim.
+     * Returns the claimed pairs and the status of every connection named.
      */
-    async claimUpdates(db: Queryable, claims: ClaimInput[]): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus; organizationId: string }> }> {
-      // One round trip: the claims are inserted for active connections only (ON CONFLICT skips the
-      // pairs already claimed), and the status of every connection named comes back beside them.
-      const { rows } = await db.query<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null; organization_id: string | null }>(
-        `WITH input AS (
-           SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) AS i (connection_id, update_id, chat_id)
-         ), named AS (
-           SELECT id, status, organization_id FROM messenger_connections WHERE id IN (SELECT DISTINCT connection_id FROM input)
-         ), inserted AS (
-           INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
-           SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id
-             FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
-           ON CONFLICT (connection_id, update_id) DO NOTHING
-           RETURNING connection_id, update_id
-         )
-         SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status, NULL AS organization_id FROM inserted
-         UNION ALL
-         SELECT 'connection', id, NULL, status, organization_id FROM named`,
-        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId)],
+    async claimAndEnqueue(
+      db: Database,
+      claims: ClaimInput[],
+      jobs: { text: string; jobsJson: string },
+    ): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus; organizationId: string }> }> {
+      let statement = claimStatements.get(jobs.text);
+      if (!statement) {
+        // The jobs of the claimed updates. When every update of the batch was claimed (the usual
+        // case) that is the whole array, passed on as it came; only otherwise is it taken apart.
+        const claimedJobs = `(CASE WHEN (SELECT count(*) FROM inserted) = cardinality($1::text[]) THEN $4::text ELSE
+             (SELECT COALESCE(json_agg(j.job ORDER BY j.n), '[]'::json)
+                FROM json_array_elements($4::json) WITH ORDINALITY AS j (job, n)
+                JOIN input i ON i.n = j.n
+                JOIN inserted x ON x.connection_id = i.connection_id AND x.update_id = i.update_id)::text
+           END)::json`;
+        statement = {
+          name: `messenger_claim_${claimStatements.size + 1}`,
+          text: `WITH input AS (
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS i (connection_id, update_id, chat_id, n)
+           ), named AS (
+             -- Locked once per connection and statement: a concurrent delete waits for this commit
+             -- (its trigger then removes these claims) or, if first, leaves nothing to claim for.
+             SELECT id, status, organization_id FROM messenger_connections WHERE id IN (SELECT DISTINCT connection_id FROM input)
+             FOR KEY SHARE
+           ), inserted AS (
+             INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
+             SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id
+               FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
+             ON CONFLICT (connection_id, update_id) DO NOTHING
+             RETURNING connection_id, update_id
+           ), queued AS (
+             ${jobs.text.replace('$1::text::json', () => claimedJobs)}
+           )
+           SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status, NULL AS organization_id FROM inserted
+           UNION ALL
+           SELECT 'connection', id, NULL, status, organization_id FROM named`,
+        };
+        claimStatements.set(jobs.text, statement);
+      }
+      const { rows } = await db.prepared<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null; organization_id: string | null }>(
+        statement.name,
+        statement.text,
+        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), jobs.jobsJson],
       );
       const claimed = new Set<string>();
       const connections = new Map<string, { status: ConnectionStatus; organizationId: string }>();
