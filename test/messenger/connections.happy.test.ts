@@ -95,6 +95,9 @@ describe('messenger connections', () => {
     assert.equal((await owner.get(`/v1/messenger/connections/${mine.id}`)).status, 404);
     const late = await postUpdate(env.app.url, mine.id, { update_id: 2 }, secret);
     assert.deepEqual([late.status, late.json], [401, { ok: false, error: 'invalid secret' }]);
+    // Its updates go with it (a trigger since 0501, where a foreign-key cascade did it before).
+    const left = await env.app.db.query('SELECT count(*)::int AS n FROM messenger_updates WHERE connection_id = $1', [mine.id]);
+    assert.equal(left.rows[0].n, 0);
   });
 
   test('delete still deletes when the platform refuses deleteWebhook (revoked token)', async () => {
