@@ -92,8 +92,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.decorate('identity', identity);
   app.decorateRequest('caller', null);
 
-  app.addHook('onSend', async (request, reply) => {
+  // Set as the request arrives (a synchronous hook: no promise per request); error answers keep it.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   await app.register(fastifySwagger, {
@@ -154,11 +156,19 @@ function registerSystemRoutes(app: FastifyInstance, db: Database) {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
-    requestDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+  // One labelled series per method, route pattern and status, looked up once rather than labelled
+  // (hashed) on every request.
+  const series = new Map<string, { observe(seconds: number): void }>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const key = `${request.method} ${route} ${reply.statusCode}`;
+    let observer = series.get(key);
+    if (!observer) {
+      observer = requestDuration.labels({ method: request.method, route, status: String(reply.statusCode) });
+      series.set(key, observer);
+    }
+    observer.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   typed.get('/health', {
