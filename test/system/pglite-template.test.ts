@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
@@ -16,7 +17,10 @@ const schemaOf = async (db: Database) =>
   )).rows.map((row) => row.line);
 
 test('a fresh embedded database comes from the migrated template: nothing left to migrate, and the same schema as migrating from scratch', async () => {
-  assert.ok(existsSync((await pgliteTemplateFiles()).migrated), 'the migrated template exists (npm ci and npm test make it)');
+  const { migrated } = await pgliteTemplateFiles();
+  // npm ci and npm test make it; a migration added since then is made here, as npm test would.
+  if (!existsSync(migrated)) spawnSync(process.execPath, ['scripts/build-pglite-template.ts'], { stdio: 'inherit' });
+  assert.ok(existsSync(migrated), 'the migrated template for the migrations present exists');
   const fromTemplate = await openDatabase({ pgliteDataDir: 'memory://' });
   const fromScratch = await databaseOverPglite(await PGlite.create('memory://'));
   try {
