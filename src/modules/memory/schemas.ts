@@ -45,28 +45,27 @@ export const memoryInputSchema = z
   .strict()
   .meta({ id: 'NewMemory' });
 
+/** What a memory shows wherever it appears. */
+const memoryFields = {
+  id: memoryIdSchema,
+  content: z.string(),
+  tags: z.array(z.string()),
+  source: z.string(),
+  scope: z.string(),
+  createdAt: timestampSchema,
+  updatedAt: timestampSchema,
+};
+
 export const memorySchema = z
   .object({
-    id: memoryIdSchema,
-    content: z.string(),
-    tags: z.array(z.string()),
-    source: z.string(),
-    scope: z.string(),
+    ...memoryFields,
     organizationId: z.string().nullable().describe('The organization the session was active in when the memory was written (null: none)'),
-    createdAt: timestampSchema,
-    updatedAt: timestampSchema,
   })
   .meta({ id: 'Memory' });
 
 export const searchResultSchema = z
   .object({
-    id: memoryIdSchema,
-    content: z.string(),
-    tags: z.array(z.string()),
-    source: z.string(),
-    scope: z.string(),
-    createdAt: timestampSchema,
-    updatedAt: timestampSchema,
+    ...memoryFields,
     score: z.number().describe('Relevance (BM25F with feedback, higher is better); comparable within one search only'),
   })
   .meta({ id: 'MemorySearchResult' });
