@@ -25,6 +25,15 @@ const params = z.object({ connectionId: connectionIdSchema });
 const notFoundResponse = errorBodySchema.describe('connection_not_found: no such connection in the active organization');
 const platformResponse = errorBodySchema.describe('platform_error (the platform refused) or platform_unavailable');
 
+/** What a route about one connection answers. */
+const oneConnectionResponses = {
+  200: z.object({ connection: messengerConnectionSchema }),
+  400: commonErrorResponses[400],
+  401: commonErrorResponses[401],
+  403: commonErrorResponses[403],
+  404: notFoundResponse,
+};
+
 function actorOf(request: FastifyRequest): ActingMember {
   const caller = callerOf(request);
   return { organizationId: caller.organizationId!, memberId: caller.memberId };
@@ -89,13 +98,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       summary: 'Get a bot connection',
       security: [{ session: [] }],
       params,
-      response: {
-        200: z.object({ connection: messengerConnectionSchema }),
-        400: commonErrorResponses[400],
-        401: commonErrorResponses[401],
-        403: commonErrorResponses[403],
-        404: notFoundResponse,
-      },
+      response: oneConnectionResponses,
     },
   }, async (request) => {
     const row = await service.getConnection(actorOf(request), request.params.connectionId);
@@ -114,13 +117,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       body: z
         .object({ enabled: z.boolean().optional(), deliveryUrl: deliveryUrlSchema.optional() })
         .refine((body) => body.enabled !== undefined || body.deliveryUrl !== undefined, { message: 'Give enabled or deliveryUrl' }),
-      response: {
-        200: z.object({ connection: messengerConnectionSchema }),
-        400: commonErrorResponses[400],
-        401: commonErrorResponses[401],
-        403: commonErrorResponses[403],
-        404: notFoundResponse,
-      },
+      response: oneConnectionResponses,
     },
   }, async (request) => {
     const row = await service.updateConnection(actorOf(request), request.params.connectionId, request.body);
