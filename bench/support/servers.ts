@@ -91,12 +91,23 @@ export interface LoadResult {
   errors: number;
 }
 
-export async function load(options: { url: string; headers?: Record<string, string>; connections?: number; seconds?: number; method?: string; body?: string }): Promise<LoadResult> {
+export async function load(options: {
+  url: string;
+  headers?: Record<string, string>;
+  connections?: number;
+  seconds?: number;
+  method?: string;
+  body?: string;
+  /** A new body for every request (instead of `body`). */
+  nextBody?: () => string;
+}): Promise<LoadResult> {
+  const method = (options.method ?? 'GET') as 'GET';
   const result = await autocannon({
     url: options.url,
-    method: (options.method ?? 'GET') as 'GET',
+    method,
     headers: options.headers ?? {},
     ...(options.body ? { body: options.body } : {}),
+    ...(options.nextBody ? { requests: [{ method, setupRequest: (request: any) => ({ ...request, body: options.nextBody!() }) }] } : {}),
     connections: options.connections ?? 50,
     duration: options.seconds ?? 10,
   });

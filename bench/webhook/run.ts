@@ -1,22 +1,12 @@
 // The messenger webhook (spec operation 8) under load: distinct update_ids, many concurrent
 // connections, against a bare Fastify POST route measured in the same run, on PostgreSQL and PGlite.
 // Every acknowledged update is claimed and queued in a committed transaction (group commit).
-import autocannon from 'autocannon';
 import { startBotPlatform } from '../../test/support/bot-platform.ts';
-import { json, spawnServer, startOrgplane } from '../support/servers.ts';
+import { json, load, spawnServer, startOrgplane } from '../support/servers.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const backends = (process.env.BENCH_BACKENDS ?? 'postgres,pglite').split(',') as ('postgres' | 'pglite')[];
-
-interface Result {
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  non2xx: number;
-  errors: number;
-  total: number;
-}
 
 let nextUpdateId = 1;
 
@@ -27,25 +17,9 @@ function update(id: number): string {
   });
 }
 
-async function run(url: string, headers: Record<string, string>, duration: number): Promise<Result> {
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    connections,
-    duration,
-    // A fresh update_id for every request: every one is a new claim, never a duplicate.
-    requests: [{ method: 'POST', setupRequest: (request: any) => ({ ...request, body: update(nextUpdateId++) }) }],
-  });
-  return {
-    requestsPerSecond: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
-  };
-}
+// A fresh update_id for every request: every one is a new claim, never a duplicate.
+const run = (url: string, headers: Record<string, string>, duration: number) =>
+  load({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, connections, seconds: duration, nextBody: () => update(nextUpdateId++) });
 
 const platform = await startBotPlatform();
 const bare = await spawnServer(['bench/webhook/bare-webhook.ts'], {});
