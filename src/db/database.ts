@@ -14,6 +14,8 @@ export interface Database extends Queryable {
   readonly backend: 'postgres' | 'pglite';
   /** Both backends are a pg.Pool, so every store and library (pg-boss too) has one code path. */
   readonly pool: pg.Pool;
+  /** Connections the pool may open (1 on PGlite); callers that batch size their concurrency by it. */
+  readonly maxConnections: number;
   /**
    * A named prepared statement: PostgreSQL parses and plans it once per connection instead of on every
    * call (measured 2.5-5x faster on the authentication queries). For hot, fixed statements only:
@@ -76,6 +78,7 @@ function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () 
   return {
     backend,
     pool,
+    maxConnections: pool.options.max,
     query: <R>(text: string, params?: unknown[]) =>
       pool.query(text, params) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
     prepared: <R>(name: string, text: string, params: unknown[]) =>

@@ -51,9 +51,8 @@ const LOOKUP_OVERLAP_THRESHOLD = 16;
 export function createIdentityService(deps: IdentityServiceDeps) {
   const { db } = deps;
   const store = createIdentityStore();
-  const poolSize = (db.pool as { options?: { max?: number } }).options?.max ?? 10;
-  // PGlite has one connection; on PostgreSQL half the pool at most, the rest stays for writes.
-  const lookupsInFlight = db.backend === 'pglite' ? 1 : Math.max(1, Math.floor(poolSize / 2));
+  // Half the pool at most (one on PGlite's single connection); the rest stays for writes.
+  const lookupsInFlight = Math.max(1, Math.floor(db.maxConnections / 2));
 
   /** Looks rows up by token hash in batches; each caller gets the row of its own hash, or undefined. */
   function batchedByTokenHash<Row extends { token_hash: string }>(find: (hashes: string[]) => Promise<Row[]>) {

@@ -73,11 +73,10 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
   // one batch's round trip does not idle the stream; at most half the pool, the rest stays for
   // reads, the secret lookups and the workers. A second one starts only when 16 claims wait
   // (bench/webhook: 8 and 32 did no better, batches of ~25-35 at 100 connections).
-  const poolSize = (db.pool as { options?: { max?: number } }).options?.max ?? 10;
   const claimInBatch = createBatcher<ClaimRequest, ClaimOutcome>({
     run: commitBatch,
     maxBatch: MAX_BATCH,
-    maxInFlight: db.backend === 'pglite' ? 1 : Math.max(1, Math.min(4, Math.floor(poolSize / 2))),
+    maxInFlight: Math.max(1, Math.min(4, Math.floor(db.maxConnections / 2))),
     overlapThreshold: OVERLAP_THRESHOLD,
   });
 
