@@ -62,7 +62,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const fresh = inMemory || !existsSync(path.join(dataDir, 'PG_VERSION'));
   const template = fresh ? await readPgliteTemplate() : undefined;
   const { PGlite } = await import('@electric-sql/pglite');
-  const lite = await PGlite.create(dataDir, template ? { loadDataDir: template.data } : {});
+  const lite = await PGlite.create(dataDir, template ? { loadDataDir: template } : {});
   return databaseOverPglite(lite, options.onPoolError);
 }
 

@@ -24,12 +24,12 @@ export async function pgliteTemplateFiles(): Promise<{ cluster: string; migrated
 }
 
 /** The best template there is for the code as it is now, if any. */
-export async function readPgliteTemplate(): Promise<{ data: Blob; migrated: boolean } | undefined> {
+export async function readPgliteTemplate(): Promise<Blob | undefined> {
   const files = await pgliteTemplateFiles().catch(() => undefined);
   if (!files) return undefined;
-  for (const [file, migrated] of [[files.migrated, true], [files.cluster, false]] as const) {
+  for (const file of [files.migrated, files.cluster]) {
     const data = await readFile(file).catch(() => undefined);
-    if (data) return { data: new Blob([data]), migrated };
+    if (data) return new Blob([data]);
   }
   return undefined;
 }
