@@ -130,3 +130,27 @@ export async function json(url: string, method: string, body?: unknown, token?: 
   if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
 }
+
+export interface Round {
+  route: LoadResult;
+  baseline: LoadResult;
+  /** The route's requests per second over the baseline's, both measured in this round. */
+  ratio: number;
+}
+
+/**
+ * The route against its baseline in `rounds` rounds, each the baseline then the route back to back,
+ * so every ratio compares two runs a few seconds apart. On a shared machine one pair can land on a
+ * busy moment for either side (0.31 and 0.48 were seen from the same code minutes apart); the median
+ * round is the figure to quote, with every round shown beside it.
+ */
+export async function compareInRounds(rounds: number, baseline: () => Promise<LoadResult>, route: () => Promise<LoadResult>): Promise<{ rounds: Round[]; median: Round }> {
+  const results: Round[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const base = await baseline();
+    const measured = await route();
+    results.push({ route: measured, baseline: base, ratio: measured.requestsPerSecond / base.requestsPerSecond });
+  }
+  const sorted = [...results].sort((a, b) => a.ratio - b.ratio);
+  return { rounds: results, median: sorted[Math.floor((sorted.length - 1) / 2)]! };
+}
