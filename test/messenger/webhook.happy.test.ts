@@ -3,6 +3,9 @@
 // goes back to the chat; one chat's updates are delivered in update_id order.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createJobQueue } from '../../src/platform/queue.ts';
+import { DELIVERY_QUEUE } from '../../src/modules/messenger/ingress.ts';
+import { deliveryQueueDefinition, deliverySettingsFromEnv } from '../../src/modules/messenger/worker.ts';
 import { api } from '../support/http.ts';
 import { connectBot, eventually, expectedSignature, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
 
@@ -151,5 +154,42 @@ describe('messenger webhook ingress', () => {
     const answer = await postUpdate(env.app.url, bot.id, update, secret);
     assert.deepEqual(answer.json, { ok: true, accepted: true });
     await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === 990_001), { what: 'the delivery' });
+  });
+
+  test('the update is delivered exactly as received, is kept out of the queue job, and its stored copy is cleared once delivered', async () => {
+    // Spacing, key order and a number beyond double precision survive only if the text is passed on as it came.
+    const raw = '{ "message" : {"text": "kept  as  sent", "chat": {"type": "private", "id": 504}, "message_id": 3}, "update_id": 990002, "big": 123456789012345678901234567890 }';
+    const answer = await postUpdate(env.app.url, bot.id, raw, secret);
+    assert.deepEqual(answer.json, { ok: true, accepted: true });
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_002), { what: 'the delivery' });
+    assert.equal(delivery.body, `{"connectionId":"${bot.id}","update":${raw}}`);
+    assert.equal(delivery.headers['x-orgplane-signature'], expectedSignature(bot.deliverySecret, delivery.body));
+    const queued = await env.app.db.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND data::text LIKE '%kept  as  sent%'`, [DELIVERY_QUEUE]);
+    assert.equal(queued.rows[0].n, 0);
+    const stored = await eventually(async () => {
+      const { rows } = await env.app.db.query('SELECT status, body FROM messenger_updates WHERE connection_id = $1 AND update_id = $2', [bot.id, 990_002]);
+      return rows[0]?.status === 'delivered' ? rows[0] : undefined;
+    }, { what: 'the delivered state' });
+    assert.equal(stored.body, null);
+  });
+
+  test('a job queued before bodies were kept with claims (its data carries the update) is still delivered', async () => {
+    const update = { update_id: 990_003, message: { message_id: 4, chat: { id: 505, type: 'private' }, text: 'from an older version' } };
+    await env.app.db.query(
+      `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
+       SELECT id, $2, organization_id, '505' FROM messenger_connections WHERE id = $1`,
+      [bot.id, update.update_id],
+    );
+    // The job as the previous version queued it, through a second queue client on the same database.
+    const olderVersion = createJobQueue(env.app.db);
+    try {
+      await olderVersion.start([deliveryQueueDefinition(deliverySettingsFromEnv())]);
+      await olderVersion.enqueue(env.app.db, DELIVERY_QUEUE, [{ key: `${bot.id}:chat:505`, data: { connectionId: bot.id, updateId: update.update_id, chatId: '505', update } }]);
+    } finally {
+      await olderVersion.stop();
+    }
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_003), { what: 'the delivery' });
+    assert.deepEqual(delivery.json, { connectionId: bot.id, update });
+    assert.equal(delivery.headers['x-orgplane-signature'], expectedSignature(bot.deliverySecret, delivery.body));
   });
 });

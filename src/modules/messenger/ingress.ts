@@ -17,11 +17,13 @@ import { chatIdOf, orderingKeyOf } from './updates.ts';
 
 export const DELIVERY_QUEUE = 'messenger-delivery';
 
+/** A queued delivery: which update to deliver. Its body is kept with its claim (messenger_updates). */
 export interface DeliveryJob {
   connectionId: string;
   updateId: number;
   chatId: string | null;
-  update: Record<string, unknown>;
+  /** Only in jobs queued before bodies were kept with claims (migration 0502). */
+  update?: Record<string, unknown>;
 }
 
 export type ClaimOutcome =
@@ -34,8 +36,11 @@ export interface Ingress {
    * Answers synchronously when the connection's hash is cached (the hot path: no promise per request).
    */
   verifySecret(connectionId: string, secret: string | undefined): boolean | Promise<boolean>;
-  /** Claims the update and enqueues it; resolves once committed. Rejects when the database could not store it. */
-  claim(connectionId: string, update: Record<string, unknown> & { update_id: number }): Promise<ClaimOutcome>;
+  /**
+   * Claims the update and enqueues it; resolves once committed. Rejects when the database could not
+   * store it. `body` is the update as received, which is what gets delivered.
+   */
+  claim(connectionId: string, update: Record<string, unknown> & { update_id: number }, body: string): Promise<ClaimOutcome>;
   /** Forgets a connection's cached secret (after it was deleted here). */
   forget(connectionId: string): void;
 }
@@ -44,7 +49,8 @@ interface ClaimRequest {
   connectionId: string;
   updateId: number;
   chatId: string | null;
-  update: Record<string, unknown>;
+  orderingKey: string;
+  body: string;
 }
 
 const SECRET_CACHE_TTL_MS = 60_000;
@@ -112,8 +118,8 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
     const jobs = await queue.insertStatement(
       DELIVERY_QUEUE,
       unique.map((item) => ({
-        key: orderingKeyOf(item.connectionId, item.update, item.chatId),
-        data: { connectionId: item.connectionId, updateId: item.updateId, chatId: item.chatId, update: item.update } satisfies DeliveryJob,
+        key: item.orderingKey,
+        data: { connectionId: item.connectionId, updateId: item.updateId, chatId: item.chatId } satisfies DeliveryJob,
       })),
     );
     // One statement: the claims and the jobs of the claimed commit together, before it returns.
@@ -142,8 +148,9 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
       return loadSecretHash(connectionId).then((stored) => decide(secret, stored));
     },
 
-    claim(connectionId, update) {
-      return claimInBatch({ connectionId, updateId: update.update_id, chatId: chatIdOf(update), update });
+    claim(connectionId, update, body) {
+      const chatId = chatIdOf(update);
+      return claimInBatch({ connectionId, updateId: update.update_id, chatId, orderingKey: orderingKeyOf(connectionId, update, chatId), body });
     },
 
     forget(connectionId) {

@@ -50,6 +50,8 @@ export interface ClaimInput {
   connectionId: string;
   updateId: number;
   chatId: string | null;
+  /** The update as received (JSON text), kept until it is delivered. */
+  body: string;
 }
 
 export function createMessengerStore() {
@@ -116,7 +118,8 @@ export function createMessengerStore() {
      * inserted only for an active connection and only if the pair is new (the primary key decides,
      * also between processes), and `jobs` (pg-boss's own INSERT, see JobQueue.insertStatement) is
      * run, as a data-modifying CTE, for the claimed ones only. The statement has committed when it
-     * returns. `claims` and the jobs JSON array are in the same order, one job per claim.
+     * returns. `claims` and the jobs JSON array are in the same order, one job per claim. A claim
+     * keeps the update's body (text, not parsed) for the worker.
      * Returns the claimed pairs and the status of every connection named.
      */
     async claimAndEnqueue(
@@ -128,24 +131,24 @@ export function createMessengerStore() {
       if (!statement) {
         // The jobs of the claimed updates. When every update of the batch was claimed (the usual
         // case) that is the whole array, passed on as it came; only otherwise is it taken apart.
-        const claimedJobs = `(CASE WHEN (SELECT count(*) FROM inserted) = cardinality($1::text[]) THEN $4::text ELSE
+        const claimedJobs = `(CASE WHEN (SELECT count(*) FROM inserted) = cardinality($1::text[]) THEN $5::text ELSE
              (SELECT COALESCE(json_agg(j.job ORDER BY j.n), '[]'::json)
-                FROM json_array_elements($4::json) WITH ORDINALITY AS j (job, n)
+                FROM json_array_elements($5::json) WITH ORDINALITY AS j (job, n)
                 JOIN input i ON i.n = j.n
                 JOIN inserted x ON x.connection_id = i.connection_id AND x.update_id = i.update_id)::text
            END)::json`;
         statement = {
           name: `messenger_claim_${claimStatements.size + 1}`,
           text: `WITH input AS (
-             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS i (connection_id, update_id, chat_id, n)
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS i (connection_id, update_id, chat_id, body, n)
            ), named AS (
              -- Locked once per connection and statement: a concurrent delete waits for this commit
              -- (its trigger then removes these claims) or, if first, leaves nothing to claim for.
              SELECT id, status, organization_id FROM messenger_connections WHERE id IN (SELECT DISTINCT connection_id FROM input)
              FOR KEY SHARE
            ), inserted AS (
-             INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
-             SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id
+             INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, body)
+             SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id, i.body
                FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
              ON CONFLICT (connection_id, update_id) DO NOTHING
              RETURNING connection_id, update_id
@@ -161,7 +164,7 @@ export function createMessengerStore() {
       const { rows } = await db.prepared<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null; organization_id: string | null }>(
         statement.name,
         statement.text,
-        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), jobs.jobsJson],
+        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), jobs.jobsJson],
       );
       const claimed = new Set<string>();
       const connections = new Map<string, { status: ConnectionStatus; organizationId: string }>();
@@ -191,17 +194,24 @@ export function createMessengerStore() {
       return rows;
     },
 
-    async recordAttempt(db: Queryable, connectionId: string, updateId: number, attempt: number): Promise<void> {
-      await db.query(
-        'UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now() WHERE connection_id = $1 AND update_id = $2',
+    /**
+     * Counts an attempt and returns the update's body: null once delivered (delivery clears it) or if
+     * it was claimed before bodies were kept with claims; undefined when the update is gone.
+     */
+    async recordAttempt(db: Queryable, connectionId: string, updateId: number, attempt: number): Promise<{ body: string | null } | undefined> {
+      const { rows } = await db.query<{ body: string | null }>(
+        `UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now()
+          WHERE connection_id = $1 AND update_id = $2
+          RETURNING body`,
         [connectionId, updateId, attempt],
       );
+      return rows[0];
     },
 
     async markDelivered(db: Queryable, connectionId: string, updateId: number, reply: { status: 'sent' | 'failed' | null; error: string | null }): Promise<void> {
       await db.query(
         `UPDATE messenger_updates
-            SET status = 'delivered', delivered_at = now(), reply_status = $3, last_error = $4
+            SET status = 'delivered', delivered_at = now(), reply_status = $3, last_error = $4, body = NULL
           WHERE connection_id = $1 AND update_id = $2`,
         [connectionId, updateId, reply.status, reply.error],
       );

@@ -81,14 +81,24 @@ function unavailable(request: FastifyRequest, reply: FastifyReply, error: unknow
   return reply.status(503).header('retry-after', '5').send({ error: 'service_unavailable', message: 'The update could not be stored; retry later' });
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The webhook route only: the update's JSON text as received, which is what gets delivered. */
+    updateText: string;
+  }
+}
+
 export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }> = async (app, { ingress }) => {
+  app.decorateRequest('updateText', '');
   // Only this route's parser: any content type is read as raw bytes under the cap, then JSON-parsed
-  // here, so a malformed body is a 400 with details rather than a framework error.
+  // here, so a malformed body is a 400 with details rather than a framework error. The text is kept:
+  // the update is stored and delivered as it came, not re-serialized.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_UPDATE_BYTES }, (_request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_UPDATE_BYTES }, (request, body, done) => {
     let parsed: unknown;
     try {
-      parsed = JSON.parse((body as Buffer).toString('utf8'));
+      parsed = JSON.parse(body as string);
+      request.updateText = body as string;
     } catch {
       done(new ApiError(400, 'invalid_request', 'The body is not valid JSON', { details: [{ message: 'The body is not valid JSON', path: [] }] }), undefined);
       return;
@@ -162,7 +172,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
     },
   }, (request, reply) => {
     const update = request.body as z.infer<typeof updateSchema>;
-    ingress.claim(request.params.connectionId, update).then(
+    ingress.claim(request.params.connectionId, update, request.updateText).then(
       (outcome) => {
         // A pre-serialized string: Fastify sends a string with a JSON content type as it is.
         const body = acknowledgements[outcome.accepted ? 'accepted' : outcome.reason] as unknown as z.input<typeof acknowledgement>;

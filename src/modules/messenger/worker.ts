@@ -100,13 +100,17 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
   const { db, store, secrets, outbound, botApi, settings } = deps;
 
   async function deliver(job: QueueJob<DeliveryJob>): Promise<void> {
-    const { connectionId, updateId, chatId, update } = job.data;
+    const { connectionId, updateId, chatId } = job.data;
     const connection = await store.getConnectionById(db, connectionId);
     // Deleted since: nothing to deliver to. The job completes.
     if (!connection) return;
-    await store.recordAttempt(db, connectionId, updateId, job.attempt);
+    const claim = await store.recordAttempt(db, connectionId, updateId, job.attempt);
+    // The update is sent as it was received; a job queued before bodies were kept with claims has it.
+    const update = claim?.body ?? (job.data.update ? JSON.stringify(job.data.update) : undefined);
+    // Gone, or delivered already by an attempt whose completion was lost (delivery clears the body).
+    if (update === undefined) return;
     try {
-      const body = JSON.stringify({ connectionId, update });
+      const body = `{"connectionId":${JSON.stringify(connectionId)},"update":${update}}`;
       const deliverySecret = secrets.open(connection.delivery_secret_sealed);
       let response: Response;
       try {
