@@ -140,9 +140,10 @@ export interface Round {
 
 /**
  * The route against its baseline in `rounds` rounds, each the baseline then the route back to back,
- * so every ratio compares two runs a few seconds apart. On a shared machine one pair can land on a
- * busy moment for either side (0.31 and 0.48 were seen from the same code minutes apart); the median
- * round is the figure to quote, with every round shown beside it.
+ * so every ratio compares two runs a few seconds apart. On this shared VM the machine's speed drifts
+ * by up to 2x within minutes (the bare route alone was seen at 19k and 36k req/s in consecutive
+ * runs), so one long pair says more about the moment than about the code; many short pairs and the
+ * median round are the figure to quote, with every round shown beside it.
  */
 export async function compareInRounds(rounds: number, baseline: () => Promise<LoadResult>, route: () => Promise<LoadResult>): Promise<{ rounds: Round[]; median: Round }> {
   const results: Round[] = [];

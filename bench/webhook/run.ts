@@ -4,9 +4,9 @@
 import { startBotPlatform } from '../../test/support/bot-platform.ts';
 import { compareInRounds, json, load, spawnServer, startOrgplane } from '../support/servers.ts';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 100);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 8);
 const backends = (process.env.BENCH_BACKENDS ?? 'postgres,pglite').split(',') as ('postgres' | 'pglite')[];
 
 let nextUpdateId = 1;
