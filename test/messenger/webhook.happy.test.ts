@@ -173,6 +173,19 @@ describe('messenger webhook ingress', () => {
     assert.equal(stored.body, null);
   });
 
+  test('an update whose text holds escapes PostgreSQL cannot keep in jsonb (NUL, a lone surrogate) is accepted and delivered as sent, and does not fail its batch', async () => {
+    const odd = '{"update_id": 990004, "message": {"message_id": 5, "chat": {"id": 506, "type": "private"}, "text": "a\\u0000b \\ud800"}}';
+    const normal = env.platform.messageUpdate(bot.bot.token, { chatId: 507, text: 'beside it' });
+    // Sent together, so they can share one claim statement.
+    const [oddAnswer, normalAnswer] = await Promise.all([postUpdate(env.app.url, bot.id, odd, secret), postUpdate(env.app.url, bot.id, normal, secret)]);
+    assert.deepEqual([oddAnswer.status, oddAnswer.json], [200, { ok: true, accepted: true }]);
+    assert.deepEqual([normalAnswer.status, normalAnswer.json], [200, { ok: true, accepted: true }]);
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_004), { what: 'the delivery' });
+    assert.equal(delivery.body, `{"connectionId":"${bot.id}","update":${odd}}`);
+    assert.equal(delivery.json.update.message.text, 'a\u0000b \ud800');
+    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === normal.update_id), { what: 'the other delivery' });
+  });
+
   test('a job queued before bodies were kept with claims (its data carries the update) is still delivered', async () => {
     const update = { update_id: 990_003, message: { message_id: 4, chat: { id: 505, type: 'private' }, text: 'from an older version' } };
     await env.app.db.query(
