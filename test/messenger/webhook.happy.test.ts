@@ -186,6 +186,16 @@ describe('messenger webhook ingress', () => {
     await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === normal.update_id), { what: 'the other delivery' });
   });
 
+  test('a chat or sender id that is a string with control characters is not taken as the chat; the update is accepted and delivered', async () => {
+    const update = { update_id: 990_005, message: { message_id: 6, chat: { id: 'x\u0000y', type: 'private' }, from: { id: 'a\u0001b' }, text: 'odd ids' } };
+    const answer = await postUpdate(env.app.url, bot.id, update, secret);
+    assert.deepEqual([answer.status, answer.json], [200, { ok: true, accepted: true }]);
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_005), { what: 'the delivery' });
+    assert.deepEqual(delivery.json.update, update);
+    const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates`);
+    assert.equal(listed.body.updates.find((u: any) => u.updateId === 990_005).chatId, null);
+  });
+
   test('a job queued before bodies were kept with claims (its data carries the update) is still delivered', async () => {
     const update = { update_id: 990_003, message: { message_id: 4, chat: { id: 505, type: 'private' }, text: 'from an older version' } };
     await env.app.db.query(

@@ -5,11 +5,15 @@ type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+// A string id is taken only if printable ASCII: it becomes a column value and a queue key, and
+// PostgreSQL's text refuses NUL (which would fail the whole claim batch). The platform's ids are numbers.
+const printableId = /^[\x21-\x7e]{1,64}$/;
+
 function idOf(value: unknown): string | null {
   if (!isObject(value)) return null;
   const id = value.id;
   if (typeof id === 'number' && Number.isSafeInteger(id)) return String(id);
-  if (typeof id === 'string' && id.length > 0 && id.length <= 64) return id;
+  if (typeof id === 'string' && printableId.test(id)) return id;
   return null;
 }
 

@@ -90,9 +90,10 @@ declare module 'fastify' {
 
 export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }> = async (app, { ingress }) => {
   app.decorateRequest('updateText', '');
-  // Only this route's parser: any content type is read as raw bytes under the cap, then JSON-parsed
-  // here, so a malformed body is a 400 with details rather than a framework error. The text is kept:
-  // the update is stored and delivered as it came, not re-serialized.
+  // Only this route's parser: any content type is read under the cap (counted in bytes), decoded as
+  // UTF-8 and JSON-parsed here, so a malformed body is a 400 with details rather than a framework
+  // error. The text is kept: the update is stored and delivered as it came, not re-serialized (which
+  // also keeps escapes such as \u0000 that PostgreSQL's jsonb refuses).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_UPDATE_BYTES }, (request, body, done) => {
     let parsed: unknown;
