@@ -71,6 +71,9 @@ export async function startDnsServer(attempt = 0): Promise<TestDnsServer> {
 
   const server = dns2.createServer({ udp: true, tcp: true, handle });
   server.on('requestError', () => {});
+  // dns2 re-emits its sockets' errors here; with no listener a port already taken (handled below by
+  // binding again) became an uncaught exception that stalled the test using this server.
+  server.on('error', () => {});
   const parts = (server as unknown as { servers: { udp: unknown; tcp: unknown } }).servers;
   const udp = parts.udp as unknown as import('node:dgram').Socket;
   const tcp = parts.tcp as unknown as import('node:net').Server;
