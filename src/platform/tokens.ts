@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A URL-safe random secret with `bytes` bytes of entropy (32 bytes = 256 bits by default). */
 export function randomToken(bytes = 32): string {
@@ -10,12 +10,15 @@ export function randomToken(bytes = 32): string {
  * They carry 256 random bits, so a fast hash suffices; a slow one would only cost every request.
  */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
-/** Constant-time string comparison (compares digests, so differing lengths leak nothing either). */
-export function safeEqual(a: string, b: string): boolean {
-  const digestA = createHash('sha256').update(a, 'utf8').digest();
-  const digestB = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(digestA, digestB);
+/**
+ * Whether `token` hashes, as hashToken does, to `storedHash` (a stored hash as raw bytes, for callers
+ * that keep it decoded): one digest of the candidate and a constant-time comparison of two digests of
+ * equal length, so neither the token's length nor its content changes the time taken.
+ */
+export function tokenMatchesHash(token: string, storedHash: Buffer): boolean {
+  const digest = hash('sha256', token, 'buffer');
+  return digest.length === storedHash.length && timingSafeEqual(digest, storedHash);
 }

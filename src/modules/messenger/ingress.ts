@@ -10,8 +10,7 @@
 import type { Database } from '../../db/database.ts';
 import type { JobQueue } from '../../platform/queue.ts';
 import { createBatcher } from '../../platform/batcher.ts';
-import { hash, timingSafeEqual } from 'node:crypto';
-import { hashToken } from '../../platform/tokens.ts';
+import { hashToken, tokenMatchesHash } from '../../platform/tokens.ts';
 import type { MessengerStore } from './store.ts';
 import { chatIdOf, orderingKeyOf } from './updates.ts';
 
@@ -60,15 +59,6 @@ const OVERLAP_THRESHOLD = 16;
 // A hash no secret has, so an unknown connection costs the same comparison as a known one.
 const NO_SECRET_HASH = Buffer.from(hashToken('no connection has this secret'), 'hex');
 
-/**
- * Whether `secret` hashes to `storedHash`: one SHA-256 of the candidate (the same digest as
- * hashToken, as raw bytes) and a constant-time comparison of two 32-byte digests, so neither the
- * secret's length nor its content changes the time taken.
- */
-function secretMatches(secret: string, storedHash: Buffer): boolean {
-  return timingSafeEqual(hash('sha256', secret, 'buffer'), storedHash);
-}
-
 export function createIngress(deps: { db: Database; queue: JobQueue; store: MessengerStore; onEnqueued?: () => void }): Ingress {
   const { db, queue, store } = deps;
   // connection id -> webhook secret hash. The hash never changes for a connection, and the claim
@@ -102,7 +92,7 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
 
   function decide(secret: string | undefined, stored: Buffer | undefined): boolean {
     // An empty or absent secret never matches, but still costs the same comparison.
-    const matches = secretMatches(secret ?? '', stored ?? NO_SECRET_HASH);
+    const matches = tokenMatchesHash(secret ?? '', stored ?? NO_SECRET_HASH);
     return matches && stored !== undefined && secret !== undefined && secret !== '';
   }
 
