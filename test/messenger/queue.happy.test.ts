@@ -3,7 +3,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createJobQueue, type JobQueue, type QueueJob } from '../../src/platform/queue.ts';
-import { eventually, openTestDatabase, type TestDatabase } from './support.ts';
+import { openTestDatabase, type TestDatabase } from '../support/app.ts';
+import { eventually } from './support.ts';
 
 interface Data { key: string; n: number; failTimes?: number }
 

@@ -1,50 +1,14 @@
 // Helpers shared by the messenger tests (the app-level helpers live in test/support/).
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import type { Config } from '../../src/config.ts';
-import { openDatabase, type Database } from '../../src/db/database.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { startBotPlatform, type Bot, type BotPlatform } from '../support/bot-platform.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 
-export const backend = (process.env.ORGPLANE_TEST_BACKEND ?? 'pglite') === 'postgres' ? 'postgres' : 'pglite';
-const adminUrl = process.env.ORGPLANE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-export interface TestDatabase {
-  db: Database;
-  /** PostgreSQL only: the connection string of the fresh database. */
-  url: string | undefined;
-  drop(): Promise<void>;
-}
-
-/** A fresh, empty database on the backend the run selected; `drop()` closes and removes it. */
-export async function openTestDatabase(): Promise<TestDatabase> {
-  if (backend === 'pglite') {
-    const db = await openDatabase({ pgliteDataDir: 'memory://' });
-    return { db, url: undefined, drop: () => db.close() };
-  }
-  const name = `orgplane_msgq_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = adminUrl.replace(/\/[^/]*$/, `/${name}`);
-  const db = await openDatabase({ databaseUrl: url, poolSize: 10 });
-  return {
-    db,
-    url,
-    async drop() {
-      await db.close().catch(() => {});
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
+export const backend = testBackend;
 
 /** Resolves when `predicate` holds, checking every `intervalMs`; fails after `timeoutMs` (a bound, not an assertion on speed). */
 export async function eventually<T>(predicate: () => Promise<T | undefined | false> | T | undefined | false, { timeoutMs = 30_000, intervalMs = 100, what = 'condition' } = {}): Promise<T> {

@@ -67,6 +67,32 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
   };
 }
 
+export interface TestDatabase {
+  db: Database;
+  /** PostgreSQL only: the connection string of the fresh database. */
+  url: string | undefined;
+  /** Closes the database and, on PostgreSQL, drops it. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database (not migrated) on the backend of this run, for tests below the HTTP app. */
+export async function openTestDatabase(): Promise<TestDatabase> {
+  if (testBackend === 'pglite') {
+    const db = await openDatabase({ pgliteDataDir: 'memory://' });
+    return { db, url: undefined, drop: () => db.close() };
+  }
+  const created = await createPostgresDatabase();
+  const db = await openDatabase({ databaseUrl: created.url, poolSize: 10 });
+  return {
+    db,
+    url: created.url,
+    async drop() {
+      await db.close().catch(() => {});
+      await created.drop();
+    },
+  };
+}
+
 export interface TestAppOptions {
   /** Another test app whose database this one shares (PostgreSQL only): several processes, one database. */
   shareDatabaseWith?: TestApp;
