@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
@@ -48,10 +49,6 @@ function requiredString(doc: Doc, name: string, max = 255): string {
   if (typeof value !== 'string' || value.trim() === '') throw new ScimError(400, `${name} is required`, 'invalidValue');
   if (value.length > max) throw new ScimError(400, `${name} is longer than ${max} characters`, 'invalidValue');
   return value.trim();
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string } | undefined)?.code === '23505';
 }
 
 /** The e-mail domain must be the verified SSO domain or a subdomain of it: the IdP speaks only for its own domain. */

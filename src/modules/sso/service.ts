@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import { ApiError, invalidRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
@@ -34,10 +35,6 @@ function enterprisePlanRequired(): ApiError {
 
 function domainTaken(domain: string): ApiError {
   return new ApiError(409, 'domain_taken', `The domain ${domain} is already verified by another organization`);
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string } | undefined)?.code === '23505';
 }
 
 // What a TXT value may contribute to an error message: bounded, printable.
