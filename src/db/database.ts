@@ -74,15 +74,48 @@ export async function databaseOverPglite(lite: PGlite, onPoolError?: (error: Err
   return wrapPool(pool, 'pglite', () => lite.close());
 }
 
+/**
+ * True for an error the server answered with (an ErrorResponse) that leaves the session usable: any
+ * below FATAL. Socket failures, and errors the server ends the session with, are not.
+ */
+function isStatementError(error: unknown): boolean {
+  const severity = (error as { severity?: unknown } | null | undefined)?.severity;
+  return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC';
+}
+
 function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () => Promise<void>): Database {
+  /**
+   * One statement on a pooled connection. Not pool.query(): that discards the connection after any
+   * error, also when only the statement was refused (a duplicate key, say). On PostgreSQL that cost
+   * a reconnect and the connection's prepared statements; on PGlite, whose pool connections all share
+   * one in-process session, the discarded client's end and the failed statement's late ReadyForQuery
+   * reached the next client, and the next two statements failed ("Connection terminated
+   * unexpectedly", "unexpected rowDescription"). Here the connection is kept unless it is broken.
+   */
+  async function runStatement<R>(config: pg.QueryConfig): Promise<{ rows: R[]; rowCount: number | null }> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    const onClientError = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', onClientError);
+    try {
+      return (await client.query(config)) as unknown as { rows: R[]; rowCount: number | null };
+    } catch (error) {
+      if (!isStatementError(error)) broken ??= error as Error;
+      throw error;
+    } finally {
+      client.removeListener('error', onClientError);
+      client.release(broken);
+    }
+  }
+
   return {
     backend,
     pool,
     maxConnections: pool.options.max,
-    query: <R>(text: string, params?: unknown[]) =>
-      pool.query(text, params) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
-    prepared: <R>(name: string, text: string, params: unknown[]) =>
-      pool.query({ name, text, values: params }) as unknown as Promise<{ rows: R[]; rowCount: number | null }>,
+    query: <R>(text: string, params?: unknown[]) => runStatement<R>({ text, ...(params ? { values: params } : {}) }),
+    prepared: <R>(name: string, text: string, params: unknown[]) => runStatement<R>({ name, text, values: params }),
     async transaction(fn) {
       const client = await pool.connect();
       let broken: Error | undefined;

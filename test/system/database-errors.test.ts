@@ -1,4 +1,5 @@
-// src/db/errors.ts reads the cause of real database errors, raised by the backend of this run.
+// src/db/errors.ts reads the cause of real database errors, raised by the backend of this run; and a
+// statement the database refuses leaves the pool's connection working (src/db/database.ts).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDataError, isUniqueViolation } from '../../src/db/errors.ts';
@@ -60,6 +61,20 @@ test('a database that cannot be reached is not an error of the data', { skip: te
   } finally {
     await unreachable.close();
   }
+});
+
+test('after a statement fails, the next ones on the same connection succeed: plain, with parameters and prepared', async () => {
+  const backendPid = async () => (await database.db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const before = await backendPid();
+  for (let round = 0; round < 3; round += 1) {
+    await errorOf(database.db.query('SELECT 1 / $1::int', [0]));
+    assert.deepEqual((await database.db.query('SELECT 2 AS two')).rows, [{ two: 2 }]);
+    await errorOf(database.db.prepared('divide', 'SELECT 1 / $1::int AS quotient', [0]));
+    assert.deepEqual((await database.db.prepared('divide', 'SELECT 1 / $1::int AS quotient', [1])).rows, [{ quotient: 1 }]);
+    assert.deepEqual((await database.db.query('SELECT $1::int AS three', [3])).rows, [{ three: 3 }]);
+  }
+  // The refused statements did not cost the connection: it is the one from before.
+  assert.equal(await backendPid(), before);
 });
 
 test('anything else is neither', () => {
