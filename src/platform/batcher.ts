@@ -6,6 +6,10 @@
 // the same I/O phase share it. While batches are running, new items wait and go together in the next
 // one; another batch starts beside running ones only when enough items wait (fewer, larger batches
 // cost the database less per item) and never more than `maxInFlight` at once.
+//
+// A batch that fails fails all its callers, unless `isolateOn` says the error may be one item's own
+// (bad data rather than a database that went away): then its items are run again one at a time, so
+// that one caller's item does not fail the others.
 
 export interface BatcherOptions<T, R> {
   /** Runs one batch; returns one result per item, in the items' order. */
@@ -16,6 +20,8 @@ export interface BatcherOptions<T, R> {
   maxInFlight: number;
   /** Items that must be waiting before a batch starts beside running ones (default 1: always). */
   overlapThreshold?: number;
+  /** True when a batch's error may belong to one of its items; its items are then run one by one. */
+  isolateOn?: (error: unknown) => boolean;
 }
 
 interface Waiting<T, R> {
@@ -56,6 +62,11 @@ export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R
     try {
       results = await run(batch.map((entry) => entry.item));
     } catch (error) {
+      if (batch.length > 1 && options.isolateOn?.(error)) {
+        // One at a time, in the batch's slot: a rare path, and it keeps the in-flight bound.
+        for (const entry of batch) await runBatch([entry]);
+        return;
+      }
       for (const entry of batch) entry.reject(error);
       return;
     }

@@ -150,6 +150,40 @@ describe('messenger webhook ingress: refusals', () => {
     }
   });
 
+  test('an update the database refuses is answered 503 alone; the updates that shared its batch are stored and acknowledged', async () => {
+    // A trigger refuses one update with a data error, as a value the ingress did not foresee would.
+    const refusedId = 600;
+    await env.app.db.query(`CREATE FUNCTION refuse_one_update() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.update_id = ${refusedId} THEN RAISE EXCEPTION 'this update is refused' USING ERRCODE = '22023'; END IF;
+        RETURN NEW;
+      END $$`);
+    await env.app.db.query('CREATE TRIGGER refuse_one_update BEFORE INSERT ON messenger_updates FOR EACH ROW EXECUTE FUNCTION refuse_one_update()');
+    const others = Array.from({ length: 19 }, (_, i) => refusedId + 1 + i);
+    let results: { updateId: number; status: number; json: any }[];
+    try {
+      // Sent together, so the refused update shares claim statements with the others.
+      results = await Promise.all([refusedId, ...others].map(async (updateId) => {
+        const answer = await post(env.app.url, bot.id, { update_id: updateId }, secret);
+        return { updateId, status: answer.status, json: answer.json };
+      }));
+    } finally {
+      await env.app.db.query('DROP TRIGGER refuse_one_update ON messenger_updates');
+      await env.app.db.query('DROP FUNCTION refuse_one_update()');
+    }
+    const refused = results.find((result) => result.updateId === refusedId)!;
+    assert.equal(refused.status, 503);
+    assert.equal(refused.json.error, 'service_unavailable');
+    for (const result of results.filter((r) => r.updateId !== refusedId)) {
+      assert.deepEqual([result.status, result.json], [200, { ok: true, accepted: true }], `update ${result.updateId}`);
+    }
+    const stored = await storedUpdateIds();
+    assert.deepEqual(stored.filter((id: number) => id >= refusedId && id < refusedId + 20).sort((a: number, b: number) => a - b), others);
+    // The platform retries the refused one; once the database takes it, it is accepted.
+    const retried = await post(env.app.url, bot.id, { update_id: refusedId }, secret);
+    assert.deepEqual([retried.status, retried.json], [200, { ok: true, accepted: true }]);
+  });
+
   test('a failing delivery is retried with backoff, then succeeds', async () => {
     const previous = env.receiver.respond;
     let calls = 0;

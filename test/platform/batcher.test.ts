@@ -72,3 +72,37 @@ test('a failed batch rejects every caller in it and not the callers of other bat
   batches[1]!.finish();
   assert.equal(await next, 'result 3');
 });
+
+test('a batch failing with an error isolateOn says is an item\'s own is run again item by item: only that caller fails', async () => {
+  const runs: number[][] = [];
+  const refused = Object.assign(new Error('item 2 refused'), { itemsOwn: true });
+  const call = createBatcher<number, string>({
+    async run(items) {
+      runs.push(items);
+      if (items.includes(2)) throw refused;
+      return items.map((item) => `result ${item}`);
+    },
+    maxBatch: 100,
+    maxInFlight: 1,
+    isolateOn: (error) => (error as { itemsOwn?: boolean }).itemsOwn === true,
+  });
+  const answers = await Promise.all([1, 2, 3].map((item) => call(item).catch((error: Error) => error.message)));
+  assert.deepEqual(answers, ['result 1', 'item 2 refused', 'result 3']);
+  assert.deepEqual(runs, [[1, 2, 3], [1], [2], [3]], 'the batch, then each item alone, one after another');
+});
+
+test('an error isolateOn does not claim fails the whole batch, which is not run again', async () => {
+  const runs: number[][] = [];
+  const call = createBatcher<number, string>({
+    async run(items) {
+      runs.push(items);
+      throw new Error('database went away');
+    },
+    maxBatch: 100,
+    maxInFlight: 1,
+    isolateOn: () => false,
+  });
+  const answers = await Promise.all([1, 2].map((item) => call(item).catch((error: Error) => error.message)));
+  assert.deepEqual(answers, ['database went away', 'database went away']);
+  assert.deepEqual(runs, [[1, 2]]);
+});

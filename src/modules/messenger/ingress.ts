@@ -5,9 +5,12 @@
 // next one. A batch is one SQL statement (its own transaction) that inserts the claims and, for the
 // claimed ones, pg-boss's jobs; every caller is answered only after that statement returned, which
 // is after its commit, so nothing is acknowledged that is not stored. Under light load a batch is a
-// single claim; under heavy load batches grow and the per-update cost falls.
+// single claim; under heavy load batches grow and the per-update cost falls. A batch the database
+// refuses for its data is claimed again one update at a time: an update it cannot store is answered
+// 503 alone, and the updates that shared its batch are stored and acknowledged.
 
 import type { Database } from '../../db/database.ts';
+import { isDataError } from '../../db/errors.ts';
 import type { JobQueue } from '../../platform/queue.ts';
 import { createBatcher } from '../../platform/batcher.ts';
 import { hashToken, tokenMatchesHash } from '../../platform/tokens.ts';
@@ -74,6 +77,7 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
     maxBatch: MAX_BATCH,
     maxInFlight: Math.max(1, Math.min(4, Math.floor(db.maxConnections / 2))),
     overlapThreshold: OVERLAP_THRESHOLD,
+    isolateOn: isDataError,
   });
 
   async function loadSecretHash(connectionId: string): Promise<Buffer | undefined> {
