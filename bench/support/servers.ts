@@ -139,17 +139,25 @@ export interface Round {
 }
 
 /**
- * The route against its baseline in `rounds` rounds, each the baseline then the route back to back,
- * so every ratio compares two runs a few seconds apart. On this shared VM the machine's speed drifts
- * by up to 2x within minutes (the bare route alone was seen at 19k and 36k req/s in consecutive
- * runs), so one long pair says more about the moment than about the code; many short pairs and the
- * median round are the figure to quote, with every round shown beside it.
+ * The route against its baseline in `rounds` rounds, each the two back to back, so every ratio
+ * compares two runs a few seconds apart. On this shared VM the machine's speed drifts by up to 2x
+ * within minutes (the bare route alone was seen at 19k and 36k req/s in consecutive runs), so one
+ * long pair says more about the moment than about the code; many short pairs and the median round
+ * are the figure to quote, with every round shown beside it. Which of the two goes first alternates,
+ * so a drift within a round, or what the first run leaves behind, favours neither.
  */
 export async function compareInRounds(rounds: number, baseline: () => Promise<LoadResult>, route: () => Promise<LoadResult>): Promise<{ rounds: Round[]; median: Round }> {
   const results: Round[] = [];
   for (let i = 0; i < rounds; i++) {
-    const base = await baseline();
-    const measured = await route();
+    let base: LoadResult;
+    let measured: LoadResult;
+    if (i % 2 === 0) {
+      base = await baseline();
+      measured = await route();
+    } else {
+      measured = await route();
+      base = await baseline();
+    }
     results.push({ route: measured, baseline: base, ratio: measured.requestsPerSecond / base.requestsPerSecond });
   }
   const sorted = [...results].sort((a, b) => a.ratio - b.ratio);

@@ -39,7 +39,8 @@ try {
       const webhook = `${server.url}/v1/webhooks/messenger/${connectionId}`;
       const headers = { 'x-telegram-bot-api-secret-token': secret };
 
-      // Warm-up, then rounds of the baseline and the route back to back so both see the same machine.
+      // Warm-up, then rounds of the baseline and the route back to back, so both see the same machine
+      // (which of the two goes first alternates).
       await run(webhook, headers, 2);
       const { rounds: measured, median } = await compareInRounds(rounds, () => run(`${bare.url}/bare`, {}, seconds), () => run(webhook, headers, seconds));
       for (const { route } of measured) {
