@@ -32,6 +32,15 @@ interface Waiting<T, R> {
 
 export type Batcher<T, R> = (item: T) => Promise<R>;
 
+/**
+ * How many batches of one kind may run at once on a pool of `connections`: half of it, so the other
+ * half stays for every other statement (one on PGlite, whose pool is a single connection), and at
+ * most `cap`.
+ */
+export function batchesInFlight(connections: number, cap = Number.POSITIVE_INFINITY): number {
+  return Math.max(1, Math.min(cap, Math.floor(connections / 2)));
+}
+
 export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R> {
   const { run, maxBatch, maxInFlight } = options;
   const overlapThreshold = options.overlapThreshold ?? 1;

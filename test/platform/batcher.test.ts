@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createBatcher } from '../../src/platform/batcher.ts';
+import { batchesInFlight, createBatcher } from '../../src/platform/batcher.ts';
 
 /** A batch runner whose batches finish only when the test says so. */
 function controlledRunner() {
@@ -105,4 +105,9 @@ test('an error isolateOn does not claim fails the whole batch, which is not run 
   const answers = await Promise.all([1, 2].map((item) => call(item).catch((error: Error) => error.message)));
   assert.deepEqual(answers, ['database went away', 'database went away']);
   assert.deepEqual(runs, [[1, 2]]);
+});
+
+test('batches in flight: half the pool, at least one (PGlite\'s single connection), at most the cap', () => {
+  assert.deepEqual([1, 2, 3, 10, 20].map((connections) => batchesInFlight(connections)), [1, 1, 1, 5, 10]);
+  assert.deepEqual([1, 10, 20].map((connections) => batchesInFlight(connections, 4)), [1, 4, 4]);
 });

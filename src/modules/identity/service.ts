@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import { ApiError, conflict, forbidden, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
-import { createBatcher } from '../../platform/batcher.ts';
+import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
@@ -51,8 +51,7 @@ const LOOKUP_OVERLAP_THRESHOLD = 16;
 export function createIdentityService(deps: IdentityServiceDeps) {
   const { db } = deps;
   const store = createIdentityStore();
-  // Half the pool at most (one on PGlite's single connection); the rest stays for writes.
-  const lookupsInFlight = Math.max(1, Math.floor(db.maxConnections / 2));
+  const lookupsInFlight = batchesInFlight(db.maxConnections);
 
   /** Looks rows up by token hash in batches; each caller gets the row of its own hash, or undefined. */
   function batchedByTokenHash<Row extends { token_hash: string }>(find: (hashes: string[]) => Promise<Row[]>) {

@@ -12,7 +12,7 @@
 import type { Database } from '../../db/database.ts';
 import { isDataError } from '../../db/errors.ts';
 import type { JobQueue } from '../../platform/queue.ts';
-import { createBatcher } from '../../platform/batcher.ts';
+import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
 import { hashToken, tokenMatchesHash } from '../../platform/tokens.ts';
 import type { MessengerStore } from './store.ts';
 import { chatIdOf, orderingKeyOf } from './updates.ts';
@@ -75,7 +75,7 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
   const claimInBatch = createBatcher<ClaimRequest, ClaimOutcome>({
     run: commitBatch,
     maxBatch: MAX_BATCH,
-    maxInFlight: Math.max(1, Math.min(4, Math.floor(db.maxConnections / 2))),
+    maxInFlight: batchesInFlight(db.maxConnections, 4),
     overlapThreshold: OVERLAP_THRESHOLD,
     isolateOn: isDataError,
   });
