@@ -85,6 +85,27 @@ function isStatementError(error: unknown): boolean {
 
 function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () => Promise<void>): Database {
   /**
+   * Runs `work` on a checked-out connection, then returns it to the pool, which discards it only if
+   * it was marked broken. A checked-out client has no pool listener: if its server goes away it emits
+   * 'error', which unheard would crash the process; heard, it marks the client broken, and the
+   * statement in flight fails on its own.
+   */
+  async function withClient<T>(work: (client: pg.PoolClient, markBroken: (error: Error) => void) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    const markBroken = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', markBroken);
+    try {
+      return await work(client, markBroken);
+    } finally {
+      client.removeListener('error', markBroken);
+      client.release(broken);
+    }
+  }
+
+  /**
    * One statement on a pooled connection. Not pool.query(): that discards the connection after any
    * error, also when only the statement was refused (a duplicate key, say). On PostgreSQL that cost
    * a reconnect and the connection's prepared statements; on PGlite, whose pool connections all share
@@ -92,23 +113,15 @@ function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () 
    * reached the next client, and the next two statements failed ("Connection terminated
    * unexpectedly", "unexpected rowDescription"). Here the connection is kept unless it is broken.
    */
-  async function runStatement<R>(config: pg.QueryConfig): Promise<{ rows: R[]; rowCount: number | null }> {
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    const onClientError = (error: Error) => {
-      broken = error;
-    };
-    client.on('error', onClientError);
-    try {
-      return (await client.query(config)) as unknown as { rows: R[]; rowCount: number | null };
-    } catch (error) {
-      if (!isStatementError(error)) broken ??= error as Error;
-      throw error;
-    } finally {
-      client.removeListener('error', onClientError);
-      client.release(broken);
-    }
-  }
+  const runStatement = <R>(config: pg.QueryConfig) =>
+    withClient(async (client, markBroken) => {
+      try {
+        return (await client.query(config)) as unknown as { rows: R[]; rowCount: number | null };
+      } catch (error) {
+        if (!isStatementError(error)) markBroken(error as Error);
+        throw error;
+      }
+    });
 
   return {
     backend,
@@ -116,32 +129,19 @@ function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () 
     maxConnections: pool.options.max,
     query: <R>(text: string, params?: unknown[]) => runStatement<R>({ text, ...(params ? { values: params } : {}) }),
     prepared: <R>(name: string, text: string, params: unknown[]) => runStatement<R>({ name, text, values: params }),
-    async transaction(fn) {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      // A checked-out client has no pool listener: if its server goes away between two statements it
-      // emits 'error', which unheard would crash the process. Heard, it marks the client broken; the
-      // statement in flight fails on its own and the transaction rolls back or reports the loss.
-      const onClientError = (error: Error) => {
-        broken = error;
-      };
-      client.on('error', onClientError);
-      try {
-        await client.query('BEGIN');
-        const result = await fn(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          broken ??= rollbackError;
-        });
-        throw error;
-      } finally {
-        // A connection that could not even roll back is discarded rather than reused.
-        client.removeListener('error', onClientError);
-        client.release(broken);
-      }
-    },
+    transaction: (fn) =>
+      withClient(async (client, markBroken) => {
+        try {
+          await client.query('BEGIN');
+          const result = await fn(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          // A connection that could not even roll back is discarded rather than reused.
+          await client.query('ROLLBACK').catch(markBroken);
+          throw error;
+        }
+      }),
     async ping(timeoutMs = 2_000) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
