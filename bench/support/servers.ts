@@ -131,9 +131,9 @@ export async function json(url: string, method: string, body?: unknown, token?: 
   return text ? JSON.parse(text) : undefined;
 }
 
-export interface Round {
-  route: LoadResult;
-  baseline: LoadResult;
+export interface Round<T extends LoadResult = LoadResult> {
+  route: T;
+  baseline: T;
   /** The route's requests per second over the baseline's, both measured in this round. */
   ratio: number;
 }
@@ -146,11 +146,11 @@ export interface Round {
  * are the figure to quote, with every round shown beside it. Which of the two goes first alternates,
  * so a drift within a round, or what the first run leaves behind, favours neither.
  */
-export async function compareInRounds(rounds: number, baseline: () => Promise<LoadResult>, route: () => Promise<LoadResult>): Promise<{ rounds: Round[]; median: Round }> {
-  const results: Round[] = [];
+export async function compareInRounds<T extends LoadResult>(rounds: number, baseline: () => Promise<T>, route: () => Promise<T>): Promise<{ rounds: Round<T>[]; median: Round<T> }> {
+  const results: Round<T>[] = [];
   for (let i = 0; i < rounds; i++) {
-    let base: LoadResult;
-    let measured: LoadResult;
+    let base: T;
+    let measured: T;
     if (i % 2 === 0) {
       base = await baseline();
       measured = await route();

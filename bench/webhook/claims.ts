@@ -2,35 +2,17 @@
 // ingress (group commit, one statement per batch: claims + pg-boss jobs) on a fresh PostgreSQL
 // database, for the database's share of the webhook's cost. Linux only: PostgreSQL's CPU is read
 // from /proc for every process named postgres (so run it alone on the machine).
-import { readdirSync, readFileSync } from 'node:fs';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { createIngress } from '../../src/modules/messenger/ingress.ts';
 import { createMessengerStore } from '../../src/modules/messenger/store.ts';
 import { deliveryQueueDefinition, deliverySettingsFromEnv } from '../../src/modules/messenger/worker.ts';
 import { createJobQueue } from '../../src/platform/queue.ts';
+import { postgresCpuMicros, processCpuMicros } from '../support/cpu.ts';
 import { createDatabase } from '../support/servers.ts';
 
 const callers = Number(process.env.BENCH_CALLERS ?? 100);
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
-
-/** user + system CPU of a process, in clock ticks (10 ms). */
-function cpuTicks(pid: number | string): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-function postgresTicks(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres')) total += cpuTicks(pid);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return total;
-}
 
 const database = await createDatabase();
 const db = await openDatabase({ databaseUrl: database.url });
@@ -61,13 +43,13 @@ try {
     return claimed;
   };
   await claimFor(1_500);
-  const postgresBefore = postgresTicks();
-  const ownBefore = cpuTicks(process.pid);
+  const postgresBefore = postgresCpuMicros();
+  const ownBefore = processCpuMicros(process.pid)!;
   const started = performance.now();
   const claimed = await claimFor(seconds * 1000);
   const elapsed = (performance.now() - started) / 1000;
-  const perClaim = (ticks: number) => ((ticks * 10_000) / claimed).toFixed(1);
-  console.log(`${callers} callers, ${seconds} s: ${Math.round(claimed / elapsed)} claims/s committed; CPU per claim: PostgreSQL ${perClaim(postgresTicks() - postgresBefore)} us, this process ${perClaim(cpuTicks(process.pid) - ownBefore)} us`);
+  const perClaim = (micros: number) => (micros / claimed).toFixed(1);
+  console.log(`${callers} callers, ${seconds} s: ${Math.round(claimed / elapsed)} claims/s committed; CPU per claim: PostgreSQL ${perClaim(postgresCpuMicros() - postgresBefore)} us, this process ${perClaim(processCpuMicros(process.pid)! - ownBefore)} us`);
   await queue.stop();
 } finally {
   await db.close();
