@@ -1,15 +1,18 @@
 // What a database error says about its cause, read from its SQLSTATE (`code`: PostgreSQL's driver and
 // PGlite both carry it there).
 
-function sqlStateOf(error: unknown): string | undefined {
+/**
+ * The SQLSTATE of an error in one of the numeric classes, the only ones read here. A socket error's
+ * code (ECONNRESET, EPIPE) starts with a letter, so it is never taken for one.
+ */
+function numericSqlStateOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null | undefined)?.code;
-  // A SQLSTATE is five characters; a socket error's code (ECONNRESET...) is a longer word.
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && /^[0-9]/.test(code) ? code : undefined;
+  return typeof code === 'string' && /^[0-9]{2}[0-9A-Z]{3}$/.test(code) ? code : undefined;
 }
 
 /** A unique constraint refused the row (23505). */
 export function isUniqueViolation(error: unknown): boolean {
-  return sqlStateOf(error) === '23505';
+  return numericSqlStateOf(error) === '23505';
 }
 
 /**
@@ -19,6 +22,6 @@ export function isUniqueViolation(error: unknown): boolean {
  * to one row of a statement, and stays with it when the statement is retried.
  */
 export function isDataError(error: unknown): boolean {
-  const state = sqlStateOf(error);
+  const state = numericSqlStateOf(error);
   return state !== undefined && ['22', '23', '54'].includes(state.slice(0, 2));
 }
