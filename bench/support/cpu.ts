@@ -1,6 +1,7 @@
 // CPU time of processes, read from Linux's /proc: how a benchmark tells which process paid for a
 // request when the server, PostgreSQL and the load generator share the machine's cores.
 import { readdirSync, readFileSync } from 'node:fs';
+import type { LoadResult } from './servers.ts';
 
 const MICROSECONDS_PER_TICK = 10_000; // USER_HZ is 100 on Linux
 
@@ -39,10 +40,10 @@ export interface CpuPerRequest {
 }
 
 /** Runs `load` and divides the CPU each party used meanwhile by the requests it completed. */
-export async function cpuPerRequest<T>(serverPid: number, load: () => Promise<T>, requestsOf: (result: T) => number): Promise<T & { cpu: CpuPerRequest }> {
+export async function cpuPerRequest(serverPid: number, load: () => Promise<LoadResult>): Promise<LoadResult & { cpu: CpuPerRequest }> {
   const before = { server: processCpuMicros(serverPid) ?? 0, postgres: postgresCpuMicros(), own: processCpuMicros(process.pid) ?? 0 };
   const result = await load();
-  const requests = Math.max(1, requestsOf(result));
+  const requests = Math.max(1, result.requests);
   const per = (micros: number) => Math.round(micros / requests);
   return {
     ...result,

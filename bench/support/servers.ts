@@ -84,6 +84,8 @@ export async function startOrgplane(backend: 'postgres' | 'pglite', extraEnv: Re
 export const startBareFastify = () => spawnServer(['bench/support/bare-fastify.ts'], {});
 
 export interface LoadResult {
+  /** Responses completed in the run. */
+  requests: number;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -112,6 +114,7 @@ export async function load(options: {
     duration: options.seconds ?? 10,
   });
   return {
+    requests: result.requests.total,
     requestsPerSecond: Math.round(result.requests.average),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,

@@ -23,11 +23,8 @@ function update(id: number): string {
 // CPU that the server, PostgreSQL and the load generator (this process) spent per request: all three
 // share the machine's cores, so what any of them spends is taken from the others.
 const run = (serverPid: number, url: string, headers: Record<string, string>, duration: number) =>
-  cpuPerRequest(
-    serverPid,
-    () => load({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, connections, seconds: duration, nextBody: () => update(nextUpdateId++) }),
-    (result) => result.requestsPerSecond * duration,
-  );
+  cpuPerRequest(serverPid, () =>
+    load({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, connections, seconds: duration, nextBody: () => update(nextUpdateId++) }));
 const cpuColumns = ({ cpu }: { cpu: CpuPerRequest }) => `${cpu.serverUs} / ${cpu.postgresUs} / ${cpu.loadGeneratorUs}`;
 
 const platform = await startBotPlatform();
