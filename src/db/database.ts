@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { isStatementError } from './errors.ts';
 import { readPgliteTemplate } from './pglite-template.ts';
 
 /** Anything that runs SQL: the database itself or a transaction's client. */
@@ -72,15 +73,6 @@ export async function databaseOverPglite(lite: PGlite, onPoolError?: (error: Err
   const pool = new pg.Pool({ ...(createPgConfig(lite) as unknown as pg.PoolConfig), max: 1 });
   pool.on('error', (error) => onPoolError?.(error));
   return wrapPool(pool, 'pglite', () => lite.close());
-}
-
-/**
- * True for an error the server answered with (an ErrorResponse) that leaves the session usable: any
- * below FATAL. Socket failures, and errors the server ends the session with, are not.
- */
-function isStatementError(error: unknown): boolean {
-  const severity = (error as { severity?: unknown } | null | undefined)?.severity;
-  return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC';
 }
 
 function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () => Promise<void>): Database {

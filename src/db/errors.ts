@@ -1,5 +1,5 @@
-// What a database error says about its cause, read from its SQLSTATE (`code`: PostgreSQL's driver and
-// PGlite both carry it there).
+// What a database error says about its cause, read from its SQLSTATE (`code`) and severity: PostgreSQL's
+// driver and PGlite both carry them.
 
 /**
  * The SQLSTATE of an error in one of the numeric classes, the only ones read here. A socket error's
@@ -24,4 +24,13 @@ export function isUniqueViolation(error: unknown): boolean {
 export function isDataError(error: unknown): boolean {
   const state = numericSqlStateOf(error);
   return state !== undefined && ['22', '23', '54'].includes(state.slice(0, 2));
+}
+
+/**
+ * An error the server answered a statement with (an ErrorResponse) that leaves the session usable:
+ * any below FATAL. Socket failures, and errors the server ends the session with, are not.
+ */
+export function isStatementError(error: unknown): boolean {
+  const severity = (error as { severity?: unknown } | null | undefined)?.severity;
+  return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC';
 }

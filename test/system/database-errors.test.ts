@@ -2,7 +2,7 @@
 // statement the database refuses leaves the pool's connection working (src/db/database.ts).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isDataError, isUniqueViolation } from '../../src/db/errors.ts';
+import { isDataError, isStatementError, isUniqueViolation } from '../../src/db/errors.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { freePort, openTestDatabase, testBackend, type TestDatabase } from '../support/app.ts';
 
@@ -42,6 +42,7 @@ test('values the database refuses are errors of the data, not unique violations'
     const error = await errorOf(database.db.query(statement));
     assert.equal(isDataError(error), true, statement);
     assert.equal(isUniqueViolation(error), false, statement);
+    assert.equal(isStatementError(error), true, statement);
   }
 });
 
@@ -58,6 +59,7 @@ test('a database that cannot be reached is not an error of the data', { skip: te
     const error = await errorOf(unreachable.query('SELECT 1'));
     assert.equal(isDataError(error), false);
     assert.equal(isUniqueViolation(error), false);
+    assert.equal(isStatementError(error), false);
   } finally {
     await unreachable.close();
   }
@@ -81,5 +83,6 @@ test('anything else is neither', () => {
   for (const value of [undefined, null, 'text', new Error('plain'), Object.assign(new Error('socket'), { code: 'EPIPE' }), { code: 22012 }]) {
     assert.equal(isDataError(value), false);
     assert.equal(isUniqueViolation(value), false);
+    assert.equal(isStatementError(value), false);
   }
 });
