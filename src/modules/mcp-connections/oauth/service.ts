@@ -36,6 +36,7 @@ import {
   registerDynamicClient,
   type DynamicClient,
   type OAuthClientCredentials,
+  type RegistrationPlan,
   type RegistrationSource,
 } from './registration.ts';
 import { signState, verifyState, type CallbackMode, type CredentialSubject } from './state.ts';
@@ -200,17 +201,8 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
     const found = await tryDiscover(connection);
     const reached = (error: OAuthFlowError) => error.phase !== 'AUTH_RESOURCE_DISCOVERY' || !networkCodes.has(error.code);
     if (found instanceof OAuthFlowError) return { ok: false, highestPassed: reached(found) ? 'reachable' : 'configured', tools: [], diagnostic: oauthDiagnostic(found, connection.url, reached(found)) };
-    const isolated = callbackUrl(publicUrl, connection.id, 'isolated-v1');
-    const stored = dynamicFromRow(await findRegisteredClient(db, connection.organizationId, connection.id, found.issuer, connection.identityFingerprint));
-    const plan = chooseRegistration({
-      preRegistered: preRegisteredClient(connection),
-      metadata: found.metadata,
-      clientMetadataUrl: clientMetadataUrl(publicUrl),
-      dynamicClient: stored,
-      redirectUri: isolated,
-    });
+    const plan = await planClient(connection, found);
     if (plan.source === null) {
-      await recordState(connection, { issuer: found.issuer, source: null, setupRequired: true, issuerReview: false, problem: 'setup_required' });
       const error = new OAuthFlowError('AUTH_CLIENT_REGISTRATION', 'setup_required', plan.reason);
       return { ok: false, highestPassed: 'reachable', tools: [], diagnostic: oauthDiagnostic(error, connection.url, true) };
     }
@@ -227,19 +219,30 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
     return { ok: false, highestPassed: 'reachable', tools: [], diagnostic: oauthDiagnostic(error, connection.url, true) };
   }
 
-  /** The client to use, registering one dynamically the first time (once per connection and server). */
-  async function clientFor(connection: ConnectionRow, discovery: DiscoveryResult, scopes: string[]): Promise<{ client: OAuthClientCredentials; source: RegistrationSource; mode: CallbackMode; redirectUri: string }> {
-    const isolated = callbackUrl(publicUrl, connection.id, 'isolated-v1');
+  /**
+   * Where this connection's client comes from on this server (pre-registered, client metadata document,
+   * a stored or a still-to-make dynamic registration), judged for the isolated callback. When none
+   * can serve, the connection is recorded as `setup_required`.
+   */
+  async function planClient(connection: ConnectionRow, discovery: DiscoveryResult): Promise<RegistrationPlan> {
     const stored = dynamicFromRow(await findRegisteredClient(db, connection.organizationId, connection.id, discovery.issuer, connection.identityFingerprint));
     const plan = chooseRegistration({
       preRegistered: preRegisteredClient(connection),
       metadata: discovery.metadata,
       clientMetadataUrl: clientMetadataUrl(publicUrl),
       dynamicClient: stored,
-      redirectUri: isolated,
+      redirectUri: callbackUrl(publicUrl, connection.id, 'isolated-v1'),
     });
     if (plan.source === null) {
       await recordState(connection, { issuer: discovery.issuer, source: null, setupRequired: true, issuerReview: false, problem: 'setup_required' });
+    }
+    return plan;
+  }
+
+  /** The client to use, registering one dynamically the first time (once per connection and server). */
+  async function clientFor(connection: ConnectionRow, discovery: DiscoveryResult, scopes: string[]): Promise<{ client: OAuthClientCredentials; source: RegistrationSource; mode: CallbackMode; redirectUri: string }> {
+    const plan = await planClient(connection, discovery);
+    if (plan.source === null) {
       throw new ApiError(409, 'oauth_setup_required', plan.reason, { setupRequired: true });
     }
     const mode = callbackModeFor(plan.source);
