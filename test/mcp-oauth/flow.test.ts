@@ -284,3 +284,27 @@ test('refusal classification and refresh timing', () => {
   assert.equal(reconnectActionOwner('shared'), 'organization_admin');
   assert.equal(reconnectActionOwner('per_member'), 'member');
 });
+
+test("a refusal names the provider's error code printable and bounded, from the registration and the token endpoint alike", async () => {
+  // What a hostile or broken authorization server may put in `error`: control characters and length.
+  const hostileCode = `invalid_client\u0000\u001b[31m${'x'.repeat(500)}`;
+  const refusing = createServer((request, response) => {
+    request.resume();
+    response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: hostileCode }));
+  });
+  await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => refusing.close(() => resolve())));
+  const endpoint = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/refuse`;
+  const metadata = { issuer: endpoint, authorization_endpoint: endpoint, token_endpoint: endpoint, registration_endpoint: endpoint, response_types_supported: ['code'] };
+
+  const registration: OAuthFlowError = await registerDynamicClient({ metadata, redirectUris: [REDIRECT], fetch: testFetch }).catch((e) => e);
+  const token: OAuthFlowError = await refreshAccessToken({ tokenEndpoint: endpoint, client: { clientId: 'c', authMethod: 'none' } as OAuthClientCredentials, refreshToken: 'r', resource: endpoint, scopes: [], fetch: testFetch }).catch((e) => e);
+  assert.equal(registration.code, 'registration_refused');
+  assert.equal(token.code, 'token_refused');
+  for (const error of [registration, token]) {
+    assert.equal(error.httpStatus, 400);
+    assert.ok(error.oauthError!.startsWith('invalid_client  [31mxxx'), error.oauthError);
+    assert.ok(error.oauthError!.length <= 61, `${error.oauthError!.length} characters`);
+    assert.doesNotMatch(`${error.oauthError} ${error.message}`, /[\u0000-\u001f]/);
+  }
+});

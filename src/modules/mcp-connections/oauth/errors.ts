@@ -55,6 +55,21 @@ export function printable(value: unknown, max = 120): string {
 }
 
 /**
+ * An OAuth endpoint's answer: its JSON body, read leniently (a body that is not JSON reads as
+ * undefined), and its RFC 6749 section 5.2 `error` code, made printable since it may be shown.
+ */
+export async function readOAuthAnswer(response: Response): Promise<{ json: unknown; oauthError: string | undefined }> {
+  let json: unknown;
+  try {
+    json = await response.json();
+  } catch {
+    json = undefined;
+  }
+  const error = (json as { error?: unknown } | null | undefined)?.error;
+  return { json, oauthError: typeof error === 'string' ? printable(error, 60) : undefined };
+}
+
+/**
  * A request that did not get an answer: refused by the outbound policy (not retryable, the
  * operator must allow the network), timed out or failed on the network (retryable).
  */

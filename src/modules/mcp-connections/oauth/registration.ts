@@ -5,7 +5,7 @@
 // connection is `setupRequired`: a state to show, not an error.
 
 import { OAuthClientInformationFullSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { OAuthFlowError, printable, requestFailure, type FetchLike } from './errors.ts';
+import { OAuthFlowError, readOAuthAnswer, requestFailure, type FetchLike } from './errors.ts';
 import type { AuthorizationServerMetadata } from './discovery.ts';
 
 export type RegistrationSource = 'pre-registered' | 'client-metadata' | 'dynamic';
@@ -155,15 +155,9 @@ export async function registerDynamicClient(options: {
   } catch (error) {
     throw requestFailure(phase, 'Could not reach the registration endpoint', error);
   }
-  let json: unknown;
-  try {
-    json = await response.json();
-  } catch {
-    json = undefined;
-  }
+  const { json, oauthError } = await readOAuthAnswer(response);
   if (!response.ok) {
-    const oauthError = typeof (json as { error?: unknown })?.error === 'string' ? (json as { error: string }).error : undefined;
-    throw new OAuthFlowError(phase, 'registration_refused', `Dynamic client registration was refused (HTTP ${response.status}${oauthError ? `, ${printable(oauthError, 60)}` : ''})`, {
+    throw new OAuthFlowError(phase, 'registration_refused', `Dynamic client registration was refused (HTTP ${response.status}${oauthError ? `, ${oauthError}` : ''})`, {
       httpStatus: response.status,
       oauthError,
       retryable: response.status >= 500,

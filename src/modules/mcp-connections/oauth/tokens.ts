@@ -3,7 +3,7 @@
 // refusal into the credential health the API reports.
 
 import { OAuthTokensSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { OAuthFlowError, printable, requestFailure, type CredentialHealthReason, type FetchLike, type OAuthPhase } from './errors.ts';
+import { OAuthFlowError, readOAuthAnswer, requestFailure, type CredentialHealthReason, type FetchLike, type OAuthPhase } from './errors.ts';
 import type { OAuthClientCredentials } from './registration.ts';
 
 export interface TokenSet {
@@ -74,14 +74,8 @@ async function tokenRequest(options: {
   } catch (error) {
     throw requestFailure(options.phase, 'Could not reach the token endpoint', error);
   }
-  let json: unknown;
-  try {
-    json = await response.json();
-  } catch {
-    json = undefined;
-  }
+  const { json, oauthError } = await readOAuthAnswer(response);
   if (!response.ok) {
-    const oauthError = typeof (json as { error?: unknown })?.error === 'string' ? printable((json as { error: string }).error, 60) : undefined;
     throw new OAuthFlowError(options.phase, 'token_refused', `The token endpoint refused the request (HTTP ${response.status}${oauthError ? `, ${oauthError}` : ''})`, {
       httpStatus: response.status,
       oauthError,
