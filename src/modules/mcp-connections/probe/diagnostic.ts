@@ -52,22 +52,6 @@ export type HighestPassed = (typeof highestPassedValues)[number];
 export const actionOwners = ['vendor', 'network_admin', 'provider_admin', 'organization_admin', 'member'] as const;
 export type ActionOwner = (typeof actionOwners)[number];
 
-export interface Diagnostic {
-  referenceId: string;
-  phase: DiagnosticPhase;
-  category: string;
-  code: string;
-  highestPassed: HighestPassed;
-  retryable: boolean;
-  actionOwner: ActionOwner;
-  operatorAction: string;
-  message: string;
-  httpStatus?: number;
-  jsonRpcCode?: number;
-  providerStatus?: number;
-  outbound?: { origin: string; pathHash: string };
-}
-
 /** What a phase knows when it fails; the probe adds referenceId, highestPassed and outbound. */
 export interface FailureDescription {
   phase: DiagnosticPhase;
@@ -79,6 +63,13 @@ export interface FailureDescription {
   message: string;
   httpStatus?: number;
   jsonRpcCode?: number;
+}
+
+export interface Diagnostic extends FailureDescription {
+  referenceId: string;
+  highestPassed: HighestPassed;
+  providerStatus?: number;
+  outbound?: { origin: string; pathHash: string };
 }
 
 /** Thrown by a phase function; `cause` is the underlying error, kept for the server log only. */
