@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns';
 import { z } from 'zod';
 
 /** Every setting orgplane reads from the environment, with its default. `orgplane --help` prints this list. */
@@ -9,7 +10,7 @@ export const configVariables = [
   ['DATA_DIR', './data', 'embedded database files and the generated secret key'],
   ['ORGPLANE_SECRET_KEY', '(generated into DATA_DIR)', 'key ring for encrypting stored credentials: "v2:<base64 32 bytes>,v1:<...>" (first is current) or one base64 key'],
   ['ALLOWED_PRIVATE_NETWORKS', '(empty)', 'comma-separated CIDRs outbound calls may reach despite being private/loopback'],
-  ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip or ip:port) for SSO domain verification'],
+  ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
   ['DESKTOP_DOWNLOAD_URL', 'https://github.com/orgplane/desktop/releases/latest', 'where the install page\'s "Download" action points'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
@@ -31,6 +32,20 @@ const listOf = z
   .optional()
   .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter(Boolean));
 
+// Judged by the resolver that will use the list, so a server it would refuse stops the start here
+// rather than failing every SSO domain verification later.
+const dnsServerList = listOf.refine(
+  (servers) => {
+    try {
+      new Resolver().setServers(servers);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  'must be IP addresses, each optionally with a port: 192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53',
+);
+
 const booleanFlag = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -45,7 +60,7 @@ const environmentSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   ORGPLANE_SECRET_KEY: z.string().min(1).optional(),
   ALLOWED_PRIVATE_NETWORKS: listOf,
-  DNS_SERVERS: listOf,
+  DNS_SERVERS: dnsServerList,
   DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60000).default(2500),
   DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
   MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
