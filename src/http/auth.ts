@@ -1,6 +1,6 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Caller, Role } from '../modules/identity/service.ts';
-import { forbidden, notFound, unauthorized } from './errors.ts';
+import { forbidden, organizationNotFound, unauthorized } from './errors.ts';
 
 export type { Caller, Role } from '../modules/identity/service.ts';
 
@@ -47,9 +47,7 @@ export function authenticate(options: AuthenticateOptions = {}): preHandlerAsync
     request.caller = caller;
     if (!needsOrganization) return;
     if (!caller.organizationId || !caller.role) {
-      if (options.withoutOrganization === 'organization_not_found') {
-        throw notFound('organization_not_found', 'This session has no active organization you are a member of');
-      }
+      if (options.withoutOrganization === 'organization_not_found') throw organizationNotFound();
       throw forbidden('This session has no active organization you are a member of');
     }
     if (options.roles && !options.roles.includes(caller.role)) {

@@ -36,6 +36,8 @@ export const invalidRequest = (details: ValidationDetail[], message = 'The reque
 export const unauthorized = () => new ApiError(401, 'unauthorized');
 export const forbidden = (message = 'You are not allowed to do this') => new ApiError(403, 'forbidden', message);
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);
+/** The spec's `organization_not_found` of the SCIM token and SSO domain endpoints: no other fields. */
+export const organizationNotFound = () => new ApiError(404, 'organization_not_found');
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);
 
 /** The standard RateLimit-* headers (IETF draft) for a limiter result; send them on every limited route. */

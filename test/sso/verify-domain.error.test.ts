@@ -40,7 +40,8 @@ test('no active organization: 404 organization_not_found', async () => {
     await api(env.app.url, loner.token).get('/v1/sso/connection'),
   ]) {
     assert.equal(response.status, 404);
-    assert.equal(response.body.error, 'organization_not_found');
+    // The spec's errors table: organization_not_found carries no other fields.
+    assert.deepEqual(response.body, { error: 'organization_not_found' });
   }
 });
 
@@ -110,6 +111,32 @@ test('a DNS failure (SERVFAIL) is 502 dns_lookup_failed, retryable, with Retry-A
   assert.match(response.body.message, /SERVFAIL.*try again/);
   assert.equal(response.headers.get('retry-after'), '30');
   assert.equal((await owner().get('/v1/sso/connection')).body.connection.domainVerified, false);
+});
+
+test('a DNS failure that retrying cannot change (NOTIMP) is 502 dns_lookup_failed, not retryable, without Retry-After', async () => {
+  const { connection } = (await owner().get('/v1/sso/connection')).body;
+  env.dns.setBehaviour(connection.verification.recordName, { kind: 'notimp' });
+  const response = await owner().post('/v1/sso/verify-domain');
+  assert.equal(response.status, 502, response.text);
+  assert.equal(response.body.error, 'dns_lookup_failed');
+  assert.equal(response.body.retryable, false);
+  assert.doesNotMatch(response.body.message, /try again/);
+  assert.equal(response.headers.get('retry-after'), null);
+  assert.equal((await owner().get('/v1/sso/connection')).body.connection.domainVerified, false);
+  env.dns.clear(connection.verification.recordName);
+});
+
+test('a domain too long for its verification record name to fit in DNS: 400 invalid_request naming the limit, nothing saved', async () => {
+  const before = (await owner().get('/v1/sso/connection')).body.connection;
+  // 231 characters: with "_orgplane-verification." in front, 254, one over DNS's 253.
+  const tooLong = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(31)}.example`;
+  assert.equal(tooLong.length, 231);
+  const response = await owner().put('/v1/sso/connection', connectionBody(tooLong));
+  assert.equal(response.status, 400, response.text);
+  assert.equal(response.body.error, 'invalid_request');
+  const detail = response.body.details.find((d: { path: string[] }) => d.path.includes('domain'));
+  assert.match(detail.message, /at most 230 characters/);
+  assert.deepEqual((await owner().get('/v1/sso/connection')).body.connection, before);
 });
 
 test('a domain verified by another organization: 409 domain_taken', async () => {

@@ -92,3 +92,34 @@ test('the OpenAPI document states the success body and the failure statuses', as
   assert.equal(operation.operationId, 'verifySsoDomain');
   for (const status of ['200', '401', '403', '404', '422', '502']) assert.ok(operation.responses[status], status);
 });
+
+test('the longest domain whose record fits in DNS (230 characters) is saved and verified through a real lookup', async () => {
+  const longest = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(30)}.example`;
+  assert.equal(longest.length, 230);
+  const fresh = await createTenant(env.app.url);
+  await setPlan(env.app, fresh.orgId, 'enterprise');
+  const put = await api(env.app.url, fresh.owner.token).put('/v1/sso/connection', connectionBody(longest));
+  assert.equal(put.status, 200, put.text);
+  const { recordName, recordValue } = put.body.connection.verification;
+  assert.equal(recordName.length, 253);
+  env.dns.setTxt(recordName, [recordValue]);
+  const verified = await api(env.app.url, fresh.owner.token).post('/v1/sso/verify-domain');
+  assert.equal(verified.status, 200, verified.text);
+  assert.equal(verified.body.connection.domainVerified, true);
+});
+
+test("an organization's first PUTs sent at once all succeed and leave one connection", async () => {
+  const fresh = await createTenant(env.app.url);
+  await setPlan(env.app, fresh.orgId, 'enterprise');
+  const domains = ['first.example', 'second.example', 'third.example', 'fourth.example', 'fifth.example', 'sixth.example'];
+  const responses = await Promise.all(
+    domains.map((domain, i) => api(env.app.url, (i % 2 === 0 ? fresh.owner : fresh.admin).token).put('/v1/sso/connection', connectionBody(domain))),
+  );
+  for (const response of responses) assert.equal(response.status, 200, response.text);
+  // One connection: every answer names the same id, and what GET shows is one of the domains sent.
+  assert.equal(new Set(responses.map((response) => response.body.connection.id)).size, 1);
+  const { connection } = (await api(env.app.url, fresh.owner.token).get('/v1/sso/connection')).body;
+  assert.ok(domains.includes(connection.domain), connection.domain);
+  const rows = await env.app.db.query('SELECT count(*)::int AS n FROM sso_connections WHERE organization_id = $1', [fresh.orgId]);
+  assert.equal(rows.rows[0].n, 1);
+});

@@ -1,5 +1,5 @@
 // A real authoritative-style DNS server on loopback for tests (dns2), serving what a test tells it:
-// TXT records (single- or multi-string), SERVFAIL, NXDOMAIN, NODATA, or silence (no answer at all,
+// TXT records (single- or multi-string), SERVFAIL, NOTIMP, NXDOMAIN, NODATA, or silence (no answer at all,
 // so the client times out). UDP and TCP listen on the same random port, as resolvers expect, so
 // answers too long for a UDP datagram are fetched over TCP after truncation.
 import dns2 from 'dns2';
@@ -9,6 +9,8 @@ const { Packet } = dns2;
 export type DnsBehaviour =
   | { kind: 'txt'; records: Array<string | string[]> }
   | { kind: 'servfail' }
+  /** The server does not implement the query: an answer that retrying will not change. */
+  | { kind: 'notimp' }
   | { kind: 'nxdomain' }
   | { kind: 'nodata' }
   | { kind: 'silent' };
@@ -53,6 +55,10 @@ export async function startDnsServer(attempt = 0): Promise<TestDnsServer> {
         return; // never answer: the client's timeout is what is being tested
       case 'servfail':
         response.header.rcode = 2; // SERVFAIL
+        send(response);
+        return;
+      case 'notimp':
+        response.header.rcode = 4; // NOTIMP
         send(response);
         return;
       case 'nodata':

@@ -98,6 +98,9 @@ export function describeDnsFailure(code: string): string {
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
+/** The longest name DNS can carry, in its text form without the final dot (RFC 1035 2.3.4). */
+export const MAX_DNS_NAME_LENGTH = 253;
+
 /**
  * Normalizes a domain as people type it: surrounding space, letter case, one trailing dot, and
  * internationalized labels (to their punycode A-label form, so "Bücher.example" and
@@ -107,10 +110,10 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 export function normalizeDomain(input: string): string | null {
   let value = input.trim();
   if (value.endsWith('.')) value = value.slice(0, -1);
-  if (value === '' || value.length > 253 * 4) return null;
+  if (value === '' || value.length > MAX_DNS_NAME_LENGTH * 4) return null;
   // domainToASCII lowercases, maps full-width dots and applies IDNA/UTS #46; '' means invalid.
   const ascii = domainToASCII(value);
-  if (ascii === '' || ascii.length > 253) return null;
+  if (ascii === '' || ascii.length > MAX_DNS_NAME_LENGTH) return null;
   const labels = ascii.split('.');
   if (labels.length < 2) return null;
   if (!labels.every((label) => LABEL.test(label))) return null;

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf } from '../../http/auth.ts';
 import { commonErrorResponses, errorBodySchema, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
-import { recordNameFor, recordValueFor, type SsoService } from './service.ts';
+import { MAX_DOMAIN_LENGTH, recordNameFor, recordValueFor, type SsoService } from './service.ts';
 import type { SsoConnectionRow } from './store.ts';
 
 const ssoConnectionSchema = z
@@ -59,7 +59,12 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
       security: [{ session: [] }],
       body: z
         .object({
-          domain: z.string().trim().min(1).max(1000),
+          domain: z
+            .string()
+            .trim()
+            .min(1)
+            .max(1000)
+            .describe(`A domain name such as example.com; at most ${MAX_DOMAIN_LENGTH} characters once normalized, so that its verification record name fits in DNS`),
           issuer: z.url().max(2048),
           clientId: z.string().min(1).max(512),
           clientSecret: z.string().min(1).max(4096).optional(),
@@ -103,7 +108,8 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
         '(a record split into several strings is joined first), marks the domain verified. Verifying again is harmless. ' +
         'Failures: 422 `domain_verification_failed` when the record is missing or different (the body names `recordName`, ' +
         '`expectedValue` and `foundValues`; `retryable: false` until the record is changed); 502 `dns_lookup_failed` with ' +
-        '`retryable: true` and `Retry-After` when DNS itself failed (timeout, SERVFAIL, unreachable).',
+        '`retryable: true` and `Retry-After` when DNS itself failed (timeout, SERVFAIL, unreachable), or with `retryable: false` ' +
+        'and no `Retry-After` when the DNS server answered that it cannot do this lookup (NOTIMP, FORMERR): retrying will not help.',
       security: [{ session: [] }],
       response: {
         200: z.object({ verified: z.literal(true), domain: z.string(), domainVerifiedAt: timestampSchema, connection: ssoConnectionSchema }),
@@ -113,7 +119,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
         404: errorBodySchema.describe('organization_not_found: no active organization; sso_connection_not_found: create the connection first'),
         409: errorBodySchema.describe('domain_taken: another organization has verified this domain'),
         422: errorBodySchema.describe('domain_verification_failed: the TXT record is missing or has another value'),
-        502: errorBodySchema.describe('dns_lookup_failed: the DNS lookup failed; retry later'),
+        502: errorBodySchema.describe('dns_lookup_failed: the DNS lookup failed; `retryable` says whether a retry may help'),
       },
     },
   }, async (request) => {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { ApiError, invalidRequest, notFound } from '../../http/errors.ts';
+import { ApiError, invalidRequest, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { Caller, IdentityService } from '../identity/service.ts';
-import { describeDnsFailure, normalizeDomain, type TxtResolver } from './dns.ts';
+import { describeDnsFailure, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
 import { createSsoStore, type SsoConnectionRow } from './store.ts';
 
 export interface SsoServiceDeps {
@@ -18,6 +18,8 @@ export interface SsoServiceDeps {
 /** Where the TXT record lives and what it must say. */
 export const recordNameFor = (domain: string) => `_orgplane-verification.${domain}`;
 export const recordValueFor = (token: string) => `orgplane-domain-verification=${token}`;
+/** The longest domain whose record name still fits in DNS (230 characters). */
+export const MAX_DOMAIN_LENGTH = MAX_DNS_NAME_LENGTH - recordNameFor('').length;
 
 /** Seconds a client should wait before retrying a verification that failed on DNS itself. */
 export const dnsRetryAfterSeconds = 30;
@@ -48,14 +50,14 @@ export function createSsoService(deps: SsoServiceDeps) {
 
   async function requireEnterprise(organizationId: string) {
     const organization = await deps.identity.getOrganization(organizationId);
-    if (!organization) throw notFound('organization_not_found', 'No such organization');
+    if (!organization) throw organizationNotFound();
     if (organization.plan !== 'enterprise') throw enterprisePlanRequired();
     return organization;
   }
 
   function requireOrganization(caller: Caller): string {
     // authenticate({ roles }) guarantees this; the check keeps the types honest.
-    if (!caller.organizationId) throw notFound('organization_not_found', 'This session has no active organization');
+    if (!caller.organizationId) throw organizationNotFound();
     return caller.organizationId;
   }
 
@@ -68,9 +70,16 @@ export function createSsoService(deps: SsoServiceDeps) {
       if (!domain) {
         throw invalidRequest([{ message: 'Must be a domain name such as example.com', path: ['domain'] }], 'The domain is not valid');
       }
+      if (domain.length > MAX_DOMAIN_LENGTH) {
+        const message = `Must be at most ${MAX_DOMAIN_LENGTH} characters: its verification record, ${recordNameFor('<domain>')}, must fit in DNS's ${MAX_DNS_NAME_LENGTH}`;
+        throw invalidRequest([{ message, path: ['domain'] }], 'The domain is too long');
+      }
       if (await store.verifiedElsewhere(db, domain, organizationId)) throw domainTaken(domain);
       const sealed = input.clientSecret !== undefined ? deps.secrets.seal(input.clientSecret) : undefined;
       return db.transaction(async (tx) => {
+        // The organization's PUTs one after another, the first ones included: the row lock below
+        // (which holds a concurrent verification off) has nothing to lock while no connection exists.
+        await store.lockConnectionOf(tx, organizationId);
         const existing = await store.findByOrganization(tx, organizationId, true);
         if (!existing) {
           return store.insert(tx, {
@@ -119,10 +128,10 @@ export function createSsoService(deps: SsoServiceDeps) {
         const error = new ApiError(
           502,
           'dns_lookup_failed',
-          `Could not look up the TXT record at ${recordName}: ${describeDnsFailure(result.code)}. This may be temporary; try again.`,
-          { retryable: true, recordName },
+          `Could not look up the TXT record at ${recordName}: ${describeDnsFailure(result.code)}.${result.retryable ? ' This may be temporary; try again.' : ''}`,
+          { retryable: result.retryable, recordName },
         );
-        error.headers = { 'retry-after': String(dnsRetryAfterSeconds) };
+        if (result.retryable) error.headers = { 'retry-after': String(dnsRetryAfterSeconds) };
         throw error;
       }
       const found = result.status === 'found' ? result.records : [];
