@@ -79,6 +79,27 @@ describe('messenger connections: errors', () => {
     assert.equal(ok.status, 201, ok.text);
   });
 
+  test('a getMe answer that is not a usable bot (no name, an id that is no safe integer) is 502 platform_unavailable, and nothing is stored', async () => {
+    const before = await count();
+    const bot = env.platform.addBot();
+    for (const result of [
+      { id: 1, is_bot: true },
+      { id: 1.5, is_bot: true, first_name: 'Bot' },
+      { id: 99999999999999999999, is_bot: true, first_name: 'Bot' },
+      { id: -7, is_bot: true, first_name: 'Bot' },
+      { id: 7, is_bot: true, first_name: 'Bot', username: 42 },
+      'a bot',
+      null,
+    ]) {
+      env.platform.answerNextWith('getMe', { ok: true, result });
+      const answer = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
+      assert.equal(answer.status, 502, `${JSON.stringify(result)}: ${answer.text}`);
+      assert.equal(answer.body.error, 'platform_unavailable');
+      assert.ok(!answer.text.includes(bot.token));
+    }
+    assert.equal(await count(), before);
+  });
+
   test('an unreachable platform is 502 platform_unavailable', async () => {
     const { startTestApp } = await import('../support/app.ts');
     const { loopbackOnly } = await import('./support.ts');

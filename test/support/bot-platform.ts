@@ -96,6 +96,11 @@ export interface BotPlatform {
   callsTo(method: string, token?: string): RecordedCall[];
   webhookOf(token: string): WebhookRegistration | undefined;
   failNext(method: string, failure: FailureInjection): void;
+  /**
+   * The next call of `method` gets this body, 200, whatever it is: not the Bot API's protocol, but
+   * what a broken platform or a proxy in front of it could answer.
+   */
+  answerNextWith(method: string, body: unknown): void;
   /** A realistic private-chat text message update; update_ids grow per bot unless given. */
   messageUpdate(token: string, options: { chatId: number; text: string; updateId?: number }): Record<string, unknown>;
   /**
@@ -125,6 +130,7 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
   const webhooks = new Map<string, WebhookRegistration>();
   const knownChats = new Set<string>();
   const failures = new Map<string, FailureInjection & { remaining: number }>();
+  const rawAnswers = new Map<string, unknown>();
   const nextUpdateId = new Map<string, number>();
   const calls: RecordedCall[] = [];
   const sentMessages: SentMessage[] = [];
@@ -290,6 +296,13 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
       params = await readParams(req, url);
       const bot = bots.get(token);
       if (!bot) throw new BotApiError(401, 'Unauthorized');
+      if (rawAnswers.has(method.toLowerCase())) {
+        const body = rawAnswers.get(method.toLowerCase());
+        rawAnswers.delete(method.toLowerCase());
+        record(token, method, params, 200, body);
+        send(res, 200, body);
+        return;
+      }
       const failure = failures.get(method.toLowerCase());
       if (failure && failure.remaining > 0) {
         failure.remaining -= 1;
@@ -335,6 +348,9 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
     },
     failNext(method, failure) {
       failures.set(method.toLowerCase(), { ...failure, remaining: failure.times ?? 1 });
+    },
+    answerNextWith(method, body) {
+      rawAnswers.set(method.toLowerCase(), body);
     },
     messageUpdate(token, { chatId, text, updateId }) {
       const id = updateId ?? (nextUpdateId.get(token) ?? 100_000) + 1;

@@ -81,7 +81,13 @@ export function createBotApi(options: { apiRoot: string; outbound: OutboundClien
   return {
     async getMe(token) {
       const user = await call<BotUser>(token, 'getMe', {});
-      if (!user || typeof user.id !== 'number') throw new BotApiUnavailableError('getMe', 'unexpected answer');
+      // What a connection stores of its bot: an id that fits the bigint column and a name.
+      const wellFormed =
+        typeof user === 'object' && user !== null &&
+        Number.isSafeInteger(user.id) && user.id > 0 &&
+        typeof user.first_name === 'string' && user.first_name !== '' &&
+        (user.username === undefined || (typeof user.username === 'string' && user.username !== ''));
+      if (!wellFormed) throw new BotApiUnavailableError('getMe', 'unexpected answer');
       return user;
     },
     async setWebhook(token, params) {

@@ -39,7 +39,7 @@ function platformError(error: unknown, action: string): ApiError {
   if (error instanceof BotApiError) {
     return new ApiError(502, 'platform_error', `The messaging platform refused ${action}: ${error.message}`);
   }
-  return new ApiError(502, 'platform_unavailable', `The messaging platform could not be reached to ${action}`);
+  return new ApiError(502, 'platform_unavailable', `The messaging platform could not be reached, or did not answer as its Bot API does, to ${action}`);
 }
 
 export function createMessengerService(deps: MessengerServiceDeps) {
