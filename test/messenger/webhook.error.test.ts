@@ -235,6 +235,50 @@ describe('messenger webhook ingress: refusals', () => {
     }
   });
 
+  test('a reply the platform asks to slow down for (429) is retried, and sent', async () => {
+    const previous = env.receiver.respond;
+    env.receiver.respond = (delivery, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ reply: { text: `echo ${delivery.json?.update?.update_id}` } }));
+    };
+    try {
+      env.platform.addChat(603);
+      env.platform.failNext('sendMessage', { error_code: 429, description: 'Too Many Requests: retry after 1' });
+      await post(env.app.url, bot.id, { update_id: 70, message: { message_id: 1, chat: { id: 603, type: 'private' }, date: 0, text: 'a' } }, secret);
+      const row = await eventually(async () => {
+        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+        return listed.body.updates.find((u: any) => u.updateId === 70);
+      }, { what: 'the delivered update', timeoutMs: 30_000 });
+      assert.equal(row.replyStatus, 'sent');
+      assert.equal(row.attempts, 2);
+      assert.ok(env.platform.sentMessages.some((m) => String(m.chatId) === '603' && m.text === 'echo 70'));
+      // At least once: the retry delivered the update again.
+      assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === 70).length, 2);
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
+  test('a delivery answered 200 with more than can be read is delivered, and the lost reply is recorded', async () => {
+    const previous = env.receiver.respond;
+    env.receiver.respond = (_delivery, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ reply: { text: 'x'.repeat(100 * 1024) } }));
+    };
+    try {
+      await post(env.app.url, bot.id, { update_id: 80, message: { message_id: 1, chat: { id: 604, type: 'private' }, date: 0, text: 'a' } }, secret);
+      const row = await eventually(async () => {
+        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+        return listed.body.updates.find((u: any) => u.updateId === 80);
+      }, { what: 'the delivered update' });
+      assert.equal(row.replyStatus, null);
+      assert.match(row.lastError, /could not be read.*a reply in it was not sent/);
+      assert.equal(row.attempts, 1);
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
   test('a reply the platform refuses is recorded on the update and not retried', async () => {
     const previous = env.receiver.respond;
     env.receiver.respond = (delivery, res) => {

@@ -131,10 +131,17 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
       } catch (error) {
         throw new DeliveryError(`delivery failed: ${describe(error)}`);
       }
-      const text = await response.text().catch(() => '');
+      let text = '';
+      let unread: string | null = null;
+      try {
+        text = await response.text();
+      } catch (error) {
+        // Over the size cap or too slow: the update was delivered, but a reply in the answer is lost.
+        unread = `the delivery answer could not be read (${describe(error)}); a reply in it was not sent`;
+      }
       if (response.status < 200 || response.status > 299) throw new DeliveryError(`delivery answered HTTP ${response.status}`);
 
-      let reply: { status: 'sent' | 'failed' | null; error: string | null } = { status: null, error: null };
+      let reply: { status: 'sent' | 'failed' | null; error: string | null } = { status: null, error: unread };
       const replyText = replyTextOf(text);
       if (replyText !== undefined) {
         if (!chatId) {
@@ -145,9 +152,10 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
             reply = { status: 'sent', error: null };
           } catch (error) {
             // The platform refusing the message (4xx: chat not found, text too long, token revoked) will
-            // not change on retry; recorded, not retried. An unreachable platform is retried, which
-            // redelivers the update too: delivery is at least once.
-            if (error instanceof BotApiError && error.errorCode >= 400 && error.errorCode < 500) {
+            // not change on retry; recorded, not retried. An unreachable platform, or one asking to slow
+            // down (429 Too Many Requests), is retried, which redelivers the update too: delivery is at
+            // least once.
+            if (error instanceof BotApiError && error.errorCode >= 400 && error.errorCode < 500 && error.errorCode !== 429) {
               reply = { status: 'failed', error: `reply refused: ${error.message}` };
             } else {
               throw new DeliveryError(`reply failed: ${describe(error)}`);
