@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../../db/database.ts';
+import { lockUntilCommit } from '../../db/locks.ts';
 import { ApiError, conflict, forbidden, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
 import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
@@ -163,7 +164,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     async bootstrap(input: { email: string; password: string; name: string; organizationName: string }) {
       return db.transaction(async (tx) => {
         // Serializes concurrent bootstraps so that exactly one wins.
-        await tx.query('SELECT pg_advisory_xact_lock(7402914)');
+        await lockUntilCommit(tx, 'identity-bootstrap');
         if ((await store.countOrganizations(tx)) > 0) throw conflict('already_bootstrapped', 'This instance already has an organization');
         const user = await createUser(tx, { ...input, isInstanceAdmin: true });
         const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name: input.organizationName });

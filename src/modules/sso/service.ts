@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
+import { lockUntilCommit } from '../../db/locks.ts';
 import { ApiError, invalidRequest, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
@@ -79,7 +80,7 @@ export function createSsoService(deps: SsoServiceDeps) {
       return db.transaction(async (tx) => {
         // The organization's PUTs one after another, the first ones included: the row lock below
         // (which holds a concurrent verification off) has nothing to lock while no connection exists.
-        await store.lockConnectionOf(tx, organizationId);
+        await lockUntilCommit(tx, `sso-connection:${organizationId}`);
         const existing = await store.findByOrganization(tx, organizationId, true);
         if (!existing) {
           return store.insert(tx, {

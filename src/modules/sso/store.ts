@@ -27,11 +27,6 @@ export function createSsoStore() {
       return rows[0];
     },
 
-    /** Holds, until the transaction ends, the right to create or change the organization's connection. */
-    async lockConnectionOf(tx: Queryable, organizationId: string): Promise<void> {
-      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`sso-connection:${organizationId}`]);
-    },
-
     /** Whether another organization has already verified this domain. */
     async verifiedElsewhere(db: Queryable, domain: string, organizationId: string): Promise<boolean> {
       const { rows } = await db.query(

@@ -7,6 +7,7 @@
 // credentials, and the database that makes states single-use and refreshes single-flight.
 
 import type { Database, Queryable } from '../../../db/database.ts';
+import { lockUntilCommit } from '../../../db/locks.ts';
 import type { Config } from '../../../config.ts';
 import { ApiError, forbidden, notFound, rateLimited } from '../../../http/errors.ts';
 import { createRateLimiter, type RateLimiter } from '../../../platform/rate-limiter.ts';
@@ -264,7 +265,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
    */
   async function registerOnce(connection: ConnectionRow, discovery: DiscoveryResult, redirectUri: string, scopes: string[]): Promise<OAuthClientCredentials> {
     return db.transaction(async (tx) => {
-      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`mcp-oauth-registration:${connection.id}`]);
+      await lockUntilCommit(tx, `mcp-oauth-registration:${connection.id}`);
       const existing = dynamicFromRow(await findRegisteredClient(tx, connection.organizationId, connection.id, discovery.issuer, connection.identityFingerprint));
       const reusable = chooseRegistration({ metadata: discovery.metadata, dynamicClient: existing, redirectUri });
       if (reusable.source === 'dynamic' && reusable.client) return reusable.client;
