@@ -100,6 +100,28 @@ describe('messenger connections: errors', () => {
     assert.equal(await count(), before);
   });
 
+  test('a bot connected in another organization is 409 bot_already_connected, and its webhook stays with that organization', async () => {
+    const bot = env.platform.addBot();
+    const first = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
+    assert.equal(first.status, 201, first.text);
+    const registered = env.platform.webhookOf(bot.token)!;
+    const before = await count();
+    const other = api(env.app.url, env.tenant.otherAdmin.token);
+    // Both at once, too: one organization's connection at most, whatever the timing.
+    const answers = await Promise.all([1, 2].map(() => other.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url })));
+    for (const answer of answers) {
+      assert.equal(answer.status, 409, answer.text);
+      assert.equal(answer.body.error, 'bot_already_connected');
+      assert.ok(!answer.text.includes(bot.token) && !answer.text.includes(env.tenant.orgId));
+    }
+    assert.equal(await count(), before);
+    assert.deepEqual(env.platform.webhookOf(bot.token), registered);
+    // Once disconnected there, the other organization may connect it.
+    assert.equal((await admin.delete(`/v1/messenger/connections/${first.body.connection.id}`)).status, 204);
+    const moved = await other.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
+    assert.equal(moved.status, 201, moved.text);
+  });
+
   test('an unreachable platform is 502 platform_unavailable', async () => {
     const { startTestApp } = await import('../support/app.ts');
     const { loopbackOnly } = await import('./support.ts');

@@ -60,7 +60,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
         400: errorBodySchema.describe('invalid_request, or invalid_bot_token: the platform did not accept the token'),
         401: commonErrorResponses[401],
         403: commonErrorResponses[403],
-        409: errorBodySchema.describe('connection_conflict: this bot is already connected in the organization'),
+        409: errorBodySchema.describe('connection_conflict: this bot is already connected in the organization; bot_already_connected: it is connected in another organization (a bot has a single webhook)'),
         502: platformResponse,
       },
     },

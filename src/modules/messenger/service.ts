@@ -3,6 +3,7 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../db/database.ts';
+import { lockUntilCommit } from '../../db/locks.ts';
 import { ApiError, conflict, invalidRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { OutboundBlockedError, type OutboundClient } from '../../platform/outbound.ts';
@@ -86,16 +87,25 @@ export function createMessengerService(deps: MessengerServiceDeps) {
       // 256 random bits each, base64url: only A-Z a-z 0-9 _ -, as the platform requires of secret_token.
       const webhookSecret = randomToken(32);
       const deliverySecret = randomToken(32);
-      const connection = await store.insertConnection(db, {
-        id,
-        organizationId: actor.organizationId,
-        botId: bot.id,
-        botUsername: bot.username ?? bot.first_name,
-        botTokenSealed: secrets.seal(input.botToken),
-        webhookSecretHash: hashToken(webhookSecret),
-        deliveryUrl: input.deliveryUrl,
-        deliverySecretSealed: secrets.seal(deliverySecret),
-        createdByMemberId: actor.memberId,
+      const connection = await db.transaction(async (tx) => {
+        // A bot has one webhook: connecting it here would silently take it from another organization's
+        // connection (which would stay "active" and receive nothing), and deleting either would cut the
+        // other off. The lock makes two organizations connecting one bot at once take turns.
+        await lockUntilCommit(tx, `messenger-bot:${bot.id}`);
+        if (await store.botConnectedElsewhere(tx, bot.id, actor.organizationId)) {
+          throw conflict('bot_already_connected', 'This bot is connected in another organization; a bot has a single webhook, so disconnect it there first');
+        }
+        return store.insertConnection(tx, {
+          id,
+          organizationId: actor.organizationId,
+          botId: bot.id,
+          botUsername: bot.username ?? bot.first_name,
+          botTokenSealed: secrets.seal(input.botToken),
+          webhookSecretHash: hashToken(webhookSecret),
+          deliveryUrl: input.deliveryUrl,
+          deliverySecretSealed: secrets.seal(deliverySecret),
+          createdByMemberId: actor.memberId,
+        });
       });
       if (!connection) throw conflict('connection_conflict', 'This bot is already connected in this organization');
       try {

@@ -70,6 +70,12 @@ export function createMessengerStore() {
       return rows[0];
     },
 
+    /** Whether another organization has a connection for this bot. */
+    async botConnectedElsewhere(db: Queryable, botId: number, organizationId: string): Promise<boolean> {
+      const { rows } = await db.query('SELECT 1 FROM messenger_connections WHERE bot_id = $1 AND organization_id <> $2 LIMIT 1', [botId, organizationId]);
+      return rows.length > 0;
+    },
+
     async getConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
       const { rows } = await db.query<ConnectionRow>('SELECT * FROM messenger_connections WHERE organization_id = $1 AND id = $2', [organizationId, id]);
       return rows[0];
