@@ -15,6 +15,11 @@ export function isUniqueViolation(error: unknown): boolean {
   return numericSqlStateOf(error) === '23505';
 }
 
+/** A foreign key refused the row: what it refers to is not there (23503). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return numericSqlStateOf(error) === '23503';
+}
+
 /**
  * The database refused what a statement carried (class 22, data exception; 23, integrity constraint
  * violation; 54, program limit exceeded, such as a value too large), as opposed to being unreachable,

@@ -1,8 +1,9 @@
 // The SCIM server's errors: SCIM error bodies (status as a string, scimType) for every failure.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { testBackend } from '../support/app.ts';
 import { api } from '../support/http.ts';
-import { patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
+import { holdLocks, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
 
 let env: ScimEnv;
 let token: string;
@@ -89,6 +90,83 @@ test('bad PATCH requests: 400 with the SCIM type that says why', async () => {
   assertScimError(await client.patch(path, patchOp({ op: 'replace', path: 'userName', value: '' })), 400, 'invalidValue');
   // nothing was changed by the failed requests
   assert.equal((await client.get(path)).body.userName, 'patchy@acme.example');
+});
+
+test('a body nested deeper than 64 levels: 400 invalidSyntax, nothing stored, whatever the JSON content type', async () => {
+  const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+  // 5000 levels is about 10 KB, well under the body limit, and too deep to serialize.
+  const deepUser = `{"userName":"deep@acme.example","emails":[{"value":"deep@acme.example"}],"x":${nested(5000)}}`;
+  const raw = (method: 'post' | 'patch', path: string, body: string, contentType: string) =>
+    api(env.app.url, token)[method](`/scim/v2${path}`, undefined, { raw: body, headers: { 'content-type': contentType } });
+  for (const contentType of ['application/scim+json', 'application/json']) {
+    assertScimError(await raw('post', '/Users', deepUser, contentType), 400, 'invalidSyntax');
+    // one level past the bound is refused too, and the bound itself is accepted
+    assertScimError(await raw('post', '/Users', `{"userName":"deep@acme.example","x":${nested(64)}}`, contentType), 400, 'invalidSyntax');
+  }
+  const { rows } = await env.app.db.query("SELECT count(*)::int AS n FROM scim_users WHERE user_name = 'deep@acme.example'");
+  assert.equal(rows[0].n, 0);
+
+  const edge = await raw('post', '/Users', `{"userName":"edge@acme.example","x":${nested(63)}}`, 'application/scim+json');
+  assert.equal(edge.status, 201, edge.text);
+  const path = `/Users/${edge.body.id}`;
+  const deepPatch = `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","path":"title","value":"Changed"},{"op":"add","path":"x","value":${nested(5000)}}]}`;
+  for (const contentType of ['application/scim+json', 'application/json']) {
+    assertScimError(await raw('patch', path, deepPatch, contentType), 400, 'invalidSyntax');
+  }
+  const after = await client.get(path);
+  assert.equal(after.body.title, undefined, 'the refused PATCH changed nothing');
+  assert.equal(JSON.stringify(after.body.x), nested(63));
+});
+
+test('a DELETE with a SCIM content type and no body is accepted; a malformed body still is not', async () => {
+  const user = await client.post('/Users', userBody('bodiless@acme.example'));
+  const remove = (raw?: string) =>
+    api(env.app.url, token).delete(`/scim/v2/Users/${user.body.id}`, { headers: { 'content-type': 'application/scim+json' }, ...(raw !== undefined ? { raw } : {}) });
+  assertScimError(await remove('{oops'), 400, 'invalidSyntax');
+  assert.equal((await client.get(`/Users/${user.body.id}`)).status, 200, 'the refused DELETE changed nothing');
+  const removed = await remove();
+  assert.equal(removed.status, 204, removed.text);
+  assertScimError(await client.get(`/Users/${user.body.id}`), 404);
+});
+
+test('a group deleted just before its PUT: 404, not 500', async () => {
+  const group = await client.post('/Groups', { displayName: 'Doomed' });
+  assert.equal((await client.delete(`/Groups/${group.body.id}`)).status, 204);
+  assertScimError(await client.put(`/Groups/${group.body.id}`, { displayName: 'Doomed again' }), 404);
+});
+
+// The races themselves need a second connection: one transaction holds the delete open until the request waits on it.
+const raceOptions = { skip: testBackend !== 'postgres' && 'PGlite has one connection: no concurrent transactions' };
+
+test('a group deleted while its PUT waits: 404, not 500', raceOptions, async () => {
+  const group = await client.post('/Groups', { displayName: 'Racing' });
+  const lock = await holdLocks(env.app, 'DELETE FROM scim_groups WHERE id = $1', [group.body.id]);
+  const put = client.put(`/Groups/${group.body.id}`, { displayName: 'Racing on' });
+  await lock.waitForBlocked(1);
+  await lock.release();
+  assertScimError(await put, 404);
+});
+
+test('a member deleted while a group write waits on it: 400 unknown member, not 500, nothing written', raceOptions, async () => {
+  const group = await client.post('/Groups', { displayName: 'Members' });
+  const writes = [
+    (id: string) => client.put(`/Groups/${group.body.id}`, { displayName: 'Members renamed', members: [{ value: id }] }),
+    (id: string) => client.patch(`/Groups/${group.body.id}`, patchOp({ op: 'add', path: 'members', value: [{ value: id }] })),
+    (id: string) => client.post('/Groups', { displayName: 'Members too', members: [{ value: id }] }),
+  ];
+  for (const [index, write] of writes.entries()) {
+    const user = await client.post('/Users', userBody(`vanishing${index}@acme.example`));
+    const lock = await holdLocks(env.app, 'DELETE FROM scim_users WHERE id = $1', [user.body.id]);
+    const response = write(user.body.id);
+    await lock.waitForBlocked(1);
+    await lock.release();
+    const answer = await response;
+    assertScimError(answer, 400, 'invalidValue');
+    assert.match(answer.body.detail, /^Unknown member/);
+  }
+  const after = await client.get(`/Groups/${group.body.id}`);
+  assert.deepEqual([after.body.displayName, after.body.members], ['Members', []]);
+  assert.equal((await client.get(`/Groups?filter=${encodeURIComponent('displayName eq "Members too"')}`)).body.totalResults, 0);
 });
 
 test('an organization whose SSO domain is no longer verified cannot provision', async () => {

@@ -1,8 +1,9 @@
 // The SCIM server: discovery documents, paging, and what provisioning does to organization members.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { testBackend } from '../support/app.ts';
 import { api } from '../support/http.ts';
-import { health, memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
+import { health, holdLocks, memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
 
 let env: ScimEnv;
 let client: ReturnType<typeof scim>;
@@ -94,6 +95,31 @@ test('a PUT with active false also suspends; a member removed meanwhile is re-ad
   const back = await client.put(`/Users/${id}`, userBody('returner@example.test', { active: true }));
   assert.equal(back.status, 200, back.text);
   assert.equal((await memberOf(env.app, env.tenant.orgId, 'returner@example.test'))?.status, 'active');
+});
+
+test('concurrent PATCHes of one user both take effect: a deactivation is not undone by a PATCH of another attribute', async () => {
+  for (let round = 0; round < 4; round++) {
+    const email = `racer${round}@example.test`;
+    const created = await client.post('/Users', userBody(email));
+    assert.equal(created.status, 201, created.text);
+    const path = `/Users/${created.body.id}`;
+    // On PostgreSQL the user's row is held locked until both requests wait for it, so they surely overlap;
+    // PGlite has one connection and runs them one after the other.
+    const lock = testBackend === 'postgres' ? await holdLocks(env.app, 'SELECT 1 FROM scim_users WHERE id = $1 FOR UPDATE', [created.body.id]) : undefined;
+    const requests = Promise.all([
+      client.patch(path, patchOp({ op: 'replace', path: 'active', value: false })),
+      client.patch(path, patchOp({ op: 'replace', path: 'title', value: `Title ${round}` })),
+    ]);
+    if (lock) {
+      await lock.waitForBlocked(2);
+      await lock.release();
+    }
+    for (const response of await requests) assert.equal(response.status, 200, response.text);
+    const stored = await client.get(path);
+    assert.equal(stored.body.active, false, `round ${round}: the deactivation holds`);
+    assert.equal(stored.body.title, `Title ${round}`, `round ${round}: the other change holds`);
+    assert.equal((await memberOf(env.app, env.tenant.orgId, email))?.status, 'suspended');
+  }
 });
 
 test('health: failures are counted with time, action and message; a success clears the count and sets lastSuccessfulSyncAt', async () => {

@@ -2,6 +2,7 @@
 // protected, and an identity provider only speaks for its own verified domain.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { addMember, signUp } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
 
@@ -91,6 +92,41 @@ test('deleting a provisioned user removes the member and revokes their sessions'
   assert.equal((await client.delete(`/Users/${linked.body.id}`)).status, 204);
   assert.equal(await memberOf(env.app, env.tenant.orgId, admin.email), undefined);
   assert.equal((await api(env.app.url, admin.token).get('/v1/org')).status, 401);
+});
+
+test('a person who left the organization and rejoined is still suspended and removed through SCIM', async () => {
+  const client = scim(env.app, token);
+  const { owner, orgId } = env.tenant;
+  // Provisioned while a member, then removed and invited back: the SCIM user's link to the first membership is gone.
+  const rejoin = async (label: string) => {
+    const person = await signUp(env.app.url, label);
+    await addMember(env.app.url, owner, orgId, person, 'member');
+    const created = await client.post('/Users', userBody(person.email));
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await api(env.app.url, owner.token).delete(`/v1/orgs/${orgId}/members/${person.memberId}`)).status, 204);
+    await addMember(env.app.url, owner, orgId, person, 'member');
+    assert.equal((await api(env.app.url, person.token).get('/v1/org')).status, 200);
+    return { person, path: `/Users/${created.body.id}` };
+  };
+
+  const patched = await rejoin('rejoiner');
+  const off = await client.patch(patched.path, patchOp({ op: 'replace', value: { active: false } }));
+  assert.equal(off.status, 200, off.text);
+  assert.equal((await memberOf(env.app, orgId, patched.person.email))?.status, 'suspended');
+  assert.equal((await api(env.app.url, patched.person.token).get('/v1/org')).status, 401, 'their session was revoked');
+  const signIn = await api(env.app.url).post('/v1/auth/sign-in', { email: patched.person.email, password: patched.person.password });
+  assert.equal((await api(env.app.url, signIn.body.sessionToken).post(`/v1/orgs/${orgId}/install-links`, {})).status, 404);
+
+  const put = await rejoin('putter');
+  const replaced = await client.put(put.path, userBody(put.person.email, { active: false }));
+  assert.equal(replaced.status, 200, replaced.text);
+  assert.equal((await memberOf(env.app, orgId, put.person.email))?.status, 'suspended');
+  assert.equal((await api(env.app.url, put.person.token).get('/v1/org')).status, 401);
+
+  const deleted = await rejoin('leaver');
+  assert.equal((await client.delete(deleted.path)).status, 204);
+  assert.equal(await memberOf(env.app, orgId, deleted.person.email), undefined);
+  assert.equal((await api(env.app.url, deleted.person.token).get('/v1/org')).status, 401);
 });
 
 test('a filter cannot inject SQL', async () => {

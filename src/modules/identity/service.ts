@@ -380,7 +380,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     // Lookups and changes other modules make through this service.
     getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
     getMember: (organizationId: string, memberId: string, tx: Queryable = db) => store.findMember(tx, organizationId, memberId),
-    getMemberByUser: (organizationId: string, userId: string) => store.findMemberByUser(db, organizationId, userId),
+    getMemberByUser: (organizationId: string, userId: string, tx: Queryable = db) => store.findMemberByUser(tx, organizationId, userId),
     getUser: (userId: string): Promise<UserRow | undefined> => store.findUserById(db, userId),
     findUserByEmail: (email: string): Promise<UserRow | undefined> => store.findUserByEmail(db, email),
     /** Of `ids`, the ones that are members of the organization. */

@@ -49,6 +49,30 @@ const patchBody = z.looseObject({
   Operations: z.array(z.looseObject({ op: z.string(), path: z.string().optional(), value: z.unknown().optional() })).optional(),
 });
 
+/**
+ * The deepest nesting of objects and arrays a SCIM body may have (the body itself is level 1). SCIM
+ * resources need a handful of levels; a value thousands of levels deep parses, but copying or
+ * serializing it overflows the stack, so it is refused before anything runs.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/** Whether a JSON text nests deeper than `limit`, counted on the text so no deep value is ever built. */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // the escaped character cannot end the string
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 function names(list: string | undefined): string[] {
   return (list ?? '')
     .split(',')
@@ -81,8 +105,18 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     return ctx;
   };
 
-  // Identity providers send application/scim+json; parse it exactly like JSON.
-  app.addContentTypeParser('application/scim+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  // Identity providers send application/scim+json; it and application/json are parsed alike, in this context only.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    // Some clients label a body-less DELETE with the SCIM type; no body is not a malformed one.
+    if (text.length === 0) return done(null, undefined);
+    if (nestsDeeperThan(text, MAX_BODY_DEPTH)) {
+      return done(new ScimError(400, `The body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels`, 'invalidSyntax'), undefined);
+    }
+    parseJson(request, text, done);
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     const ctx = await scim.authenticate(bearerToken(request));

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/database.ts';
-import { isUniqueViolation } from '../../db/errors.ts';
-import { ApiError, notFound } from '../../http/errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
+import { ApiError, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import type { Caller, IdentityService } from '../identity/service.ts';
@@ -144,8 +144,10 @@ export function createScimService(deps: ScimServiceDeps) {
   }
 
   /** Brings the member in line with `active`: suspended with sessions revoked, or active (re-added if removed meanwhile). */
-  async function syncMember(tx: Queryable, ctx: ScimContext, userId: string, memberId: string | null, active: boolean): Promise<string | null> {
-    let member = memberId ? await identity.getMember(ctx.organizationId, memberId, tx) : undefined;
+  async function syncMember(tx: Queryable, ctx: ScimContext, userId: string, active: boolean): Promise<string | null> {
+    // Found by person, not by scim_users.member_id: that is cleared when the member is removed and
+    // does not follow a person who rejoins, whom a deactivation must still reach.
+    let member = await identity.getMemberByUser(ctx.organizationId, userId, tx);
     if (!member && active) member = await identity.ensureMember(tx, ctx.organizationId, userId, 'member');
     if (!member) return null;
     if (!active && member.role === 'owner') {
@@ -159,16 +161,24 @@ export function createScimService(deps: ScimServiceDeps) {
     return member.id;
   }
 
-  async function writeUser(ctx: ScimContext, existing: ScimUserRow, doc: Doc): Promise<Doc> {
+  /**
+   * Replaces a user with what `build` makes of its current row. The row is read locked, so a write
+   * made from a stale copy cannot undo a concurrent one (a deactivation above all).
+   */
+  async function writeUser(ctx: ScimContext, id: string, build: (current: ScimUserRow) => Doc): Promise<Doc> {
+    await loadUser(ctx, id);
     const domain = await requireVerifiedDomain(ctx);
-    const fields = userFields(doc, domain);
-    const active = fields.active ?? existing.active;
-    doc.active = active;
+    let userName: string | undefined;
     try {
       return await db.transaction(async (tx) => {
-        const locked = await store.findUser(tx, ctx.organizationId, existing.id, true);
-        if (!locked) throw new ScimError(404, `User ${existing.id} not found`);
-        const memberId = await syncMember(tx, ctx, locked.user_id, locked.member_id, active);
+        const locked = await store.findUser(tx, ctx.organizationId, id, true);
+        if (!locked) throw new ScimError(404, `User ${id} not found`);
+        const doc = build(locked);
+        const fields = userFields(doc, domain);
+        userName = fields.userName;
+        const active = fields.active ?? locked.active;
+        doc.active = active;
+        const memberId = await syncMember(tx, ctx, locked.user_id, active);
         const row = await store.updateUser(tx, ctx.organizationId, locked.id, {
           memberId,
           userName: fields.userName,
@@ -180,7 +190,7 @@ export function createScimService(deps: ScimServiceDeps) {
         return userWithGroups(tx, ctx, row);
       });
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ScimError(409, `userName ${fields.userName} is already taken`, 'uniqueness');
+      if (isUniqueViolation(error)) throw new ScimError(409, `userName ${userName} is already taken`, 'uniqueness');
       throw error;
     }
   }
@@ -208,8 +218,23 @@ export function createScimService(deps: ScimServiceDeps) {
     const unique = [...new Set(ids as string[])];
     const known = new Set(await store.existingUserIds(tx, ctx.organizationId, unique));
     const unknown = unique.filter((id) => !known.has(id));
-    if (unknown.length > 0) throw new ScimError(400, `Unknown member ${unknown.slice(0, 5).join(', ')}: provision the users first`, 'invalidValue');
+    if (unknown.length > 0) throw unknownMembers(unknown);
     return unique;
+  }
+
+  function unknownMembers(ids: string[]): ScimError {
+    return new ScimError(400, `Unknown member ${ids.slice(0, 5).join(', ')}: provision the users first`, 'invalidValue');
+  }
+
+  /** Sets a group's members; a listed user deleted since `memberIds` checked it is as unknown as one never provisioned. */
+  async function setGroupMembers(tx: Queryable, ctx: ScimContext, groupId: string, ids: string[]): Promise<void> {
+    try {
+      await store.setGroupMembers(tx, ctx.organizationId, groupId, ids);
+    } catch (error) {
+      if (!isForeignKeyViolation(error)) throw error;
+      const key = /\(scim_user_id\)=\(([^)]*)\)/.exec(String((error as { detail?: unknown }).detail ?? ''));
+      throw unknownMembers(key ? [key[1]!] : ids);
+    }
   }
 
   function groupFields(doc: Doc) {
@@ -246,7 +271,7 @@ export function createScimService(deps: ScimServiceDeps) {
     /** Creates the connector when absent, then rotates its token. Needs a verified SSO domain. */
     async rotateToken(caller: Caller) {
       const organizationId = caller.organizationId;
-      if (!organizationId) throw notFound('organization_not_found', 'This session has no active organization');
+      if (!organizationId) throw organizationNotFound();
       const sso = await deps.sso.verifiedConnection(organizationId);
       if (!sso) {
         throw new ApiError(409, 'sso_required', 'SCIM provisioning needs an SSO connection with a verified domain: PUT /v1/sso/connection, then POST /v1/sso/verify-domain');
@@ -263,7 +288,7 @@ export function createScimService(deps: ScimServiceDeps) {
 
     async getConnection(caller: Caller) {
       const organizationId = caller.organizationId;
-      if (!organizationId) throw notFound('organization_not_found', 'This session has no active organization');
+      if (!organizationId) throw organizationNotFound();
       const connector = await store.findConnector(db, organizationId);
       if (!connector) throw notFound('scim_connection_not_found', 'This organization has no SCIM connection; create one with POST /v1/scim/token');
       const ssoReady = (await deps.sso.verifiedConnection(organizationId)) !== undefined;
@@ -307,7 +332,8 @@ export function createScimService(deps: ScimServiceDeps) {
           if (await store.findUserByUserId(tx, ctx.organizationId, user.id)) {
             throw new ScimError(409, `Another SCIM user already provisions ${fields.email}`, 'uniqueness');
           }
-          const memberId = await syncMember(tx, ctx, user.id, (await identity.ensureMember(tx, ctx.organizationId, user.id, 'member')).id, active);
+          await identity.ensureMember(tx, ctx.organizationId, user.id, 'member');
+          const memberId = await syncMember(tx, ctx, user.id, active);
           const row = await store.insertUser(tx, {
             id: newId('scimu'),
             organizationId: ctx.organizationId,
@@ -328,17 +354,16 @@ export function createScimService(deps: ScimServiceDeps) {
     },
 
     async replaceUser(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
-      const existing = await loadUser(ctx, id);
-      return writeUser(ctx, existing, normalizeResource('User', body));
+      return writeUser(ctx, id, () => normalizeResource('User', body));
     },
 
     async patchUser(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
       const operations = parseOperations(body);
-      const existing = await loadUser(ctx, id);
-      const current: Doc = { ...existing.resource, userName: existing.user_name, active: existing.active };
-      if (existing.external_id !== null) current.externalId = existing.external_id;
-      const patched = normalizeResource('User', applyPatch('User', current, operations));
-      return writeUser(ctx, existing, patched);
+      return writeUser(ctx, id, (existing) => {
+        const current: Doc = { ...existing.resource, userName: existing.user_name, active: existing.active };
+        if (existing.external_id !== null) current.externalId = existing.external_id;
+        return normalizeResource('User', applyPatch('User', current, operations));
+      });
     },
 
     /** Deleting a provisioned user removes them from the organization and revokes their sessions. */
@@ -346,15 +371,14 @@ export function createScimService(deps: ScimServiceDeps) {
       await db.transaction(async (tx) => {
         const row = await store.findUser(tx, ctx.organizationId, id, true);
         if (!row) throw new ScimError(404, `User ${id} not found`);
-        if (row.member_id) {
-          const member = await identity.getMember(ctx.organizationId, row.member_id, tx);
-          if (member?.role === 'owner') {
-            throw new ScimError(400, 'The organization owner cannot be suspended or removed through SCIM; transfer ownership first', 'mutability');
-          }
-          if (member) {
-            await identity.deleteMember(tx, ctx.organizationId, member.id);
-            await identity.revokeUserSessions(tx, row.user_id);
-          }
+        // By person, as in syncMember: the membership may be a newer one than scim_users.member_id names.
+        const member = await identity.getMemberByUser(ctx.organizationId, row.user_id, tx);
+        if (member?.role === 'owner') {
+          throw new ScimError(400, 'The organization owner cannot be suspended or removed through SCIM; transfer ownership first', 'mutability');
+        }
+        if (member) {
+          await identity.deleteMember(tx, ctx.organizationId, member.id);
+          await identity.revokeUserSessions(tx, row.user_id);
         }
         await store.deleteUser(tx, ctx.organizationId, id);
       });
@@ -382,19 +406,20 @@ export function createScimService(deps: ScimServiceDeps) {
       return db.transaction(async (tx) => {
         const ids = await memberIds(tx, ctx, doc);
         const row = await store.insertGroup(tx, { id: newId('scimg'), organizationId: ctx.organizationId, ...fields, resource: groupResource(doc) });
-        await store.setGroupMembers(tx, ctx.organizationId, row.id, ids);
+        await setGroupMembers(tx, ctx, row.id, ids);
         return groupWithMembers(tx, ctx, row);
       });
     },
 
     async replaceGroup(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
-      await loadGroup(ctx, id);
-      const doc = normalizeResource('Group', body);
-      const fields = groupFields(doc);
       return db.transaction(async (tx) => {
+        // Locked, so a concurrent delete either waits for this write or has already made it a 404.
+        if (!(await store.findGroup(tx, ctx.organizationId, id, true))) throw new ScimError(404, `Group ${id} not found`);
+        const doc = normalizeResource('Group', body);
+        const fields = groupFields(doc);
         const ids = await memberIds(tx, ctx, doc);
         const row = await store.updateGroup(tx, ctx.organizationId, id, { ...fields, resource: groupResource(doc) });
-        await store.setGroupMembers(tx, ctx.organizationId, id, ids);
+        await setGroupMembers(tx, ctx, id, ids);
         return groupWithMembers(tx, ctx, row);
       });
     },
@@ -411,7 +436,7 @@ export function createScimService(deps: ScimServiceDeps) {
         const fields = groupFields(patched);
         const ids = await memberIds(tx, ctx, patched);
         const row = await store.updateGroup(tx, ctx.organizationId, id, { ...fields, resource: groupResource(patched) });
-        await store.setGroupMembers(tx, ctx.organizationId, id, ids);
+        await setGroupMembers(tx, ctx, id, ids);
         return groupWithMembers(tx, ctx, row);
       });
     },
