@@ -3,7 +3,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testBackend } from '../support/app.ts';
 import { api } from '../support/http.ts';
-import { holdLocks, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
+import { holdLocks } from '../support/held-locks.ts';
+import { patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
 
 let env: ScimEnv;
 let token: string;
