@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { isValidTimestamp } from '../../src/http/schemas.ts';
 import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
+import { holdLocks } from '../support/held-locks.ts';
 import { api } from '../support/http.ts';
 
 describe('identity routes: documented errors', () => {
@@ -136,6 +137,45 @@ describe('identity routes: documented errors', () => {
     const duplicate = await admin.post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Same' });
     assert.equal(duplicate.status, 409);
     assert.equal(duplicate.body.error, 'team_exists');
+  });
+
+  // Races: the requests under test queue behind a transaction holding the members' rows (PostgreSQL,
+  // where requests run side by side; on PGlite's one connection they cannot overlap).
+  const owners = async (orgId: string) =>
+    (await app.db.query<{ id: string }>("SELECT id FROM members WHERE organization_id = $1 AND role = 'owner'", [orgId])).rows.map((row) => row.id);
+
+  it('a transfer of ownership and a demotion or removal of its new owner at once: one organization owner remains', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+    for (const action of ['demote', 'remove'] as const) {
+      const local = await createTenant(app.url);
+      const lock = await holdLocks(app, 'SELECT 1 FROM members WHERE id = $1 FOR UPDATE', [local.admin.memberId]);
+      const path = `/v1/orgs/${local.orgId}/members/${local.admin.memberId}`;
+      const requests = Promise.all([
+        api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/transfer-ownership`, { memberId: local.admin.memberId }),
+        action === 'demote' ? api(app.url, local.owner.token).patch(path, { role: 'member' }) : api(app.url, local.owner.token).delete(path),
+      ]);
+      await lock.waitForBlocked(2);
+      await lock.release();
+      const [transfer, change] = await requests;
+      // Either order is fine, each seeing what the other left; never both passing their checks.
+      const transferFirst = transfer.status === 200 && change.status === 409;
+      const changeFirst = [200, 204].includes(change.status) && (action === 'demote' ? transfer.status === 200 : transfer.status === 404);
+      assert.ok(transferFirst || changeFirst, `${action}: transfer ${transfer.status} ${transfer.text}, ${action} ${change.status} ${change.text}`);
+      const owner = transfer.status === 200 ? local.admin.memberId : local.owner.memberId;
+      assert.deepEqual(await owners(local.orgId), [owner], action);
+    }
+  });
+
+  it('two transfers of ownership at once by one owner: one succeeds, the other is 403 (no longer the owner), never a 500', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+    const local = await createTenant(app.url);
+    const lock = await holdLocks(app, 'SELECT 1 FROM members WHERE id = $1 FOR UPDATE', [local.owner.memberId]);
+    const requests = Promise.all(
+      [local.admin, local.member].map((to) => api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/transfer-ownership`, { memberId: to.memberId })),
+    );
+    await lock.waitForBlocked(2);
+    await lock.release();
+    const statuses = (await requests).map((response) => response.status).sort();
+    assert.deepEqual(statuses, [200, 403]);
+    assert.equal((await owners(local.orgId)).length, 1);
   });
 
   it('unknown member, team and API key ids are 404 with their own error names', async () => {

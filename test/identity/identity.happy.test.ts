@@ -68,6 +68,21 @@ describe('identity routes: happy paths', () => {
     assert.deepEqual(ids, [tenant.owner.memberId, tenant.admin.memberId, tenant.member.memberId].sort());
   });
 
+  it('GET /v1/org shows an owner whose address strict email syntax would refuse (an account provisioned by SCIM)', async () => {
+    const local = await createTenant(app.url);
+    const identity = app.app.identity;
+    // How the SCIM server adds a person: an account without a password, and a membership.
+    const member = await app.db.transaction(async (tx) => {
+      const user = await identity.ensureUser(tx, { email: 'jöhn+ops@corp.example', name: 'Jöhn' });
+      return identity.ensureMember(tx, local.orgId, user.id, 'member');
+    });
+    const transfer = await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/transfer-ownership`, { memberId: member.id });
+    assert.equal(transfer.status, 200, transfer.text);
+    const org = await api(app.url, local.admin.token).get('/v1/org');
+    assert.equal(org.status, 200, org.text);
+    assert.equal(org.body.organization.owner.email, 'jöhn+ops@corp.example');
+  });
+
   it('changes roles, transfers ownership (exactly one owner), removes members', async () => {
     const local = await createTenant(app.url);
     const owner = api(app.url, local.owner.token);

@@ -157,7 +157,9 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
     return { organization: toOrganization(organization) };
   });
 
-  const ownerSchema = z.object({ memberId: z.string(), userId: z.string(), name: z.string(), email: z.email(), image: z.string() });
+  // The owner's address as stored, not re-validated: an account provisioned by SCIM may carry an
+  // address stricter email syntax would refuse (internationalized, say), and an answer must not fail on it.
+  const ownerSchema = z.object({ memberId: z.string(), userId: z.string(), name: z.string(), email: z.string().describe('Email address'), image: z.string() });
   // No authenticate() preHandler: the service checks the session in the same query that reads the organization.
   app.get('/v1/org', {
     schema: {

@@ -119,10 +119,23 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     return membership;
   }
 
-  async function requireOrganizationMember(organizationId: string, memberId: string): Promise<MemberRow> {
-    const member = await store.findMember(db, organizationId, memberId);
+  async function requireOrganizationMember(organizationId: string, memberId: string, tx: Queryable = db): Promise<MemberRow> {
+    const member = await store.findMember(tx, organizationId, memberId);
     if (!member) throw notFound('member_not_found', 'No such member in this organization');
     return member;
+  }
+
+  /**
+   * Runs a change of an organization's roles or members with every other such change of that
+   * organization held off, so that each sees the roles the others left: a transfer of ownership and
+   * a demotion or removal of its new owner must not both pass their checks (no owner left), nor two
+   * transfers by one owner (two owners, refused by the index as a 500).
+   */
+  function changeMembers<T>(organizationId: string, change: (tx: Queryable) => Promise<T>): Promise<T> {
+    return db.transaction(async (tx) => {
+      await lockUntilCommit(tx, `organization-members:${organizationId}`);
+      return change(tx);
+    });
   }
 
   return {
@@ -290,24 +303,31 @@ export function createIdentityService(deps: IdentityServiceDeps) {
 
     async changeMemberRole(caller: Caller, organizationId: string, memberId: string, role: 'admin' | 'member') {
       await requireMembership(caller, organizationId, ['owner', 'admin']);
-      const member = await requireOrganizationMember(organizationId, memberId);
-      if (member.role === 'owner') throw conflict('owner_role_fixed', 'The owner\'s role changes only by transferring ownership');
-      await store.setMemberRole(db, organizationId, memberId, role);
-      return { ...member, role };
+      return changeMembers(organizationId, async (tx) => {
+        const member = await requireOrganizationMember(organizationId, memberId, tx);
+        if (member.role === 'owner') throw conflict('owner_role_fixed', 'The owner\'s role changes only by transferring ownership');
+        await store.setMemberRole(tx, organizationId, memberId, role);
+        return { ...member, role };
+      });
     },
 
     async removeMember(caller: Caller, organizationId: string, memberId: string): Promise<void> {
       const membership = await requireMembership(caller, organizationId);
       const leavingThemselves = membership.memberId === memberId;
       if (!leavingThemselves && membership.role === 'member') throw forbidden('Only owners and admins remove other members');
-      const member = await requireOrganizationMember(organizationId, memberId);
-      if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
-      await store.deleteMember(db, organizationId, memberId);
+      await changeMembers(organizationId, async (tx) => {
+        const member = await requireOrganizationMember(organizationId, memberId, tx);
+        if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
+        await store.deleteMember(tx, organizationId, memberId);
+      });
     },
 
     async transferOwnership(caller: Caller, organizationId: string, memberId: string) {
       const membership = await requireMembership(caller, organizationId, ['owner']);
-      return db.transaction(async (tx) => {
+      return changeMembers(organizationId, async (tx) => {
+        // Still the owner: an earlier transfer may have made the caller an admin meanwhile.
+        const self = await store.findMember(tx, organizationId, membership.memberId!);
+        if (self?.role !== 'owner') throw forbidden('This needs the role owner');
         const member = await store.findMember(tx, organizationId, memberId);
         if (!member || member.status !== 'active') throw notFound('member_not_found', 'No such active member in this organization');
         if (member.id === membership.memberId) return member;
