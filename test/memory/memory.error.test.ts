@@ -88,6 +88,50 @@ test('batch: empty, over 1,000, or one bad item rejects the whole batch with the
   assert.equal((await memory.listAll()).length, before, 'nothing of a rejected batch is stored');
 });
 
+/** Rows of every memory table: a refused create must leave all of them as they were. */
+async function storedRows() {
+  const { rows } = await app.db.query<{ memories: number; blocks: number; terms: number; docs: number }>(
+    `SELECT (SELECT count(*)::int FROM memories) AS memories, (SELECT count(*)::int FROM memory_blocks) AS blocks,
+            (SELECT count(*)::int FROM memory_terms) AS terms, (SELECT coalesce(sum(doc_count), 0)::int FROM memory_banks) AS docs`,
+  );
+  return rows[0];
+}
+
+// U+FDFA is one character that Unicode NFKC normalization (part of the analysis) turns into a
+// four-word phrase: 20,000 characters of it pass the length limit but are ~60,000 words, more than
+// a posting can count.
+const expanding = ['\uFDFA'.repeat(20_000), '\uFDFA '.repeat(10_000)];
+
+test('create: content within 20,000 characters that analyzes to more than 32,767 words is 400 on content, nothing stored', async () => {
+  await memory.create({ content: 'a note so that the bank exists' });
+  const before = await storedRows();
+  for (const content of expanding) {
+    const response = await memory.client.post('/v1/memory', { content });
+    assertInvalid(response, ['content']);
+    assert.match(response.body.details[0].message, /32,767/);
+  }
+  assert.deepEqual(await storedRows(), before, 'nothing of a refused memory is stored');
+});
+
+test('batch: one item that analyzes to too many words rejects the batch with the item path, nothing stored', async () => {
+  const before = await storedRows();
+  for (const content of expanding) {
+    assertInvalid(
+      await memory.client.post('/v1/memory/batch', { memories: [{ content: 'fine' }, { content }, { content: 'also fine' }] }),
+      ['memories', 1, 'content'],
+    );
+  }
+  assert.deepEqual(await storedRows(), before, 'nothing of a rejected batch is stored');
+});
+
+test('search: a query of 1,000 expanding characters answers normally', async () => {
+  const stored = await memory.create({ content: 'A blessing: \uFDFA' });
+  for (const q of ['\uFDFA'.repeat(1000), '\uFDFA '.repeat(500)]) {
+    const results = await memory.search(q);
+    assert.ok(results.some((result) => result.id === stored.id), JSON.stringify(results));
+  }
+});
+
 test('search: q missing, empty or over 1,000 characters; limit outside 1..100 or not a number', async () => {
   assertInvalid(await memory.client.get('/v1/memory/search'), ['q']);
   assertInvalid(await memory.client.get('/v1/memory/search?q='), ['q']);

@@ -38,6 +38,9 @@ function stemOf(word: string): string {
 /** The searchable terms of a text, in order, repeats kept. */
 export function terms(text: string): string[] {
   const out: string[] = [];
+  // NFKC so that compatibility forms (ligatures, full-width letters, superscripts) match their
+  // plain spelling. It can turn one character into several words (U+FDFA becomes a four-word
+  // phrase), so a text's word count is not bounded by its length: see maxMemoryWords in service.ts.
   for (const match of text.normalize('NFKC').toLowerCase().matchAll(tokenPattern)) {
     const word = match[0];
     if (word.length > maxTokenLength || stopWords.has(word)) continue;

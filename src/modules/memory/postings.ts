@@ -72,11 +72,18 @@ export function packBlocks(sorted: { term: string; posting: Posting }[]): NewBlo
   return blocks;
 }
 
-const int16Max = 32_767;
+/**
+ * The largest term frequency or field length a posting holds (int2). A memory's word count is not
+ * bounded by its 20,000 characters (Unicode NFKC turns some characters into several words), so the
+ * service refuses a memory with more words than this before anything is written (maxMemoryWords).
+ */
+export const maxPostingCount = 32_767;
 
 function writePosting(data: Buffer, offset: number, p: Posting): void {
-  // Content is at most 20,000 characters, so counts fit; a larger one would be silently wrong.
-  if (p.headTf > int16Max || p.bodyTf > int16Max || p.headLength > int16Max || p.bodyLength > int16Max) {
+  // The service has refused longer memories, so this cannot happen on any input; it is checked
+  // because writeInt16BE would otherwise store a wrong count without a word.
+  const max = maxPostingCount;
+  if (p.headTf > max || p.bodyTf > max || p.headLength > max || p.bodyLength > max) {
     throw new Error('memory too long for a packed posting');
   }
   data.writeUInt32BE(Math.floor(p.seq / 2 ** 32), offset);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { timestampSchema, typeIdSchema } from '../../http/schemas.ts';
-import { defaultScope, defaultSource, memoryIdPrefix } from './service.ts';
+import { defaultScope, defaultSource, maxMemoryWords, memoryIdPrefix } from './service.ts';
 
 export const maxBatch = 1000;
 export const maxContentLength = 20_000;
@@ -36,7 +36,9 @@ export const scopeSchema = labelSchema('scope').describe(
 export const memoryInputSchema = z
   .object({
     content: z.string().min(1).max(maxContentLength).refine(noNul, { message: 'Text cannot contain the NUL character or a lone UTF-16 surrogate' }).describe(
-      'The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search.',
+      'The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. ' +
+        `Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most ${maxMemoryWords.toLocaleString('en-US')} words: ` +
+        'ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`.',
     ),
     tags: z.array(tagSchema).max(50).optional().describe('Up to 50 tags; duplicates are dropped. Default none.'),
     source: sourceSchema.optional(),

@@ -1,9 +1,9 @@
 import type { Database, Queryable } from '../../db/database.ts';
-import { notFound, unauthorized } from '../../http/errors.ts';
+import { invalidRequest, notFound, unauthorized, type ValidationDetail } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Caller } from '../identity/service.ts';
 import { analyzeMemory, queryTerms } from './analyzer.ts';
-import { limitthBest, ScoreTable, scorePostings, scoreUnitsPerPoint } from './postings.ts';
+import { limitthBest, maxPostingCount, ScoreTable, scorePostings, scoreUnitsPerPoint } from './postings.ts';
 import {
   deleteMemory,
   findBank,
@@ -23,6 +23,14 @@ import {
 export const memoryIdPrefix = 'mry';
 export const defaultSource = 'api';
 export const defaultScope = 'user';
+
+/**
+ * The most words a memory may have once analyzed (headline and body together; stop words and
+ * over-long tokens are not counted): a posting stores the field lengths and term counts as 16-bit
+ * integers. 20,000 characters of ordinary text are at most 10,000 words, far below; only content
+ * that Unicode NFKC expands (U+FDFA is one character and four words) can reach it, and is refused.
+ */
+export const maxMemoryWords = maxPostingCount;
 
 /**
  * Ranking parameters. BM25F with the headline weighted 3x, tuned on the SciFact train split only
@@ -250,7 +258,8 @@ function expandQuery(bank: BankStats, original: string[], firstPass: ScoredRow[]
 }
 
 export function createMemoryService({ db }: { db: Database }): MemoryService {
-  async function insert(caller: Caller, inputs: MemoryInput[]): Promise<Memory[]> {
+  /** `contentPath` is where the request body has the content of input `index`, for a 400's details. */
+  async function insert(caller: Caller, inputs: MemoryInput[], contentPath: (index: number) => (string | number)[]): Promise<Memory[]> {
     const key = bankOf(caller);
     const memories = inputs.map((input) => ({
       id: newId(memoryIdPrefix),
@@ -260,17 +269,33 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       scope: input.scope ?? defaultScope,
       analyzed: analyzeMemory(input.content),
     }));
+    // Checked on the analysis, before the transaction: the schema's character limit cannot bound
+    // the word count, and a batch is all or nothing, so every faulty item is reported at once.
+    const details: ValidationDetail[] = [];
+    memories.forEach((memory, index) => {
+      const words = memory.analyzed.headLength + memory.analyzed.bodyLength;
+      if (words > maxMemoryWords) {
+        details.push({
+          message: `Too many words: Unicode NFKC normalization turns this content into ${words.toLocaleString('en-US')} searchable words, ` +
+            `and a memory may have at most ${maxMemoryWords.toLocaleString('en-US')}`,
+          path: contentPath(index),
+          in: 'body',
+        });
+      }
+    });
+    if (details.length > 0) throw invalidRequest(details);
     const rows = await db.transaction((tx) => insertMemories(tx, key, memories));
     return rows.map(toMemory);
   }
 
   return {
     async create(caller, input) {
-      const [memory] = await insert(caller, [input]);
+      const [memory] = await insert(caller, [input], () => ['content']);
       return memory!;
     },
 
-    createMany: insert,
+    // The paths the batch route's schema reports an item's errors at.
+    createMany: (caller, inputs) => insert(caller, inputs, (index) => ['memories', index, 'content']),
 
     async list(caller, page) {
       const bank = await findBank(db, bankOf(caller));
