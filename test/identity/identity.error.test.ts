@@ -123,6 +123,26 @@ describe('identity routes: documented errors', () => {
     assert.equal(duplicate.body.error, 'already_member');
   });
 
+  it('an invitation sent before a removal does not bring the removed member back; accepting one spends the others', async () => {
+    const local = await createTenant(app.url);
+    const owner = api(app.url, local.owner.token);
+    const person = await signUp(app.url, 'twice-invited');
+    const invite = async () => (await owner.post(`/v1/orgs/${local.orgId}/invitations`, { email: person.email, role: 'member' })).body.token as string;
+    const [first, second, third] = [await invite(), await invite(), await invite()];
+    const accepted = await api(app.url, person.token).post(`/v1/invitations/${first}/accept`);
+    assert.equal(accepted.status, 200, accepted.text);
+    assert.equal((await owner.delete(`/v1/orgs/${local.orgId}/members/${accepted.body.member.id}`)).status, 204);
+    for (const token of [second, third]) {
+      const back = await api(app.url, person.token).post(`/v1/invitations/${token}/accept`);
+      assert.equal(back.status, 404, back.text);
+      assert.equal(back.body.error, 'invitation_not_found');
+    }
+    assert.equal((await api(app.url, person.token).get(`/v1/orgs/${local.orgId}/members`)).status, 404);
+    // An invitation sent after the removal works: the administrators asked for it.
+    const after = await api(app.url, person.token).post(`/v1/invitations/${await invite()}/accept`);
+    assert.equal(after.status, 200, after.text);
+  });
+
   it('the owner cannot be demoted or removed except by transfer; team names are unique', async () => {
     const admin = api(app.url, tenant.admin.token);
     const demote = await admin.patch(`/v1/orgs/${tenant.orgId}/members/${tenant.owner.memberId}`, { role: 'member' });

@@ -219,6 +219,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       tags: ['Invitations'],
       operationId: 'acceptInvitation',
       summary: 'Accept an invitation sent to the caller\'s email',
+      description: 'Accepting one invitation ends the other pending invitations of the same address to that organization; removing a member ends them too, so only an invitation sent after a removal lets a removed member back in.',
       params: z.object({ token: z.string().min(1).max(200) }),
       response: {
         200: z.object({ member: memberSchema }),

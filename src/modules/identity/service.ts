@@ -292,6 +292,9 @@ export function createIdentityService(deps: IdentityServiceDeps) {
         const inserted = await store.insertMember(tx, { id: memberId, organizationId: invitation.organization_id, userId, role: invitation.role });
         if (!inserted) throw conflict('already_member', 'You are already a member of this organization');
         await store.markInvitationAccepted(tx, invitation.id);
+        // Other invitations of this person to this organization have done their work; left pending,
+        // one would let them back in after an administrator removed them.
+        await store.expirePendingInvitations(tx, invitation.organization_id, invitation.email);
         return (await store.findMember(tx, invitation.organization_id, memberId))!;
       });
     },
@@ -319,6 +322,8 @@ export function createIdentityService(deps: IdentityServiceDeps) {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
         await store.deleteMember(tx, organizationId, memberId);
+        // A removal is not undone by an invitation sent before it.
+        await store.expirePendingInvitations(tx, organizationId, member.email);
       });
     },
 

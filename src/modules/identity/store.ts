@@ -390,6 +390,15 @@ export function createIdentityStore() {
       await db.query('UPDATE invitations SET accepted_at = now() WHERE id = $1', [id]);
     },
 
+    /** Ends the pending invitations of an organization to an address (they are expired, not deleted). */
+    async expirePendingInvitations(db: Queryable, organizationId: string, email: string): Promise<void> {
+      await db.query(
+        `UPDATE invitations SET expires_at = now()
+          WHERE organization_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND expires_at > now()`,
+        [organizationId, email],
+      );
+    },
+
     async insertApiKey(
       db: Queryable,
       key: { id: string; organizationId: string; name: string; role: 'admin' | 'member'; keyHash: string; createdBy: string | null },
