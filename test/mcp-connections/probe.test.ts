@@ -271,6 +271,62 @@ describe('probe: each failing phase', () => {
   });
 });
 
+describe('probe: the credentials sent never come back out', () => {
+  /** Everything the probe reported: its result and what it logged, as the log would hold it. */
+  async function reported(options: Partial<ProbeOptions> & { url: string }) {
+    const logged: Array<Record<string, unknown>> = [];
+    const result = await probe({ ...options, logger: { warn: (details) => logged.push(details) } });
+    return { result, logged, text: JSON.stringify(result) + JSON.stringify(logged) };
+  }
+
+  test('CONFIGURATION: an API key or a token that is no HTTP header value is refused before any request, unquoted', async () => {
+    const mcp = await server(startStreamableServer());
+    for (const [options, code] of [
+      [{ authType: 'apikey', apiKey: 'sk-live-nl-5e1f\nX-Injected: 1' }, 'invalid_api_key'],
+      [{ authType: 'apikey', apiKey: 'sk-live-nul-8c2d\u0000' }, 'invalid_api_key'],
+      [{ bearerToken: 'tok-cr-7a9b\r' }, 'invalid_credential'],
+    ] as const) {
+      const { result, logged, text } = await reported({ url: mcp.url, ...options });
+      const diagnostic = failed(result);
+      assert.equal(diagnostic.phase, 'CONFIGURATION');
+      assert.equal(diagnostic.code, code);
+      assert.equal(logged.length, 1);
+      for (const fragment of ['sk-live-nl-5e1f', 'sk-live-nul-8c2d', 'tok-cr-7a9b']) assert.ok(!text.includes(fragment), text);
+    }
+    assert.deepEqual(mcp.requests, [], 'nothing was sent');
+  });
+
+  test('a bearer token echoed in a JSON-RPC error is redacted in the log', async () => {
+    const token = 'oauth-at-3f9e1c7a5b2d4086e';
+    const mcp = await server(startStreamableServer({ fault: 'echo_credential_in_error' }));
+    const { result, text } = await reported({ url: mcp.url, bearerToken: token });
+    assert.equal(failed(result).phase, 'MCP_INITIALIZE');
+    assert.ok(!text.includes(token), text);
+    assert.ok(text.includes('unknown credential: Bearer [redacted]'), text);
+  });
+
+  test('a key echoed in an HTTP error body the SDK quotes is redacted, JSON-escaped too', async () => {
+    const key = 'sk-"quoted"\\key-0d4e8b';
+    // Routing passes (a JSON 400 is a stateful MCP server refusing a session-less ping); initialize gets the same answer.
+    const mcp = await server(startPlainServer((req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `bad credential ${req.headers['x-api-key']}` }));
+    }));
+    const { result, logged } = await reported({ url: mcp.url, authType: 'apikey', apiKey: key, apiKeyHeader: 'x-api-key' });
+    assert.equal(failed(result).phase, 'MCP_TRANSPORT');
+    const messages = (logged[0]!.cause as Array<{ message?: string }>).map((entry) => entry.message ?? '').join('\n');
+    assert.ok(messages.includes('bad credential [redacted]'), messages);
+    for (const form of [key, JSON.stringify(key).slice(1, -1)]) assert.ok(!messages.includes(form), messages);
+  });
+
+  test('tool names that carry the key are redacted in the result', async () => {
+    const key = 'sk-live-tools-6b1d9f';
+    const mcp = await server(startStreamableServer({ apiKey: key, tools: ['search', `leak-${key}`] }));
+    const result = await probe({ url: mcp.url, authType: 'apikey', apiKey: key });
+    assert.equal(result.ok, true);
+    if (result.ok) assert.deepEqual(result.tools, ['search', 'leak-[redacted]']);
+  });
+});
+
 describe('probe: outbound policy (SSRF)', () => {
   test('169.254.169.254 is refused before any connection', async () => {
     const diagnostic = failed(await probe({ url: 'http://169.254.169.254/latest/meta-data/' }));

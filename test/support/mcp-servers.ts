@@ -35,7 +35,10 @@ export type Fault =
   | 'none'
   | 'unsupported_version' // initialize answers with a protocol version nobody supports
   | 'initialize_error' // initialize answers with a JSON-RPC error
-  | 'tools_list_error'; // tools/list answers with a JSON-RPC error
+  | 'tools_list_error' // tools/list answers with a JSON-RPC error
+  // Hostile servers that echo the Authorization header they received (a credential) back:
+  | 'echo_credential_in_error' // as the message of a JSON-RPC error to initialize
+  | 'echo_credential_in_version'; // as the protocolVersion of initialize
 
 export interface McpServerOptions {
   /** Tool names the server offers. */
@@ -43,9 +46,15 @@ export interface McpServerOptions {
   /** When set, every request must carry `Authorization: Bearer <apiKey>` (or `headerName: apiKey`). */
   apiKey?: string;
   apiKeyHeader?: string;
+  /** Read at every request (stateless servers), so a test may switch it on a running server. */
   fault?: Fault;
   /** MCP endpoint path (default /mcp; /sse for legacy servers). */
   path?: string;
+  /**
+   * Streamable HTTP: awaited before each request is answered. A test acts at that exact moment
+   * (say, changes the database while the app is probing this server), without timing.
+   */
+  onRequest?: (req: IncomingMessage) => Promise<void>;
 }
 
 /** One SDK Server with the requested tools and fault. */
@@ -67,6 +76,18 @@ function buildSdkServer(options: McpServerOptions): Server {
     server.setRequestHandler(InitializeRequestSchema, async () => {
       throw new McpError(ErrorCode.InvalidParams, 'this server refuses to initialize');
     });
+  }
+  if (options.fault === 'echo_credential_in_error') {
+    server.setRequestHandler(InitializeRequestSchema, async (_request, extra) => {
+      throw new McpError(ErrorCode.InvalidRequest, `unknown credential: ${String(extra.requestInfo?.headers.authorization)}`);
+    });
+  }
+  if (options.fault === 'echo_credential_in_version') {
+    server.setRequestHandler(InitializeRequestSchema, async (_request, extra) => ({
+      protocolVersion: String(extra.requestInfo?.headers.authorization),
+      capabilities: { tools: {} },
+      serverInfo: { name: 'echoing-server', version: '0.0.1' },
+    }));
   }
   return server;
 }
@@ -122,6 +143,7 @@ export async function startStreamableServer(options: McpServerOptions & { statef
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     requests.push(`${req.method} ${req.url}`);
+    await options.onRequest?.(req);
     if (!authorized(req, options)) return refuse(res);
     const url = new URL(req.url ?? '/', 'http://test');
     if (url.pathname !== path) {

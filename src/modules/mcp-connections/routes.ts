@@ -14,6 +14,7 @@ import {
   pluginManifestSchema,
   pluginSchema,
   replaceAccessSchema,
+  setApiKeySchema,
   testResultSchema,
   validationFailedSchema,
 } from './schemas.ts';
@@ -155,7 +156,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         'The key is probed against the server first (502 with a diagnostic when it does not work) and never returned.',
       security: [{ session: [] }],
       params: connectionParams,
-      body: z.object({ apiKey: z.string().min(1).max(4096) }),
+      body: setApiKeySchema,
       response: {
         200: connectionSchema,
         ...commonErrorResponses,

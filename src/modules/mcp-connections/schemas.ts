@@ -2,6 +2,7 @@
 
 import { z } from 'zod';
 import { errorBodySchema, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
+import { HEADER_VALUE_PATTERN, HEADER_VALUE_RULE } from './probe/credentials.ts';
 import { actionOwners, diagnosticPhases, highestPassedValues } from './probe/diagnostic.ts';
 
 export const authTypeSchema = z.enum(['oauth', 'apikey', 'none']);
@@ -21,6 +22,19 @@ const httpUrlSchema = z
   .max(2048)
   .refine(isHttpUrl, { message: 'Must be an absolute http or https URL' })
   .meta({ format: 'uri' });
+
+/**
+ * An API key travels in an HTTP header: a value no header can carry is refused here, before any
+ * probe (fetch would otherwise fail with an error quoting the key, and that error is logged).
+ */
+export function apiKeySchema(description: string) {
+  return z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(HEADER_VALUE_PATTERN, { message: `Must be ${HEADER_VALUE_RULE}` })
+    .describe(`${description}. Sent in an HTTP header, so 1 to 4096 ${HEADER_VALUE_RULE}.`);
+}
 
 export const accessInputSchema = z
   .object({
@@ -42,7 +56,7 @@ export const connectionInputSchema = z.object({
   authType: authTypeSchema,
   credentialMode: credentialModeSchema,
   access: accessInputSchema,
-  apiKey: z.string().min(1).max(4096).optional().describe('Write-only. Shared mode: the shared key; per-member mode: your own key'),
+  apiKey: apiKeySchema('Write-only. Shared mode: the shared key; per-member mode: your own key').optional(),
   oauthClient: oauthClientInputSchema.optional(),
   authorizationServerIssuer: httpUrlSchema.nullable().optional(),
   requestedScopes: z.array(z.string().min(1).max(255)).max(100).optional(),
@@ -55,6 +69,8 @@ export const editConnectionSchema = connectionInputSchema.extend({
 export type EditConnectionInput = z.infer<typeof editConnectionSchema>;
 
 export const replaceAccessSchema = z.object({ access: accessInputSchema });
+
+export const setApiKeySchema = z.object({ apiKey: apiKeySchema('Write-only. Your own key (per-member connections) or the shared key (shared ones)') });
 
 export const requiredBySchema = z.object({ pluginId: z.string(), name: z.string() }).meta({ id: 'RequiredBy' });
 

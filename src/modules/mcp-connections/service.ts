@@ -28,6 +28,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.ts';
+import { isForeignKeyViolation } from '../../db/errors.ts';
 import { ApiError, conflict, forbidden, invalidRequest, notFound, rateLimited, type ValidationDetail } from '../../http/errors.ts';
 import { isoTimestamp, isoTimestampOrNull, pageOf } from '../../http/schemas.ts';
 import { newId } from '../../platform/ids.ts';
@@ -145,13 +146,12 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
   }
 
   /** Dedupes the sets and refuses ids that are not members/teams of this organization, pointing at the item. */
-  async function checkAccess(organizationId: string, access: AccessSet, path: string[]): Promise<AccessSet> {
+  async function checkAccess(organizationId: string, access: AccessSet, path: string[], q: Queryable = db): Promise<AccessSet> {
     const memberIds = [...new Set(access.memberIds)];
     const teamIds = [...new Set(access.teamIds)];
-    const [members, teams] = await Promise.all([
-      memberIds.length ? deps.identity.listMemberIds(organizationId, memberIds) : Promise.resolve([] as string[]),
-      teamIds.length ? deps.identity.listTeamIds(organizationId, teamIds) : Promise.resolve([] as string[]),
-    ]);
+    // One after the other: `q` may be a transaction's single client.
+    const members = memberIds.length ? await deps.identity.listMemberIds(organizationId, memberIds, q) : [];
+    const teams = teamIds.length ? await deps.identity.listTeamIds(organizationId, teamIds, q) : [];
     const knownMembers = new Set(members);
     const knownTeams = new Set(teams);
     const details: ValidationDetail[] = [];
@@ -163,6 +163,28 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
     });
     if (details.length > 0) throw invalidRequest(details);
     return { orgWide: access.orgWide, memberIds, teamIds };
+  }
+
+  /**
+   * A transaction that writes an access set, checked again inside it: a member or team removed since
+   * an earlier check (while the server was probed, say) is the same 400 as an unknown id. One removed
+   * by a concurrent transaction between this check and the insert makes the foreign key refuse the
+   * insert; checked once more after the rollback, that is the 400 too.
+   */
+  async function transactionWithAccess<T>(organizationId: string, requested: AccessSet, work: (tx: Queryable, access: AccessSet) => Promise<T>): Promise<T> {
+    try {
+      return await db.transaction(async (tx) => work(tx, await checkAccess(organizationId, requested, ['access'], tx)));
+    } catch (error) {
+      if (isForeignKeyViolation(error)) await checkAccess(organizationId, requested, ['access']);
+      throw error;
+    }
+  }
+
+  /** The connection as the caller sees it after a write; deleted meanwhile (a concurrent DELETE), it is not found. */
+  async function presentAfterWrite(caller: Caller, organizationId: string, id: string) {
+    const row = await store.findConnection(db, organizationId, id);
+    if (!row) throw connectionNotFound();
+    return (await present(caller, [row]))[0]!;
   }
 
   /** Probes before anything is written; a failure is 502 with the diagnostic. */
@@ -345,7 +367,8 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
 
     async create(caller: Caller, input: ConnectionInput) {
       const { organizationId, memberId } = requireAdmin(caller);
-      const access = await checkAccess(organizationId, input.access, ['access']);
+      // Bad ids are refused before a probe is spent on them (and checked again when written).
+      await checkAccess(organizationId, input.access, ['access']);
       const normalizedUrl = normalizeUrl(input.url);
       const fingerprint = identityFingerprint(normalizedUrl, input.authType, input.credentialMode);
       if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
@@ -353,7 +376,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       if (probed) await allowProbe(organizationId, memberId);
       await validateByProbe(input.url, input.authType, input.credentialMode, input.apiKey);
       const id = newId('emc');
-      await db.transaction(async (tx) => {
+      await transactionWithAccess(organizationId, input.access, async (tx, access) => {
         await store.insertConnection(tx, {
           id,
           organizationId,
@@ -375,8 +398,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
         await store.replaceAccess(tx, organizationId, id, access);
         await storeSuppliedApiKey(tx, organizationId, id, memberId, fingerprint, input);
       });
-      const row = await store.findConnection(db, organizationId, id);
-      return (await present(caller, [row!]))[0]!;
+      return presentAfterWrite(caller, organizationId, id);
     },
 
     async list(caller: Caller, page: { limit: number; after?: string | undefined }) {
@@ -402,7 +424,8 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       const { organizationId, memberId } = requireAdmin(caller);
       const current = await store.findConnection(db, organizationId, id);
       if (!current) throw connectionNotFound();
-      const access = await checkAccess(organizationId, input.access, ['access']);
+      // Bad ids are refused before a probe is spent on them (and checked again when written).
+      await checkAccess(organizationId, input.access, ['access']);
       // Compared as instants at the precision the API returns (milliseconds): 10:00Z = 10:00:00.000Z.
       const expected = new Date(input.expectedUpdatedAt);
       const stale = () => conflict('connection_conflict', 'The connection changed since you read it; reload it and apply your edit again');
@@ -428,7 +451,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
         probed = true;
       }
 
-      await db.transaction(async (tx) => {
+      await transactionWithAccess(organizationId, input.access, async (tx, access) => {
         // Re-read under a row lock: of concurrent edits with the same token exactly one gets here first.
         const locked = await store.findConnection(tx, organizationId, id, true);
         if (!locked) throw connectionNotFound();
@@ -459,8 +482,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
         await storeSuppliedApiKey(tx, organizationId, id, memberId, fingerprint, input);
       });
 
-      const row = await store.findConnection(db, organizationId, id);
-      const presented = (await present(caller, [row!]))[0]!;
+      const presented = await presentAfterWrite(caller, organizationId, id);
       const credentialNeeded = input.authType === 'oauth' || input.authType === 'apikey';
       const reconnectionRequired =
         identityChanged && credentialNeeded && !(input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey !== undefined);
@@ -470,16 +492,13 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
     /** Spec operation 2: the whole access set is replaced. */
     async replaceAccess(caller: Caller, id: string, input: AccessSet) {
       const { organizationId } = requireAdmin(caller);
-      const access = await checkAccess(organizationId, input, ['access']);
-      await db.transaction(async (tx) => {
+      await transactionWithAccess(organizationId, input, async (tx, access) => {
         const locked = await store.findConnection(tx, organizationId, id, true);
         if (!locked) throw connectionNotFound();
         await store.touchConnection(tx, organizationId, id, access.orgWide);
         await store.replaceAccess(tx, organizationId, id, access);
       });
-      const row = await store.findConnection(db, organizationId, id);
-      if (!row) throw connectionNotFound();
-      return (await present(caller, [row]))[0]!;
+      return presentAfterWrite(caller, organizationId, id);
     },
 
     /** Probes the stored configuration with the stored credential and records its health. */
@@ -542,7 +561,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
           health: 'ready',
         });
       });
-      return (await present(caller, [(await store.findConnection(db, organizationId, id))!]))[0]!;
+      return presentAfterWrite(caller, organizationId, id);
     },
 
     async installPlugin(

@@ -4,6 +4,7 @@
 
 import { loadConfig } from '../../../config.ts';
 import { createOutboundClient, type OutboundClient } from '../../../platform/outbound.ts';
+import { credentialRedactor, type Redactor } from './credentials.ts';
 import { buildDiagnostic, PhaseFailure, type Diagnostic, type HighestPassed, type ProbePhase } from './diagnostic.ts';
 import { phases, type ProbeAuthType, type ProbeContext } from './phases.ts';
 
@@ -51,6 +52,8 @@ export async function probeConnection(options: ProbeOptions): Promise<ProbeResul
   const deadline = Date.now() + totalMs;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error('probe time is up')), totalMs);
+  // The one redactor for everything this probe reports: the result, the diagnostic, the log line.
+  const redact = credentialRedactor([options.apiKey, options.bearerToken]);
   const ctx: ProbeContext = {
     rawUrl: options.url,
     authType: options.authType,
@@ -61,6 +64,7 @@ export async function probeConnection(options: ProbeOptions): Promise<ProbeResul
     remaining: () => Math.max(0, deadline - Date.now()),
     signal: controller.signal,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    redact,
   };
 
   let highestPassed: HighestPassed = 'configured';
@@ -72,7 +76,8 @@ export async function probeConnection(options: ProbeOptions): Promise<ProbeResul
     return {
       ok: true,
       highestPassed: 'catalog_ready',
-      tools: ctx.tools ?? [],
+      // Tool names are the server's text and end up in responses.
+      tools: (ctx.tools ?? []).map(redact),
       protocolVersion: ctx.protocolVersion!,
       transport: ctx.transportKind!,
     };
@@ -92,9 +97,9 @@ export async function probeConnection(options: ProbeOptions): Promise<ProbeResul
             },
             error,
           );
-    const diagnostic = buildDiagnostic(failure.description, highestPassed, ctx.url);
+    const diagnostic = redactDiagnostic(buildDiagnostic(failure.description, highestPassed, ctx.url), redact);
     options.logger?.warn(
-      { referenceId: diagnostic.referenceId, diagnostic, cause: describeCause(failure.cause) },
+      { referenceId: diagnostic.referenceId, diagnostic, cause: describeCause(failure.cause, redact) },
       'MCP connection probe failed',
     );
     return { ok: false, diagnostic };
@@ -119,13 +124,29 @@ async function closeQuietly(ctx: ProbeContext): Promise<void> {
   await Promise.race([ending, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
 }
 
-/** The underlying error for the server log: message and code chain, never request headers. */
-function describeCause(cause: unknown): unknown {
+/**
+ * The free text of a diagnostic (it may quote the server) without the credentials sent. The
+ * structured fields are this code's own values and stay as they are (the API's enums check them).
+ */
+function redactDiagnostic(diagnostic: Diagnostic, redact: Redactor): Diagnostic {
+  return { ...diagnostic, message: redact(diagnostic.message), operatorAction: redact(diagnostic.operatorAction) };
+}
+
+/**
+ * The underlying error for the server log: message and code chain, never request headers. Error
+ * messages quote what the server answered (JSON-RPC error messages, HTTP error bodies) and what was
+ * sent, hence redacted.
+ */
+function describeCause(cause: unknown, redact: Redactor): unknown {
   const chain: Array<{ name?: string; message?: string; code?: unknown }> = [];
   let current: unknown = cause;
   for (let depth = 0; current && depth < 5; depth += 1) {
-    const entry = current as { name?: string; message?: string; code?: unknown; cause?: unknown };
-    chain.push({ name: entry.name, message: entry.message, code: entry.code });
+    const entry = current as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown };
+    chain.push({
+      name: typeof entry.name === 'string' ? redact(entry.name) : undefined,
+      message: typeof entry.message === 'string' ? redact(entry.message) : undefined,
+      code: typeof entry.code === 'string' ? redact(entry.code) : typeof entry.code === 'number' ? entry.code : undefined,
+    });
     current = entry.cause;
   }
   return chain;

@@ -32,6 +32,7 @@ import {
   type OutboundClient,
   type ResolvedAddress,
 } from '../../../platform/outbound.ts';
+import { HEADER_VALUE_RULE, isHeaderValue, type Redactor } from './credentials.ts';
 import { PhaseFailure, type ActionOwner, type DiagnosticPhase, type ProbePhase } from './diagnostic.ts';
 
 export type ProbeAuthType = 'apikey' | 'none' | 'oauth';
@@ -50,6 +51,8 @@ export interface ProbeContext {
   /** Aborted when the whole probe's time is up. */
   readonly signal: AbortSignal;
   readonly maxResponseBytes: number;
+  /** Removes the credentials sent from a text (probeConnection applies it to everything it reports). */
+  readonly redact: Redactor;
 
   url?: URL;
   addresses?: ResolvedAddress[];
@@ -206,6 +209,16 @@ export const configuration: PhaseFunction = async (ctx) => {
   if (ctx.authType === 'apikey' && !ctx.apiKey) {
     fail('CONFIGURATION', 'configuration', 'api_key_missing', 'organization_admin', 'Provide the API key for this server.',
       'The connection uses API-key authentication but no API key is available.');
+  }
+  // Refused before any request: fetch would throw an error that quotes the whole header value.
+  // (The API refuses such keys at input; this covers stored ones, tokens and the CLI.)
+  if (ctx.authType === 'apikey' && ctx.apiKey && !isHeaderValue(ctx.apiKey)) {
+    fail('CONFIGURATION', 'configuration', 'invalid_api_key', 'organization_admin', `Enter the API key again; it may contain only ${HEADER_VALUE_RULE}.`,
+      'The API key contains characters that cannot be sent in an HTTP header.');
+  }
+  if (ctx.bearerToken && !isHeaderValue(ctx.bearerToken)) {
+    fail('CONFIGURATION', 'configuration', 'invalid_credential', 'organization_admin', 'Connect again to obtain a new credential.',
+      'The stored credential contains characters that cannot be sent in an HTTP header.');
   }
   url.hash = '';
   ctx.url = url;
@@ -534,7 +547,8 @@ export const mcpVersion: PhaseFunction = async (ctx) => {
   if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
     fail('MCP_VERSION', 'protocol', 'unsupported_protocol_version', 'vendor',
       `Update the server to a supported MCP protocol version (${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`,
-      `The server answered with protocol version ${typeof version === 'string' ? JSON.stringify(version.slice(0, 32)) : 'none'}, which this service does not speak.`);
+      // Redacted before it is cut: a cut credential would no longer be recognised (a hostile server may answer with the header it got).
+      `The server answered with protocol version ${typeof version === 'string' ? JSON.stringify(ctx.redact(version).slice(0, 32)) : 'none'}, which this service does not speak.`);
   }
   ctx.protocolVersion = version;
   ctx.transport!.setProtocolVersion?.(version);

@@ -1,0 +1,148 @@
+// Writes that race with removals: a member removed while the server is probed, a connection deleted
+// as a write commits. Both used to surface as 500s (a foreign-key violation, a TypeError). The moment
+// is set without timing: the MCP server acts when the probe reaches it, and a trigger deletes the
+// connection inside the writing transaction, which is what a DELETE landing between the commit and
+// the re-read of the row looks like to the service.
+
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TestApp } from '../support/app.ts';
+import { addMember, signUp, type Tenant, type TestUser } from '../support/fixtures.ts';
+import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
+import { api, connectionBody, createConnection, setup } from './helpers.ts';
+
+let app: TestApp;
+let tenant: Tenant;
+let open: RunningServer;
+let keyed: RunningServer;
+/** Run once, when the next probe reaches `open`. */
+let atNextProbe: (() => Promise<void>) | undefined;
+
+before(async () => {
+  ({ app, tenant } = await setup());
+  open = await startStreamableServer({
+    onRequest: async () => {
+      const action = atNextProbe;
+      atNextProbe = undefined;
+      await action?.();
+    },
+  });
+  keyed = await startStreamableServer({ apiKey: 'race-key' });
+});
+
+after(async () => {
+  await open.close();
+  await keyed.close();
+  await app.close();
+});
+
+const admin = () => api(app.url, tenant.admin.token);
+
+async function newMember(label: string): Promise<TestUser> {
+  const user = await signUp(app.url, label);
+  await addMember(app.url, tenant.owner, tenant.orgId, user, 'member');
+  return user;
+}
+
+function removeDuringProbe(user: TestUser) {
+  atNextProbe = async () => {
+    const removed = await api(app.url, tenant.owner.token).delete(`/v1/orgs/${tenant.orgId}/members/${user.memberId}`);
+    assert.equal(removed.status, 204, removed.text);
+  };
+}
+
+async function connectionCount(): Promise<number> {
+  const { rows } = await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM mcp_connections');
+  return rows[0]!.n;
+}
+
+describe('a member removed while the server is probed', () => {
+  test('create: 400 invalid_request pointing at the member, nothing written', async () => {
+    const doomed = await newMember('doomed-create');
+    const count = await connectionCount();
+    removeDuringProbe(doomed);
+    const response = await admin().post('/v1/mcp-connections', connectionBody(open.url, {
+      access: { memberIds: [tenant.member.memberId, doomed.memberId] },
+    }));
+    assert.equal(atNextProbe, undefined, 'the probe reached the server');
+    assert.equal(response.status, 400, response.text);
+    assert.equal(response.body.error, 'invalid_request');
+    assert.deepEqual(response.body.details.map((detail: { path: unknown[] }) => detail.path.map(String)), [['access', 'memberIds', '1']]);
+    assert.equal(await connectionCount(), count, 'nothing written');
+  });
+
+  test('edit: 400 invalid_request pointing at the member, the connection unchanged', async () => {
+    const connection = await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { name: 'Before' }));
+    const doomed = await newMember('doomed-edit');
+    removeDuringProbe(doomed);
+    const response = await admin().put(`/v1/mcp-connections/${connection.id}`, {
+      expectedUpdatedAt: connection.updatedAt,
+      name: 'After',
+      url: `${open.url}?moved=1`, // a new identity: probed
+      authType: 'none',
+      credentialMode: 'shared',
+      access: { memberIds: [doomed.memberId] },
+    });
+    assert.equal(atNextProbe, undefined, 'the probe reached the server');
+    assert.equal(response.status, 400, response.text);
+    assert.equal(response.body.error, 'invalid_request');
+    assert.deepEqual(response.body.details.map((detail: { path: unknown[] }) => detail.path.map(String)), [['access', 'memberIds', '0']]);
+    const after = (await admin().get(`/v1/mcp-connections/${connection.id}`)).body;
+    assert.equal(after.name, 'Before');
+    assert.equal(after.updatedAt, connection.updatedAt);
+  });
+});
+
+describe('a connection deleted as the write commits', () => {
+  before(async () => {
+    // Deletes a connection named 'Doomed' when its access or credential rows are written.
+    await app.db.query(`
+      CREATE FUNCTION test_delete_doomed_connection() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM mcp_connections WHERE id = NEW.connection_id AND name = 'Doomed';
+        RETURN NULL;
+      END $$`);
+    await app.db.query(`CREATE TRIGGER test_doomed_members AFTER INSERT ON mcp_connection_members
+      FOR EACH ROW EXECUTE FUNCTION test_delete_doomed_connection()`);
+    await app.db.query(`CREATE TRIGGER test_doomed_credentials AFTER INSERT OR UPDATE ON mcp_connection_credentials
+      FOR EACH ROW EXECUTE FUNCTION test_delete_doomed_connection()`);
+  });
+
+  test('create: 404 connection_not_found, not a 500', async () => {
+    const created = await admin().post('/v1/mcp-connections', connectionBody(open.url, { name: 'Doomed', access: { memberIds: [tenant.member.memberId] } }));
+    assert.equal(created.status, 404, created.text);
+    assert.equal(created.body.error, 'connection_not_found');
+  });
+
+  test('edit: 404 connection_not_found, not a 500', async () => {
+    const edited = await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { name: 'To be doomed' }));
+    const edit = await admin().put(`/v1/mcp-connections/${edited.id}`, {
+      expectedUpdatedAt: edited.updatedAt,
+      name: 'Doomed',
+      url: edited.url,
+      authType: 'none',
+      credentialMode: 'shared',
+      access: { memberIds: [tenant.member.memberId] },
+    });
+    assert.equal(edit.status, 404, edit.text);
+    assert.equal(edit.body.error, 'connection_not_found');
+    assert.equal((await app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [edited.id])).rows.length, 0, 'the deletion did happen');
+  });
+
+  test('storing a key: 404 connection_not_found, not a 500', async () => {
+    const keyedConnection = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { name: 'Keyed', authType: 'apikey', apiKey: 'race-key' }));
+    const renamed = await admin().put(`/v1/mcp-connections/${keyedConnection.id}`, {
+      expectedUpdatedAt: keyedConnection.updatedAt,
+      name: 'Doomed', // a name-only edit writes no access or credential row
+      url: keyedConnection.url,
+      authType: 'apikey',
+      credentialMode: 'shared',
+      access: { orgWide: true },
+    });
+    assert.equal(renamed.status, 200, renamed.text);
+    const stored = await admin().put(`/v1/mcp-connections/${keyedConnection.id}/credentials`, { apiKey: 'race-key' });
+    assert.equal(stored.status, 404, stored.text);
+    assert.equal(stored.body.error, 'connection_not_found');
+    assert.equal((await app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [keyedConnection.id])).rows.length, 0, 'the deletion did happen');
+  });
+});
