@@ -1,7 +1,7 @@
 // The authorization response (RFC 6749 §4.1.2) as it reaches a callback, checked after the
 // state: the issuer (RFC 9207) and then either an error or a code.
 
-import { OAuthFlowError, printable } from './errors.ts';
+import { OAuthFlowError, oauthErrorCode } from './errors.ts';
 import { sameIssuer } from './discovery.ts';
 
 export interface CallbackQuery {
@@ -32,8 +32,9 @@ export function checkResponseIssuer(query: CallbackQuery, expectedIssuer: string
 /** The code, or the refusal the authorization server sent back. */
 export function authorizationCodeFrom(query: CallbackQuery): string {
   if (query.error !== undefined) {
-    throw new OAuthFlowError('AUTH_USER_OR_WORKLOAD', 'authorization_refused', `The authorization server answered ${printable(query.error, 60)}`, {
-      oauthError: printable(query.error, 60),
+    const code = oauthErrorCode(query.error);
+    throw new OAuthFlowError('AUTH_USER_OR_WORKLOAD', 'authorization_refused', `The authorization server answered ${code ?? 'with an error that is no OAuth error code'}`, {
+      oauthError: code,
     });
   }
   if (!query.code) throw new OAuthFlowError('AUTH_USER_OR_WORKLOAD', 'code_missing', 'The authorization response carries no code');

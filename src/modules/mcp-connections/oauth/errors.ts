@@ -55,8 +55,18 @@ export function printable(value: unknown, max = 120): string {
 }
 
 /**
+ * An authorization server's `error` value when it has the shape of an OAuth error code, else
+ * undefined. Every registered code (RFC 6749, 7591, 8707, OpenID Connect, DPoP) is lower-case words
+ * joined by underscores; the value is shown to administrators and logged, and a server may put
+ * anything there, the client secret it was sent included, which a code's shape keeps out.
+ */
+export function oauthErrorCode(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[a-z]+(?:_[a-z]+)*$/.test(value) && value.length <= 60 ? value : undefined;
+}
+
+/**
  * An OAuth endpoint's answer: its JSON body, read leniently (a body that is not JSON reads as
- * undefined), and its RFC 6749 section 5.2 `error` code, made printable since it may be shown.
+ * undefined), and its RFC 6749 section 5.2 `error` code (oauthErrorCode).
  */
 export async function readOAuthAnswer(response: Response): Promise<{ json: unknown; oauthError: string | undefined }> {
   let json: unknown;
@@ -65,8 +75,7 @@ export async function readOAuthAnswer(response: Response): Promise<{ json: unkno
   } catch {
     json = undefined;
   }
-  const error = (json as { error?: unknown } | null | undefined)?.error;
-  return { json, oauthError: typeof error === 'string' ? printable(error, 60) : undefined };
+  return { json, oauthError: oauthErrorCode((json as { error?: unknown } | null | undefined)?.error) };
 }
 
 /**
