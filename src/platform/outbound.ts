@@ -21,6 +21,12 @@ export interface OutboundFetchInit extends RequestInit {
   timeoutMs?: number;
   /** Bound on the response body (bytes); reading past it fails with OutboundResponseTooLargeError. */
   maxResponseBytes?: number;
+  /**
+   * Request headers that carry a credential besides Authorization (an API key header such as
+   * X-Api-Key): dropped, as Authorization, Cookie and Proxy-Authorization always are, when a
+   * redirect leaves the origin.
+   */
+  credentialHeaders?: readonly string[];
 }
 
 export interface ResolvedAddress {
@@ -236,7 +242,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
   }
 
   async function guardedFetch(input: string | URL, init: OutboundFetchInit = {}): Promise<Response> {
-    const { timeoutMs = defaultTimeoutMs, maxResponseBytes = defaultMaxBytes, ...requestInit } = init;
+    const { timeoutMs = defaultTimeoutMs, maxResponseBytes = defaultMaxBytes, credentialHeaders = [], ...requestInit } = init;
     const timeoutController = new AbortController();
     // unref: an unread body must not keep a finished process (the CLI) alive; open sockets still do.
     const timer = timeoutMs > 0 ? setTimeout(() => timeoutController.abort(new OutboundTimeoutError(timeoutMs)), timeoutMs).unref() : undefined;
@@ -298,9 +304,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       }
       if (next.origin !== url.origin) {
         headers = new Headers(headers);
-        headers.delete('authorization');
-        headers.delete('cookie');
-        headers.delete('proxy-authorization');
+        for (const name of ['authorization', 'cookie', 'proxy-authorization', ...credentialHeaders]) headers.delete(name);
       }
       url = next;
       hops += 1;

@@ -96,7 +96,7 @@ describe('outbound client: requests', () => {
     server = await startServer((req, res) => {
       const path = req.url ?? '/';
       if (path === '/ok') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ auth: req.headers.authorization ?? null }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ auth: req.headers.authorization ?? null, apiKey: req.headers['x-api-key'] ?? null }));
       } else if (path === '/to-metadata') {
         res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
       } else if (path === '/to-private-name') {
@@ -154,7 +154,7 @@ describe('outbound client: requests', () => {
     const response = await allowing.fetch(`${server.url}/ok`);
     assert.equal(response.status, 200);
     assert.ok(response instanceof Response);
-    assert.deepEqual(await response.json(), { auth: null });
+    assert.deepEqual(await response.json(), { auth: null, apiKey: null });
   });
 
   test('169.254.169.254 (cloud metadata) is refused even with loopback allowed', async () => {
@@ -202,14 +202,18 @@ describe('outbound client: requests', () => {
   });
 
   test('allowed redirects are followed, and credentials do not cross origins', async () => {
-    const same = await allowing.fetch(`${server.url}/to-ok`, { headers: { authorization: 'Bearer secret-1' } });
+    const headers = { authorization: 'Bearer secret-1', 'x-api-key': 'secret-2' };
+    const same = await allowing.fetch(`${server.url}/to-ok`, { headers, credentialHeaders: ['X-Api-Key'] });
     assert.equal(same.status, 200);
-    assert.deepEqual(await same.json(), { auth: 'Bearer secret-1' });
+    assert.deepEqual(await same.json(), { auth: 'Bearer secret-1', apiKey: 'secret-2' });
     assert.equal(same.url, `${server.url}/ok`);
 
-    const other = await allowing.fetch(`${server.url}/to-other-origin`, { headers: { authorization: 'Bearer secret-1' } });
+    // Authorization never crosses origins; another header only when named as a credential.
+    const other = await allowing.fetch(`${server.url}/to-other-origin`, { headers, credentialHeaders: ['X-Api-Key'] });
     assert.equal(other.status, 200);
-    assert.deepEqual(await other.json(), { auth: null });
+    assert.deepEqual(await other.json(), { auth: null, apiKey: null });
+    const unnamed = await allowing.fetch(`${server.url}/to-other-origin`, { headers });
+    assert.deepEqual(await unnamed.json(), { auth: null, apiKey: 'secret-2' });
   });
 
   test('redirect: manual returns the redirect itself', async () => {

@@ -184,6 +184,7 @@ function probeFetch(ctx: ProbeContext) {
       signal: init?.signal ? AbortSignal.any([init.signal, ctx.signal]) : ctx.signal,
       timeoutMs: Math.max(1, ctx.remaining()),
       maxResponseBytes: ctx.maxResponseBytes,
+      credentialHeaders: [ctx.apiKeyHeader],
     });
 }
 
@@ -364,6 +365,7 @@ export const httpRouting: PhaseFunction = async (ctx) => {
         signal,
         timeoutMs: ms,
         maxResponseBytes: ctx.maxResponseBytes,
+        credentialHeaders: [ctx.apiKeyHeader],
       }),
     );
   } catch (error) {
@@ -445,7 +447,7 @@ function authFailure(ctx: ProbeContext, status: number) {
 async function isLegacySseEndpoint(ctx: ProbeContext, url: URL, auth: Record<string, string>): Promise<boolean> {
   try {
     const get = await withDeadline(ctx, 'HTTP_ROUTING', (signal, ms) =>
-      ctx.outbound.fetch(url, { method: 'GET', headers: { ...auth, accept: 'text/event-stream' }, signal, timeoutMs: ms, maxResponseBytes: ctx.maxResponseBytes }),
+      ctx.outbound.fetch(url, { method: 'GET', headers: { ...auth, accept: 'text/event-stream' }, signal, timeoutMs: ms, maxResponseBytes: ctx.maxResponseBytes, credentialHeaders: [ctx.apiKeyHeader] }),
     );
     await get.body?.cancel().catch(() => {});
     authFailure(ctx, get.status);
