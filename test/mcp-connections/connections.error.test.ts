@@ -135,6 +135,16 @@ describe('400 invalid_request: every limit, with the path of the offending field
     await expectInvalid(await admin().post('/v1/mcp-connections', connectionBody(open.url, { requestedScopes: [long(256)] })), ['requestedScopes', 0]);
   });
 
+  test('limits count characters, not UTF-16 units: 255 emoji are a name, 256 are not', async () => {
+    const emoji = (n: number) => '\u{1F600}'.repeat(n);
+    await expectInvalid(await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ name: emoji(256) })), ['name']);
+    await expectInvalid(await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ requestedScopes: [emoji(256)] })), ['requestedScopes', 0]);
+    const response = await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ name: emoji(255), requestedScopes: [emoji(255)] }));
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.body.name, emoji(255));
+    connection = response.body;
+  });
+
   test('a limit at its maximum is accepted', async () => {
     const response = await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ name: long(255), requestedScopes: Array.from({ length: 100 }, (_, i) => `${i}`.padEnd(255, 's')) }));
     assert.equal(response.status, 200, response.text);
