@@ -24,9 +24,14 @@ const tokenInPath = [
 ];
 const secretQueryParameters = /([?&](?:code|state|token|key|api_key|access_token|secret)=)[^&#]*/gi;
 
-/** The URL as it may be logged: path tokens and secret query values replaced. */
+/**
+ * The URL as it may be logged: path tokens and secret query values replaced. The router decodes
+ * percent-encoding before it matches (`/v1/install-link%73/<token>` is an install link), so the
+ * patterns are matched against the URL with its encoded ASCII characters decoded; other encoded
+ * bytes (UTF-8 sequences, which no route or parameter name uses) stay as they came.
+ */
 export function redactUrl(url: string): string {
-  let safe = url;
+  let safe = url.replace(/%([0-7][0-9a-f])/gi, (_encoded, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   for (const pattern of tokenInPath) safe = safe.replace(pattern, '$1[redacted]');
   return safe.replace(secretQueryParameters, '$1[redacted]');
 }

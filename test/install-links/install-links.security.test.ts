@@ -93,3 +93,23 @@ test('the token never appears in the logs', async () => {
   const secret = body.token.slice(4);
   assert.ok(!app.logText().includes(secret), 'install link token found in logs');
 });
+
+test('a token reached through a percent-encoded path or query name is not logged either', async () => {
+  const created = await api(app.url, tenant.member.token).post(path(tenant.orgId), {});
+  assert.equal(created.status, 201, created.text);
+  const token: string = created.body.token;
+  // The router decodes these before it matches, so each reaches its route with the token.
+  const opened = [
+    await api(app.url).get(`/v1/install-link%73/${token}`),
+    await api(app.url).get(`/%69nstall/${token}`),
+  ];
+  for (const response of opened) assert.equal(response.status, 200, response.text);
+  const invitation = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: 'encoded.path@example.test', role: 'member' });
+  assert.equal(invitation.status, 201, invitation.text);
+  await api(app.url, tenant.outsider.token).post(`/v1/%69nvitations/${invitation.body.token}/accept`, {});
+  const code = 'oauth-code-reached-by-an-encoded-name';
+  await api(app.url).get(`/v1/mcp-connections/oauth/callback?%63ode=${code}&st%61te=x`);
+  const logs = app.logText();
+  assert.ok(logs.includes('install-link'), 'the requests were logged');
+  for (const secret of [token, invitation.body.token, code]) assert.ok(!logs.includes(secret), `${secret.slice(0, 8)}… is in the log`);
+});
