@@ -325,3 +325,34 @@ test("a refusal names the provider's error code only when it is one: text of any
   assert.throws(() => authorizationCodeFrom({ error: secret, state: 's' }), (error: OAuthFlowError) => error.oauthError === undefined && !error.message.includes(secret));
   assert.throws(() => authorizationCodeFrom({ error: 'access_denied', state: 's' }), (error: OAuthFlowError) => error.oauthError === 'access_denied');
 });
+
+test('a token endpoint that redirects is refused: the code, the verifier and the client secret in the body go nowhere else', async () => {
+  const received: string[] = [];
+  const elsewhere = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      received.push(body);
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'a', token_type: 'Bearer' }));
+    });
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  const elsewhereUrl = `http://localhost:${(elsewhere.address() as AddressInfo).port}/token`;
+  const redirecting = createServer((request, response) => {
+    request.resume();
+    response.writeHead(307, { location: elsewhereUrl }).end();
+  });
+  await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () => new Promise((resolve) => elsewhere.close(() => resolve())),
+    () => new Promise((resolve) => redirecting.close(() => resolve())),
+  );
+  const tokenEndpoint = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/token`;
+  const client = { clientId: 'c', clientSecret: 'the-client-secret', authMethod: 'client_secret_post' } as OAuthClientCredentials;
+  const exchange = await exchangeAuthorizationCode({
+    tokenEndpoint, client, code: 'the-code', codeVerifier: 'the-verifier', redirectUri: REDIRECT, resource: tokenEndpoint, requestedScopes: [], fetch: testFetch,
+  }).catch((e) => e);
+  const refresh = await refreshAccessToken({ tokenEndpoint, client, refreshToken: 'the-refresh-token', resource: tokenEndpoint, scopes: [], fetch: testFetch }).catch((e) => e);
+  for (const error of [exchange, refresh]) assert.ok(error instanceof OAuthFlowError, String(error));
+  assert.deepEqual(received, []);
+});

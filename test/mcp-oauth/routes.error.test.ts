@@ -295,3 +295,16 @@ test('disconnect when the authorization server is down: 204, the credential is g
   assert.equal((await getConnection(world, world.tenant.member, connection.id)).connectedForMe, false);
   assert.ok(world.app.logText().includes('MCP OAuth token revocation failed'));
 });
+
+test('an expiry past what a date holds (expires_in 1e13) is a token without a known expiry, stored and used, not a 500', async () => {
+  const s = await world.server({ accessTokenTtlSeconds: 1e13 });
+  const connection = await createOAuthConnection(world, s.url);
+  const { member } = world.tenant;
+  const { callback } = await connectThroughOAuth(world, member, connection.id);
+  assert.equal(callback.status, 200, callback.text);
+  assert.equal(await oauthRows('mcp_connection_credentials', connection.id), 1);
+  // Used as it is: no refresh is due for a token with no known expiry.
+  const result = await world.app.app.mcpOAuth.accessToken(world.tenant.orgId, connection.id, member.memberId);
+  assert.ok(result.status === 'ok' && !result.refreshed, JSON.stringify(result));
+  assert.equal((await getConnection(world, member, connection.id)).credentialHealth, 'ready');
+});

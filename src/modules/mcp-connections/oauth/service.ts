@@ -54,7 +54,7 @@ import {
   upsertConnectionState,
   type PendingAuthorizationRow,
 } from './store.ts';
-import { classifyRefusal, exchangeAuthorizationCode, needsRefresh, refreshAccessToken, revokeToken } from './tokens.ts';
+import { classifyRefusal, exchangeAuthorizationCode, needsRefresh, refreshAccessToken, representableDate, revokeToken } from './tokens.ts';
 import { callbackModeFor, callbackUrl, clientMetadataDocument, clientMetadataUrl } from './urls.ts';
 
 /** How long an authorization may take between authorize and callback. */
@@ -289,7 +289,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
         identity_fingerprint: connection.identityFingerprint,
         client_id: registered.clientId,
         client_secret_sealed: registered.clientSecret ? secrets.seal(registered.clientSecret) : null,
-        client_secret_expires_at: registered.clientSecretExpiresAt ? new Date(registered.clientSecretExpiresAt * 1000) : null,
+        client_secret_expires_at: registered.clientSecretExpiresAt ? representableDate(registered.clientSecretExpiresAt * 1000) : null,
         token_endpoint_auth_method: registered.authMethod,
         redirect_uris: registered.redirectUris,
       });

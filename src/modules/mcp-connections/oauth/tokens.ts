@@ -39,18 +39,28 @@ export function applyClientAuthentication(client: OAuthClientCredentials, header
   }
 }
 
+/**
+ * A server-given expiry as a date the database can store, or null (no known expiry) when it is past
+ * what a timestamp holds: `expires_in: 1e13` is a token that does not expire in practice, not a 500.
+ */
+export function representableDate(epochMs: number): Date | null {
+  // 9999-12-31, comfortably inside both JavaScript's and PostgreSQL's ranges.
+  return Number.isFinite(epochMs) && epochMs < 253402300800000 ? new Date(epochMs) : null;
+}
+
 export function tokenSetFrom(body: unknown, now: Date, previousRefreshToken: string | null, requestedScopes: string[]): TokenSet {
   const parsed = OAuthTokensSchema.safeParse(body);
   if (!parsed.success) throw new Error('invalid token response');
   const t = parsed.data;
   if (t.token_type.toLowerCase() !== 'bearer') throw new Error('unsupported token type');
   const expiresIn = typeof t.expires_in === 'number' && Number.isFinite(t.expires_in) && t.expires_in > 0 ? t.expires_in : null;
+  const expiresAt = expiresIn === null ? null : representableDate(now.getTime() + expiresIn * 1000);
   return {
     accessToken: t.access_token,
     // RFC 6749 §6: a refresh response may omit the refresh token; the old one stays valid.
     refreshToken: t.refresh_token ?? previousRefreshToken,
     tokenType: 'Bearer',
-    expiresAt: expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000),
+    expiresAt,
     // RFC 6749 §5.1: an omitted scope means the requested scope was granted.
     scopes: t.scope ? t.scope.split(/\s+/).filter(Boolean) : requestedScopes,
   };
@@ -70,7 +80,9 @@ async function tokenRequest(options: {
   applyClientAuthentication(options.client, headers, options.params);
   let response: Response;
   try {
-    response = await options.fetch(options.tokenEndpoint, { method: 'POST', headers, body: options.params.toString() });
+    // No redirects: a token request's body carries the code, the verifier, a refresh token or the
+    // client secret, and a 307 would send it on to wherever the redirect points.
+    response = await options.fetch(options.tokenEndpoint, { method: 'POST', headers, body: options.params.toString(), redirect: 'error' });
   } catch (error) {
     throw requestFailure(options.phase, 'Could not reach the token endpoint', error);
   }
@@ -194,7 +206,8 @@ export async function revokeToken(options: {
   applyClientAuthentication(options.client, headers, params);
   let response: Response;
   try {
-    response = await options.fetch(options.revocationEndpoint, { method: 'POST', headers, body: params.toString() });
+    // No redirects, as for the token endpoint: the body carries the token.
+    response = await options.fetch(options.revocationEndpoint, { method: 'POST', headers, body: params.toString(), redirect: 'error' });
   } catch (error) {
     throw requestFailure('CONTINUITY_REFRESH', 'Could not reach the revocation endpoint', error);
   }
