@@ -24,7 +24,8 @@ export function parseKeyRing(text: string): KeyRing {
     const separator = entry.indexOf(':');
     const version = separator > 0 ? entry.slice(0, separator) : 'v1';
     const key = Buffer.from(separator > 0 ? entry.slice(separator + 1) : entry, 'base64');
-    if (!/^v\d+$/.test(version)) throw new Error(`secret key version "${version}" must look like v1, v2, ...`);
+    // Not quoted: a key written where its version belongs ("<key>:v1") would be printed.
+    if (!/^v\d+$/.test(version)) throw new Error('each secret key version must look like v1, v2, ... ("v2:<base64 key>,v1:<base64 key>")');
     if (key.length !== 32) throw new Error(`secret key ${version} must be 32 bytes of base64 (got ${key.length})`);
     keys.set(version, key);
     currentVersion ??= version;

@@ -16,3 +16,12 @@ test('DNS_SERVERS: IP addresses with or without a port are taken; a host name or
     assert.throws(() => loadConfig({ DNS_SERVERS: value }), /Invalid configuration:[\s\S]*DNS_SERVERS: must be IP addresses/, value);
   }
 });
+
+test('a key ring with a key where its version belongs is refused without printing the key', async () => {
+  const { parseKeyRing } = await import('../../src/platform/secrets.ts');
+  const key = Buffer.alloc(32, 7).toString('base64');
+  for (const text of [`${key}:v1`, `v2:${key},${key}:v1`]) {
+    assert.throws(() => parseKeyRing(text), (error: Error) => /version must look like v1/.test(error.message) && !error.message.includes(key));
+  }
+  assert.doesNotThrow(() => parseKeyRing(`v2:${key},v1:${key}`));
+});
