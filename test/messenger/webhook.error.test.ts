@@ -36,6 +36,13 @@ describe('messenger webhook ingress: refusals', () => {
   const storedUpdateIds = async () =>
     (await env.app.db.query('SELECT update_id FROM messenger_updates WHERE connection_id = $1', [bot.id])).rows.map((row: any) => row.update_id);
 
+  /** The update as the updates route lists it under `status`, once it is there. */
+  const listedUpdate = (status: string, updateId: number, what: string, timeoutMs?: number) =>
+    eventually(async () => {
+      const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=${status}`);
+      return listed.body.updates.find((u: any) => u.updateId === updateId);
+    }, { what, ...(timeoutMs ? { timeoutMs } : {}) });
+
   before(async () => {
     env = await startMessengerEnv();
     bot = await connectBot(env);
@@ -197,10 +204,7 @@ describe('messenger webhook ingress: refusals', () => {
     };
     try {
       await post(env.app.url, bot.id, { update_id: 40, message: { message_id: 1, chat: { id: 600, type: 'private' }, date: 0, text: 'a' } }, secret);
-      const row = await eventually(async () => {
-        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
-        return listed.body.updates.find((u: any) => u.updateId === 40);
-      }, { what: 'the retried delivery' });
+      const row = await listedUpdate('delivered', 40, 'the retried delivery');
       assert.equal(row.attempts, 2);
       assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === 40).length, 2);
     } finally {
@@ -222,10 +226,7 @@ describe('messenger webhook ingress: refusals', () => {
       const chat = { id: 601, type: 'private' };
       await post(env.app.url, bot.id, { update_id: 50, message: { message_id: 1, chat, date: 0, text: 'a' } }, secret);
       await post(env.app.url, bot.id, { update_id: 51, message: { message_id: 2, chat, date: 0, text: 'b' } }, secret);
-      const dead = await eventually(async () => {
-        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=dead`);
-        return listed.body.updates.find((u: any) => u.updateId === 50);
-      }, { what: 'the dead letter', timeoutMs: 60_000 });
+      const dead = await listedUpdate('dead', 50, 'the dead letter', 60_000);
       assert.equal(dead.attempts, 3);
       assert.match(dead.lastError, /gave up after 3 attempts: delivery answered HTTP 503/);
       assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === 50).length, 3);
@@ -245,10 +246,7 @@ describe('messenger webhook ingress: refusals', () => {
       env.platform.addChat(603);
       env.platform.failNext('sendMessage', { error_code: 429, description: 'Too Many Requests: retry after 1' });
       await post(env.app.url, bot.id, { update_id: 70, message: { message_id: 1, chat: { id: 603, type: 'private' }, date: 0, text: 'a' } }, secret);
-      const row = await eventually(async () => {
-        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
-        return listed.body.updates.find((u: any) => u.updateId === 70);
-      }, { what: 'the delivered update', timeoutMs: 30_000 });
+      const row = await listedUpdate('delivered', 70, 'the delivered update', 30_000);
       assert.equal(row.replyStatus, 'sent');
       assert.equal(row.attempts, 2);
       assert.ok(env.platform.sentMessages.some((m) => String(m.chatId) === '603' && m.text === 'echo 70'));
@@ -267,10 +265,7 @@ describe('messenger webhook ingress: refusals', () => {
     };
     try {
       await post(env.app.url, bot.id, { update_id: 80, message: { message_id: 1, chat: { id: 604, type: 'private' }, date: 0, text: 'a' } }, secret);
-      const row = await eventually(async () => {
-        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
-        return listed.body.updates.find((u: any) => u.updateId === 80);
-      }, { what: 'the delivered update' });
+      const row = await listedUpdate('delivered', 80, 'the delivered update');
       assert.equal(row.replyStatus, null);
       assert.match(row.lastError, /could not be read.*a reply in it was not sent/);
       assert.equal(row.attempts, 1);
@@ -288,10 +283,7 @@ describe('messenger webhook ingress: refusals', () => {
     try {
       // Chat 602 never wrote to the bot on the platform's side: sendMessage answers "chat not found".
       await post(env.app.url, bot.id, { update_id: 60, message: { message_id: 1, chat: { id: 602, type: 'private' }, date: 0, text: 'a' } }, secret);
-      const row = await eventually(async () => {
-        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
-        return listed.body.updates.find((u: any) => u.updateId === 60);
-      }, { what: 'the delivered update' });
+      const row = await listedUpdate('delivered', 60, 'the delivered update');
       assert.equal(row.replyStatus, 'failed');
       assert.match(row.lastError, /chat not found/);
       assert.equal(row.attempts, 1);
