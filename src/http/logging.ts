@@ -7,7 +7,7 @@ import type { Bindings, ChildLoggerOptions, LoggerOptions } from 'pino';
  */
 const secretFields = [
   'password', 'apiKey', 'key', 'clientSecret', 'botToken', 'token', 'sessionToken', 'scimToken', 'deliverySecret',
-  'webhookSecret', 'secret', 'secret_token', 'access_token', 'refresh_token', 'code', 'code_verifier', 'authorization',
+  'webhookSecret', 'secret', 'secret_token', 'access_token', 'refresh_token', 'code_verifier', 'authorization',
 ];
 const secretHeaders = ['authorization', 'cookie', 'x-api-key', 'x-telegram-bot-api-secret-token', 'proxy-authorization'];
 
@@ -15,6 +15,10 @@ export const redactPaths = [
   ...secretHeaders.map((header) => `req.headers["${header}"]`),
   'res.headers["set-cookie"]',
   ...secretFields.flatMap((field) => [field, `*.${field}`, `*.*.${field}`]),
+  // An OAuth authorization code travels as the `code` of a callback's query (or a token request's
+  // body). Only there: everywhere else `code` names an error (err.code: 23505, ECONNREFUSED, a
+  // probe's failure code), which an operator needs to read.
+  ...['query.code', '*.query.code', 'body.code', '*.body.code'],
 ];
 
 const tokenInPath = [
