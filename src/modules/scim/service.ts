@@ -166,8 +166,8 @@ export function createScimService(deps: ScimServiceDeps) {
    * made from a stale copy cannot undo a concurrent one (a deactivation above all).
    */
   async function writeUser(ctx: ScimContext, id: string, build: (current: ScimUserRow) => Doc): Promise<Doc> {
-    // An unknown user is 404 before a paused connector is 403, as for every other user route; the
-    // row the write uses is read again, locked, inside the transaction.
+    // An unknown user is 404 whatever the SSO domain's state (only then a paused connector is 403);
+    // the row the write uses is read again, locked, inside the transaction.
     await loadUser(ctx, id);
     const domain = await requireVerifiedDomain(ctx);
     let userName: string | undefined;
