@@ -232,6 +232,21 @@ describe('probe: each failing phase', () => {
     assert.equal(diagnostic.highestPassed, 'protocol_ready');
   });
 
+  // -32000 and -32001 are also the codes the SDK gives its own closed connection and timeout; a
+  // server's answer with them is still the server's answer, not a transport failure.
+  test('MCP_INITIALIZE and MCP_TOOL_DISCOVERY: a server error answered with -32000 or -32001', async () => {
+    const refusing = await server(startStreamableServer({ fault: 'initialize_error', errorCode: -32000 }));
+    const initialize = failed(await probe({ url: refusing.url }));
+    assert.equal(initialize.phase, 'MCP_INITIALIZE');
+    assert.equal(initialize.code, 'initialize_rejected');
+    assert.equal(initialize.jsonRpcCode, -32000);
+    const listing = await server(startStreamableServer({ fault: 'tools_list_error', errorCode: -32001, stateful: true }));
+    const tools = failed(await probe({ url: listing.url }));
+    assert.equal(tools.phase, 'MCP_TOOL_DISCOVERY');
+    assert.equal(tools.code, 'tools_list_failed');
+    assert.equal(tools.jsonRpcCode, -32001);
+  });
+
   test('MCP_TOOL_DISCOVERY over legacy SSE too', async () => {
     const mcp = await server(startLegacySseServer({ fault: 'tools_list_error' }));
     const diagnostic = failed(await probe({ url: mcp.url }));

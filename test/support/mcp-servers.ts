@@ -48,6 +48,8 @@ export interface McpServerOptions {
   apiKeyHeader?: string;
   /** Read at every request (stateless servers), so a test may switch it on a running server. */
   fault?: Fault;
+  /** The JSON-RPC code of the error an `initialize_error` or `tools_list_error` server answers with. */
+  errorCode?: number;
   /** MCP endpoint path (default /mcp; /sse for legacy servers). */
   path?: string;
   /**
@@ -62,7 +64,7 @@ function buildSdkServer(options: McpServerOptions): Server {
   const server = new Server({ name: 'orgplane-test-server', version: '1.0.0' }, { capabilities: { tools: {} } });
   const tools = options.tools ?? ['echo', 'add'];
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    if (options.fault === 'tools_list_error') throw new McpError(ErrorCode.InternalError, 'tool catalog unavailable');
+    if (options.fault === 'tools_list_error') throw new McpError(options.errorCode ?? ErrorCode.InternalError, 'tool catalog unavailable');
     return { tools: tools.map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' as const } })) };
   });
   if (options.fault === 'unsupported_version') {
@@ -74,7 +76,7 @@ function buildSdkServer(options: McpServerOptions): Server {
   }
   if (options.fault === 'initialize_error') {
     server.setRequestHandler(InitializeRequestSchema, async () => {
-      throw new McpError(ErrorCode.InvalidParams, 'this server refuses to initialize');
+      throw new McpError(options.errorCode ?? ErrorCode.InvalidParams, 'this server refuses to initialize');
     });
   }
   if (options.fault === 'echo_credential_in_error') {

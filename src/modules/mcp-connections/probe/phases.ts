@@ -8,13 +8,14 @@
 
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, rootCertificates } from 'node:tls';
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { Protocol, type RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode,
   InitializeResultSchema,
+  isJSONRPCErrorResponse,
   LATEST_PROTOCOL_VERSION,
   ListToolsResultSchema,
   McpError,
@@ -24,6 +25,7 @@ import {
   type ClientRequest,
   type ClientResult,
   type InitializeResult,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   OutboundBlockedError,
@@ -92,6 +94,36 @@ export class ProbeSession extends Protocol<ClientRequest, ClientNotification, Cl
   protected assertRequestHandlerCapability(): void {}
   protected assertTaskCapability(): void {}
   protected assertTaskHandlerCapability(): void {}
+
+  // The SDK rejects a request with an McpError both when the server answered with a JSON-RPC error
+  // and on its own timeout (-32001) or closed connection (-32000), codes a server may send too
+  // (-32000 opens JSON-RPC's server-defined range). Counting the error answers that arrived is what
+  // tells the two apart.
+  private errorAnswers = 0;
+
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const deliver = transport.onmessage;
+    transport.onmessage = <T extends JSONRPCMessage>(message: T, extra?: Parameters<NonNullable<Transport['onmessage']>>[1]) => {
+      if (isJSONRPCErrorResponse(message)) this.errorAnswers += 1;
+      deliver?.(message, extra);
+    };
+  }
+
+  /** `request`, except that a JSON-RPC error the server answered with is returned, not thrown. */
+  async requestOrServerError<S extends AnySchema>(
+    request: ClientRequest,
+    resultSchema: S,
+    options: RequestOptions,
+  ): Promise<{ result: SchemaOutput<S> } | { serverError: McpError }> {
+    const answersBefore = this.errorAnswers;
+    try {
+      return { result: await this.request(request, resultSchema, options) };
+    } catch (error) {
+      if (error instanceof McpError && this.errorAnswers > answersBefore) return { serverError: error };
+      throw error;
+    }
+  }
 }
 
 class PhaseTimeout extends Error {
@@ -484,21 +516,13 @@ export const mcpTransport: PhaseFunction = async (ctx) => {
   try {
     await withDeadline(ctx, 'MCP_TRANSPORT', async (signal, ms) => {
       await session.connect(transport);
-      try {
-        const result = await session.request(
-          { method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO } },
-          ResultSchema,
-          { signal, timeout: ms + 1_000 },
-        );
-        ctx.initializeResponse = { result: result as Record<string, unknown> };
-      } catch (error) {
-        // A JSON-RPC error from the server still proves the transport works.
-        if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed) {
-          ctx.initializeResponse = { error };
-          return;
-        }
-        throw error;
-      }
+      const answer = await session.requestOrServerError(
+        { method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO } },
+        ResultSchema,
+        { signal, timeout: ms + 1_000 },
+      );
+      // A JSON-RPC error from the server still proves the transport works.
+      ctx.initializeResponse = 'serverError' in answer ? { error: answer.serverError } : { result: answer.result as Record<string, unknown> };
     });
   } catch (error) {
     if (error instanceof PhaseTimeout || error instanceof OutboundTimeoutError) timeoutFailure('MCP_TRANSPORT', 'the initialize request', error);
@@ -594,11 +618,17 @@ export const mcpToolDiscovery: PhaseFunction = async (ctx) => {
     await withDeadline(ctx, 'MCP_TOOL_DISCOVERY', async (signal, ms) => {
       let cursor: string | undefined;
       for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
-        const result = await ctx.session!.request(
+        const answer = await ctx.session!.requestOrServerError(
           { method: 'tools/list', params: cursor ? { cursor } : {} },
           ListToolsResultSchema,
           { signal, timeout: ms + 1_000 },
         );
+        if ('serverError' in answer) {
+          const error = answer.serverError;
+          fail('MCP_TOOL_DISCOVERY', 'protocol', 'tools_list_failed', 'vendor', 'Check the server logs for why listing tools failed.',
+            'The server answered tools/list with an error.', { jsonRpcCode: error.code, cause: error });
+        }
+        const result = answer.result;
         for (const tool of result.tools) names.push(tool.name);
         cursor = result.nextCursor;
         if (!cursor) break;
@@ -606,10 +636,7 @@ export const mcpToolDiscovery: PhaseFunction = async (ctx) => {
     });
   } catch (error) {
     if (error instanceof PhaseTimeout || error instanceof OutboundTimeoutError) timeoutFailure('MCP_TOOL_DISCOVERY', 'tools/list', error);
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
-      fail('MCP_TOOL_DISCOVERY', 'protocol', 'tools_list_failed', 'vendor', 'Check the server logs for why listing tools failed.',
-        'The server answered tools/list with an error.', { jsonRpcCode: error.code, cause: error });
-    }
+    if (error instanceof PhaseFailure) throw error;
     tooLargeFailure('MCP_TOOL_DISCOVERY', error);
     const status = httpStatusOf(error);
     if (status === 401 || status === 403) authFailure(ctx, status);
