@@ -33,7 +33,7 @@ async function server(options: Parameters<typeof startOAuthMcpServer>[0] = {}): 
 }
 
 /** Runs authorize -> (auto approval) -> callback checks -> code exchange, as the service will. */
-async function authorizeAndExchange(s: OAuthMcpServer, d: DiscoveryResult, client: OAuthClientCredentials, redirectUri = REDIRECT, scopes: string[] = []) {
+async function authorizeAndExchange(d: DiscoveryResult, client: OAuthClientCredentials, redirectUri = REDIRECT, scopes: string[] = []) {
   const pkce = createPkcePair();
   const url = buildAuthorizationUrl({
     authorizationEndpoint: d.metadata.authorization_endpoint,
@@ -140,7 +140,7 @@ test('dynamic registration, reused while valid, then code exchange with the regi
   const moved = chooseRegistration({ metadata: d.metadata, dynamicClient: registered, redirectUri: `${REDIRECT}x` });
   assert.equal(moved.source === 'dynamic' && moved.client, null);
 
-  const tokens = await authorizeAndExchange(s, d, registered);
+  const tokens = await authorizeAndExchange(d, registered);
   assert.ok(tokens.accessToken.startsWith('at_'));
   assert.ok(tokens.refreshToken);
   assert.ok(tokens.expiresAt && tokens.expiresAt.getTime() > Date.now());
@@ -170,17 +170,17 @@ test('pre-registered clients: client_secret_basic and client_secret_post each us
   ] as const) {
     const plan = chooseRegistration({ preRegistered: { clientId: id, clientSecret: secret, tokenEndpointAuthMethod: method }, metadata: d.metadata });
     assert.equal(plan.source, 'pre-registered');
-    const tokens = await authorizeAndExchange(s, d, (plan as { client: OAuthClientCredentials }).client);
+    const tokens = await authorizeAndExchange(d, (plan as { client: OAuthClientCredentials }).client);
     assert.ok(tokens.accessToken);
     assert.equal(s.stats.tokenRequests.at(-1)!.authMethod, method);
   }
   // The wrong secret is refused by the server, and that reads as authorization_rejected.
   await assert.rejects(
-    authorizeAndExchange(s, d, { clientId: 'post-client', clientSecret: 'wrong', authMethod: 'client_secret_post' }),
+    authorizeAndExchange(d, { clientId: 'post-client', clientSecret: 'wrong', authMethod: 'client_secret_post' }),
     (e: unknown) => e instanceof OAuthFlowError && e.oauthError === 'invalid_client' && classifyRefusal(e) === 'authorization_rejected',
   );
   // A client held to basic that sends post is refused too: the method matters.
-  await assert.rejects(authorizeAndExchange(s, d, { clientId: 'basic-client', clientSecret: 'b-secret with space&amp', authMethod: 'client_secret_post' }), OAuthFlowError);
+  await assert.rejects(authorizeAndExchange(d, { clientId: 'basic-client', clientSecret: 'b-secret with space&amp', authMethod: 'client_secret_post' }), OAuthFlowError);
 });
 
 test('client ID metadata document: the server fetches our document and accepts its shared callback', async () => {
@@ -202,13 +202,13 @@ test('client ID metadata document: the server fetches our document and accepts i
   const d = await discover({ serverUrl: s.url, fetch: testFetch });
   const plan = chooseRegistration({ metadata: d.metadata, clientMetadataUrl: clientMetadataUrl(publicUrl) });
   assert.equal(plan.source, 'client-metadata');
-  const tokens = await authorizeAndExchange(s, d, (plan as { client: OAuthClientCredentials }).client, sharedCallbackUrl(publicUrl));
+  const tokens = await authorizeAndExchange(d, (plan as { client: OAuthClientCredentials }).client, sharedCallbackUrl(publicUrl));
   assert.ok(tokens.accessToken);
   assert.deepEqual(s.stats.clientMetadataFetches.at(-1), clientMetadataUrl(publicUrl));
   assert.equal(s.stats.registrations.length, 0);
   assert.equal(s.stats.tokenRequests.at(-1)!.authMethod, 'none');
   // The isolated callback is not in the document, so the server refuses it.
-  await assert.rejects(authorizeAndExchange(s, d, (plan as { client: OAuthClientCredentials }).client, REDIRECT));
+  await assert.rejects(authorizeAndExchange(d, (plan as { client: OAuthClientCredentials }).client, REDIRECT));
 });
 
 test('callback checks: iss of another issuer, missing iss when promised, an error response', async () => {
@@ -223,20 +223,20 @@ test('callback checks: iss of another issuer, missing iss when promised, an erro
   const s = await server({ responseIssuer: 'https://evil.example/' });
   const d = await discover({ serverUrl: s.url, fetch: testFetch });
   const client = await registerDynamicClient({ metadata: d.metadata, redirectUris: [REDIRECT], fetch: testFetch });
-  await assert.rejects(authorizeAndExchange(s, d, client), (e: unknown) => e instanceof OAuthFlowError && e.code === 'issuer_mismatch');
+  await assert.rejects(authorizeAndExchange(d, client), (e: unknown) => e instanceof OAuthFlowError && e.code === 'issuer_mismatch');
   // A user who declines: access_denied comes back through the redirect. (The SDK's error
   // redirect carries no iss, so this server does not promise one: RFC 9207 would have us refuse.)
   const deny = await server({ denyAuthorization: true, issParameter: false });
   const dd = await discover({ serverUrl: deny.url, fetch: testFetch });
   const c2 = await registerDynamicClient({ metadata: dd.metadata, redirectUris: [REDIRECT], fetch: testFetch });
-  await assert.rejects(authorizeAndExchange(deny, dd, c2), (e: unknown) => e instanceof OAuthFlowError && e.oauthError === 'access_denied');
+  await assert.rejects(authorizeAndExchange(dd, c2), (e: unknown) => e instanceof OAuthFlowError && e.oauthError === 'access_denied');
 });
 
 test('refresh: new access token, rotated refresh token; an expired access token is refused by the MCP server', async () => {
   const s = await server();
   const d = await discover({ serverUrl: s.url, fetch: testFetch });
   const client = await registerDynamicClient({ metadata: d.metadata, redirectUris: [REDIRECT], fetch: testFetch });
-  const first = await authorizeAndExchange(s, d, client);
+  const first = await authorizeAndExchange(d, client);
   s.expireAccessTokens();
   await assert.rejects(listToolsWith(s.url, first.accessToken));
   const refreshed = await refreshAccessToken({ tokenEndpoint: d.metadata.token_endpoint, client, refreshToken: first.refreshToken!, resource: d.resource, scopes: first.scopes, fetch: testFetch });
@@ -258,7 +258,7 @@ test('a server that does not rotate keeps the old refresh token; revoked tokens 
   const s = await server({ rotateRefreshTokens: false });
   const d = await discover({ serverUrl: s.url, fetch: testFetch });
   const client = await registerDynamicClient({ metadata: d.metadata, redirectUris: [REDIRECT], fetch: testFetch });
-  const first = await authorizeAndExchange(s, d, client);
+  const first = await authorizeAndExchange(d, client);
   const refreshed = await refreshAccessToken({ tokenEndpoint: d.metadata.token_endpoint, client, refreshToken: first.refreshToken!, resource: d.resource, scopes: [], fetch: testFetch });
   assert.equal(refreshed.refreshToken, first.refreshToken);
   s.revokeAll();

@@ -276,7 +276,7 @@ describe('messenger webhook ingress: refusals', () => {
 
   test('a reply the platform refuses is recorded on the update and not retried', async () => {
     const previous = env.receiver.respond;
-    env.receiver.respond = (delivery, res) => {
+    env.receiver.respond = (_delivery, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ reply: { text: 'hi' } }));
     };

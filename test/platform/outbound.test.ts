@@ -10,8 +10,6 @@ import {
   type OutboundClient,
 } from '../../src/platform/outbound.ts';
 
-const LOOPBACK = ['127.0.0.0/8', '::1/128'];
-
 /** A real HTTP server on 127.0.0.1 whose routes the tests define; counts the requests it saw. */
 async function startServer(handler: (req: IncomingMessage, res: ServerResponse) => void) {
   const seen: IncomingMessage[] = [];

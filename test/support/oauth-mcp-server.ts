@@ -440,7 +440,7 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
     requiredScopes: options.requiredScopes,
     ...(options.resourceMetadataInChallenge === false ? {} : { resourceMetadataUrl }),
   });
-  app.post(mcpPath, (req, _res, next) => {
+  app.post(mcpPath, (_req, _res, next) => {
     stats.mcpRequests++;
     next();
   }, bearer, express.json(), async (req: Request, res: Response) => {
