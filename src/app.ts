@@ -14,6 +14,7 @@ import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { documentAuthentication } from './http/auth.ts';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
@@ -98,6 +99,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     done();
   });
 
+  app.addHook('onRoute', documentAuthentication);
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -113,6 +115,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           session: { type: 'http', scheme: 'bearer', description: 'Session token from sign-in, sign-up or bootstrap' },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Organization API key' },
           scimToken: { type: 'http', scheme: 'bearer', description: 'SCIM token from POST /v1/scim/token (only for /scim/v2)' },
+          webhookSecret: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Telegram-Bot-Api-Secret-Token',
+            description: 'The per-connection secret this service registered with the platform (setWebhook); only the webhook ingress takes it',
+          },
         },
       },
     },

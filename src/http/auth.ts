@@ -1,4 +1,4 @@
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
 import type { Caller, Role } from '../modules/identity/service.ts';
 import { forbidden, organizationNotFound, unauthorized } from './errors.ts';
 
@@ -35,7 +35,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  */
 export function authenticate(options: AuthenticateOptions = {}): preHandlerAsyncHookHandler {
   const needsOrganization = options.organization || options.roles !== undefined;
-  return async function authenticateRequest(request) {
+  const authenticateRequest: preHandlerAsyncHookHandler = async function authenticateRequest(request) {
     const identity = request.server.identity;
     let caller: Caller | null = null;
     const token = bearerToken(request);
@@ -54,6 +54,25 @@ export function authenticate(options: AuthenticateOptions = {}): preHandlerAsync
       throw forbidden(`This needs the role ${options.roles.join(' or ')} in the active organization`);
     }
   };
+  securityRequirements.set(authenticateRequest, options.allowApiKey ? [{ session: [] }, { apiKey: [] }] : [{ session: [] }]);
+  return authenticateRequest;
+}
+
+// What each preHandler made by `authenticate()` accepts, as OpenAPI security requirements (the
+// schemes are declared in app.ts).
+const securityRequirements = new WeakMap<object, Record<string, string[]>[]>();
+
+/**
+ * An onRoute hook: a route behind `authenticate()` declares in its OpenAPI schema the schemes that
+ * preHandler accepts, so the document cannot drift from what the route enforces.
+ */
+export function documentAuthentication(route: RouteOptions): void {
+  const handlers = route.preHandler === undefined ? [] : [route.preHandler].flat();
+  const security = handlers.map((handler) => securityRequirements.get(handler)).find((found) => found !== undefined);
+  if (!security || !route.schema) return;
+  // A GET's HEAD route shares its schema, so the same requirement may already be there.
+  if (route.schema.security && route.schema.security !== security) throw new Error(`${route.method} ${route.url}: its security comes from authenticate(), do not declare it`);
+  route.schema.security = security;
 }
 
 /** The caller set by `authenticate()`; use only in handlers behind it. */

@@ -229,3 +229,18 @@ test('every route × every caller gets the status written in the matrix; nothing
   assert.deepEqual(leaks, [], 'no response to a caller of one organization names anything of the other');
   assert.deepEqual(mismatches, [], `${mismatches.length} of ${cells} cells differ from the matrix`);
 });
+
+// The document tells a client how to authenticate each route: a route that refuses the anonymous caller
+// names a scheme, a public one names none, and `apiKey` is named exactly where an API key gets in.
+test('the OpenAPI security of every route says what the matrix enforces', () => {
+  const wrong: string[] = [];
+  for (const operation of openapi.operations) {
+    const row = matrix[operation.operationId];
+    if (!row) continue; // reported by the matrix test
+    const anonymousRefused = row[0] === 401;
+    const apiKeyAccepted = anonymousRefused && row[8] !== 401;
+    if (anonymousRefused !== operation.security.length > 0) wrong.push(`${operation.operationId}: security [${operation.security}] but anonymous gets ${row[0]}`);
+    if (apiKeyAccepted !== operation.security.includes('apiKey')) wrong.push(`${operation.operationId}: security [${operation.security}] but an API key gets ${row[8]}`);
+  }
+  assert.deepEqual(wrong, []);
+});

@@ -166,6 +166,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       tags: ['Organizations'],
       operationId: 'getActiveOrganization',
       summary: 'The active organization of the current session',
+      security: [{ session: [] }],
       description:
         'Its owner, the caller\'s member record and the caller\'s teams. A session without an active organization, ' +
         'or whose user is no longer a member of it, gets 404 `organization_not_found` with a `message`.',
@@ -239,6 +240,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       tags: ['Members'],
       operationId: 'listMembers',
       summary: 'List the organization\'s members',
+      description: 'Any member, with a session or an API key of this organization (`x-api-key`).',
       params: orgParams,
       querystring: paginationQuerySchema,
       response: {
@@ -339,6 +341,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       tags: ['Teams'],
       operationId: 'listTeams',
       summary: 'List the organization\'s teams with their member ids',
+      description: 'Any member, with a session or an API key of this organization (`x-api-key`).',
       params: orgParams,
       querystring: paginationQuerySchema,
       response: {
@@ -390,7 +393,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       tags: ['API Keys'],
       operationId: 'createApiKey',
       summary: 'Create an organization API key (owners and admins); `key` is shown only here',
-      description: 'Send it as `x-api-key`. Routes that accept API keys say so in their description.',
+      description: 'Send it as `x-api-key`. The routes that accept an API key list the `apiKey` scheme in their security requirements (listing members and teams); every other route takes a session.',
       params: orgParams,
       body: z.object({ name: z.string().trim().min(1).max(200), role: assignableRoleSchema }),
       response: { 201: z.object({ apiKey: apiKeySchema, key: z.string() }), ...commonErrorResponses, 404: organizationNotFound },

@@ -51,7 +51,6 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
         'every older link of the organization stops working in the same transaction that mints the new one. ' +
         `Limited to ${mintLimit.limit} links per member per ${mintLimit.windowSeconds / 60} minutes across all processes: ` +
         'then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too.',
-      security: [{ session: [] }],
       params: z.object({ organizationId: typeIdSchema('org') }),
       body: z
         .object({ rotate: z.boolean().default(false).describe('Invalidate every older link of the organization (owners and admins only). Default false.') })

@@ -36,7 +36,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       operationId: 'createMcpConnection',
       summary: 'Connect an external MCP server',
       description: 'Owners and admins. API-key and no-auth servers are probed before anything is stored; a failure is 502 with a diagnostic.',
-      security: [{ session: [] }],
       body: connectionInputSchema,
       response: {
         201: connectionSchema,
@@ -54,7 +53,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       operationId: 'listMcpConnections',
       summary: 'Connections of the active organization',
       description: 'Owners and admins see every connection; members see those they may use.',
-      security: [{ session: [] }],
       querystring: paginationQuerySchema,
       response: {
         200: z.object({ connections: z.array(connectionSchema), nextCursor: z.string().nullable() }),
@@ -72,7 +70,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       tags,
       operationId: 'getMcpConnection',
       summary: 'One connection',
-      security: [{ session: [] }],
       params: connectionParams,
       response: { 200: connectionSchema, ...commonErrorResponses, 404: notFound },
     },
@@ -89,7 +86,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         'Changing url, authType or credentialMode deletes every stored credential in the same transaction (`identityChanged: true`); ' +
         'name- and access-only edits keep them. A new identity or a new API key of an API-key or no-auth server is probed first (502 on failure, nothing written). ' +
         'Plugin-managed identities refuse identity changes with 409 `marketplace_managed`.',
-      security: [{ session: [] }],
       params: connectionParams,
       body: editConnectionSchema,
       response: {
@@ -110,7 +106,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       operationId: 'replaceMcpConnectionAccess',
       summary: 'Replace who can use an external MCP connection',
       description: 'Admins (and owners). Full replace: whatever is not sent is removed. Ids must be members and teams of this organization.',
-      security: [{ session: [] }],
       params: connectionParams,
       body: replaceAccessSchema,
       response: { 200: connectionSchema, ...commonErrorResponses, 404: notFound },
@@ -123,7 +118,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       tags,
       operationId: 'deleteMcpConnection',
       summary: 'Delete a connection and its credentials',
-      security: [{ session: [] }],
       params: connectionParams,
       response: { 204: noContent, ...commonErrorResponses, 404: notFound },
     },
@@ -139,7 +133,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       operationId: 'testMcpConnection',
       summary: 'Probe the stored configuration and record credential health',
       description: 'Always 200: `ok` says whether the probe passed, `diagnostic` why not.',
-      security: [{ session: [] }],
       params: connectionParams,
       response: { 200: testResultSchema, ...commonErrorResponses, 404: notFound, 429: rateLimitedResponse },
     },
@@ -154,7 +147,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       description:
         'Per-member API-key connections: any member who may use the connection stores their own key. Shared ones: owners and admins replace the shared key. ' +
         'The key is probed against the server first (502 with a diagnostic when it does not work) and never returned.',
-      security: [{ session: [] }],
       params: connectionParams,
       body: setApiKeySchema,
       response: {
@@ -177,7 +169,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       description:
         'The manifest declares the MCP connections the plugin requires; an existing connection with the same identity is reused, otherwise one is created ' +
         '(usable by nobody until access is granted). With `manageIdentity`, the plugin owns url, authType and credentialMode of that connection.',
-      security: [{ session: [] }],
       body: z.object({ manifest: pluginManifestSchema }),
       response: { 201: z.object({ plugin: pluginSchema }), ...commonErrorResponses },
     },
@@ -189,7 +180,6 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       tags,
       operationId: 'uninstallPlugin',
       summary: 'Uninstall a plugin (its connections stay, no longer required or managed by it)',
-      security: [{ session: [] }],
       params: z.object({ pluginId: pluginIdSchema }),
       response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('plugin_not_found') },
     },

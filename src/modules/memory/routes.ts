@@ -12,7 +12,6 @@ const bankRule =
   'the caller\'s memories filed under the current one: to reach memories written in another organization, switch ' +
   'the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them.';
 
-const security = [{ session: [] }];
 const notFoundResponse = errorBodySchema.describe('memory_not_found: no such memory among yours in the active organization');
 const errors = { 400: commonErrorResponses[400], 401: commonErrorResponses[401] };
 
@@ -44,7 +43,6 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       operationId: 'createMemory',
       summary: 'Create a memory',
       description: `${bankRule} \`source\` defaults to \`api\` and \`scope\` to \`user\`.`,
-      security,
       body: memoryInputSchema,
       response: { 201: z.object({ memory: memorySchema }), ...errors },
     },
@@ -64,7 +62,6 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       description:
         `${bankRule} All or nothing: one invalid memory rejects the batch (400 with the path of the faulty item). ` +
         'The response lists the created memories in the order given. The body may be up to 32 MiB (then 413 `payload_too_large`).',
-      security,
       body: z.object({ memories: z.array(memoryInputSchema).min(1).max(maxBatch) }).strict(),
       response: {
         201: z.object({ memories: z.array(memorySchema) }),
@@ -84,7 +81,6 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       operationId: 'listMemories',
       summary: 'List your memories, newest first',
       description: `${bankRule} Pages of \`limit\` (1 to 100, default 50); pass \`nextCursor\` as \`cursor\` for the next page (null on the last).`,
-      security,
       querystring: z.object({
         limit: z.coerce.number().int().min(1).max(100).default(50),
         cursor: z.string().max(300).optional().describe('Opaque cursor from a previous page\'s `nextCursor`'),
@@ -114,7 +110,6 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
         'a multi-line memory\'s first line, weighs more than the body) with one round of pseudo-relevance feedback, using ' +
         'statistics of your own memories in this bank only; ties go to the most recently updated. A query with no searchable ' +
         'word, or without a match, gives `{results: []}`.',
-      security,
       querystring: searchQuerySchema,
       response: { 200: z.object({ results: z.array(searchResultSchema) }), ...errors },
     },
@@ -141,7 +136,6 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       operationId: 'getMemory',
       summary: 'Get one of your memories',
       description: bankRule,
-      security,
       params: z.object({ id: memoryIdSchema }),
       response: { 200: z.object({ memory: memorySchema }), ...errors, 404: notFoundResponse },
     },
@@ -154,7 +148,6 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       operationId: 'deleteMemory',
       summary: 'Delete one of your memories',
       description: `${bankRule} The memory leaves search results and ranking statistics in the same transaction.`,
-      security,
       params: z.object({ id: memoryIdSchema }),
       response: { 204: z.null().describe('Deleted'), ...errors, 404: notFoundResponse },
     },

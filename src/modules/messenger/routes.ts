@@ -53,7 +53,6 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
         'Checks the token with the platform (`getMe`), generates a 256-bit webhook secret and registers the webhook ' +
         '(`setWebhook`, url `PUBLIC_URL/v1/webhooks/messenger/{connectionId}`). Returns `deliverySecret` once: the key ' +
         'of the `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the body>` header on every delivery.',
-      security: [{ session: [] }],
       body: z.object({ botToken: botTokenSchema, deliveryUrl: deliveryUrlSchema }),
       response: {
         201: z.object({ connection: messengerConnectionSchema, deliverySecret: z.string().describe('Shown only here') }),
@@ -75,7 +74,6 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       tags,
       operationId: 'listMessengerConnections',
       summary: 'List the organization\'s bot connections',
-      security: [{ session: [] }],
       querystring: paginationQuerySchema,
       response: {
         200: z.object({ connections: z.array(messengerConnectionSchema), nextCursor: z.string().nullable() }),
@@ -96,7 +94,6 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       tags,
       operationId: 'getMessengerConnection',
       summary: 'Get a bot connection',
-      security: [{ session: [] }],
       params,
       response: oneConnectionResponses,
     },
@@ -112,7 +109,6 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       operationId: 'updateMessengerConnection',
       summary: 'Enable or disable a bot connection, or change its delivery URL',
       description: 'While disabled, the webhook answers updates with `{ok: true, accepted: false, reason: "connection_disabled"}` and stores nothing.',
-      security: [{ session: [] }],
       params,
       body: z
         .object({ enabled: z.boolean().optional(), deliveryUrl: deliveryUrlSchema.optional() })
@@ -130,7 +126,6 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       tags,
       operationId: 'deleteMessengerConnection',
       summary: 'Delete a bot connection and its webhook (deleteWebhook)',
-      security: [{ session: [] }],
       params,
       response: {
         204: z.null().describe('Deleted'),
@@ -152,7 +147,6 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       operationId: 'listMessengerUpdates',
       summary: 'Recent updates of a bot connection and their processing state',
       description: 'Newest first (by update_id). Filter with `status`.',
-      security: [{ session: [] }],
       params,
       querystring: paginationQuerySchema.extend({ status: updateStatusSchema.optional() }),
       response: {

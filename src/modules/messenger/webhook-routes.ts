@@ -68,7 +68,6 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => type
 const fastValid: Record<string, (data: unknown) => boolean> = {
   body: (data) => isPlainObject(data) && Number.isSafeInteger(data.update_id) && (data.update_id as number) >= 0,
   params: (data) => isPlainObject(data) && typeof data.connectionId === 'string' && idPattern.test(data.connectionId),
-  headers: (data) => isPlainObject(data) && (data[SECRET_HEADER] === undefined || typeof data[SECRET_HEADER] === 'string'),
 };
 const VALID = { error: undefined };
 
@@ -132,14 +131,17 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
         'Authenticated by the per-connection secret in `X-Telegram-Bot-Api-Secret-Token` (checked before the body is read). ' +
         `Bodies over ${MAX_UPDATE_BYTES} bytes are refused (413). The update is claimed and queued in one transaction before ` +
         'the answer; duplicates of an update_id are acknowledged without being queued again. 503 when it could not be stored.',
+      security: [{ webhookSecret: [] }],
       params: z.object({ connectionId: connectionIdSchema }),
-      headers: z.object({ 'x-telegram-bot-api-secret-token': z.string().optional().describe('The secret registered with setWebhook') }).loose(),
       body: updateSchema,
       response: {
-        200: acknowledgement,
+        200: acknowledgement.describe(
+          'Acknowledged. `accepted: true`: claimed and queued for delivery. `accepted: false` (nothing queued, and the platform need not retry) ' +
+          'with `reason`: `duplicate` (this update_id was already claimed), `connection_disabled`, or `connection_not_found` (deleted after the secret was checked)',
+        ),
         400: errorBodySchema.describe('invalid_request: malformed JSON, or update_id missing or not a non-negative integer'),
-        401: z.object({ ok: z.literal(false), error: z.literal('invalid secret') }),
-        413: z.object({ error: z.literal('payload_too_large') }),
+        401: z.object({ ok: z.literal(false), error: z.literal('invalid secret') }).describe('The secret header is missing or wrong, or the connection does not exist'),
+        413: z.object({ error: z.literal('payload_too_large') }).describe(`The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent or understated)`),
         503: errorBodySchema.describe('service_unavailable: the update could not be stored; the platform retries'),
       },
     },

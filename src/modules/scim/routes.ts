@@ -71,7 +71,6 @@ export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> 
         'then issues a new bearer token for the SCIM server at `baseUrl`: the new token works at once and the previous one stops ' +
         'working at once. Only a hash of the token is stored. Always 200 (creation and rotation alike). ' +
         'Needs an SSO connection with a verified domain, else 409 `sso_required`.',
-      security: [{ session: [] }],
       response: {
         200: connectorSchema,
         ...commonErrorResponses,
@@ -90,7 +89,6 @@ export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> 
       tags: ['SCIM'],
       operationId: 'getScimConnection',
       summary: 'The organization SCIM connector and its health (no token)',
-      security: [{ session: [] }],
       response: {
         200: connectorSchema.omit({ scimToken: true }).meta({ id: 'ScimConnectorView' }),
         401: commonErrorResponses[401],

@@ -56,7 +56,6 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
         'Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. ' +
         '`clientSecret` is write-only: it is stored encrypted and kept when omitted. Changing the domain resets verification ' +
         'and issues a new verification value. 409 `domain_taken` when another organization has verified the domain.',
-      security: [{ session: [] }],
       body: z
         .object({
           domain: z
@@ -86,7 +85,6 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
       tags: ['SSO'],
       operationId: 'getSsoConnection',
       summary: 'The SSO connection of the active organization',
-      security: [{ session: [] }],
       response: {
         200: z.object({ connection: ssoConnectionSchema }),
         401: commonErrorResponses[401],
@@ -110,7 +108,6 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
         '`expectedValue` and `foundValues`; `retryable: false` until the record is changed); 502 `dns_lookup_failed` with ' +
         '`retryable: true` and `Retry-After` when DNS itself failed (timeout, SERVFAIL, unreachable), or with `retryable: false` ' +
         'and no `Retry-After` when the DNS server answered that it cannot do this lookup (NOTIMP, FORMERR): retrying will not help.',
-      security: [{ session: [] }],
       response: {
         200: z.object({ verified: z.literal(true), domain: z.string(), domainVerifiedAt: timestampSchema, connection: ssoConnectionSchema }),
         400: commonErrorResponses[400],

@@ -49,7 +49,6 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       description:
         'For a per_member connection, any member who may use it connects their own account; for a shared connection, owners and admins connect the organization\'s identity. ' +
         'Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator.',
-      security: [{ session: [] }],
       params,
       response: {
         200: z.object({
@@ -122,7 +121,6 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       tags: ['MCP Connections'],
       operationId: 'disconnectMcpConnection',
       summary: 'Disconnect: delete your own credential (per_member) or the shared one (shared; owners and admins)',
-      security: [{ session: [] }],
       params,
       response: { 204: z.null().describe('Disconnected (also when nothing was stored)'), ...commonErrorResponses, 404: notFoundBody },
     },
