@@ -99,6 +99,11 @@ function detailsFromValidation(error: FastifyError): ValidationDetail[] {
   });
 }
 
+/** A 400 for a request that could not be read as a whole: `details` names no field (spec: every 400 has details). */
+function unreadableRequest(message: string) {
+  return invalidRequest([{ message, path: [] }], message).toBody();
+}
+
 /** The one place where any thrown error becomes a response; nothing leaves as an unexplained 500. */
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ApiError) {
@@ -114,16 +119,13 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     return reply.status(500).send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
   }
   const known = error.code ? frameworkCodes[error.code] : undefined;
+  if (known?.status === 400) return reply.status(400).send(unreadableRequest(known.message));
   if (known) return reply.status(known.status).send({ error: known.code, message: known.message });
-  if (error instanceof SyntaxError || error.statusCode === 400) {
-    return reply.status(400).send({ error: 'invalid_request', message: 'The request could not be read' });
-  }
+  if (error instanceof SyntaxError || error.statusCode === 400) return reply.status(400).send(unreadableRequest('The request could not be read'));
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
   }
-  if (isUnstorableText(error)) {
-    return reply.status(400).send({ error: 'invalid_request', message: 'Text cannot contain the NUL character (U+0000) or unpaired surrogates' });
-  }
+  if (isUnstorableText(error)) return reply.status(400).send(unreadableRequest('Text cannot contain the NUL character (U+0000) or unpaired surrogates'));
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable');
     reply.header('retry-after', '5');
@@ -144,13 +146,18 @@ export function isUnstorableText(error: unknown): boolean {
   return code === '22P02' && /surrogate/i.test(`${message} ${detail}`);
 }
 
-const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+// SQLSTATE classes and codes that say the database cannot serve right now, whatever the statement:
+// 08 connection exception, 53 insufficient resources (too many connections, disk full, out of memory),
+// 57P operator intervention (shutdown, crash recovery), 28 the server refused the login, 3D000 the
+// database does not exist (dropped or misnamed).
+const unavailableSqlState = /^(08|53|57P|28)|^3D000$/;
 
 /** True for errors that mean "the database cannot be reached right now" rather than a bug. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const candidate = error as { code?: string; message?: string } | undefined;
   if (!candidate) return false;
-  if (candidate.code && unavailableCodes.has(candidate.code)) return true;
+  if (candidate.code && (unavailableCodes.has(candidate.code) || unavailableSqlState.test(candidate.code))) return true;
   const message = candidate.message ?? '';
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|database ping timed out/i.test(message);
 }

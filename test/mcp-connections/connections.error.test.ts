@@ -158,10 +158,16 @@ describe('400 invalid_request: every limit, with the path of the offending field
     }
   });
 
-  test('a body that is not JSON is 400', async () => {
-    const response = await admin().put(`/v1/mcp-connections/${connection.id}`, undefined, { raw: '{"name":', headers: { 'content-type': 'application/json' } });
-    assert.equal(response.status, 400);
-    assert.equal(response.body.error, 'invalid_request');
+  // The spec's 400 carries `details` whatever failed, so a client reads one shape.
+  test('a body that is not JSON, or empty, is 400 with details', async () => {
+    for (const raw of ['{"name":', '']) {
+      const response = await admin().put(`/v1/mcp-connections/${connection.id}`, undefined, { raw, headers: { 'content-type': 'application/json' } });
+      assert.equal(response.status, 400, response.text);
+      assert.equal(response.body.error, 'invalid_request');
+      assert.ok(Array.isArray(response.body.details) && response.body.details.length > 0, response.text);
+      assert.deepEqual(response.body.details[0].path, []);
+      assert.equal(typeof response.body.details[0].message, 'string');
+    }
   });
 
   test('member and team ids of another organization are refused, pointing at the item', async () => {

@@ -150,6 +150,25 @@ describe('SCIM while the database is unreachable', { skip: onlyPostgres }, () =>
   });
 });
 
+describe('the database dropped under a running server', { skip: onlyPostgres }, () => {
+  it('answers 503, not 500', async () => {
+    const database = await createPostgresDatabase();
+    const app = await startTestApp({ databaseUrl: database.url, logLevel: 'warn' });
+    try {
+      const user = await signUp(app.url, 'dropped');
+      await database.drop();
+      const me = await api(app.url, user.token).get('/v1/me');
+      assert.equal(me.status, 503, me.text);
+      assert.equal(me.body.error, 'service_unavailable');
+      const signIn = await api(app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
+      assert.equal(signIn.status, 503, signIn.text);
+    } finally {
+      await app.close();
+      await database.drop();
+    }
+  });
+});
+
 describe('a process killed with SIGKILL mid-request', { skip: onlyPostgres }, () => {
   let database: { url: string; drop(): Promise<void> };
   const secretKey = `v1:${randomBytes(32).toString('base64')}`;
