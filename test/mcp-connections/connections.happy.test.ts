@@ -288,6 +288,13 @@ describe('per-member API keys', () => {
     const asAdmin = await admin().get(`/v1/mcp-connections/${created.id}`);
     assert.equal(asAdmin.body.connected, true, 'some member is connected');
     assert.equal(asAdmin.body.connectedForMe, false, 'but not the admin');
+    // The admin, who has no key of their own, tests it: the advice is to add one, not to change the type.
+    const tested = await admin().post(`/v1/mcp-connections/${created.id}/test`);
+    assert.equal(tested.status, 200, tested.text);
+    assert.equal(tested.body.ok, false);
+    assert.equal(tested.body.diagnostic.code, 'authorization_required');
+    assert.equal(tested.body.diagnostic.actionOwner, 'member');
+    assert.match(tested.body.diagnostic.operatorAction, /\/credentials/);
   });
 });
 

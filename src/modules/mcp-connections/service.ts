@@ -525,7 +525,20 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       }
       const rejected = result.diagnostic.phase === 'AUTH_RESOURCE_VALIDATION';
       if (rejected && credential) await store.setCredentialHealth(db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
-      return { ok: false, highestPassed: result.diagnostic.highestPassed, tools: [], diagnostic: result.diagnostic };
+      let diagnostic = result.diagnostic;
+      // Probed without a key because none is stored (for this caller): the probe's own advice, to
+      // choose an authentication type, does not fit a connection that already has one.
+      if (row.authType === 'apikey' && apiKey === null && diagnostic.code === 'authorization_required') {
+        const perMember = row.credentialMode === 'per_member';
+        diagnostic = {
+          ...diagnostic,
+          actionOwner: perMember ? 'member' : 'organization_admin',
+          operatorAction: perMember
+            ? 'You have no API key stored for this connection: add yours with PUT /v1/mcp-connections/{connectionId}/credentials.'
+            : 'The connection has no usable API key: an owner or admin sets it with PUT /v1/mcp-connections/{connectionId}/credentials.',
+        };
+      }
+      return { ok: false, highestPassed: diagnostic.highestPassed, tools: [], diagnostic };
     },
 
     /**
