@@ -17,6 +17,7 @@ import type { Database } from './db/database.ts';
 import { documentAuthentication } from './http/auth.ts';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
+import { finishDocument } from './http/openapi.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import { installLinkRoutes } from './modules/install-links/routes.ts';
 import { createInstallLinkService } from './modules/install-links/service.ts';
@@ -59,6 +60,8 @@ const tags = [
   'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry', 'Admin', 'Users', 'Bootstrap',
   'MCP Connections', 'Install Links', 'Memory', 'Messaging',
 ];
+/** Tags of the spec's list under which this version has no operations yet. */
+const tagsWithoutOperations = new Set(['Roles', 'Templates', 'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry']);
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -106,10 +109,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       info: {
         title: 'orgplane',
         version: 'dev',
-        description: 'Control plane for multi-tenant AI workspaces. Errors are `{error, message?, details?}` with a snake_case `error`.',
+        description:
+          'Control plane for multi-tenant AI workspaces. Errors are `{error, message?, details?}` with a snake_case `error` ' +
+          '(the SCIM server under /scim/v2 answers in SCIM\'s own error shape). On any route: a body sent as another content type than JSON ' +
+          'is 415 `unsupported_media_type` (SCIM also takes application/scim+json), one over 1 MiB is 413 `payload_too_large` ' +
+          '(the webhook has its own limits), and 503 `service_unavailable` with `Retry-After` ' +
+          'means the database cannot be reached right now (retry; nothing was changed).\n\n' +
+          'Compatibility: everything is under `/v1`, and within it changes are additive only (new routes, new optional request ' +
+          'fields, new response fields, new `error`, `category`, `code` and `reason` values), so clients should ignore fields ' +
+          'and values they do not know. A change that is not additive would come under a new prefix, with `/v1` kept alongside.',
       },
       servers: [{ url: config.publicUrl }],
-      tags: tags.map((name) => ({ name })),
+      tags: tags.map((name) => (tagsWithoutOperations.has(name) ? { name, description: 'Named by the contract; no operations under it in this version.' } : { name })),
       components: {
         securitySchemes: {
           session: { type: 'http', scheme: 'bearer', description: 'Session token from sign-in, sign-up or bootstrap' },
@@ -125,7 +136,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (document) => finishDocument(jsonSchemaTransformObject(document)),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } as never });
 
@@ -200,11 +211,23 @@ function registerSystemRoutes(app: FastifyInstance, db: Database) {
   });
 
   typed.get('/openapi.json', {
-    schema: { tags: ['System'], operationId: 'openapi', summary: 'This OpenAPI 3.1 document (generated from the route schemas)' },
-  }, async () => app.swagger());
+    schema: {
+      tags: ['System'],
+      operationId: 'openapi',
+      summary: 'This OpenAPI 3.1 document (generated from the route schemas)',
+      response: { 200: z.looseObject({}).describe('The OpenAPI 3.1 document') },
+    },
+  }, async () => app.swagger() as unknown as Record<string, unknown>);
 
   typed.get('/metrics', {
-    schema: { tags: ['System'], operationId: 'metrics', summary: 'Prometheus metrics (text exposition format)' },
+    schema: {
+      tags: ['System'],
+      operationId: 'metrics',
+      summary: 'Prometheus metrics (text exposition format)',
+      produces: ['text/plain'],
+      // A string sent as text/plain: documented here, never serialized as JSON.
+      response: { 200: z.string().describe('Metrics in the Prometheus text format') },
+    },
   }, async (_request, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();

@@ -19,7 +19,12 @@ export function isValidTimestamp(value: string): boolean {
 export const timestampSchema = z
   .string()
   .refine(isValidTimestamp, { message: 'Must be an ISO 8601 UTC date-time ending in Z, on a real calendar date' })
-  .meta({ format: 'date-time', example: '2026-01-31T09:30:00.000Z' });
+  // A pattern, not `format: date-time`: RFC 3339 requires seconds and allows offsets, the spec neither.
+  .meta({
+    pattern: timestampPattern.source,
+    description: 'ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.',
+    example: '2026-01-31T09:30:00.000Z',
+  });
 
 /** How every timestamp leaves the API: millisecond precision, `Z`. */
 export function isoTimestamp(date: Date): string {
@@ -59,9 +64,12 @@ export const errorBodySchema = z
 
 /** Response entries for the errors most routes can return, to spread into `schema.response`. */
 export const commonErrorResponses = {
-  400: errorBodySchema.describe('invalid_request: the request failed validation (`details` says where)'),
-  401: errorBodySchema.describe('unauthorized: not signed in'),
-  403: errorBodySchema.describe('forbidden: signed in but not allowed'),
+  400: errorBodySchema.describe('invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path)'),
+  401: errorBodySchema.describe('unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields'),
+  403: errorBodySchema.describe(
+    'forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers ' +
+    '`reauth` and sends no `reason`: a session is either valid or refused with 401.',
+  ),
 } as const;
 
 export const paginationQuerySchema = z.object({

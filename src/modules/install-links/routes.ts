@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf } from '../../http/auth.ts';
+import { BODY_OPTIONAL } from '../../http/openapi.ts';
 import { notFound, rateLimited, rateLimitHeaders } from '../../http/errors.ts';
 import { commonErrorResponses, errorBodySchema, typeIdSchema } from '../../http/schemas.ts';
 import { htmlPageHeaders } from '../../http/html-page.ts';
@@ -46,17 +47,18 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       operationId: 'createInstallLink',
       summary: 'Create an organization install link',
       description:
-        'Any member of the organization mints a link for the desktop app. `rotate` is optional and defaults to `false`: ' +
+        'Any member of the organization mints a link for the desktop app. The body may be left out; `rotate` is optional and defaults to `false`: ' +
         'without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) ' +
         'every older link of the organization stops working in the same transaction that mints the new one. ' +
         `Limited to ${mintLimit.limit} links per member per ${mintLimit.windowSeconds / 60} minutes across all processes: ` +
         'then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too.',
       params: z.object({ organizationId: typeIdSchema('org') }),
+      [BODY_OPTIONAL]: true,
       body: z
         .object({ rotate: z.boolean().default(false).describe('Invalidate every older link of the organization (owners and admins only). Default false.') })
         .strict(),
       response: {
-        201: installLinkSchema,
+        201: installLinkSchema.describe('The new link: its token (shown only here) and the install page URL that carries it'),
         ...commonErrorResponses,
         404: errorBodySchema.describe('organization_not_found: no such organization, or you are not a member of it'),
         429: rateLimitedResponse,
@@ -108,6 +110,12 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
         'An unknown or rotated token gets a 404 "link no longer valid" page. Rate limited per client address like the configuration route.',
       params: tokenParams,
       produces: ['text/html'],
+      // Strings sent as text/html: documented here, never serialized as JSON.
+      response: {
+        200: z.string().describe('The install page'),
+        404: z.string().describe('A "link no longer valid" page: the token is unknown, or the link was rotated away'),
+        429: z.string().describe('A "too many requests" page, with Retry-After and the RateLimit-* headers'),
+      },
     },
   }, async (request, reply) => {
     reply.headers(htmlPageHeaders);

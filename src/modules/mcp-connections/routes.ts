@@ -71,7 +71,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       operationId: 'getMcpConnection',
       summary: 'One connection',
       params: connectionParams,
-      response: { 200: connectionSchema, ...commonErrorResponses, 404: notFound },
+      response: { 200: connectionSchema.describe('The connection with its new access (the access-replace shape: no `identityChanged` or `reconnectionRequired`)'), ...commonErrorResponses, 404: notFound },
     },
   }, async (request) => service.get(callerOf(request), request.params.connectionId));
 
@@ -89,7 +89,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       params: connectionParams,
       body: editConnectionSchema,
       response: {
-        200: editedConnectionSchema,
+        200: editedConnectionSchema.describe('The edited connection, with `identityChanged` (url, authType or credentialMode changed, and stored credentials were dropped) and `reconnectionRequired`'),
         ...commonErrorResponses,
         404: notFound,
         409: errorBodySchema.describe('connection_conflict (stale expectedUpdatedAt) or marketplace_managed'),

@@ -42,7 +42,9 @@ export const accessInputSchema = z
     memberIds: z.array(z.string().min(1)).max(200).default([]),
     teamIds: z.array(z.string().min(1)).max(200).default([]),
   })
-  .meta({ id: 'AccessInput', description: 'Who may use the connection: the whole organization, or these members and teams' });
+  // Registered as `Access`: requests read it, and the type provider names the request form `<id>Input`,
+  // which gives the spec's name, AccessInput.
+  .meta({ id: 'Access', description: 'Who may use the connection: the whole organization, or these members and teams' });
 
 export const oauthClientInputSchema = z.object({
   clientId: z.string().min(1).max(512),
@@ -94,7 +96,16 @@ export const connectionSchema = z
     access: accessSummarySchema.nullable(),
     createdByName: z.string().nullable().optional(),
     needsReconnect: z.boolean().optional(),
-    credentialHealth: z.enum(['unknown', 'ready', 'reconnect_required']).optional(),
+    credentialHealth: z
+      .enum(['unknown', 'ready', 'reconnect_required'])
+      .optional()
+      .describe(
+        'Of the credential the caller would use (their own on per_member connections, the shared one otherwise). `unknown`: none stored, ' +
+        'or stored and not yet checked; `ready`: accepted by the server at its last check (the credential was stored after a probe, ' +
+        'a test passed, or an OAuth token was obtained); `reconnect_required`: the server refused it (`authorization_rejected`), ' +
+        'it expired and could not be refreshed (`credential_expired`), or it failed the check after authorization ' +
+        '(`post_authorization_validation_failed`). Storing a new credential starts again from its probe; an identity change deletes it.',
+      ),
     credentialHealthReason: z.enum(['authorization_rejected', 'credential_expired', 'post_authorization_validation_failed']).nullable().optional(),
     credentialHealthCheckedAt: timestampSchema.nullable().optional(),
     reconnectActionOwner: z.enum(['member', 'organization_admin']).nullable().optional(),
@@ -127,8 +138,18 @@ export const diagnosticSchema = z
   .object({
     referenceId: z.string(),
     phase: z.enum(diagnosticPhases),
-    category: z.string(),
-    code: z.string(),
+    category: z
+      .string()
+      .describe(
+        'What failed: configuration, dns, network, network_policy, tls, http, transport, protocol, timeout, authorization, ' +
+        'authorization_server, resource, client_registration, token, internal. New categories may be added.',
+      ),
+    code: z
+      .string()
+      .describe(
+        'A stable snake_case identifier of the failure within its category (for example dns_not_found, tls_certificate_untrusted, ' +
+        'api_key_rejected, unsupported_protocol_version). New codes may be added: branch on `actionOwner` and `retryable`, show `message` and `operatorAction`.',
+      ),
     highestPassed: z.enum(highestPassedValues),
     retryable: z.boolean(),
     actionOwner: z.enum(actionOwners),
@@ -142,12 +163,12 @@ export const diagnosticSchema = z
     providerCode: z.string().optional(),
     payloadBytes: z.number().int().optional(),
     jsonRpcCode: z.number().int().optional(),
-    connectUrl: z.string().optional(),
+    connectUrl: z.url().optional(),
   })
   .meta({ id: 'Diagnostic' });
 
 export const validationFailedSchema = errorBodySchema
-  .extend({ diagnostic: diagnosticSchema })
+  .extend({ message: z.string(), diagnostic: diagnosticSchema })
   .describe('connection_validation_failed: the proposed API-key or no-auth configuration did not pass the probe');
 
 export const testResultSchema = z.object({

@@ -111,7 +111,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
         'statistics of your own memories in this bank only; ties go to the most recently updated. A query with no searchable ' +
         'word, or without a match, gives `{results: []}`.',
       querystring: searchQuerySchema,
-      response: { 200: z.object({ results: z.array(searchResultSchema) }), ...errors },
+      response: { 200: z.object({ results: z.array(searchResultSchema) }).describe('Your matching memories, most relevant first; `results` is empty (not an error) when nothing matches'), ...errors },
     },
   }, async (request) => {
     const results = await service.search(callerOf(request), request.query);

@@ -52,8 +52,8 @@ const memoryFields = {
   id: memoryIdSchema,
   content: z.string(),
   tags: z.array(z.string()),
-  source: z.string(),
-  scope: z.string(),
+  source: z.string().describe('The label the memory was written with (`source` of POST /v1/memory): where it came from'),
+  scope: z.string().describe('The label the memory was written with (`scope` of POST /v1/memory): what it is about'),
   createdAt: timestampSchema,
   updatedAt: timestampSchema,
 };

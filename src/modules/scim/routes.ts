@@ -8,7 +8,9 @@ const connectionSchema = z.object({
   id: z.string(),
   providerId: z.string().describe('The SSO connection this connector provisions for'),
   organizationId: z.string(),
-  groupMappingMode: z.string().describe('`metadata_only`: groups are kept as SCIM metadata and not mapped to teams'),
+  groupMappingMode: z
+    .string()
+    .describe('`metadata_only`, the only mode of this version: groups are kept as SCIM metadata and not mapped to teams. Other values may come; treat an unknown one like `metadata_only`.'),
   createdAt: timestampSchema,
   updatedAt: timestampSchema,
 });
@@ -72,7 +74,7 @@ export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> 
         'working at once. Only a hash of the token is stored. Always 200 (creation and rotation alike). ' +
         'Needs an SSO connection with a verified domain, else 409 `sso_required`.',
       response: {
-        200: connectorSchema,
+        200: connectorSchema.describe('The SCIM connector (created if it did not exist) with a freshly rotated `scimToken`, shown only in this response; the previous token stops working'),
         ...commonErrorResponses,
         404: errorBodySchema.describe('organization_not_found: the session has no active organization'),
         409: errorBodySchema.describe('sso_required (with `message`): verify the SSO domain first'),

@@ -38,7 +38,16 @@ const scimError = z
   .describe('SCIM error (RFC 7644 section 3.12)');
 const scimResource = z.looseObject({}).describe('SCIM resource (RFC 7643): `schemas`, `id`, `meta` and the attributes of its schema');
 const scimList = z.looseObject({}).describe('SCIM ListResponse (RFC 7644 section 3.4.2): `schemas`, `totalResults`, `startIndex`, `itemsPerPage`, `Resources`');
-const scimErrors = { 400: scimError, 401: scimError, 404: scimError, 409: scimError, 503: scimError };
+const scimErrors = {
+  400: scimError,
+  401: scimError.describe('SCIM error: no valid SCIM bearer token'),
+  403: scimError.describe('SCIM error: provisioning writes are paused while the organization\'s SSO domain is not verified'),
+  404: scimError,
+  409: scimError,
+  413: scimError,
+  415: scimError.describe('SCIM error: send application/scim+json or application/json'),
+  503: scimError,
+};
 const readResponses = { 200: scimResource, ...scimErrors };
 const listResponses = { 200: scimList, ...scimErrors };
 const createResponses = { 201: scimResource, ...scimErrors };
@@ -190,22 +199,23 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   };
 
   const base = scim.baseUrl;
-  const security = [{ scimToken: [] }];
+  // Every SCIM route: its own bearer token, and SCIM's media type both ways (RFC 7644 section 3.1).
+  const documented = { security: [{ scimToken: [] }], consumes: ['application/scim+json', 'application/json'], produces: ['application/scim+json'] };
 
   // ---- discovery ----
   app.get('/ServiceProviderConfig', {
-    schema: { tags: ['SCIM'], operationId: 'scimServiceProviderConfig', response: readResponses, summary: 'SCIM: service provider configuration', security },
+    schema: { tags: ['SCIM'], operationId: 'scimServiceProviderConfig', response: readResponses, summary: 'SCIM: service provider configuration', ...documented },
   }, async () => serviceProviderConfig(base, documentationUri));
 
   app.get('/ResourceTypes', {
-    schema: { tags: ['SCIM'], operationId: 'scimResourceTypes', response: listResponses, summary: 'SCIM: resource types', security },
+    schema: { tags: ['SCIM'], operationId: 'scimResourceTypes', response: listResponses, summary: 'SCIM: resource types', ...documented },
   }, async () => {
     const types = resourceTypeDocuments(base);
     return listResponse(types, types.length, { startIndex: 1, count: types.length });
   });
 
   app.get('/ResourceTypes/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimResourceType', response: readResponses, summary: 'SCIM: one resource type', params: idParams, security },
+    schema: { tags: ['SCIM'], operationId: 'scimResourceType', response: readResponses, summary: 'SCIM: one resource type', params: idParams, ...documented },
   }, async (request) => {
     const type = resourceTypeDocuments(base).find((t) => t.id === request.params.id);
     if (!type) throw new ScimError(404, `Resource type ${request.params.id} not found`);
@@ -213,11 +223,11 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   });
 
   app.get('/Schemas', {
-    schema: { tags: ['SCIM'], operationId: 'scimSchemas', response: listResponses, summary: 'SCIM: schemas', security },
+    schema: { tags: ['SCIM'], operationId: 'scimSchemas', response: listResponses, summary: 'SCIM: schemas', ...documented },
   }, async () => listResponse(allSchemas.map((s) => schemaDocument(s, base)), allSchemas.length, { startIndex: 1, count: allSchemas.length }));
 
   app.get('/Schemas/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimSchema', response: readResponses, summary: 'SCIM: one schema', params: idParams, security },
+    schema: { tags: ['SCIM'], operationId: 'scimSchema', response: readResponses, summary: 'SCIM: one schema', params: idParams, ...documented },
   }, async (request) => {
     const schema = allSchemas.find((s) => s.id.toLowerCase() === request.params.id.toLowerCase());
     if (!schema) throw new ScimError(404, `Schema ${request.params.id} not found`);
@@ -233,7 +243,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
       summary: 'SCIM: list users',
       description: 'Filters: `userName` (case-insensitive), `externalId`, `emails.value` / `emails[...]`, `displayName`, `id`, `active`; `eq`, `ne`, `co`, `sw`, `ew`, `pr`, joined with `and`/`or`/`not` and parentheses. Paging with `startIndex` (1-based) and `count`.',
       querystring: listQuery,
-      security,
+      ...documented,
     },
   }, async (request) => {
     const page = await scim.listUsers(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query) });
@@ -241,7 +251,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   });
 
   app.get('/Users/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimGetUser', response: readResponses, summary: 'SCIM: get a user', params: idParams, querystring: itemQuery, security },
+    schema: { tags: ['SCIM'], operationId: 'scimGetUser', response: readResponses, summary: 'SCIM: get a user', params: idParams, querystring: itemQuery, ...documented },
   }, async (request) => project(await scim.getUser(contextOf(request), request.params.id), request.query));
 
   app.post('/Users', {
@@ -253,13 +263,13 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
       summary: 'SCIM: provision a user',
       description: 'The user becomes a member of the organization (an existing account with the same e-mail is linked). The e-mail must be in the verified SSO domain. 409 `uniqueness` on a duplicate userName.',
       body: resourceBody,
-      security,
+      ...documented,
     },
   }, async (request, reply) => created(reply, await write(request, (ctx) => scim.createUser(ctx, request.body))));
 
   app.put('/Users/:id', {
     config: { scimAction: 'replace_user' },
-    schema: { tags: ['SCIM'], operationId: 'scimReplaceUser', response: readResponses, summary: 'SCIM: replace a user', params: idParams, body: resourceBody, security },
+    schema: { tags: ['SCIM'], operationId: 'scimReplaceUser', response: readResponses, summary: 'SCIM: replace a user', params: idParams, body: resourceBody, ...documented },
   }, async (request) => write(request, (ctx) => scim.replaceUser(ctx, request.params.id, request.body)));
 
   app.patch('/Users/:id', {
@@ -272,13 +282,13 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
       description: '`active: false` suspends the member and revokes their sessions; `active: true` restores the membership.',
       params: idParams,
       body: patchBody,
-      security,
+      ...documented,
     },
   }, async (request) => write(request, (ctx) => scim.patchUser(ctx, request.params.id, request.body)));
 
   app.delete('/Users/:id', {
     config: { scimAction: 'delete_user' },
-    schema: { tags: ['SCIM'], operationId: 'scimDeleteUser', response: deleteResponses, summary: 'SCIM: deprovision a user (removes the member, revokes sessions)', params: idParams, security },
+    schema: { tags: ['SCIM'], operationId: 'scimDeleteUser', response: deleteResponses, summary: 'SCIM: deprovision a user (removes the member, revokes sessions)', params: idParams, ...documented },
   }, async (request, reply) => {
     await write(request, (ctx) => scim.deleteUser(ctx, request.params.id));
     return reply.status(204).send(null);
@@ -286,7 +296,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
 
   // ---- Groups ----
   app.get('/Groups', {
-    schema: { tags: ['SCIM'], operationId: 'scimListGroups', response: listResponses, summary: 'SCIM: list groups', description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.', querystring: listQuery, security },
+    schema: { tags: ['SCIM'], operationId: 'scimListGroups', response: listResponses, summary: 'SCIM: list groups', description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.', querystring: listQuery, ...documented },
   }, async (request) => {
     const excludeMembers = names(request.query.excludedAttributes).includes('members');
     const page = await scim.listGroups(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query), excludeMembers });
@@ -294,7 +304,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   });
 
   app.get('/Groups/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimGetGroup', response: readResponses, summary: 'SCIM: get a group', params: idParams, querystring: itemQuery, security },
+    schema: { tags: ['SCIM'], operationId: 'scimGetGroup', response: readResponses, summary: 'SCIM: get a group', params: idParams, querystring: itemQuery, ...documented },
   }, async (request) => project(await scim.getGroup(contextOf(request), request.params.id), request.query));
 
   app.post('/Groups', {
@@ -306,23 +316,23 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
       summary: 'SCIM: create a group',
       description: 'groupMappingMode metadata_only: the group and its members are kept as metadata; no team is created.',
       body: resourceBody,
-      security,
+      ...documented,
     },
   }, async (request, reply) => created(reply, await write(request, (ctx) => scim.createGroup(ctx, request.body))));
 
   app.put('/Groups/:id', {
     config: { scimAction: 'replace_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimReplaceGroup', response: readResponses, summary: 'SCIM: replace a group', params: idParams, body: resourceBody, security },
+    schema: { tags: ['SCIM'], operationId: 'scimReplaceGroup', response: readResponses, summary: 'SCIM: replace a group', params: idParams, body: resourceBody, ...documented },
   }, async (request) => write(request, (ctx) => scim.replaceGroup(ctx, request.params.id, request.body)));
 
   app.patch('/Groups/:id', {
     config: { scimAction: 'patch_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimPatchGroup', response: readResponses, summary: 'SCIM: modify a group (PatchOp, e.g. members add/remove)', params: idParams, body: patchBody, security },
+    schema: { tags: ['SCIM'], operationId: 'scimPatchGroup', response: readResponses, summary: 'SCIM: modify a group (PatchOp, e.g. members add/remove)', params: idParams, body: patchBody, ...documented },
   }, async (request) => write(request, (ctx) => scim.patchGroup(ctx, request.params.id, request.body)));
 
   app.delete('/Groups/:id', {
     config: { scimAction: 'delete_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimDeleteGroup', response: deleteResponses, summary: 'SCIM: delete a group', params: idParams, security },
+    schema: { tags: ['SCIM'], operationId: 'scimDeleteGroup', response: deleteResponses, summary: 'SCIM: delete a group', params: idParams, ...documented },
   }, async (request, reply) => {
     await write(request, (ctx) => scim.deleteGroup(ctx, request.params.id));
     return reply.status(204).send(null);

@@ -109,14 +109,18 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
         '`retryable: true` and `Retry-After` when DNS itself failed (timeout, SERVFAIL, unreachable), or with `retryable: false` ' +
         'and no `Retry-After` when the DNS server answered that it cannot do this lookup (NOTIMP, FORMERR): retrying will not help.',
       response: {
-        200: z.object({ verified: z.literal(true), domain: z.string(), domainVerifiedAt: timestampSchema, connection: ssoConnectionSchema }),
+        200: z.object({ verified: z.literal(true), domain: z.string(), domainVerifiedAt: timestampSchema, connection: ssoConnectionSchema }).describe('The TXT record was found: the domain is verified (each call looks the record up again)'),
         400: commonErrorResponses[400],
         401: commonErrorResponses[401],
         403: enterpriseRequired,
         404: errorBodySchema.describe('organization_not_found: no active organization; sso_connection_not_found: create the connection first'),
-        409: errorBodySchema.describe('domain_taken: another organization has verified this domain'),
-        422: errorBodySchema.describe('domain_verification_failed: the TXT record is missing or has another value'),
-        502: errorBodySchema.describe('dns_lookup_failed: the DNS lookup failed; `retryable` says whether a retry may help'),
+        409: errorBodySchema.describe('domain_taken: another organization has verified this domain; sso_connection_changed: the connection was edited meanwhile, try again'),
+        422: errorBodySchema
+          .extend({ retryable: z.literal(false), recordName: z.string(), expectedValue: z.string(), foundValues: z.array(z.string()) })
+          .describe('domain_verification_failed: the TXT record is missing or has another value'),
+        502: errorBodySchema
+          .extend({ retryable: z.boolean(), recordName: z.string() })
+          .describe('dns_lookup_failed: the DNS lookup failed; `retryable` says whether a retry may help'),
       },
     },
   }, async (request) => {
