@@ -5,7 +5,7 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { createSecretBox, loadOrCreateKeyRing } from './platform/secrets.ts';
+import { checkKeyRing, createSecretBox, loadOrCreateKeyRing } from './platform/secrets.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -37,6 +37,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     }));
   try {
     await migrate(db);
+    await checkKeyRing(db, keyRing);
     const app = await buildApp({ config, db, secrets: createSecretBox(keyRing), ...(options.logStream ? { logStream: options.logStream } : {}) });
     db.pool.on('error', (error) => app.log.warn({ err: error }, 'idle database connection failed'));
     await app.listen({ port: config.port, host: config.host });

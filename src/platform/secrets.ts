@@ -1,6 +1,8 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Database } from '../db/database.ts';
+import { lockUntilCommit } from '../db/locks.ts';
 
 /** Encrypts credentials at rest (API keys, OAuth secrets and tokens, bot tokens). */
 export interface SecretBox {
@@ -75,4 +77,48 @@ export async function loadOrCreateKeyRing(configured: string | undefined, dataDi
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return (await readFile(file, 'utf8')).trim();
   }
+}
+
+/** A key ring that does not match the keys this database's secrets were sealed with. */
+export class KeyRingMismatchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyRingMismatchError';
+  }
+}
+
+/** An HMAC of a fixed text under the key: tells keys apart, and says nothing about them. */
+function keyFingerprint(key: Buffer): string {
+  return createHmac('sha256', key).update('orgplane secret key check').digest('hex');
+}
+
+/**
+ * Holds the ring to the keys the database has seen (table secret_key_checks), and records its own.
+ * Refuses a ring whose key of some version differs from the one recorded, or one that holds none of
+ * the recorded versions: every process on one database must share the key ring, or each would seal
+ * secrets the others cannot open. A ring with a new version added in front (rotation) is accepted,
+ * and its new version recorded.
+ */
+export async function checkKeyRing(db: Database, keyRingText: string): Promise<void> {
+  const ring = parseKeyRing(keyRingText);
+  await db.transaction(async (tx) => {
+    await lockUntilCommit(tx, 'secret_key_checks');
+    const { rows } = await tx.query<{ version: string; fingerprint: string }>('SELECT version, fingerprint FROM secret_key_checks');
+    const known = new Map(rows.map((row) => [row.version, row.fingerprint]));
+    const advice = 'every process on one database needs the same ORGPLANE_SECRET_KEY (without it, each generates its own DATA_DIR/secret.key)';
+    for (const [version, key] of ring.keys) {
+      const recorded = known.get(version);
+      if (recorded !== undefined && recorded !== keyFingerprint(key)) {
+        throw new KeyRingMismatchError(`The secret key ${version} is not the ${version} this database's secrets were sealed with: ${advice}.`);
+      }
+    }
+    if (known.size > 0 && ![...known.keys()].some((version) => ring.keys.has(version))) {
+      throw new KeyRingMismatchError(
+        `The secret key ring holds none of the key versions this database's secrets were sealed with (${[...known.keys()].sort().join(', ')}): ${advice}.`,
+      );
+    }
+    for (const [version, key] of ring.keys) {
+      if (!known.has(version)) await tx.query('INSERT INTO secret_key_checks (version, fingerprint) VALUES ($1, $2)', [version, keyFingerprint(key)]);
+    }
+  });
 }
