@@ -6,6 +6,11 @@ export interface RateLimitResult {
   remaining: number;
   /** Seconds until the current window ends. */
   resetSeconds: number;
+  /**
+   * Takes this hit back, in the window it was counted in: for an attempt that turned out not to count
+   * (a successful sign-in, say). Never below zero.
+   */
+  release(): Promise<void>;
 }
 
 export interface RateLimiter {
@@ -20,14 +25,14 @@ export function createRateLimiter(db: Queryable): RateLimiter {
   let hitsSincePrune = 0;
   return {
     async hit(bucket, limit, windowSeconds) {
-      const { rows } = await db.query<{ hits: number; reset_seconds: number }>(
+      const { rows } = await db.query<{ hits: number; window_start: Date; reset_seconds: number }>(
         `WITH window_start AS (
            SELECT to_timestamp(floor(extract(epoch FROM now()) / $2) * $2) AS at
          )
          INSERT INTO rate_limit_counters AS counter (bucket, window_start, hits)
          SELECT $1, at, 1 FROM window_start
          ON CONFLICT (bucket, window_start) DO UPDATE SET hits = counter.hits + 1
-         RETURNING hits,
+         RETURNING hits, window_start,
            ceil(extract(epoch FROM (window_start + make_interval(secs => $2)) - now()))::int AS reset_seconds`,
         [bucket, windowSeconds],
       );
@@ -42,6 +47,9 @@ export function createRateLimiter(db: Queryable): RateLimiter {
         limit,
         remaining: Math.max(0, limit - row.hits),
         resetSeconds: Math.max(1, row.reset_seconds),
+        async release() {
+          await db.query('UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = $1 AND window_start = $2 AND hits > 0', [bucket, row.window_start]);
+        },
       };
     },
   };

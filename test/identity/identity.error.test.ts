@@ -117,10 +117,48 @@ describe('identity routes: documented errors', () => {
     const reused = await api(app.url, invited.token).post(`/v1/invitations/${invitation.body.token}/accept`);
     assert.equal(reused.status, 404);
     assert.equal(reused.body.error, 'invitation_not_found');
-    const again = await owner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: invited.email, role: 'admin' });
-    const duplicate = await api(app.url, invited.token).post(`/v1/invitations/${again.body.token}/accept`);
+    // Someone who became a member another way (SCIM provisioning) after being invited: the invitation is 409.
+    const provisioned = await signUp(app.url, 'provisioned');
+    const pending = await owner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: provisioned.email, role: 'admin' });
+    assert.equal(pending.status, 201, pending.text);
+    await app.db.transaction((tx) => app.app.identity.ensureMember(tx, tenant.orgId, provisioned.userId, 'member'));
+    const duplicate = await api(app.url, provisioned.token).post(`/v1/invitations/${pending.body.token}/accept`);
     assert.equal(duplicate.status, 409);
     assert.equal(duplicate.body.error, 'already_member');
+  });
+
+  it('inviting a member of the organization is refused up front: 409 already_member, nothing stored', async () => {
+    const local = await createTenant(app.url);
+    const invitationsTo = async (email: string) =>
+      (await app.db.query<{ count: number }>(
+        'SELECT count(*)::int AS count FROM invitations WHERE organization_id = $1 AND lower(email) = lower($2)',
+        [local.orgId, email],
+      )).rows[0]!.count;
+    // A suspended member (SCIM) could not accept an invitation either.
+    await app.db.transaction((tx) => app.app.identity.setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended'));
+    const cases = [
+      [local.member.email, 'member'],
+      [local.member.email.toUpperCase(), 'admin'],
+      [local.owner.email, 'member'],
+      [local.admin.email, 'member'],
+    ] as const;
+    for (const [email, role] of cases) {
+      const before = await invitationsTo(email);
+      const response = await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/invitations`, { email, role });
+      assert.equal(response.status, 409, `${email}: ${response.text}`);
+      assert.equal(response.body.error, 'already_member');
+      assert.equal(typeof response.body.message, 'string');
+      assert.equal(response.body.token, undefined);
+      assert.equal(await invitationsTo(email), before, `${email}: an invitation was stored`);
+    }
+    // A member of another organization is invited as usual.
+    const invited = await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/invitations`, { email: tenant.member.email, role: 'member' });
+    assert.equal(invited.status, 201, invited.text);
+    // The refusal is documented.
+    const openapi = await api(app.url).get('/openapi.json');
+    const responses = openapi.body.paths['/v1/orgs/{organizationId}/invitations'].post.responses;
+    assert.ok(responses['409'], 'createInvitation documents 409');
+    assert.match(responses['409'].description, /already_member/);
   });
 
   it('an invitation sent before a removal does not bring the removed member back; accepting one spends the others', async () => {
@@ -220,5 +258,55 @@ describe('identity routes: documented errors', () => {
     for (const bad of ['2023-02-29T10:00:00Z', '2026-04-31T00:00:00Z', '2026-01-31T09:30:00+01:00', '2026-01-31 09:30Z', '2026-13-01T00:00Z', '2026-01-01T24:00Z', '2026-01-01']) {
       assert.ok(!isValidTimestamp(bad), bad);
     }
+  });
+});
+
+// On an app of their own: these count every sign-in attempt made from the test's address.
+describe('sign-in rate limits count failed attempts, not successful sign-ins', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startTestApp();
+  });
+  after(() => app.close());
+
+  const signIn = (email: string, password: string) => api(app.url).post('/v1/auth/sign-in', { email, password });
+
+  it('repeated successful sign-ins of one account from one address are never limited', async () => {
+    const user = await signUp(app.url, 'scripted');
+    // More than both limits (10 per account, 50 per address).
+    for (let attempt = 1; attempt <= 55; attempt++) {
+      const response = await signIn(user.email, user.password);
+      assert.equal(response.status, 200, `sign-in ${attempt}: ${response.text}`);
+    }
+  });
+
+  it('wrong passwords still lock the account (right password included); a success in between does not reset the count', async () => {
+    const user = await signUp(app.url, 'guessed');
+    for (let attempt = 0; attempt < 4; attempt++) assert.equal((await signIn(user.email, 'guess')).status, 401);
+    assert.equal((await signIn(user.email, user.password)).status, 200);
+    for (let attempt = 0; attempt < 6; attempt++) assert.equal((await signIn(user.email, 'guess')).status, 401);
+    for (const password of ['guess', user.password]) {
+      const limited = await signIn(user.email, password);
+      assert.equal(limited.status, 429, limited.text);
+      assert.equal(limited.body.error, 'rate_limited');
+      assert.ok(Number(limited.headers.get('retry-after')) > 0);
+    }
+  });
+
+  it('wrong passwords from one address across many accounts still reach the per-address limit', async () => {
+    const user = await signUp(app.url, 'bystander');
+    // One guess per account, each account under its own limit: only the address limit (50) can stop them.
+    // The tests before left some failed attempts from this address in the window (a window that ends in
+    // between starts the count again, hence the margin).
+    let limited: Awaited<ReturnType<typeof signIn>> | undefined;
+    for (let attempt = 0; attempt <= 100 && !limited; attempt++) {
+      const response = await signIn(uniqueEmail(`spray${attempt}`), 'guess');
+      if (response.status === 429) limited = response;
+      else assert.equal(response.status, 401, `attempt ${attempt}: ${response.text}`);
+    }
+    assert.ok(limited, 'guesses at many accounts from one address were never limited');
+    assert.equal(limited.body.error, 'rate_limited');
+    // The address is refused now, whoever signs in.
+    assert.equal((await signIn(user.email, user.password)).status, 429);
   });
 });

@@ -77,7 +77,10 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       tags: ['Users'],
       operationId: 'signIn',
       summary: 'Exchange email and password for a session token',
-      description: 'Limited per account (10 per 15 minutes) and per client address (50 per 15 minutes) across all processes.',
+      description:
+        'Failed attempts are limited per account (10 per 15 minutes) and per client address (50 per 15 minutes) across all processes; ' +
+        'successful sign-ins do not count, and do not clear earlier failures. Once a limit is reached, every attempt on that ' +
+        'account or from that address, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends.',
       body: z.object({ email: emailSchema, password: z.string().min(1).max(256) }),
       response: {
         200: sessionResponse,
@@ -114,7 +117,8 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
         200: z.object({
           user: userSchema,
           organizations: z.array(organizationSchema.extend({ role: z.enum(['owner', 'admin', 'member']), memberId: z.string() })),
-          activeOrganizationId: z.string().nullable(),
+          activeOrganizationId: z.string().nullable()
+            .describe('The session\'s active organization; null when it has none, or when the user is no longer an active member of it'),
         }),
         401: commonErrorResponses[401],
         403: commonErrorResponses[403],
@@ -204,10 +208,17 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       tags: ['Invitations'],
       operationId: 'createInvitation',
       summary: 'Invite someone by email (owners and admins)',
-      description: 'The `token` is shown only in this response; the invitation expires after 7 days.',
+      description:
+        'The `token` is shown only in this response; the invitation expires after 7 days. An address that belongs to a member ' +
+        'of the organization already (active or suspended) is refused with 409 `already_member`, and nothing is stored.',
       params: orgParams,
       body: z.object({ email: emailSchema, role: assignableRoleSchema }),
-      response: { 201: z.object({ invitation: invitationSchema, token: z.string() }), ...commonErrorResponses, 404: organizationNotFound },
+      response: {
+        201: z.object({ invitation: invitationSchema, token: z.string() }),
+        ...commonErrorResponses,
+        404: organizationNotFound,
+        409: errorBodySchema.describe('already_member: the address belongs to a member of this organization'),
+      },
     },
   }, async (request, reply) => {
     const result = await identity.createInvitation(callerOf(request), request.params.organizationId, request.body);
@@ -220,7 +231,10 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       tags: ['Invitations'],
       operationId: 'acceptInvitation',
       summary: 'Accept an invitation sent to the caller\'s email',
-      description: 'Accepting one invitation ends the other pending invitations of the same address to that organization; removing a member ends them too, so only an invitation sent after a removal lets a removed member back in.',
+      description:
+        'When the accepting session has no usable active organization (none, or one the caller is no longer an active member of), ' +
+        'the organization joined becomes its active one; otherwise the active organization is left as it is. ' +
+        'Accepting one invitation ends the other pending invitations of the same address to that organization; removing a member ends them too, so only an invitation sent after a removal lets a removed member back in.',
       params: z.object({ token: z.string().min(1).max(200) }),
       response: {
         200: z.object({ member: memberSchema }),

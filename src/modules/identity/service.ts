@@ -37,7 +37,8 @@ export interface IdentityServiceDeps {
   signUpEnabled: boolean;
 }
 
-// Sign-in guessing is limited per account and per client address, across all processes.
+// Password guessing is limited per account and per client address, across all processes. Failed
+// attempts (and refused ones) count; successful sign-ins do not (see signIn).
 const signInLimits = { perAccount: 10, perAddress: 50, windowSeconds: 15 * 60 };
 
 const sessionTokenPrefix = 'ops_';
@@ -196,10 +197,22 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       });
     },
 
+    /**
+     * Every attempt takes a place in both counters before the password is checked, so that concurrent
+     * guesses (on any process) cannot all get through before one is counted; a sign-in that succeeds
+     * gives its places back, so only failed and refused attempts use up the limits. A success does not
+     * clear the failures before it: on the address counter, an attacker signing in to an account of
+     * their own would wipe their guessing against others; on the account counter, each sign-in of the
+     * real user would hand a guesser racing them a fresh allowance.
+     */
     async signIn(input: { email: string; password: string }, clientAddress: string) {
-      const perAccount = await deps.rateLimiter.hit(`sign-in:account:${input.email.toLowerCase()}`, signInLimits.perAccount, signInLimits.windowSeconds);
-      const perAddress = await deps.rateLimiter.hit(`sign-in:address:${clientAddress}`, signInLimits.perAddress, signInLimits.windowSeconds);
-      const refused = [perAccount, perAddress].find((result) => !result.allowed);
+      const buckets = [
+        { bucket: `sign-in:account:${input.email.toLowerCase()}`, limit: signInLimits.perAccount },
+        { bucket: `sign-in:address:${clientAddress}`, limit: signInLimits.perAddress },
+      ];
+      const results = [];
+      for (const { bucket, limit } of buckets) results.push(await deps.rateLimiter.hit(bucket, limit, signInLimits.windowSeconds));
+      const refused = results.find((result) => !result.allowed);
       if (refused) {
         throw rateLimited(refused, 'Too many sign-in attempts; try again later');
       }
@@ -207,6 +220,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       // Verify against a decoy when the account does not exist, so timing does not reveal which emails exist.
       const valid = await verifyPassword(input.password, user?.password_hash ?? decoyPasswordHash);
       if (!user || !user.password_hash || !valid) throw new ApiError(401, 'invalid_credentials', 'Email or password is wrong');
+      for (const result of results) await result.release();
       const organizations = await store.listOrganizationsOfUser(db, user.id);
       const sessionToken = await issueSession(db, user.id, organizations[0]?.id ?? null);
       return { user, sessionToken };
@@ -220,7 +234,9 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       const userId = requireUser(caller);
       const user = (await store.findUserById(db, userId))!;
       const organizations = await store.listOrganizationsOfUser(db, userId);
-      return { user, organizations, activeOrganizationId: caller.organizationId };
+      // Like GET /v1/org: an organization the user is no longer an active member of (removed, left,
+      // suspended) is not the session's active one, whatever the session row still points at.
+      return { user, organizations, activeOrganizationId: caller.memberId ? caller.organizationId : null };
     },
 
     async createOrganization(caller: Caller, name: string): Promise<OrganizationRow> {
@@ -266,7 +282,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     async createInvitation(caller: Caller, organizationId: string, input: { email: string; role: 'admin' | 'member' }) {
       await requireMembership(caller, organizationId, ['owner', 'admin']);
       const token = invitationTokenPrefix + randomToken();
-      const invitation = await store.insertInvitation(db, {
+      const invitation = await store.insertInvitationUnlessMember(db, {
         id: newId(idPrefixes.invitation),
         organizationId,
         email: input.email,
@@ -274,6 +290,8 @@ export function createIdentityService(deps: IdentityServiceDeps) {
         tokenHash: hashToken(token),
         invitedBy: caller.userId,
       });
+      // Accepting would be refused (already_member), so the invitation is refused now, and not stored.
+      if (!invitation) throw conflict('already_member', 'This address belongs to a member of this organization already');
       return { invitation, token };
     },
 
@@ -292,6 +310,9 @@ export function createIdentityService(deps: IdentityServiceDeps) {
         const inserted = await store.insertMember(tx, { id: memberId, organizationId: invitation.organization_id, userId, role: invitation.role });
         if (!inserted) throw conflict('already_member', 'You are already a member of this organization');
         await store.markInvitationAccepted(tx, invitation.id);
+        // A session with no usable active organization (none, or one the user is no longer an active
+        // member of) gets the one just joined; a usable one is left alone.
+        await store.setSessionOrganizationIfUnusable(tx, caller.sessionId!, invitation.organization_id);
         // Other invitations of this person to this organization have done their work; left pending,
         // one would let them back in after an administrator removed them.
         await store.expirePendingInvitations(tx, invitation.organization_id, invitation.email);

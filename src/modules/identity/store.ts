@@ -199,6 +199,22 @@ export function createIdentityStore() {
       await db.query('UPDATE sessions SET active_organization_id = $2 WHERE id = $1', [sessionId, organizationId]);
     },
 
+    /**
+     * Makes the organization the session's active one unless the session already has a usable one
+     * (an organization its user is an active member of). True when it changed.
+     */
+    async setSessionOrganizationIfUnusable(db: Queryable, sessionId: string, organizationId: string): Promise<boolean> {
+      const { rowCount } = await db.query(
+        `UPDATE sessions s SET active_organization_id = $2
+          WHERE s.id = $1
+            AND (s.active_organization_id IS NULL OR NOT EXISTS (
+              SELECT 1 FROM members m
+               WHERE m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'))`,
+        [sessionId, organizationId],
+      );
+      return rowCount === 1;
+    },
+
     async insertOrganization(db: Queryable, organization: { id: string; name: string; plan?: Plan }): Promise<OrganizationRow> {
       const { rows } = await db.query<OrganizationRow>(
         'INSERT INTO organizations (id, name, plan) VALUES ($1, $2, $3) RETURNING id, name, plan, created_at',
@@ -363,17 +379,24 @@ export function createIdentityStore() {
       return rows;
     },
 
-    async insertInvitation(
+    /**
+     * Stores an invitation, unless the address belongs to a member of the organization (of any status):
+     * accepting would fail, so nothing is stored and the result is undefined.
+     */
+    async insertInvitationUnlessMember(
       db: Queryable,
       invitation: { id: string; organizationId: string; email: string; role: 'admin' | 'member'; tokenHash: string; invitedBy: string | null },
-    ): Promise<InvitationRow> {
+    ): Promise<InvitationRow | undefined> {
       const { rows } = await db.query<InvitationRow>(
         `INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now() + interval '7 days')
+         SELECT $1, $2, $3, $4, $5, $6, now() + interval '7 days'
+          WHERE NOT EXISTS (
+            SELECT 1 FROM members m JOIN users u ON u.id = m.user_id
+             WHERE m.organization_id = $2 AND lower(u.email) = lower($3))
          RETURNING id, organization_id, email, role, expires_at, accepted_at, created_at`,
         [invitation.id, invitation.organizationId, invitation.email, invitation.role, invitation.tokenHash, invitation.invitedBy],
       );
-      return rows[0]!;
+      return rows[0];
     },
 
     /** Locks the invitation row so two accepts of one invitation cannot both succeed. */
