@@ -179,7 +179,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
           organization: organizationSchema.extend({ owner: ownerSchema }),
           currentMember: memberSchema,
           currentMemberTeams: z.array(teamSchema),
-        }).meta({ id: 'ActiveOrganization' }),
+        }).meta({ id: 'ActiveOrganization' }).describe('The active organization with its owner, your member record in it, and the teams you belong to there'),
         401: commonErrorResponses[401],
         404: errorBodySchema.describe('organization_not_found: no active organization, or no longer a member'),
       },
