@@ -31,7 +31,7 @@ describe('messenger webhook: the database restarts during a stream of updates', 
     const viaProxy = new URL(direct.databaseUrl!);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
     await direct.app.close();
-    app = await startTestApp({ messengerApiRoot: platform.url, allowedPrivateNetworks: loopbackOnly, logLevel: 'warn', databaseUrl: viaProxy.toString() });
+    app = await startTestApp({ messengerApiRoot: platform.url, allowedPrivateNetworks: loopbackOnly, logLevel: 'warn', databaseUrl: viaProxy.toString(), secretKey: direct.config.secretKey });
     Object.assign(app, { closeDirect: direct.close });
   });
 
