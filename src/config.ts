@@ -1,5 +1,6 @@
 import { Resolver } from 'node:dns';
 import { z } from 'zod';
+import type { DeliverySettings } from './modules/messenger/worker.ts';
 
 /** Every setting orgplane reads from the environment, with its default. `orgplane --help` prints this list. */
 export const configVariables = [
@@ -7,7 +8,7 @@ export const configVariables = [
   ['HOST', '0.0.0.0', 'interface the HTTP server binds'],
   ['PUBLIC_URL', 'http://localhost:PORT', 'external base URL (install links, webhooks, OAuth callbacks, SCIM base URL)'],
   ['DATABASE_URL', '(unset: embedded PGlite)', 'PostgreSQL connection string; unset runs on the embedded database in DATA_DIR'],
-  ['DATA_DIR', './data', 'embedded database files and the generated secret key'],
+  ['DATA_DIR', './data', 'embedded database files (locked by the one process that has them open) and the generated secret key'],
   ['ORGPLANE_SECRET_KEY', '(generated into DATA_DIR)', 'key ring for encrypting stored credentials: "v2:<base64 32 bytes>,v1:<...>" (first is current) or one base64 key'],
   ['ALLOWED_PRIVATE_NETWORKS', '(empty)', 'comma-separated CIDRs outbound calls may reach despite being private/loopback'],
   ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
@@ -16,7 +17,7 @@ export const configVariables = [
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
   ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
-  ['SESSION_TTL_HOURS', '720', 'lifetime of a session token'],
+  ['SESSION_TTL_HOURS', '720', 'lifetime of a session token, in whole hours (1 to 87600)'],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
@@ -25,7 +26,12 @@ export const configVariables = [
   ['MESSENGER_DELIVERY_TIMEOUT_MS', '10000', 'timeout of one POST to a delivery URL'],
   ['MESSENGER_DELIVERY_EXPIRE_SECONDS', '60', 'a delivery still running after this long (worker died) is retried'],
   ['MESSENGER_DELIVERY_CONCURRENCY', '8', 'deliveries processed at once per process (of different chats)'],
+  ['MESSENGER_DELIVERY_POLL_SECONDS', '1', 'how often idle delivery workers look for queued updates (0.5 to 60; new updates here wake them at once)'],
+  ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '10', 'how often the queue looks for deliveries lost with their worker (1 to 3600)'],
 ] as const;
+
+/** Ten years. */
+export const MAX_SESSION_TTL_HOURS = 87_600;
 
 const listOf = z
   .string()
@@ -52,8 +58,18 @@ const booleanFlag = (fallback: boolean) =>
     .optional()
     .transform((value) => (value === undefined ? fallback : ['true', '1', 'yes'].includes(value)));
 
+/**
+ * A whole number within [min, max]; a fraction is refused ("expected int") like any other wrong value,
+ * so that a start stops at once rather than every request that uses the value failing later. An empty
+ * value is refused too (coerced, it would silently be 0).
+ */
+const integerSetting = (fallback: number, min: number, max: number) =>
+  z
+    .preprocess((value) => (typeof value === 'string' && value.trim() === '' ? Number.NaN : value), z.coerce.number().int().min(min).max(max))
+    .default(fallback);
+
 const environmentSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: integerSetting(8080, 0, 65535),
   HOST: z.string().default('0.0.0.0'),
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: z.string().min(1).optional(),
@@ -61,14 +77,29 @@ const environmentSchema = z.object({
   ORGPLANE_SECRET_KEY: z.string().min(1).optional(),
   ALLOWED_PRIVATE_NETWORKS: listOf,
   DNS_SERVERS: dnsServerList,
-  DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60000).default(2500),
+  DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
   DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
   MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
-  SESSION_TTL_HOURS: z.coerce.number().positive().default(720),
+  DB_POOL_SIZE: integerSetting(10, 1, 500),
+  // Whole hours: the session's expiry is computed in SQL from an integer parameter; at most ten years
+  // (past about 68 years that computation overflows).
+  SESSION_TTL_HOURS: integerSetting(720, 1, MAX_SESSION_TTL_HOURS),
   SIGN_UP_ENABLED: booleanFlag(true),
   RUN_WORKERS: booleanFlag(true),
+  // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
+  // are counts. The queue refuses an expiry over 24 hours.
+  MESSENGER_DELIVERY_ATTEMPTS: integerSetting(8, 1, 1000),
+  MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: integerSetting(2, 1, 86_400),
+  MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
+  MESSENGER_DELIVERY_TIMEOUT_MS: integerSetting(10_000, 100, 3_600_000),
+  MESSENGER_DELIVERY_EXPIRE_SECONDS: integerSetting(60, 1, 86_400),
+  MESSENGER_DELIVERY_CONCURRENCY: integerSetting(8, 1, 1000),
+  MESSENGER_DELIVERY_POLL_SECONDS: z.coerce.number().min(0.5).max(60).default(1),
+  MESSENGER_QUEUE_SUPERVISE_SECONDS: integerSetting(10, 1, 3600),
+}).refine((env) => env.MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS >= env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS, {
+  path: ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS'],
+  message: 'must be at least MESSENGER_DELIVERY_RETRY_DELAY_SECONDS',
 });
 
 export interface Config {
@@ -92,13 +123,20 @@ export interface Config {
   sessionTtlHours: number;
   signUpEnabled: boolean;
   runWorkers: boolean;
+  /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
+  messengerDelivery: DeliverySettings;
+}
+
+/** A configuration that cannot be used; the message names every variable at fault. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
 }
 
 export function loadConfig(environment: Record<string, string | undefined> = process.env): Config {
   const parsed = environmentSchema.safeParse(environment);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const env = parsed.data;
   return {
@@ -118,5 +156,15 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     sessionTtlHours: env.SESSION_TTL_HOURS,
     signUpEnabled: env.SIGN_UP_ENABLED,
     runWorkers: env.RUN_WORKERS,
+    messengerDelivery: {
+      maxAttempts: env.MESSENGER_DELIVERY_ATTEMPTS,
+      retryDelaySeconds: env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS,
+      maxRetryDelaySeconds: env.MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS,
+      expireInSeconds: env.MESSENGER_DELIVERY_EXPIRE_SECONDS,
+      deliveryTimeoutMs: env.MESSENGER_DELIVERY_TIMEOUT_MS,
+      concurrency: env.MESSENGER_DELIVERY_CONCURRENCY,
+      pollingIntervalSeconds: env.MESSENGER_DELIVERY_POLL_SECONDS,
+      superviseIntervalSeconds: env.MESSENGER_QUEUE_SUPERVISE_SECONDS,
+    },
   };
 }

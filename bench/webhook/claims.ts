@@ -6,7 +6,8 @@ import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { createIngress } from '../../src/modules/messenger/ingress.ts';
 import { createMessengerStore } from '../../src/modules/messenger/store.ts';
-import { deliveryQueueDefinition, deliverySettingsFromEnv } from '../../src/modules/messenger/worker.ts';
+import { loadConfig } from '../../src/config.ts';
+import { deliveryQueueDefinition } from '../../src/modules/messenger/worker.ts';
 import { createJobQueue } from '../../src/platform/queue.ts';
 import { postgresCpuMicros, processCpuMicros } from '../support/cpu.ts';
 import { createDatabase } from '../support/servers.ts';
@@ -19,7 +20,7 @@ const db = await openDatabase({ databaseUrl: database.url });
 try {
   await migrate(db);
   const queue = createJobQueue(db);
-  await queue.start([deliveryQueueDefinition(deliverySettingsFromEnv())]);
+  await queue.start([deliveryQueueDefinition(loadConfig().messengerDelivery)]);
   // One organization and one active connection, written directly: the claims are what is measured.
   await db.query("INSERT INTO organizations (id, name) VALUES ('org_bench', 'Bench')");
   await db.query(

@@ -23,7 +23,8 @@ export async function eventually<T>(predicate: () => Promise<T | undefined | fal
 
 // ---- the app, the stand-in platform and a delivery receiver, together ----
 
-// Short delivery timings for tests (the documented defaults are in src/modules/messenger/worker.ts).
+// Short delivery timings for tests (the documented defaults are in src/config.ts), set in the environment so that
+// the server and worker processes some tests start have them too.
 process.env.MESSENGER_DELIVERY_ATTEMPTS ??= '3';
 process.env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS ??= '1';
 process.env.MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS ??= '2';

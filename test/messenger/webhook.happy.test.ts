@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createJobQueue } from '../../src/platform/queue.ts';
 import { DELIVERY_QUEUE } from '../../src/modules/messenger/ingress.ts';
-import { deliveryQueueDefinition, deliverySettingsFromEnv } from '../../src/modules/messenger/worker.ts';
+import { deliveryQueueDefinition } from '../../src/modules/messenger/worker.ts';
 import { api } from '../support/http.ts';
 import { connectBot, eventually, expectedSignature, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
 
@@ -206,7 +206,7 @@ describe('messenger webhook ingress', () => {
     // The job as the previous version queued it, through a second queue client on the same database.
     const olderVersion = createJobQueue(env.app.db);
     try {
-      await olderVersion.start([deliveryQueueDefinition(deliverySettingsFromEnv())]);
+      await olderVersion.start([deliveryQueueDefinition(env.app.config.messengerDelivery)]);
       await olderVersion.enqueue(env.app.db, DELIVERY_QUEUE, [{ key: `${bot.id}:chat:505`, data: { connectionId: bot.id, updateId: update.update_id, chatId: '505', update } }]);
     } finally {
       await olderVersion.stop();

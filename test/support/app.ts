@@ -118,7 +118,9 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: Tes
   }
 
   const config: Config = {
-    ...loadConfig({}),
+    // The messenger's timings from the test's environment (test/messenger/support.ts shortens them there,
+    // where the server processes some tests start find them too); nothing else of it.
+    ...loadConfig(Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MESSENGER_DELIVERY_') || name.startsWith('MESSENGER_QUEUE_')))),
     port,
     host: '127.0.0.1',
     publicUrl: `http://127.0.0.1:${port}`,

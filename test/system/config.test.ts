@@ -2,7 +2,14 @@
 // once with its name rather than failing requests later.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../src/config.ts';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, MAX_SESSION_TTL_HOURS } from '../../src/config.ts';
+import { freePort, startTestApp } from '../support/app.ts';
+import { signUp } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
+import { runCli } from '../support/process.ts';
 
 test('DNS_SERVERS: IP addresses with or without a port are taken; a host name or other text stops the start naming the variable', () => {
   assert.deepEqual(loadConfig({ DNS_SERVERS: ' 192.0.2.53, 192.0.2.54:5353 ,[2001:db8::53]:53,2001:db8::54' }).dnsServers, [
@@ -24,4 +31,89 @@ test('a key ring with a key where its version belongs is refused without printin
     assert.throws(() => parseKeyRing(text), (error: Error) => /version must look like v1/.test(error.message) && !error.message.includes(key));
   }
   assert.doesNotThrow(() => parseKeyRing(`v2:${key},v1:${key}`));
+});
+
+// Numeric settings: a value that is not a whole number in range stops the start, naming the variable.
+// SESSION_TTL_HOURS=1.5 used to start, then fail every sign-in (the expiry is computed in SQL from an
+// integer); the MESSENGER_DELIVERY_* values were replaced by their defaults without a word.
+const numericSettings: Array<[name: string, good: string, tooSmall: string, tooLarge: string]> = [
+  ['PORT', '8081', '-1', '65536'],
+  ['DNS_TIMEOUT_MS', '3000', '49', '60001'],
+  ['DB_POOL_SIZE', '3', '0', '501'],
+  ['SESSION_TTL_HOURS', '24', '0', String(MAX_SESSION_TTL_HOURS + 1)],
+  ['MESSENGER_DELIVERY_ATTEMPTS', '5', '0', '1001'],
+  ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '3', '0', '86401'],
+  ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', '600', '0', '86401'],
+  ['MESSENGER_DELIVERY_TIMEOUT_MS', '5000', '99', '3600001'],
+  ['MESSENGER_DELIVERY_EXPIRE_SECONDS', '120', '0', '86401'],
+  ['MESSENGER_DELIVERY_CONCURRENCY', '4', '0', '1001'],
+  ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '5', '0', '3601'],
+];
+
+test('every numeric setting takes a whole number in its range; a fraction (2.5, 0.5, 1.5), text or a value out of range stops the start naming it', () => {
+  for (const [name, good, tooSmall, tooLarge] of numericSettings) {
+    assert.doesNotThrow(() => loadConfig({ [name]: good }), name);
+    for (const fraction of ['2.5', '0.5', '1.5']) {
+      assert.throws(() => loadConfig({ [name]: fraction }), new RegExp(`Invalid configuration:[\\s\\S]*\\b${name}: .*expected int`), `${name}=${fraction}`);
+    }
+    for (const value of [tooSmall, tooLarge, 'ten', '']) {
+      assert.throws(() => loadConfig({ [name]: value }), (error: Error) => error.name === 'ConfigError' && error.message.includes(`${name}: `), `${name}=${value}`);
+    }
+  }
+  // The one setting that takes a fraction: how often idle workers poll, from half a second.
+  assert.equal(loadConfig({ MESSENGER_DELIVERY_POLL_SECONDS: '0.5' }).messengerDelivery.pollingIntervalSeconds, 0.5);
+  for (const value of ['0.4', '61', 'often', '']) {
+    assert.throws(() => loadConfig({ MESSENGER_DELIVERY_POLL_SECONDS: value }), /MESSENGER_DELIVERY_POLL_SECONDS: /, `MESSENGER_DELIVERY_POLL_SECONDS=${value}`);
+  }
+  assert.equal(loadConfig({ MESSENGER_DELIVERY_ATTEMPTS: '5' }).messengerDelivery.maxAttempts, 5);
+  assert.equal(loadConfig({ SESSION_TTL_HOURS: '24' }).sessionTtlHours, 24);
+  assert.equal(loadConfig({}).sessionTtlHours, 720);
+});
+
+test('MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS below MESSENGER_DELIVERY_RETRY_DELAY_SECONDS stops the start', () => {
+  assert.throws(
+    () => loadConfig({ MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: '10', MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: '5' }),
+    /MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: must be at least MESSENGER_DELIVERY_RETRY_DELAY_SECONDS/,
+  );
+  assert.doesNotThrow(() => loadConfig({ MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: '5', MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: '5' }));
+});
+
+test('`orgplane start` and `orgplane worker` refuse a fractional setting at once, exit non-zero, and never listen', async () => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'orgplane-config-'));
+  try {
+    const cases: Array<[command: string, name: string, value: string]> = [
+      ['start', 'SESSION_TTL_HOURS', '1.5'],
+      ['start', 'MESSENGER_DELIVERY_ATTEMPTS', '2.5'],
+      ['worker', 'MESSENGER_DELIVERY_EXPIRE_SECONDS', '0.5'],
+      ['worker', 'MESSENGER_DELIVERY_CONCURRENCY', '2.5'],
+    ];
+    await Promise.all(cases.map(async ([command, name, value]) => {
+      const port = await freePort();
+      const run = await runCli([command], { DATA_DIR: dataDir, PORT: String(port), [name]: value });
+      assert.equal(run.code, 1, run.output);
+      assert.match(run.output, new RegExp(`Invalid configuration:\\s+${name}: .*expected int`));
+      assert.doesNotMatch(run.output, /listening|worker running|\n\s+at /, 'no start, no stack trace');
+    }));
+    assert.deepEqual(await readdir(dataDir), [], 'nothing was written to DATA_DIR');
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test(`the longest session lifetime taken (SESSION_TTL_HOURS=${MAX_SESSION_TTL_HOURS}) works end to end: sign-in, then the session is valid for that long`, async () => {
+  const app = await startTestApp({ sessionTtlHours: loadConfig({ SESSION_TTL_HOURS: String(MAX_SESSION_TTL_HOURS) }).sessionTtlHours });
+  try {
+    const user = await signUp(app.url, 'longsession');
+    const signIn = await api(app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
+    assert.equal(signIn.status, 200, signIn.text);
+    assert.equal((await api(app.url, signIn.body.sessionToken).get('/v1/me')).status, 200);
+    const { rows } = await app.db.query<{ hours: number }>(
+      'SELECT extract(epoch FROM expires_at - now()) / 3600 AS hours FROM sessions WHERE user_id = $1',
+      [user.userId],
+    );
+    assert.equal(rows.length, 2);
+    for (const row of rows) assert.ok(Math.abs(Number(row.hours) - MAX_SESSION_TTL_HOURS) < 1, `expires in ${row.hours} hours`);
+  } finally {
+    await app.close();
+  }
 });

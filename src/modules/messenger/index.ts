@@ -13,7 +13,7 @@ import { messengerRoutes } from './routes.ts';
 import { createMessengerService } from './service.ts';
 import { createMessengerStore } from './store.ts';
 import { messengerWebhookRoutes } from './webhook-routes.ts';
-import { deliveryQueueDefinition, deliverySettingsFromEnv, startMessengerWorker, type DeliverySettings } from './worker.ts';
+import { deliveryQueueDefinition, startMessengerWorker } from './worker.ts';
 
 export { startMessengerWorker } from './worker.ts';
 
@@ -23,12 +23,11 @@ export interface MessengerModuleDeps {
   secrets: SecretBox;
   /** The shared guarded client; one is created from config when absent. */
   outbound?: OutboundClient;
-  settings?: DeliverySettings;
 }
 
 export async function registerMessenger(app: FastifyInstance, deps: MessengerModuleDeps): Promise<void> {
   const { db, config, secrets } = deps;
-  const settings = deps.settings ?? deliverySettingsFromEnv();
+  const settings = config.messengerDelivery;
   const ownsOutbound = !deps.outbound;
   const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
   const queue = createJobQueue(db, {

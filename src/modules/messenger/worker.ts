@@ -39,24 +39,6 @@ export interface DeliverySettings {
   superviseIntervalSeconds: number;
 }
 
-/** The documented defaults; MESSENGER_DELIVERY_* variables override them (tests shorten them). */
-export function deliverySettingsFromEnv(env: Record<string, string | undefined> = process.env): DeliverySettings {
-  const int = (name: string, fallback: number, min: number) => {
-    const value = Number(env[name]);
-    return Number.isInteger(value) && value >= min ? value : fallback;
-  };
-  return {
-    maxAttempts: int('MESSENGER_DELIVERY_ATTEMPTS', 8, 1),
-    retryDelaySeconds: int('MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', 2, 1),
-    maxRetryDelaySeconds: int('MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', 300, 1),
-    expireInSeconds: int('MESSENGER_DELIVERY_EXPIRE_SECONDS', 60, 1),
-    deliveryTimeoutMs: int('MESSENGER_DELIVERY_TIMEOUT_MS', 10_000, 100),
-    concurrency: int('MESSENGER_DELIVERY_CONCURRENCY', 8, 1),
-    pollingIntervalSeconds: Math.max(0.5, Number(env.MESSENGER_DELIVERY_POLL_SECONDS) || 1),
-    superviseIntervalSeconds: int('MESSENGER_QUEUE_SUPERVISE_SECONDS', 10, 1),
-  };
-}
-
 export function deliveryQueueDefinition(settings: DeliverySettings): QueueDefinition {
   return {
     name: DELIVERY_QUEUE,
@@ -200,7 +182,7 @@ export interface MessengerWorkerDeps {
   messengerApiRoot: string;
   /** A started queue (the server shares its own); when absent one is created and owned here. */
   queue?: JobQueue;
-  settings?: DeliverySettings;
+  settings: DeliverySettings;
   log?: ProcessorDeps['log'];
 }
 
@@ -210,7 +192,7 @@ export interface MessengerWorker {
 
 /** Starts delivery workers on the queue; `orgplane worker` and the server (RUN_WORKERS) call this. */
 export async function startMessengerWorker(deps: MessengerWorkerDeps): Promise<MessengerWorker> {
-  const settings = deps.settings ?? deliverySettingsFromEnv();
+  const { settings } = deps;
   const ownsQueue = !deps.queue;
   const queue =
     deps.queue ??
