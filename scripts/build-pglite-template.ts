@@ -11,8 +11,10 @@ import { pgliteTemplateFiles, removeOtherMigratedTemplates } from '../src/db/pgl
 
 async function save(file: string, dump: Blob) {
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(`${file}.tmp`, Buffer.from(await dump.arrayBuffer()));
-  await rename(`${file}.tmp`, file);
+  // A name of this process's own: two builders at once each rename a whole file into place.
+  const partial = `${file}.${process.pid}.tmp`;
+  await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
+  await rename(partial, file);
 }
 
 try {

@@ -1,14 +1,16 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { configVariables, loadConfig } from './config.ts';
+import { ConfigError, configVariables, loadConfig, type Config } from './config.ts';
+import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { bootstrapBodySchema } from './modules/identity/schemas.ts';
 import { createIdentityService, type Plan } from './modules/identity/service.ts';
 import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
 import { startMessengerWorker } from './modules/messenger/index.ts';
 import { loggerOptions } from './http/logging.ts';
 import { createOutboundClient } from './platform/outbound.ts';
-import { createSecretBox, loadOrCreateKeyRing } from './platform/secrets.ts';
+import { checkKeyRing, createSecretBox, KeyRingMismatchError, loadOrCreateKeyRing } from './platform/secrets.ts';
 import { pino } from 'pino';
 import { createRateLimiter } from './platform/rate-limiter.ts';
 import { startServer } from './server.ts';
@@ -29,8 +31,23 @@ Environment:
 ${configVariables.map(([name, fallback, meaning]) => `  ${name.padEnd(26)} ${meaning} (default: ${fallback})`).join('\n')}
 `;
 
-async function openMigratedDatabase() {
+// The flags are checked with the API's own body schema: the CLI creates exactly the accounts the API
+// would (an e-mail the sign-in accepts, a password the sign-in can check, trimmed names).
+const bootstrapFlags: Record<string, string> = { email: '--email', password: '--password', name: '--name', organizationName: '--org' };
+
+/**
+ * Config of a command that opens the database. On the embedded database, the data directory is locked
+ * first, before anything in it is read or written, and held until the process exits: PGlite is one
+ * process's database, so a second process on the same DATA_DIR is refused (DataDirInUseError).
+ */
+async function loadConfigAndLockDataDir(): Promise<Config> {
   const config = loadConfig();
+  if (!config.databaseUrl) await lockDataDir(path.join(config.dataDir, 'pglite'));
+  return config;
+}
+
+async function openMigratedDatabase() {
+  const config = await loadConfigAndLockDataDir();
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     pgliteDataDir: path.join(config.dataDir, 'pglite'),
@@ -44,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'start': {
-      const config = loadConfig();
+      const config = await loadConfigAndLockDataDir();
       const server = await startServer(config);
       server.app.log.info({ url: server.url, backend: server.db.backend }, 'orgplane listening');
       let stopping = false;
@@ -70,14 +87,20 @@ async function main(argv: string[]): Promise<number> {
         args: rest,
         options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, org: { type: 'string' } },
       });
-      if (!values.email || !values.password || !values.name || !values.org) {
+      if (values.email === undefined || values.password === undefined || values.name === undefined || values.org === undefined) {
         console.error('bootstrap needs --email, --password, --name and --org');
+        return 2;
+      }
+      const input = bootstrapBodySchema.safeParse({ email: values.email, password: values.password, name: values.name, organizationName: values.org });
+      if (!input.success) {
+        const problems = input.error.issues.map((issue) => `${bootstrapFlags[String(issue.path[0])] ?? issue.path.join('.')}: ${issue.message}`);
+        console.error(`bootstrap: nothing was created:\n  ${problems.join('\n  ')}`);
         return 2;
       }
       const { config, db } = await openMigratedDatabase();
       try {
         const identity = createIdentityService({ db, rateLimiter: createRateLimiter(db), sessionTtlHours: config.sessionTtlHours, signUpEnabled: true });
-        const result = await identity.bootstrap({ email: values.email, password: values.password, name: values.name, organizationName: values.org });
+        const result = await identity.bootstrap(input.data);
         console.log(JSON.stringify({ userId: result.user.id, organizationId: result.organization.id, sessionToken: result.sessionToken }, null, 2));
         return 0;
       } finally {
@@ -103,6 +126,7 @@ async function main(argv: string[]): Promise<number> {
     case 'worker': {
       const { config, db } = await openMigratedDatabase();
       const keyRing = await loadOrCreateKeyRing(config.secretKey, config.dataDir);
+      await checkKeyRing(db, keyRing);
       const outbound = createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
       const log = pino(loggerOptions(config.logLevel));
       const worker = await startMessengerWorker({
@@ -110,6 +134,7 @@ async function main(argv: string[]): Promise<number> {
         secrets: createSecretBox(keyRing),
         outbound,
         messengerApiRoot: config.messengerApiRoot,
+        settings: config.messengerDelivery,
         log,
       });
       log.info({ backend: db.backend }, 'orgplane worker running');
@@ -144,7 +169,9 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const apiError = error as { code?: string; message?: string };
-    console.error(apiError.code ? `${apiError.code}: ${apiError.message}` : error);
+    // Operator mistakes are told in one sentence, without a stack trace.
+    if (error instanceof ConfigError || error instanceof DataDirInUseError || error instanceof KeyRingMismatchError) console.error(`orgplane: ${error.message}`);
+    else console.error(apiError.code ? `${apiError.code}: ${apiError.message}` : error);
     process.exit(1);
   },
 );

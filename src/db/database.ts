@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { isStatementError } from './errors.ts';
 import { readPgliteTemplate } from './pglite-template.ts';
 
@@ -59,12 +60,51 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
   const dataDir = options.pgliteDataDir ?? 'memory://';
   const inMemory = dataDir.startsWith('memory://');
-  if (!inMemory) await mkdir(path.resolve(dataDir), { recursive: true });
-  const fresh = inMemory || !existsSync(path.join(dataDir, 'PG_VERSION'));
+  if (inMemory) return databaseOverPglite(await createPglite(dataDir, true), options.onPoolError);
+
+  // A directory is one process's database, and one PGlite's: refused before anything in it is touched
+  // when another process (DataDirInUseError) or another open database of this process has it.
+  const directory = path.resolve(dataDir);
+  if (openDirectories.has(directory)) throw new Error(`the embedded database in ${directory} is already open in this process`);
+  openDirectories.add(directory);
+  let lock: DataDirLock;
+  try {
+    lock = await lockDataDir(directory);
+  } catch (error) {
+    openDirectories.delete(directory);
+    throw error;
+  }
+  const letGo = () => {
+    openDirectories.delete(directory);
+    lock.release();
+  };
+  try {
+    await mkdir(directory, { recursive: true });
+    const lite = await createPglite(directory, !existsSync(path.join(directory, 'PG_VERSION')));
+    const db = await databaseOverPglite(lite, options.onPoolError);
+    return {
+      ...db,
+      async close() {
+        try {
+          await db.close();
+        } finally {
+          letGo();
+        }
+      },
+    };
+  } catch (error) {
+    letGo();
+    throw error;
+  }
+}
+
+/** Embedded database directories open in this process. */
+const openDirectories = new Set<string>();
+
+async function createPglite(dataDir: string, fresh: boolean): Promise<PGlite> {
   const template = fresh ? await readPgliteTemplate() : undefined;
   const { PGlite } = await import('@electric-sql/pglite');
-  const lite = await PGlite.create(dataDir, template ? { loadDataDir: template } : {});
-  return databaseOverPglite(lite, options.onPoolError);
+  return PGlite.create(dataDir, template ? { loadDataDir: template } : {});
 }
 
 /** A Database over an open PGlite (one connection, so a pool of one); closing it closes the PGlite. */

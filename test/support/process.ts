@@ -1,3 +1,4 @@
+// The `orgplane` CLI and server as separate OS processes, as an operator runs them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,39 +18,68 @@ export interface ServerProcess {
 
 /** Runs `orgplane start` as its own OS process (as in production) and waits until /health answers 200. */
 export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
-  const port = await freePort();
   const dataDir = env.DATA_DIR ?? (await mkdtemp(path.join(tmpdir(), 'orgplane-proc-')));
-  const child = spawn(process.execPath, [mainFile, 'start'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
+  const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env });
+  if (!(await server.healthy)) {
+    server.child.kill('SIGKILL');
+    throw new Error(`server process did not become healthy:\n${server.output()}`);
+  }
+  return { child: server.child, url: server.url, output: server.output, exited: server.exited, stop: (signal = 'SIGTERM') => stopProcess(server, signal) };
+}
+
+export interface CliProcess {
+  child: ChildProcess;
+  pid: number;
+  output(): string;
+  /** Resolves with the exit code (null when ended by a signal). */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Spawns `orgplane <args>` with `env` over this process's environment. DATABASE_URL is taken from
+ * `env` only, so that a command meant for the embedded database never reaches a PostgreSQL by accident.
+ */
+export function spawnCli(args: string[], env: Record<string, string>): CliProcess {
+  const { DATABASE_URL: _ignored, ...inherited } = process.env;
+  const child = spawn(process.execPath, [mainFile, ...args], {
+    env: { ...inherited, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, pid: child.pid!, output: () => output, exited };
+}
+
+/** Runs `orgplane <args>` to its end (killed after 60 s). */
+export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const cli = spawnCli(args, env);
+  const timer = setTimeout(() => cli.child.kill('SIGKILL'), 60_000);
+  const code = await cli.exited;
+  clearTimeout(timer);
+  return { code, output: cli.output() };
+}
+
+/** `orgplane start` on a free port; `healthy` resolves true once /health answers 200, false if it exits first. */
+export async function spawnServer(env: Record<string, string>): Promise<CliProcess & { url: string; healthy: Promise<boolean> }> {
+  const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server process exited early:\n${output}`);
-    try {
-      if ((await fetch(`${url}/health`)).status === 200) break;
-    } catch {
-      // not listening yet
+  const server = spawnCli(['start'], { PORT: String(port), ...env });
+  const healthy = (async () => {
+    const deadline = Date.now() + 60_000;
+    while (server.child.exitCode === null && server.child.signalCode === null && Date.now() < deadline) {
+      const ok = await fetch(`${url}/health`).then((response) => response.status === 200, () => false);
+      if (ok) return true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server process did not become healthy:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    child,
-    url,
-    output: () => output,
-    exited,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null) child.kill(signal);
-      return exited;
-    },
-  };
+    return false;
+  })();
+  return { ...server, url, healthy };
+}
+
+/** Stops a process with `signal` and waits for its end. */
+export async function stopProcess(cli: CliProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill(signal);
+  return cli.exited;
 }

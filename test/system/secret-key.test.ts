@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { migrate } from '../../src/db/migrate.ts';
 import { checkKeyRing, KeyRingMismatchError } from '../../src/platform/secrets.ts';
-import { openTestDatabase, startTestApp } from '../support/app.ts';
+import { openTestDatabase, startTestApp, testBackend } from '../support/app.ts';
+import { runCli } from '../support/process.ts';
 
 const newKey = () => randomBytes(32).toString('base64');
 
@@ -38,6 +39,17 @@ test('a key ring is held to the keys the database has recorded', async () => {
     assert.deepEqual(rows.map((row) => row.version), ['v1', 'v2'], 'refused rings record nothing');
   } finally {
     await database.drop();
+  }
+});
+
+test('a worker process started with another key ring than the server refuses to start', { skip: testBackend !== 'postgres' && 'a worker process shares only a PostgreSQL database' }, async () => {
+  const server = await startTestApp();
+  try {
+    const refused = await runCli(['worker'], { DATABASE_URL: server.databaseUrl!, ORGPLANE_SECRET_KEY: `v1:${newKey()}` });
+    assert.equal(refused.code, 1, refused.output);
+    assert.match(refused.output, /orgplane: The secret key v1 is not the v1 this database's secrets were sealed with/);
+  } finally {
+    await server.close();
   }
 });
 

@@ -4,6 +4,7 @@ import { authenticate, bearerToken, callerOf } from '../../http/auth.ts';
 import { forbidden } from '../../http/errors.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import {
+  bootstrapBodySchema,
   apiKeyIdSchema,
   apiKeySchema,
   assignableRoleSchema,
@@ -42,7 +43,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       operationId: 'bootstrap',
       summary: 'Create the first user (an instance administrator) and organization',
       description: 'Only while the instance has no organization; afterwards 409 `already_bootstrapped`.',
-      body: z.object({ email: emailSchema, password: passwordSchema, name: personNameSchema, organizationName: organizationNameSchema }),
+      body: bootstrapBodySchema,
       response: {
         201: z.object({ user: userSchema, organization: organizationSchema, sessionToken: z.string() }),
         400: commonErrorResponses[400],

@@ -11,6 +11,9 @@ export const emailSchema = z.email().max(320);
 export const passwordSchema = z.string().min(8).max(256);
 export const personNameSchema = z.string().trim().min(1).max(200);
 export const organizationNameSchema = z.string().trim().min(1).max(200);
+
+/** The body of POST /v1/bootstrap, which `orgplane bootstrap` checks its flags with too. */
+export const bootstrapBodySchema = z.object({ email: emailSchema, password: passwordSchema, name: personNameSchema, organizationName: organizationNameSchema });
 export const roleSchema = z.enum(['owner', 'admin', 'member']);
 export const assignableRoleSchema = z.enum(['admin', 'member']);
 export const planSchema = z.enum(['free', 'team', 'enterprise']);
