@@ -28,6 +28,7 @@
 import { randomUUID } from 'node:crypto';
 import { PgBoss } from 'pg-boss';
 import type { Database, Queryable } from '../db/database.ts';
+import { whileHoldingLock } from '../db/locks.ts';
 
 export interface QueueDefinition {
   name: string;
@@ -131,35 +132,42 @@ export function createJobQueue(db: Database, options: QueueOptions = {}): JobQue
   const loops: WorkerLoop[] = [];
   let started = false;
 
+  async function startAndDefine(defs: QueueDefinition[]) {
+    await boss.start();
+    started = true;
+    for (const def of defs) {
+      definitions.set(def.name, def);
+      const queueOptions = {
+        policy: def.ordered ? 'key_strict_fifo' : 'standard',
+        retryLimit: def.maxAttempts - 1 + SAFETY_ATTEMPTS,
+        retryDelay: def.retryDelaySeconds,
+        retryBackoff: true,
+        retryDelayMax: def.maxRetryDelaySeconds,
+        expireInSeconds: def.expireInSeconds,
+        // Completed jobs are kept a day for inspection; the owner's tables hold the lasting record.
+        deleteAfterSeconds: 24 * 60 * 60,
+      };
+      const existing = await boss.getQueue(def.name);
+      if (!existing) {
+        await boss.createQueue(def.name, queueOptions).catch(async (error: unknown) => {
+          // Another process created it between our look and our create.
+          if (!(await boss.getQueue(def.name))) throw error;
+        });
+      } else {
+        const { policy: _policy, ...mutable } = queueOptions;
+        await boss.updateQueue(def.name, mutable);
+      }
+      // Warm pg-boss's queue cache now, outside any transaction (see the note at the top).
+      await boss.getJobById(def.name, '00000000-0000-0000-0000-000000000000');
+    }
+  }
+
   return {
     async start(defs) {
-      await boss.start();
-      started = true;
-      for (const def of defs) {
-        definitions.set(def.name, def);
-        const queueOptions = {
-          policy: def.ordered ? 'key_strict_fifo' : 'standard',
-          retryLimit: def.maxAttempts - 1 + SAFETY_ATTEMPTS,
-          retryDelay: def.retryDelaySeconds,
-          retryBackoff: true,
-          retryDelayMax: def.maxRetryDelaySeconds,
-          expireInSeconds: def.expireInSeconds,
-          // Completed jobs are kept a day for inspection; the owner's tables hold the lasting record.
-          deleteAfterSeconds: 24 * 60 * 60,
-        };
-        const existing = await boss.getQueue(def.name);
-        if (!existing) {
-          await boss.createQueue(def.name, queueOptions).catch(async (error: unknown) => {
-            // Another process created it between our look and our create.
-            if (!(await boss.getQueue(def.name))) throw error;
-          });
-        } else {
-          const { policy: _policy, ...mutable } = queueOptions;
-          await boss.updateQueue(def.name, mutable);
-        }
-        // Warm pg-boss's queue cache now, outside any transaction (see the note at the top).
-        await boss.getJobById(def.name, '00000000-0000-0000-0000-000000000000');
-      }
+      // pg-boss creates its schema when it first starts, and processes starting together on a new
+      // database collided there (CREATE SCHEMA IF NOT EXISTS is not safe against itself): one starts
+      // it at a time.
+      await whileHoldingLock(db, 'orgplane:queue-start', () => startAndDefine(defs));
     },
 
     async enqueue(tx, name, jobs) {
