@@ -376,6 +376,14 @@ describe('test route and plugins', () => {
     const moved = await admin().put(`/v1/mcp-connections/${managedId}`, editBody(renamed.body, { url: keyed2.url }));
     assert.equal(moved.status, 409);
     assert.equal(moved.body.error, 'marketplace_managed');
+    // Nor can a connection the plugin requires be deleted from under it.
+    for (const required of plugin.requires) {
+      const refused = await admin().delete(`/v1/mcp-connections/${required}`);
+      assert.equal(refused.status, 409, refused.text);
+      assert.equal(refused.body.error, 'connection_required');
+      assert.match(refused.body.message, /Docs Plugin/);
+    }
+    assert.equal(await count(), before + 1, 'nothing was deleted');
 
     assert.equal((await admin().delete(`/v1/plugins/${plugin.id}`)).status, 204);
     const free = await admin().get(`/v1/mcp-connections/${managedId}`);
@@ -383,5 +391,6 @@ describe('test route and plugins', () => {
     const movedNow = await admin().put(`/v1/mcp-connections/${managedId}`, editBody(free.body, { url: legacy.url }));
     assert.equal(movedNow.status, 200, movedNow.text);
     assert.equal((await admin().delete(`/v1/plugins/${plugin.id}`)).status, 404);
+    assert.equal((await admin().delete(`/v1/mcp-connections/${managedId}`)).status, 204, 'free again once the plugin is gone');
   });
 });

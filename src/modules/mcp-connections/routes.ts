@@ -118,8 +118,9 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       tags,
       operationId: 'deleteMcpConnection',
       summary: 'Delete a connection and its credentials',
+      description: 'Owners and admins. A connection an installed plugin requires is refused (409 `connection_required`) until the plugin is uninstalled.',
       params: connectionParams,
-      response: { 204: noContent, ...commonErrorResponses, 404: notFound },
+      response: { 204: noContent, ...commonErrorResponses, 404: notFound, 409: errorBodySchema.describe('connection_required: an installed plugin requires it') },
     },
   }, async (request, reply) => {
     await service.remove(callerOf(request), request.params.connectionId);

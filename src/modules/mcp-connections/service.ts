@@ -416,7 +416,17 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
 
     async remove(caller: Caller, id: string): Promise<void> {
       const { organizationId } = requireAdmin(caller);
-      if (!(await store.deleteConnection(db, organizationId, id))) throw connectionNotFound();
+      await db.transaction(async (tx) => {
+        // Locked: a plugin being installed meanwhile links it only before or after this decision.
+        if (!(await store.findConnection(tx, organizationId, id, true))) throw connectionNotFound();
+        // A plugin that needs it would be left pointing at nothing: the plugin goes first.
+        const plugins = await store.pluginLinks(tx, organizationId, [id]);
+        if (plugins.length > 0) {
+          const names = [...new Set(plugins.map((link) => link.name))].join(', ');
+          throw conflict('connection_required', `The plugin ${names} requires this connection: uninstall the plugin first (DELETE /v1/plugins/{pluginId}), then delete it`);
+        }
+        await store.deleteConnection(tx, organizationId, id);
+      });
     },
 
     /** Spec operation 1. */
