@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { createPostgresDatabase, testBackend } from '../support/app.ts';
+import { createPostgresDatabase, startTestApp, testBackend } from '../support/app.ts';
+import { signUp } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
 import { spawnServer, stopProcess } from '../support/process.ts';
 
 test('three servers started at once on a new database all become healthy', { skip: testBackend !== 'postgres' && 'several processes share only a PostgreSQL database' }, async () => {
@@ -17,5 +19,18 @@ test('three servers started at once on a new database all become healthy', { ski
   } finally {
     await Promise.all(servers.map((server) => stopProcess(server)));
     await database.drop();
+  }
+});
+
+// The queue's first start is serialized on a session of its own: with a pool of one connection, the
+// work it guards still has that connection.
+test('a server with a pool of a single connection starts and serves', { skip: testBackend !== 'postgres' && 'the pool size applies to PostgreSQL' }, async () => {
+  const app = await startTestApp({ dbPoolSize: 1 });
+  try {
+    assert.equal((await api(app.url).get('/health')).status, 200);
+    const user = await signUp(app.url, 'single');
+    assert.equal((await api(app.url, user.token).get('/v1/me')).status, 200);
+  } finally {
+    await app.close();
   }
 });
