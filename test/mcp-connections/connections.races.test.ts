@@ -6,7 +6,8 @@
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestApp } from '../support/app.ts';
+import { testBackend, type TestApp } from '../support/app.ts';
+import { holdLocks } from '../support/held-locks.ts';
 import { addMember, signUp, type Tenant, type TestUser } from '../support/fixtures.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { api, connectionBody, createConnection, setup } from './helpers.ts';
@@ -144,5 +145,24 @@ describe('a connection deleted as the write commits', () => {
     assert.equal(stored.status, 404, stored.text);
     assert.equal(stored.body.error, 'connection_not_found');
     assert.equal((await app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [keyedConnection.id])).rows.length, 0, 'the deletion did happen');
+  });
+});
+
+// A plugin installed while the connection it would reuse is being deleted: the delete came first, so
+// the plugin brings a connection of its own (it was a 500, a foreign-key violation on the link).
+describe('a plugin installed as the connection it would reuse is deleted', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, () => {
+  test('the install waits for the delete, then creates its own connection', async () => {
+    const reused = await createConnection(app.url, tenant.admin.token, connectionBody(`${open.url}?plugin-race=1`, { name: 'Soon gone' }));
+    const deleting = await holdLocks(app, 'DELETE FROM mcp_connections WHERE id = $1', [reused.id]);
+    const install = admin().post('/v1/plugins', {
+      manifest: { name: 'Racing Plugin', mcpConnections: [{ name: 'Docs', url: `${open.url}?plugin-race=1`, authType: 'none', credentialMode: 'shared' }] },
+    });
+    await deleting.waitForBlocked(1);
+    await deleting.release();
+    const installed = await install;
+    assert.equal(installed.status, 201, installed.text);
+    const [connectionId] = installed.body.plugin.requires;
+    assert.notEqual(connectionId, reused.id);
+    assert.equal((await admin().get(`/v1/mcp-connections/${connectionId}`)).status, 200);
   });
 });

@@ -71,7 +71,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       operationId: 'getMcpConnection',
       summary: 'One connection',
       params: connectionParams,
-      response: { 200: connectionSchema.describe('The connection with its new access (the access-replace shape: no `identityChanged` or `reconnectionRequired`)'), ...commonErrorResponses, 404: notFound },
+      response: { 200: connectionSchema.describe('The connection as you see it (members: without the access list)'), ...commonErrorResponses, 404: notFound },
     },
   }, async (request) => service.get(callerOf(request), request.params.connectionId));
 
@@ -108,7 +108,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       description: 'Admins (and owners). Full replace: whatever is not sent is removed. Ids must be members and teams of this organization.',
       params: connectionParams,
       body: replaceAccessSchema,
-      response: { 200: connectionSchema, ...commonErrorResponses, 404: notFound },
+      response: { 200: connectionSchema.describe('The connection with its new access (the access-replace shape: no `identityChanged` or `reconnectionRequired`)'), ...commonErrorResponses, 404: notFound },
     },
   }, async (request) => service.replaceAccess(callerOf(request), request.params.connectionId, request.body.access));
 

@@ -300,9 +300,10 @@ export function createConnectionStore() {
       return rows;
     },
 
+    /** Kept from being deleted until the transaction ends (a plugin is about to link it); a delete that came first wins. */
     async findConnectionByIdentity(q: Queryable, organizationId: string, identityFingerprint: string): Promise<{ id: string } | undefined> {
       const { rows } = await q.query<{ id: string }>(
-        'SELECT id FROM mcp_connections WHERE organization_id = $1 AND identity_fingerprint = $2 ORDER BY id LIMIT 1',
+        'SELECT id FROM mcp_connections WHERE organization_id = $1 AND identity_fingerprint = $2 ORDER BY id LIMIT 1 FOR KEY SHARE',
         [organizationId, identityFingerprint],
       );
       return rows[0];
