@@ -98,14 +98,15 @@ export class ProbeSession extends Protocol<ClientRequest, ClientNotification, Cl
   // The SDK rejects a request with an McpError both when the server answered with a JSON-RPC error
   // and on its own timeout (-32001) or closed connection (-32000), codes a server may send too
   // (-32000 opens JSON-RPC's server-defined range). Counting the error answers that arrived is what
-  // tells the two apart.
+  // tells the two apart. Only answers to a request count (they carry its id; the probe has one
+  // request in flight at a time): an error with a null id (a parse error) answers nothing.
   private errorAnswers = 0;
 
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
     const deliver = transport.onmessage;
     transport.onmessage = <T extends JSONRPCMessage>(message: T, extra?: Parameters<NonNullable<Transport['onmessage']>>[1]) => {
-      if (isJSONRPCErrorResponse(message)) this.errorAnswers += 1;
+      if (isJSONRPCErrorResponse(message) && message.id !== null && message.id !== undefined) this.errorAnswers += 1;
       deliver?.(message, extra);
     };
   }
