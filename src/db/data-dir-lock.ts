@@ -9,7 +9,11 @@
 // with SIGKILL, or the machine stopped) is stale: the next process removes it and takes the lock.
 // Owner alive is judged by `process.kill(pid, 0)`; the start time tells a live process that merely
 // reuses a dead owner's pid (common in containers, where orgplane is often pid 1 again after a restart).
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+// A pid means something only on the machine boot and in the pid namespace it came from, so the lock
+// also names those (Linux). An owner in another container, or on another machine sharing the volume,
+// cannot be checked that way: the owner refreshes the file's modification time while it lives, and
+// such a lock is stale only once it has gone unrefreshed for STALE_AFTER_MS.
+import { closeSync, openSync, readFileSync, readlinkSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -38,10 +42,16 @@ interface Owner {
   pid: number;
   /** Process start time in clock ticks since boot (Linux), when it could be read. */
   started: string | undefined;
+  /** The machine boot and pid namespace the pid belongs to (Linux), when they could be read. */
+  where: string | undefined;
 }
 
+/** How often a holder refreshes its lock file, and how long one from elsewhere may go unrefreshed. */
+const HEARTBEAT_MS = 5_000;
+const STALE_AFTER_MS = 30_000;
+
 /** Locks held by this process: lock file -> holders (the CLI and the database it opens both hold it). */
-const held = new Map<string, { content: string; holders: number }>();
+const held = new Map<string, { content: string; holders: number; heartbeat: NodeJS.Timeout }>();
 let exitHookInstalled = false;
 
 /** The lock file of an embedded database directory. */
@@ -60,13 +70,25 @@ function startTimeOf(pid: number): string | undefined {
   }
 }
 
+/** This machine's boot and this process's pid namespace (Linux), where a pid means something. */
+function pidScope(): string | undefined {
+  try {
+    return `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return undefined;
+  }
+}
+const ownPidScope = pidScope();
+
 function parseOwner(text: string): Owner | undefined {
-  const [pidLine, startedLine] = text.split('\n');
+  const [pidLine, startedLine, whereLine] = text.split('\n');
   if (!pidLine || !/^[1-9][0-9]*$/.test(pidLine)) return undefined;
-  return { pid: Number(pidLine), started: startedLine || undefined };
+  return { pid: Number(pidLine), started: startedLine || undefined, where: whereLine || undefined };
 }
 
-function isAlive(owner: Owner, lockFile: string): boolean {
+function isAlive(owner: Owner, lockFile: string, ageMs: number): boolean {
+  // From another container or machine boot: its pid says nothing here; its refreshes do.
+  if (owner.where && ownPidScope && owner.where !== ownPidScope) return ageMs < STALE_AFTER_MS;
   // Our own pid in a lock we do not hold was left by an earlier process with the same pid.
   if (owner.pid === process.pid) return held.has(lockFile);
   try {
@@ -111,6 +133,22 @@ async function readOwner(lockFile: string): Promise<{ owner: Owner | undefined; 
   }
 }
 
+/** Refreshes the lock file's modification time while it is ours (it tells other containers we live). */
+function startHeartbeat(lockFile: string, content: string): NodeJS.Timeout {
+  const heartbeat = setInterval(() => {
+    try {
+      if (readFileSync(lockFile, 'utf8') === content) {
+        const now = new Date();
+        utimesSync(lockFile, now, now);
+      }
+    } catch {
+      // gone: nothing to keep fresh
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  return heartbeat;
+}
+
 /**
  * Removes a stale lock. Two processes may both find it stale; only one at a time may judge and remove
  * it, under a short-lived second lock, so that one of them cannot remove the lock the other has just
@@ -126,7 +164,7 @@ async function removeIfStale(lockFile: string): Promise<void> {
   }
   try {
     const found = await readOwner(lockFile);
-    const stale = found && (found.owner ? !isAlive(found.owner, lockFile) : found.ageMs >= UNWRITTEN_GRACE_MS);
+    const stale = found && (found.owner ? !isAlive(found.owner, lockFile, found.ageMs) : found.ageMs >= UNWRITTEN_GRACE_MS);
     if (stale) await unlink(lockFile).catch(() => {});
   } finally {
     await unlink(breaker).catch(() => {});
@@ -135,6 +173,7 @@ async function removeIfStale(lockFile: string): Promise<void> {
 
 function releaseAllAtExit() {
   for (const [lockFile, lock] of held) {
+    clearInterval(lock.heartbeat);
     try {
       if (readFileSync(lockFile, 'utf8') === lock.content) unlinkSync(lockFile);
     } catch {
@@ -148,14 +187,14 @@ function releaseAllAtExit() {
  * Takes the exclusive lock of the embedded database in `pgliteDataDir` for this process, or throws
  * DataDirInUseError naming the live process that holds it. Re-entrant within one process (counted);
  * released by `release()` or, at the latest, when the process exits. Creates nothing but the parent
- * directory and the lock file.
+ * directory, the lock file and, for a moment while a stale lock is judged, `<lock file>.break`.
  */
 export async function lockDataDir(pgliteDataDir: string): Promise<DataDirLock> {
   const lockFile = lockFileOf(pgliteDataDir);
   const dataDir = path.dirname(lockFile);
   await mkdir(dataDir, { recursive: true });
   const started = startTimeOf(process.pid);
-  const content = `${process.pid}\n${started ?? ''}\n`;
+  const content = `${process.pid}\n${started ?? ''}\n${ownPidScope ?? ''}\n`;
   const deadline = Date.now() + 15_000;
   for (;;) {
     const ours = held.get(lockFile);
@@ -164,7 +203,7 @@ export async function lockDataDir(pgliteDataDir: string): Promise<DataDirLock> {
       break;
     }
     if (createExclusive(lockFile, content)) {
-      held.set(lockFile, { content, holders: 1 });
+      held.set(lockFile, { content, holders: 1, heartbeat: startHeartbeat(lockFile, content) });
       if (!exitHookInstalled) {
         exitHookInstalled = true;
         process.on('exit', releaseAllAtExit);
@@ -173,7 +212,7 @@ export async function lockDataDir(pgliteDataDir: string): Promise<DataDirLock> {
     }
     const found = await readOwner(lockFile);
     if (held.has(lockFile)) continue;
-    if (found?.owner && isAlive(found.owner, lockFile)) throw new DataDirInUseError(dataDir, found.owner.pid, lockFile);
+    if (found?.owner && isAlive(found.owner, lockFile, found.ageMs)) throw new DataDirInUseError(dataDir, found.owner.pid, lockFile);
     // No owner in it yet: a process is between creating the file and writing its pid, unless that
     // was long ago (it died in between, or someone emptied the file).
     if (found && !found.owner && found.ageMs < UNWRITTEN_GRACE_MS) {
@@ -193,6 +232,7 @@ export async function lockDataDir(pgliteDataDir: string): Promise<DataDirLock> {
       const lock = held.get(lockFile);
       if (!lock || --lock.holders > 0) return;
       held.delete(lockFile);
+      clearInterval(lock.heartbeat);
       try {
         if (readFileSync(lockFile, 'utf8') === lock.content) unlinkSync(lockFile);
       } catch {
