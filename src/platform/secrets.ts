@@ -96,14 +96,17 @@ function keyFingerprint(key: Buffer): string {
  * Holds the ring to the keys the database has seen (table secret_key_checks), and records its own.
  * Refuses a ring whose key of some version differs from the one recorded, or one that holds none of
  * the recorded versions: every process on one database must share the key ring, or each would seal
- * secrets the others cannot open. A ring with a new version added in front (rotation) is accepted,
- * and its new version recorded.
+ * secrets the others cannot open. A ring with a new version added (rotation) is accepted, and its
+ * new version recorded; from then on a ring without it is refused.
  */
 export async function checkKeyRing(db: Database, keyRingText: string): Promise<void> {
   const ring = parseKeyRing(keyRingText);
   await db.transaction(async (tx) => {
     await lockUntilCommit(tx, 'secret_key_checks');
-    const { rows } = await tx.query<{ version: string; fingerprint: string }>('SELECT version, fingerprint FROM secret_key_checks');
+    const { rows } = await tx.query<{ version: string; fingerprint: string }>(
+      // Newest first; versions recorded together (one ring at a first start), highest number first.
+      "SELECT version, fingerprint FROM secret_key_checks ORDER BY created_at DESC, substr(version, 2)::int DESC",
+    );
     const known = new Map(rows.map((row) => [row.version, row.fingerprint]));
     const advice = 'every process on one database needs the same ORGPLANE_SECRET_KEY (without it, each generates its own DATA_DIR/secret.key)';
     for (const [version, key] of ring.keys) {
@@ -116,6 +119,12 @@ export async function checkKeyRing(db: Database, keyRingText: string): Promise<v
       throw new KeyRingMismatchError(
         `The secret key ring holds none of the key versions this database's secrets were sealed with (${[...known.keys()].sort().join(', ')}): ${advice}.`,
       );
+    }
+    // A ring without the newest recorded key (a configuration from before a rotation) could not open
+    // what the other processes seal with it.
+    const newest = rows[0]?.version;
+    if (newest !== undefined && !ring.keys.has(newest)) {
+      throw new KeyRingMismatchError(`The secret key ring lacks ${newest}, the newest key this database's secrets are sealed with: ${advice}.`);
     }
     for (const [version, key] of ring.keys) {
       if (!known.has(version)) await tx.query('INSERT INTO secret_key_checks (version, fingerprint) VALUES ($1, $2)', [version, keyFingerprint(key)]);

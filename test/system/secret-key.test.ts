@@ -29,6 +29,9 @@ test('a key ring is held to the keys the database has recorded', async () => {
     const next = newKey();
     await checkKeyRing(database.db, `v2:${next},v1:${first}`);
     await checkKeyRing(database.db, `v2:${next}`); // v1 retired: v2 is known
+    const beforeRotation = await checkKeyRing(database.db, `v1:${first}`).catch((error: unknown) => error);
+    assert.ok(beforeRotation instanceof KeyRingMismatchError, String(beforeRotation));
+    assert.match(beforeRotation.message, /lacks v2/);
     const unrelated = await checkKeyRing(database.db, `v3:${newKey()}`).catch((error: unknown) => error);
     assert.ok(unrelated instanceof KeyRingMismatchError, String(unrelated));
     assert.match(unrelated.message, /none of the key versions.*v1, v2/);
