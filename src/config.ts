@@ -97,10 +97,17 @@ const environmentSchema = z.object({
   MESSENGER_DELIVERY_CONCURRENCY: integerSetting(8, 1, 1000),
   MESSENGER_DELIVERY_POLL_SECONDS: z.coerce.number().min(0.5).max(60).default(1),
   MESSENGER_QUEUE_SUPERVISE_SECONDS: integerSetting(10, 1, 3600),
-}).refine((env) => env.MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS >= env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS, {
-  path: ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS'],
-  message: 'must be at least MESSENGER_DELIVERY_RETRY_DELAY_SECONDS',
-});
+})
+  .refine((env) => env.MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS >= env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS, {
+    path: ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS'],
+    message: 'must be at least MESSENGER_DELIVERY_RETRY_DELAY_SECONDS',
+  })
+  // A delivery still running when it expires is presumed lost and given to another worker: one that
+  // may legitimately take longer would be delivered twice.
+  .refine((env) => env.MESSENGER_DELIVERY_TIMEOUT_MS < env.MESSENGER_DELIVERY_EXPIRE_SECONDS * 1000, {
+    path: ['MESSENGER_DELIVERY_TIMEOUT_MS'],
+    message: 'must be shorter than MESSENGER_DELIVERY_EXPIRE_SECONDS',
+  });
 
 export interface Config {
   port: number;

@@ -38,6 +38,7 @@ export async function readPgliteTemplate(): Promise<Blob | undefined> {
 export async function removeOtherMigratedTemplates(keep: string): Promise<void> {
   const names = await readdir(cacheDir).catch(() => [] as string[]);
   await Promise.all(names
-    .filter((name) => name.includes('-migrations-') && path.join(cacheDir, name) !== keep)
+    // Not a file another build is still writing (`<name>.<pid>.tmp`): it renames it into place itself.
+    .filter((name) => name.includes('-migrations-') && !name.endsWith('.tmp') && path.join(cacheDir, name) !== keep)
     .map((name) => unlink(path.join(cacheDir, name)).catch(() => {})));
 }

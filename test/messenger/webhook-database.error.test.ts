@@ -12,6 +12,7 @@ import { backend, connectBot, eventually, loopbackOnly, postUpdate, startDeliver
 
 // Deliveries cut off mid-flight are presumed lost after 3 s and looked for every second.
 process.env.MESSENGER_DELIVERY_EXPIRE_SECONDS = '3';
+process.env.MESSENGER_DELIVERY_TIMEOUT_MS = '2000';
 process.env.MESSENGER_QUEUE_SUPERVISE_SECONDS = '1';
 
 const skip = backend !== 'postgres' ? 'needs PostgreSQL: the embedded database cannot be taken away from its own process' : false;

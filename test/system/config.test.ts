@@ -76,6 +76,9 @@ test('MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS below MESSENGER_DELIVERY_RETRY_
     /MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: must be at least MESSENGER_DELIVERY_RETRY_DELAY_SECONDS/,
   );
   assert.doesNotThrow(() => loadConfig({ MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: '5', MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: '5' }));
+  // A delivery allowed to run past its expiry would be handed to a second worker while it runs.
+  assert.throws(() => loadConfig({ MESSENGER_DELIVERY_TIMEOUT_MS: '60000', MESSENGER_DELIVERY_EXPIRE_SECONDS: '60' }), /MESSENGER_DELIVERY_TIMEOUT_MS: must be shorter than MESSENGER_DELIVERY_EXPIRE_SECONDS/);
+  assert.doesNotThrow(() => loadConfig({ MESSENGER_DELIVERY_TIMEOUT_MS: '59000', MESSENGER_DELIVERY_EXPIRE_SECONDS: '60' }));
 });
 
 test('`orgplane start` and `orgplane worker` refuse a fractional setting at once, exit non-zero, and never listen', async () => {
