@@ -19,7 +19,7 @@ export class ApiError extends Error {
     this.hasMessage = message !== undefined;
   }
 
-  toBody(): Record<string, unknown> {
+  toBody(): { error: string; message?: string; [field: string]: unknown } {
     return { error: this.code, ...(this.hasMessage ? { message: this.message } : {}), ...this.extra };
   }
 }

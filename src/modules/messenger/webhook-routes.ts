@@ -20,7 +20,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApiError, errorHandler } from '../../http/errors.ts';
+import { errorHandler, invalidRequest } from '../../http/errors.ts';
 import { connectionIdSchema, errorBodySchema } from '../../http/schemas.ts';
 import type { Ingress } from './ingress.ts';
 
@@ -100,7 +100,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
       parsed = JSON.parse(body as string);
       request.updateText = body as string;
     } catch {
-      done(new ApiError(400, 'invalid_request', 'The body is not valid JSON', { details: [{ message: 'The body is not valid JSON', path: [] }] }), undefined);
+      done(invalidRequest([{ message: 'The body is not valid JSON', path: [] }], 'The body is not valid JSON'), undefined);
       return;
     }
     done(null, parsed);
@@ -117,7 +117,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'payload_too_large' });
     if (error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      return reply.status(400).send({ error: 'invalid_request', message: 'The body could not be read', details: [{ message: 'The body length does not match Content-Length', path: [] }] });
+      return reply.status(400).send(invalidRequest([{ message: 'The body length does not match Content-Length', path: [] }], 'The body could not be read').toBody());
     }
     return errorHandler(error, request, reply);
   });
@@ -150,11 +150,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
     onRequest: (request, reply, done) => {
       const { connectionId } = request.params as { connectionId: string };
       if (!idPattern.test(connectionId)) {
-        reply.status(400).send({
-          error: 'invalid_request',
-          message: 'The request is not valid',
-          details: [{ message: 'Must be an id like emc_ followed by 26 base32 characters', path: ['connectionId'], in: 'params' }],
-        });
+        reply.status(400).send(invalidRequest([{ message: 'Must be an id like emc_ followed by 26 base32 characters', path: ['connectionId'], in: 'params' }]).toBody());
         return;
       }
       const header = request.headers[SECRET_HEADER];
