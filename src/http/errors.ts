@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 
@@ -69,17 +70,26 @@ const frameworkCodes: Record<string, { status: number; code: string; message: st
 };
 
 /**
+ * Connections with a request in flight whose body is capped: bytes that follow its declared
+ * Content-Length and are no request are the rest of a body larger than declared, which the cap
+ * refuses (413) like any other. Set by such a route while its request is being handled.
+ */
+export const connectionsWithCappedBody = new WeakSet<Socket>();
+
+/**
  * Errors the HTTP parser raises before Fastify sees a request (oversized headers or request line,
  * malformed HTTP): written straight to the socket, in the API's error shape.
  */
-export function clientErrorHandler(error: NodeJS.ErrnoException, socket: import('node:net').Socket) {
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, reason, body] =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'Request Timeout', { error: 'request_timeout', message: 'The request took too long to arrive' }]
       : error.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'Request Header Fields Too Large', { error: 'request_header_fields_too_large', message: 'The request line or headers are too large' }]
-        : [400, 'Bad Request', { error: 'invalid_request', message: 'The request is not valid HTTP' }];
+        : connectionsWithCappedBody.has(socket)
+          ? [413, 'Payload Too Large', { error: 'payload_too_large' }]
+          : [400, 'Bad Request', { error: 'invalid_request', message: 'The request is not valid HTTP', details: [{ message: 'The request is not valid HTTP', path: [] }] }];
   const text = JSON.stringify(body);
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${text}`);

@@ -99,12 +99,19 @@ describe('messenger webhook ingress: refusals', () => {
     assert.match(raw, /^HTTP\/1\.1 413 /);
     assert.ok(raw.includes('{"error":"payload_too_large"}'));
 
-    // An understated Content-Length: only the declared bytes are ever the body (the HTTP parser
-    // enforces it), and the surplus is not a request this server acknowledges. Nothing is stored.
-    const understated = await rawRequest(port, `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: 20\r\n\r\n`, big);
-    assert.match(understated, /^HTTP\/1\.1 400 /);
-    assert.ok(!/HTTP\/1\.1 2\d\d/.test(understated), 'no part of it was acknowledged');
-    assert.ok(!(await storedUpdateIds()).includes(10));
+    // An understated Content-Length: the bytes past the declared length are the rest of a body too
+    // large, not another request: 413, and nothing of it is acknowledged or stored, even when the
+    // declared part alone is a complete update.
+    for (const [declaredLength, updateId] of [[20, 10], [Buffer.byteLength('{"update_id":12}'), 12]] as const) {
+      const body = updateId === 10 ? big : `{"update_id":12}${'x'.repeat(LIMIT)}`;
+      const understated = await rawRequest(port, `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: ${declaredLength}\r\n\r\n`, body);
+      assert.match(understated, /^HTTP\/1\.1 413 /, understated.slice(0, 200));
+      assert.ok(understated.includes('{"error":"payload_too_large"}'));
+      assert.ok(!/HTTP\/1\.1 2\d\d/.test(understated), 'no part of it was acknowledged');
+      // An update sent after it is claimed after any claim it could have made (claims commit in turn).
+      assert.equal((await post(env.app.url, bot.id, { update_id: 100 + updateId }, secret)).status, 200);
+      assert.ok(!(await storedUpdateIds()).includes(updateId), `update ${updateId} was not stored`);
+    }
 
     // Exactly at the cap is accepted.
     const base = JSON.stringify({ update_id: 11, pad: '' });

@@ -20,7 +20,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { errorHandler, invalidRequest } from '../../http/errors.ts';
+import { connectionsWithCappedBody, errorHandler, invalidRequest } from '../../http/errors.ts';
 import { connectionIdSchema, errorBodySchema } from '../../http/schemas.ts';
 import type { Ingress } from './ingress.ts';
 
@@ -156,8 +156,10 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
       const header = request.headers[SECRET_HEADER];
       const secret = typeof header === 'string' ? header : undefined;
       const decided = (verified: boolean) => {
-        if (verified) done();
-        else invalidSecret(reply);
+        if (!verified) return invalidSecret(reply);
+        // From here the body is read under the cap: bytes past its declared length are its surplus (413).
+        connectionsWithCappedBody.add(request.raw.socket);
+        done();
       };
       let verified: boolean | Promise<boolean>;
       try {
@@ -169,7 +171,14 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
       if (typeof verified === 'boolean') decided(verified);
       else verified.then(decided, (error: unknown) => unavailable(request, reply, error));
     },
+    onResponse: (request, _reply, done) => {
+      connectionsWithCappedBody.delete(request.raw.socket);
+      done();
+    },
   }, (request, reply) => {
+    // Already answered (413: more bytes came than its Content-Length declared) or gone: nothing can
+    // be acknowledged, so nothing is claimed, and the platform sends the update again.
+    if (request.raw.socket.destroyed) return;
     const update = request.body as z.infer<typeof updateSchema>;
     ingress.claim(request.params.connectionId, update, request.updateText).then(
       (outcome) => {
