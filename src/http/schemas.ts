@@ -5,7 +5,7 @@ import { invalidRequest } from './errors.ts';
  * The spec's date-time: ISO 8601 UTC ending in `Z`, seconds optional, fractions allowed, and a real
  * calendar date (`2024-02-29T10:00Z` is fine, `2023-02-29T10:00:00Z` is not).
  */
-const timestampPattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?Z$/;
+const timestampPattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?Z$/;
 
 export function isValidTimestamp(value: string): boolean {
   const match = timestampPattern.exec(value);
@@ -18,6 +18,8 @@ export function isValidTimestamp(value: string): boolean {
 
 export const timestampSchema = z
   .string()
+  // Any number of fraction digits (the spec sets no limit; they are read to the millisecond), within reason.
+  .max(64)
   .refine(isValidTimestamp, { message: 'Must be an ISO 8601 UTC date-time ending in Z, on a real calendar date' })
   // A pattern, not `format: date-time`: RFC 3339 requires seconds and allows offsets, the spec neither.
   .meta({

@@ -252,7 +252,7 @@ describe('identity routes: documented errors', () => {
   });
 
   it('the shared timestamp format accepts the spec\'s forms and only real calendar dates', () => {
-    for (const ok of ['2024-02-29T10:00Z', '2026-01-31T09:30:00Z', '2026-01-31T09:30:00.123Z', '2026-01-31T09:30:00.123456Z']) {
+    for (const ok of ['2024-02-29T10:00Z', '2026-01-31T09:30:00Z', '2026-01-31T09:30:00.123Z', '2026-01-31T09:30:00.123456Z', '2026-01-31T09:30:00.1234567890Z']) {
       assert.ok(isValidTimestamp(ok), ok);
     }
     for (const bad of ['2023-02-29T10:00:00Z', '2026-04-31T00:00:00Z', '2026-01-31T09:30:00+01:00', '2026-01-31 09:30Z', '2026-13-01T00:00Z', '2026-01-01T24:00Z', '2026-01-01']) {

@@ -252,6 +252,10 @@ describe('edit (spec operation 1)', () => {
     assert.equal(second.status, 200, second.text);
     // The token moves forward even when edits land in the same millisecond.
     assert.ok(second.body.updatedAt > '2030-01-01T10:00:00.000Z');
+    // Fractions of any length (the spec sets no limit) are read to the millisecond.
+    await app.db.query(`UPDATE mcp_connections SET updated_at = '2030-01-01T10:00:00.000Z' WHERE id = $1`, [created.id]);
+    const third = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { expectedUpdatedAt: '2030-01-01T10:00:00.0000000000Z', name: 'C' }));
+    assert.equal(third.status, 200, third.text);
   });
 
   test('an unchanged identity keeps credentials even when the url is spelled differently', async () => {
