@@ -34,6 +34,8 @@ export interface ValidationDetail {
 
 export const invalidRequest = (details: ValidationDetail[], message = 'The request is not valid') =>
   new ApiError(400, 'invalid_request', message, { details });
+/** A 400 for a request that could not be read as a whole: its one detail names no field (spec: every 400 has details). */
+export const unreadableRequest = (message: string) => invalidRequest([{ message, path: [] }], message);
 export const unauthorized = () => new ApiError(401, 'unauthorized');
 export const forbidden = (message = 'You are not allowed to do this') => new ApiError(403, 'forbidden', message);
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);
@@ -89,7 +91,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
         ? [431, 'Request Header Fields Too Large', { error: 'request_header_fields_too_large', message: 'The request line or headers are too large' }]
         : connectionsWithCappedBody.has(socket)
           ? [413, 'Payload Too Large', { error: 'payload_too_large' }]
-          : [400, 'Bad Request', { error: 'invalid_request', message: 'The request is not valid HTTP', details: [{ message: 'The request is not valid HTTP', path: [] }] }];
+          : [400, 'Bad Request', unreadableRequest('The request is not valid HTTP').toBody()];
   const text = JSON.stringify(body);
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${text}`);
@@ -109,10 +111,6 @@ function detailsFromValidation(error: FastifyError): ValidationDetail[] {
   });
 }
 
-/** A 400 for a request that could not be read as a whole: `details` names no field (spec: every 400 has details). */
-function unreadableRequest(message: string) {
-  return invalidRequest([{ message, path: [] }], message).toBody();
-}
 
 /** The one place where any thrown error becomes a response; nothing leaves as an unexplained 500. */
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
@@ -129,13 +127,13 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     return reply.status(500).send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
   }
   const known = error.code ? frameworkCodes[error.code] : undefined;
-  if (known?.status === 400) return reply.status(400).send(unreadableRequest(known.message));
+  if (known?.status === 400) return reply.status(400).send(unreadableRequest(known.message).toBody());
   if (known) return reply.status(known.status).send({ error: known.code, message: known.message });
-  if (error instanceof SyntaxError || error.statusCode === 400) return reply.status(400).send(unreadableRequest('The request could not be read'));
+  if (error instanceof SyntaxError || error.statusCode === 400) return reply.status(400).send(unreadableRequest('The request could not be read').toBody());
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
   }
-  if (isUnstorableText(error)) return reply.status(400).send(unreadableRequest('Text cannot contain the NUL character (U+0000) or unpaired surrogates'));
+  if (isUnstorableText(error)) return reply.status(400).send(unreadableRequest('Text cannot contain the NUL character (U+0000) or unpaired surrogates').toBody());
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable');
     reply.header('retry-after', '5');

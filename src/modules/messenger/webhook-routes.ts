@@ -20,7 +20,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { connectionsWithCappedBody, errorHandler, invalidRequest } from '../../http/errors.ts';
+import { connectionsWithCappedBody, errorHandler, invalidRequest, unreadableRequest } from '../../http/errors.ts';
 import { connectionIdSchema, errorBodySchema } from '../../http/schemas.ts';
 import type { Ingress } from './ingress.ts';
 
@@ -100,7 +100,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
       parsed = JSON.parse(body as string);
       request.updateText = body as string;
     } catch {
-      done(invalidRequest([{ message: 'The body is not valid JSON', path: [] }], 'The body is not valid JSON'), undefined);
+      done(unreadableRequest('The body is not valid JSON'), undefined);
       return;
     }
     done(null, parsed);
