@@ -10,7 +10,7 @@ import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
 import { startMessengerWorker } from './modules/messenger/index.ts';
 import { loggerOptions } from './http/logging.ts';
 import { createOutboundClient } from './platform/outbound.ts';
-import { checkKeyRing, createSecretBox, KeyRingMismatchError, loadOrCreateKeyRing } from './platform/secrets.ts';
+import { KeyRingMismatchError, openSecretBox } from './platform/secrets.ts';
 import { pino } from 'pino';
 import { createRateLimiter } from './platform/rate-limiter.ts';
 import { startServer } from './server.ts';
@@ -125,13 +125,12 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'worker': {
       const { config, db } = await openMigratedDatabase();
-      const keyRing = await loadOrCreateKeyRing(config.secretKey, config.dataDir);
-      await checkKeyRing(db, keyRing);
+      const secrets = await openSecretBox(db, config.secretKey, config.dataDir);
       const outbound = createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
       const log = pino(loggerOptions(config.logLevel));
       const worker = await startMessengerWorker({
         db,
-        secrets: createSecretBox(keyRing),
+        secrets,
         outbound,
         messengerApiRoot: config.messengerApiRoot,
         settings: config.messengerDelivery,

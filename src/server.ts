@@ -5,7 +5,7 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { checkKeyRing, createSecretBox, loadOrCreateKeyRing } from './platform/secrets.ts';
+import { openSecretBox } from './platform/secrets.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -26,7 +26,6 @@ export interface ServerOptions {
 
 /** Opens the database, migrates it, builds the app and listens: what `orgplane start` does. */
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
-  const keyRing = await loadOrCreateKeyRing(config.secretKey, config.dataDir);
   const ownsDb = !options.db;
   const db =
     options.db ??
@@ -37,8 +36,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     }));
   try {
     await migrate(db);
-    await checkKeyRing(db, keyRing);
-    const app = await buildApp({ config, db, secrets: createSecretBox(keyRing), ...(options.logStream ? { logStream: options.logStream } : {}) });
+    const secrets = await openSecretBox(db, config.secretKey, config.dataDir);
+    const app = await buildApp({ config, db, secrets, ...(options.logStream ? { logStream: options.logStream } : {}) });
     db.pool.on('error', (error) => app.log.warn({ err: error }, 'idle database connection failed'));
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();

@@ -131,3 +131,13 @@ export async function checkKeyRing(db: Database, keyRingText: string): Promise<v
     }
   });
 }
+
+/**
+ * The secret box of a process on `db`: the configured key ring (or the one generated into DATA_DIR),
+ * held to the keys the database has recorded (checkKeyRing) before it seals anything.
+ */
+export async function openSecretBox(db: Database, configured: string | undefined, dataDir: string): Promise<SecretBox> {
+  const keyRing = await loadOrCreateKeyRing(configured, dataDir);
+  await checkKeyRing(db, keyRing);
+  return createSecretBox(keyRing);
+}
