@@ -78,11 +78,11 @@ describe('messenger webhook ingress: refusals', () => {
     assert.match(raw, /^HTTP\/1\.1 401 /);
   });
 
-  test('a malformed connection id is 400 invalid_request pointing at connectionId', async () => {
-    const answer = await post(env.app.url, 'emc_nope', { update_id: 1 }, secret);
-    assert.equal(answer.status, 400);
-    assert.equal(answer.json.error, 'invalid_request');
-    assert.deepEqual(answer.json.details[0].path, ['connectionId']);
+  test('a malformed connection id is 401 invalid secret: no connection has it, so no secret matches (the secret is decided first)', async () => {
+    for (const id of ['emc_nope', 'nope', `${bot.id}x`]) {
+      const answer = await post(env.app.url, id, { update_id: 1 }, secret);
+      assert.deepEqual([answer.status, answer.json], [401, { ok: false, error: 'invalid secret' }], id);
+    }
   });
 
   test('a body over 256 KiB is 413 {error: "payload_too_large"}, declared or not', async () => {

@@ -1,9 +1,9 @@
 // POST /v1/webhooks/messenger/{connectionId}: spec operation 8, called by the messaging platform.
 //
 // In this order:
-// 1. The connection id's shape, then the secret header (`X-Telegram-Bot-Api-Secret-Token`),
-//    compared in constant time against the stored hash, in an onRequest hook: before a byte of the
-//    body is read. Missing, wrong, or unknown connection: 401 `{ok: false, error: "invalid secret"}`.
+// 1. The secret header (`X-Telegram-Bot-Api-Secret-Token`), compared in constant time against the
+//    stored hash, in an onRequest hook: before a byte of the body is read. Missing, wrong, or an
+//    unknown connection (a malformed id included): 401 `{ok: false, error: "invalid secret"}`.
 // 2. The body, read by this plugin's own parser from the raw stream with a 256 KiB cap, counted on
 //    the bytes actually received (no Content-Length, or a false one, changes nothing): 413
 //    `{error: "payload_too_large"}`. Malformed JSON, or an update_id that is not a non-negative
@@ -140,7 +140,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
           'with `reason`: `duplicate` (this update_id was already claimed), `connection_disabled`, or `connection_not_found` (deleted after the secret was checked)',
         ),
         400: errorBodySchema.describe('invalid_request: malformed JSON, or update_id missing or not a non-negative integer'),
-        401: z.object({ ok: z.literal(false), error: z.literal('invalid secret') }).describe('The secret header is missing or wrong, or the connection does not exist'),
+        401: z.object({ ok: z.literal(false), error: z.literal('invalid secret') }).describe('The secret header is missing or wrong, or the connection does not exist (a malformed connection id included)'),
         413: z.object({ error: z.literal('payload_too_large') }).describe(`The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent or understated)`),
         503: errorBodySchema.describe('service_unavailable: the update could not be stored; the platform retries'),
       },
@@ -149,8 +149,9 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
     // request goes on without a promise of its own.
     onRequest: (request, reply, done) => {
       const { connectionId } = request.params as { connectionId: string };
+      // An id no connection can have has no secret to match: the spec decides on the secret first.
       if (!idPattern.test(connectionId)) {
-        reply.status(400).send(invalidRequest([{ message: 'Must be an id like emc_ followed by 26 base32 characters', path: ['connectionId'], in: 'params' }]).toBody());
+        invalidSecret(reply);
         return;
       }
       const header = request.headers[SECRET_HEADER];
