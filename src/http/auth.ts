@@ -1,4 +1,4 @@
-import type { FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
+import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import type { Caller, Role } from '../modules/identity/service.ts';
 import { forbidden, organizationNotFound, unauthorized } from './errors.ts';
 
@@ -30,12 +30,15 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /**
- * A preHandler that resolves the caller (one database round trip) and enforces the options.
- * Not signed in: 401 unauthorized. Signed in but not allowed: 403 forbidden.
+ * An onRequest hook that resolves the caller (one database round trip) and enforces the options.
+ * Not signed in: 401 unauthorized. Signed in but not allowed: 403 forbidden. It runs before the body
+ * is read, parsed or validated, so a caller who may not call the route learns that first (the spec:
+ * not signed in is `unauthorized`, not owner or admin is `forbidden`), not what their input lacks,
+ * and an anonymous caller's body is never read.
  */
-export function authenticate(options: AuthenticateOptions = {}): preHandlerAsyncHookHandler {
+export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncHookHandler {
   const needsOrganization = options.organization || options.roles !== undefined;
-  const authenticateRequest: preHandlerAsyncHookHandler = async function authenticateRequest(request) {
+  const authenticateRequest: onRequestAsyncHookHandler = async function authenticateRequest(request) {
     const identity = request.server.identity;
     let caller: Caller | null = null;
     const token = bearerToken(request);
@@ -58,16 +61,16 @@ export function authenticate(options: AuthenticateOptions = {}): preHandlerAsync
   return authenticateRequest;
 }
 
-// What each preHandler made by `authenticate()` accepts, as OpenAPI security requirements (the
+// What each hook made by `authenticate()` accepts, as OpenAPI security requirements (the
 // schemes are declared in app.ts).
 const securityRequirements = new WeakMap<object, Record<string, string[]>[]>();
 
 /**
  * An onRoute hook: a route behind `authenticate()` declares in its OpenAPI schema the schemes that
- * preHandler accepts, so the document cannot drift from what the route enforces.
+ * hook accepts, so the document cannot drift from what the route enforces.
  */
 export function documentAuthentication(route: RouteOptions): void {
-  const handlers = route.preHandler === undefined ? [] : [route.preHandler].flat();
+  const handlers = route.onRequest === undefined ? [] : [route.onRequest].flat();
   const security = handlers.map((handler) => securityRequirements.get(handler)).find((found) => found !== undefined);
   if (!security || !route.schema) return;
   // A GET's HEAD route shares its schema, so the same requirement may already be there.

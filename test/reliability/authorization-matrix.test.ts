@@ -244,3 +244,34 @@ test('the OpenAPI security of every route says what the matrix enforces', () => 
   }
   assert.deepEqual(wrong, []);
 });
+
+// The spec (Authentication 5): a caller who is not signed in gets `unauthorized`, and one who is not
+// an owner or admin gets `forbidden`, whatever they sent. So the caller is judged before the input:
+// the same cells with every path value tampered with and a body that is not even JSON.
+const judgedBeforeInput: Record<string, CallerName[]> = {
+  editMcpConnection: ['anonymous', 'garbage', 'expired', 'revoked', 'apiKey', 'member'],
+  replaceMcpConnectionAccess: ['anonymous', 'garbage', 'expired', 'revoked', 'apiKey', 'member'],
+};
+
+test('a caller refused by the matrix is refused the same way when the input is invalid too, before it is read', { timeout: 600_000 }, async () => {
+  const mismatches: string[] = [];
+  let checked = 0;
+  for (const operation of openapi.operations) {
+    const row = matrix[operation.operationId];
+    if (!row || operation.security.length === 0 || operation.path.startsWith('/scim/v2')) continue;
+    const refused = judgedBeforeInput[operation.operationId] ?? ['anonymous', 'garbage', 'expired', 'revoked'];
+    const hasBody = ['POST', 'PUT', 'PATCH'].includes(operation.method);
+    const url = operation.path.replace(/\{[^}]+\}/g, 'tampered%20id');
+    for (const caller of refused) {
+      const expected = row[callers.indexOf(caller)];
+      const response = await api(world.app.url).send(operation.method, url, undefined, {
+        headers: { ...headers(caller), ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+        ...(hasBody ? { raw: '{"not json' } : {}),
+      });
+      checked++;
+      if (response.status !== expected) mismatches.push(`${operation.operationId} as ${caller} with invalid input: expected ${expected}, got ${response.status} ${response.text.slice(0, 120)}`);
+    }
+  }
+  assert.ok(checked > 100, `checked ${checked} cells`);
+  assert.deepEqual(mismatches, []);
+});

@@ -96,7 +96,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.post('/v1/auth/sign-out', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Users'],
       operationId: 'signOut',
@@ -109,7 +109,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.get('/v1/me', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Users'],
       operationId: 'getMe',
@@ -135,7 +135,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.post('/v1/orgs', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Organizations'],
       operationId: 'createOrganization',
@@ -149,7 +149,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.put('/v1/session/active-organization', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Organizations'],
       operationId: 'setActiveOrganization',
@@ -165,7 +165,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   // The owner's address as stored, not re-validated: an account provisioned by SCIM may carry an
   // address stricter email syntax would refuse (internationalized, say), and an answer must not fail on it.
   const ownerSchema = z.object({ memberId: z.string(), userId: z.string(), name: z.string(), email: z.string().describe('Email address'), image: z.string() });
-  // No authenticate() preHandler: the service checks the session in the same query that reads the organization.
+  // No authenticate() hook: the service checks the session in the same query that reads the organization.
   app.get('/v1/org', {
     schema: {
       tags: ['Organizations'],
@@ -204,7 +204,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.post('/v1/orgs/:organizationId/invitations', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Invitations'],
       operationId: 'createInvitation',
@@ -227,7 +227,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.post('/v1/invitations/:token/accept', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Invitations'],
       operationId: 'acceptInvitation',
@@ -250,7 +250,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.get('/v1/orgs/:organizationId/members', {
-    preHandler: authenticate({ allowApiKey: true }),
+    onRequest: authenticate({ allowApiKey: true }),
     schema: {
       tags: ['Members'],
       operationId: 'listMembers',
@@ -273,7 +273,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
 
   const memberParams = orgParams.extend({ memberId: memberIdSchema });
   app.patch('/v1/orgs/:organizationId/members/:memberId', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Members'],
       operationId: 'changeMemberRole',
@@ -293,7 +293,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.delete('/v1/orgs/:organizationId/members/:memberId', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Members'],
       operationId: 'removeMember',
@@ -312,7 +312,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.post('/v1/orgs/:organizationId/transfer-ownership', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Members'],
       operationId: 'transferOwnership',
@@ -331,7 +331,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.post('/v1/orgs/:organizationId/teams', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Teams'],
       operationId: 'createTeam',
@@ -351,7 +351,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.get('/v1/orgs/:organizationId/teams', {
-    preHandler: authenticate({ allowApiKey: true }),
+    onRequest: authenticate({ allowApiKey: true }),
     schema: {
       tags: ['Teams'],
       operationId: 'listTeams',
@@ -374,7 +374,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
 
   const teamParams = orgParams.extend({ teamId: teamIdSchema });
   app.post('/v1/orgs/:organizationId/teams/:teamId/members', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Teams'],
       operationId: 'addTeamMember',
@@ -389,7 +389,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.delete('/v1/orgs/:organizationId/teams/:teamId/members/:memberId', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Teams'],
       operationId: 'removeTeamMember',
@@ -403,7 +403,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.post('/v1/orgs/:organizationId/api-keys', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['API Keys'],
       operationId: 'createApiKey',
@@ -419,7 +419,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.get('/v1/orgs/:organizationId/api-keys', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['API Keys'],
       operationId: 'listApiKeys',
@@ -436,7 +436,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.delete('/v1/orgs/:organizationId/api-keys/:apiKeyId', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['API Keys'],
       operationId: 'revokeApiKey',
@@ -450,7 +450,7 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
   });
 
   app.put('/v1/admin/orgs/:organizationId/plan', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Admin'],
       operationId: 'setOrganizationPlan',

@@ -41,7 +41,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
     preValidation: async (request) => {
       if (request.body === null || request.body === undefined) request.body = { rotate: false };
     },
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Install Links'],
       operationId: 'createInstallLink',

@@ -30,7 +30,7 @@ const members = authenticate({ organization: true });
 
 export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnectionService }> = async (app, { service }) => {
   app.post('/v1/mcp-connections', {
-    preHandler: adminsOnly,
+    onRequest: adminsOnly,
     schema: {
       tags,
       operationId: 'createMcpConnection',
@@ -47,7 +47,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request, reply) => reply.status(201).send(await service.create(callerOf(request), request.body)));
 
   app.get('/v1/mcp-connections', {
-    preHandler: members,
+    onRequest: members,
     schema: {
       tags,
       operationId: 'listMcpConnections',
@@ -65,7 +65,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   });
 
   app.get('/v1/mcp-connections/:connectionId', {
-    preHandler: members,
+    onRequest: members,
     schema: {
       tags,
       operationId: 'getMcpConnection',
@@ -76,7 +76,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.get(callerOf(request), request.params.connectionId));
 
   app.put('/v1/mcp-connections/:connectionId', {
-    preHandler: adminsOnly,
+    onRequest: adminsOnly,
     schema: {
       tags,
       operationId: 'editMcpConnection',
@@ -100,7 +100,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.edit(callerOf(request), request.params.connectionId, request.body));
 
   app.put('/v1/mcp-connections/:connectionId/access', {
-    preHandler: adminsOnly,
+    onRequest: adminsOnly,
     schema: {
       tags,
       operationId: 'replaceMcpConnectionAccess',
@@ -113,7 +113,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.replaceAccess(callerOf(request), request.params.connectionId, request.body.access));
 
   app.delete('/v1/mcp-connections/:connectionId', {
-    preHandler: adminsOnly,
+    onRequest: adminsOnly,
     schema: {
       tags,
       operationId: 'deleteMcpConnection',
@@ -128,7 +128,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   });
 
   app.post('/v1/mcp-connections/:connectionId/test', {
-    preHandler: adminsOnly,
+    onRequest: adminsOnly,
     schema: {
       tags,
       operationId: 'testMcpConnection',
@@ -140,7 +140,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.test(callerOf(request), request.params.connectionId));
 
   app.put('/v1/mcp-connections/:connectionId/credentials', {
-    preHandler: members,
+    onRequest: members,
     schema: {
       tags,
       operationId: 'setMcpConnectionApiKey',
@@ -162,7 +162,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.setApiKey(callerOf(request), request.params.connectionId, request.body.apiKey));
 
   app.post('/v1/plugins', {
-    preHandler: adminsOnly,
+    onRequest: adminsOnly,
     schema: {
       tags,
       operationId: 'installPlugin',
@@ -176,7 +176,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request, reply) => reply.status(201).send({ plugin: await service.installPlugin(callerOf(request), request.body.manifest) }));
 
   app.delete('/v1/plugins/:pluginId', {
-    preHandler: adminsOnly,
+    onRequest: adminsOnly,
     schema: {
       tags,
       operationId: 'uninstallPlugin',

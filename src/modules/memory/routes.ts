@@ -37,7 +37,7 @@ const isListCursor = (value: unknown): value is ListPosition =>
 /** The signed-in user's memory bank: create, batch create, list, get, delete, and ranked search. */
 export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = async (app, { service }) => {
   app.post('/v1/memory', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Memory'],
       operationId: 'createMemory',
@@ -52,7 +52,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   });
 
   app.post('/v1/memory/batch', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     // 1,000 memories of up to 20,000 characters do not fit the default 1 MiB body limit.
     bodyLimit: 32 * 1024 * 1024,
     schema: {
@@ -75,7 +75,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   });
 
   app.get('/v1/memory', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Memory'],
       operationId: 'listMemories',
@@ -99,7 +99,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   });
 
   app.get('/v1/memory/search', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Memory'],
       operationId: 'searchMemories',
@@ -130,7 +130,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   });
 
   app.get('/v1/memory/:id', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Memory'],
       operationId: 'getMemory',
@@ -142,7 +142,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   }, async (request) => ({ memory: serialize(await service.get(callerOf(request), request.params.id)) }));
 
   app.delete('/v1/memory/:id', {
-    preHandler: authenticate(),
+    onRequest: authenticate(),
     schema: {
       tags: ['Memory'],
       operationId: 'deleteMemory',

@@ -44,7 +44,7 @@ const isBeforeCursor = (value: unknown): value is { before: number } =>
 
 export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService; publicUrl: string }> = async (app, { service, publicUrl }) => {
   app.post('/v1/messenger/connections', {
-    preHandler: adminOnly,
+    onRequest: adminOnly,
     schema: {
       tags,
       operationId: 'createMessengerConnection',
@@ -69,7 +69,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   });
 
   app.get('/v1/messenger/connections', {
-    preHandler: adminOnly,
+    onRequest: adminOnly,
     schema: {
       tags,
       operationId: 'listMessengerConnections',
@@ -89,7 +89,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   });
 
   app.get('/v1/messenger/connections/:connectionId', {
-    preHandler: adminOnly,
+    onRequest: adminOnly,
     schema: {
       tags,
       operationId: 'getMessengerConnection',
@@ -103,7 +103,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   });
 
   app.patch('/v1/messenger/connections/:connectionId', {
-    preHandler: adminOnly,
+    onRequest: adminOnly,
     schema: {
       tags,
       operationId: 'updateMessengerConnection',
@@ -121,7 +121,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   });
 
   app.delete('/v1/messenger/connections/:connectionId', {
-    preHandler: adminOnly,
+    onRequest: adminOnly,
     schema: {
       tags,
       operationId: 'deleteMessengerConnection',
@@ -141,7 +141,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   });
 
   app.get('/v1/messenger/connections/:connectionId/updates', {
-    preHandler: adminOnly,
+    onRequest: adminOnly,
     schema: {
       tags,
       operationId: 'listMessengerUpdates',

@@ -63,7 +63,7 @@ const ownerOrAdmin = authenticate({ roles: ['owner', 'admin'], withoutOrganizati
 /** The session-authenticated SCIM management routes: token rotation and the connector view. */
 export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> = async (app, { scim }) => {
   app.post('/v1/scim/token', {
-    preHandler: ownerOrAdmin,
+    onRequest: ownerOrAdmin,
     schema: {
       tags: ['SCIM'],
       operationId: 'rotateScimToken',
@@ -86,7 +86,7 @@ export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> 
   });
 
   app.get('/v1/scim/connection', {
-    preHandler: ownerOrAdmin,
+    onRequest: ownerOrAdmin,
     schema: {
       tags: ['SCIM'],
       operationId: 'getScimConnection',

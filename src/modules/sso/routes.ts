@@ -47,7 +47,7 @@ const enterpriseRequired = errorBodySchema.describe(
 /** The organization's SSO connection and the verification of its domain through DNS. */
 export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app, { sso }) => {
   app.put('/v1/sso/connection', {
-    preHandler: ownerOrAdmin,
+    onRequest: ownerOrAdmin,
     schema: {
       tags: ['SSO'],
       operationId: 'putSsoConnection',
@@ -80,7 +80,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
   }, async (request) => ({ connection: toConnection(await sso.putConnection(callerOf(request), request.body)) }));
 
   app.get('/v1/sso/connection', {
-    preHandler: ownerOrAdmin,
+    onRequest: ownerOrAdmin,
     schema: {
       tags: ['SSO'],
       operationId: 'getSsoConnection',
@@ -95,7 +95,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
   }, async (request) => ({ connection: toConnection(await sso.getConnection(callerOf(request))) }));
 
   app.post('/v1/sso/verify-domain', {
-    preHandler: ownerOrAdmin,
+    onRequest: ownerOrAdmin,
     schema: {
       tags: ['SSO'],
       operationId: 'verifySsoDomain',

@@ -41,7 +41,7 @@ const callbackResponses = {
 
 export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }> = async (app, { service }) => {
   app.post('/v1/mcp-connections/:connectionId/oauth/authorize', {
-    preHandler: authenticate({ organization: true }),
+    onRequest: authenticate({ organization: true }),
     schema: {
       tags: ['MCP Connections'],
       operationId: 'authorizeMcpConnection',
@@ -116,7 +116,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
   });
 
   app.delete('/v1/mcp-connections/:connectionId/credentials', {
-    preHandler: authenticate({ organization: true }),
+    onRequest: authenticate({ organization: true }),
     schema: {
       tags: ['MCP Connections'],
       operationId: 'disconnectMcpConnection',
