@@ -243,6 +243,45 @@ describe('messenger webhook ingress: refusals', () => {
     }
   });
 
+  test('an update that arrived late but comes first in its chat is the one retried and dead-lettered; the later one is then delivered', async () => {
+    const previous = env.receiver.respond;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    env.receiver.respond = async (delivery, res) => {
+      const updateId = delivery.json?.update?.update_id;
+      if (updateId === 90) {
+        holding();
+        await released;
+      }
+      if (updateId === 91) {
+        res.writeHead(503);
+        res.end();
+        return;
+      }
+      return previous(delivery, res);
+    };
+    try {
+      const chat = { id: 607, type: 'private' };
+      const update = (updateId: number) => ({ update_id: updateId, message: { message_id: updateId, chat, date: 0, text: String(updateId) } });
+      await post(env.app.url, bot.id, update(90), secret);
+      await held;
+      // Queued while 90 is delivered: 92 first, then 91 (whose every delivery fails).
+      await post(env.app.url, bot.id, update(92), secret);
+      await post(env.app.url, bot.id, update(91), secret);
+      release();
+      const dead = await listedUpdate('dead', 91, 'the dead letter', 60_000);
+      assert.equal(dead.attempts, 3);
+      const delivered = await listedUpdate('delivered', 92, 'the later update', 60_000);
+      assert.equal(delivered.attempts, 1);
+      const order = env.receiver.received.map((d) => d.json?.update?.update_id).filter((id) => id >= 90 && id <= 92);
+      assert.deepEqual(order, [90, 91, 91, 91, 92]);
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
   test('a reply the platform asks to slow down for (429) is retried, and sent', async () => {
     const previous = env.receiver.respond;
     env.receiver.respond = (delivery, res) => {

@@ -121,6 +121,40 @@ describe('messenger webhook ingress', () => {
     }
   });
 
+  test('updates of one chat that arrive out of order while the chat is busy are delivered in update_id order', async () => {
+    const previous = env.receiver.respond;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    env.receiver.respond = async (delivery, res) => {
+      if (delivery.json?.update?.message?.text === 'first') {
+        holding();
+        await released;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    };
+    try {
+      const [first, ...later] = ['first', 'a', 'b', 'c'].map((text) => env.platform.messageUpdate(bot.bot.token, { chatId: 506, text }));
+      assert.deepEqual((await postUpdate(env.app.url, bot.id, first!, secret)).json, { ok: true, accepted: true });
+      await held;
+      // While the first is being delivered the rest arrive in the order c, a, b (a retrying platform, say).
+      for (const update of [later[2]!, later[0]!, later[1]!]) {
+        assert.deepEqual((await postUpdate(env.app.url, bot.id, update, secret)).json, { ok: true, accepted: true });
+      }
+      release();
+      const chat506 = () => env.receiver.received.filter((d) => d.json?.update?.message?.chat?.id === 506);
+      await eventually(() => chat506().length === 4, { what: 'all four deliveries' });
+      assert.deepEqual(chat506().map((d) => d.json.update.update_id), [first!, ...later].map((update) => update.update_id));
+      for (const delivery of chat506()) assert.equal(delivery.headers['x-orgplane-update-id'], String(delivery.json.update.update_id));
+      const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+      for (const update of [first!, ...later]) assert.ok(listed.body.updates.some((u: any) => u.updateId === update.update_id && u.attempts === 1), `update ${update.update_id} delivered once`);
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
   test('concurrent claims in one process: each update_id accepted once, other connections answered on their own', async () => {
     const disabled = await connectBot(env);
     const disabledSecret = env.platform.webhookOf(disabled.bot.token)!.secretToken!;

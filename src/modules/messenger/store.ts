@@ -201,17 +201,35 @@ export function createMessengerStore() {
     },
 
     /**
-     * Counts an attempt and returns the update's body: null once delivered (delivery clears it) or if
-     * it was claimed before bodies were kept with claims; undefined when the update is gone.
+     * Picks the update a delivery job is to attempt, counts the attempt, and returns the update's id and
+     * body (null if it was claimed before bodies were kept with claims); undefined when nothing is left.
+     * A job of a chat takes the chat's earliest pending update, one already being attempted first (so a
+     * retry stays with it): the queue runs a chat's jobs one at a time in arrival order, and this puts
+     * its deliveries in update_id order. Only updates whose body is kept here are taken that way; a job
+     * that carries its update (queued before 0502), or one with no chat, attempts its own update.
      */
-    async recordAttempt(db: Queryable, connectionId: string, updateId: number, attempt: number): Promise<{ body: string | null } | undefined> {
-      const { rows } = await db.query<{ body: string | null }>(
-        `UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now()
-          WHERE connection_id = $1 AND update_id = $2
-          RETURNING body`,
-        [connectionId, updateId, attempt],
-      );
-      return rows[0];
+    async startAttempt(db: Queryable, job: { connectionId: string; updateId: number; chatId: string | null; ownUpdateOnly: boolean }, attempt: number): Promise<{ updateId: number; body: string | null } | undefined> {
+      const { rows } = job.chatId === null || job.ownUpdateOnly
+        ? await db.query<{ update_id: string; body: string | null }>(
+          `UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now()
+            WHERE connection_id = $1 AND update_id = $2 AND status <> 'delivered'
+            RETURNING update_id, body`,
+          [job.connectionId, job.updateId, attempt],
+        )
+        : await db.query<{ update_id: string; body: string | null }>(
+          `WITH next AS (
+             SELECT update_id FROM messenger_updates
+              WHERE connection_id = $1 AND chat_id = $2 AND status IN ('queued', 'retrying') AND body IS NOT NULL
+              ORDER BY attempts > 0 DESC, update_id
+              LIMIT 1
+           )
+           UPDATE messenger_updates u SET attempts = GREATEST(u.attempts, $3), last_attempt_at = now()
+             FROM next WHERE u.connection_id = $1 AND u.update_id = next.update_id
+           RETURNING u.update_id, u.body`,
+          [job.connectionId, job.chatId, attempt],
+        );
+      const row = rows[0];
+      return row && { updateId: Number(row.update_id), body: row.body };
     },
 
     async markDelivered(db: Queryable, connectionId: string, updateId: number, reply: { status: 'sent' | 'failed' | null; error: string | null }): Promise<void> {

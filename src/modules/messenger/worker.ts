@@ -6,7 +6,9 @@
 // chat with the platform's sendMessage. Anything else is retried with exponential backoff (about
 // 2 s, 4 s, 8 s ... capped at 5 minutes; see MESSENGER_DELIVERY_ATTEMPTS below) and, after the last
 // attempt, the update is marked `dead` (visible on the updates route) and its chat moves on.
-// Updates of one chat are processed one at a time, in order (the queue's ordered keys).
+// Updates of one chat are processed one at a time (the queue's ordered keys), in update_id order: a
+// chat's job attempts the chat's earliest pending update, which need not be the one it was queued
+// with when updates arrived out of order (store.startAttempt).
 // Delivery is at least once: a worker that dies mid-delivery leaves its job active until it expires,
 // then another worker retries it. Receivers deduplicate on `update.update_id`.
 
@@ -81,15 +83,22 @@ function describe(error: unknown): string {
 export function createDeliveryProcessor(deps: ProcessorDeps) {
   const { db, store, secrets, outbound, botApi, settings } = deps;
 
+  // The update each running job attempts, for its dead letter (a chat's job may attempt another
+  // update of its chat than the one it was queued with).
+  const attempting = new WeakMap<QueueJob<DeliveryJob>, number>();
+
   async function deliver(job: QueueJob<DeliveryJob>): Promise<void> {
-    const { connectionId, updateId, chatId } = job.data;
+    const { connectionId, chatId } = job.data;
     const connection = await store.getConnectionById(db, connectionId);
     // Deleted since: nothing to deliver to. The job completes.
     if (!connection) return;
-    const claim = await store.recordAttempt(db, connectionId, updateId, job.attempt);
+    const claim = await store.startAttempt(db, { connectionId, updateId: job.data.updateId, chatId, ownUpdateOnly: job.data.update !== undefined }, job.attempt);
+    // Nothing left: gone, or delivered already by an attempt whose completion was lost.
+    if (!claim) return;
+    const { updateId } = claim;
+    attempting.set(job, updateId);
     // The update is sent as it was received; a job queued before bodies were kept with claims has it.
-    const update = claim?.body ?? (job.data.update ? JSON.stringify(job.data.update) : undefined);
-    // Gone, or delivered already by an attempt whose completion was lost (delivery clears the body).
+    const update = claim.body ?? (job.data.update ? JSON.stringify(job.data.update) : undefined);
     if (update === undefined) return;
     try {
       const body = `{"connectionId":${JSON.stringify(connectionId)},"update":${update}}`;
@@ -155,7 +164,8 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
   }
 
   async function deadLetter(job: QueueJob<DeliveryJob>, error: unknown): Promise<void> {
-    const { connectionId, updateId } = job.data;
+    const { connectionId } = job.data;
+    const updateId = attempting.get(job) ?? job.data.updateId;
     await store.markFailed(db, connectionId, updateId, 'dead', `gave up after ${job.attempt} attempts: ${describe(error)}`);
     deps.log?.warn({ connectionId, updateId, attempts: job.attempt }, 'messenger: update dead-lettered');
   }
