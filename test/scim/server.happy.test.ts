@@ -4,7 +4,11 @@ import assert from 'node:assert/strict';
 import { testBackend } from '../support/app.ts';
 import { api } from '../support/http.ts';
 import { holdLocks } from '../support/held-locks.ts';
+import { signUp } from '../support/fixtures.ts';
 import { health, memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
+
+const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
+const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 
 let env: ScimEnv;
 let client: ReturnType<typeof scim>;
@@ -146,4 +150,105 @@ test('health: failures are counted with time, action and message; a success clea
   const rotated = await api(env.app.url, env.tenant.owner.token).post('/v1/scim/token');
   assert.equal(rotated.body.health.lastFailureAction, 'patch_user');
   client = scim(env.app, rotated.body.scimToken);
+});
+
+test('discovery: a group member references a user, the only kind of member a group takes', async () => {
+  const group = await client.get('/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group');
+  const members = group.body.attributes.find((a: { name: string }) => a.name === 'members');
+  const ref = members.subAttributes.find((a: { name: string }) => a.name === '$ref');
+  assert.deepEqual(ref.referenceTypes, ['User']);
+});
+
+test('attributes and excludedAttributes: enterprise attributes by their full name, the extension by its URN, a sub-attribute alone', async () => {
+  const created = await client.post('/Users', userBody('projected@example.test', { [ENTERPRISE]: { employeeNumber: '42', department: 'R&D' } }));
+  assert.equal(created.status, 201, created.text);
+  const get = async (query: string) => {
+    const response = await client.get(`/Users/${created.body.id}?${query}`);
+    assert.equal(response.status, 200, response.text);
+    return response.body;
+  };
+  const attributes = (names: string) => `attributes=${encodeURIComponent(names)}`;
+  const excluded = (names: string) => `excludedAttributes=${encodeURIComponent(names)}`;
+
+  const one = await get(attributes(`${ENTERPRISE}:employeeNumber`));
+  assert.deepEqual(Object.keys(one).sort(), ['id', 'meta', 'schemas', ENTERPRISE].sort());
+  assert.deepEqual(one[ENTERPRISE], { employeeNumber: '42' });
+  // schema URNs and attribute names are case-insensitive
+  assert.deepEqual((await get(attributes(`${ENTERPRISE.toUpperCase()}:EMPLOYEENUMBER`)))[ENTERPRISE], { employeeNumber: '42' });
+  assert.deepEqual((await get(attributes(ENTERPRISE)))[ENTERPRISE], { employeeNumber: '42', department: 'R&D' });
+
+  const without = await get(excluded(`${ENTERPRISE}:employeeNumber`));
+  assert.deepEqual(without[ENTERPRISE], { department: 'R&D' });
+  assert.equal(without.userName, 'projected@example.test');
+  const withoutExtension = await get(excluded(ENTERPRISE));
+  assert.equal(withoutExtension[ENTERPRISE], undefined);
+  assert.equal(withoutExtension.displayName, 'Ann Lee');
+
+  const given = await get(attributes('name.givenName'));
+  assert.deepEqual(Object.keys(given).sort(), ['id', 'meta', 'name', 'schemas']);
+  assert.deepEqual(given.name, { givenName: 'Ann' });
+  const qualified = await get(attributes(`${USER}:name.familyName,emails.value`));
+  assert.deepEqual([qualified.name, qualified.emails], [{ familyName: 'Lee' }, [{ value: 'projected@example.test' }]]);
+  assert.deepEqual((await get(excluded('name.givenName'))).name, { familyName: 'Lee' });
+
+  const list = await client.get(`/Users?filter=${encodeURIComponent('userName eq "projected@example.test"')}&${attributes(`${ENTERPRISE}:department`)}`);
+  assert.deepEqual(list.body.Resources[0][ENTERPRISE], { department: 'R&D' });
+  assert.equal(list.body.Resources[0].userName, undefined);
+});
+
+test('the account follows an active SCIM user: name and e-mail change with a PUT or PATCH and show in the member list', async () => {
+  const listed = async (userId: string) => {
+    const members = await api(env.app.url, env.tenant.owner.token).get(`/v1/orgs/${env.tenant.orgId}/members?limit=100`);
+    const member = members.body.members.find((m: { userId: string }) => m.userId === userId);
+    return [member?.name, member?.email];
+  };
+  const created = await client.post('/Users', userBody('follower@example.test'));
+  assert.equal(created.status, 201, created.text);
+  const path = `/Users/${created.body.id}`;
+  const userId = (await memberOf(env.app, env.tenant.orgId, 'follower@example.test'))!.user_id;
+  assert.deepEqual(await listed(userId), ['Ann Lee', 'follower@example.test']);
+
+  const put = await client.put(path, userBody('follower@example.test', { displayName: 'Fay Lower', emails: [{ value: 'fay.lower@example.test', primary: true }] }));
+  assert.equal(put.status, 200, put.text);
+  assert.deepEqual(await listed(userId), ['Fay Lower', 'fay.lower@example.test']);
+
+  const patched = await client.patch(path, patchOp(
+    { op: 'remove', path: 'displayName' },
+    { op: 'replace', path: 'name', value: { givenName: 'Fay', familyName: 'Lowe' } },
+    { op: 'replace', path: 'emails', value: [{ value: 'Fay.Lowe@Example.test', primary: true }] },
+  ));
+  assert.equal(patched.status, 200, patched.text);
+  assert.deepEqual(await listed(userId), ['Fay Lowe', 'fay.lowe@example.test'], 'named as on creation: given and family name when there is no displayName');
+
+  // A deactivation only suspends: the account keeps what it had.
+  const off = await client.put(path, userBody('follower@example.test', { active: false, displayName: 'Gone', emails: [{ value: 'gone@example.test', primary: true }] }));
+  assert.equal(off.status, 200, off.text);
+  assert.deepEqual(await listed(userId), ['Fay Lowe', 'fay.lowe@example.test']);
+
+  // An existing account linked by a POST takes the directory's name.
+  const person = await signUp(env.app.url, 'linked');
+  const linked = await client.post('/Users', userBody(person.email, { displayName: 'Linda Inked' }));
+  assert.equal(linked.status, 201, linked.text);
+  assert.deepEqual(await listed(person.userId), ['Linda Inked', person.email]);
+});
+
+test('attributes of no supported schema are ignored, not stored and echoed back', async () => {
+  const created = await client.post('/Users', userBody('unknowns@example.test', {
+    customThing: 1,
+    'urn:example:custom:2.0:User': { badge: 'x' },
+    name: { givenName: 'Una', familyName: 'Known', nickname2: 'x' },
+  }));
+  assert.equal(created.status, 201, created.text);
+  const path = `/Users/${created.body.id}`;
+  const patched = await client.patch(path, patchOp({ op: 'add', path: 'otherThing', value: 2 }));
+  assert.equal(patched.status, 200, patched.text);
+  for (const body of [created.body, patched.body, (await client.get(path)).body]) {
+    assert.equal(body.customThing, undefined);
+    assert.equal(body.otherThing, undefined);
+    assert.equal(body['urn:example:custom:2.0:User'], undefined);
+    assert.deepEqual(body.schemas, [USER]);
+    assert.deepEqual(body.name, { givenName: 'Una', familyName: 'Known' });
+  }
+  const { rows } = await env.app.db.query('SELECT resource::text AS text FROM scim_users WHERE id = $1', [created.body.id]);
+  assert.doesNotMatch(rows[0].text, /customThing|otherThing|badge|nickname2/);
 });

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { addMember, signUp } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
-import { memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
+import { memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, verifySso, type ScimEnv } from './helpers.ts';
 
 let env: ScimEnv;
 let token: string;
@@ -27,6 +27,7 @@ test('no token, a session token or an API-style header: 401 on every endpoint, d
       await client.post('/Users', userBody('x@example.test')),
       await client.get('/Groups'),
       await client.get('/Unknown'),
+      await client.get('/Me'),
     ]) {
       assert.equal(response.status, 401);
       assert.equal(response.body.status, '401');
@@ -136,4 +137,46 @@ test('a filter cannot inject SQL', async () => {
   assert.equal(response.status, 200);
   assert.equal(response.body.totalResults, 0);
   assert.ok((await client.get('/Users')).body.totalResults > 0);
+});
+
+test('deactivation works whatever the SSO domain: unverified or changed, active false suspends and revokes sessions; activation still needs the domain', async () => {
+  // Its own organization: the domain changes here.
+  const own = await startScimEnv({ domain: 'example.test' });
+  try {
+    const { app, tenant } = own;
+    const client = scim(app, await rotateScimToken(app, tenant.owner.token));
+    const provision = async (email: string) => {
+      const created = await client.post('/Users', userBody(email));
+      assert.equal(created.status, 201, created.text);
+      return `/Users/${created.body.id}`;
+    };
+    const memberPath = await provision(tenant.member.email);
+    const adminPath = await provision(tenant.admin.email);
+    const ownerPath = await provision(tenant.owner.email);
+
+    // The connection names another domain, not verified yet.
+    const changed = await api(app.url, tenant.owner.token).put('/v1/sso/connection', { domain: 'elsewhere.example', issuer: 'https://idp.example.test', clientId: 'c' });
+    assert.equal(changed.status, 200, changed.text);
+    const off = await client.patch(memberPath, patchOp({ op: 'replace', path: 'active', value: false }));
+    assert.equal(off.status, 200, off.text);
+    assert.equal(off.body.active, false);
+    assert.equal((await memberOf(app, tenant.orgId, tenant.member.email))?.status, 'suspended');
+    assert.equal((await api(app.url, tenant.member.token).get('/v1/org')).status, 401, 'their session was revoked');
+    assert.equal((await client.patch(memberPath, patchOp({ op: 'replace', path: 'active', value: true }))).status, 403, 'giving access back waits for the domain');
+    assert.equal((await memberOf(app, tenant.orgId, tenant.member.email))?.status, 'suspended');
+    const owner = await client.patch(ownerPath, patchOp({ op: 'replace', value: { active: false } }));
+    assert.deepEqual([owner.status, owner.body.scimType], [400, 'mutability'], 'the owner stays protected');
+
+    // The other domain is verified: the admin's address is outside it, and a PUT still deactivates them.
+    await verifySso(app, own.dns, tenant.orgId, tenant.owner.token, 'elsewhere.example');
+    const put = await client.put(adminPath, userBody(tenant.admin.email, { active: false }));
+    assert.equal(put.status, 200, put.text);
+    assert.equal((await memberOf(app, tenant.orgId, tenant.admin.email))?.status, 'suspended');
+    assert.equal((await api(app.url, tenant.admin.token).get('/v1/org')).status, 401, 'their session was revoked');
+    const back = await client.put(adminPath, userBody(tenant.admin.email, { active: true }));
+    assert.deepEqual([back.status, back.body.scimType], [400, 'invalidValue'], 'an address outside the domain cannot be made active');
+    assert.equal((await memberOf(app, tenant.orgId, tenant.admin.email))?.status, 'suspended');
+  } finally {
+    await own.close();
+  }
 });

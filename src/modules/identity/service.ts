@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import { ApiError, conflict, forbidden, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
 import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
@@ -440,6 +441,18 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       if (existing) return existing;
       const created = await store.insertUser(tx, { id: newId(idPrefixes.user), email: input.email, name: input.name, passwordHash: null });
       return created ?? (await store.findUserByEmail(tx, input.email))!;
+    },
+    /**
+     * Sets a user's name and e-mail, for a directory that is authoritative for the account. 409
+     * email_taken when another account has the e-mail; the caller's transaction is then aborted.
+     */
+    async updateUserNameAndEmail(tx: Queryable, userId: string, input: { name: string; email: string }): Promise<void> {
+      try {
+        await store.updateUserNameAndEmail(tx, userId, input);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw conflict('email_taken', 'An account with this email already exists');
+        throw error;
+      }
     },
     /** Adds the user as a member (or returns the existing membership). */
     async ensureMember(tx: Queryable, organizationId: string, userId: string, role: Role = 'member'): Promise<MemberRow> {

@@ -115,6 +115,15 @@ export function createIdentityStore() {
       return rows[0];
     },
 
+    /** Sets a user's name and e-mail (a no-op when both are as given); an e-mail another user has is a unique violation. */
+    async updateUserNameAndEmail(db: Queryable, id: string, input: { name: string; email: string }): Promise<void> {
+      await db.query(
+        `UPDATE users SET name = $2, email = $3, updated_at = now()
+          WHERE id = $1 AND (name IS DISTINCT FROM $2 OR email IS DISTINCT FROM $3)`,
+        [id, input.name, input.email],
+      );
+    },
+
     async findUserById(db: Queryable, id: string): Promise<UserRow | undefined> {
       const { rows } = await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
       return rows[0];

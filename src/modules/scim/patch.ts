@@ -198,8 +198,9 @@ class Patcher {
     }
 
     if (def?.type === 'complex') {
-      // Entra ID sends the enterprise manager as a bare id string.
-      const incoming = typeof value === 'string' ? { value } : value;
+      // Entra ID sends the enterprise manager as a bare id string; a complex attribute without a value
+      // sub-attribute (name) has no place for one.
+      const incoming = typeof value === 'string' && findAttribute(def.subAttributes, 'value') ? { value } : value;
       if (!isObject(incoming)) {
         if (incoming === null) {
           delete container[key];

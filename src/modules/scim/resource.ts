@@ -1,6 +1,7 @@
 // Bringing a client-sent User or Group into canonical form before it is validated and stored:
 // attribute names spelled as the schema spells them, "True"/"False" strings made booleans,
-// server-owned attributes (id, meta, schemas, User.groups) and write-only ones (password) dropped.
+// server-owned attributes (id, meta, schemas, User.groups), write-only ones (password) and
+// attributes of no schema dropped.
 import { ScimError } from './errors.ts';
 import { coreAttributes, findAttribute, findSchema, resourceSchemas, type AttributeDef, type ResourceKind } from './schema.ts';
 
@@ -36,8 +37,9 @@ function normalizeSingle(def: AttributeDef, value: unknown, name: string): unkno
   if (def.type === 'boolean') return toBoolean(value, name);
   if (def.type === 'complex' && def.subAttributes) {
     if (!isObject(value)) {
-      // A bare string for a complex attribute is its value (Entra ID sends the manager that way).
-      if (typeof value === 'string') return { value };
+      // A bare string for a complex attribute that has a value is that value (Entra ID sends the
+      // manager that way); for one without (name), there is nothing it could mean.
+      if (typeof value === 'string' && findAttribute(def.subAttributes, 'value')) return { value };
       throw new ScimError(400, `${name} must be an object`, 'invalidValue');
     }
     return normalizeAttributes(value, def.subAttributes, name, false);
@@ -51,10 +53,9 @@ function normalizeAttributes(input: Doc, defs: AttributeDef[], prefix: string, d
     const def = findAttribute(defs, key);
     const name = prefix ? `${prefix}.${def?.name ?? key}` : def?.name ?? key;
     if (value === null || value === undefined) continue; // null means "unassigned" (RFC 7644 3.5.1)
-    if (!def) {
-      out[key] = value;
-      continue;
-    }
+    // Unknown attributes are ignored, as a service provider may (RFC 7644 3.3): kept, they would be
+    // echoed back as if this server knew what they mean.
+    if (!def) continue;
     if (def.mutability === 'writeOnly') continue; // never stored, never returned
     if (dropReadOnly && def.mutability === 'readOnly') continue;
     out[def.name] = normalizeValue(def, value, name);

@@ -145,7 +145,8 @@ export const groupSchema: SchemaDef = {
       multiValued: true,
       subAttributes: [
         a('value', 'string', { mutability: 'immutable' }),
-        a('$ref', 'reference', { mutability: 'immutable', referenceTypes: ['User', 'Group'] }),
+        // Members are users only: a group is refused as a member (see the service's memberIds).
+        a('$ref', 'reference', { mutability: 'immutable', referenceTypes: ['User'] }),
         a('display', 'string'),
         a('type', 'string', { mutability: 'immutable' }),
       ],

@@ -8,6 +8,7 @@ import { bearerToken } from '../../http/auth.ts';
 import { ApiError, isDatabaseUnavailable, isUnstorableText } from '../../http/errors.ts';
 import { allSchemas, listResponse, parsePaging, resourceTypeDocuments, schemaDocument, serviceProviderConfig } from './documents.ts';
 import { ScimError, scimErrorBody } from './errors.ts';
+import { leavesOut, project } from './projection.ts';
 import { PATCH_OP_SCHEMA } from './schema.ts';
 import type { ScimContext, ScimService } from './service.ts';
 
@@ -30,7 +31,8 @@ const listQuery = z
   })
   .loose();
 const itemQuery = listQuery.pick({ attributes: true, excludedAttributes: true }).loose();
-const idParams = z.object({ id: z.string().min(1).max(200) });
+// An empty id ("/Users/") is not refused here: it names no resource, the 404 of the preValidation hook.
+const idParams = z.object({ id: z.string().max(200) });
 
 // What the OpenAPI shows of SCIM answers (RFC 7643/7644 documents, kept loose: the RFCs define them).
 const scimError = z
@@ -41,7 +43,10 @@ const scimList = z.looseObject({}).describe('SCIM ListResponse (RFC 7644 section
 const scimErrors = {
   400: scimError,
   401: scimError.describe('SCIM error: no valid SCIM bearer token'),
-  403: scimError.describe('SCIM error: provisioning writes are paused while the organization\'s SSO domain is not verified'),
+  403: scimError.describe(
+    'SCIM error: while the organization\'s SSO domain is not verified, writes that give access are paused: creating users or groups, ' +
+      'writes that leave a user active, adding group members. Deactivating (`active: false`) and deleting users, and removing group members or groups, still work.',
+  ),
   404: scimError,
   409: scimError,
   413: scimError,
@@ -80,30 +85,6 @@ function nestsDeeperThan(text: string, limit: number): boolean {
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;
-}
-
-function names(list: string | undefined): string[] {
-  return (list ?? '')
-    .split(',')
-    .map((name) => name.trim().toLowerCase())
-    .filter(Boolean)
-    // a fully qualified core attribute names the attribute
-    .map((name) => name.replace(/^urn:ietf:params:scim:schemas:core:2\.0:(user|group):/, ''));
-}
-
-/** `attributes` / `excludedAttributes` (RFC 7644 3.9) on top-level attributes; id, schemas and meta always stay. */
-function project(resource: Record<string, unknown>, query: { attributes?: string | undefined; excludedAttributes?: string | undefined }) {
-  const include = names(query.attributes).map((n) => n.split('.')[0]!);
-  const exclude = names(query.excludedAttributes);
-  if (include.length === 0 && exclude.length === 0) return resource;
-  const always = new Set(['id', 'schemas', 'meta']);
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(resource)) {
-    const lower = key.toLowerCase();
-    if (always.has(lower)) out[key] = value;
-    else if (include.length > 0 ? include.includes(lower) : !exclude.includes(lower)) out[key] = value;
-  }
-  return out;
 }
 
 export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; documentationUri?: string }> = async (app, { scim, documentationUri }) => {
@@ -175,13 +156,20 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     return reply.send(scimErrorBody(body.status, body.detail, body.scimType));
   });
 
+  const noEndpoint = (request: FastifyRequest) => new ScimError(404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]}`);
+
   app.setNotFoundHandler(async (request, reply) => {
     // Unknown SCIM paths still need a valid token to learn anything.
     if (!(await scim.authenticate(bearerToken(request)))) {
       reply.header('www-authenticate', 'Bearer realm="scim"');
       return reply.status(401).header('content-type', SCIM_CONTENT_TYPE).send(scimErrorBody(401, 'A valid SCIM bearer token is required'));
     }
-    return reply.status(404).header('content-type', SCIM_CONTENT_TYPE).send(scimErrorBody(404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]}`));
+    return reply.status(404).header('content-type', SCIM_CONTENT_TYPE).send(scimErrorBody(404, noEndpoint(request).message));
+  });
+
+  // "/Users/" reaches "/Users/:id" with an empty id: like any path that names nothing, a 404.
+  app.addHook('preValidation', async (request) => {
+    if ((request.params as { id?: unknown } | undefined)?.id === '') throw noEndpoint(request);
   });
 
   /** Runs a provisioning write and marks the connector's last successful sync before answering. */
@@ -199,6 +187,10 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   };
 
   const base = scim.baseUrl;
+  const accountFollows =
+    'The identity provider is authoritative for the accounts of its verified domain: when the user is (or stays) active, the account\'s ' +
+    'name follows `displayName` (else `name`, else the e-mail) and its e-mail follows the primary e-mail, as on creation; 409 `uniqueness` ' +
+    'and nothing changed when another account has that e-mail. The same e-mail and name rules as sign-up apply (400 `invalidValue`).';
   // Every SCIM route: its own bearer token, and SCIM's media type both ways (RFC 7644 section 3.1).
   const documented = { security: [{ scimToken: [] }], consumes: ['application/scim+json', 'application/json'], produces: ['application/scim+json'] };
 
@@ -234,6 +226,16 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     return schemaDocument(schema, base);
   });
 
+  // RFC 7644 3.11: a service provider without /Me answers 501. Not documented: there is nothing to call.
+  app.route({
+    method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    url: '/Me',
+    schema: { hide: true },
+    handler: async () => {
+      throw new ScimError(501, 'The /Me endpoint is not supported: a SCIM token stands for the organization, not for a user');
+    },
+  });
+
   // ---- Users ----
   app.get('/Users', {
     schema: {
@@ -247,12 +249,12 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     },
   }, async (request) => {
     const page = await scim.listUsers(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query) });
-    return { ...page, Resources: page.Resources.map((r) => project(r, request.query)) };
+    return { ...page, Resources: page.Resources.map((r) => project('User', r, request.query)) };
   });
 
   app.get('/Users/:id', {
     schema: { tags: ['SCIM'], operationId: 'scimGetUser', response: readResponses, summary: 'SCIM: get a user', params: idParams, querystring: itemQuery, ...documented },
-  }, async (request) => project(await scim.getUser(contextOf(request), request.params.id), request.query));
+  }, async (request) => project('User', await scim.getUser(contextOf(request), request.params.id), request.query));
 
   app.post('/Users', {
     config: { scimAction: 'create_user' },
@@ -261,7 +263,10 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
       operationId: 'scimCreateUser',
       response: createResponses,
       summary: 'SCIM: provision a user',
-      description: 'The user becomes a member of the organization (an existing account with the same e-mail is linked). The e-mail must be in the verified SSO domain. 409 `uniqueness` on a duplicate userName.',
+      description:
+        'The user becomes a member of the organization (an existing account with the same e-mail is linked, and takes the user\'s name). ' +
+        'The e-mail must be valid as on sign-up and in the verified SSO domain, the name at most 200 characters, at most one e-mail primary (400 `invalidValue`). ' +
+        '409 `uniqueness` on a duplicate userName. Attributes of no supported schema are ignored.',
       body: resourceBody,
       ...documented,
     },
@@ -269,7 +274,16 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
 
   app.put('/Users/:id', {
     config: { scimAction: 'replace_user' },
-    schema: { tags: ['SCIM'], operationId: 'scimReplaceUser', response: readResponses, summary: 'SCIM: replace a user', params: idParams, body: resourceBody, ...documented },
+    schema: {
+      tags: ['SCIM'],
+      operationId: 'scimReplaceUser',
+      response: readResponses,
+      summary: 'SCIM: replace a user',
+      description: `${accountFollows} \`active: false\` suspends the member and revokes their sessions, whatever the SSO domain's state.`,
+      params: idParams,
+      body: resourceBody,
+      ...documented,
+    },
   }, async (request) => write(request, (ctx) => scim.replaceUser(ctx, request.params.id, request.body)));
 
   app.patch('/Users/:id', {
@@ -279,7 +293,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
       operationId: 'scimPatchUser',
       response: readResponses,
       summary: 'SCIM: modify a user (PatchOp)',
-      description: '`active: false` suspends the member and revokes their sessions; `active: true` restores the membership.',
+      description: `${accountFollows} \`active: false\` suspends the member and revokes their sessions, whatever the SSO domain's state; \`active: true\` restores the membership.`,
       params: idParams,
       body: patchBody,
       ...documented,
@@ -298,14 +312,14 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   app.get('/Groups', {
     schema: { tags: ['SCIM'], operationId: 'scimListGroups', response: listResponses, summary: 'SCIM: list groups', description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.', querystring: listQuery, ...documented },
   }, async (request) => {
-    const excludeMembers = names(request.query.excludedAttributes).includes('members');
+    const excludeMembers = leavesOut('Group', request.query, 'members');
     const page = await scim.listGroups(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query), excludeMembers });
-    return { ...page, Resources: page.Resources.map((r) => project(r, request.query)) };
+    return { ...page, Resources: page.Resources.map((r) => project('Group', r, request.query)) };
   });
 
   app.get('/Groups/:id', {
     schema: { tags: ['SCIM'], operationId: 'scimGetGroup', response: readResponses, summary: 'SCIM: get a group', params: idParams, querystring: itemQuery, ...documented },
-  }, async (request) => project(await scim.getGroup(contextOf(request), request.params.id), request.query));
+  }, async (request) => project('Group', await scim.getGroup(contextOf(request), request.params.id), request.query));
 
   app.post('/Groups', {
     config: { scimAction: 'create_group' },

@@ -3,6 +3,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
 import { ApiError, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { emailSchema, personNameSchema } from '../identity/schemas.ts';
 import type { Caller, IdentityService } from '../identity/service.ts';
 import { normalizeDomain } from '../sso/dns.ts';
 import type { SsoService } from '../sso/service.ts';
@@ -110,11 +111,21 @@ export function createScimService(deps: ScimServiceDeps) {
 
   // ---- rules shared by create, replace and patch ----
 
-  /** The verified SSO domain; provisioning writes need it (see emailInDomain). */
+  /**
+   * The verified SSO domain, or null while there is none. Writes that give access need it (see
+   * emailInDomain); taking access away never waits for it.
+   */
+  async function verifiedDomain(ctx: ScimContext): Promise<string | null> {
+    return (await deps.sso.verifiedConnection(ctx.organizationId))?.domain ?? null;
+  }
+
+  function requireDomain(domain: string | null): string {
+    if (domain === null) throw new ScimError(403, "The organization's SSO domain is not verified; provisioning is paused until it is");
+    return domain;
+  }
+
   async function requireVerifiedDomain(ctx: ScimContext): Promise<string> {
-    const connection = await deps.sso.verifiedConnection(ctx.organizationId);
-    if (!connection) throw new ScimError(403, "The organization's SSO domain is not verified; provisioning is paused until it is");
-    return connection.domain;
+    return requireDomain(await verifiedDomain(ctx));
   }
 
   interface UserFields {
@@ -122,25 +133,55 @@ export function createScimService(deps: ScimServiceDeps) {
     externalId: string | null;
     displayName: string | null;
     active: boolean | undefined;
+  }
+
+  function userFields(doc: Doc): UserFields {
+    return {
+      userName: requiredString(doc, 'userName'),
+      externalId: optionalString(doc, 'externalId'),
+      displayName: optionalString(doc, 'displayName'),
+      active: typeof doc.active === 'boolean' ? doc.active : undefined,
+    };
+  }
+
+  interface Account {
     email: string;
     name: string;
   }
 
-  function userFields(doc: Doc, domain: string): UserFields {
-    const userName = requiredString(doc, 'userName');
+  /**
+   * The account an active user stands for, held to the rules of accounts made through /v1 (sign-up's
+   * e-mail and name rules) and to the identity provider's verified domain.
+   */
+  function accountOf(doc: Doc, domain: string): Account {
+    const emails = Array.isArray(doc.emails) ? doc.emails : [];
+    // The primary e-mail becomes the account's, so two would leave it to chance (and RFC 7643 2.4 allows one).
+    if (emails.filter((e) => isObject(e) && e.primary === true).length > 1) {
+      throw new ScimError(400, 'At most one e-mail address can be primary', 'invalidValue');
+    }
     const email = pickEmail(doc);
     if (!email) throw new ScimError(400, 'An e-mail address is needed: send userName as an e-mail address, or an emails value', 'invalidValue');
+    if (!emailSchema.safeParse(email).success) throw new ScimError(400, `${email} is not a valid e-mail address`, 'invalidValue');
     if (!emailInDomain(email, domain)) {
       throw new ScimError(400, `The e-mail address ${email} is outside the organization's verified domain ${domain}`, 'invalidValue');
     }
-    return {
-      userName,
-      externalId: optionalString(doc, 'externalId'),
-      displayName: optionalString(doc, 'displayName'),
-      active: typeof doc.active === 'boolean' ? doc.active : undefined,
-      email,
-      name: pickName(doc) ?? email,
-    };
+    const name = personNameSchema.safeParse(pickName(doc) ?? email);
+    if (!name.success) {
+      throw new ScimError(400, `The name (displayName, else name) must be 1 to ${personNameSchema.maxLength} characters`, 'invalidValue');
+    }
+    return { email, name: name.data };
+  }
+
+  /** The account takes the name and e-mail of its SCIM user; another account's e-mail is a conflict. */
+  async function syncAccount(tx: Queryable, userId: string, account: Account): Promise<void> {
+    try {
+      await identity.updateUserNameAndEmail(tx, userId, account);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'email_taken') {
+        throw new ScimError(409, `Another account already has the e-mail address ${account.email}`, 'uniqueness');
+      }
+      throw error;
+    }
   }
 
   /** Brings the member in line with `active`: suspended with sessions revoked, or active (re-added if removed meanwhile). */
@@ -169,17 +210,21 @@ export function createScimService(deps: ScimServiceDeps) {
     // An unknown user is 404 whatever the SSO domain's state (only then a paused connector is 403);
     // the row the write uses is read again, locked, inside the transaction.
     await loadUser(ctx, id);
-    const domain = await requireVerifiedDomain(ctx);
+    const domain = await verifiedDomain(ctx);
     let userName: string | undefined;
     try {
       return await db.transaction(async (tx) => {
         const locked = await store.findUser(tx, ctx.organizationId, id, true);
         if (!locked) throw new ScimError(404, `User ${id} not found`);
         const doc = build(locked);
-        const fields = userFields(doc, domain);
+        const fields = userFields(doc);
         userName = fields.userName;
         const active = fields.active ?? locked.active;
         doc.active = active;
+        // A write that leaves the user inactive only takes access away: it needs no verified domain and
+        // is not held to the account's rules, so that no state of the domain or of the profile can keep
+        // a departed person in. It does not touch the account either.
+        if (active) await syncAccount(tx, locked.user_id, accountOf(doc, requireDomain(domain)));
         const memberId = await syncMember(tx, ctx, locked.user_id, active);
         const row = await store.updateUser(tx, ctx.organizationId, locked.id, {
           memberId,
@@ -237,6 +282,12 @@ export function createScimService(deps: ScimServiceDeps) {
       const key = /\(scim_user_id\)=\(([^)]*)\)/.exec(String((error as { detail?: unknown }).detail ?? ''));
       throw unknownMembers(key ? [key[1]!] : ids);
     }
+  }
+
+  /** Adding members gives access, so it waits for a verified domain like provisioning users; removing them never does. */
+  function requireDomainToAdd(domain: string | null, current: GroupMemberRef[], ids: string[]): void {
+    const before = new Set(current.map((m) => m.scim_user_id));
+    if (ids.some((id) => !before.has(id))) requireDomain(domain);
   }
 
   function groupFields(doc: Doc) {
@@ -321,8 +372,10 @@ export function createScimService(deps: ScimServiceDeps) {
 
     async createUser(ctx: ScimContext, body: unknown): Promise<Doc> {
       const doc = normalizeResource('User', body);
+      // Even an inactive user needs the domain: creating one makes or links an account.
       const domain = await requireVerifiedDomain(ctx);
-      const fields = userFields(doc, domain);
+      const fields = userFields(doc);
+      const account = accountOf(doc, domain);
       const active = fields.active ?? true;
       doc.active = active;
       try {
@@ -330,10 +383,12 @@ export function createScimService(deps: ScimServiceDeps) {
           if (await store.findUserByUserName(tx, ctx.organizationId, fields.userName)) {
             throw new ScimError(409, `userName ${fields.userName} is already taken`, 'uniqueness');
           }
-          const user = await identity.ensureUser(tx, { email: fields.email, name: fields.name });
+          const user = await identity.ensureUser(tx, account);
           if (await store.findUserByUserId(tx, ctx.organizationId, user.id)) {
-            throw new ScimError(409, `Another SCIM user already provisions ${fields.email}`, 'uniqueness');
+            throw new ScimError(409, `Another SCIM user already provisions ${account.email}`, 'uniqueness');
           }
+          // A linked account takes the directory's name (its e-mail is this one already, maybe in other case).
+          if (active) await syncAccount(tx, user.id, account);
           await identity.ensureMember(tx, ctx.organizationId, user.id, 'member');
           const memberId = await syncMember(tx, ctx, user.id, active);
           const row = await store.insertUser(tx, {
@@ -404,6 +459,7 @@ export function createScimService(deps: ScimServiceDeps) {
     /** Groups are kept as metadata (groupMappingMode metadata_only): they do not become teams. */
     async createGroup(ctx: ScimContext, body: unknown): Promise<Doc> {
       const doc = normalizeResource('Group', body);
+      await requireVerifiedDomain(ctx);
       const fields = groupFields(doc);
       return db.transaction(async (tx) => {
         const ids = await memberIds(tx, ctx, doc);
@@ -414,12 +470,14 @@ export function createScimService(deps: ScimServiceDeps) {
     },
 
     async replaceGroup(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
+      const domain = await verifiedDomain(ctx);
       return db.transaction(async (tx) => {
         // Locked, so a concurrent delete either waits for this write or has already made it a 404.
         if (!(await store.findGroup(tx, ctx.organizationId, id, true))) throw new ScimError(404, `Group ${id} not found`);
         const doc = normalizeResource('Group', body);
         const fields = groupFields(doc);
         const ids = await memberIds(tx, ctx, doc);
+        requireDomainToAdd(domain, await store.memberships(tx, ctx.organizationId, 'group', [id]), ids);
         const row = await store.updateGroup(tx, ctx.organizationId, id, { ...fields, resource: groupResource(doc) });
         await setGroupMembers(tx, ctx, id, ids);
         return groupWithMembers(tx, ctx, row);
@@ -428,6 +486,7 @@ export function createScimService(deps: ScimServiceDeps) {
 
     async patchGroup(ctx: ScimContext, id: string, body: unknown): Promise<Doc> {
       const operations = parseOperations(body);
+      const domain = await verifiedDomain(ctx);
       return db.transaction(async (tx) => {
         const existing = await store.findGroup(tx, ctx.organizationId, id, true);
         if (!existing) throw new ScimError(404, `Group ${id} not found`);
@@ -437,6 +496,7 @@ export function createScimService(deps: ScimServiceDeps) {
         const patched = normalizeResource('Group', applyPatch('Group', current, operations));
         const fields = groupFields(patched);
         const ids = await memberIds(tx, ctx, patched);
+        requireDomainToAdd(domain, members, ids);
         const row = await store.updateGroup(tx, ctx.organizationId, id, { ...fields, resource: groupResource(patched) });
         await setGroupMembers(tx, ctx, id, ids);
         return groupWithMembers(tx, ctx, row);
