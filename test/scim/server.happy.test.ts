@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { testBackend } from '../support/app.ts';
 import { api } from '../support/http.ts';
 import { holdLocks } from '../support/held-locks.ts';
-import { signUp } from '../support/fixtures.ts';
+import { addMember, signUp } from '../support/fixtures.ts';
 import { health, memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -225,8 +225,9 @@ test('the account follows an active SCIM user: name and e-mail change with a PUT
   assert.equal(off.status, 200, off.text);
   assert.deepEqual(await listed(userId), ['Fay Lowe', 'fay.lowe@example.test']);
 
-  // An existing account linked by a POST takes the directory's name.
+  // An existing account linked by a POST (a member the organization has already) takes the directory's name.
   const person = await signUp(env.app.url, 'linked');
+  await addMember(env.app.url, env.tenant.owner, env.tenant.orgId, person, 'member');
   const linked = await client.post('/Users', userBody(person.email, { displayName: 'Linda Inked' }));
   assert.equal(linked.status, 201, linked.text);
   assert.deepEqual(await listed(person.userId), ['Linda Inked', person.email]);

@@ -180,3 +180,22 @@ test('deactivation works whatever the SSO domain: unverified or changed, active 
     await own.close();
   }
 });
+
+test('an account someone made by sign-up with an address of the domain is not provisioned into the organization; once invited, it is', async () => {
+  const client = scim(env.app, token);
+  // An outsider signs up first with the address of a future hire (sign-up does not prove ownership).
+  const squatter = await signUp(env.app.url, 'newhire');
+  const refused = await client.post('/Users', userBody(squatter.email));
+  assert.equal(refused.status, 409, refused.text);
+  assert.equal(refused.body.scimType, 'uniqueness');
+  assert.equal(await memberOf(env.app, env.tenant.orgId, squatter.email), undefined, 'no membership was made');
+  assert.equal((await api(env.app.url, squatter.token).put('/v1/session/active-organization', { organizationId: env.tenant.orgId })).status, 404);
+  const listed = await client.get(`/Users?filter=${encodeURIComponent(`userName eq "${squatter.email}"`)}`);
+  assert.equal(listed.body.totalResults, 0, 'and no SCIM user');
+
+  // The organization invites the person (who accepts, signed in): then the directory may manage them.
+  await addMember(env.app.url, env.tenant.owner, env.tenant.orgId, squatter, 'member');
+  const linked = await client.post('/Users', userBody(squatter.email));
+  assert.equal(linked.status, 201, linked.text);
+  assert.equal((await memberOf(env.app, env.tenant.orgId, squatter.email))?.status, 'active');
+});

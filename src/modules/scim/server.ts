@@ -264,7 +264,9 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
       response: createResponses,
       summary: 'SCIM: provision a user',
       description:
-        'The user becomes a member of the organization (an existing account with the same e-mail is linked, and takes the user\'s name). ' +
+        'The user becomes a member of the organization. An existing account with the same e-mail is linked (and takes the user\'s name) only when it is ' +
+        'already a member of the organization or was itself made by provisioning; one that someone made by sign-up is not handed the membership ' +
+        '(409 `uniqueness`: invite that person, then provision them), since sign-up does not prove one owns the address. ' +
         'The e-mail must be valid as on sign-up and in the verified SSO domain, the name at most 200 characters, at most one e-mail primary (400 `invalidValue`). ' +
         '409 `uniqueness` on a duplicate userName. Attributes of no supported schema are ignored.',
       body: resourceBody,

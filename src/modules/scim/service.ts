@@ -387,6 +387,17 @@ export function createScimService(deps: ScimServiceDeps) {
           if (await store.findUserByUserId(tx, ctx.organizationId, user.id)) {
             throw new ScimError(409, `Another SCIM user already provisions ${account.email}`, 'uniqueness');
           }
+          // Sign-up does not prove that one owns the address, so an account someone made with a password
+          // is not handed this membership (else anyone could sign up as a future hire and be provisioned
+          // into the organization). It is linked when the organization already has it as a member, or
+          // when it has no password: then it was made by provisioning, and nobody can sign in to it.
+          if (user.password_hash !== null && !(await identity.getMemberByUser(ctx.organizationId, user.id, tx))) {
+            throw new ScimError(
+              409,
+              `An account with the e-mail address ${account.email} already exists and is not a member of this organization: invite that person, then provision them`,
+              'uniqueness',
+            );
+          }
           // A linked account takes the directory's name (its e-mail is this one already, maybe in other case).
           if (active) await syncAccount(tx, user.id, account);
           await identity.ensureMember(tx, ctx.organizationId, user.id, 'member');
