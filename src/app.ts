@@ -25,7 +25,7 @@ import { createTxtResolver } from './modules/sso/dns.ts';
 import { ssoRoutes } from './modules/sso/routes.ts';
 import { createSsoService } from './modules/sso/service.ts';
 import { scimManagementRoutes } from './modules/scim/routes.ts';
-import { scimServerRoutes } from './modules/scim/server.ts';
+import { scimFrameworkError, scimServerRoutes } from './modules/scim/server.ts';
 import { createScimService } from './modules/scim/service.ts';
 import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
@@ -64,6 +64,7 @@ const tags = [
 const tagsWithoutOperations = new Set(['Roles', 'Templates', 'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry']);
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+const SCIM_PREFIX = '/scim/v2';
 
 /** Builds the whole HTTP application from its dependencies; it does not listen. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -79,8 +80,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },
-    // Router-level (too long or undecodable path) and parser-level errors answer in the API's error shape too.
-    frameworkErrors: (error, request, reply) => errorHandler(error as FastifyError, request, reply),
+    // Router-level (too long or undecodable path) and parser-level errors answer in the API's error
+    // shape too, or in SCIM's under the SCIM server's prefix (where SCIM clients read it).
+    frameworkErrors: (error, request, reply) =>
+      (request.url.startsWith(`${SCIM_PREFIX}/`) ? scimFrameworkError : errorHandler)(error as FastifyError, request, reply),
     clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
@@ -157,7 +160,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(ssoRoutes, { sso });
   const scim = createScimService({ db, identity, sso, publicUrl: config.publicUrl });
   await app.register(scimManagementRoutes, { scim });
-  await app.register(scimServerRoutes, { scim, prefix: '/scim/v2', documentationUri: `${config.publicUrl}/docs` });
+  await app.register(scimServerRoutes, { scim, prefix: SCIM_PREFIX, documentationUri: `${config.publicUrl}/docs` });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound });
   await app.register(memoryRoutes, { service: createMemoryService({ db }) });
 

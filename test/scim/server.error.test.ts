@@ -241,6 +241,12 @@ test('/Me is 501 Not Implemented; a collection path with a trailing slash names 
   }
 });
 
+test('a path the router cannot decode (a bad percent-escape) is answered in SCIM shape too', async () => {
+  for (const response of [await client.get('/Users/%ZZ'), await client.patch('/Groups/%E0%A4%A', patchOp({ op: 'add', path: 'members', value: [] }))]) {
+    assertScimError(response, 400);
+  }
+});
+
 // Changes the organization's SSO domain: the last test of this file.
 test('while the SSO domain is not verified, provisioning that gives access is paused; removing members and groups is not', async () => {
   const kept = await client.post('/Users', userBody('kept@acme.example'));

@@ -87,6 +87,36 @@ function nestsDeeperThan(text: string, limit: number): boolean {
   return false;
 }
 
+function failureBody(error: FastifyError | Error): { status: number; detail: string; scimType?: ScimError['scimType'] } {
+  if (error instanceof ScimError) return { status: error.status, detail: error.message, scimType: error.scimType };
+  if (error instanceof ApiError) return { status: error.statusCode, detail: error.message };
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const first = error.validation[0];
+    return { status: 400, detail: `Invalid request: ${first?.message ?? 'validation failed'}`, scimType: 'invalidSyntax' };
+  }
+  const code = (error as FastifyError).code;
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, detail: 'Send the body as application/scim+json or application/json' };
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, detail: 'The request body is too large' };
+  if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return { status: 400, detail: 'The body is not valid JSON', scimType: 'invalidSyntax' };
+  }
+  // Text PostgreSQL cannot store (U+0000, unpaired surrogates) is the client's input; a lost database is retryable.
+  if (isUnstorableText(error)) return { status: 400, detail: 'Text cannot contain the NUL character (U+0000) or unpaired surrogates', scimType: 'invalidValue' };
+  if (isDatabaseUnavailable(error)) return { status: 503, detail: 'The database is unavailable; try again shortly' };
+  const status = (error as FastifyError).statusCode;
+  if (status && status >= 400 && status < 500) return { status, detail: error.message };
+  return { status: 500, detail: 'Something went wrong on our side' };
+}
+
+/**
+ * Answers a request the router refused before any route ran (an undecodable path under /scim/v2,
+ * say) in SCIM's error shape, which is what a SCIM client reads.
+ */
+export function scimFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const body = failureBody(error);
+  return reply.status(body.status).header('content-type', SCIM_CONTENT_TYPE).send(scimErrorBody(body.status, body.detail, body.scimType));
+}
+
 export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; documentationUri?: string }> = async (app, { scim, documentationUri }) => {
   const contexts = new WeakMap<FastifyRequest, ScimContext>();
   const contextOf = (request: FastifyRequest): ScimContext => {
@@ -121,27 +151,6 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     if (String(reply.getHeader('content-type') ?? '').startsWith('application/json')) reply.header('content-type', SCIM_CONTENT_TYPE);
     return payload;
   });
-
-  const failureBody = (error: FastifyError | Error): { status: number; detail: string; scimType?: ScimError['scimType'] } => {
-    if (error instanceof ScimError) return { status: error.status, detail: error.message, scimType: error.scimType };
-    if (error instanceof ApiError) return { status: error.statusCode, detail: error.message };
-    if (hasZodFastifySchemaValidationErrors(error)) {
-      const first = error.validation[0];
-      return { status: 400, detail: `Invalid request: ${first?.message ?? 'validation failed'}`, scimType: 'invalidSyntax' };
-    }
-    const code = (error as FastifyError).code;
-    if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, detail: 'Send the body as application/scim+json or application/json' };
-    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, detail: 'The request body is too large' };
-    if (error instanceof SyntaxError || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      return { status: 400, detail: 'The body is not valid JSON', scimType: 'invalidSyntax' };
-    }
-    // Text PostgreSQL cannot store (U+0000, unpaired surrogates) is the client's input; a lost database is retryable.
-    if (isUnstorableText(error)) return { status: 400, detail: 'Text cannot contain the NUL character (U+0000) or unpaired surrogates', scimType: 'invalidValue' };
-    if (isDatabaseUnavailable(error)) return { status: 503, detail: 'The database is unavailable; try again shortly' };
-    const status = (error as FastifyError).statusCode;
-    if (status && status >= 400 && status < 500) return { status, detail: error.message };
-    return { status: 500, detail: 'Something went wrong on our side' };
-  };
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const body = failureBody(error);
