@@ -154,10 +154,13 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
     return fail('5xx');
   }
   // Refused before any route matched (path parameter too long, request line or headers too large,
-  // undecodable URL): no route's dialect applies, so these carry the API's generic error shape.
+  // undecodable URL): no route's dialect applies, so these carry the API's generic error shape. The
+  // router's refusals under /scim/v2 carry SCIM's (its clients read only that); the HTTP parser's
+  // (request line or headers too large) come before the path is known, so they stay generic there.
   const beforeRouting = status === 414 || status === 431 || (status === 400 && (body as { message?: string })?.message === 'The URL is not valid');
   if (beforeRouting) {
-    const problem = errorShapeProblem('/', body);
+    const generic = errorShapeProblem('/', body);
+    const problem = operation.path.startsWith('/scim/v2/') && generic ? errorShapeProblem(operation.path, body) : generic;
     if (problem) fail(`pre-routing 4xx without the error shape: ${problem}`);
     return;
   }
