@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
-import { connectBot, startMessengerEnv, type MessengerEnv } from './support.ts';
+import { connectBot, eventually, postUpdate, startMessengerEnv, type MessengerEnv } from './support.ts';
 
 describe('messenger connections: errors', () => {
   let env: MessengerEnv;
@@ -50,6 +50,43 @@ describe('messenger connections: errors', () => {
     const patched = await admin.patch(`/v1/messenger/connections/${mine.id}`, { deliveryUrl: 'http://10.0.0.8/hook' });
     assert.equal(patched.status, 400);
     assert.equal((await admin.get(`/v1/messenger/connections/${mine.id}`)).body.connection.deliveryUrl, env.receiver.url);
+  });
+
+  test('a delivery URL with user:password is 400 invalid_request pointing at deliveryUrl, on create and on patch, and nothing is stored', async () => {
+    const bot = env.platform.addBot();
+    const port = new URL(env.receiver.url).port;
+    const before = await count();
+    for (const deliveryUrl of [`http://user:PW@127.0.0.1:${port}/reply`, `http://user@127.0.0.1:${port}/reply`, 'https://:PW@hooks.example.test/x']) {
+      const answer = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl });
+      assert.equal(answer.status, 400, `${deliveryUrl}: ${answer.text}`);
+      assert.equal(answer.body.error, 'invalid_request');
+      assert.deepEqual(answer.body.details.map((d: any) => [d.path, d.in]), [[['deliveryUrl'], 'body']]);
+      assert.ok(!answer.text.includes('PW'), answer.text);
+    }
+    assert.equal(await count(), before);
+    assert.equal(env.platform.callsTo('getMe', bot.token).length, 0);
+    const mine = await connectBot(env);
+    const patched = await admin.patch(`/v1/messenger/connections/${mine.id}`, { deliveryUrl: `http://user:PW@127.0.0.1:${port}/reply` });
+    assert.equal(patched.status, 400, patched.text);
+    assert.equal(patched.body.error, 'invalid_request');
+    assert.deepEqual(patched.body.details[0].path, ['deliveryUrl']);
+    assert.equal((await admin.get(`/v1/messenger/connections/${mine.id}`)).body.connection.deliveryUrl, env.receiver.url);
+  });
+
+  test('a delivery URL with user:password stored before the API refused it fails its deliveries without its userinfo in lastError', async () => {
+    const mine = await connectBot(env);
+    const secret = env.platform.webhookOf(mine.bot.token)!.secretToken!;
+    const port = new URL(env.receiver.url).port;
+    await env.app.db.query('UPDATE messenger_connections SET delivery_url = $2 WHERE id = $1', [mine.id, `http://user:PW@127.0.0.1:${port}/reply`]);
+    assert.equal((await postUpdate(env.app.url, mine.id, { update_id: 1 }, secret)).status, 200);
+    const failed = await eventually(async () => {
+      const listed = await admin.get(`/v1/messenger/connections/${mine.id}/updates`);
+      return listed.body.updates.find((u: any) => u.updateId === 1 && u.lastError);
+    }, { what: 'the failed attempt', timeoutMs: 60_000 });
+    // fetch refused the URL and quoted it; the quote is kept, its user:password is not.
+    assert.match(failed.lastError, /credentials/);
+    assert.ok(failed.lastError.includes(`http://127.0.0.1:${port}/reply`), failed.lastError);
+    assert.ok(!failed.lastError.includes('PW') && !failed.lastError.includes('user'), failed.lastError);
   });
 
   test('a token the platform does not know is 400 invalid_bot_token, and nothing is stored', async () => {

@@ -4,7 +4,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
-import { connectBot, postUpdate, startMessengerEnv, type MessengerEnv } from './support.ts';
+import { DELIVERY_QUEUE } from '../../src/modules/messenger/ingress.ts';
+import { connectBot, eventually, postUpdate, startMessengerEnv, type MessengerEnv } from './support.ts';
 
 describe('messenger connections', () => {
   let env: MessengerEnv;
@@ -108,6 +109,60 @@ describe('messenger connections', () => {
     assert.equal((await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${mine.id}`)).status, 404);
   });
 
+  test('a disabled connection still delivers the updates it accepted; delete discards those not yet delivered', async () => {
+    const admin = api(env.app.url, env.tenant.admin.token);
+    const previous = env.receiver.respond;
+    let failing = true;
+    env.receiver.respond = (delivery, res) => {
+      if ([711, 712].includes(delivery.json?.update?.message?.chat?.id) && failing) {
+        res.writeHead(503);
+        res.end();
+        return;
+      }
+      return previous(delivery, res);
+    };
+    const deliveriesOf = (updateId: number) => env.receiver.received.filter((d) => d.json?.update?.update_id === updateId).length;
+    const retrying = (id: string, updateId: number) => eventually(async () => {
+      const listed = await admin.get(`/v1/messenger/connections/${id}/updates?status=retrying`);
+      return listed.body.updates.find((u: any) => u.updateId === updateId);
+    }, { what: `update ${updateId} retrying` });
+    const update = (updateId: number, chatId: number) => ({ update_id: updateId, message: { message_id: 1, chat: { id: chatId, type: 'private' }, date: 0, text: 't' } });
+    try {
+      // Disabled while an update waits for its retry: the retry still goes out, and delivers it.
+      const drained = await connectBot(env);
+      const drainedSecret = env.platform.webhookOf(drained.bot.token)!.secretToken!;
+      assert.deepEqual((await postUpdate(env.app.url, drained.id, update(801, 711), drainedSecret)).json, { ok: true, accepted: true });
+      await retrying(drained.id, 801);
+      assert.equal((await admin.patch(`/v1/messenger/connections/${drained.id}`, { enabled: false })).body.connection.status, 'disabled');
+      failing = false;
+      const delivered = await eventually(async () => {
+        const listed = await admin.get(`/v1/messenger/connections/${drained.id}/updates?status=delivered`);
+        return listed.body.updates.find((u: any) => u.updateId === 801);
+      }, { what: 'the delivery while disabled' });
+      assert.ok(delivered.attempts >= 2);
+      assert.equal((await admin.get(`/v1/messenger/connections/${drained.id}`)).body.connection.status, 'disabled');
+
+      // Deleted while an update waits for its retry: its job finds no connection and completes; the
+      // update is never delivered, and the updates route is 404.
+      failing = true;
+      const doomed = await connectBot(env);
+      const doomedSecret = env.platform.webhookOf(doomed.bot.token)!.secretToken!;
+      assert.deepEqual((await postUpdate(env.app.url, doomed.id, update(802, 712), doomedSecret)).json, { ok: true, accepted: true });
+      await retrying(doomed.id, 802);
+      assert.equal(deliveriesOf(802), 1);
+      assert.equal((await admin.delete(`/v1/messenger/connections/${doomed.id}`)).status, 204);
+      failing = false;
+      await eventually(async () => {
+        const jobs = await env.app.db.query('SELECT state FROM pgboss.job WHERE name = $1 AND data->>\'connectionId\' = $2', [DELIVERY_QUEUE, doomed.id]);
+        return jobs.rows.length > 0 && jobs.rows.every((job: any) => job.state === 'completed');
+      }, { what: 'the job of the deleted connection to complete' });
+      assert.equal(deliveriesOf(802), 1, 'no attempt after the delete');
+      assert.equal((await admin.get(`/v1/messenger/connections/${doomed.id}/updates`)).status, 404);
+    } finally {
+      env.receiver.respond = previous;
+    }
+  });
+
   test('updates: newest first, filtered by status, paged with a cursor', async () => {
     const admin = api(env.app.url, env.tenant.admin.token);
     const mine = await connectBot(env);
@@ -140,5 +195,10 @@ describe('messenger connections', () => {
     }
     const webhook = doc.body.paths['/v1/webhooks/messenger/{connectionId}'].post;
     assert.deepEqual(Object.keys(webhook.responses).sort(), ['200', '400', '401', '413', '503']);
+    // What the tests above and webhook.error.test.ts pin, said where an integrator reads it.
+    const deleteRoute = doc.body.paths['/v1/messenger/connections/{connectionId}'].delete;
+    assert.match(deleteRoute.description, /not yet delivered .* discarded/);
+    assert.match(deleteRoute.description, /PATCH `enabled: false`.*still delivered/);
+    assert.match(webhook.responses['413'].description, /only if they arrive before the answer is sent; later ones are read as the next request on the connection \(400\)/);
   });
 });

@@ -121,6 +121,26 @@ describe('messenger webhook ingress: refusals', () => {
     assert.deepEqual([accepted.status, accepted.json], [200, { ok: true, accepted: true }]);
   });
 
+  test('bytes beyond the declared Content-Length that come after the answer are the next request (400), and the update stands', async () => {
+    // HTTP/1.1 framing: once the declared body is read and answered, what follows on the connection
+    // is a new request. The 413 description says so.
+    const port = Number(new URL(env.app.url).port);
+    const declared = '{"update_id":14}';
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => {});
+    socket.write(`POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: ${declared.length}\r\n\r\n${declared}`);
+    await eventually(() => data.includes('{"ok":true,"accepted":true}'), { what: 'the acknowledgement' });
+    socket.end('x'.repeat(LIMIT + 1));
+    await closed;
+    assert.match(data, /^HTTP\/1\.1 200 /);
+    assert.match(data.slice(data.indexOf('{"ok":true,"accepted":true}')), /HTTP\/1\.1 400 /);
+    assert.ok(!data.includes(' 413 '), data);
+    assert.ok((await storedUpdateIds()).includes(14));
+  });
+
   test('malformed JSON is 400 invalid_request with details', async () => {
     for (const body of ['{"update_id": 1', '', 'update_id=1']) {
       const answer = await post(env.app.url, bot.id, body, secret);

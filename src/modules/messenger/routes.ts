@@ -108,7 +108,9 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       tags,
       operationId: 'updateMessengerConnection',
       summary: 'Enable or disable a bot connection, or change its delivery URL',
-      description: 'While disabled, the webhook answers updates with `{ok: true, accepted: false, reason: "connection_disabled"}` and stores nothing.',
+      description:
+        'While disabled, the webhook answers updates with `{ok: true, accepted: false, reason: "connection_disabled"}` and stores nothing; ' +
+        'updates accepted before are still delivered (and retried).',
       params,
       body: z
         .object({ enabled: z.boolean().optional(), deliveryUrl: deliveryUrlSchema.optional() })
@@ -126,6 +128,11 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       tags,
       operationId: 'deleteMessengerConnection',
       summary: 'Delete a bot connection and its webhook (deleteWebhook)',
+      description:
+        'The connection\'s updates are deleted with it: those acknowledged to the platform but not yet delivered (`queued` or `retrying`) ' +
+        'are discarded and never delivered, and the platform does not send them again. To let them drain first, disable the connection ' +
+        '(PATCH `enabled: false`: no new updates are accepted, accepted ones are still delivered and retried), and delete it once the ' +
+        'updates route lists none `queued` or `retrying`.',
       params,
       response: {
         204: z.null().describe('Deleted'),

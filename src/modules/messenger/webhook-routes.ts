@@ -5,9 +5,11 @@
 //    stored hash, in an onRequest hook: before a byte of the body is read. Missing, wrong, or an
 //    unknown connection (a malformed id included): 401 `{ok: false, error: "invalid secret"}`.
 // 2. The body, read by this plugin's own parser from the raw stream with a 256 KiB cap, counted on
-//    the bytes actually received (no Content-Length, or a false one, changes nothing): 413
-//    `{error: "payload_too_large"}`. Malformed JSON, or an update_id that is not a non-negative
-//    integer: 400 invalid_request with details.
+//    the bytes actually received (also without a Content-Length): 413 `{error: "payload_too_large"}`.
+//    Bytes beyond a declared Content-Length count as body (413) only if they arrive before the
+//    answer is sent; later ones are, by HTTP/1.1 framing, the next request on the connection (400),
+//    so an update complete within its declared length is then accepted. Malformed JSON, or an
+//    update_id that is not a non-negative integer: 400 invalid_request with details.
 // 3. The claim of (connection, update_id) and the processing job, committed in one transaction:
 //    200 `{ok: true, accepted: true}`; a duplicate `accepted: false, reason: "duplicate"`; a disabled
 //    connection `accepted: false, reason: "connection_disabled"`. If the database cannot store the
@@ -141,7 +143,11 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
         ),
         400: errorBodySchema.describe('invalid_request: malformed JSON, or update_id missing or not a non-negative integer'),
         401: z.object({ ok: z.literal(false), error: z.literal('invalid secret') }).describe('The secret header is missing or wrong, or the connection does not exist (a malformed connection id included)'),
-        413: z.object({ error: z.literal('payload_too_large') }).describe(`The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent or understated)`),
+        413: z.object({ error: z.literal('payload_too_large') }).describe(
+          `The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent). Bytes beyond a declared Content-Length ` +
+          'count as body (413) only if they arrive before the answer is sent; later ones are read as the next request on the connection (400), ' +
+          'so an update complete within its declared length is then accepted.',
+        ),
         503: errorBodySchema.describe('service_unavailable: the update could not be stored; the platform retries'),
       },
     },

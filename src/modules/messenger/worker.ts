@@ -70,13 +70,17 @@ interface ProcessorDeps {
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
+// scheme://user:password@ — up to the authority's last '@', as URL parsers read it.
+const userinfoInUrl = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
+
+/**
+ * Every error text that becomes an update's lastError, which the tenant sees. The outbound client's
+ * errors carry no secrets but may quote the delivery URL; its user:password is cut: the API refuses
+ * such URLs, but a row stored before it did is quoted on every attempt (fetch refuses it, naming it).
+ */
 function describe(error: unknown): string {
-  if (error instanceof DeliveryError || error instanceof BotApiError) return error.message;
-  if (error instanceof Error) {
-    // The outbound client's errors name refusals and timeouts; their messages carry no secrets, but
-    // they may quote the delivery URL, which the tenant configured and may see.
-    return `${error.name}: ${error.message}`.slice(0, 500);
-  }
+  if (error instanceof DeliveryError || error instanceof BotApiError) return error.message.replace(userinfoInUrl, '$1');
+  if (error instanceof Error) return `${error.name}: ${error.message}`.replace(userinfoInUrl, '$1').slice(0, 500);
   return 'unknown error';
 }
 
