@@ -84,6 +84,8 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       description:
         'Owners and admins. `expectedUpdatedAt` must equal the current `updatedAt` (compared as an instant), else 409 `connection_conflict`. ' +
         'Changing url, authType or credentialMode deletes every stored credential in the same transaction (`identityChanged: true`); ' +
+        'url is compared as a URL, so a spelling of the same server (scheme and host case, a default port, a `#fragment`, which is never sent) ' +
+        'is not a change of identity, though the new spelling is stored. ' +
         'name- and access-only edits keep them. A new identity or a new API key of an API-key or no-auth server is probed first (502 on failure, nothing written). ' +
         'Plugin-managed identities refuse identity changes with 409 `marketplace_managed`.',
       params: connectionParams,
