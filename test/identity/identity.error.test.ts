@@ -4,7 +4,7 @@ import { isValidTimestamp } from '../../src/http/schemas.ts';
 import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
-import { api } from '../support/http.ts';
+import { api, type ApiResponse } from '../support/http.ts';
 
 describe('identity routes: documented errors', () => {
   let app: TestApp;
@@ -234,6 +234,35 @@ describe('identity routes: documented errors', () => {
     const statuses = (await requests).map((response) => response.status).sort();
     assert.deepEqual(statuses, [200, 403]);
     assert.equal((await owners(local.orgId)).length, 1);
+  });
+
+  it('an invitation sent while its sender\'s suspension is committing is refused, not left working', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+    const local = await createTenant(app.url);
+    const email = uniqueEmail('raced');
+    const lockWaits = async () =>
+      (await app.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      )).rows[0]!.n;
+    let invitation: Promise<ApiResponse> | undefined;
+    // SCIM's deactivation, held open: the request starts while the admin still looks active to everyone else.
+    await app.db.transaction(async (tx) => {
+      await app.app.identity.setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended');
+      invitation = api(app.url, local.admin.token).post(`/v1/orgs/${local.orgId}/invitations`, { email, role: 'admin' });
+      let finished = false;
+      void invitation.finally(() => (finished = true));
+      const deadline = Date.now() + 15_000;
+      // Commit once the request waits for the suspension, or has gone through without waiting.
+      while (!finished && (await lockWaits()) === 0) {
+        assert.ok(Date.now() < deadline, 'the invitation request neither finished nor waited');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    // It waited for the suspension and then saw it, as a suspended member's request does.
+    const created = await invitation!;
+    assert.equal(created.status, 404, `an invitation was sent by a suspended admin: ${created.text}`);
+    assert.equal(created.body.error, 'organization_not_found');
+    const person = await api(app.url).post('/v1/auth/sign-up', { email, password: 'raced password', name: 'Raced' });
+    assert.equal((await api(app.url, person.body.sessionToken).get(`/v1/orgs/${local.orgId}/members`)).status, 404);
   });
 
   it('unknown member, team and API key ids are 404 with their own error names', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { createTenant, signUp, type Tenant } from '../support/fixtures.ts';
+import { addMember, createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 
 describe('identity routes: security', () => {
@@ -141,6 +141,47 @@ describe('identity routes: security', () => {
     await api(app.url, local.owner.token).delete(`/v1/orgs/${local.orgId}/members/${local.member.memberId}`);
     assert.equal((await api(app.url, local.member.token).get(`/v1/orgs/${local.orgId}/members`)).status, 404);
     assert.equal((await api(app.url, local.member.token).get('/v1/org')).body.error, 'organization_not_found');
+  });
+
+  it('an admin\'s pending invitations stop working once they are removed, suspended or demoted: refused like an unknown one', async () => {
+    const local = await createTenant(app.url);
+    const owner = api(app.url, local.owner.token);
+    const unknown = await api(app.url, local.outsider.token).post('/v1/invitations/opi_no-such-invitation/accept');
+    assert.equal(unknown.status, 404);
+    // SCIM suspends and deletes through these identity methods, inside its own transactions.
+    const actions: [string, (admin: { memberId: string }) => Promise<void>][] = [
+      ['removed by the owner', async (admin) => {
+        assert.equal((await owner.delete(`/v1/orgs/${local.orgId}/members/${admin.memberId}`)).status, 204);
+      }],
+      ['demoted to member', async (admin) => {
+        assert.equal((await owner.patch(`/v1/orgs/${local.orgId}/members/${admin.memberId}`, { role: 'member' })).status, 200);
+      }],
+      ['suspended (SCIM)', (admin) => app.db.transaction((tx) => app.app.identity.setMemberStatus(tx, local.orgId, admin.memberId, 'suspended'))],
+      ['deleted (SCIM)', (admin) => app.db.transaction((tx) => app.app.identity.deleteMember(tx, local.orgId, admin.memberId))],
+    ];
+    for (const [label, act] of actions) {
+      const admin = await signUp(app.url, 'rogue-admin');
+      await addMember(app.url, local.owner, local.orgId, admin, 'admin');
+      // The probe's accomplice has no account yet when invited; the owner's own invitation is unaffected.
+      const accomplice = uniqueEmail('accomplice');
+      const bystander = await signUp(app.url, 'bystander');
+      const rogue = await api(app.url, admin.token).post(`/v1/orgs/${local.orgId}/invitations`, { email: accomplice, role: 'admin' });
+      assert.equal(rogue.status, 201, `${label}: ${rogue.text}`);
+      const fromOwner = await owner.post(`/v1/orgs/${local.orgId}/invitations`, { email: bystander.email, role: 'member' });
+      await act(admin);
+      const signedUp = await api(app.url).post('/v1/auth/sign-up', { email: accomplice, password: 'accomplice password', name: 'Accomplice' });
+      assert.equal(signedUp.status, 201, signedUp.text);
+      const accepted = await api(app.url, signedUp.body.sessionToken).post(`/v1/invitations/${rogue.body.token}/accept`);
+      assert.equal(accepted.status, 404, `${label}: ${accepted.text}`);
+      assert.deepEqual(accepted.body, unknown.body, label);
+      assert.equal((await api(app.url, signedUp.body.sessionToken).get(`/v1/orgs/${local.orgId}/members`)).status, 404, label);
+      const stillValid = await api(app.url, bystander.token).post(`/v1/invitations/${fromOwner.body.token}/accept`);
+      assert.equal(stillValid.status, 200, `${label}: ${stillValid.text}`);
+    }
+    // An owner who hands ownership over stays an admin, and may still invite: their invitations hold.
+    const pending = await owner.post(`/v1/orgs/${local.orgId}/invitations`, { email: local.outsider.email, role: 'member' });
+    assert.equal((await owner.post(`/v1/orgs/${local.orgId}/transfer-ownership`, { memberId: local.admin.memberId })).status, 200);
+    assert.equal((await api(app.url, local.outsider.token).post(`/v1/invitations/${pending.body.token}/accept`)).status, 200);
   });
 
   it('stores no token, key or password in clear: only hashes', async () => {

@@ -211,7 +211,9 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       summary: 'Invite someone by email (owners and admins)',
       description:
         'The `token` is shown only in this response; the invitation expires after 7 days. An address that belongs to a member ' +
-        'of the organization already (active or suspended) is refused with 409 `already_member`, and nothing is stored.',
+        'of the organization already (active or suspended) is refused with 409 `already_member`, and nothing is stored. ' +
+        'An invitation holds only while its sender may invite: removing or suspending them, or making them a plain member, ' +
+        'ends the invitations they sent that were not accepted yet (accepting one is then 404 `invitation_not_found`).',
       params: orgParams,
       body: z.object({ email: emailSchema, role: assignableRoleSchema }),
       response: {
@@ -235,12 +237,13 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       description:
         'When the accepting session has no usable active organization (none, or one the caller is no longer an active member of), ' +
         'the organization joined becomes its active one; otherwise the active organization is left as it is. ' +
-        'Accepting one invitation ends the other pending invitations of the same address to that organization; removing a member ends them too, so only an invitation sent after a removal lets a removed member back in.',
+        'Accepting one invitation ends the other pending invitations of the same address to that organization; removing a member ends them too, so only an invitation sent after a removal lets a removed member back in. ' +
+        'Removing, suspending or demoting (to member) the one who sent an invitation ends it as well.',
       params: z.object({ token: z.string().min(1).max(200) }),
       response: {
         200: z.object({ member: memberSchema }),
         ...commonErrorResponses,
-        404: errorBodySchema.describe('invitation_not_found: unknown, used or expired'),
+        404: errorBodySchema.describe('invitation_not_found: unknown, used, expired or ended'),
         409: errorBodySchema.describe('already_member'),
       },
     },

@@ -46,6 +46,10 @@ const sessionTokenPrefix = 'ops_';
 const apiKeyPrefix = 'opk_';
 const invitationTokenPrefix = 'opi_';
 
+// An invitation speaks for the member who sent it, so it holds only while they still have one of
+// these roles in an active membership: a removed admin's accomplice must not be let in afterwards.
+const inviterRoles: readonly Role[] = ['owner', 'admin'];
+
 // Session lookups of concurrent requests share one statement. Batches run side by side only when
 // enough lookups wait, so under load the database answers few large statements, not many small ones.
 const LOOKUP_BATCH_MAX = 256;
@@ -116,6 +120,10 @@ export function createIdentityService(deps: IdentityServiceDeps) {
         : await store.findMemberByUser(db, organizationId, caller.userId);
       if (member && member.status === 'active') membership = { organizationId, memberId: member.id, role: member.role };
     }
+    return granted(membership, roles);
+  }
+
+  function granted(membership: Membership | undefined, roles?: readonly Role[]): Membership {
     if (!membership) throw notFound('organization_not_found', 'No such organization');
     if (roles && !roles.includes(membership.role)) throw forbidden(`This needs the role ${roles.join(' or ')}`);
     return membership;
@@ -125,6 +133,25 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     const member = await store.findMember(tx, organizationId, memberId);
     if (!member) throw notFound('member_not_found', 'No such member in this organization');
     return member;
+  }
+
+  // Every change of a membership's status or role goes through these three, which end the
+  // invitations its member sent once they may no longer invite. The member row is changed first: an
+  // invitation being created holds that row (see createInvitation), so by the time the invitations
+  // are ended here it is committed, or it waits and then sees this change and is refused.
+  async function setMembershipStatus(tx: Queryable, organizationId: string, memberId: string, status: 'active' | 'suspended'): Promise<void> {
+    const userId = await store.setMemberStatus(tx, organizationId, memberId, status);
+    if (userId && status !== 'active') await store.expireInvitationsSentBy(tx, organizationId, userId);
+  }
+
+  async function deleteMembership(tx: Queryable, organizationId: string, memberId: string): Promise<void> {
+    const userId = await store.deleteMember(tx, organizationId, memberId);
+    if (userId) await store.expireInvitationsSentBy(tx, organizationId, userId);
+  }
+
+  async function setMembershipRole(tx: Queryable, organizationId: string, member: MemberRow, role: Role): Promise<void> {
+    await store.setMemberRole(tx, organizationId, member.id, role);
+    if (!inviterRoles.includes(role)) await store.expireInvitationsSentBy(tx, organizationId, member.user_id);
   }
 
   /**
@@ -281,15 +308,25 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     },
 
     async createInvitation(caller: Caller, organizationId: string, input: { email: string; role: 'admin' | 'member' }) {
-      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      const membership = await requireMembership(caller, organizationId, inviterRoles);
       const token = invitationTokenPrefix + randomToken();
-      const invitation = await store.insertInvitationUnlessMember(db, {
-        id: newId(idPrefixes.invitation),
-        organizationId,
-        email: input.email,
-        role: input.role,
-        tokenHash: hashToken(token),
-        invitedBy: caller.userId,
+      const invitation = await db.transaction(async (tx) => {
+        if (membership.memberId) {
+          // The role the request started with may be gone: a removal, suspension or demotion that
+          // has not committed yet would end the other invitations of this member but miss this one.
+          // Holding the member row makes it either finish first, and be seen here, or wait for this
+          // invitation and end it too.
+          const inviter = await store.findMemberForShare(tx, organizationId, membership.memberId);
+          granted(inviter?.status === 'active' ? { organizationId, memberId: inviter.id, role: inviter.role } : undefined, inviterRoles);
+        }
+        return store.insertInvitationUnlessMember(tx, {
+          id: newId(idPrefixes.invitation),
+          organizationId,
+          email: input.email,
+          role: input.role,
+          tokenHash: hashToken(token),
+          invitedBy: caller.userId,
+        });
       });
       // Accepting would be refused (already_member), so the invitation is refused now, and not stored.
       if (!invitation) throw conflict('already_member', 'This address belongs to a member of this organization already');
@@ -331,7 +368,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       return changeMembers(organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_role_fixed', 'The owner\'s role changes only by transferring ownership');
-        await store.setMemberRole(tx, organizationId, memberId, role);
+        await setMembershipRole(tx, organizationId, member, role);
         return { ...member, role };
       });
     },
@@ -343,7 +380,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       await changeMembers(organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
-        await store.deleteMember(tx, organizationId, memberId);
+        await deleteMembership(tx, organizationId, memberId);
         // A removal is not undone by an invitation sent before it.
         await store.expirePendingInvitations(tx, organizationId, member.email);
       });
@@ -359,8 +396,8 @@ export function createIdentityService(deps: IdentityServiceDeps) {
         if (!member || member.status !== 'active') throw notFound('member_not_found', 'No such active member in this organization');
         if (member.id === membership.memberId) return member;
         // Demote first: the one-owner index would refuse two owners even inside the transaction.
-        await store.setMemberRole(tx, organizationId, membership.memberId!, 'admin');
-        await store.setMemberRole(tx, organizationId, memberId, 'owner');
+        await setMembershipRole(tx, organizationId, self, 'admin');
+        await setMembershipRole(tx, organizationId, member, 'owner');
         return { ...member, role: 'owner' as const };
       });
     },
@@ -459,10 +496,11 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       await store.insertMember(tx, { id: newId(idPrefixes.member), organizationId, userId, role });
       return (await store.findMemberByUser(tx, organizationId, userId))!;
     },
-    setMemberStatus: (tx: Queryable, organizationId: string, memberId: string, status: 'active' | 'suspended') =>
-      store.setMemberStatus(tx, organizationId, memberId, status),
+    /** Suspending a member also ends the invitations they sent (in the caller's transaction). */
+    setMemberStatus: setMembershipStatus,
     revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
-    deleteMember: (tx: Queryable, organizationId: string, memberId: string) => store.deleteMember(tx, organizationId, memberId),
+    /** Removing a member also ends the invitations they sent (in the caller's transaction). */
+    deleteMember: deleteMembership,
   };
 }
 

@@ -306,12 +306,34 @@ export function createIdentityStore() {
       await db.query('UPDATE members SET role = $3 WHERE organization_id = $1 AND id = $2', [organizationId, memberId, role]);
     },
 
-    async setMemberStatus(db: Queryable, organizationId: string, memberId: string, status: 'active' | 'suspended'): Promise<void> {
-      await db.query('UPDATE members SET status = $3 WHERE organization_id = $1 AND id = $2', [organizationId, memberId, status]);
+    /** The member's user id, or undefined when there is no such member. */
+    async setMemberStatus(db: Queryable, organizationId: string, memberId: string, status: 'active' | 'suspended'): Promise<string | undefined> {
+      const { rows } = await db.query<{ user_id: string }>(
+        'UPDATE members SET status = $3 WHERE organization_id = $1 AND id = $2 RETURNING user_id',
+        [organizationId, memberId, status],
+      );
+      return rows[0]?.user_id;
     },
 
-    async deleteMember(db: Queryable, organizationId: string, memberId: string): Promise<void> {
-      await db.query('DELETE FROM members WHERE organization_id = $1 AND id = $2', [organizationId, memberId]);
+    /** The removed member's user id, or undefined when there was no such member. */
+    async deleteMember(db: Queryable, organizationId: string, memberId: string): Promise<string | undefined> {
+      const { rows } = await db.query<{ user_id: string }>(
+        'DELETE FROM members WHERE organization_id = $1 AND id = $2 RETURNING user_id',
+        [organizationId, memberId],
+      );
+      return rows[0]?.user_id;
+    },
+
+    /**
+     * The member, share-locked until the transaction ends: a change of their role or status, or their
+     * removal, waits for it, and one in progress is waited for and then seen (undefined once removed).
+     */
+    async findMemberForShare(db: Queryable, organizationId: string, memberId: string): Promise<Pick<MemberRow, 'id' | 'role' | 'status'> | undefined> {
+      const { rows } = await db.query<Pick<MemberRow, 'id' | 'role' | 'status'>>(
+        'SELECT id, role, status FROM members WHERE organization_id = $1 AND id = $2 FOR SHARE',
+        [organizationId, memberId],
+      );
+      return rows[0];
     },
 
     /** Of the given ids, those that are members of the organization. */
@@ -428,6 +450,15 @@ export function createIdentityStore() {
         `UPDATE invitations SET expires_at = now()
           WHERE organization_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND expires_at > now()`,
         [organizationId, email],
+      );
+    },
+
+    /** Ends the pending invitations a user sent on behalf of an organization (expired, as above). */
+    async expireInvitationsSentBy(db: Queryable, organizationId: string, userId: string): Promise<void> {
+      await db.query(
+        `UPDATE invitations SET expires_at = now()
+          WHERE organization_id = $1 AND invited_by = $2 AND accepted_at IS NULL AND expires_at > now()`,
+        [organizationId, userId],
       );
     },
 
