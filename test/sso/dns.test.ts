@@ -1,7 +1,7 @@
 // The TXT resolver and domain normalization, against a real DNS server on loopback.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTxtResolver, normalizeDomain, joinTxtChunks } from '../../src/modules/sso/dns.ts';
+import { createTxtResolver, isPublicSuffix, normalizeDomain, joinTxtChunks } from '../../src/modules/sso/dns.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 
 let dns: TestDnsServer;
@@ -80,4 +80,17 @@ test('normalizeDomain refuses what is not a domain', () => {
   for (const bad of ['', '.', 'localhost', '127.0.0.1', 'exa mple.com', '-bad.example', 'bad-.example', '*.example.com', 'a..b', 'http://example.com', 'x'.repeat(64) + '.com', 'example.com..']) {
     assert.equal(normalizeDomain(bad), null, bad);
   }
+});
+
+test('normalizeDomain refuses a domain with URL parts rather than cutting them off', () => {
+  for (const bad of ['zz.test/evil', 'zz.test?x', 'zz.test\\x', 'zz.test#x', 'u@zz.test', 'zz.test:443', 'zz%2etest', 'zz.test\tx', '0x7f.1', 'zz.test／evil', 'zz.test？x']) {
+    assert.equal(normalizeDomain(bad), null, JSON.stringify(bad));
+  }
+  // Unicode is IDNA's to map: full-width dots and letters are the same domain.
+  assert.equal(normalizeDomain('ＺＺ。test'), 'zz.test');
+});
+
+test('isPublicSuffix: the suffixes of the Public Suffix List, private section included, not names under them', () => {
+  for (const suffix of ['com', 'co.uk', 'github.io', 'xn--p1ai']) assert.equal(isPublicSuffix(suffix), true, suffix);
+  for (const domain of ['example.com', 'acme.co.uk', 'acme.github.io', 'zz.test']) assert.equal(isPublicSuffix(domain), false, domain);
 });

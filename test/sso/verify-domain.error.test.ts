@@ -146,3 +146,36 @@ test('a domain verified by another organization: 409 domain_taken', async () => 
   assert.equal(put.status, 409);
   assert.equal(put.body.error, 'domain_taken');
 });
+
+test('a domain with URL parts (path, query, fragment, user, port, scheme) or an IP address: 400 invalid_request on domain, nothing saved', async () => {
+  const before = (await owner().get('/v1/sso/connection')).body.connection;
+  const cases = [
+    'zz.test/evil', 'zz.test?x', 'zz.test\\x', 'zz.test#x', 'admin@zz.test', 'u:p@zz.test', 'zz.test:443', 'https://zz.test',
+    'zz.test/', 'zz%2etest', 'zz.test\tx', 'zz.test;x', 'a_b.zz.test', '[::1]', '0x7f.1', '127.0.0.1', 'zz.test／evil',
+  ];
+  for (const domain of cases) {
+    const response = await owner().put('/v1/sso/connection', connectionBody(domain));
+    assert.equal(response.status, 400, `${JSON.stringify(domain)}: ${response.text}`);
+    assert.equal(response.body.error, 'invalid_request');
+    assert.deepEqual(response.body.details.map((d: { path: string[] }) => d.path), [['domain']], domain);
+  }
+  assert.deepEqual((await owner().get('/v1/sso/connection')).body.connection, before);
+});
+
+test('a domain that is itself a public suffix (co.uk, github.io): 400 invalid_request saying so; a name under one is accepted', async () => {
+  const before = (await owner().get('/v1/sso/connection')).body.connection;
+  for (const domain of ['co.uk', 'CO.UK.', 'github.io', 'com.au', 'blogspot.com']) {
+    const response = await owner().put('/v1/sso/connection', connectionBody(domain));
+    assert.equal(response.status, 400, `${domain}: ${response.text}`);
+    assert.equal(response.body.error, 'invalid_request');
+    const [detail] = response.body.details;
+    assert.deepEqual(detail.path, ['domain']);
+    assert.match(detail.message, /public suffix/, domain);
+  }
+  assert.deepEqual((await owner().get('/v1/sso/connection')).body.connection, before);
+  for (const [domain, stored] of [['acme.co.uk', 'acme.co.uk'], ['acme.github.io', 'acme.github.io']]) {
+    const response = await owner().put('/v1/sso/connection', connectionBody(domain!));
+    assert.equal(response.status, 200, `${domain}: ${response.text}`);
+    assert.equal(response.body.connection.domain, stored);
+  }
+});

@@ -5,6 +5,7 @@
 // and an administrator who has just published the record must not be answered from a cache.
 import { Resolver } from 'node:dns/promises';
 import { domainToASCII } from 'node:url';
+import { getPublicSuffix } from 'tldts';
 
 export type TxtLookupResult =
   /** The name has TXT records; each record's character-strings are already joined. */
@@ -101,16 +102,24 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 /** The longest name DNS can carry, in its text form without the final dot (RFC 1035 2.3.4). */
 export const MAX_DNS_NAME_LENGTH = 253;
 
+// domainToASCII parses its input as a URL's host: it drops a path, query or fragment
+// ("zz.test/evil" is "zz.test"), removes tabs, decodes %-escapes and reads "0x7f.1" as an IPv4
+// address. So the only ASCII it is given is what a domain name is made of; other characters are
+// IDNA's to map, and those that map to a delimiter make it fail instead.
+const FORBIDDEN_ASCII = /[^a-z0-9.\-\P{ASCII}]/iu;
+
 /**
  * Normalizes a domain as people type it: surrounding space, letter case, one trailing dot, and
  * internationalized labels (to their punycode A-label form, so "Bücher.example" and
- * "xn--bcher-kva.example" are the same domain). Returns null for anything that is not a
- * registrable-looking host name with at least two labels (no IP addresses, no wildcards).
+ * "xn--bcher-kva.example" are the same domain). Returns null for anything that is not a bare,
+ * registrable-looking host name with at least two labels (no scheme, path, query, user or port; no
+ * IP addresses, no wildcards).
  */
 export function normalizeDomain(input: string): string | null {
   let value = input.trim();
   if (value.endsWith('.')) value = value.slice(0, -1);
   if (value === '' || value.length > MAX_DNS_NAME_LENGTH * 4) return null;
+  if (FORBIDDEN_ASCII.test(value)) return null;
   // domainToASCII lowercases, maps full-width dots and applies IDNA/UTS #46; '' means invalid.
   const ascii = domainToASCII(value);
   if (ascii === '' || ascii.length > MAX_DNS_NAME_LENGTH) return null;
@@ -120,4 +129,13 @@ export function normalizeDomain(input: string): string | null {
   // The last label of a real domain is never all digits; this also refuses IPv4 literals.
   if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return null;
   return ascii;
+}
+
+/**
+ * Whether a normalized domain is itself a public suffix ("co.uk", "github.io"): one under which
+ * unrelated parties hold names, so no one organization can stand for it. Per the Public Suffix
+ * List, its private section included; a name below a suffix ("example.co.uk") is not one.
+ */
+export function isPublicSuffix(domain: string): boolean {
+  return getPublicSuffix(domain, { allowPrivateDomains: true, extractHostname: false }) === domain;
 }

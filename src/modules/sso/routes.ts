@@ -63,7 +63,10 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
             .trim()
             .min(1)
             .max(1000)
-            .describe(`A domain name such as example.com; at most ${MAX_DOMAIN_LENGTH} characters once normalized, so that its verification record name fits in DNS`),
+            .describe(
+              `A bare domain name such as example.com (no scheme, path, query, user, port or IP address; internationalized names are converted to punycode), ` +
+              `not itself a public suffix such as co.uk or github.io; at most ${MAX_DOMAIN_LENGTH} characters once normalized, so that its verification record name fits in DNS`,
+            ),
           issuer: z.url().max(2048),
           clientId: z.string().min(1).max(512),
           clientSecret: z.string().min(1).max(4096).optional(),

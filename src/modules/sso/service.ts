@@ -6,7 +6,7 @@ import { ApiError, invalidRequest, notFound, organizationNotFound } from '../../
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { Caller, IdentityService } from '../identity/service.ts';
-import { describeDnsFailure, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
+import { describeDnsFailure, isPublicSuffix, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
 import { createSsoStore, type SsoConnectionRow } from './store.ts';
 
 export interface SsoServiceDeps {
@@ -69,7 +69,12 @@ export function createSsoService(deps: SsoServiceDeps) {
       await requireEnterprise(organizationId);
       const domain = normalizeDomain(input.domain);
       if (!domain) {
-        throw invalidRequest([{ message: 'Must be a domain name such as example.com', path: ['domain'] }], 'The domain is not valid');
+        const message = 'Must be a bare domain name such as example.com: no scheme, path, query, user, port or IP address';
+        throw invalidRequest([{ message, path: ['domain'] }], 'The domain is not valid');
+      }
+      if (isPublicSuffix(domain)) {
+        const message = `${domain} is a public suffix, under which unrelated parties register names; use your organization's own domain under it, such as example.${domain}`;
+        throw invalidRequest([{ message, path: ['domain'] }], 'The domain is a public suffix');
       }
       if (domain.length > MAX_DOMAIN_LENGTH) {
         const message = `Must be at most ${MAX_DOMAIN_LENGTH} characters: its verification record, ${recordNameFor('<domain>')}, must fit in DNS's ${MAX_DNS_NAME_LENGTH}`;
