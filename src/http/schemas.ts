@@ -12,7 +12,10 @@ export function isValidTimestamp(value: string): boolean {
   if (!match) return false;
   const [year, month, day, hour, minute, second = '0'] = match.slice(1, 7).map(Number) as number[];
   if (month! < 1 || month! > 12 || hour! > 23 || minute! > 59 || Number(second) > 59) return false;
-  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999 (year 0 is a leap year, 1900 is not).
+  const lastOfMonth = new Date(0);
+  lastOfMonth.setUTCFullYear(year!, month!, 0);
+  const daysInMonth = lastOfMonth.getUTCDate();
   return day! >= 1 && day! <= daysInMonth;
 }
 
