@@ -265,15 +265,14 @@ describe('messenger webhook ingress: refusals', () => {
 
   test('an update that arrived late but comes first in its chat is the one retried and dead-lettered; the later one is then delivered', async () => {
     const previous = env.receiver.respond;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
+    // Resolved by the receiver once it holds the first delivery; resolved by the test to let it go.
+    const held = Promise.withResolvers<void>();
+    const released = Promise.withResolvers<void>();
     env.receiver.respond = async (delivery, res) => {
       const updateId = delivery.json?.update?.update_id;
       if (updateId === 90) {
-        holding();
-        await released;
+        held.resolve();
+        await released.promise;
       }
       if (updateId === 91) {
         res.writeHead(503);
@@ -286,11 +285,11 @@ describe('messenger webhook ingress: refusals', () => {
       const chat = { id: 607, type: 'private' };
       const update = (updateId: number) => ({ update_id: updateId, message: { message_id: updateId, chat, date: 0, text: String(updateId) } });
       await post(env.app.url, bot.id, update(90), secret);
-      await held;
+      await held.promise;
       // Queued while 90 is delivered: 92 first, then 91 (whose every delivery fails).
       await post(env.app.url, bot.id, update(92), secret);
       await post(env.app.url, bot.id, update(91), secret);
-      release();
+      released.resolve();
       const dead = await listedUpdate('dead', 91, 'the dead letter', 60_000);
       assert.equal(dead.attempts, 3);
       const delivered = await listedUpdate('delivered', 92, 'the later update', 60_000);

@@ -123,14 +123,13 @@ describe('messenger webhook ingress', () => {
 
   test('updates of one chat that arrive out of order while the chat is busy are delivered in update_id order', async () => {
     const previous = env.receiver.respond;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
+    // Resolved by the receiver once it holds the first delivery; resolved by the test to let it go.
+    const held = Promise.withResolvers<void>();
+    const released = Promise.withResolvers<void>();
     env.receiver.respond = async (delivery, res) => {
       if (delivery.json?.update?.message?.text === 'first') {
-        holding();
-        await released;
+        held.resolve();
+        await released.promise;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{}');
@@ -138,12 +137,12 @@ describe('messenger webhook ingress', () => {
     try {
       const [first, ...later] = ['first', 'a', 'b', 'c'].map((text) => env.platform.messageUpdate(bot.bot.token, { chatId: 506, text }));
       assert.deepEqual((await postUpdate(env.app.url, bot.id, first!, secret)).json, { ok: true, accepted: true });
-      await held;
+      await held.promise;
       // While the first is being delivered the rest arrive in the order c, a, b (a retrying platform, say).
       for (const update of [later[2]!, later[0]!, later[1]!]) {
         assert.deepEqual((await postUpdate(env.app.url, bot.id, update, secret)).json, { ok: true, accepted: true });
       }
-      release();
+      released.resolve();
       const chat506 = () => env.receiver.received.filter((d) => d.json?.update?.message?.chat?.id === 506);
       await eventually(() => chat506().length === 4, { what: 'all four deliveries' });
       assert.deepEqual(chat506().map((d) => d.json.update.update_id), [first!, ...later].map((update) => update.update_id));
