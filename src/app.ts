@@ -77,6 +77,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
     },
     childLoggerFactory,
+    // request.ip (rate limits per client, logs) is the connecting address unless that is a proxy the
+    // operator named: then the nearest address in X-Forwarded-For that is not one of theirs.
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },

@@ -1,4 +1,5 @@
 import { Resolver } from 'node:dns';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { DeliverySettings } from './modules/messenger/worker.ts';
 
@@ -11,6 +12,7 @@ export const configVariables = [
   ['DATA_DIR', './data', 'embedded database files (locked by the one process that has them open) and the generated secret key'],
   ['ORGPLANE_SECRET_KEY', '(generated into DATA_DIR)', 'key ring for encrypting stored credentials: "v2:<base64 32 bytes>,v1:<...>" (first is current) or one base64 key'],
   ['ALLOWED_PRIVATE_NETWORKS', '(empty)', 'comma-separated CIDRs outbound calls may reach despite being private/loopback'],
+  ['TRUSTED_PROXIES', '(empty)', 'comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For names the client (per-client rate limits, logs); empty: the connecting address is the client'],
   ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
   ['DESKTOP_DOWNLOAD_URL', 'https://github.com/orgplane/desktop/releases/latest', 'where the install page\'s "Download" action points'],
@@ -52,6 +54,21 @@ const dnsServerList = listOf.refine(
   'must be IP addresses, each optionally with a port: 192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53',
 );
 
+// A proxy trusted by mistake would let any client choose its address (X-Forwarded-For), and so its
+// rate-limit bucket: an entry that is not an address or a CIDR stops the start.
+const proxyList = listOf.refine(
+  (entries) => entries.every(isAddressOrCidr),
+  'must be IP addresses or CIDRs: 10.0.0.5, 10.0.0.0/8, fd00::/8',
+);
+
+/** An IP address in its usual form (not "10.0.0" or "0x7f.1"), optionally with a prefix length. */
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
 const booleanFlag = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -76,6 +93,7 @@ const environmentSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   ORGPLANE_SECRET_KEY: z.string().min(1).optional(),
   ALLOWED_PRIVATE_NETWORKS: listOf,
+  TRUSTED_PROXIES: proxyList,
   DNS_SERVERS: dnsServerList,
   DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
   DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
@@ -119,6 +137,8 @@ export interface Config {
   /** Key ring text; undefined means "generate or read DATA_DIR/secret.key". */
   secretKey: string | undefined;
   allowedPrivateNetworks: string[];
+  /** Reverse proxies (IPs, CIDRs) whose X-Forwarded-For names the client; empty trusts none. */
+  trustedProxies: string[];
   dnsServers: string[];
   /** Per-attempt timeout of SSO DNS lookups. */
   dnsTimeoutMs: number;
@@ -154,6 +174,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     dataDir: env.DATA_DIR,
     secretKey: env.ORGPLANE_SECRET_KEY,
     allowedPrivateNetworks: env.ALLOWED_PRIVATE_NETWORKS,
+    trustedProxies: env.TRUSTED_PROXIES,
     dnsServers: env.DNS_SERVERS,
     dnsTimeoutMs: env.DNS_TIMEOUT_MS,
     desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL,

@@ -113,3 +113,28 @@ test('a token reached through a percent-encoded path or query name is not logged
   assert.ok(logs.includes('install-link'), 'the requests were logged');
   for (const secret of [token, invitation.body.token, code]) assert.ok(!logs.includes(secret), `${secret.slice(0, 8)}… is in the log`);
 });
+
+test('per-client lookup limits: X-Forwarded-For names the client only when it comes from a trusted proxy', async () => {
+  const minted = await api(app.url, tenant.member.token).post(path(tenant.orgId), {});
+  assert.equal(minted.status, 201, minted.text);
+  const lookup = (base: string, client: string) =>
+    api(base).get(`/v1/install-links/${minted.body.token}`, { headers: { 'x-forwarded-for': client } });
+  // Remaining lookups of the bucket each answer counts against: one bucket per client, or one for all.
+  const remainingAfter = async (base: string) => {
+    const answers = [await lookup(base, '203.0.113.1'), await lookup(base, '203.0.113.1'), await lookup(base, '203.0.113.2')];
+    for (const answer of answers) assert.equal(answer.status, 200, answer.text);
+    return answers.map((answer) => Number(answer.headers.get('ratelimit-remaining')));
+  };
+  // Here the connection comes from 127.0.0.1 itself: an address nobody named, whose header is not believed.
+  const [a1, a2, b] = await remainingAfter(app.url);
+  assert.deepEqual([a2, b], [a1! - 1, a1! - 2], 'a forged X-Forwarded-For does not buy a fresh bucket');
+
+  const behindProxy = await startTestApp({ trustedProxies: ['127.0.0.1/32'] }, { shareDatabaseWith: app });
+  try {
+    const [c1, c2, d] = await remainingAfter(behindProxy.url);
+    assert.equal(c2, c1! - 1);
+    assert.equal(d, c1, 'another client behind the proxy has a bucket of its own');
+  } finally {
+    await behindProxy.close();
+  }
+});

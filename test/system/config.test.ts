@@ -120,3 +120,11 @@ test(`the longest session lifetime taken (SESSION_TTL_HOURS=${MAX_SESSION_TTL_HO
     await app.close();
   }
 });
+
+test('TRUSTED_PROXIES takes IP addresses and CIDRs; anything else stops the start naming it', () => {
+  assert.deepEqual(loadConfig({}).trustedProxies, []);
+  assert.deepEqual(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8' }).trustedProxies, ['10.0.0.0/8', '192.0.2.7', 'fd00::/8']);
+  for (const value of ['proxy.internal', '10.0.0.0/33', '10.0.0', '*']) {
+    assert.throws(() => loadConfig({ TRUSTED_PROXIES: value }), /TRUSTED_PROXIES: /, `TRUSTED_PROXIES=${value}`);
+  }
+});
