@@ -199,3 +199,20 @@ test('an account someone made by sign-up with an address of the domain is not pr
   assert.equal(linked.status, 201, linked.text);
   assert.equal((await memberOf(env.app, env.tenant.orgId, squatter.email))?.status, 'active');
 });
+
+test('a user deleted through SCIM cannot come back with an invitation sent to them before the removal', async () => {
+  const client = scim(env.app, token);
+  const person = await signUp(env.app.url, 'invitee');
+  const invitation = await api(env.app.url, env.tenant.owner.token).post(`/v1/orgs/${env.tenant.orgId}/invitations`, { email: person.email, role: 'admin' });
+  assert.equal(invitation.status, 201, invitation.text);
+  // The person becomes a member without accepting it (as provisioning makes members), and the directory then manages them.
+  await env.app.app.identity.ensureMember(env.app.db, env.tenant.orgId, person.userId, 'member');
+  const linked = await client.post('/Users', userBody(person.email));
+  assert.equal(linked.status, 201, linked.text);
+  assert.equal((await client.delete(`/Users/${linked.body.id}`)).status, 204);
+
+  const signedIn = await api(env.app.url).post('/v1/auth/sign-in', { email: person.email, password: person.password });
+  const accepted = await api(env.app.url, signedIn.body.sessionToken).post(`/v1/invitations/${invitation.body.token}/accept`);
+  assert.equal(accepted.status, 404, accepted.text);
+  assert.equal(await memberOf(env.app, env.tenant.orgId, person.email), undefined);
+});

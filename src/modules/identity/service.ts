@@ -136,7 +136,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
   }
 
   // Every change of a membership's status or role goes through these three, which end the
-  // invitations its member sent once they may no longer invite. The member row is changed first: an
+  // invitations its member sent once they may no longer invite (and a removal, those sent to them). The member row is changed first: an
   // invitation being created holds that row (see createInvitation), so by the time the invitations
   // are ended here it is committed, or it waits and then sees this change and is refused.
   async function setMembershipStatus(tx: Queryable, organizationId: string, memberId: string, status: 'active' | 'suspended'): Promise<void> {
@@ -145,8 +145,11 @@ export function createIdentityService(deps: IdentityServiceDeps) {
   }
 
   async function deleteMembership(tx: Queryable, organizationId: string, memberId: string): Promise<void> {
-    const userId = await store.deleteMember(tx, organizationId, memberId);
-    if (userId) await store.expireInvitationsSentBy(tx, organizationId, userId);
+    const removed = await store.deleteMember(tx, organizationId, memberId);
+    if (!removed) return;
+    await store.expireInvitationsSentBy(tx, organizationId, removed.userId);
+    // A removal is not undone by an invitation sent before it (one sent to a member SCIM linked, say).
+    await store.expirePendingInvitations(tx, organizationId, removed.email);
   }
 
   async function setMembershipRole(tx: Queryable, organizationId: string, member: MemberRow, role: Role): Promise<void> {
@@ -381,8 +384,6 @@ export function createIdentityService(deps: IdentityServiceDeps) {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
         await deleteMembership(tx, organizationId, memberId);
-        // A removal is not undone by an invitation sent before it.
-        await store.expirePendingInvitations(tx, organizationId, member.email);
       });
     },
 

@@ -315,13 +315,15 @@ export function createIdentityStore() {
       return rows[0]?.user_id;
     },
 
-    /** The removed member's user id, or undefined when there was no such member. */
-    async deleteMember(db: Queryable, organizationId: string, memberId: string): Promise<string | undefined> {
-      const { rows } = await db.query<{ user_id: string }>(
-        'DELETE FROM members WHERE organization_id = $1 AND id = $2 RETURNING user_id',
+    /** The removed member's user id and e-mail, or undefined when there was no such member. */
+    async deleteMember(db: Queryable, organizationId: string, memberId: string): Promise<{ userId: string; email: string } | undefined> {
+      const { rows } = await db.query<{ user_id: string; email: string }>(
+        `DELETE FROM members m USING users u
+          WHERE m.organization_id = $1 AND m.id = $2 AND u.id = m.user_id
+          RETURNING m.user_id, u.email`,
         [organizationId, memberId],
       );
-      return rows[0]?.user_id;
+      return rows[0] && { userId: rows[0].user_id, email: rows[0].email };
     },
 
     /**
