@@ -17,6 +17,7 @@ import type { Database } from './db/database.ts';
 import { documentAuthentication } from './http/auth.ts';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
+import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
 import { installLinkRoutes } from './modules/install-links/routes.ts';
@@ -96,6 +97,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.setNotFoundHandler(notFoundHandler);
   // JSON only: any other content type is 415 rather than a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
+  registerJsonBodyParser(app);
 
   const rateLimiter: RateLimiter = createRateLimiter(db);
   const identity = createIdentityService({ db, rateLimiter, sessionTtlHours: config.sessionTtlHours, signUpEnabled: config.signUpEnabled });

@@ -54,6 +54,27 @@ describe('identity routes: documented errors', () => {
     assert.equal(unknown.body.error, 'not_found');
   });
 
+  it('a body holding an unpaired surrogate escape is 400 and stores nothing; a paired one is kept as sent', async () => {
+    const teams = async () => (await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/teams`)).body.teams.map((team: { name: string }) => team.name);
+    const before = await teams();
+    const lone: [string, (string | number)[]][] = [
+      ['{"name":"Lone \\ud800 high"}', ['name']],
+      ['{"name":"Lone \\uDC00 low"}', ['name']],
+      ['{"name":"ok","\\ud83d":1}', ['\ud83d']],
+    ];
+    for (const [raw, path] of lone) {
+      const refused = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, undefined, { raw, headers: { 'content-type': 'application/json' } });
+      assert.equal(refused.status, 400, raw);
+      assert.equal(refused.body.error, 'invalid_request');
+      assert.match(refused.body.message, /unpaired surrogates/);
+      assert.deepEqual(refused.body.details[0].path, path, raw);
+    }
+    assert.deepEqual(await teams(), before, 'nothing was stored, not even with U+FFFD in place of the escape');
+    const paired = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, undefined, { raw: '{"name":"Paired \\ud83d\\ude00"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(paired.status, 201, paired.text);
+    assert.ok((await teams()).includes('Paired \u{1F600}'));
+  });
+
   it('sign-up with a taken email is 409 email_taken (case-insensitively)', async () => {
     const response = await api(app.url).post('/v1/auth/sign-up', { email: tenant.member.email.toUpperCase(), password: 'another password', name: 'Dup' });
     assert.equal(response.status, 409);
