@@ -7,9 +7,9 @@ export const maxContentLength = 20_000;
 
 export const memoryIdSchema = typeIdSchema(memoryIdPrefix).describe(`Memory id: \`${memoryIdPrefix}_\` followed by 26 base32 characters`);
 
-// PostgreSQL text cannot hold U+0000, and a lone UTF-16 surrogate would be stored as U+FFFD (the
-// memory would silently change): both are refused here as a 400.
-const noNul = (value: string) => !value.includes('\u0000') && value.isWellFormed();
+// PostgreSQL text cannot hold U+0000: refused here as a 400 on its field. (A lone UTF-16 surrogate,
+// which would be stored as U+FFFD, never gets this far: the API's JSON parser refuses it, src/http/json-body.ts.)
+const noNul = (value: string) => !value.includes('\u0000');
 
 // Labels are short and printable so that they can be used as filters in a query string.
 const labelPattern = /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/;
@@ -21,7 +21,7 @@ export const tagSchema = z
   .min(1)
   .max(64)
   .refine((tag) => !tag.includes(','), { message: 'A tag cannot contain a comma' })
-  .refine(noNul, { message: 'Text cannot contain the NUL character or a lone UTF-16 surrogate' })
+  .refine(noNul, { message: 'Text cannot contain the NUL character' })
   .describe('1 to 64 characters, no comma');
 
 export const sourceSchema = labelSchema('source').describe(
@@ -35,7 +35,7 @@ export const scopeSchema = labelSchema('scope').describe(
 
 export const memoryInputSchema = z
   .object({
-    content: z.string().min(1).max(maxContentLength).refine(noNul, { message: 'Text cannot contain the NUL character or a lone UTF-16 surrogate' }).describe(
+    content: z.string().min(1).max(maxContentLength).refine(noNul, { message: 'Text cannot contain the NUL character' }).describe(
       'The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. ' +
         `Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most ${maxMemoryWords.toLocaleString('en-US')} words: ` +
         'ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`.',
