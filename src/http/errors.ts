@@ -111,7 +111,6 @@ function detailsFromValidation(error: FastifyError): ValidationDetail[] {
   });
 }
 
-
 /** The one place where any thrown error becomes a response; nothing leaves as an unexplained 500. */
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ApiError) {
