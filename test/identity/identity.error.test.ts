@@ -371,3 +371,65 @@ describe('sign-in rate limits count failed attempts, not successful sign-ins', (
     assert.equal((await signIn(user.email, user.password)).status, 429);
   });
 });
+
+// Behind a trusted proxy, so that X-Forwarded-For gives each request the client address under test.
+describe('sign-in limits: one address guessing locks out that address, not the account', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startTestApp({ trustedProxies: ['127.0.0.1/32'] });
+  });
+  after(() => app.close());
+
+  const signInFrom = (address: string, email: string, password: string) =>
+    api(app.url).post('/v1/auth/sign-in', { email, password }, { headers: { 'x-forwarded-for': address } });
+  // The limits count in fixed 15-minute windows: a run that a window's end cuts in two starts
+  // counting again halfway, so it is run again, whole, in the next window.
+  const windowOf = () => Math.floor(Date.now() / 1000 / (15 * 60));
+  async function inOneWindow(run: () => Promise<void>) {
+    const window = windowOf();
+    try {
+      await run();
+    } catch (error) {
+      if (windowOf() === window) throw error;
+      await run();
+    }
+  }
+
+  it('ten wrong guesses from one address: that address is refused, the owner signs in from another', async () => {
+    await inOneWindow(async () => {
+      const user = await signUp(app.url, 'targeted');
+      const stranger = '203.0.113.7';
+      for (let attempt = 0; attempt < 10; attempt++) assert.equal((await signInFrom(stranger, user.email, 'guess')).status, 401);
+      const refused = [await signInFrom(stranger, user.email, 'guess'), await signInFrom(stranger, user.email, user.password)];
+      for (const response of refused) {
+        assert.equal(response.status, 429, response.text);
+        assert.equal(response.body.error, 'rate_limited');
+        assert.ok(Number(response.headers.get('retry-after')) > 0);
+      }
+      const owner = await signInFrom('198.51.100.20', user.email, user.password);
+      assert.equal(owner.status, 200, owner.text);
+    });
+  });
+
+  it('guessing spread over many addresses reaches the account\'s own limit (100); refused attempts do not count towards it', async () => {
+    await inOneWindow(async () => {
+      const user = await signUp(app.url, 'spread');
+      // The first address is locked out after 10, and its 20 further tries are refused: had they
+      // counted on the account, it would be locked before the other nine addresses had their 90 guesses.
+      const statuses: number[] = [];
+      for (let attempt = 0; attempt < 30; attempt++) statuses.push((await signInFrom('203.0.113.100', user.email, 'guess')).status);
+      assert.deepEqual(statuses, [...Array(10).fill(401), ...Array(20).fill(429)]);
+      for (let address = 101; address < 110; address++) {
+        const answers = await Promise.all(Array.from({ length: 10 }, () => signInFrom(`203.0.113.${address}`, user.email, 'guess')));
+        assert.deepEqual(answers.map((answer) => answer.status), Array(10).fill(401), `address 203.0.113.${address}`);
+      }
+      // 100 failed attempts: now the account is refused from anywhere, with the right password too,
+      const locked = await signInFrom('198.51.100.30', user.email, user.password);
+      assert.equal(locked.status, 429, locked.text);
+      assert.equal(locked.body.error, 'rate_limited');
+      // and that address may still sign in to other accounts.
+      const other = await signUp(app.url, 'unrelated');
+      assert.equal((await signInFrom('198.51.100.30', other.email, other.password)).status, 200);
+    });
+  });
+});

@@ -79,9 +79,11 @@ export const identityRoutes: FastifyPluginAsyncZod<{ identity: IdentityService }
       operationId: 'signIn',
       summary: 'Exchange email and password for a session token',
       description:
-        'Failed attempts are limited per account (10 per 15 minutes) and per client address (50 per 15 minutes) across all processes; ' +
-        'successful sign-ins do not count, and do not clear earlier failures. Once a limit is reached, every attempt on that ' +
-        'account or from that address, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends.',
+        'Failed attempts are limited across all processes, in fixed 15-minute windows: 10 on one account from one client address, ' +
+        '50 from one address over all accounts, and 100 on one account from all addresses together. Successful sign-ins do not count, ' +
+        'and do not clear earlier failures; attempts a limit refuses do not count against the others. Once a limit is reached, every ' +
+        'attempt it covers, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends: so a stranger ' +
+        'guessing from one address locks out that address, not the account\'s owner signing in from another one.',
       body: z.object({ email: emailSchema, password: z.string().min(1).max(256) }),
       response: {
         200: sessionResponse,

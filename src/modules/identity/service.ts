@@ -38,9 +38,13 @@ export interface IdentityServiceDeps {
   signUpEnabled: boolean;
 }
 
-// Password guessing is limited per account and per client address, across all processes. Failed
-// attempts (and refused ones) count; successful sign-ins do not (see signIn).
-const signInLimits = { perAccount: 10, perAddress: 50, windowSeconds: 15 * 60 };
+// Password guessing is limited across all processes, in three counters (see signIn): one client
+// address guessing one account, one address guessing many accounts, and every address together
+// guessing one account. The first is the tight one, so that a stranger's ten wrong guesses lock out
+// the stranger, not the account's owner signing in from elsewhere; only guessing spread over many
+// addresses reaches the account's own, higher limit. Failed attempts count; successful sign-ins,
+// and attempts already refused by a limit, do not.
+const signInLimits = { perAccountFromAddress: 10, perAddress: 50, perAccount: 100, windowSeconds: 15 * 60 };
 
 const sessionTokenPrefix = 'ops_';
 const apiKeyPrefix = 'opk_';
@@ -229,22 +233,28 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     },
 
     /**
-     * Every attempt takes a place in both counters before the password is checked, so that concurrent
-     * guesses (on any process) cannot all get through before one is counted; a sign-in that succeeds
-     * gives its places back, so only failed and refused attempts use up the limits. A success does not
-     * clear the failures before it: on the address counter, an attacker signing in to an account of
-     * their own would wipe their guessing against others; on the account counter, each sign-in of the
-     * real user would hand a guesser racing them a fresh allowance.
+     * Every attempt takes a place in each counter before the password is checked, so that concurrent
+     * guesses (on any process) cannot all get through before one is counted. An attempt a limit refuses
+     * gives back its places in the other counters: a locked-out address that keeps trying must not
+     * use up the account's own limit, which would lock the owner out after all. A sign-in that succeeds
+     * gives its places back too, so only failed attempts use up the limits. A success does not clear
+     * the failures before it: on an address's counters, an attacker signing in to an account of their
+     * own would wipe their guessing against others; on the account's, each sign-in of the real user
+     * would hand a guesser racing them a fresh allowance.
      */
     async signIn(input: { email: string; password: string }, clientAddress: string) {
+      const account = input.email.toLowerCase();
+      // A space separates the two: neither an address nor an accepted email holds one.
       const buckets = [
-        { bucket: `sign-in:account:${input.email.toLowerCase()}`, limit: signInLimits.perAccount },
+        { bucket: `sign-in:account-from-address:${clientAddress} ${account}`, limit: signInLimits.perAccountFromAddress },
         { bucket: `sign-in:address:${clientAddress}`, limit: signInLimits.perAddress },
+        { bucket: `sign-in:account:${account}`, limit: signInLimits.perAccount },
       ];
       const results = [];
       for (const { bucket, limit } of buckets) results.push(await deps.rateLimiter.hit(bucket, limit, signInLimits.windowSeconds));
       const refused = results.find((result) => !result.allowed);
       if (refused) {
+        for (const result of results) if (result.allowed) await result.release();
         throw rateLimited(refused, 'Too many sign-in attempts; try again later');
       }
       const user = await store.findUserByEmail(db, input.email);
