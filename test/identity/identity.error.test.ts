@@ -294,6 +294,136 @@ describe('identity routes: documented errors', () => {
     assert.equal((await admin.delete(`/v1/orgs/${tenant.orgId}/api-keys/key_01jqz3v6b8e9f0g1h2j3k4m5n6`)).body.error, 'api_key_not_found');
   });
 
+  it('listing invitations: malformed organization id, limit and cursor are 400 invalid_request pointing at the parameter', async () => {
+    const owner = api(app.url, tenant.owner.token);
+    const cases: [string, string][] = [
+      ['/v1/orgs/not-an-org/invitations', 'organizationId'],
+      ['/v1/orgs/mem_01jqz3v6b8e9f0g1h2j3k4m5n6/invitations', 'organizationId'],
+      [`/v1/orgs/${tenant.orgId}/invitations?limit=0`, 'limit'],
+      [`/v1/orgs/${tenant.orgId}/invitations?limit=101`, 'limit'],
+      [`/v1/orgs/${tenant.orgId}/invitations?limit=abc`, 'limit'],
+      [`/v1/orgs/${tenant.orgId}/invitations?cursor=garbage`, 'cursor'],
+      [`/v1/orgs/${tenant.orgId}/invitations?cursor=${Buffer.from('{"after":1}').toString('base64url')}`, 'cursor'],
+      [`/v1/orgs/${tenant.orgId}/invitations?cursor=${'A'.repeat(201)}`, 'cursor'],
+    ];
+    for (const [path, parameter] of cases) {
+      const response = await owner.get(path);
+      assert.equal(response.status, 400, `${path}: ${response.text}`);
+      assert.equal(response.body.error, 'invalid_request');
+      assert.deepEqual(response.body.details[0].path, [parameter], path);
+    }
+  });
+
+  it('revoking an invitation: a malformed id is 400 invalid_request pointing at it', async () => {
+    const owner = api(app.url, tenant.owner.token);
+    const malformed = [
+      'not-an-id', 'inv_', 'inv_01jqz3v6b8e9f0g1h2j3k4m5n', 'inv_01jqz3v6b8e9f0g1h2j3k4m5n6x', 'inv_01JQZ3V6B8E9F0G1H2J3K4M5N6',
+      'inv_8zzzzzzzzzzzzzzzzzzzzzzzzz', 'inv_01jqz3v6b8e9f0g1h2j3k4m5nu', 'mem_01jqz3v6b8e9f0g1h2j3k4m5n6', '01jqz3v6b8e9f0g1h2j3k4m5n6', 'opi_whatever',
+    ];
+    for (const id of malformed) {
+      const response = await owner.delete(`/v1/orgs/${tenant.orgId}/invitations/${encodeURIComponent(id)}`);
+      assert.equal(response.status, 400, `${id}: ${response.text}`);
+      assert.equal(response.body.error, 'invalid_request');
+      assert.deepEqual(response.body.details[0].path, ['invitationId'], id);
+    }
+    const badOrg = await owner.delete('/v1/orgs/not-an-org/invitations/inv_01jqz3v6b8e9f0g1h2j3k4m5n6');
+    assert.equal(badOrg.status, 400);
+    assert.deepEqual(badOrg.body.details[0].path, ['organizationId']);
+  });
+
+  it('revoking an invitation that is not pending here is 404 invitation_not_found: unknown, another organization\'s, accepted, expired, ended, revoked', async () => {
+    const local = await createTenant(app.url);
+    const owner = api(app.url, local.owner.token);
+    const path = `/v1/orgs/${local.orgId}/invitations`;
+    const invite = async (client: ReturnType<typeof api>, orgId = local.orgId, email = uniqueEmail('invitee')) => {
+      const response = await client.post(`/v1/orgs/${orgId}/invitations`, { email, role: 'member' });
+      assert.equal(response.status, 201, response.text);
+      return response.body as { invitation: { id: string }; token: string };
+    };
+    const elsewhere = await invite(api(app.url, local.otherAdmin.token), local.otherOrgId);
+    const joiner = await signUp(app.url, 'joiner');
+    const accepted = await invite(owner, local.orgId, joiner.email);
+    assert.equal((await api(app.url, joiner.token).post(`/v1/invitations/${accepted.token}/accept`)).status, 200);
+    const expired = await invite(owner);
+    await app.db.query(`UPDATE invitations SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.invitation.id]);
+    const ended = await invite(api(app.url, local.admin.token));
+    assert.equal((await owner.patch(`/v1/orgs/${local.orgId}/members/${local.admin.memberId}`, { role: 'member' })).status, 200);
+    const revoked = await invite(owner);
+    assert.equal((await owner.delete(`${path}/${revoked.invitation.id}`)).status, 204);
+    const cases: [string, string][] = [
+      ['unknown', 'inv_01jqz3v6b8e9f0g1h2j3k4m5n6'],
+      ['another organization\'s', elsewhere.invitation.id],
+      ['accepted', accepted.invitation.id],
+      ['expired', expired.invitation.id],
+      ['ended (sender demoted)', ended.invitation.id],
+      ['revoked already', revoked.invitation.id],
+    ];
+    for (const [label, id] of cases) {
+      const response = await owner.delete(`${path}/${id}`);
+      assert.equal(response.status, 404, `${label}: ${response.text}`);
+      assert.equal(response.body.error, 'invitation_not_found', label);
+      assert.equal(typeof response.body.message, 'string');
+    }
+    // None of them changed: the other organization's invitation is still pending there, the accepted one stays accepted.
+    const theirs = await api(app.url, local.otherAdmin.token).get(`/v1/orgs/${local.otherOrgId}/invitations`);
+    assert.deepEqual(theirs.body.invitations.map((i: { id: string }) => i.id), [elsewhere.invitation.id]);
+    assert.equal((await api(app.url, joiner.token).get(`/v1/orgs/${local.orgId}/members`)).status, 200);
+    // Every answer is documented.
+    const openapi = await api(app.url).get('/openapi.json');
+    const item = openapi.body.paths['/v1/orgs/{organizationId}/invitations/{invitationId}'].delete;
+    for (const status of ['204', '400', '401', '403', '404']) assert.ok(item.responses[status], `revokeInvitation documents ${status}`);
+    assert.match(item.responses['404'].description, /invitation_not_found/);
+    const list = openapi.body.paths['/v1/orgs/{organizationId}/invitations'].get;
+    for (const status of ['200', '400', '401', '403', '404']) assert.ok(list.responses[status], `listInvitations documents ${status}`);
+  });
+
+  it('an invitation ended while an accept or a revocation of it waits is ended for them too: both 404', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+    const local = await createTenant(app.url);
+    const person = await signUp(app.url, 'raced-invitee');
+    const created = await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/invitations`, { email: person.email, role: 'member' });
+    const id = created.body.invitation.id as string;
+    const lockWaits = async () =>
+      (await app.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      )).rows[0]!.n;
+    let requests: Promise<[ApiResponse, ApiResponse]> | undefined;
+    // The invitation row is held; an accept and a revocation start and wait for it. The end is then written
+    // as by a revocation that began after both of them did (its time is later than their start), and committed.
+    await app.db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM invitations WHERE id = $1 FOR UPDATE', [id]);
+      requests = Promise.all([
+        api(app.url, person.token).post(`/v1/invitations/${created.body.token}/accept`),
+        api(app.url, local.admin.token).delete(`/v1/orgs/${local.orgId}/invitations/${id}`),
+      ]);
+      const deadline = Date.now() + 15_000;
+      while ((await lockWaits()) < 2) {
+        assert.ok(Date.now() < deadline, 'the accept and the revocation never both waited for the invitation');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await tx.query('UPDATE invitations SET expires_at = clock_timestamp() WHERE id = $1', [id]);
+    });
+    const [accept, revoke] = await requests!;
+    assert.equal(accept.status, 404, `an ended invitation was accepted: ${accept.text}`);
+    assert.equal(accept.body.error, 'invitation_not_found');
+    assert.equal(revoke.status, 404, `an ended invitation was revoked again: ${revoke.text}`);
+    assert.equal(revoke.body.error, 'invitation_not_found');
+    assert.equal((await api(app.url, person.token).get(`/v1/orgs/${local.orgId}/members`)).status, 404);
+  });
+
+  it('two revocations of one invitation at once: one 204, the other 404', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+    const local = await createTenant(app.url);
+    const created = await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/invitations`, { email: uniqueEmail('twice-revoked'), role: 'member' });
+    const id = created.body.invitation.id as string;
+    const lock = await holdLocks(app, 'SELECT 1 FROM invitations WHERE id = $1 FOR UPDATE', [id]);
+    const requests = Promise.all(
+      [local.owner, local.admin].map((by) => api(app.url, by.token).delete(`/v1/orgs/${local.orgId}/invitations/${id}`)),
+    );
+    await lock.waitForBlocked(2);
+    await lock.release();
+    const statuses = (await requests).map((response) => response.status).sort();
+    assert.deepEqual(statuses, [204, 404]);
+  });
+
   it('GET /v1/org without an active organization is a generic {error, message}', async () => {
     const response = await api(app.url, tenant.outsider.token).get('/v1/org');
     assert.equal(response.status, 404);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { hashToken } from '../../src/platform/tokens.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { addMember, createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
@@ -21,6 +22,10 @@ describe('identity routes: security', () => {
     ['PUT', '/v1/session/active-organization', { organizationId: orgId }],
     ['POST', `/v1/orgs/${orgId}/invitations`, { email: 'a@example.test', role: 'member' }],
     ['POST', '/v1/invitations/opi_whatever/accept'],
+    ['GET', `/v1/orgs/${orgId}/invitations`],
+    ['DELETE', `/v1/orgs/${orgId}/invitations/inv_01jqz3v6b8e9f0g1h2j3k4m5n6`],
+    // Refused before the input is read: a malformed invitation id is not looked at.
+    ['DELETE', `/v1/orgs/${orgId}/invitations/not-an-id`],
     ['GET', `/v1/orgs/${orgId}/members`],
     ['GET', `/v1/orgs/${orgId}/teams`],
     ['POST', `/v1/orgs/${orgId}/teams`, { name: 'x' }],
@@ -53,8 +58,12 @@ describe('identity routes: security', () => {
 
   it('a member cannot do what owners and admins do', async () => {
     const member = api(app.url, tenant.member.token);
+    const pending = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: uniqueEmail('kept'), role: 'member' });
     const attempts = [
       await member.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: 'b@example.test', role: 'admin' }),
+      await member.get(`/v1/orgs/${tenant.orgId}/invitations`),
+      await member.delete(`/v1/orgs/${tenant.orgId}/invitations/${pending.body.invitation.id}`),
+      await member.delete(`/v1/orgs/${tenant.orgId}/invitations/inv_01jqz3v6b8e9f0g1h2j3k4m5n6`),
       await member.post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Mine' }),
       await member.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'k', role: 'admin' }),
       await member.get(`/v1/orgs/${tenant.orgId}/api-keys`),
@@ -66,15 +75,21 @@ describe('identity routes: security', () => {
     for (const response of attempts) {
       assert.equal(response.status, 403, response.text);
       assert.equal(response.body.error, 'forbidden');
+      assert.ok(!response.text.includes(pending.body.token) && !response.text.includes('kept.'), 'a refusal shows an invitation');
     }
+    const stillPending = await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/invitations`);
+    assert.ok(stillPending.body.invitations.some((i: { id: string }) => i.id === pending.body.invitation.id), 'the member\'s refused revocation ended the invitation');
     assert.equal((await api(app.url, tenant.admin.token).post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, { memberId: tenant.admin.memberId })).status, 403);
     assert.equal((await api(app.url, tenant.owner.token).put(`/v1/admin/orgs/${tenant.orgId}/plan`, { plan: 'enterprise' })).status, 403, 'owners are not instance administrators');
   });
 
   it('another organization\'s admin sees nothing of this one: 404 organization_not_found, no data', async () => {
     const other = api(app.url, tenant.otherAdmin.token);
+    const pending = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: uniqueEmail('acme-invitee'), role: 'member' });
     const attempts = [
       await other.get(`/v1/orgs/${tenant.orgId}/members`),
+      await other.get(`/v1/orgs/${tenant.orgId}/invitations`),
+      await other.delete(`/v1/orgs/${tenant.orgId}/invitations/${pending.body.invitation.id}`),
       await other.get(`/v1/orgs/${tenant.orgId}/teams`),
       await other.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: tenant.otherAdmin.email, role: 'admin' }),
       await other.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'k', role: 'admin' }),
@@ -85,7 +100,10 @@ describe('identity routes: security', () => {
       assert.equal(response.status, 404, response.text);
       assert.equal(response.body.error, 'organization_not_found');
       assert.ok(!response.text.includes('Acme'));
+      assert.ok(!response.text.includes('acme-invitee'));
     }
+    const stillPending = await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/invitations`);
+    assert.ok(stillPending.body.invitations.some((i: { id: string }) => i.id === pending.body.invitation.id));
     const own = await other.get('/v1/org');
     assert.equal(own.body.organization.id, tenant.otherOrgId);
   });
@@ -123,6 +141,81 @@ describe('identity routes: security', () => {
     const response = await api(app.url, tenant.owner.token).patch(`/v1/orgs/${tenant.orgId}/members/${tenant.otherAdmin.memberId}`, { role: 'member' });
     assert.equal(response.status, 404);
     assert.equal(response.body.error, 'member_not_found');
+  });
+
+  it('an invitation id of another organization is not found here, whichever organization the path names; tampered ids are not found or refused', async () => {
+    const ours = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: uniqueEmail('ours'), role: 'member' });
+    const theirs = await api(app.url, tenant.otherAdmin.token).post(`/v1/orgs/${tenant.otherOrgId}/invitations`, { email: uniqueEmail('theirs'), role: 'member' });
+    const ourId: string = ours.body.invitation.id;
+    const theirId: string = theirs.body.invitation.id;
+    // Each organization's admin names the other's invitation under their own organization: not found, nothing ended.
+    const mixed = [
+      await api(app.url, tenant.owner.token).delete(`/v1/orgs/${tenant.orgId}/invitations/${theirId}`),
+      await api(app.url, tenant.otherAdmin.token).delete(`/v1/orgs/${tenant.otherOrgId}/invitations/${ourId}`),
+    ];
+    for (const response of mixed) {
+      assert.equal(response.status, 404, response.text);
+      assert.equal(response.body.error, 'invitation_not_found');
+      assert.ok(!response.text.includes('Acme') && !response.text.includes('Globex'));
+    }
+    // One character changed, still a well-formed id: not found. Another prefix, or not an id at all: refused.
+    const last = ourId.at(-1)!;
+    const tampered: [string, number, string][] = [
+      [`${ourId.slice(0, -1)}${last === '0' ? '1' : '0'}`, 404, 'invitation_not_found'],
+      [ourId.replace(/^inv_/, 'mem_'), 400, 'invalid_request'],
+      [`${ourId}%00`, 400, 'invalid_request'],
+      [`${ourId}'%20OR%201=1`, 400, 'invalid_request'],
+      [ourId.toUpperCase(), 400, 'invalid_request'],
+    ];
+    for (const [id, status, error] of tampered) {
+      const response = await api(app.url, tenant.owner.token).delete(`/v1/orgs/${tenant.orgId}/invitations/${id}`);
+      assert.deepEqual([response.status, response.body.error], [status, error], `${id}: ${response.text}`);
+    }
+    const listed = async (token: string, orgId: string) =>
+      ((await api(app.url, token).get(`/v1/orgs/${orgId}/invitations`)).body.invitations as { id: string }[]).map((i) => i.id);
+    assert.ok((await listed(tenant.owner.token, tenant.orgId)).includes(ourId), 'our invitation was ended');
+    assert.deepEqual(await listed(tenant.otherAdmin.token, tenant.otherOrgId), [theirId], 'their list shows only their own');
+    assert.ok(!(await listed(tenant.owner.token, tenant.orgId)).includes(theirId));
+  });
+
+  it('invitation lists never carry a token or its hash; an API key, even an admin one, neither lists nor revokes', async () => {
+    const local = await createTenant(app.url);
+    const owner = api(app.url, local.owner.token);
+    const tokens = [];
+    for (let index = 0; index < 3; index++) {
+      const created = await owner.post(`/v1/orgs/${local.orgId}/invitations`, { email: uniqueEmail('listed'), role: 'admin' });
+      tokens.push(created.body.token as string);
+    }
+    for (const limit of [1, 50]) {
+      const response = await owner.get(`/v1/orgs/${local.orgId}/invitations?limit=${limit}`);
+      assert.equal(response.status, 200, response.text);
+      for (const token of tokens) {
+        assert.ok(!response.text.includes(token), 'a token is listed');
+        assert.ok(!response.text.includes(hashToken(token)), 'a token hash is listed');
+      }
+      for (const item of response.body.invitations) assert.deepEqual(Object.keys(item).sort(), ['createdAt', 'email', 'expiresAt', 'id', 'organizationId', 'role']);
+    }
+    const key = (await owner.post(`/v1/orgs/${local.orgId}/api-keys`, { name: 'automation', role: 'admin' })).body.key;
+    const pendingId = (await owner.get(`/v1/orgs/${local.orgId}/invitations`)).body.invitations[0].id;
+    const viaKey = [
+      await api(app.url).get(`/v1/orgs/${local.orgId}/invitations`, { headers: { 'x-api-key': key } }),
+      await api(app.url).delete(`/v1/orgs/${local.orgId}/invitations/${pendingId}`, { headers: { 'x-api-key': key } }),
+    ];
+    for (const response of viaKey) assert.deepEqual([response.status, response.body], [401, { error: 'unauthorized' }]);
+    assert.equal((await owner.get(`/v1/orgs/${local.orgId}/invitations`)).body.invitations[0].id, pendingId);
+  });
+
+  it('a suspended admin neither lists nor revokes invitations', async () => {
+    const local = await createTenant(app.url);
+    const pending = await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/invitations`, { email: uniqueEmail('suspended-case'), role: 'member' });
+    await app.db.transaction((tx) => app.app.identity.setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended'));
+    const admin = api(app.url, local.admin.token);
+    for (const response of [await admin.get(`/v1/orgs/${local.orgId}/invitations`), await admin.delete(`/v1/orgs/${local.orgId}/invitations/${pending.body.invitation.id}`)]) {
+      assert.equal(response.status, 404, response.text);
+      assert.equal(response.body.error, 'organization_not_found');
+    }
+    const listed = await api(app.url, local.owner.token).get(`/v1/orgs/${local.orgId}/invitations`);
+    assert.deepEqual(listed.body.invitations.map((i: { id: string }) => i.id), [pending.body.invitation.id]);
   });
 
   it('an API key works only for its own organization and is not a session', async () => {
@@ -205,9 +298,15 @@ describe('identity routes: security', () => {
     await api(app.url, user.token).post(`/v1/invitations/${invitation.body.token}/accept`);
     const key = (await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'log', role: 'member' })).body.key;
     await api(app.url).get(`/v1/orgs/${tenant.orgId}/members`, { headers: { 'x-api-key': key } });
+    // Listed and revoked: neither request nor answer puts the token in a log line, and a revoked token refused is not logged either.
+    const revoked = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: uniqueEmail('logged-revoked'), role: 'admin' });
+    assert.equal((await api(app.url, tenant.admin.token).get(`/v1/orgs/${tenant.orgId}/invitations?limit=100`)).status, 200);
+    assert.equal((await api(app.url, tenant.owner.token).delete(`/v1/orgs/${tenant.orgId}/invitations/${revoked.body.invitation.id}`)).status, 204);
+    assert.equal((await api(app.url, user.token).post(`/v1/invitations/${revoked.body.token}/accept`)).status, 404);
     const logs = app.logText();
     assert.ok(logs.includes('/v1/invitations/[redacted]/accept'), 'the accept request is logged, with its token redacted');
-    for (const secret of [user.token, user.password, invitation.body.token, key, tenant.owner.token]) {
+    assert.ok(logs.includes(`/v1/orgs/${tenant.orgId}/invitations/${revoked.body.invitation.id}`), 'the revocation is logged, with the invitation id');
+    for (const secret of [user.token, user.password, invitation.body.token, revoked.body.token, hashToken(revoked.body.token), key, tenant.owner.token]) {
       assert.ok(!logs.includes(secret), 'a secret reached the log');
     }
     assert.ok(app.logLines.filter((line) => line.req).every((line) => typeof line.reqId === 'string'), 'every request line has a request id');

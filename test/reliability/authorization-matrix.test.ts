@@ -39,6 +39,8 @@ const matrix: Record<string, Row> = {
   getActiveOrganization: session(200, 200, 200, 200),
   // Organization A's routes: another organization's admin learns nothing (404, as for a missing organization).
   createInvitation: session(403, 201, 201, 404),
+  listInvitations: session(403, 200, 200, 404),
+  revokeInvitation: session(403, 204, 204, 404),
   listMembers: session(200, 200, 200, 404, 200),
   changeMemberRole: session(403, 200, 200, 404),
   removeMember: session(403, 204, 204, 404),

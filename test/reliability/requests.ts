@@ -30,6 +30,10 @@ export async function prepareRequest(world: World, operationId: string, path: st
     case 'setActiveOrganization': return { path: values, body: { organizationId: tenant.orgId } };
     case 'createInvitation': return { path: values, body: { email: `invitee.${unique()}@example.test`, role: 'member' } };
     case 'acceptInvitation': return { path: values };
+    case 'revokeInvitation': {
+      const invitation = await asOwner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: `doomed.${unique()}@example.test`, role: 'member' });
+      return { path: { ...values, invitationId: invitation.body.invitation.id } };
+    }
     case 'changeMemberRole': {
       const user = await signUp(world.app.url, 'rolechange');
       await addMember(world.app.url, tenant.owner, tenant.orgId, user, 'member');

@@ -6,6 +6,7 @@ export const organizationIdSchema = typeIdSchema('org');
 export const memberIdSchema = typeIdSchema('mem');
 export const teamIdSchema = typeIdSchema('team');
 export const apiKeyIdSchema = typeIdSchema('key');
+export const invitationIdSchema = typeIdSchema('inv');
 
 export const emailSchema = z.email().max(320);
 export const passwordSchema = z.string().min(8).max(256);

@@ -371,6 +371,23 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       });
     },
 
+    /** Pending invitations only (not accepted, expired or ended), newest first; never their tokens. */
+    async listInvitations(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
+      await requireMembership(caller, organizationId, inviterRoles);
+      return store.listPendingInvitations(db, organizationId, page.limit, page.after);
+    },
+
+    /**
+     * Ends a pending invitation, as a removal of its sender would: accepting it is then refused like an
+     * unknown token. Whoever sent it; one of another organization, or one no longer pending, is not found.
+     */
+    async revokeInvitation(caller: Caller, organizationId: string, invitationId: string): Promise<void> {
+      await requireMembership(caller, organizationId, inviterRoles);
+      if (!(await store.endPendingInvitation(db, organizationId, invitationId))) {
+        throw notFound('invitation_not_found', 'No such pending invitation in this organization');
+      }
+    },
+
     async listMembers(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
       await requireMembership(caller, organizationId);
       return store.listMembers(db, organizationId, page.limit, page.after);

@@ -432,10 +432,15 @@ export function createIdentityStore() {
       return rows[0];
     },
 
-    /** Locks the invitation row so two accepts of one invitation cannot both succeed. */
+    /**
+     * Locks the invitation row so two accepts of one invitation cannot both succeed. `expired` is read
+     * against the clock, not the transaction's start (now()): an invitation ended (revoked, or its
+     * sender removed) by a transaction that began after this one did carries an end later than this
+     * transaction's now(), and must still count as ended once the lock is had.
+     */
     async findInvitationForUpdate(db: Queryable, tokenHash: string): Promise<(InvitationRow & { expired: boolean }) | undefined> {
       const { rows } = await db.query<InvitationRow & { expired: boolean }>(
-        `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at, expires_at <= now() AS expired
+        `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at, expires_at <= clock_timestamp() AS expired
            FROM invitations WHERE token_hash = $1 FOR UPDATE`,
         [tokenHash],
       );
@@ -444,6 +449,35 @@ export function createIdentityStore() {
 
     async markInvitationAccepted(db: Queryable, id: string): Promise<void> {
       await db.query('UPDATE invitations SET accepted_at = now() WHERE id = $1', [id]);
+    },
+
+    /**
+     * The organization's pending invitations (not accepted, not expired, not ended: an ended one is
+     * expired, see below), newest first: ids are time-ordered, so the page continues with ids below `after`.
+     */
+    async listPendingInvitations(db: Queryable, organizationId: string, limit: number, after?: string): Promise<InvitationRow[]> {
+      const { rows } = await db.query<InvitationRow>(
+        `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at FROM invitations
+          WHERE organization_id = $1 AND accepted_at IS NULL AND expires_at > now() AND ($2::text IS NULL OR id < $2)
+          ORDER BY id DESC LIMIT $3`,
+        [organizationId, after ?? null, limit],
+      );
+      return rows;
+    },
+
+    /**
+     * Ends one pending invitation of the organization (expired, as below). False when it is not pending
+     * there. Pending is judged against the clock once the row is had, as accepting judges it: an end
+     * committed meanwhile counts even when its statement began after this one, so of two revocations at
+     * once only one ends the invitation and the other finds nothing pending.
+     */
+    async endPendingInvitation(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+      const { rowCount } = await db.query(
+        `UPDATE invitations SET expires_at = now()
+          WHERE organization_id = $1 AND id = $2 AND accepted_at IS NULL AND expires_at > clock_timestamp()`,
+        [organizationId, id],
+      );
+      return rowCount === 1;
     },
 
     /** Ends the pending invitations of an organization to an address (they are expired, not deleted). */
