@@ -82,6 +82,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // operator named: then the nearest address in X-Forwarded-For that is not one of theirs.
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     bodyLimit: 1024 * 1024,
+    // A client that starts a request and never finishes its body would hold the connection forever
+    // (Fastify's default is no limit): it gets 408 (clientErrorHandler) once this much time has passed.
+    // Node looks for such connections every `connectionsCheckingInterval`, so the cut comes up to that
+    // much later; the headers get the same time, not Node's own 60 s on top.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.round(config.requestTimeoutMs / 4))),
+    },
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },
     // Router-level (too long or undecodable path) and parser-level errors answer in the API's error
@@ -120,9 +129,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         description:
           'Control plane for multi-tenant AI workspaces. Errors are `{error, message?, details?}` with a snake_case `error` ' +
           '(the SCIM server under /scim/v2 answers in SCIM\'s own error shape). On any route: a body sent as another content type than JSON ' +
-          'is 415 `unsupported_media_type` (SCIM also takes application/scim+json), one over 1 MiB is 413 `payload_too_large` ' +
+          'is 415 `unsupported_media_type` (SCIM also takes application/scim+json), and so is JSON labelled with a charset other than UTF-8; ' +
+          'a JSON body whose bytes are not UTF-8 is 400 `invalid_request`. A body over 1 MiB is 413 `payload_too_large` ' +
           '(the webhook has its own limits), and 503 `service_unavailable` with `Retry-After` ' +
-          'means the database cannot be reached right now (retry; nothing was changed).\n\n' +
+          'means the database cannot be reached right now (retry; nothing was changed). A request not received whole within ' +
+          '`REQUEST_TIMEOUT_MS` (30 s by default) is answered 408 `request_timeout` and its connection closed.\n\n' +
           'Compatibility: everything is under `/v1`, and within it changes are additive only (new routes, new optional request ' +
           'fields, new response fields, new `error`, `category`, `code` and `reason` values), so clients should ignore fields ' +
           'and values they do not know. A change that is not additive would come under a new prefix, with `/v1` kept alongside.',

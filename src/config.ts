@@ -13,6 +13,7 @@ export const configVariables = [
   ['ORGPLANE_SECRET_KEY', '(generated into DATA_DIR)', 'key ring for encrypting stored credentials: "v2:<base64 32 bytes>,v1:<...>" (first is current) or one base64 key'],
   ['ALLOWED_PRIVATE_NETWORKS', '(empty)', 'comma-separated CIDRs outbound calls may reach despite being private/loopback'],
   ['TRUSTED_PROXIES', '(empty)', 'comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For names the client (per-client rate limits, logs); empty: the connecting address is the client'],
+  ['REQUEST_TIMEOUT_MS', '30000', 'time a client has to send a whole request, headers and body (a slower one gets 408 and is disconnected)'],
   ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
   ['DESKTOP_DOWNLOAD_URL', 'https://github.com/orgplane/desktop/releases/latest', 'where the install page\'s "Download" action points'],
@@ -94,6 +95,7 @@ const environmentSchema = z.object({
   ORGPLANE_SECRET_KEY: z.string().min(1).optional(),
   ALLOWED_PRIVATE_NETWORKS: listOf,
   TRUSTED_PROXIES: proxyList,
+  REQUEST_TIMEOUT_MS: integerSetting(30_000, 1000, 3_600_000),
   DNS_SERVERS: dnsServerList,
   DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
   DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
@@ -139,6 +141,8 @@ export interface Config {
   allowedPrivateNetworks: string[];
   /** Reverse proxies (IPs, CIDRs) whose X-Forwarded-For names the client; empty trusts none. */
   trustedProxies: string[];
+  /** Time a client has to send a whole request (headers and body); past it, 408 and the connection is closed. */
+  requestTimeoutMs: number;
   dnsServers: string[];
   /** Per-attempt timeout of SSO DNS lookups. */
   dnsTimeoutMs: number;
@@ -175,6 +179,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     secretKey: env.ORGPLANE_SECRET_KEY,
     allowedPrivateNetworks: env.ALLOWED_PRIVATE_NETWORKS,
     trustedProxies: env.TRUSTED_PROXIES,
+    requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     dnsServers: env.DNS_SERVERS,
     dnsTimeoutMs: env.DNS_TIMEOUT_MS,
     desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL,

@@ -5,23 +5,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { api } from '../support/http.ts';
+import { rawRequest } from '../support/raw-http.ts';
 import { connectBot, eventually, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
 
 const LIMIT = 256 * 1024;
-
-/** Sends raw bytes on a socket and returns the first response's status line and everything read. */
-function rawRequest(port: number, head: string, body: Buffer | string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let data = '';
-    socket.on('data', (chunk) => (data += chunk.toString('latin1')));
-    socket.on('end', () => resolve(data));
-    socket.on('close', () => resolve(data));
-    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(data) : reject(error)));
-    socket.write(head);
-    socket.end(body);
-  });
-}
 
 describe('messenger webhook ingress: refusals', () => {
   let env: MessengerEnv;
@@ -148,6 +135,30 @@ describe('messenger webhook ingress: refusals', () => {
       assert.equal(answer.json.error, 'invalid_request');
       assert.ok(Array.isArray(answer.json.details) && answer.json.details.length > 0);
     }
+  });
+
+  test('a body that is not UTF-8, or a Content-Type header that cannot be parsed, is 400 invalid_request, and nothing is stored', async () => {
+    const port = Number(new URL(env.app.url).port);
+    const head = (length: number, contentType = 'application/json') =>
+      `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+    // Read as UTF-8, \xC0\xAF\xFF would be stored and delivered as three U+FFFD: not what was sent.
+    const notUtf8 = Buffer.concat([Buffer.from('{"update_id": 7001, "message": {"text": "'), Buffer.from([0xc0, 0xaf, 0xff]), Buffer.from('"}}')]);
+    const latin1 = Buffer.from('{"update_id": 7002, "message": {"text": "caf\xe9"}}', 'latin1');
+    for (const body of [notUtf8, latin1]) {
+      const raw = await rawRequest(port, head(body.length), body);
+      assert.match(raw, /^HTTP\/1\.1 400 /, raw);
+      const answer = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+      assert.equal(answer.error, 'invalid_request');
+      assert.equal(answer.details[0].message, 'The body is not valid UTF-8');
+    }
+    for (const contentType of [';', 'application/', 'application/json, text/plain']) {
+      const body = JSON.stringify({ update_id: 7003 });
+      const raw = await rawRequest(port, head(body.length, contentType), body);
+      assert.match(raw, /^HTTP\/1\.1 400 /, `${contentType}: ${raw}`);
+      assert.equal(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).error, 'invalid_request');
+    }
+    const stored = (await storedUpdateIds()).map(Number);
+    for (const id of [7001, 7002, 7003]) assert.ok(!stored.includes(id), `update ${id} was stored`);
   });
 
   test('an update_id that is missing or not a non-negative integer is 400 pointing at update_id', async () => {

@@ -78,6 +78,20 @@ test('bad bodies: invalid JSON, missing or invalid attributes, unknown members',
   assertScimError(text, 415);
 });
 
+test('a body that is not UTF-8 is 400 invalidSyntax, one in another charset 415: nothing is stored with U+FFFD in its place', async () => {
+  const group = (name: Buffer) => Buffer.concat([Buffer.from('{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"'), name, Buffer.from('"}')]);
+  const notUtf8 = await api(env.app.url, token).post('/scim/v2/Groups', undefined, { raw: group(Buffer.from([0x47, 0xc0, 0xaf, 0xff])), headers: { 'content-type': 'application/scim+json' } });
+  assertScimError(notUtf8, 400, 'invalidSyntax');
+  assert.equal(notUtf8.body.detail, 'The body is not valid UTF-8');
+  const latin1 = await api(env.app.url, token).post('/scim/v2/Groups', undefined, { raw: group(Buffer.from('Caf\xe9', 'latin1')), headers: { 'content-type': 'application/scim+json; charset=ISO-8859-1' } });
+  assertScimError(latin1, 415);
+  const listed = await client.get('/Groups');
+  assert.ok(!JSON.stringify(listed.body).includes('\ufffd'), 'a group was stored with U+FFFD');
+  const utf8 = await api(env.app.url, token).post('/scim/v2/Groups', undefined, { raw: group(Buffer.from('Caf\u00e9')), headers: { 'content-type': 'application/scim+json; charset="UTF-8"' } });
+  assert.equal(utf8.status, 201, utf8.text);
+  assert.equal(utf8.body.displayName, 'Caf\u00e9');
+});
+
 test('bad PATCH requests: 400 with the SCIM type that says why', async () => {
   const user = await client.post('/Users', userBody('patchy@acme.example'));
   const path = `/Users/${user.body.id}`;

@@ -7,15 +7,15 @@ export interface ApiResponse<T = any> {
 
 export interface RequestOptions {
   headers?: Record<string, string>;
-  /** A raw body (string) sent as-is instead of JSON. */
-  raw?: string;
+  /** A raw body sent as-is instead of JSON (bytes for what is not UTF-8). */
+  raw?: string | Uint8Array;
 }
 
 /** A small client for one base URL and (optionally) one session token, over real HTTP. */
 export function api(baseUrl: string, token?: string) {
   async function send<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers };
-    let payload: string | undefined;
+    let payload: string | Uint8Array | undefined;
     if (options.raw !== undefined) payload = options.raw;
     else if (body !== undefined) {
       payload = JSON.stringify(body);

@@ -39,6 +39,7 @@ test('a key ring with a key where its version belongs is refused without printin
 const numericSettings: Array<[name: string, good: string, tooSmall: string, tooLarge: string]> = [
   ['PORT', '8081', '-1', '65536'],
   ['DNS_TIMEOUT_MS', '3000', '49', '60001'],
+  ['REQUEST_TIMEOUT_MS', '5000', '999', '3600001'],
   ['DB_POOL_SIZE', '3', '0', '501'],
   ['SESSION_TTL_HOURS', '24', '0', String(MAX_SESSION_TTL_HOURS + 1)],
   ['MESSENGER_DELIVERY_ATTEMPTS', '5', '0', '1001'],

@@ -8,8 +8,9 @@
 //    the bytes actually received (also without a Content-Length): 413 `{error: "payload_too_large"}`.
 //    Bytes beyond a declared Content-Length count as body (413) only if they arrive before the
 //    answer is sent; later ones are, by HTTP/1.1 framing, the next request on the connection (400),
-//    so an update complete within its declared length is then accepted. Malformed JSON, or an
-//    update_id that is not a non-negative integer: 400 invalid_request with details.
+//    so an update complete within its declared length is then accepted. Malformed JSON (bytes that
+//    are not UTF-8 included), a Content-Type header that cannot be parsed, or an update_id that is
+//    not a non-negative integer: 400 invalid_request with details.
 // 3. The claim of (connection, update_id) and the processing job, committed in one transaction:
 //    200 `{ok: true, accepted: true}`; a duplicate `accepted: false, reason: "duplicate"`; a disabled
 //    connection `accepted: false, reason: "connection_disabled"`. If the database cannot store the
@@ -19,6 +20,7 @@
 //
 // The plugin is encapsulated: its parser and error handler apply to this route only.
 
+import { isUtf8 } from 'node:buffer';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -96,11 +98,17 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
   // error. The text is kept: the update is stored and delivered as it came, not re-serialized (which
   // also keeps escapes such as \u0000 that PostgreSQL's jsonb refuses).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_UPDATE_BYTES }, (request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_UPDATE_BYTES }, (request, raw, done) => {
+    // Bytes that are not UTF-8 would be stored and delivered as U+FFFD: not the update that was sent.
+    if (!isUtf8(raw as Buffer)) {
+      done(unreadableRequest('The body is not valid UTF-8'), undefined);
+      return;
+    }
+    const body = (raw as Buffer).toString('utf8');
     let parsed: unknown;
     try {
-      parsed = JSON.parse(body as string);
-      request.updateText = body as string;
+      parsed = JSON.parse(body);
+      request.updateText = body;
     } catch {
       done(unreadableRequest('The body is not valid JSON'), undefined);
       return;
@@ -118,6 +126,10 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'payload_too_large' });
+    // Any content type is read here, but one that cannot be parsed at all leaves no parser to read with.
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.status(400).send(unreadableRequest('The Content-Type header is malformed').toBody());
+    }
     if (error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
       return reply.status(400).send(invalidRequest([{ message: 'The body length does not match Content-Length', path: [] }], 'The body could not be read').toBody());
     }
@@ -141,7 +153,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
           'Acknowledged. `accepted: true`: claimed and queued for delivery. `accepted: false` (nothing queued, and the platform need not retry) ' +
           'with `reason`: `duplicate` (this update_id was already claimed), `connection_disabled`, or `connection_not_found` (deleted after the secret was checked)',
         ),
-        400: errorBodySchema.describe('invalid_request: malformed JSON, or update_id missing or not a non-negative integer'),
+        400: errorBodySchema.describe('invalid_request: malformed JSON (or not UTF-8), a Content-Type header that cannot be parsed (any content type is read as JSON), or update_id missing or not a non-negative integer'),
         401: z.object({ ok: z.literal(false), error: z.literal('invalid secret') }).describe('The secret header is missing or wrong, or the connection does not exist (a malformed connection id included)'),
         413: z.object({ error: z.literal('payload_too_large') }).describe(
           `The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent). Bytes beyond a declared Content-Length ` +

@@ -6,6 +6,7 @@ import { hasZodFastifySchemaValidationErrors, type FastifyPluginAsyncZod } from 
 import { z } from 'zod';
 import { bearerToken } from '../../http/auth.ts';
 import { ApiError, isDatabaseUnavailable, isUnstorableText } from '../../http/errors.ts';
+import { utf8BodyText } from '../../http/json-body.ts';
 import { allSchemas, listResponse, parsePaging, resourceTypeDocuments, schemaDocument, serviceProviderConfig } from './documents.ts';
 import { ScimError, scimErrorBody } from './errors.ts';
 import { leavesOut, project } from './projection.ts';
@@ -128,10 +129,11 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   // Identity providers send application/scim+json; it and application/json are parsed alike, in this context only.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'buffer' }, (request, body, done) => {
     // Some clients label a body-less DELETE with the SCIM type; no body is not a malformed one.
-    if (text.length === 0) return done(null, undefined);
+    if ((body as Buffer).length === 0) return done(null, undefined);
+    const text = utf8BodyText(request, body as Buffer);
+    if (text instanceof ApiError) return done(text.statusCode === 400 ? new ScimError(400, text.message, 'invalidSyntax') : text, undefined);
     if (nestsDeeperThan(text, MAX_BODY_DEPTH)) {
       return done(new ScimError(400, `The body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels`, 'invalidSyntax'), undefined);
     }
