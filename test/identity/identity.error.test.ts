@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isValidTimestamp } from '../../src/http/schemas.ts';
 import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
-import { createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
+import { addMember, createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
 import { api, type ApiResponse } from '../support/http.ts';
 
@@ -422,6 +422,72 @@ describe('identity routes: documented errors', () => {
     await lock.release();
     const statuses = (await requests).map((response) => response.status).sort();
     assert.deepEqual(statuses, [204, 404]);
+  });
+
+  it('a member removed while being added to a team: the add is 404 member_not_found, never a 500', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+    const local = await createTenant(app.url);
+    const owner = api(app.url, local.owner.token);
+    const team = await owner.post(`/v1/orgs/${local.orgId}/teams`, { name: 'Raced' });
+    assert.equal(team.status, 201, team.text);
+    // The removal, held open: the member row is deleted but not yet committed when the add starts.
+    const removal = await holdLocks(app, 'DELETE FROM members WHERE id = $1', [local.member.memberId]);
+    const added = owner.post(`/v1/orgs/${local.orgId}/teams/${team.body.team.id}/members`, { memberId: local.member.memberId });
+    await removal.waitForBlocked(1);
+    await removal.release();
+    const response = await added;
+    assert.equal(response.status, 404, response.text);
+    assert.equal(response.body.error, 'member_not_found');
+    const listed = await owner.get(`/v1/orgs/${local.orgId}/teams`);
+    assert.deepEqual(listed.body.teams.find((t: { id: string }) => t.id === team.body.team.id).memberIds, []);
+  });
+
+  it('removing a member and adding them to a team at once: the removal is 204, the add 204 or 404, never a 500', async () => {
+    const local = await createTenant(app.url);
+    const owner = api(app.url, local.owner.token);
+    const team = await owner.post(`/v1/orgs/${local.orgId}/teams`, { name: 'Raced' });
+    for (let round = 0; round < 12; round++) {
+      const person = await signUp(app.url, 'team-raced');
+      await addMember(app.url, local.owner, local.orgId, person, 'member');
+      const [removed, added] = await Promise.all([
+        owner.delete(`/v1/orgs/${local.orgId}/members/${person.memberId}`),
+        owner.post(`/v1/orgs/${local.orgId}/teams/${team.body.team.id}/members`, { memberId: person.memberId }),
+      ]);
+      assert.equal(removed.status, 204, `round ${round}: ${removed.text}`);
+      assert.ok(added.status === 204 || (added.status === 404 && added.body.error === 'member_not_found'), `round ${round}: ${added.status} ${added.text}`);
+    }
+    const listed = await owner.get(`/v1/orgs/${local.orgId}/teams`);
+    assert.deepEqual(listed.body.teams.find((t: { id: string }) => t.id === team.body.team.id).memberIds, [], 'a removed member stayed in the team');
+  });
+
+  it('two invitations of one person accepted at once: one 200, the other 404 (ended by the first), never a deadlock', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+    const local = await createTenant(app.url);
+    const person = await signUp(app.url, 'accepts-twice');
+    const invite = (role: 'admin' | 'member') => api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/invitations`, { email: person.email, role });
+    const invitations = [(await invite('admin')).body, (await invite('member')).body];
+    // Both invitation rows held, so that the two accepts go on at the same moment once released.
+    const lock = await holdLocks(app, 'SELECT 1 FROM invitations WHERE id = ANY($1::text[]) FOR UPDATE', [invitations.map((i) => i.invitation.id)]);
+    const requests = Promise.all(invitations.map((i) => api(app.url, person.token).post(`/v1/invitations/${i.token}/accept`)));
+    await lock.waitForBlocked(2);
+    await lock.release();
+    const responses = await requests;
+    assert.deepEqual(responses.map((r) => r.status).sort(), [200, 404], responses.map((r) => r.text).join(' / '));
+    const [winner, loser] = responses[0]!.status === 200 ? [0, 1] : [1, 0];
+    assert.equal(responses[loser]!.body.error, 'invitation_not_found');
+    const members = await app.db.query<{ role: string }>('SELECT role FROM members WHERE organization_id = $1 AND user_id = $2', [local.orgId, person.userId]);
+    assert.deepEqual(members.rows.map((row) => row.role), [invitations[winner]!.invitation.role]);
+  });
+
+  it('two invitations of one person accepted at once, again and again: exactly one 200 and one 404 each time', async () => {
+    const local = await createTenant(app.url);
+    for (let round = 0; round < 15; round++) {
+      const person = await signUp(app.url, 'accepts-twice');
+      const invite = async (role: 'admin' | 'member') =>
+        (await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/invitations`, { email: person.email, role })).body.token as string;
+      const tokens = [await invite('admin'), await invite('member')];
+      const responses = await Promise.all(tokens.map((token) => api(app.url, person.token).post(`/v1/invitations/${token}/accept`)));
+      const outcome = responses.map((r) => `${r.status} ${r.status === 200 ? '' : r.body.error}`.trim()).sort();
+      assert.deepEqual(outcome, ['200', '404 invitation_not_found'], `round ${round}: ${responses.map((r) => r.text).join(' / ')}`);
+    }
   });
 
   it('GET /v1/org without an active organization is a generic {error, message}', async () => {

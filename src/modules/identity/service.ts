@@ -348,11 +348,16 @@ export function createIdentityService(deps: IdentityServiceDeps) {
 
     async acceptInvitation(caller: Caller, token: string): Promise<MemberRow> {
       const userId = requireUser(caller);
-      return db.transaction(async (tx) => {
-        const invitation = await store.findInvitationForUpdate(tx, hashToken(token));
-        if (!invitation || invitation.accepted_at || invitation.expired) {
-          throw notFound('invitation_not_found', 'This invitation does not exist, was already used, or has expired');
-        }
+      const tokenHash = hashToken(token);
+      const invitationNotFound = () => notFound('invitation_not_found', 'This invitation does not exist, was already used, or has expired');
+      const organizationId = await store.findInvitationOrganization(db, tokenHash);
+      if (!organizationId) throw invitationNotFound();
+      // Accepting adds a member, so it waits for the organization's other member changes before it
+      // locks anything: two accepts of one person's invitations (each ending the other's) then run one
+      // after the other, and the second finds its invitation ended, instead of deadlocking.
+      return changeMembers(organizationId, async (tx) => {
+        const invitation = await store.findInvitationForUpdate(tx, tokenHash);
+        if (!invitation || invitation.accepted_at || invitation.expired) throw invitationNotFound();
         const user = (await store.findUserById(tx, userId))!;
         if (user.email.toLowerCase() !== invitation.email.toLowerCase()) {
           throw forbidden('This invitation was sent to another email address');
@@ -445,8 +450,12 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     async addTeamMember(caller: Caller, organizationId: string, teamId: string, memberId: string): Promise<void> {
       await requireMembership(caller, organizationId, ['owner', 'admin']);
       if (!(await store.findTeam(db, organizationId, teamId))) throw notFound('team_not_found', 'No such team in this organization');
-      await requireOrganizationMember(organizationId, memberId);
-      await store.addTeamMember(db, organizationId, teamId, memberId);
+      await db.transaction(async (tx) => {
+        // Held until the row is added: a removal committing meanwhile is waited for and seen here
+        // (404), rather than met by the foreign key (a 500); one starting later waits and removes both.
+        if (!(await store.findMemberForShare(tx, organizationId, memberId))) throw notFound('member_not_found', 'No such member in this organization');
+        await store.addTeamMember(tx, organizationId, teamId, memberId);
+      });
     },
 
     async removeTeamMember(caller: Caller, organizationId: string, teamId: string, memberId: string): Promise<void> {

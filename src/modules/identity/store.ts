@@ -432,6 +432,12 @@ export function createIdentityStore() {
       return rows[0];
     },
 
+    /** The organization of the invitation with this token hash, whatever its state (unlocked). */
+    async findInvitationOrganization(db: Queryable, tokenHash: string): Promise<string | undefined> {
+      const { rows } = await db.query<{ organization_id: string }>('SELECT organization_id FROM invitations WHERE token_hash = $1', [tokenHash]);
+      return rows[0]?.organization_id;
+    },
+
     /**
      * Locks the invitation row so two accepts of one invitation cannot both succeed. `expired` is read
      * against the clock, not the transaction's start (now()): an invitation ended (revoked, or its
