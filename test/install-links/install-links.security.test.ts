@@ -1,8 +1,9 @@
 // Install links: who may mint and rotate, and that a link only ever opens its own organization.
-import { test, before, after } from 'node:test';
+import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { createTenant, type Tenant } from '../support/fixtures.ts';
+import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
+import { addMember, createTenant, signUp, type Tenant, type TestUser } from '../support/fixtures.ts';
+import { holdLocks } from '../support/held-locks.ts';
 import { api } from '../support/http.ts';
 
 let app: TestApp;
@@ -61,6 +62,72 @@ test('a suspended member cannot mint', async () => {
   } finally {
     await app.db.query("UPDATE members SET status = 'active' WHERE id = $1", [rows[0].id]);
   }
+});
+
+// A member removed after their request passed the membership check, before its link is written:
+// they get what a non-member gets (it was a 500: the foreign key of created_by_member_id refused the
+// link), and nothing is written, a rotation's revocations included.
+describe('a member removed while minting', () => {
+  before(async () => {
+    // The moment without timing: counting the mint of a member whose e-mail starts with "doomed"
+    // (after the membership check, before the write) removes that member, committed with the count.
+    await app.db.query(`
+      CREATE FUNCTION test_remove_doomed_minter() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM members m USING users u
+         WHERE u.id = m.user_id AND u.email LIKE 'doomed%' AND NEW.bucket = 'install-links:create:' || m.id;
+        RETURN NULL;
+      END $$`);
+    await app.db.query(`CREATE TRIGGER test_remove_doomed_minter AFTER INSERT OR UPDATE ON rate_limit_counters
+      FOR EACH ROW EXECUTE FUNCTION test_remove_doomed_minter()`);
+  });
+
+  const newMember = async (label: string, role: 'admin' | 'member') => {
+    const user = await signUp(app.url, label);
+    await addMember(app.url, tenant.owner, tenant.orgId, user, role);
+    return user;
+  };
+  const isMember = async (memberId: string) => (await app.db.query('SELECT 1 FROM members WHERE id = $1', [memberId])).rows.length > 0;
+
+  /** The same request again, now that the removal is committed: what a non-member gets. */
+  async function assertAnsweredAsNonMember(user: TestUser, body: object, response: { status: number; body: any; text: string }) {
+    const again = await api(app.url, user.token).post(path(tenant.orgId), body);
+    assert.equal(again.status, 404, again.text);
+    assert.equal(response.status, again.status, response.text);
+    assert.deepEqual(response.body, again.body);
+  }
+
+  for (const [role, body] of [['member', {}], ['admin', { rotate: true }]] as const) {
+    test(`removed after the check: a ${role}'s ${'rotate' in body ? 'rotation' : 'mint'} is 404 organization_not_found, nothing written`, async () => {
+      const older = await api(app.url, tenant.owner.token).post(path(tenant.orgId), {});
+      assert.equal(older.status, 201, older.text);
+      const doomed = await newMember(`doomed-${role}`, role);
+      const before = await countLinks(tenant.orgId);
+      const response = await api(app.url, doomed.token).post(path(tenant.orgId), body);
+      assert.equal(await isMember(doomed.memberId), false, 'the removal happened');
+      assert.equal(response.status, 404, response.text);
+      assert.equal(response.body.error, 'organization_not_found');
+      assert.equal(response.body.token, undefined);
+      assert.equal(await countLinks(tenant.orgId), before, 'no link written');
+      assert.equal((await api(app.url).get(`/v1/install-links/${older.body.token}`)).status, 200, 'older links stay valid');
+      await assertAnsweredAsNonMember(doomed, body, response);
+    });
+  }
+
+  test('removal in progress as the link is written: the write waits for it, then 404 organization_not_found', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+    const held = await newMember('held-member', 'member');
+    const before = await countLinks(tenant.orgId);
+    // The removal, uncommitted: the request passes the membership check, then its write waits for the member row.
+    const removing = await holdLocks(app, 'DELETE FROM members WHERE id = $1', [held.memberId]);
+    const minting = api(app.url, held.token).post(path(tenant.orgId), {});
+    await removing.waitForBlocked(1);
+    await removing.release();
+    const response = await minting;
+    assert.equal(response.status, 404, response.text);
+    assert.equal(response.body.error, 'organization_not_found');
+    assert.equal(await countLinks(tenant.orgId), before, 'no link written');
+    await assertAnsweredAsNonMember(held, {}, response);
+  });
 });
 
 test('tokens of one organization never open another, and rotation in one leaves the other alone', async () => {

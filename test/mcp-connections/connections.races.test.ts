@@ -28,7 +28,14 @@ before(async () => {
       await action?.();
     },
   });
-  keyed = await startStreamableServer({ apiKey: 'race-key' });
+  keyed = await startStreamableServer({
+    apiKey: 'race-key',
+    onRequest: async () => {
+      const action = atNextProbe;
+      atNextProbe = undefined;
+      await action?.();
+    },
+  });
 });
 
 after(async () => {
@@ -91,6 +98,49 @@ describe('a member removed while the server is probed', () => {
     const after = (await admin().get(`/v1/mcp-connections/${connection.id}`)).body;
     assert.equal(after.name, 'Before');
     assert.equal(after.updatedAt, connection.updatedAt);
+  });
+});
+
+// A member storing their own key on a per-member connection, removed after the request was
+// authenticated: the answer is the one a session that is no longer a member gets, not a 500 (the
+// foreign key of their credential row refused it), and nothing is stored.
+describe('a member removed while storing their own API key', () => {
+  const credentialCount = async (connectionId: string) =>
+    (await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1', [connectionId])).rows[0]!.n;
+
+  /** The same request again, now that the removal is committed: what a non-member gets. */
+  async function assertAnsweredAsNonMember(user: TestUser, connectionId: string, response: { status: number; body: any; text: string }) {
+    const again = await api(app.url, user.token).put(`/v1/mcp-connections/${connectionId}/credentials`, { apiKey: 'race-key' });
+    assert.equal(again.status, 403, again.text);
+    assert.equal(response.status, again.status, response.text);
+    assert.deepEqual(response.body, again.body);
+  }
+
+  test('removed while the key is probed: 403 forbidden like any non-member, nothing stored', async () => {
+    const perMember = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { name: 'Per member (probed)', authType: 'apikey', credentialMode: 'per_member' }));
+    const doomed = await newMember('doomed-key');
+    removeDuringProbe(doomed);
+    const response = await api(app.url, doomed.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: 'race-key' });
+    assert.equal(atNextProbe, undefined, 'the probe reached the server');
+    assert.equal(response.status, 403, response.text);
+    assert.equal(response.body.error, 'forbidden');
+    assert.equal(await credentialCount(perMember.id), 0, 'nothing stored');
+    await assertAnsweredAsNonMember(doomed, perMember.id, response);
+  });
+
+  test('removal in progress as the key is written: the write waits for it, then 403 forbidden, nothing stored', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+    const perMember = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { name: 'Per member (held)', authType: 'apikey', credentialMode: 'per_member' }));
+    const doomed = await newMember('doomed-held-key');
+    // The removal, uncommitted: the request is authenticated and probed as a member, then its write waits for the member row.
+    const removing = await holdLocks(app, 'DELETE FROM members WHERE id = $1', [doomed.memberId]);
+    const storing = api(app.url, doomed.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: 'race-key' });
+    await removing.waitForBlocked(1);
+    await removing.release();
+    const response = await storing;
+    assert.equal(response.status, 403, response.text);
+    assert.equal(response.body.error, 'forbidden');
+    assert.equal(await credentialCount(perMember.id), 0, 'nothing stored');
+    await assertAnsweredAsNonMember(doomed, perMember.id, response);
   });
 });
 

@@ -502,6 +502,12 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
     getMember: (organizationId: string, memberId: string, tx: Queryable = db) => store.findMember(tx, organizationId, memberId),
     getMemberByUser: (organizationId: string, userId: string, tx: Queryable = db) => store.findMemberByUser(tx, organizationId, userId),
+    /**
+     * The member, share-locked until `tx` ends: a removal, suspension or role change in progress is
+     * waited for and then seen (undefined once removed). Called inside the transaction that writes a row
+     * for the member, so that the row cannot outlive the membership that allowed it.
+     */
+    lockMember: (tx: Queryable, organizationId: string, memberId: string) => store.findMemberForShare(tx, organizationId, memberId),
     getUser: (userId: string): Promise<UserRow | undefined> => store.findUserById(db, userId),
     findUserByEmail: (email: string): Promise<UserRow | undefined> => store.findUserByEmail(db, email),
     /** Of `ids`, the ones that are members of the organization. */

@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database.ts';
-import { forbidden, rateLimited } from '../../http/errors.ts';
+import { forbidden, notFound, rateLimited } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
@@ -52,6 +52,13 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
       }
       const token = tokenPrefix + randomToken(32);
       await db.transaction(async (tx) => {
+        if (membership.memberId) {
+          // Checked again, held until the link is written: a removal or suspension since the check
+          // above (or one in progress) leaves the caller what a non-member gets.
+          const member = await deps.identity.lockMember(tx, organizationId, membership.memberId);
+          if (member?.status !== 'active') throw notFound('organization_not_found', 'No such organization');
+          if (input.rotate && member.role !== 'owner' && member.role !== 'admin') throw forbidden('Only owners and admins can rotate install links');
+        }
         if (input.rotate) {
           await store.lockOrganization(tx, organizationId);
           await store.revokeActive(tx, organizationId);

@@ -567,6 +567,13 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       await allowProbe(organizationId, memberId);
       await validateByProbe(row.url, 'apikey', row.credentialMode, apiKey);
       await db.transaction(async (tx) => {
+        if (memberId) {
+          // The caller may have been removed, suspended or demoted while the key was probed: checked
+          // again, and held until the key is stored.
+          const member = await deps.identity.lockMember(tx, organizationId, memberId);
+          if (member?.status !== 'active') throw forbidden('This session has no active organization you are a member of');
+          if (shared && member.role !== 'owner' && member.role !== 'admin') throw forbidden('Only owners and admins set the shared API key of a connection');
+        }
         // The identity may have changed while probing: store the key only for the identity it was checked against.
         const locked = await store.findConnection(tx, organizationId, id, true);
         if (!locked) throw connectionNotFound();
