@@ -128,6 +128,20 @@ describe('a member removed while minting', () => {
     assert.equal(await countLinks(tenant.orgId), before, 'no link written');
     await assertAnsweredAsNonMember(held, {}, response);
   });
+
+  test('suspension in progress as the link is written: the write waits for it, then 404, nothing written', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+    // No foreign key notices a suspension: only the lock taken with the write does.
+    const held = await newMember('held-suspended', 'member');
+    const before = await countLinks(tenant.orgId);
+    const suspending = await holdLocks(app, "UPDATE members SET status = 'suspended' WHERE id = $1", [held.memberId]);
+    const minting = api(app.url, held.token).post(path(tenant.orgId), {});
+    await suspending.waitForBlocked(1);
+    await suspending.release();
+    const response = await minting;
+    assert.equal(response.status, 404, response.text);
+    assert.equal(response.body.error, 'organization_not_found');
+    assert.equal(await countLinks(tenant.orgId), before, 'no link written');
+  });
 });
 
 test('tokens of one organization never open another, and rotation in one leaves the other alone', async () => {
