@@ -77,8 +77,21 @@ export const commonErrorResponses = {
   ),
 } as const;
 
+/**
+ * An integer query parameter, written in decimal digits. Coercion would read "0x10", "1e1", "+5" or
+ * " 5" as numbers too (Number() does); a client sending those has a bug worth a 400 naming it.
+ */
+export function queryInteger(min: number, max: number, fallback: number) {
+  return z.preprocess((value, ctx) => {
+    if (typeof value !== 'string') return value;
+    if (/^\d{1,15}$/.test(value)) return Number(value);
+    ctx.issues.push({ code: 'custom', message: 'Must be a whole number written in digits', input: value });
+    return z.NEVER;
+  }, z.number().int().min(min).max(max).default(fallback));
+}
+
 export const paginationQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: queryInteger(1, 100, 50),
   cursor: z.string().max(200).optional().describe('Opaque cursor from a previous page\'s `nextCursor`'),
 });
 

@@ -31,6 +31,13 @@ describe('identity routes: documented errors', () => {
     const badLimit = await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/members?limit=1000`);
     assert.equal(badLimit.status, 400);
     assert.deepEqual(badLimit.body.details[0].path, ['limit']);
+    // Digits only: coercion would have read each of these as a number.
+    for (const limit of ['0x10', '1e1', '%2B5', '%205', '5.0', '']) {
+      const notDigits = await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/members?limit=${limit}`);
+      assert.equal(notDigits.status, 400, limit);
+      assert.deepEqual(notDigits.body.details, [{ message: 'Must be a whole number written in digits', path: ['limit'], in: 'querystring' }], limit);
+    }
+    assert.equal((await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/members?limit=07`)).status, 200);
     const badCursor = await api(app.url, tenant.owner.token).get(`/v1/orgs/${tenant.orgId}/members?cursor=garbage`);
     assert.equal(badCursor.status, 400);
     assert.deepEqual(badCursor.body.details[0].path, ['cursor']);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf } from '../../http/auth.ts';
 import { invalidRequest } from '../../http/errors.ts';
-import { commonErrorResponses, decodeCursor, encodeCursor, errorBodySchema, isoTimestamp } from '../../http/schemas.ts';
+import { commonErrorResponses, decodeCursor, encodeCursor, errorBodySchema, isoTimestamp, queryInteger } from '../../http/schemas.ts';
 import { maxBatch, memoryIdSchema, memoryInputSchema, memorySchema, searchQuerySchema, searchResultSchema } from './schemas.ts';
 import type { ListPosition, Memory, MemoryService } from './service.ts';
 
@@ -82,7 +82,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       summary: 'List your memories, newest first',
       description: `${bankRule} Pages of \`limit\` (1 to 100, default 50); pass \`nextCursor\` as \`cursor\` for the next page (null on the last).`,
       querystring: z.object({
-        limit: z.coerce.number().int().min(1).max(100).default(50),
+        limit: queryInteger(1, 100, 50),
         cursor: z.string().max(300).optional().describe('Opaque cursor from a previous page\'s `nextCursor`'),
       }),
       response: { 200: z.object({ memories: z.array(memorySchema), nextCursor: z.string().nullable() }), ...errors },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestampSchema, typeIdSchema } from '../../http/schemas.ts';
+import { queryInteger, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
 import { defaultScope, defaultSource, maxMemoryWords, memoryIdPrefix } from './service.ts';
 
 export const maxBatch = 1000;
@@ -83,7 +83,7 @@ const tagsQuerySchema = z
 export const searchQuerySchema = z
   .object({
     q: z.string().min(1).max(1000).describe('The query in natural language, 1 to 1,000 characters. A memory that contains any of its words (after stemming, without stop words) is a candidate.'),
-    limit: z.coerce.number().int().min(1).max(100).default(10).describe('How many results, 1 to 100. Default 10.'),
+    limit: queryInteger(1, 100, 10).describe('How many results, 1 to 100. Default 10.'),
     tags: tagsQuerySchema,
     source: sourceSchema.optional().describe('Only memories with this source'),
     scope: scopeSchema.optional().describe('Only memories with this scope'),
