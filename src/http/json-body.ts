@@ -2,8 +2,8 @@
 // no string with an unpaired surrogate. Each of those would otherwise be stored as U+FFFD, silently
 // changing what was sent: bytes that are not UTF-8 (read as UTF-8 they become U+FFFD), a body in
 // another charset (the same), and a surrogate that JSON can spell (`"\ud800"`) although no UTF-8 text
-// can hold it. So they are refused, as NUL is. The SCIM server and the messenger webhook read bodies
-// with parsers of their own, and use `utf8BodyText` too.
+// can hold it. So they are refused, as NUL is. The SCIM server reads bodies with a parser of its own
+// and uses `utf8BodyText` too; the messenger webhook, which reads any content type, checks the bytes.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest } from './errors.ts';
