@@ -50,6 +50,9 @@ const sessionTokenPrefix = 'ops_';
 const apiKeyPrefix = 'opk_';
 const invitationTokenPrefix = 'opi_';
 
+// Every change of an organization's members takes this lock first, so they happen one at a time.
+const memberChangesLock = (organizationId: string) => `organization-members:${organizationId}`;
+
 // An invitation speaks for the member who sent it, so it holds only while they still have one of
 // these roles in an active membership: a removed admin's accomplice must not be let in afterwards.
 const inviterRoles: readonly Role[] = ['owner', 'admin'];
@@ -169,7 +172,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
    */
   function changeMembers<T>(organizationId: string, change: (tx: Queryable) => Promise<T>): Promise<T> {
     return db.transaction(async (tx) => {
-      await lockUntilCommit(tx, `organization-members:${organizationId}`);
+      await lockUntilCommit(tx, memberChangesLock(organizationId));
       return change(tx);
     });
   }
@@ -508,6 +511,14 @@ export function createIdentityService(deps: IdentityServiceDeps) {
      * for the member, so that the row cannot outlive the membership that allowed it.
      */
     lockMember: (tx: Queryable, organizationId: string, memberId: string) => store.findMemberForShare(tx, organizationId, memberId),
+    /** Of `ids`, the members of the organization, share-locked like lockMember (in id order, so two callers cannot deadlock). */
+    lockMemberIds: (tx: Queryable, organizationId: string, ids: string[]) => store.lockExistingMembers(tx, organizationId, ids),
+    /**
+     * Waits for the organization's member changes in progress (removal, role, status, ownership, an
+     * accepted invitation) and holds off new ones until `tx` ends: for another module's transaction that
+     * changes members itself (SCIM), so that both take their locks in one order.
+     */
+    lockMemberChanges: (tx: Queryable, organizationId: string) => lockUntilCommit(tx, memberChangesLock(organizationId)),
     getUser: (userId: string): Promise<UserRow | undefined> => store.findUserById(db, userId),
     findUserByEmail: (email: string): Promise<UserRow | undefined> => store.findUserByEmail(db, email),
     /** Of `ids`, the ones that are members of the organization. */

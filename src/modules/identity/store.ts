@@ -348,6 +348,16 @@ export function createIdentityStore() {
       return rows.map((row) => row.id);
     },
 
+    /** Of the given ids, those that are members of the organization, share-locked (in id order) until the transaction ends. */
+    async lockExistingMembers(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const { rows } = await db.query<{ id: string }>(
+        'SELECT id FROM members WHERE organization_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR SHARE',
+        [organizationId, ids],
+      );
+      return rows.map((row) => row.id);
+    },
+
     async existingTeamIds(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
       if (ids.length === 0) return [];
       const { rows } = await db.query<{ id: string }>(
