@@ -177,7 +177,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const scim = createScimService({ db, identity, sso, publicUrl: config.publicUrl });
   await app.register(scimManagementRoutes, { scim });
   await app.register(scimServerRoutes, { scim, prefix: SCIM_PREFIX, documentationUri: `${config.publicUrl}/docs` });
-  await registerMessenger(app, { db, config, secrets: deps.secrets, outbound });
+  await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, identity });
   await app.register(memoryRoutes, { service: createMemoryService({ db }) });
 
   return app;

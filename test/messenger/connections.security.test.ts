@@ -2,6 +2,9 @@
 // what is never shown: the bot token, the webhook secret, the delivery secret after creation.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { testBackend } from '../support/app.ts';
+import { addMember, signUp } from '../support/fixtures.ts';
+import { holdLocks } from '../support/held-locks.ts';
 import { api } from '../support/http.ts';
 import { connectBot, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
 
@@ -86,4 +89,23 @@ describe('messenger connections: security', () => {
       assert.ok(!logs.includes(secret), 'a secret reached the logs');
     }
   });
+  // The route checks the role, then asks the platform (getMe), then stores the connection: a removal
+  // or demotion committed in between must not leave a connection made by someone without the right
+  // (a removal was a 500 from the foreign key; a demotion went through).
+  for (const [change, sql] of [['removal', 'DELETE FROM members WHERE id = $1'], ['demotion', "UPDATE members SET role = 'member' WHERE id = $1"]] as const) {
+    test(`an admin's ${change} in progress as their connection is stored: waited for, then 403, nothing stored`, { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+      const admin = await signUp(env.app.url, `messenger-${change}`);
+      await addMember(env.app.url, env.tenant.owner, env.tenant.orgId, admin, 'admin');
+      const bot = env.platform.addBot();
+      const held = await holdLocks(env.app, sql, [admin.memberId]);
+      const creating = api(env.app.url, admin.token).post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
+      await held.waitForBlocked(1);
+      await held.release();
+      const answer = await creating;
+      assert.equal(answer.status, 403, answer.text);
+      assert.equal(answer.body.error, 'forbidden');
+      const { rows } = await env.app.db.query('SELECT count(*)::int AS n FROM messenger_connections WHERE bot_id = $1', [bot.id]);
+      assert.equal(rows[0].n, 0, 'no connection stored');
+    });
+  }
 });

@@ -7,6 +7,7 @@ import type { Database } from '../../db/database.ts';
 import { createOutboundClient, type OutboundClient } from '../../platform/outbound.ts';
 import { createJobQueue } from '../../platform/queue.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
+import type { IdentityService } from '../identity/service.ts';
 import { createIngress, DELIVERY_QUEUE } from './ingress.ts';
 import { createBotApi } from './platform.ts';
 import { messengerRoutes } from './routes.ts';
@@ -23,6 +24,7 @@ export interface MessengerModuleDeps {
   secrets: SecretBox;
   /** The shared guarded client; one is created from config when absent. */
   outbound?: OutboundClient;
+  identity: IdentityService;
 }
 
 export async function registerMessenger(app: FastifyInstance, deps: MessengerModuleDeps): Promise<void> {
@@ -46,6 +48,7 @@ export async function registerMessenger(app: FastifyInstance, deps: MessengerMod
     outbound,
     publicUrl: config.publicUrl,
     forgetConnection: (id) => ingress.forget(id),
+    identity: deps.identity,
     log: app.log,
   });
   await app.register(messengerRoutes, { service, publicUrl: config.publicUrl });

@@ -4,10 +4,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
-import { ApiError, conflict, invalidRequest, notFound } from '../../http/errors.ts';
+import { ApiError, conflict, forbidden, invalidRequest, notFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { OutboundBlockedError, type OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
+import type { IdentityService } from '../identity/service.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { BotApiError, type BotApi } from './platform.ts';
 import type { ConnectionRow, ConnectionStatus, MessengerStore, UpdateRow, UpdateStatus } from './store.ts';
@@ -22,6 +23,8 @@ export interface MessengerServiceDeps {
   publicUrl: string;
   /** Drops a deleted connection's cached webhook secret in this process. */
   forgetConnection(connectionId: string): void;
+  /** Holds the acting member's row while their connection is stored. */
+  identity: Pick<IdentityService, 'lockMember'>;
   log: FastifyBaseLogger;
 }
 
@@ -88,6 +91,13 @@ export function createMessengerService(deps: MessengerServiceDeps) {
       const webhookSecret = randomToken(32);
       const deliverySecret = randomToken(32);
       const connection = await db.transaction(async (tx) => {
+        if (actor.memberId) {
+          // The platform was asked first, which takes a while: the caller may have been removed or
+          // demoted since the route's check. Checked again, and held until the connection is stored.
+          const member = await deps.identity.lockMember(tx, actor.organizationId, actor.memberId);
+          if (member?.status !== 'active') throw forbidden('This session has no active organization you are a member of');
+          if (member.role !== 'owner' && member.role !== 'admin') throw forbidden('This needs the role owner or admin in the active organization');
+        }
         // A bot has one webhook: connecting it here would silently take it from another organization's
         // connection (which would stay "active" and receive nothing), and deleting either would cut the
         // other off. The lock makes two organizations connecting one bot at once take turns.
