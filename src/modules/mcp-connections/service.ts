@@ -134,24 +134,46 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
     if (!member.allowed) throw rateLimited(member, 'Too many MCP server checks; retry later');
   }
 
+  // What the routes answer a session that is not an active member, or not an owner or admin (http/auth.ts).
+  const notAMember = () => forbidden('This session has no active organization you are a member of');
+  const notAnAdmin = () => forbidden('This needs the role owner or admin in the active organization');
+
   function organizationOf(caller: Caller): { organizationId: string; memberId: string | null; isAdmin: boolean } {
-    if (!caller.organizationId || !caller.role) throw forbidden('This session has no active organization you are a member of');
+    if (!caller.organizationId || !caller.role) throw notAMember();
     return { organizationId: caller.organizationId, memberId: caller.memberId, isAdmin: caller.role === 'owner' || caller.role === 'admin' };
   }
 
   function requireAdmin(caller: Caller) {
     const org = organizationOf(caller);
-    if (!org.isAdmin) throw forbidden('This needs the role owner or admin in the active organization');
+    if (!org.isAdmin) throw notAnAdmin();
     return org;
   }
 
-  /** Dedupes the sets and refuses ids that are not members/teams of this organization, pointing at the item. */
-  async function checkAccess(organizationId: string, access: AccessSet, path: string[], q: Queryable = db): Promise<AccessSet> {
+  /**
+   * The calling admin again, inside the write's transaction and share-locked until it ends: removed,
+   * suspended or demoted since the request was authenticated (or one of those in progress), they get
+   * what the route answers them now, and no row written for them can outlive their membership.
+   */
+  async function lockAdmin(tx: Queryable, organizationId: string, memberId: string | null): Promise<void> {
+    if (!memberId) return;
+    const member = await deps.identity.lockMember(tx, organizationId, memberId);
+    if (member?.status !== 'active') throw notAMember();
+    if (member.role !== 'owner' && member.role !== 'admin') throw notAnAdmin();
+  }
+
+  /**
+   * Dedupes the sets and refuses ids that are not members/teams of this organization, pointing at the
+   * item. With `tx`, the members found stay share-locked until it ends.
+   */
+  async function checkAccess(organizationId: string, access: AccessSet, path: string[], tx?: Queryable): Promise<AccessSet> {
     const memberIds = [...new Set(access.memberIds)];
     const teamIds = [...new Set(access.teamIds)];
-    // One after the other: `q` may be a transaction's single client.
-    const members = memberIds.length ? await deps.identity.listMemberIds(organizationId, memberIds, q) : [];
-    const teams = teamIds.length ? await deps.identity.listTeamIds(organizationId, teamIds, q) : [];
+    // One after the other: `tx` is a transaction's single client. Locked before any access row is
+    // touched: a removal in progress is waited for (then the id is unknown), rather than it and this
+    // write each waiting for the other's rows (a deadlock).
+    const members =
+      memberIds.length === 0 ? [] : tx ? await deps.identity.lockMemberIds(tx, organizationId, memberIds) : await deps.identity.listMemberIds(organizationId, memberIds);
+    const teams = teamIds.length ? await deps.identity.listTeamIds(organizationId, teamIds, tx ?? db) : [];
     const knownMembers = new Set(members);
     const knownTeams = new Set(teams);
     const details: ValidationDetail[] = [];
@@ -166,14 +188,23 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
   }
 
   /**
-   * A transaction that writes an access set, checked again inside it: a member or team removed since
-   * an earlier check (while the server was probed, say) is the same 400 as an unknown id. One removed
-   * by a concurrent transaction between this check and the insert makes the foreign key refuse the
-   * insert; checked once more after the rollback, that is the 400 too.
+   * A transaction of an admin (`memberId`, checked again first) that writes an access set, checked
+   * again inside it: a member or team removed since an earlier check (while the server was probed,
+   * say) is the same 400 as an unknown id. Members are locked; a team deleted by a concurrent
+   * transaction between this check and the insert makes the foreign key refuse the insert; checked
+   * once more after the rollback, that is the 400 too.
    */
-  async function transactionWithAccess<T>(organizationId: string, requested: AccessSet, work: (tx: Queryable, access: AccessSet) => Promise<T>): Promise<T> {
+  async function transactionWithAccess<T>(
+    organizationId: string,
+    memberId: string | null,
+    requested: AccessSet,
+    work: (tx: Queryable, access: AccessSet) => Promise<T>,
+  ): Promise<T> {
     try {
-      return await db.transaction(async (tx) => work(tx, await checkAccess(organizationId, requested, ['access'], tx)));
+      return await db.transaction(async (tx) => {
+        await lockAdmin(tx, organizationId, memberId);
+        return work(tx, await checkAccess(organizationId, requested, ['access'], tx));
+      });
     } catch (error) {
       if (isForeignKeyViolation(error)) await checkAccess(organizationId, requested, ['access']);
       throw error;
@@ -365,6 +396,9 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       oauthTester = tester;
     },
 
+    /** Identity's lockMember, for the OAuth flows (./oauth/), which write rows naming a member. */
+    lockMember: (tx: Queryable, organizationId: string, memberId: string) => deps.identity.lockMember(tx, organizationId, memberId),
+
     async create(caller: Caller, input: ConnectionInput) {
       const { organizationId, memberId } = requireAdmin(caller);
       // Bad ids are refused before a probe is spent on them (and checked again when written).
@@ -376,7 +410,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
       if (probed) await allowProbe(organizationId, memberId);
       await validateByProbe(input.url, input.authType, input.credentialMode, input.apiKey);
       const id = newId('emc');
-      await transactionWithAccess(organizationId, input.access, async (tx, access) => {
+      await transactionWithAccess(organizationId, memberId, input.access, async (tx, access) => {
         await store.insertConnection(tx, {
           id,
           organizationId,
@@ -461,7 +495,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
         probed = true;
       }
 
-      await transactionWithAccess(organizationId, input.access, async (tx, access) => {
+      await transactionWithAccess(organizationId, memberId, input.access, async (tx, access) => {
         // Re-read under a row lock: of concurrent edits with the same token exactly one gets here first.
         const locked = await store.findConnection(tx, organizationId, id, true);
         if (!locked) throw connectionNotFound();
@@ -501,8 +535,8 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
 
     /** Spec operation 2: the whole access set is replaced. */
     async replaceAccess(caller: Caller, id: string, input: AccessSet) {
-      const { organizationId } = requireAdmin(caller);
-      await transactionWithAccess(organizationId, input, async (tx, access) => {
+      const { organizationId, memberId } = requireAdmin(caller);
+      await transactionWithAccess(organizationId, memberId, input, async (tx, access) => {
         const locked = await store.findConnection(tx, organizationId, id, true);
         if (!locked) throw connectionNotFound();
         await store.touchConnection(tx, organizationId, id, access.orgWide);
@@ -571,7 +605,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
           // The caller may have been removed, suspended or demoted while the key was probed: checked
           // again, and held until the key is stored.
           const member = await deps.identity.lockMember(tx, organizationId, memberId);
-          if (member?.status !== 'active') throw forbidden('This session has no active organization you are a member of');
+          if (member?.status !== 'active') throw notAMember();
           if (shared && member.role !== 'owner' && member.role !== 'admin') throw forbidden('Only owners and admins set the shared API key of a connection');
         }
         // The identity may have changed while probing: store the key only for the identity it was checked against.

@@ -113,6 +113,15 @@ export function createConnectionStore() {
     },
 
     /**
+     * Whether the connection exists, key-share locked until the transaction ends: a DELETE waits for
+     * it (so rows written for the connection meanwhile cannot lose it), an edit does not.
+     */
+    async holdConnection(q: Queryable, organizationId: string, id: string): Promise<boolean> {
+      const { rows } = await q.query('SELECT 1 FROM mcp_connections WHERE organization_id = $1 AND id = $2 FOR KEY SHARE', [organizationId, id]);
+      return rows.length > 0;
+    },
+
+    /**
      * A page of connections ordered by id. With `member`, only those the member may use: org-wide,
      * granted to them, or granted to one of their teams.
      */

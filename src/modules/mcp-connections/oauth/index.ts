@@ -43,6 +43,7 @@ export async function registerMcpOAuth(
     secrets: deps.secrets,
     outbound: deps.outbound,
     stateKey: deriveStateKey(keyRing),
+    lockMember: deps.connections.lockMember,
     logger: app.log,
   });
   deps.connections.onIdentityInvalidated(dropOAuthFlowState);

@@ -15,6 +15,7 @@ import type { Caller } from '../../../http/auth.ts';
 import { newId } from '../../../platform/ids.ts';
 import type { OutboundClient } from '../../../platform/outbound.ts';
 import type { SecretBox } from '../../../platform/secrets.ts';
+import type { IdentityService } from '../../identity/service.ts';
 import { createConnectionStore, type ConnectionRow } from '../store.ts';
 import { buildAuthorizationUrl, createPkcePair, selectScopes, stepUpScopes as stepUp } from './authorize.ts';
 import { probeConnection, type Diagnostic, type HighestPassed } from '../probe/index.ts';
@@ -70,6 +71,8 @@ export interface McpOAuthServiceDeps {
   outbound: OutboundClient;
   /** HMAC key for `state`, derived from the server secret (state.ts deriveStateKey). */
   stateKey: Buffer;
+  /** Identity's lockMember (through the connections service): the member, share-locked until `tx` ends. */
+  lockMember: IdentityService['lockMember'];
   /** Bounds how many authorizations a member can start (each dials the servers several times). */
   rateLimiter?: RateLimiter;
   logger?: { warn(details: Record<string, unknown>, message: string): void };
@@ -96,6 +99,8 @@ export type AccessTokenResult =
 
 const adminRoles = new Set(['owner', 'admin']);
 
+const connectionNotFound = () => notFound('connection_not_found', 'No such MCP connection');
+
 const networkCodes = new Set(['unreachable', 'timeout', 'address_blocked', 'redirect_blocked']);
 
 function oauthFailure(status: number, code: string, error: OAuthFlowError, url: string | undefined): ApiError {
@@ -116,14 +121,33 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
   async function visibleConnection(caller: Caller, connectionId: string): Promise<ConnectionRow> {
     const organizationId = caller.organizationId!;
     const connection = await connections.findConnection(db, organizationId, connectionId);
-    if (!connection) throw notFound('connection_not_found', 'No such MCP connection');
+    if (!connection) throw connectionNotFound();
     const isAdmin = caller.role !== null && adminRoles.has(caller.role);
     if (!isAdmin) {
       if (!caller.memberId || !(await connections.memberMayUse(db, organizationId, connectionId, caller.memberId))) {
-        throw notFound('connection_not_found', 'No such MCP connection');
+        throw connectionNotFound();
       }
     }
     return connection;
+  }
+
+  /**
+   * In a transaction that writes rows of the connection: the connection key-share locked until it
+   * ends, so a DELETE waits for the write (or, come first, makes it 404) instead of the foreign key
+   * refusing the write.
+   */
+  async function holdConnection(tx: Queryable, connection: ConnectionRow): Promise<void> {
+    if (!(await connections.holdConnection(tx, connection.organizationId, connection.id))) throw connectionNotFound();
+  }
+
+  /** Whether the member who started `pending` (their role if still active, else null) may connect its identity. */
+  async function mayConnect(q: Queryable, pending: PendingAuthorizationRow, connection: ConnectionRow, role: string | null): Promise<boolean> {
+    if (role === null) return false;
+    if (pending.subject === 'shared') return adminRoles.has(role) && connection.credentialMode === 'shared';
+    return (
+      connection.credentialMode === 'per_member' &&
+      (adminRoles.has(role) || (await connections.memberMayUse(q, pending.organization_id, connection.id, pending.member_id)))
+    );
   }
 
   function subjectFor(caller: Caller, connection: ConnectionRow): { subject: CredentialSubject; memberId: string } {
@@ -157,20 +181,23 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
   }
 
   async function recordState(connection: ConnectionRow, patch: { issuer: string | null; source: RegistrationSource | null; setupRequired: boolean; issuerReview: boolean; problem: string | null }) {
-    await upsertConnectionState(db, {
-      organization_id: connection.organizationId,
-      connection_id: connection.id,
-      identity_fingerprint: connection.identityFingerprint,
-      issuer: patch.issuer,
-      registration_source: patch.source,
-      setup_required: patch.setupRequired,
-      issuer_review_required: patch.issuerReview,
-      problem_code: patch.problem,
+    await db.transaction(async (tx) => {
+      await holdConnection(tx, connection);
+      await upsertConnectionState(tx, {
+        organization_id: connection.organizationId,
+        connection_id: connection.id,
+        identity_fingerprint: connection.identityFingerprint,
+        issuer: patch.issuer,
+        registration_source: patch.source,
+        setup_required: patch.setupRequired,
+        issuer_review_required: patch.issuerReview,
+        problem_code: patch.problem,
+      });
+      // The connection row shows how the client is obtained; a failure that says nothing about it leaves it alone.
+      if (patch.source !== null || patch.setupRequired) {
+        await recordConnectionRegistration(tx, connection.organizationId, connection.id, connection.identityFingerprint, patch.source, patch.setupRequired);
+      }
     });
-    // The connection row shows how the client is obtained; a failure that says nothing about it leaves it alone.
-    if (patch.source !== null || patch.setupRequired) {
-      await recordConnectionRegistration(db, connection.organizationId, connection.id, connection.identityFingerprint, patch.source, patch.setupRequired);
-    }
   }
 
   /** Discovery, with the connection flagged for review when a pinned issuer does not match. */
@@ -282,6 +309,8 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
         if (error instanceof OAuthFlowError) throw oauthFailure(502, 'oauth_registration_failed', error, discovery.metadata.registration_endpoint);
         throw error;
       }
+      // Locked after the registration request, so that a DELETE never waits on the server's answer.
+      await holdConnection(tx, connection);
       const saved = await saveRegisteredClient(tx, {
         organization_id: connection.organizationId,
         connection_id: connection.id,
@@ -336,24 +365,32 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
       const id = newId('moa');
       const expiresAt = new Date(Date.now() + AUTHORIZATION_TTL_SECONDS * 1000);
       await deleteExpiredPendingAuthorizations(db, connection.organizationId);
-      await insertPendingAuthorization(db, {
-        id,
-        organization_id: connection.organizationId,
-        connection_id: connection.id,
-        identity_fingerprint: connection.identityFingerprint,
-        member_id: memberId,
-        subject,
-        callback_mode: mode,
-        redirect_uri: redirectUri,
-        issuer: discovery.issuer,
-        iss_parameter_supported: discovery.metadata.authorization_response_iss_parameter_supported === true,
-        token_endpoint: discovery.metadata.token_endpoint,
-        resource: discovery.resource,
-        scopes,
-        registration_source: source,
-        client_id: client.clientId,
-        code_verifier_sealed: secrets.seal(pkce.verifier),
-        expires_at: expiresAt,
+      await db.transaction(async (tx) => {
+        // The caller again, held until the row naming them is written: removed, suspended or demoted
+        // since the request was authenticated (or one of those in progress) is what the route answers them now.
+        const member = await deps.lockMember(tx, connection.organizationId, memberId);
+        if (member?.status !== 'active') throw forbidden('This session has no active organization you are a member of');
+        if (subject === 'shared' && !adminRoles.has(member.role)) throw forbidden('Only owners and admins connect the shared identity of a connection');
+        await holdConnection(tx, connection);
+        await insertPendingAuthorization(tx, {
+          id,
+          organization_id: connection.organizationId,
+          connection_id: connection.id,
+          identity_fingerprint: connection.identityFingerprint,
+          member_id: memberId,
+          subject,
+          callback_mode: mode,
+          redirect_uri: redirectUri,
+          issuer: discovery.issuer,
+          iss_parameter_supported: discovery.metadata.authorization_response_iss_parameter_supported === true,
+          token_endpoint: discovery.metadata.token_endpoint,
+          resource: discovery.resource,
+          scopes,
+          registration_source: source,
+          client_id: client.clientId,
+          code_verifier_sealed: secrets.seal(pkce.verifier),
+          expires_at: expiresAt,
+        });
       });
       const state = signState(
         {
@@ -385,7 +422,8 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
      * The callback (both modes). Order matters: the state (signature, expiry, mode, path) before
      * anything else; then the single-use claim; then issuer and code; then the connection and the
      * member as they are now; the code exchange; and finally the write, in a transaction that
-     * locks the connection row so an identity edit cannot slip between the check and the write.
+     * locks the connection row and then the member, so that neither an identity edit nor a removal
+     * or demotion can slip between the check and the write.
      */
     async callback(mode: CallbackMode, pathConnectionId: string | null, query: CallbackQuery): Promise<CallbackResult> {
       const invalidState = (message: string) => new ApiError(400, 'invalid_state', message);
@@ -427,14 +465,8 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
       if (connection.identityFingerprint !== pending.identity_fingerprint || connection.authType !== 'oauth') {
         throw new ApiError(409, 'connection_identity_changed', 'The connection changed (url, authentication or credential mode) during the authorization; nothing was stored');
       }
-      const role = await activeMemberRole(db, pending.organization_id, pending.member_id);
-      const allowed =
-        role !== null &&
-        (pending.subject === 'shared'
-          ? adminRoles.has(role) && connection.credentialMode === 'shared'
-          : connection.credentialMode === 'per_member' &&
-            (adminRoles.has(role) || (await connections.memberMayUse(db, pending.organization_id, connection.id, pending.member_id))));
-      if (!allowed) throw forbidden('The member who started this authorization may no longer connect this identity; nothing was stored');
+      const notAllowed = () => forbidden('The member who started this authorization may no longer connect this identity; nothing was stored');
+      if (!(await mayConnect(db, pending, connection, await activeMemberRole(db, pending.organization_id, pending.member_id)))) throw notAllowed();
 
       const client = await clientAtCallback(connection, pending);
       let tokens;
@@ -471,6 +503,10 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
         if (locked.identityFingerprint !== pending.identity_fingerprint) {
           throw new ApiError(409, 'connection_identity_changed', 'The connection changed during the authorization; nothing was stored');
         }
+        // The member again, held until the credential is stored: removed, suspended or demoted during
+        // the code exchange (or one of those in progress) is refused like a change made before the callback.
+        const member = await deps.lockMember(tx, pending.organization_id, pending.member_id);
+        if (!(await mayConnect(tx, pending, locked, member?.status === 'active' ? member.role : null))) throw notAllowed();
         await saveOAuthCredential(tx, {
           id: newId('cred'),
           organizationId: pending.organization_id,
