@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { testBackend } from '../support/app.ts';
 import { api } from '../support/http.ts';
 import { holdLocks } from '../support/held-locks.ts';
-import { patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
+import { memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
 
 let env: ScimEnv;
 let token: string;
@@ -183,6 +183,56 @@ test('a member deleted while a group write waits on it: 400 unknown member, not 
   assert.equal((await client.get(`/Groups?filter=${encodeURIComponent('displayName eq "Members too"')}`)).body.totalResults, 0);
 });
 
+// A user's deletion holds the user's row, then deletes their group membership rows; a group write that
+// deleted those rows first and then needed the user's row (its foreign key) deadlocked with it (500).
+async function userAndGroup(label: string) {
+  const user = await client.post('/Users', userBody(`${label}@acme.example`));
+  const other = await client.post('/Users', userBody(`${label}-other@acme.example`));
+  const members = [{ value: user.body.id }, { value: other.body.id }];
+  const group = await client.post('/Groups', { displayName: label, members });
+  assert.equal(group.status, 201, group.text);
+  return {
+    user: user.body.id as string,
+    other: other.body.id as string,
+    group: group.body.id as string,
+    write: (how: 'put' | 'patch') =>
+      how === 'put' ? client.put(`/Groups/${group.body.id}`, { displayName: `${label} renamed`, members }) : client.patch(`/Groups/${group.body.id}`, patchOp({ op: 'replace', path: 'displayName', value: `${label} renamed` })),
+  };
+}
+
+test('a user deleted while a group write keeps them as a member: the write is 400 unknown member, never a deadlock (500)', raceOptions, async () => {
+  for (const how of ['put', 'patch'] as const) {
+    const race = await userAndGroup(`kept-${how}`);
+    const member = (await memberOf(env.app, env.tenant.orgId, `kept-${how}@acme.example`))!;
+    // The member's row held: the deletion waits on it holding the user's row, the group write behind.
+    const lock = await holdLocks(env.app, 'SELECT 1 FROM members WHERE id = $1 FOR UPDATE', [member.id]);
+    const deletion = client.delete(`/Users/${race.user}`);
+    await lock.waitForBlocked(1);
+    const write = race.write(how);
+    await lock.waitForBlocked(2);
+    await lock.release();
+    const [deleted, written] = [await deletion, await write];
+    assert.equal(deleted.status, 204, `${how}: ${deleted.text}`);
+    assertScimError(written, 400, 'invalidValue');
+    assert.match(written.body.detail, /^Unknown member/);
+    const after = await client.get(`/Groups/${race.group}`);
+    assert.deepEqual([after.body.displayName, after.body.members.map((m: { value: string }) => m.value)], [`kept-${how}`, [race.other]], how);
+  }
+});
+
+test('users deleted fired together with group writes keeping them: never a 5xx', async () => {
+  for (let round = 0; round < 15; round++) {
+    const how = round % 2 === 0 ? 'put' : 'patch';
+    const race = await userAndGroup(`kept-round${round}`);
+    const [deleted, written] = await Promise.all([client.delete(`/Users/${race.user}`), race.write(how)]);
+    const outcome = `round ${round} (${how}): delete ${deleted.status} ${deleted.text}, group ${written.status} ${written.text}`;
+    assert.equal(deleted.status, 204, outcome);
+    assert.ok(written.status === 200 || (written.status === 400 && /^Unknown member/.test(written.body.detail)), outcome);
+    const after = await client.get(`/Groups/${race.group}`);
+    assert.deepEqual(after.body.members.map((m: { value: string }) => m.value), [race.other], outcome);
+  }
+});
+
 test("a PUT or PATCH taking another account's e-mail: 409 uniqueness, and nothing changes", async () => {
   assert.equal((await client.post('/Users', userBody('holder@acme.example'))).status, 201);
   const taker = await client.post('/Users', userBody('taker@acme.example'));
@@ -258,6 +308,56 @@ test('/Me is 501 Not Implemented; a collection path with a trailing slash names 
 test('a path the router cannot decode (a bad percent-escape) is answered in SCIM shape too', async () => {
   for (const response of [await client.get('/Users/%ZZ'), await client.patch('/Groups/%E0%A4%A', patchOp({ op: 'add', path: 'members', value: [] }))]) {
     assertScimError(response, 400);
+  }
+});
+
+// A removal through the API and SCIM's write of the same member, each waiting for the other's rows,
+// would deadlock (500): both now take the organization's member changes in turn.
+async function removedWhileWritten(label: string, action: 'deactivate' | 'delete') {
+  const email = `${label}@acme.example`;
+  const user = await client.post('/Users', userBody(email));
+  assert.equal(user.status, 201, user.text);
+  const member = (await memberOf(env.app, env.tenant.orgId, email))!;
+  return {
+    memberId: member.id,
+    path: `/Users/${user.body.id}`,
+    remove: () => api(env.app.url, env.tenant.owner.token).delete(`/v1/orgs/${env.tenant.orgId}/members/${member.id}`),
+    write: () => (action === 'delete' ? client.delete(`/Users/${user.body.id}`) : client.patch(`/Users/${user.body.id}`, patchOp({ op: 'replace', path: 'active', value: false }))),
+  };
+}
+
+test('a member removed through the API while SCIM deletes or suspends them: both go through one after the other, never a deadlock (500)', raceOptions, async () => {
+  for (const action of ['deactivate', 'delete'] as const) {
+    const race = await removedWhileWritten(`removed-while-${action}`, action);
+    // The member's row held: the removal waits on it, SCIM's write behind; released, they meet.
+    const lock = await holdLocks(env.app, 'SELECT 1 FROM members WHERE id = $1 FOR UPDATE', [race.memberId]);
+    const removal = race.remove();
+    await lock.waitForBlocked(1);
+    const write = race.write();
+    await lock.waitForBlocked(2);
+    await lock.release();
+    const [removed, written] = [await removal, await write];
+    assert.equal(removed.status, 204, `${action}: ${removed.text}`);
+    assert.equal(written.status, action === 'delete' ? 204 : 200, `${action}: ${written.text}`);
+    if (action === 'deactivate') assert.equal(written.body.active, false);
+    assert.equal((await client.get(race.path)).status, action === 'delete' ? 404 : 200);
+    const { rows } = await env.app.db.query('SELECT count(*)::int AS n FROM members WHERE id = $1', [race.memberId]);
+    assert.equal(rows[0].n, 0, `${action}: the member was not removed`);
+  }
+});
+
+test('removals through the API fired together with SCIM deleting or suspending the member: never a 5xx, the member removed', async () => {
+  for (let round = 0; round < 15; round++) {
+    for (const action of ['deactivate', 'delete'] as const) {
+      const race = await removedWhileWritten(`removed-round${round}-${action}`, action);
+      const [removed, written] = await Promise.all([race.remove(), race.write()]);
+      const outcome = `round ${round} (${action}): removal ${removed.status} ${removed.text}, SCIM ${written.status} ${written.text}`;
+      // A SCIM deletion first leaves the removal nothing to remove; a suspension does.
+      assert.ok(removed.status === 204 || (action === 'delete' && removed.status === 404 && removed.body.error === 'member_not_found'), outcome);
+      assert.equal(written.status, action === 'delete' ? 204 : 200, outcome);
+      const { rows } = await env.app.db.query('SELECT count(*)::int AS n FROM members WHERE id = $1', [race.memberId]);
+      assert.equal(rows[0].n, 0, outcome);
+    }
   }
 });
 

@@ -2,7 +2,9 @@
 // protected, and an identity provider only speaks for its own verified domain.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { addMember, signUp } from '../support/fixtures.ts';
+import { testBackend } from '../support/app.ts';
+import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
+import { holdLocks } from '../support/held-locks.ts';
 import { api } from '../support/http.ts';
 import { memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, verifySso, type ScimEnv } from './helpers.ts';
 
@@ -215,4 +217,88 @@ test('a user deleted through SCIM cannot come back with an invitation sent to th
   const accepted = await api(env.app.url, signedIn.body.sessionToken).post(`/v1/invitations/${invitation.body.token}/accept`);
   assert.equal(accepted.status, 404, accepted.text);
   assert.equal(await memberOf(env.app, env.tenant.orgId, person.email), undefined);
+});
+
+// Transfers of ownership racing SCIM's deactivations and deletions of the new owner. Each test has an
+// organization of its own, whose owner changes.
+const raceOptions = { skip: testBackend !== 'postgres' && 'PGlite has one connection: no concurrent transactions' };
+
+/** Its members have sessions (each in turn may become the owner) and are linked to SCIM users. */
+async function ownershipRaces(own: ScimEnv) {
+  const { app, tenant } = own;
+  const client = scim(app, await rotateScimToken(app, tenant.owner.token));
+  return {
+    async newMember(owner: TestUser, label: string) {
+      const person = await signUp(app.url, label);
+      await addMember(app.url, owner, tenant.orgId, person, 'member');
+      const created = await client.post('/Users', userBody(person.email));
+      assert.equal(created.status, 201, created.text);
+      return { person, path: `/Users/${created.body.id}` };
+    },
+    transfer: (owner: TestUser, to: TestUser) => api(app.url, owner.token).post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, { memberId: to.memberId }),
+    scimWrite: (action: 'deactivate' | 'delete', path: string) =>
+      action === 'delete' ? client.delete(path) : client.patch(path, patchOp({ op: 'replace', path: 'active', value: false })),
+    async owners() {
+      const { rows } = await app.db.query("SELECT id, status FROM members WHERE organization_id = $1 AND role = 'owner'", [tenant.orgId]);
+      return rows;
+    },
+  };
+}
+
+test('ownership transferred to a member while SCIM suspends or deletes them: whichever goes first, the other sees it, and one active owner remains', raceOptions, async () => {
+  const own = await startScimEnv({ domain: 'example.test' });
+  try {
+    const race = await ownershipRaces(own);
+    let owner = own.tenant.owner;
+    for (const first of ['transfer', 'scim'] as const) {
+      for (const action of ['deactivate', 'delete'] as const) {
+        const label = `${first} first, ${action}`;
+        const { person, path } = await race.newMember(owner, `heir-${first}-${action}`);
+        // The member's row held: the first request waits on it, the second behind the first; released, they go on at once.
+        const lock = await holdLocks(own.app, 'SELECT 1 FROM members WHERE id = $1 FOR UPDATE', [person.memberId]);
+        const start = (which: 'transfer' | 'scim') => (which === 'transfer' ? race.transfer(owner, person) : race.scimWrite(action, path));
+        const firstRequest = start(first);
+        await lock.waitForBlocked(1);
+        const secondRequest = start(first === 'transfer' ? 'scim' : 'transfer');
+        await lock.waitForBlocked(2);
+        await lock.release();
+        const [transferred, written] = first === 'transfer' ? [await firstRequest, await secondRequest] : [await secondRequest, await firstRequest];
+        if (first === 'transfer') {
+          // SCIM sees the new owner, protected like any owner.
+          assert.equal(transferred.status, 200, `${label}: ${transferred.text}`);
+          assert.deepEqual([written.status, written.body.scimType], [400, 'mutability'], `${label}: ${written.text}`);
+          owner = person;
+        } else {
+          // The transfer sees the member suspended or gone.
+          assert.equal(written.status, action === 'delete' ? 204 : 200, `${label}: ${written.text}`);
+          assert.deepEqual([transferred.status, transferred.body.error], [404, 'member_not_found'], `${label}: ${transferred.text}`);
+        }
+        assert.deepEqual(await race.owners(), [{ id: owner.memberId, status: 'active' }], label);
+      }
+    }
+  } finally {
+    await own.close();
+  }
+});
+
+test('transfers of ownership fired together with SCIM suspending or deleting the new owner: never a 5xx, one active owner each time', async () => {
+  const own = await startScimEnv({ domain: 'example.test' });
+  try {
+    const race = await ownershipRaces(own);
+    let owner = own.tenant.owner;
+    for (let round = 0; round < 15; round++) {
+      const action = round % 2 === 0 ? 'deactivate' : 'delete';
+      const { person, path } = await race.newMember(owner, `heir-${round}`);
+      const [transferred, written] = await Promise.all([race.transfer(owner, person), race.scimWrite(action, path)]);
+      const outcome = `round ${round} (${action}): transfer ${transferred.status} ${transferred.text}, SCIM ${written.status} ${written.text}`;
+      // One of them first, the other seeing it: never both.
+      const transferFirst = transferred.status === 200 && written.status === 400 && written.body.scimType === 'mutability';
+      const scimFirst = written.status === (action === 'delete' ? 204 : 200) && transferred.status === 404 && transferred.body.error === 'member_not_found';
+      assert.ok(transferFirst || scimFirst, outcome);
+      if (transferFirst) owner = person;
+      assert.deepEqual(await race.owners(), [{ id: owner.memberId, status: 'active' }], outcome);
+    }
+  } finally {
+    await own.close();
+  }
 });

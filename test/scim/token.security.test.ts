@@ -1,6 +1,9 @@
 // POST /v1/scim/token: who may rotate, and one organization's token never reaching another's data.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { testBackend } from '../support/app.ts';
+import { addMember, signUp } from '../support/fixtures.ts';
+import { holdLocks } from '../support/held-locks.ts';
 import { api } from '../support/http.ts';
 import { rotateScimToken, scim, startScimEnv, userBody, verifySso, type ScimEnv } from './helpers.ts';
 
@@ -75,4 +78,32 @@ test('the SCIM token appears in no log line', async () => {
   const token = await rotateScimToken(env.app, env.tenant.owner.token);
   await scim(env.app, token).get('/Users');
   assert.ok(!env.app.logText().includes(token.slice(7)));
+});
+
+test('an admin demoted, suspended or removed while rotating the token: refused as they now are, and the token in use keeps working', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+  const current = await rotateScimToken(env.app, env.tenant.owner.token);
+  const changes: [string, string, number, string][] = [
+    ['demoted', "UPDATE members SET role = 'member' WHERE id = $1", 403, 'forbidden'],
+    ['suspended', "UPDATE members SET status = 'suspended' WHERE id = $1", 404, 'organization_not_found'],
+    ['removed', 'DELETE FROM members WHERE id = $1', 404, 'organization_not_found'],
+  ];
+  for (const [change, sql, status, error] of changes) {
+    const admin = await signUp(env.app.url, `rotator-${change}`);
+    await addMember(env.app.url, env.tenant.owner, env.tenant.orgId, admin, 'admin');
+    // The change held uncommitted, with the connector's row: the rotation passes the route's role check,
+    // then waits (on the member's row, or else on the connector's) until the change commits.
+    const lock = await holdLocks(env.app, `WITH change AS (${sql} RETURNING 1) SELECT 1 FROM scim_connectors WHERE organization_id = $2 FOR UPDATE`, [
+      admin.memberId,
+      env.tenant.orgId,
+    ]);
+    const rotation = api(env.app.url, admin.token).post('/v1/scim/token');
+    await lock.waitForBlocked(1);
+    await lock.release();
+    const response = await rotation;
+    assert.deepEqual([response.status, response.body.error], [status, error], `${change}: ${response.text}`);
+    assert.equal(response.body.scimToken, undefined);
+    const now = await api(env.app.url, admin.token).post('/v1/scim/token');
+    assert.deepEqual([now.status, now.body.error], [status, error], `${change}: the same request now`);
+    assert.equal((await scim(env.app, current).get('/Users')).status, 200, `${change}: the token in use was rotated`);
+  }
 });

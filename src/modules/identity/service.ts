@@ -470,15 +470,25 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     },
 
     async createApiKey(caller: Caller, organizationId: string, input: { name: string; role: 'admin' | 'member' }) {
-      await requireMembership(caller, organizationId, ['owner', 'admin']);
+      const creatorRoles: readonly Role[] = ['owner', 'admin'];
+      const membership = await requireMembership(caller, organizationId, creatorRoles);
       const key = apiKeyPrefix + randomToken();
-      const apiKey = await store.insertApiKey(db, {
-        id: newId(idPrefixes.apiKey),
-        organizationId,
-        name: input.name,
-        role: input.role,
-        keyHash: hashToken(key),
-        createdBy: caller.userId,
+      const apiKey = await db.transaction(async (tx) => {
+        if (membership.memberId) {
+          // As for invitations: a removal, suspension or demotion not yet committed when the role was
+          // read must not leave a working key behind. Holding the member row makes it finish first, and
+          // be seen here, or wait until this key, made while the right held, is stored.
+          const creator = await store.findMemberForShare(tx, organizationId, membership.memberId);
+          granted(creator?.status === 'active' ? { organizationId, memberId: creator.id, role: creator.role } : undefined, creatorRoles);
+        }
+        return store.insertApiKey(tx, {
+          id: newId(idPrefixes.apiKey),
+          organizationId,
+          name: input.name,
+          role: input.role,
+          keyHash: hashToken(key),
+          createdBy: caller.userId,
+        });
       });
       return { apiKey, key };
     },

@@ -1,10 +1,10 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
-import { ApiError, notFound, organizationNotFound } from '../../http/errors.ts';
+import { ApiError, forbidden, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { emailSchema, personNameSchema } from '../identity/schemas.ts';
-import type { Caller, IdentityService } from '../identity/service.ts';
+import type { Caller, IdentityService, Role } from '../identity/service.ts';
 import { normalizeDomain } from '../sso/dns.ts';
 import type { SsoService } from '../sso/service.ts';
 import { listResponse, type Paging } from './documents.ts';
@@ -32,6 +32,8 @@ export interface ScimContext {
 type Doc = Record<string, unknown>;
 
 const tokenPrefix = 'opscim_';
+// Who may rotate the token: the roles of the route's check (routes.ts), checked again as it is written.
+const tokenRotators: readonly Role[] = ['owner', 'admin'];
 const tokenPattern = /^opscim_[A-Za-z0-9_-]{43}$/;
 
 function isObject(value: unknown): value is Doc {
@@ -184,6 +186,14 @@ export function createScimService(deps: ScimServiceDeps) {
     }
   }
 
+  /**
+   * Taken first by every transaction that may change a member, before any SCIM row: identity's member
+   * changes (a removal, a transfer of ownership) then run wholly before or after it, so the member it
+   * reads is current (an owner is never suspended or removed), and both lock rows in one order (a
+   * removal's ON DELETE SET NULL of scim_users.member_id would otherwise deadlock with it).
+   */
+  const holdMemberChanges = (tx: Queryable, ctx: ScimContext) => identity.lockMemberChanges(tx, ctx.organizationId);
+
   /** Brings the member in line with `active`: suspended with sessions revoked, or active (re-added if removed meanwhile). */
   async function syncMember(tx: Queryable, ctx: ScimContext, userId: string, active: boolean): Promise<string | null> {
     // Found by person, not by scim_users.member_id: that is cleared when the member is removed and
@@ -214,6 +224,7 @@ export function createScimService(deps: ScimServiceDeps) {
     let userName: string | undefined;
     try {
       return await db.transaction(async (tx) => {
+        await holdMemberChanges(tx, ctx);
         const locked = await store.findUser(tx, ctx.organizationId, id, true);
         if (!locked) throw new ScimError(404, `User ${id} not found`);
         const doc = build(locked);
@@ -263,7 +274,9 @@ export function createScimService(deps: ScimServiceDeps) {
     const ids = members.map((m) => (isObject(m) && typeof m.value === 'string' ? m.value : null));
     if (ids.some((id) => id === null)) throw new ScimError(400, 'each member needs a string value (a User id)', 'invalidValue');
     const unique = [...new Set(ids as string[])];
-    const known = new Set(await store.existingUserIds(tx, ctx.organizationId, unique));
+    // Locked before the group's membership rows: a user's deletion holds its row, then deletes those
+    // rows (ON DELETE CASCADE), so taking them first and the user's row after would deadlock with it.
+    const known = new Set(await store.lockExistingUserIds(tx, ctx.organizationId, unique));
     const unknown = unique.filter((id) => !known.has(id));
     if (unknown.length > 0) throw unknownMembers(unknown);
     return unique;
@@ -330,11 +343,19 @@ export function createScimService(deps: ScimServiceDeps) {
         throw new ApiError(409, 'sso_required', 'SCIM provisioning needs an SSO connection with a verified domain: PUT /v1/sso/connection, then POST /v1/sso/verify-domain');
       }
       const token = tokenPrefix + randomToken(32);
-      const connector = await store.upsertConnectorToken(db, {
-        id: newId('scim'),
-        organizationId,
-        providerId: sso.id,
-        tokenHash: hashToken(token),
+      const connector = await db.transaction(async (tx) => {
+        // The route checked the role as the request began; a removal, suspension or demotion committed
+        // since must not leave a working token behind. With the member row held, one in progress either
+        // commits first and is seen here, or waits until this rotation, made while the right held, commits.
+        const member = caller.memberId ? await identity.lockMember(tx, organizationId, caller.memberId) : undefined;
+        if (member?.status !== 'active') throw organizationNotFound();
+        if (!tokenRotators.includes(member.role)) throw forbidden('This needs the role owner or admin in the active organization');
+        return store.upsertConnectorToken(tx, {
+          id: newId('scim'),
+          organizationId,
+          providerId: sso.id,
+          tokenHash: hashToken(token),
+        });
       });
       return { connector, token, ssoReady: true };
     },
@@ -380,6 +401,7 @@ export function createScimService(deps: ScimServiceDeps) {
       doc.active = active;
       try {
         return await db.transaction(async (tx) => {
+          await holdMemberChanges(tx, ctx);
           if (await store.findUserByUserName(tx, ctx.organizationId, fields.userName)) {
             throw new ScimError(409, `userName ${fields.userName} is already taken`, 'uniqueness');
           }
@@ -437,6 +459,7 @@ export function createScimService(deps: ScimServiceDeps) {
     /** Deleting a provisioned user removes them from the organization and revokes their sessions. */
     async deleteUser(ctx: ScimContext, id: string): Promise<void> {
       await db.transaction(async (tx) => {
+        await holdMemberChanges(tx, ctx);
         const row = await store.findUser(tx, ctx.organizationId, id, true);
         if (!row) throw new ScimError(404, `User ${id} not found`);
         // By person, as in syncMember: the membership may be a newer one than scim_users.member_id names.

@@ -287,10 +287,17 @@ export function createScimStore() {
       await db.query('DELETE FROM scim_users WHERE organization_id = $1 AND id = $2', [organizationId, id]);
     },
 
-    /** Of `ids`, those that are SCIM users of the organization. */
-    async existingUserIds(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
+    /**
+     * Of `ids`, those that are SCIM users of the organization, key-share locked (in id order) until the
+     * transaction ends: a deletion in progress is waited for and then seen, and one starting later
+     * waits, before the caller takes any group membership row its cascade would need.
+     */
+    async lockExistingUserIds(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
       if (ids.length === 0) return [];
-      const { rows } = await db.query<{ id: string }>('SELECT id FROM scim_users WHERE organization_id = $1 AND id = ANY($2::text[])', [organizationId, ids]);
+      const { rows } = await db.query<{ id: string }>(
+        'SELECT id FROM scim_users WHERE organization_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR KEY SHARE',
+        [organizationId, ids],
+      );
       return rows.map((r) => r.id);
     },
 
