@@ -130,6 +130,18 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     return granted(membership, roles);
   }
 
+  /**
+   * The caller's membership held for a write: inside `tx`, the member row (if they act as a member) is
+   * share-locked and its role checked again. A removal, suspension or demotion not yet committed when
+   * the role was first read then either finishes first and is refused here, or waits until the write
+   * has committed (and, for an invitation, ends it with the others).
+   */
+  async function holdMembership(tx: Queryable, membership: Membership, roles: readonly Role[]): Promise<void> {
+    if (!membership.memberId) return;
+    const member = await store.findMemberForShare(tx, membership.organizationId, membership.memberId);
+    granted(member?.status === 'active' ? { organizationId: membership.organizationId, memberId: member.id, role: member.role } : undefined, roles);
+  }
+
   function granted(membership: Membership | undefined, roles?: readonly Role[]): Membership {
     if (!membership) throw notFound('organization_not_found', 'No such organization');
     if (roles && !roles.includes(membership.role)) throw forbidden(`This needs the role ${roles.join(' or ')}`);
@@ -327,14 +339,9 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       const membership = await requireMembership(caller, organizationId, inviterRoles);
       const token = invitationTokenPrefix + randomToken();
       const invitation = await db.transaction(async (tx) => {
-        if (membership.memberId) {
-          // The role the request started with may be gone: a removal, suspension or demotion that
-          // has not committed yet would end the other invitations of this member but miss this one.
-          // Holding the member row makes it either finish first, and be seen here, or wait for this
-          // invitation and end it too.
-          const inviter = await store.findMemberForShare(tx, organizationId, membership.memberId);
-          granted(inviter?.status === 'active' ? { organizationId, memberId: inviter.id, role: inviter.role } : undefined, inviterRoles);
-        }
+        // A removal, suspension or demotion of the sender not committed yet would end their other
+        // invitations but miss this one.
+        await holdMembership(tx, membership, inviterRoles);
         return store.insertInvitationUnlessMember(tx, {
           id: newId(idPrefixes.invitation),
           organizationId,
@@ -474,13 +481,8 @@ export function createIdentityService(deps: IdentityServiceDeps) {
       const membership = await requireMembership(caller, organizationId, creatorRoles);
       const key = apiKeyPrefix + randomToken();
       const apiKey = await db.transaction(async (tx) => {
-        if (membership.memberId) {
-          // As for invitations: a removal, suspension or demotion not yet committed when the role was
-          // read must not leave a working key behind. Holding the member row makes it finish first, and
-          // be seen here, or wait until this key, made while the right held, is stored.
-          const creator = await store.findMemberForShare(tx, organizationId, membership.memberId);
-          granted(creator?.status === 'active' ? { organizationId, memberId: creator.id, role: creator.role } : undefined, creatorRoles);
-        }
+        // A removal, suspension or demotion not committed yet must not leave a working key behind.
+        await holdMembership(tx, membership, creatorRoles);
         return store.insertApiKey(tx, {
           id: newId(idPrefixes.apiKey),
           organizationId,
