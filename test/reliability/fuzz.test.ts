@@ -229,6 +229,16 @@ async function hintsFor(operation: Operation): Promise<{ hints: Hints; params: R
       fixed.botToken = Array.from({ length: 5 }, () => world.platform.addBot().token);
       fixed.deliveryUrl = [world.receiverUrl];
       break;
+    case 'revokeInvitation': {
+      // A pending invitation of its own: the first revocation that gets through ends it (later ones are 404).
+      const created = await request(`${world.app.url}/v1/orgs/${world.tenant.orgId}/invitations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${world.tenant.owner.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `revoked.${seed}@example.test`, role: 'member' }),
+      });
+      params.invitationId = ((await created.body.json()) as { invitation: { id: string } }).invitation.id;
+      break;
+    }
     case 'getMemory':
     case 'deleteMemory':
       params.id = ownerMemoryId; // the fuzz calls mostly as the owner, and memories are their writer's own
