@@ -305,6 +305,31 @@ describe('identity routes: security', () => {
     }
   });
 
+  it('an admin demoted, suspended or removed while creating a team: refused as they now are, no team stored', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+    const local = await createTenant(app.url);
+    const changes: [string, string, number, string][] = [
+      ['demoted', "UPDATE members SET role = 'member' WHERE id = $1", 403, 'forbidden'],
+      ['suspended', "UPDATE members SET status = 'suspended' WHERE id = $1", 404, 'organization_not_found'],
+      ['removed', 'DELETE FROM members WHERE id = $1', 404, 'organization_not_found'],
+    ];
+    for (const [change, sql, status, error] of changes) {
+      const admin = await signUp(app.url, `team-maker-${change}`);
+      await addMember(app.url, local.owner, local.orgId, admin, 'admin');
+      const create = () => api(app.url, admin.token).post(`/v1/orgs/${local.orgId}/teams`, { name: `late ${change}` });
+      // As for API keys: the request passes the role check, then waits until the change commits.
+      const lock = await holdLocks(app, `WITH change AS (${sql} RETURNING 1) SELECT 1 FROM organizations WHERE id = $2 FOR UPDATE`, [admin.memberId, local.orgId]);
+      const created = create();
+      await lock.waitForBlocked(1);
+      await lock.release();
+      const response = await created;
+      assert.deepEqual([response.status, response.body.error], [status, error], `${change}: ${response.text}`);
+      const now = await create();
+      assert.deepEqual([now.status, now.body.error], [status, error], `${change}: the same request now`);
+      const { rows } = await app.db.query('SELECT count(*)::int AS n FROM teams WHERE organization_id = $1 AND name = $2', [local.orgId, `late ${change}`]);
+      assert.equal(rows[0].n, 0, `${change}: a team was stored`);
+    }
+  });
+
   it('stores no token, key or password in clear: only hashes', async () => {
     const created = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'dump', role: 'member' });
     const invitation = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: 'dump@example.test', role: 'member' });

@@ -446,8 +446,12 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     },
 
     async createTeam(caller: Caller, organizationId: string, name: string): Promise<TeamRow> {
-      await requireMembership(caller, organizationId, ['owner', 'admin']);
-      const team = await store.insertTeam(db, { id: newId(idPrefixes.team), organizationId, name });
+      const creatorRoles: readonly Role[] = ['owner', 'admin'];
+      const membership = await requireMembership(caller, organizationId, creatorRoles);
+      const team = await db.transaction(async (tx) => {
+        await holdMembership(tx, membership, creatorRoles);
+        return store.insertTeam(tx, { id: newId(idPrefixes.team), organizationId, name });
+      });
       if (!team) throw conflict('team_exists', 'A team with this name already exists');
       return team;
     },
