@@ -1,6 +1,6 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import type { Caller, Role } from '../modules/identity/service.ts';
-import { forbidden, organizationNotFound, unauthorized } from './errors.ts';
+import { lacksRole, notAnActiveMember, organizationNotFound, unauthorized } from './errors.ts';
 
 export type { Caller, Role } from '../modules/identity/service.ts';
 
@@ -51,11 +51,9 @@ export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncH
     if (!needsOrganization) return;
     if (!caller.organizationId || !caller.role) {
       if (options.withoutOrganization === 'organization_not_found') throw organizationNotFound();
-      throw forbidden('This session has no active organization you are a member of');
+      throw notAnActiveMember();
     }
-    if (options.roles && !options.roles.includes(caller.role)) {
-      throw forbidden(`This needs the role ${options.roles.join(' or ')} in the active organization`);
-    }
+    if (options.roles && !options.roles.includes(caller.role)) throw lacksRole(options.roles);
   };
   securityRequirements.set(authenticateRequest, options.allowApiKey ? [{ session: [] }, { apiKey: [] }] : [{ session: [] }]);
   return authenticateRequest;

@@ -29,7 +29,7 @@
 import { createHash } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.ts';
 import { isForeignKeyViolation } from '../../db/errors.ts';
-import { ApiError, conflict, forbidden, invalidRequest, notFound, rateLimited, type ValidationDetail } from '../../http/errors.ts';
+import { ApiError, conflict, forbidden, invalidRequest, lacksRole, notAnActiveMember, notFound, rateLimited, type ValidationDetail } from '../../http/errors.ts';
 import { isoTimestamp, isoTimestampOrNull, pageOf } from '../../http/schemas.ts';
 import { newId } from '../../platform/ids.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
@@ -134,12 +134,10 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
     if (!member.allowed) throw rateLimited(member, 'Too many MCP server checks; retry later');
   }
 
-  // What the routes answer a session that is not an active member, or not an owner or admin (http/auth.ts).
-  const notAMember = () => forbidden('This session has no active organization you are a member of');
-  const notAnAdmin = () => forbidden('This needs the role owner or admin in the active organization');
+  const notAnAdmin = () => lacksRole(['owner', 'admin']);
 
   function organizationOf(caller: Caller): { organizationId: string; memberId: string | null; isAdmin: boolean } {
-    if (!caller.organizationId || !caller.role) throw notAMember();
+    if (!caller.organizationId || !caller.role) throw notAnActiveMember();
     return { organizationId: caller.organizationId, memberId: caller.memberId, isAdmin: caller.role === 'owner' || caller.role === 'admin' };
   }
 
@@ -157,7 +155,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
   async function lockAdmin(tx: Queryable, organizationId: string, memberId: string | null): Promise<void> {
     if (!memberId) return;
     const member = await deps.identity.lockMember(tx, organizationId, memberId);
-    if (member?.status !== 'active') throw notAMember();
+    if (member?.status !== 'active') throw notAnActiveMember();
     if (member.role !== 'owner' && member.role !== 'admin') throw notAnAdmin();
   }
 
@@ -605,7 +603,7 @@ export function createMcpConnectionService(deps: McpConnectionServiceDeps) {
           // The caller may have been removed, suspended or demoted while the key was probed: checked
           // again, and held until the key is stored.
           const member = await deps.identity.lockMember(tx, organizationId, memberId);
-          if (member?.status !== 'active') throw notAMember();
+          if (member?.status !== 'active') throw notAnActiveMember();
           if (shared && member.role !== 'owner' && member.role !== 'admin') throw forbidden('Only owners and admins set the shared API key of a connection');
         }
         // The identity may have changed while probing: store the key only for the identity it was checked against.

@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
-import { ApiError, conflict, forbidden, invalidRequest, notFound } from '../../http/errors.ts';
+import { ApiError, conflict, invalidRequest, lacksRole, notAnActiveMember, notFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { OutboundBlockedError, type OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
@@ -95,8 +95,8 @@ export function createMessengerService(deps: MessengerServiceDeps) {
           // The platform was asked first, which takes a while: the caller may have been removed or
           // demoted since the route's check. Checked again, and held until the connection is stored.
           const member = await deps.identity.lockMember(tx, actor.organizationId, actor.memberId);
-          if (member?.status !== 'active') throw forbidden('This session has no active organization you are a member of');
-          if (member.role !== 'owner' && member.role !== 'admin') throw forbidden('This needs the role owner or admin in the active organization');
+          if (member?.status !== 'active') throw notAnActiveMember();
+          if (member.role !== 'owner' && member.role !== 'admin') throw lacksRole(['owner', 'admin']);
         }
         // A bot has one webhook: connecting it here would silently take it from another organization's
         // connection (which would stay "active" and receive nothing), and deleting either would cut the

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
-import { ApiError, forbidden, notFound, organizationNotFound } from '../../http/errors.ts';
+import { ApiError, lacksRole, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { emailSchema, personNameSchema } from '../identity/schemas.ts';
@@ -349,7 +349,7 @@ export function createScimService(deps: ScimServiceDeps) {
         // commits first and is seen here, or waits until this rotation, made while the right held, commits.
         const member = caller.memberId ? await identity.lockMember(tx, organizationId, caller.memberId) : undefined;
         if (member?.status !== 'active') throw organizationNotFound();
-        if (!tokenRotators.includes(member.role)) throw forbidden('This needs the role owner or admin in the active organization');
+        if (!tokenRotators.includes(member.role)) throw lacksRole(tokenRotators);
         return store.upsertConnectorToken(tx, {
           id: newId('scim'),
           organizationId,

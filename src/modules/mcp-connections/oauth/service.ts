@@ -9,7 +9,7 @@
 import type { Database, Queryable } from '../../../db/database.ts';
 import { lockUntilCommit } from '../../../db/locks.ts';
 import type { Config } from '../../../config.ts';
-import { ApiError, forbidden, notFound, rateLimited } from '../../../http/errors.ts';
+import { ApiError, forbidden, notAnActiveMember, notFound, rateLimited } from '../../../http/errors.ts';
 import { createRateLimiter, type RateLimiter } from '../../../platform/rate-limiter.ts';
 import type { Caller } from '../../../http/auth.ts';
 import { newId } from '../../../platform/ids.ts';
@@ -369,7 +369,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
         // The caller again, held until the row naming them is written: removed, suspended or demoted
         // since the request was authenticated (or one of those in progress) is what the route answers them now.
         const member = await deps.lockMember(tx, connection.organizationId, memberId);
-        if (member?.status !== 'active') throw forbidden('This session has no active organization you are a member of');
+        if (member?.status !== 'active') throw notAnActiveMember();
         if (subject === 'shared' && !adminRoles.has(member.role)) throw forbidden('Only owners and admins connect the shared identity of a connection');
         await holdConnection(tx, connection);
         await insertPendingAuthorization(tx, {
