@@ -278,57 +278,38 @@ describe('identity routes: security', () => {
     assert.equal((await api(app.url, local.outsider.token).post(`/v1/invitations/${pending.body.token}/accept`)).status, 200);
   });
 
-  it('an admin demoted, suspended or removed while creating an API key: refused as they now are, no key stored', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
-    const local = await createTenant(app.url);
-    const changes: [string, string, number, string][] = [
-      ['demoted', "UPDATE members SET role = 'member' WHERE id = $1", 403, 'forbidden'],
-      ['suspended', "UPDATE members SET status = 'suspended' WHERE id = $1", 404, 'organization_not_found'],
-      ['removed', 'DELETE FROM members WHERE id = $1', 404, 'organization_not_found'],
-    ];
-    for (const [change, sql, status, error] of changes) {
-      const admin = await signUp(app.url, `key-maker-${change}`);
-      await addMember(app.url, local.owner, local.orgId, admin, 'admin');
-      const create = () => api(app.url, admin.token).post(`/v1/orgs/${local.orgId}/api-keys`, { name: `late ${change}`, role: 'admin' });
-      // The change held uncommitted, with the organization's row: the request passes the role check,
-      // then waits (on the member's row, or else on the key's foreign key) until the change commits.
-      const lock = await holdLocks(app, `WITH change AS (${sql} RETURNING 1) SELECT 1 FROM organizations WHERE id = $2 FOR UPDATE`, [admin.memberId, local.orgId]);
-      const created = create();
-      await lock.waitForBlocked(1);
-      await lock.release();
-      const response = await created;
-      assert.deepEqual([response.status, response.body.error], [status, error], `${change}: ${response.text}`);
-      assert.equal(response.body.key, undefined);
-      const now = await create();
-      assert.deepEqual([now.status, now.body.error], [status, error], `${change}: the same request now`);
-      const { rows } = await app.db.query('SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1 AND name = $2', [local.orgId, `late ${change}`]);
-      assert.equal(rows[0].n, 0, `${change}: a key was stored`);
-    }
-  });
-
-  it('an admin demoted, suspended or removed while creating a team: refused as they now are, no team stored', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
-    const local = await createTenant(app.url);
-    const changes: [string, string, number, string][] = [
-      ['demoted', "UPDATE members SET role = 'member' WHERE id = $1", 403, 'forbidden'],
-      ['suspended', "UPDATE members SET status = 'suspended' WHERE id = $1", 404, 'organization_not_found'],
-      ['removed', 'DELETE FROM members WHERE id = $1', 404, 'organization_not_found'],
-    ];
-    for (const [change, sql, status, error] of changes) {
-      const admin = await signUp(app.url, `team-maker-${change}`);
-      await addMember(app.url, local.owner, local.orgId, admin, 'admin');
-      const create = () => api(app.url, admin.token).post(`/v1/orgs/${local.orgId}/teams`, { name: `late ${change}` });
-      // As for API keys: the request passes the role check, then waits until the change commits.
-      const lock = await holdLocks(app, `WITH change AS (${sql} RETURNING 1) SELECT 1 FROM organizations WHERE id = $2 FOR UPDATE`, [admin.memberId, local.orgId]);
-      const created = create();
-      await lock.waitForBlocked(1);
-      await lock.release();
-      const response = await created;
-      assert.deepEqual([response.status, response.body.error], [status, error], `${change}: ${response.text}`);
-      const now = await create();
-      assert.deepEqual([now.status, now.body.error], [status, error], `${change}: the same request now`);
-      const { rows } = await app.db.query('SELECT count(*)::int AS n FROM teams WHERE organization_id = $1 AND name = $2', [local.orgId, `late ${change}`]);
-      assert.equal(rows[0].n, 0, `${change}: a team was stored`);
-    }
-  });
+  // Made while the right held, or refused as the caller now is: never a key or team made after it was lost.
+  for (const [what, route, table, body] of [
+    ['an API key', 'api-keys', 'api_keys', { role: 'admin' }],
+    ['a team', 'teams', 'teams', {}],
+  ] as const) {
+    it(`an admin demoted, suspended or removed while creating ${what}: refused as they now are, nothing stored`, { skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there' }, async () => {
+      const local = await createTenant(app.url);
+      const changes: [string, string, number, string][] = [
+        ['demoted', "UPDATE members SET role = 'member' WHERE id = $1", 403, 'forbidden'],
+        ['suspended', "UPDATE members SET status = 'suspended' WHERE id = $1", 404, 'organization_not_found'],
+        ['removed', 'DELETE FROM members WHERE id = $1', 404, 'organization_not_found'],
+      ];
+      for (const [change, sql, status, error] of changes) {
+        const admin = await signUp(app.url, `${table}-maker-${change}`);
+        await addMember(app.url, local.owner, local.orgId, admin, 'admin');
+        const create = () => api(app.url, admin.token).post(`/v1/orgs/${local.orgId}/${route}`, { name: `late ${change}`, ...body });
+        // The change held uncommitted, with the organization's row: the request passes the role check,
+        // then waits (on the member's row, or else on its row's foreign key) until the change commits.
+        const lock = await holdLocks(app, `WITH change AS (${sql} RETURNING 1) SELECT 1 FROM organizations WHERE id = $2 FOR UPDATE`, [admin.memberId, local.orgId]);
+        const created = create();
+        await lock.waitForBlocked(1);
+        await lock.release();
+        const response = await created;
+        assert.deepEqual([response.status, response.body.error], [status, error], `${change}: ${response.text}`);
+        assert.equal(response.body.key, undefined);
+        const now = await create();
+        assert.deepEqual([now.status, now.body.error], [status, error], `${change}: the same request now`);
+        const { rows } = await app.db.query(`SELECT count(*)::int AS n FROM ${table} WHERE organization_id = $1 AND name = $2`, [local.orgId, `late ${change}`]);
+        assert.equal(rows[0].n, 0, `${change}: a row was stored in ${table}`);
+      }
+    });
+  }
 
   it('stores no token, key or password in clear: only hashes', async () => {
     const created = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'dump', role: 'member' });
