@@ -100,6 +100,7 @@ export type AccessTokenResult =
 const adminRoles = new Set(['owner', 'admin']);
 
 const connectionNotFound = () => notFound('connection_not_found', 'No such MCP connection');
+const sharedNeedsAdmin = () => forbidden('Only owners and admins connect the shared identity of a connection');
 
 const networkCodes = new Set(['unreachable', 'timeout', 'address_blocked', 'redirect_blocked']);
 
@@ -153,7 +154,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
   function subjectFor(caller: Caller, connection: ConnectionRow): { subject: CredentialSubject; memberId: string } {
     if (!caller.memberId) throw forbidden('Connecting through OAuth needs a signed-in member, not an API key');
     if (connection.credentialMode === 'shared') {
-      if (!caller.role || !adminRoles.has(caller.role)) throw forbidden('Only owners and admins connect the shared identity of a connection');
+      if (!caller.role || !adminRoles.has(caller.role)) throw sharedNeedsAdmin();
       return { subject: 'shared', memberId: caller.memberId };
     }
     return { subject: 'member', memberId: caller.memberId };
@@ -370,7 +371,7 @@ export function createMcpOAuthService(deps: McpOAuthServiceDeps) {
         // since the request was authenticated (or one of those in progress) is what the route answers them now.
         const member = await deps.lockMember(tx, connection.organizationId, memberId);
         if (member?.status !== 'active') throw notAnActiveMember();
-        if (subject === 'shared' && !adminRoles.has(member.role)) throw forbidden('Only owners and admins connect the shared identity of a connection');
+        if (subject === 'shared' && !adminRoles.has(member.role)) throw sharedNeedsAdmin();
         await holdConnection(tx, connection);
         await insertPendingAuthorization(tx, {
           id,
