@@ -39,10 +39,10 @@ export const unreadableRequest = (message: string) => invalidRequest([{ message,
 export const unauthorized = () => new ApiError(401, 'unauthorized');
 export const forbidden = (message = 'You are not allowed to do this') => new ApiError(403, 'forbidden', message);
 /**
- * What authenticate() (http/auth.ts) answers a caller who is not an active member of the active organization, or who
- * lacks a role there. A module that checks the member again inside its write's transaction (the
- * membership may have changed since this hook ran) answers with these too, so a caller refused late
- * gets what a caller refused early gets.
+ * What authenticate() (http/auth.ts) answers a caller who is not an active member of the active
+ * organization, or who lacks a role there. A module that checks the member again inside its write's
+ * transaction (the membership may have changed since the hook ran) answers with these too, so a
+ * caller refused late gets what a caller refused early gets.
  */
 export const notAnActiveMember = () => forbidden('This session has no active organization you are a member of');
 export const lacksRole = (roles: readonly string[]) => forbidden(`This needs the role ${roles.join(' or ')} in the active organization`);
