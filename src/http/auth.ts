@@ -1,8 +1,9 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
-import type { Caller, Role } from '../modules/identity/service.ts';
+import type { WriteContext } from '../platform/write-context.ts';
+import type { Caller, Role } from './caller.ts';
 import { lacksRole, notAnActiveMember, organizationNotFound, unauthorized } from './errors.ts';
 
-export type { Caller, Role } from '../modules/identity/service.ts';
+export type { Caller, Membership, Role } from './caller.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -80,4 +81,10 @@ export function documentAuthentication(route: RouteOptions): void {
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw unauthorized();
   return request.caller;
+}
+
+/** The context of a write made by this request's caller (see platform/write-context.ts). */
+export function writeContextOf(request: FastifyRequest): WriteContext {
+  const userAgent = request.headers['user-agent'];
+  return { actor: callerOf(request), requestId: request.id, clientAddress: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null };
 }

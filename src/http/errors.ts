@@ -47,6 +47,18 @@ export const forbidden = (message = 'You are not allowed to do this') => new Api
 export const notAnActiveMember = () => forbidden('This session has no active organization you are a member of');
 export const lacksRole = (roles: readonly string[]) => forbidden(`This needs the role ${roles.join(' or ')} in the active organization`);
 
+/**
+ * What a write answers when, inside its transaction, the acting member turns out to be no longer
+ * active or no longer in a role the write needs (see identity's holdActingMember). Each route keeps
+ * the answers its own early check gives, so a caller refused late is told what one refused early is.
+ */
+export interface MemberRefusals {
+  inactive: () => ApiError;
+  lacksRole: () => ApiError;
+}
+/** The refusals of a route behind authenticate(): 403 for both. */
+export const refusedLikeAuthenticate = (roles: readonly string[] = []): MemberRefusals => ({ inactive: notAnActiveMember, lacksRole: () => lacksRole(roles) });
+
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);
 /** The spec's `organization_not_found` of the SCIM token and SSO domain endpoints: no other fields. */
 export const organizationNotFound = () => new ApiError(404, 'organization_not_found');

@@ -1,35 +1,17 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
-import { ApiError, conflict, forbidden, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
+import { ApiError, conflict, forbidden, notFound, rateLimited, unauthorized, type MemberRefusals } from '../../http/errors.ts';
 import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
-import { createIdentityStore, type MemberRow, type OrganizationRow, type Plan, type Role, type TeamRow, type UserRow } from './store.ts';
+import type { Caller, Membership, Role } from '../../http/caller.ts';
+import { createIdentityStore, type MemberRow, type OrganizationRow, type Plan, type TeamRow, type UserRow } from './store.ts';
 
-export type { Plan, Role } from './store.ts';
-
-/** Who is calling, as resolved from a session token or an organization API key. */
-export interface Caller {
-  kind: 'session' | 'api_key';
-  userId: string | null;
-  sessionId: string | null;
-  apiKeyId: string | null;
-  isInstanceAdmin: boolean;
-  /** The session's active organization, or the API key's organization. */
-  organizationId: string | null;
-  /** The caller's active membership in that organization (null for API keys and ex-members). */
-  memberId: string | null;
-  role: Role | null;
-}
-
-export interface Membership {
-  organizationId: string;
-  memberId: string | null;
-  role: Role;
-}
+export type { Plan } from './store.ts';
+export type { Caller, Membership, Role } from '../../http/caller.ts';
 
 export interface IdentityServiceDeps {
   db: Database;
@@ -142,6 +124,26 @@ export function createIdentityService(deps: IdentityServiceDeps) {
     granted(member?.status === 'active' ? { organizationId: membership.organizationId, memberId: member.id, role: member.role } : undefined, roles);
   }
 
+  /**
+   * The one re-check of an acting member inside a write's transaction. The route judged the caller as
+   * the request began; a removal, suspension or demotion committed since must not let the write through.
+   * The member row is share-locked until `tx` ends, so one in progress either commits first and is seen
+   * here, or waits until this write has committed. `memberId` null (an API key) acts with the key's own
+   * role, which the route checked: nothing to hold. Answers with the route's own refusals.
+   */
+  async function holdActingMember(
+    tx: Queryable,
+    organizationId: string,
+    memberId: string | null,
+    rule: { roles?: readonly Role[]; refuse: MemberRefusals },
+  ): Promise<Pick<MemberRow, 'id' | 'role' | 'status'> | null> {
+    if (!memberId) return null;
+    const member = await store.findMemberForShare(tx, organizationId, memberId);
+    if (member?.status !== 'active') throw rule.refuse.inactive();
+    if (rule.roles && !rule.roles.includes(member.role)) throw rule.refuse.lacksRole();
+    return member;
+  }
+
   function granted(membership: Membership | undefined, roles?: readonly Role[]): Membership {
     if (!membership) throw notFound('organization_not_found', 'No such organization');
     if (roles && !roles.includes(membership.role)) throw forbidden(`This needs the role ${roles.join(' or ')}`);
@@ -191,6 +193,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
 
   return {
     requireMembership,
+    holdActingMember,
 
     async resolveSession(token: string): Promise<Caller | null> {
       if (!token.startsWith(sessionTokenPrefix) || token.length > 200) return null;

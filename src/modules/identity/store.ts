@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '../../db/database.ts';
+import type { Role } from '../../http/caller.ts';
 
-export type Role = 'owner' | 'admin' | 'member';
+export type { Role } from '../../http/caller.ts';
 export type Plan = 'free' | 'team' | 'enterprise';
 
 export interface UserRow {

@@ -1,0 +1,25 @@
+// Who is calling. The authentication hook (auth.ts) resolves it; every module reads it. It lives here,
+// not in a domain module, so that http/ never imports from modules/.
+
+export type Role = 'owner' | 'admin' | 'member';
+
+/** Who is calling, as resolved from a session token or an organization API key. */
+export interface Caller {
+  kind: 'session' | 'api_key';
+  userId: string | null;
+  sessionId: string | null;
+  apiKeyId: string | null;
+  isInstanceAdmin: boolean;
+  /** The session's active organization, or the API key's organization. */
+  organizationId: string | null;
+  /** The caller's active membership in that organization (null for API keys and ex-members). */
+  memberId: string | null;
+  role: Role | null;
+}
+
+/** A caller's standing in one organization (memberId is null for an API key). */
+export interface Membership {
+  organizationId: string;
+  memberId: string | null;
+  role: Role;
+}
