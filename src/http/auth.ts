@@ -1,5 +1,5 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
-import type { WriteContext } from '../platform/write-context.ts';
+import type { CallerContext } from '../platform/write-context.ts';
 import type { Caller, Role } from './caller.ts';
 import { lacksRole, notAnActiveMember, organizationNotFound, unauthorized } from './errors.ts';
 
@@ -84,7 +84,7 @@ export function callerOf(request: FastifyRequest): Caller {
 }
 
 /** The context of a write made by this request's caller (see platform/write-context.ts). */
-export function writeContextOf(request: FastifyRequest): WriteContext {
+export function writeContextOf(request: FastifyRequest): CallerContext {
   const userAgent = request.headers['user-agent'];
   return { actor: callerOf(request), requestId: request.id, clientAddress: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null };
 }

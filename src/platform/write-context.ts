@@ -19,6 +19,11 @@ export interface WriteContext {
   userAgent: string | null;
 }
 
+/** The context of a write made by a request's authenticated caller: services read the caller from it. */
+export interface CallerContext extends WriteContext {
+  actor: Caller;
+}
+
 /** A transaction that knows the write it carries out. */
 export interface WriteTransaction extends Queryable {
   readonly context: WriteContext;

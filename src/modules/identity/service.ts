@@ -522,6 +522,7 @@ export function createIdentityService(deps: IdentityServiceDeps) {
 
     // Lookups and changes other modules make through this service.
     getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
+    lockOrganization: (tx: Queryable, organizationId: string) => store.lockOrganization(tx, organizationId),
     getMember: (organizationId: string, memberId: string, tx: Queryable = db) => store.findMember(tx, organizationId, memberId),
     getMemberByUser: (organizationId: string, userId: string, tx: Queryable = db) => store.findMemberByUser(tx, organizationId, userId),
     /**

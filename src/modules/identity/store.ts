@@ -233,6 +233,15 @@ export function createIdentityStore() {
       return rows[0]!;
     },
 
+    /**
+     * Takes the organization's row lock until the transaction ends, for writes of one organization that
+     * must run one after another (install-link rotations; see install-links). False when it does not exist.
+     */
+    async lockOrganization(db: Queryable, organizationId: string): Promise<boolean> {
+      const { rows } = await db.query('SELECT id FROM organizations WHERE id = $1 FOR UPDATE', [organizationId]);
+      return rows.length > 0;
+    },
+
     async findOrganization(db: Queryable, id: string): Promise<OrganizationRow | undefined> {
       const { rows } = await db.query<OrganizationRow>('SELECT id, name, plan, created_at FROM organizations WHERE id = $1', [id]);
       return rows[0];

@@ -1,0 +1,58 @@
+// The membership core: who the caller is, their roles, and the re-check of an acting member inside a
+// write. What other modules may use of it is this file's `MembershipCore`; they depend on the few
+// functions they call (Pick<MembershipCore, ...>), never on identity's store or internals.
+import type { Queryable } from '../../db/database.ts';
+import type { Caller, Membership, Role } from '../../http/caller.ts';
+import type { MemberRefusals } from '../../http/errors.ts';
+
+export type { Caller, Membership, Role } from '../../http/caller.ts';
+
+export type MemberStatus = 'active' | 'suspended';
+
+/** A member as other modules see it. */
+export interface MemberRecord {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  role: Role;
+  status: MemberStatus;
+  created_at: Date;
+  name: string;
+  email: string;
+}
+
+export interface MembershipCore {
+  /** Resolves a session token (one round trip); null when unknown, expired or revoked. */
+  resolveSession(token: string): Promise<Caller | null>;
+  /** Resolves an organization API key; null when unknown or revoked. */
+  resolveApiKey(key: string): Promise<Caller | null>;
+  /** The caller's active membership in `organizationId`: 404 organization_not_found when none, 403 when it lacks `roles`. */
+  requireMembership(caller: Caller, organizationId: string, roles?: readonly Role[]): Promise<Membership>;
+  /**
+   * The one re-check of an acting member inside a write's transaction: share-locks the member until
+   * `tx` ends and refuses, with the route's own answers, one no longer active or no longer in `roles`.
+   * memberId null (an API key) holds nothing and returns null.
+   */
+  holdActingMember(
+    tx: Queryable,
+    organizationId: string,
+    memberId: string | null,
+    rule: { roles?: readonly Role[]; refuse: MemberRefusals },
+  ): Promise<Pick<MemberRecord, 'id' | 'role' | 'status'> | null>;
+  /** The member share-locked until `tx` ends (undefined once removed), without judging it. */
+  lockMember(tx: Queryable, organizationId: string, memberId: string): Promise<Pick<MemberRecord, 'id' | 'role' | 'status'> | undefined>;
+  /** Of `ids`, the members of the organization, share-locked like lockMember (in id order: no deadlock between two callers). */
+  lockMemberIds(tx: Queryable, organizationId: string, ids: string[]): Promise<string[]>;
+  /** Waits for the organization's member changes in progress and holds off new ones until `tx` ends. */
+  lockMemberChanges(tx: Queryable, organizationId: string): Promise<void>;
+  /** Of `ids`, the ones that are members of the organization. */
+  listMemberIds(organizationId: string, ids: string[], tx?: Queryable): Promise<string[]>;
+  getMember(organizationId: string, memberId: string, tx?: Queryable): Promise<MemberRecord | undefined>;
+  getMemberByUser(organizationId: string, userId: string, tx?: Queryable): Promise<MemberRecord | undefined>;
+  /** Adds the user as a member (or returns the existing membership). */
+  ensureMember(tx: Queryable, organizationId: string, userId: string, role?: Role): Promise<MemberRecord>;
+  /** Suspending a member also ends the invitations they sent (in the caller's transaction). */
+  setMemberStatus(tx: Queryable, organizationId: string, memberId: string, status: MemberStatus): Promise<void>;
+  /** Removing a member also ends the invitations they sent and those sent to them (in the caller's transaction). */
+  deleteMember(tx: Queryable, organizationId: string, memberId: string): Promise<void>;
+}
