@@ -1,42 +1,32 @@
 // Install links: minting, rotation and the desktop configuration, over real HTTP.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { createTenant, type Tenant } from '../support/fixtures.ts';
-import { api } from '../support/http.ts';
+import { useTenantApp } from '../support/harness.ts';
 
-let app: TestApp;
-let tenant: Tenant;
-before(async () => {
-  app = await startTestApp();
-  tenant = await createTenant(app.url);
-});
-after(async () => {
-  await app.close();
-});
+const t = useTenantApp();
 
-const mint = (token: string, body?: unknown) => api(app.url, token).post(`/v1/orgs/${tenant.orgId}/install-links`, body);
-const config = (token: string) => api(app.url).get(`/v1/install-links/${token}`);
+const mint = (token: string, body?: unknown) => t.as(token).post(`/v1/orgs/${t.tenant.orgId}/install-links`, body);
+const config = (token: string) => t.as().get(`/v1/install-links/${token}`);
 
 test('a member mints a link: 256-bit URL-safe token, page URL under PUBLIC_URL, rate-limit headers', async () => {
-  const response = await mint(tenant.member.token, {});
+  const response = await mint(t.tenant.member.token, {});
   assert.equal(response.status, 201, response.text);
   const { token, installPageUrl } = response.body;
   assert.deepEqual(Object.keys(response.body).sort(), ['installPageUrl', 'token']);
   assert.match(token, /^[A-Za-z0-9_-]+$/);
   const random = token.replace(/^opl_/, '');
   assert.ok(Buffer.from(random, 'base64url').length >= 32, 'at least 256 random bits');
-  assert.equal(installPageUrl, `${app.config.publicUrl}/install/${token}`);
+  assert.equal(installPageUrl, `${t.app.config.publicUrl}/install/${token}`);
   assert.equal(response.headers.get('ratelimit-limit'), '20');
   assert.equal(response.headers.get('ratelimit-remaining'), '19');
   assert.ok(Number(response.headers.get('ratelimit-reset')) > 0);
 });
 
 test('rotate defaults to false, and the body may be omitted: older links stay valid', async () => {
-  const first = await mint(tenant.member.token);
-  const second = await mint(tenant.admin.token, { rotate: false });
-  const third = await mint(tenant.owner.token, {});
+  const first = await mint(t.tenant.member.token);
+  const second = await mint(t.tenant.admin.token, { rotate: false });
+  const third = await mint(t.tenant.owner.token, {});
   for (const created of [first, second, third]) {
     assert.equal(created.status, 201, created.text);
     assert.equal((await config(created.body.token)).status, 200);
@@ -44,12 +34,12 @@ test('rotate defaults to false, and the body may be omitted: older links stay va
 });
 
 test('the desktop configuration names the organization and the server', async () => {
-  const { body } = await mint(tenant.member.token);
+  const { body } = await mint(t.tenant.member.token);
   const response = await config(body.token);
   assert.equal(response.status, 200, response.text);
   assert.deepEqual(response.body, {
-    organization: { id: tenant.orgId, name: 'Acme' },
-    serverUrl: app.config.publicUrl,
+    organization: { id: t.tenant.orgId, name: 'Acme' },
+    serverUrl: t.app.config.publicUrl,
     installPageUrl: body.installPageUrl,
   });
   assert.equal(response.headers.get('cache-control'), 'no-store');
@@ -58,8 +48,8 @@ test('the desktop configuration names the organization and the server', async ()
 
 for (const role of ['admin', 'owner'] as const) {
   test(`an ${role} rotates: every older link stops working, the new one works`, async () => {
-    const older = await Promise.all([mint(tenant.member.token), mint(tenant.admin.token), mint(tenant.owner.token)]);
-    const rotated = await mint(tenant[role].token, { rotate: true });
+    const older = await Promise.all([mint(t.tenant.member.token), mint(t.tenant.admin.token), mint(t.tenant.owner.token)]);
+    const rotated = await mint(t.tenant[role].token, { rotate: true });
     assert.equal(rotated.status, 201, rotated.text);
     for (const link of older) {
       const response = await config(link.body.token);
@@ -68,24 +58,24 @@ for (const role of ['admin', 'owner'] as const) {
     }
     assert.equal((await config(rotated.body.token)).status, 200);
     // and a link minted after the rotation without rotating coexists with it
-    const later = await mint(tenant.member.token);
+    const later = await mint(t.tenant.member.token);
     assert.equal((await config(later.body.token)).status, 200);
     assert.equal((await config(rotated.body.token)).status, 200);
   });
 }
 
 test('only a hash of the token is stored', async () => {
-  const { body } = await mint(tenant.member.token);
+  const { body } = await mint(t.tenant.member.token);
   const hash = createHash('sha256').update(body.token).digest('hex');
-  const { rows } = await app.db.query('SELECT * FROM install_links WHERE token_hash = $1', [hash]);
+  const { rows } = await t.app.db.query('SELECT * FROM install_links WHERE token_hash = $1', [hash]);
   assert.equal(rows.length, 1);
-  assert.equal(rows[0].organization_id, tenant.orgId);
-  const dump = JSON.stringify((await app.db.query('SELECT * FROM install_links')).rows);
+  assert.equal(rows[0].organization_id, t.tenant.orgId);
+  const dump = JSON.stringify((await t.app.db.query('SELECT * FROM install_links')).rows);
   assert.ok(!dump.includes(body.token.slice(4)), 'the token itself is nowhere in the table');
 });
 
 test('the OpenAPI document describes rotate as optional with default false', async () => {
-  const { body } = await api(app.url).get('/openapi.json');
+  const { body } = await t.as().get('/openapi.json');
   const operation = body.paths['/v1/orgs/{organizationId}/install-links'].post;
   assert.equal(operation.operationId, 'createInstallLink');
   const schema = operation.requestBody.content['application/json'].schema;
