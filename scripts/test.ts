@@ -27,11 +27,12 @@ if (!existsSync((await pgliteTemplateFiles()).migrated)) {
 // The boundaries are a property of the code, not of a backend: checked once per run.
 function checkBoundaries(): boolean {
   console.log('=== module boundaries (.dependency-cruiser.mjs) ===');
-  const check = spawnSync(
-    process.execPath,
-    ['node_modules/dependency-cruiser/bin/dependency-cruiser.mjs', 'src', '--config', '.dependency-cruiser.mjs'],
-    { stdio: 'inherit' },
-  );
+  const checker = 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs';
+  if (!existsSync(checker)) {
+    console.log(`=== module boundaries: ${checker} is missing (a devDependency: run npm ci): the run fails ===`);
+    return false;
+  }
+  const check = spawnSync(process.execPath, [checker, 'src', '--config', '.dependency-cruiser.mjs'], { stdio: 'inherit' });
   const ok = check.status === 0;
   console.log(`=== module boundaries: ${ok ? 'no violation' : 'VIOLATED (see above): the run fails'} ===`);
   return ok;
