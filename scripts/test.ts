@@ -4,6 +4,10 @@
 // Each test file runs in its own `node --test` process (several at a time), with a hard time limit so
 // that a hung file can never hang the run. A file that fails is run once more and the second result
 // counts; every such retry is printed, so flakiness stays visible instead of silently passing.
+//
+// Before any test, the module boundaries of src/ are checked (.dependency-cruiser.mjs, the same check as
+// `npm run lint:boundaries`): its summary is printed, and a violation fails the run. The tests still run,
+// so one run shows both.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, globSync } from 'node:fs';
 import { pgliteTemplateFiles } from '../src/db/pglite-template.ts';
@@ -19,6 +23,21 @@ const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 8 * 60_000);
 if (!existsSync((await pgliteTemplateFiles()).migrated)) {
   spawnSync(process.execPath, ['scripts/build-pglite-template.ts'], { stdio: 'inherit' });
 }
+
+// The boundaries are a property of the code, not of a backend: checked once per run.
+function checkBoundaries(): boolean {
+  console.log('=== module boundaries (.dependency-cruiser.mjs) ===');
+  const checker = 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs';
+  if (!existsSync(checker)) {
+    console.log(`=== module boundaries: ${checker} is missing (a devDependency: run npm ci): the run fails ===`);
+    return false;
+  }
+  const check = spawnSync(process.execPath, [checker, 'src', '--config', '.dependency-cruiser.mjs'], { stdio: 'inherit' });
+  const ok = check.status === 0;
+  console.log(`=== module boundaries: ${ok ? 'no violation' : 'VIOLATED (see above): the run fails'} ===`);
+  return ok;
+}
+const boundariesHold = checkBoundaries();
 
 interface FileResult {
   file: string;
@@ -90,5 +109,6 @@ for (const backend of backends) {
   console.log(`=== ${backend}: ${failing.length === 0 ? 'all files passed' : `failing: ${failing.join(', ')}`} ===`);
 }
 console.log(`\nsuite finished in ${Math.round((Date.now() - started) / 1000)} s on ${backends.join(' and ')}`);
+if (!boundariesHold) console.log('module boundaries violated: see the check printed before the tests');
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exit(failed > 0 ? 1 : 0);
+process.exit(failed > 0 || !boundariesHold ? 1 : 0);

@@ -1,35 +1,30 @@
 // What the HTTP layer answers before any route's own rules: requests that never finish, and bodies
 // that are not UTF-8 JSON. Each is refused in the API's error shape, and nothing is stored changed.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { api } from '../support/http.ts';
+import { describe, it } from 'node:test';
+import { useTenantApp } from '../support/harness.ts';
 import { rawRequest } from '../support/raw-http.ts';
 
 const bodyOf = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
 
 describe('a request that never finishes', () => {
-  let app: TestApp;
-  before(async () => {
-    // A short REQUEST_TIMEOUT_MS keeps the test quick; the behaviour is the same with the default.
-    app = await startTestApp({ requestTimeoutMs: 1000 });
-  });
-  after(() => app.close());
+  // A short REQUEST_TIMEOUT_MS keeps the test quick; the behaviour is the same with the default.
+  const t = useTenantApp({ config: { requestTimeoutMs: 1000 }, tenant: false });
 
   // Without the cut, these would wait forever: the timeout makes that a failure.
   it('a body that stops short of its Content-Length is cut off with 408 request_timeout, and the server goes on', { timeout: 20_000 }, async () => {
     const started = Date.now();
-    const raw = await rawRequest(Number(new URL(app.url).port),
+    const raw = await rawRequest(Number(new URL(t.app.url).port),
       'POST /v1/auth/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n', '{', { end: false });
     assert.match(raw, /^HTTP\/1\.1 408 /, raw);
     assert.deepEqual(bodyOf(raw), { error: 'request_timeout', message: 'The request took too long to arrive' });
     // The timeout (1 s) plus at most one check interval (250 ms), with room for a slow machine.
     assert.ok(Date.now() - started < 10_000, `cut off after ${Date.now() - started} ms`);
-    assert.equal((await api(app.url).get('/health')).status, 200);
+    assert.equal((await t.as().get('/health')).status, 200);
   });
 
   it('so are a chunked body without its last chunk and headers that never end', { timeout: 20_000 }, async () => {
-    const port = Number(new URL(app.url).port);
+    const port = Number(new URL(t.app.url).port);
     const chunked = await rawRequest(port, 'POST /v1/auth/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', '1\r\n{\r\n', { end: false });
     assert.match(chunked, /^HTTP\/1\.1 408 /, chunked);
     const headers = await rawRequest(port, 'GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ', '', { end: false });
@@ -38,14 +33,10 @@ describe('a request that never finishes', () => {
 });
 
 describe('JSON bodies are UTF-8', () => {
-  let app: TestApp;
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(() => app.close());
+  const t = useTenantApp({ tenant: false });
 
   const signIn = (body: Buffer, contentType = 'application/json') =>
-    api(app.url).post('/v1/auth/sign-in', undefined, { raw: body, headers: { 'content-type': contentType } });
+    t.as().post('/v1/auth/sign-in', undefined, { raw: body, headers: { 'content-type': contentType } });
   const credentials = (password: Buffer) => Buffer.concat([Buffer.from('{"email":"someone@example.test","password":"'), password, Buffer.from('"}')]);
 
   it('bytes that are not UTF-8 are 400 invalid_request, not read as U+FFFD', async () => {

@@ -1,0 +1,57 @@
+// The module boundaries of src/, checked on every `npm test` and by `npm run lint:boundaries`.
+// Each rule's `comment` is printed with its violations, so it says why the rule exists.
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'module-through-its-index',
+      severity: 'error',
+      comment:
+        "A domain module reaches another only through that module's index.ts (its contract: the types and " +
+        "functions it exports). Importing another module's store.ts, routes.ts or service internals couples " +
+        'the two to details the owner must stay free to change.',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: {
+        path: '^src/modules/[^/]+/',
+        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'],
+      },
+    },
+    {
+      name: 'foundation-imports-no-module',
+      severity: 'error',
+      comment:
+        'http/, db/, platform/ and config.ts are the foundation every module builds on: they import nothing ' +
+        'from modules/, so a module can be added, changed or removed without touching them, and no cycle ' +
+        'runs through them.',
+      from: { path: ['^src/http/', '^src/db/', '^src/platform/', '^src/config\\.ts$'] },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'no-circular-between-modules',
+      severity: 'error',
+      comment:
+        'Modules depend on each other in one direction only: a cycle between two modules means neither can ' +
+        'be understood, tested or started without the other, and their registration order stops being a ' +
+        'choice. (Within one module, files may refer to each other.)',
+      scope: 'folder',
+      from: { path: '^src/modules/[^/]+$' },
+      to: { path: '^src/modules/[^/]+$', circular: true },
+    },
+    {
+      name: 'no-circular-files',
+      severity: 'error',
+      comment:
+        'A cycle of imports between files in different modules is a cycle between those modules, even when ' +
+        'each step goes through an index.ts.',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { circular: true, viaSomeNot: '^src/modules/$1/' },
+    },
+  ],
+  options: {
+    includeOnly: '^src/',
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports are dependencies too: a module that names another's internal types is coupled to them.
+    tsPreCompilationDeps: true,
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
