@@ -115,7 +115,8 @@ export async function completeAuthorization(
   const memberId = pending.subject === 'shared' ? null : pending.member_id;
   // The browser that comes back carries no session: the write is the member's who started the
   // authorization (as they were just read, active), through this request. They have no session here,
-  // so the actor is a session-kind Caller without a session id, naming their user and membership.
+  // so the actor is a session-kind Caller without a session id, naming their user and membership
+  // (isInstanceAdmin is not looked up: it plays no part in a write inside one organization).
   const actor: Caller = {
     kind: 'session',
     userId: starter.user_id,
