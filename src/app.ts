@@ -32,9 +32,7 @@ import { createIdentityService, type IdentityService } from './modules/identity/
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
-import { mcpConnectionRoutes } from './modules/mcp-connections/routes.ts';
-import { createMcpConnectionService } from './modules/mcp-connections/service.ts';
-import { registerMcpOAuth } from './modules/mcp-connections/oauth/index.ts';
+import { register as registerMcpConnections } from './modules/mcp-connections/index.ts';
 import { registerMessenger } from './modules/messenger/index.ts';
 import { memoryRoutes } from './modules/memory/routes.ts';
 import { createMemoryService } from './modules/memory/service.ts';
@@ -164,9 +162,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(identityRoutes, { identity });
   const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
   if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
-  const mcpConnections = createMcpConnectionService({ db, secrets: deps.secrets, outbound, identity, publicUrl: config.publicUrl, logger: app.log });
-  await app.register(mcpConnectionRoutes, { service: mcpConnections });
-  await registerMcpOAuth(app, { db, config, secrets: deps.secrets, outbound, connections: mcpConnections });
+  await registerMcpConnections(app, { db, config, secrets: deps.secrets, outbound, members: identity, teams: identity });
   // Each domain module registers its routes here with the services it needs.
   await app.register(installLinkRoutes, {
     installLinks: createInstallLinkService({ db, identity, rateLimiter, publicUrl: config.publicUrl }),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { TestApp } from '../support/app.ts';
 import type { Tenant } from '../support/fixtures.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
-import { probeLimits } from '../../src/modules/mcp-connections/service.ts';
+import { probeLimits } from '../../src/modules/mcp-connections/index.ts';
 import { api, connectionBody, createConnection, setup } from './helpers.ts';
 
 let app: TestApp;

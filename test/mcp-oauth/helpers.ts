@@ -1,13 +1,17 @@
 // Shared bits of the MCP OAuth tests.
 import { createOutboundClient } from '../../src/platform/outbound.ts';
 import type { FetchLike } from '../../src/modules/mcp-connections/oauth/errors.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { createTenant, type Tenant, type TestUser } from '../support/fixtures.ts';
+import { after } from 'node:test';
+import type { TestApp } from '../support/app.ts';
+import type { Tenant, TestUser } from '../support/fixtures.ts';
+import { useTenantApp } from '../support/harness.ts';
 import { api, type ApiResponse } from '../support/http.ts';
 import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server.ts';
 
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
+
 /** The guarded outbound client, allowed to reach loopback where the test servers listen. */
-const outbound = createOutboundClient({ allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'] });
+const outbound = createOutboundClient({ allowedPrivateNetworks: LOOPBACK });
 export const testFetch: FetchLike = (url, init) => outbound.fetch(url, init);
 
 /** The same client with the production policy: loopback refused. */
@@ -24,29 +28,33 @@ export async function followAuthorization(authorizationUrl: string): Promise<URL
 }
 
 export interface OAuthWorld {
-  app: TestApp;
-  tenant: Tenant;
-  close(): Promise<void>;
+  readonly app: TestApp;
+  readonly tenant: Tenant;
   /** Starts an OAuth-protected MCP server that is closed with the world. */
   server(options?: OAuthMcpServerOptions): Promise<OAuthMcpServer>;
 }
 
-/** A running orgplane (loopback allowed for outbound calls), a tenant, and OAuth MCP servers on demand. */
-export async function startOAuthWorld(): Promise<OAuthWorld> {
-  const app = await startTestApp({ allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'] });
-  const tenant = await createTenant(app.url);
+/**
+ * The file's orgplane (loopback allowed for outbound calls) with a tenant, and OAuth MCP servers on
+ * demand: started before the file's first test, the servers and then the app closed after its last.
+ */
+export function useOAuthWorld(): OAuthWorld {
   const servers: OAuthMcpServer[] = [];
+  after(async () => {
+    await Promise.allSettled(servers.map((s) => s.close()));
+  });
+  const harness = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
   return {
-    app,
-    tenant,
+    get app() {
+      return harness.app;
+    },
+    get tenant() {
+      return harness.tenant;
+    },
     async server(options = {}) {
       const s = await startOAuthMcpServer(options);
       servers.push(s);
       return s;
-    },
-    async close() {
-      await Promise.allSettled(servers.map((s) => s.close()));
-      await app.close();
     },
   };
 }

@@ -5,25 +5,21 @@
 // demoted meanwhile. The moment is set without timing where it can be: a transaction holding rows
 // (PostgreSQL) makes the request wait where the race lands, a trigger deletes the connection as the
 // flow writes, a slow registration leaves the delete ample time.
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { testBackend } from '../support/app.ts';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
 import { api, type ApiResponse } from '../support/http.ts';
 import type { OAuthMcpServer } from '../support/oauth-mcp-server.ts';
-import { createOAuthConnection, followAuthorization, startAuthorization, startOAuthWorld, type OAuthWorld } from './helpers.ts';
+import { createOAuthConnection, followAuthorization, startAuthorization, useOAuthWorld } from './helpers.ts';
 
 const postgresOnly = { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' };
 
-let world: OAuthWorld;
+const world = useOAuthWorld();
 let s: OAuthMcpServer;
 before(async () => {
-  world = await startOAuthWorld();
   s = await world.server();
-});
-after(async () => {
-  await world.close();
 });
 
 const owner = () => api(world.app.url, world.tenant.owner.token);

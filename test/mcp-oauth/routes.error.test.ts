@@ -2,7 +2,7 @@
 // refusals (issuer mismatch with a pinned issuer, no PKCE), state replay and expiry, an identity
 // change or a deletion between authorize and callback, mix-up and denial at the callback, a
 // refused code exchange, expired and revoked tokens, and a token the MCP server rejects.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { deriveStateKey, signState } from '../../src/modules/mcp-connections/oauth/state.ts';
@@ -12,17 +12,10 @@ import {
   followAuthorization,
   getConnection,
   startAuthorization,
-  startOAuthWorld,
-  type OAuthWorld,
+  useOAuthWorld,
 } from './helpers.ts';
 
-let world: OAuthWorld;
-before(async () => {
-  world = await startOAuthWorld();
-});
-after(async () => {
-  await world.close();
-});
+const world = useOAuthWorld();
 
 async function oauthRows(table: string, connectionId: string): Promise<number> {
   const { rows } = await world.app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE connection_id = $1`, [connectionId]);

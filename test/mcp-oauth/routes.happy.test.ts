@@ -1,19 +1,13 @@
 // MCP OAuth routes, happy paths, against real OAuth-protected MCP servers: each registration
 // source, both client authentication methods, both callback modes, per-member and shared
 // identities, the test route with a stored token, refresh, and disconnect.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { listToolsWith } from './mcp-client.ts';
-import { connectThroughOAuth, createOAuthConnection, followAuthorization, getConnection, startOAuthWorld, type OAuthWorld } from './helpers.ts';
+import { connectThroughOAuth, createOAuthConnection, followAuthorization, getConnection, useOAuthWorld } from './helpers.ts';
 
-let world: OAuthWorld;
-before(async () => {
-  world = await startOAuthWorld();
-});
-after(async () => {
-  await world.close();
-});
+const world = useOAuthWorld();
 
 test('per_member with dynamic registration: each member connects their own account; one registration serves all', async () => {
   const s = await world.server({ scopesSupported: ['files:read'] });

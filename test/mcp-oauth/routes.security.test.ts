@@ -1,6 +1,6 @@
 // MCP OAuth routes, security: who may start an authorization or disconnect, other
 // organizations, malformed and tampered ids and states, and secrets that must never leave.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { startTestApp } from '../support/app.ts';
@@ -11,19 +11,14 @@ import {
   createOAuthConnection,
   followAuthorization,
   startAuthorization,
-  startOAuthWorld,
-  type OAuthWorld,
+  useOAuthWorld,
 } from './helpers.ts';
 import type { OAuthMcpServer } from '../support/oauth-mcp-server.ts';
 
-let world: OAuthWorld;
+const world = useOAuthWorld();
 let s: OAuthMcpServer;
 before(async () => {
-  world = await startOAuthWorld();
   s = await world.server();
-});
-after(async () => {
-  await world.close();
 });
 
 test('authorize: anonymous and garbage tokens are 401; a malformed id is 400; an unknown id is 404', async () => {

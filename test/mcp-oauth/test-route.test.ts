@@ -1,18 +1,12 @@
 // POST /v1/mcp-connections/{id}/test on OAuth connections: the stored token is refreshed first
 // when it is about to expire; a 403 insufficient_scope tries one step-up (a refresh asking for
 // the scopes the server names); when that is refused, the next authorization asks for them.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
-import { connectThroughOAuth, createOAuthConnection, getConnection, startAuthorization, startOAuthWorld, type OAuthWorld } from './helpers.ts';
+import { connectThroughOAuth, createOAuthConnection, getConnection, startAuthorization, useOAuthWorld } from './helpers.ts';
 
-let world: OAuthWorld;
-before(async () => {
-  world = await startOAuthWorld();
-});
-after(async () => {
-  await world.close();
-});
+const world = useOAuthWorld();
 
 const testRoute = (connectionId: string) => api(world.app.url, world.tenant.admin.token).post(`/v1/mcp-connections/${connectionId}/test`);
 

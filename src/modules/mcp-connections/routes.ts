@@ -1,9 +1,9 @@
 // HTTP for external MCP connections and marketplace plugins: schemas, status codes, who may call.
-// The rules are in service.ts.
+// The rules are in service.ts and the files it names; writes get the request's write context.
 
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf } from '../../http/auth.ts';
+import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, connectionIdSchema, errorBodySchema, paginationQuerySchema } from '../../http/schemas.ts';
 import {
   connectionInputSchema,
@@ -44,7 +44,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         502: validationFailedSchema,
       },
     },
-  }, async (request, reply) => reply.status(201).send(await service.create(callerOf(request), request.body)));
+  }, async (request, reply) => reply.status(201).send(await service.create(writeContextOf(request), request.body)));
 
   app.get('/v1/mcp-connections', {
     onRequest: members,
@@ -99,7 +99,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         502: validationFailedSchema,
       },
     },
-  }, async (request) => service.edit(callerOf(request), request.params.connectionId, request.body));
+  }, async (request) => service.edit(writeContextOf(request), request.params.connectionId, request.body));
 
   app.put('/v1/mcp-connections/:connectionId/access', {
     onRequest: adminsOnly,
@@ -112,7 +112,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       body: replaceAccessSchema,
       response: { 200: connectionSchema.describe('The connection with its new access (the access-replace shape: no `identityChanged` or `reconnectionRequired`)'), ...commonErrorResponses, 404: notFound },
     },
-  }, async (request) => service.replaceAccess(callerOf(request), request.params.connectionId, request.body.access));
+  }, async (request) => service.replaceAccess(writeContextOf(request), request.params.connectionId, request.body.access));
 
   app.delete('/v1/mcp-connections/:connectionId', {
     onRequest: adminsOnly,
@@ -125,7 +125,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       response: { 204: noContent, ...commonErrorResponses, 404: notFound, 409: errorBodySchema.describe('connection_required: an installed plugin requires it') },
     },
   }, async (request, reply) => {
-    await service.remove(callerOf(request), request.params.connectionId);
+    await service.remove(writeContextOf(request), request.params.connectionId);
     return reply.status(204).send(null);
   });
 
@@ -139,7 +139,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       params: connectionParams,
       response: { 200: testResultSchema, ...commonErrorResponses, 404: notFound, 429: rateLimitedResponse },
     },
-  }, async (request) => service.test(callerOf(request), request.params.connectionId));
+  }, async (request) => service.test(writeContextOf(request), request.params.connectionId));
 
   app.put('/v1/mcp-connections/:connectionId/credentials', {
     onRequest: members,
@@ -161,7 +161,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         502: validationFailedSchema,
       },
     },
-  }, async (request) => service.setApiKey(callerOf(request), request.params.connectionId, request.body.apiKey));
+  }, async (request) => service.setApiKey(writeContextOf(request), request.params.connectionId, request.body.apiKey));
 
   app.post('/v1/plugins', {
     onRequest: adminsOnly,
@@ -175,7 +175,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       body: z.object({ manifest: pluginManifestSchema }),
       response: { 201: z.object({ plugin: pluginSchema }), ...commonErrorResponses },
     },
-  }, async (request, reply) => reply.status(201).send({ plugin: await service.installPlugin(callerOf(request), request.body.manifest) }));
+  }, async (request, reply) => reply.status(201).send({ plugin: await service.installPlugin(writeContextOf(request), request.body.manifest) }));
 
   app.delete('/v1/plugins/:pluginId', {
     onRequest: adminsOnly,
@@ -187,7 +187,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
       response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('plugin_not_found') },
     },
   }, async (request, reply) => {
-    await service.uninstallPlugin(callerOf(request), request.params.pluginId);
+    await service.uninstallPlugin(writeContextOf(request), request.params.pluginId);
     return reply.status(204).send(null);
   });
 };

@@ -2,6 +2,7 @@
 // so an administrator reads one kind of report whatever failed.
 
 import { buildDiagnostic, type ActionOwner, type Diagnostic, type FailureDescription } from '../probe/diagnostic.ts';
+import { ApiError } from '../../../http/errors.ts';
 import { OAuthFlowError } from './errors.ts';
 
 const operatorActions: Record<string, { owner: ActionOwner; action: string; category: string }> = {
@@ -72,4 +73,16 @@ export function oauthDiagnostic(error: OAuthFlowError, url: string | undefined, 
     parsed = undefined;
   }
   return buildDiagnostic(oauthFailureDescription(error), reachable ? 'reachable' : 'configured', parsed);
+}
+
+const networkCodes = new Set(['unreachable', 'timeout', 'address_blocked', 'redirect_blocked']);
+
+/** Past the first request to the MCP server, it was reachable (`reachable` in highestPassed). */
+export function reachedServer(error: OAuthFlowError): boolean {
+  return error.phase !== 'AUTH_RESOURCE_DISCOVERY' || !networkCodes.has(error.code);
+}
+
+/** A failed OAuth step as the route's error: `status`/`code`, the step's message, and its diagnostic. */
+export function oauthFailure(status: number, code: string, error: OAuthFlowError, url: string | undefined): ApiError {
+  return new ApiError(status, code, error.message, { diagnostic: oauthDiagnostic(error, url, reachedServer(error)) });
 }

@@ -1,12 +1,13 @@
-// Wires MCP OAuth into the app: builds the service, registers its routes, and hooks into the
-// connections module so an identity change drops the flow state made for the old identity.
+// Wires MCP OAuth into the app: builds the service and registers its routes. The connections module
+// (../index.ts) builds it first and hands the service it builds next the hooks below.
 
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../../config.ts';
 import type { Database, Queryable } from '../../../db/database.ts';
 import type { OutboundClient } from '../../../platform/outbound.ts';
 import { loadOrCreateKeyRing, type SecretBox } from '../../../platform/secrets.ts';
-import type { McpConnectionService } from '../service.ts';
+import type { ConnectionOAuthHooks } from '../deps.ts';
+import type { OAuthDeps } from './deps.ts';
 import { mcpOAuthRoutes } from './routes.ts';
 import { createMcpOAuthService, type McpOAuthService } from './service.ts';
 import { deriveStateKey } from './state.ts';
@@ -30,10 +31,15 @@ declare module 'fastify' {
   }
 }
 
-export async function registerMcpOAuth(
-  app: FastifyInstance,
-  deps: { db: Database; config: Config; secrets: SecretBox; outbound: OutboundClient; connections: McpConnectionService },
-): Promise<McpOAuthService> {
+export interface McpOAuthModuleDeps extends Pick<OAuthDeps, 'connections' | 'members'> {
+  db: Database;
+  config: Config;
+  secrets: SecretBox;
+  outbound: OutboundClient;
+}
+
+/** Registers the OAuth routes; returns the hooks the connections service is built with. */
+export async function registerMcpOAuth(app: FastifyInstance, deps: McpOAuthModuleDeps): Promise<ConnectionOAuthHooks> {
   // The state key is derived from the server secret (the same key ring that encrypts credentials),
   // so every process of one deployment signs and checks states alike.
   const keyRing = await loadOrCreateKeyRing(deps.config.secretKey, deps.config.dataDir);
@@ -43,13 +49,15 @@ export async function registerMcpOAuth(
     secrets: deps.secrets,
     outbound: deps.outbound,
     stateKey: deriveStateKey(keyRing),
-    lockMember: deps.connections.lockMember,
+    connections: deps.connections,
+    members: deps.members,
     logger: app.log,
   });
-  deps.connections.onIdentityInvalidated(dropOAuthFlowState);
-  // POST .../test of an OAuth connection: refresh first, classify a refused token, one step-up.
-  deps.connections.useOAuthTester((row, memberId) => service.testConnection(row, memberId));
   app.decorate('mcpOAuth', service);
   await app.register(mcpOAuthRoutes, { service });
-  return service;
+  return {
+    dropIdentityState: dropOAuthFlowState,
+    // POST .../test of an OAuth connection: refresh first, classify a refused token, one step-up.
+    testConnection: (row, memberId) => service.testConnection(row, memberId),
+  };
 }

@@ -3,10 +3,11 @@
 
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf } from '../../../http/auth.ts';
+import { authenticate, writeContextOf } from '../../../http/auth.ts';
 import { commonErrorResponses, connectionIdSchema, errorBodySchema, isoTimestamp } from '../../../http/schemas.ts';
 import { diagnosticSchema } from '../schemas.ts';
 import type { CallbackResult, McpOAuthService } from './service.ts';
+import type { RequestOrigin } from './complete-authorization.ts';
 import { htmlPageHeaders } from '../../../http/html-page.ts';
 import { callbackPage, wantsHtml } from './page.ts';
 import { ApiError, errorHandler } from '../../../http/errors.ts';
@@ -27,6 +28,12 @@ const callbackQuery = z
     error_uri: z.string().max(2048).optional(),
   })
   .loose();
+
+/** The request a callback arrives on: a browser without a session (who acts is its authorization's member). */
+function originOf(request: FastifyRequest): RequestOrigin {
+  const userAgent = request.headers['user-agent'];
+  return { requestId: request.id, clientAddress: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null };
+}
 
 const callbackResponses = {
   200: z
@@ -64,7 +71,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       },
     },
   }, async (request) => {
-    const result = await service.authorize(callerOf(request), request.params.connectionId);
+    const result = await service.authorize(writeContextOf(request), request.params.connectionId);
     return { authorizationUrl: result.authorizationUrl, expiresAt: isoTimestamp(result.expiresAt), callbackMode: result.callbackMode };
   });
 
@@ -95,7 +102,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         response: callbackResponses,
       },
     }, async (request, reply) => {
-      const result = await service.callback('shared-v1', null, request.query);
+      const result = await service.callback(originOf(request), 'shared-v1', null, request.query);
       return respond(request, reply, result);
     });
 
@@ -110,7 +117,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         response: callbackResponses,
       },
     }, async (request, reply) => {
-      const result = await service.callback('isolated-v1', request.params.connectionId, request.query);
+      const result = await service.callback(originOf(request), 'isolated-v1', request.params.connectionId, request.query);
       return respond(request, reply, result);
     });
   });
@@ -125,7 +132,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       response: { 204: z.null().describe('Disconnected (also when nothing was stored)'), ...commonErrorResponses, 404: notFoundBody },
     },
   }, async (request, reply) => {
-    await service.disconnect(callerOf(request), request.params.connectionId);
+    await service.disconnect(writeContextOf(request), request.params.connectionId);
     return reply.status(204).send(null);
   });
 

@@ -202,18 +202,6 @@ export async function deleteConnectionState(db: Queryable, organizationId: strin
 }
 
 /**
- * The member's role when still active in the organization. The callback re-checks who asked,
- * since minutes may pass between authorize and callback (suspended, removed, demoted).
- */
-export async function activeMemberRole(db: Queryable, organizationId: string, memberId: string): Promise<'owner' | 'admin' | 'member' | null> {
-  const { rows } = await db.query<{ role: 'owner' | 'admin' | 'member' }>(
-    `SELECT role FROM members WHERE organization_id = $1 AND id = $2 AND status = 'active'`,
-    [organizationId, memberId],
-  );
-  return rows[0]?.role ?? null;
-}
-
-/**
  * Records what the OAuth flow learned about how the client is obtained, on the connection row
  * (columns the connections module reserves for the OAuth flow). Only while the connection still
  * has the identity the flow ran for; updated_at (the edit concurrency token) is left alone, as

@@ -1,0 +1,98 @@
+// Credentials of API-key connections: the sealed envelope of a key, a key sent with a create or an
+// edit, and PUT .../credentials, where a member stores their own key or an admin the shared one.
+// (OAuth credentials are written by ./oauth/credential-store.ts; the table is described in service.ts.)
+import type { Queryable } from '../../db/database.ts';
+import { conflict, forbidden, invalidRequest, notAnActiveMember } from '../../http/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { connectionNotFound, loadVisible, organizationOf } from './access.ts';
+import type { ConnectionDeps } from './deps.ts';
+import { allowProbe, validateByProbe } from './probing.ts';
+import { presentAfterWrite } from './view.ts';
+
+export function sealApiKey(secrets: SecretBox, identityFingerprint: string, apiKey: string): string {
+  return secrets.seal(JSON.stringify({ v: 1, kind: 'apikey', identityFingerprint, apiKey }));
+}
+
+/** The API key, or null when the credential was obtained for another identity (or is not an API key). */
+export function openApiKey(secrets: SecretBox, identityFingerprint: string, sealed: string): string | null {
+  try {
+    const envelope = JSON.parse(secrets.open(sealed)) as { kind?: unknown; identityFingerprint?: unknown; apiKey?: unknown };
+    return envelope.kind === 'apikey' && envelope.identityFingerprint === identityFingerprint && typeof envelope.apiKey === 'string' ? envelope.apiKey : null;
+  } catch {
+    return null;
+  }
+}
+
+export function apiKeyRequired() {
+  return invalidRequest([{ message: 'Required: a shared API-key connection needs its API key (stored keys are dropped when url, authType or credentialMode change)', path: ['apiKey'], in: 'body' }]);
+}
+
+/** Stores `apiKey` as the credential of the identity `fingerprint`: shared (memberId null) or that member's own. */
+async function storeApiKey(
+  deps: Pick<ConnectionDeps, 'store' | 'secrets'>,
+  tx: Queryable,
+  key: { organizationId: string; connectionId: string; memberId: string | null; fingerprint: string; apiKey: string },
+): Promise<void> {
+  await deps.store.upsertCredential(tx, {
+    id: newId('emcc'),
+    organizationId: key.organizationId,
+    connectionId: key.connectionId,
+    memberId: key.memberId,
+    kind: 'apikey',
+    identityFingerprint: key.fingerprint,
+    secretSealed: sealApiKey(deps.secrets, key.fingerprint, key.apiKey),
+    health: 'ready',
+  });
+}
+
+/** An apiKey sent with a create or an edit becomes the credential of that identity: shared, or the caller's own. */
+export async function storeSuppliedApiKey(
+  deps: Pick<ConnectionDeps, 'store' | 'secrets'>,
+  tx: Queryable,
+  organizationId: string,
+  connectionId: string,
+  memberId: string | null,
+  fingerprint: string,
+  input: { authType: string; credentialMode: string; apiKey?: string | undefined },
+): Promise<void> {
+  if (input.authType !== 'apikey' || input.apiKey === undefined) return;
+  await storeApiKey(deps, tx, { organizationId, connectionId, memberId: input.credentialMode === 'shared' ? null : memberId, fingerprint, apiKey: input.apiKey });
+}
+
+const sharedKeyNeedsAdmin = () => forbidden('Only owners and admins set the shared API key of a connection');
+
+/**
+ * The caller supplies their own API key (per-member connections, any member who may use it) or
+ * the shared one (shared connections, owners and admins). Probed before it is stored.
+ */
+export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: string, apiKey: string) {
+  const caller = ctx.actor;
+  const { organizationId, memberId, isAdmin } = organizationOf(caller);
+  const row = await loadVisible(deps, caller, id);
+  if (row.authType !== 'apikey') {
+    throw invalidRequest([{ message: `This connection authenticates with ${row.authType}, not an API key`, path: ['apiKey'], in: 'body' }]);
+  }
+  const shared = row.credentialMode === 'shared';
+  if (shared && !isAdmin) throw sharedKeyNeedsAdmin();
+  if (!shared && !memberId) throw forbidden('A per-member API key belongs to a member of the organization');
+  await allowProbe(deps, organizationId, memberId);
+  await validateByProbe(deps, row.url, 'apikey', row.credentialMode, apiKey);
+  await writeTransaction(deps.db, ctx, async (tx) => {
+    // The caller may have been removed, suspended or demoted while the key was probed: checked
+    // again, and held until the key is stored.
+    await deps.members.holdActingMember(tx, organizationId, memberId, {
+      ...(shared ? { roles: ['owner', 'admin'] as const } : {}),
+      refuse: { inactive: notAnActiveMember, lacksRole: sharedKeyNeedsAdmin },
+    });
+    // The identity may have changed while probing: store the key only for the identity it was checked against.
+    const locked = await deps.store.findConnection(tx, organizationId, id, true);
+    if (!locked) throw connectionNotFound();
+    if (locked.identityFingerprint !== row.identityFingerprint) {
+      throw conflict('connection_conflict', 'The connection changed while your key was being checked; try again');
+    }
+    await storeApiKey(deps, tx, { organizationId, connectionId: id, memberId: shared ? null : memberId, fingerprint: row.identityFingerprint, apiKey });
+  });
+  return presentAfterWrite(deps, caller, organizationId, id);
+}

@@ -1,0 +1,91 @@
+// Spec operations 1 (edit a connection, with optimistic concurrency) and 2 (replace its access set).
+import { conflict } from '../../http/errors.ts';
+import type { CallerContext } from '../../platform/write-context.ts';
+import { checkAccess, connectionNotFound, requireAdmin, writeWithAccess } from './access.ts';
+import { connectionFields, oauthColumns } from './connection-fields.ts';
+import { connectionIdentity } from './connection-identity.ts';
+import { apiKeyRequired, storeSuppliedApiKey } from './credentials.ts';
+import type { ConnectionDeps } from './deps.ts';
+import { allowProbe, validateByProbe } from './probing.ts';
+import type { EditConnectionInput } from './schemas.ts';
+import type { AccessSet } from './store.ts';
+import { presentAfterWrite } from './view.ts';
+
+const stale = () => conflict('connection_conflict', 'The connection changed since you read it; reload it and apply your edit again');
+
+/** Spec operation 1. */
+export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, id: string, input: EditConnectionInput) {
+  const { db, store } = deps;
+  const { organizationId, memberId } = requireAdmin(ctx.actor);
+  const current = await store.findConnection(db, organizationId, id);
+  if (!current) throw connectionNotFound();
+  // Bad ids are refused before a probe is spent on them (and checked again when written).
+  await checkAccess(deps, organizationId, input.access, ['access']);
+  // Compared as instants at the precision the API returns (milliseconds): 10:00Z = 10:00:00.000Z.
+  const expected = new Date(input.expectedUpdatedAt);
+  if (current.updatedAt.getTime() !== expected.getTime()) throw stale();
+
+  const identity = connectionIdentity(input.url, input.authType, input.credentialMode);
+  const identityChanged = identity.identityFingerprint !== current.identityFingerprint;
+  if (identityChanged) {
+    const managers = (await store.pluginLinks(db, organizationId, [id])).filter((link) => link.relation === 'manages_identity');
+    if (managers.length > 0) {
+      throw conflict('marketplace_managed', `url, authType and credentialMode of this connection are managed by the plugin ${managers.map((m) => m.name).join(', ')}`);
+    }
+  }
+
+  // Probe only what changes connectivity: a new identity or a new key. Name and access edits
+  // leave the server, the auth type and the credential as they were validated.
+  let probed = false;
+  if (input.authType !== 'oauth' && (identityChanged || input.apiKey !== undefined)) {
+    if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
+    await allowProbe(deps, organizationId, memberId);
+    await validateByProbe(deps, input.url, input.authType, input.credentialMode, input.apiKey);
+    probed = true;
+  }
+
+  await writeWithAccess(deps, ctx, organizationId, input.access, async (tx, access) => {
+    // Re-read under a row lock: of concurrent edits with the same token exactly one gets here first.
+    const locked = await store.findConnection(tx, organizationId, id, true);
+    if (!locked) throw connectionNotFound();
+    if (locked.updatedAt.getTime() !== expected.getTime()) throw stale();
+    const fields = connectionFields(identity, {
+      name: input.name,
+      orgWide: access.orgWide,
+      ...oauthColumns(deps.secrets, locked, input, identityChanged),
+      authorizationServerIssuer: input.authorizationServerIssuer === undefined ? locked.authorizationServerIssuer : input.authorizationServerIssuer,
+      requestedScopes: input.requestedScopes === undefined ? locked.requestedScopes : [...new Set(input.requestedScopes)],
+      health: identityChanged ? (probed && input.authType === 'none' ? 'ready' : 'unknown') : locked.health,
+      healthReason: identityChanged ? null : locked.healthReason,
+      healthCheckedAt: identityChanged ? (probed && input.authType === 'none' ? new Date() : null) : locked.healthCheckedAt,
+    });
+    const updated = await store.updateConnection(tx, organizationId, id, expected, fields, identityChanged);
+    if (!updated) throw stale();
+    if (identityChanged) {
+      // The old identity's credentials die with it, in this transaction: shared, every member's, pending authorizations.
+      await store.deleteAllCredentials(tx, organizationId, id);
+      await deps.oauth.dropIdentityState(tx, organizationId, id);
+    }
+    await store.replaceAccess(tx, organizationId, id, access);
+    await storeSuppliedApiKey(deps, tx, organizationId, id, memberId, identity.identityFingerprint, input);
+  });
+
+  const presented = await presentAfterWrite(deps, ctx.actor, organizationId, id);
+  const credentialNeeded = input.authType === 'oauth' || input.authType === 'apikey';
+  const reconnectionRequired =
+    identityChanged && credentialNeeded && !(input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey !== undefined);
+  return { ...presented, identityChanged, reconnectionRequired };
+}
+
+/** Spec operation 2: the whole access set is replaced. */
+export async function replaceConnectionAccess(deps: ConnectionDeps, ctx: CallerContext, id: string, input: AccessSet) {
+  const { store } = deps;
+  const { organizationId } = requireAdmin(ctx.actor);
+  await writeWithAccess(deps, ctx, organizationId, input, async (tx, access) => {
+    const locked = await store.findConnection(tx, organizationId, id, true);
+    if (!locked) throw connectionNotFound();
+    await store.touchConnection(tx, organizationId, id, access.orgWide);
+    await store.replaceAccess(tx, organizationId, id, access);
+  });
+  return presentAfterWrite(deps, ctx.actor, organizationId, id);
+}

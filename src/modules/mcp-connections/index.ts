@@ -1,0 +1,49 @@
+// The MCP connections module: external MCP servers, their access, credentials and plugins, and
+// connecting them through OAuth (./oauth/). What other code uses of it is exported here.
+
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.ts';
+import type { Database } from '../../db/database.ts';
+import type { OutboundClient } from '../../platform/outbound.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
+import type { ConnectionDeps, TeamDirectory } from './deps.ts';
+import { registerMcpOAuth } from './oauth/index.ts';
+import { connectionRecords } from './records.ts';
+import { mcpConnectionRoutes } from './routes.ts';
+import { createMcpConnectionService } from './service.ts';
+
+export type { TeamDirectory } from './deps.ts';
+export { probeLimits } from './probing.ts';
+export { authorizeLimits } from './oauth/service.ts';
+
+export interface McpConnectionsModuleDeps {
+  db: Database;
+  config: Config;
+  secrets: SecretBox;
+  outbound: OutboundClient;
+  /** The membership core: the acting member re-checked, access sets' members (and OAuth's member as they are now). */
+  members: ConnectionDeps['members'] & Parameters<typeof registerMcpOAuth>[1]['members'];
+  teams: TeamDirectory;
+}
+
+/**
+ * Registers the connections and plugins routes and the OAuth module. OAuth is built first: the
+ * connections service is built with its hooks (a missing one fails here, at boot).
+ */
+export async function register(app: FastifyInstance, deps: McpConnectionsModuleDeps): Promise<void> {
+  for (const [name, value] of Object.entries(deps)) {
+    if (value === undefined || value === null) throw new Error(`mcp-connections: the dependency ${name} is missing`);
+  }
+  const oauth = await registerMcpOAuth(app, { db: deps.db, config: deps.config, secrets: deps.secrets, outbound: deps.outbound, connections: connectionRecords(), members: deps.members });
+  const service = createMcpConnectionService({
+    db: deps.db,
+    secrets: deps.secrets,
+    outbound: deps.outbound,
+    members: deps.members,
+    teams: deps.teams,
+    publicUrl: deps.config.publicUrl,
+    oauth,
+    logger: app.log,
+  });
+  await app.register(mcpConnectionRoutes, { service });
+}

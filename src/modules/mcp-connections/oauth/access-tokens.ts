@@ -1,0 +1,131 @@
+// Access tokens of stored OAuth credentials: a usable one (refreshed first, one refresh at a time per
+// credential across processes), and disconnecting (forget the tokens, then revoke them).
+//
+// The refresh transaction is not a write of a caller: the token is refreshed for whoever needs it
+// (a test, another module), so it is opened on the database, not through writeTransaction.
+import { forbidden } from '../../../http/errors.ts';
+import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
+import type { ConnectionRow } from '../store.ts';
+import { refreshClient } from './client-acquisition.ts';
+import {
+  deleteOAuthCredential,
+  findOAuthCredential,
+  markCredentialHealth,
+  openOAuthSecret,
+  sealOAuthSecret,
+  updateRefreshedCredential,
+  type OAuthTokenSecret,
+} from './credential-store.ts';
+import type { OAuthDeps } from './deps.ts';
+import { fetchAuthorizationServerMetadata } from './discovery.ts';
+import { OAuthFlowError, type CredentialHealthReason } from './errors.ts';
+import { adminRoles, visibleConnection } from './guards.ts';
+import { classifyRefusal, needsRefresh, refreshAccessToken, revokeToken } from './tokens.ts';
+
+export type AccessTokenResult =
+  | { status: 'ok'; accessToken: string; scopes: string[]; refreshed: boolean }
+  | { status: 'none' }
+  | { status: 'reconnect_required'; reason: CredentialHealthReason }
+  | { status: 'unavailable'; error: OAuthFlowError };
+
+/**
+ * A usable access token for the member (or the shared identity, memberId null), refreshed
+ * first when it is about to expire. The refresh runs under a row lock on the credential
+ * (SELECT ... FOR UPDATE): concurrent callers in any number of processes wait for the first,
+ * then find the fresh token and do not refresh again. A refusal marks the credential
+ * reconnect_required with its reason; a transient failure leaves it as it was.
+ */
+export async function usableAccessToken(
+  deps: OAuthDeps,
+  organizationId: string,
+  connectionId: string,
+  memberId: string | null,
+  options: { forceRefresh?: boolean; scopes?: string[] } = {},
+): Promise<AccessTokenResult> {
+  const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
+  if (!connection || connection.authType !== 'oauth') return { status: 'none' };
+  const current = await findOAuthCredential(deps.db, organizationId, connectionId, memberId);
+  if (!current) return { status: 'none' };
+  const opened = openOAuthSecret(deps.secrets, connection.identityFingerprint, current.secretSealed);
+  if (!opened || current.identityFingerprint !== connection.identityFingerprint) return { status: 'none' };
+  if (current.health === 'reconnect_required' && current.healthReason) return { status: 'reconnect_required', reason: current.healthReason };
+  if (!options.forceRefresh && !needsRefresh(current.expiresAt)) return { status: 'ok', accessToken: opened.accessToken, scopes: opened.scopes, refreshed: false };
+
+  return deps.db.transaction(async (tx): Promise<AccessTokenResult> => {
+    const row = await findOAuthCredential(tx, organizationId, connectionId, memberId, true);
+    if (!row) return { status: 'none' };
+    const secret = openOAuthSecret(deps.secrets, connection.identityFingerprint, row.secretSealed);
+    if (!secret) return { status: 'none' };
+    // Someone refreshed while we waited for the lock: use theirs.
+    if (row.secretSealed !== current.secretSealed && !needsRefresh(row.expiresAt)) {
+      return { status: 'ok', accessToken: secret.accessToken, scopes: secret.scopes, refreshed: false };
+    }
+    if (!secret.refreshToken) {
+      await markCredentialHealth(tx, organizationId, row.id, 'reconnect_required', 'credential_expired');
+      return { status: 'reconnect_required', reason: 'credential_expired' };
+    }
+    try {
+      const client = await refreshClient(deps, connection, secret, tx);
+      const tokens = await refreshAccessToken({
+        tokenEndpoint: secret.tokenEndpoint,
+        client,
+        refreshToken: secret.refreshToken,
+        resource: secret.resource,
+        scopes: secret.scopes,
+        ...(options.scopes ? { requestScopes: options.scopes } : {}),
+        fetch: deps.fetch,
+      });
+      const next: OAuthTokenSecret = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, scopes: tokens.scopes };
+      await updateRefreshedCredential(tx, organizationId, row.id, sealOAuthSecret(deps.secrets, connection.identityFingerprint, next), tokens.expiresAt, tokens.scopes);
+      return { status: 'ok', accessToken: tokens.accessToken, scopes: tokens.scopes, refreshed: true };
+    } catch (error) {
+      if (!(error instanceof OAuthFlowError)) throw error;
+      const reason = classifyRefusal(error);
+      if (!reason) return { status: 'unavailable', error };
+      await markCredentialHealth(tx, organizationId, row.id, 'reconnect_required', reason);
+      return { status: 'reconnect_required', reason };
+    }
+  });
+}
+
+/**
+ * DELETE /v1/mcp-connections/{id}/credentials: the caller's own credential, or (admins) the
+ * shared one. The tokens are forgotten first, then revoked at the authorization server (RFC
+ * 7009) when it offers revocation: best effort, since the user's intent is already done.
+ */
+export async function disconnect(deps: OAuthDeps, ctx: CallerContext, connectionId: string): Promise<void> {
+  const caller = ctx.actor;
+  const connection = await visibleConnection(deps, caller, connectionId);
+  let memberId: string | null;
+  if (connection.credentialMode === 'shared') {
+    if (!caller.role || !adminRoles.has(caller.role)) throw forbidden('Only owners and admins disconnect the shared identity of a connection');
+    memberId = null;
+  } else {
+    if (!caller.memberId) throw forbidden('Disconnecting needs a signed-in member, not an API key');
+    memberId = caller.memberId;
+  }
+  const stored = await findOAuthCredential(deps.db, connection.organizationId, connection.id, memberId);
+  const secret = stored ? openOAuthSecret(deps.secrets, connection.identityFingerprint, stored.secretSealed) : null;
+  await writeTransaction(deps.db, ctx, (tx) => deleteOAuthCredential(tx, connection.organizationId, connection.id, memberId));
+  if (secret) await revokeQuietly(deps, connection, secret);
+}
+
+async function revokeQuietly(deps: OAuthDeps, connection: ConnectionRow, secret: OAuthTokenSecret): Promise<void> {
+  try {
+    const metadata = await fetchAuthorizationServerMetadata(secret.issuer, deps.fetch);
+    if (!metadata.revocation_endpoint) return;
+    const client = await refreshClient(deps, connection, secret, deps.db);
+    const tokens: Array<[string | null, 'refresh_token' | 'access_token']> = [
+      [secret.refreshToken, 'refresh_token'],
+      [secret.accessToken, 'access_token'],
+    ];
+    for (const [token, tokenTypeHint] of tokens) {
+      if (token) await revokeToken({ revocationEndpoint: metadata.revocation_endpoint, client, token, tokenTypeHint, fetch: deps.fetch });
+    }
+  } catch (error) {
+    deps.logger?.warn(
+      { connectionId: connection.id, code: error instanceof OAuthFlowError ? error.code : 'revocation_failed' },
+      'MCP OAuth token revocation failed; the credential was deleted anyway',
+    );
+  }
+}

@@ -1,0 +1,52 @@
+// The connection and the member as the OAuth flows check them: which connections a caller may see,
+// holding a connection while rows naming it are written, and who may connect which identity.
+import type { Queryable } from '../../../db/database.ts';
+import type { Caller } from '../../../http/caller.ts';
+import { forbidden, notFound } from '../../../http/errors.ts';
+import type { ConnectionRow } from '../store.ts';
+import type { OAuthDeps } from './deps.ts';
+import type { PendingAuthorizationRow } from './store.ts';
+
+export const adminRoles = new Set(['owner', 'admin']);
+
+export const connectionNotFound = () => notFound('connection_not_found', 'No such MCP connection');
+export const sharedNeedsAdmin = () => forbidden('Only owners and admins connect the shared identity of a connection');
+
+/** The connection as the caller may see it: 404 for unknown ids, other organizations, and members without access. */
+export async function visibleConnection(deps: Pick<OAuthDeps, 'db' | 'connections'>, caller: Caller, connectionId: string): Promise<ConnectionRow> {
+  const organizationId = caller.organizationId!;
+  const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
+  if (!connection) throw connectionNotFound();
+  const isAdmin = caller.role !== null && adminRoles.has(caller.role);
+  if (!isAdmin) {
+    if (!caller.memberId || !(await deps.connections.memberMayUse(deps.db, organizationId, connectionId, caller.memberId))) {
+      throw connectionNotFound();
+    }
+  }
+  return connection;
+}
+
+/**
+ * In a transaction that writes rows of the connection: the connection key-share locked until it
+ * ends, so a DELETE waits for the write (or, come first, makes it 404) instead of the foreign key
+ * refusing the write.
+ */
+export async function holdConnection(deps: Pick<OAuthDeps, 'connections'>, tx: Queryable, connection: ConnectionRow): Promise<void> {
+  if (!(await deps.connections.holdConnection(tx, connection.organizationId, connection.id))) throw connectionNotFound();
+}
+
+/** Whether the member who started `pending` (their role if still active, else null) may connect its identity. */
+export async function mayConnect(
+  deps: Pick<OAuthDeps, 'connections'>,
+  q: Queryable,
+  pending: PendingAuthorizationRow,
+  connection: ConnectionRow,
+  role: string | null,
+): Promise<boolean> {
+  if (role === null) return false;
+  if (pending.subject === 'shared') return adminRoles.has(role) && connection.credentialMode === 'shared';
+  return (
+    connection.credentialMode === 'per_member' &&
+    (adminRoles.has(role) || (await deps.connections.memberMayUse(q, pending.organization_id, connection.id, pending.member_id)))
+  );
+}
