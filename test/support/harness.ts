@@ -12,6 +12,11 @@ export interface TenantHarness {
   readonly tenant: Tenant;
   /** The API as `token` (or anonymously) on this app. */
   as(token?: string): ReturnType<typeof api>;
+  /**
+   * Resolves once the app and its tenant are up. node:test starts a file's top-level before() hooks
+   * together, not one after another, so a file's own before() that uses `app` or `tenant` awaits this first.
+   */
+  readonly ready: Promise<void>;
 }
 
 export interface TenantHarnessOptions {
@@ -29,9 +34,18 @@ export interface TenantHarnessOptions {
 export function useTenantApp(options: TenantHarnessOptions = {}): TenantHarness {
   let app: TestApp | undefined;
   let tenant: Tenant | undefined;
+  const started = Promise.withResolvers<void>();
+  // A file whose app never starts must not also leave its own hooks waiting forever.
+  started.promise.catch(() => {});
   before(async () => {
-    app = await startTestApp(options.config, options.app);
-    if (options.tenant !== false) tenant = await createTenant(app.url);
+    try {
+      app = await startTestApp(options.config, options.app);
+      if (options.tenant !== false) tenant = await createTenant(app.url);
+      started.resolve();
+    } catch (error) {
+      started.reject(error);
+      throw error;
+    }
   });
   after(async () => {
     await app?.close();
@@ -48,5 +62,6 @@ export function useTenantApp(options: TenantHarnessOptions = {}): TenantHarness 
     as(token?: string) {
       return api(this.app.url, token);
     },
+    ready: started.promise,
   };
 }
