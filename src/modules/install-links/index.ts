@@ -1,20 +1,10 @@
 // Install links: what the app registers of them. Other modules use nothing of install links.
 import type { FastifyInstance } from 'fastify';
-import type { Database } from '../../db/database.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
-import type { RateLimiter } from '../../platform/rate-limiter.ts';
-import type { MembershipCore } from '../identity/index.ts';
-import type { OrganizationDirectory } from '../organizations/index.ts';
 import { installLinkRoutes } from './routes.ts';
-import { createInstallLinkService } from './service.ts';
+import { createInstallLinkService, type InstallLinkServiceDeps } from './service.ts';
 
-export interface InstallLinksModuleDeps {
-  db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember'>;
-  organizations: Pick<OrganizationDirectory, 'lockOrganization'>;
-  rateLimiter: RateLimiter;
-  /** PUBLIC_URL, no trailing slash */
-  publicUrl: string;
+export interface InstallLinksModuleDeps extends InstallLinkServiceDeps {
   /** Where the desktop app is downloaded from (DESKTOP_DOWNLOAD_URL). */
   desktopDownloadUrl: string;
 }
