@@ -20,22 +20,16 @@ import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
 import { identityRoutes } from './modules/identity/routes.ts';
-import { installLinkRoutes } from './modules/install-links/routes.ts';
-import { createInstallLinkService } from './modules/install-links/service.ts';
-import { createTxtResolver } from './modules/sso/dns.ts';
-import { ssoRoutes } from './modules/sso/routes.ts';
-import { createSsoService } from './modules/sso/service.ts';
-import { scimManagementRoutes } from './modules/scim/routes.ts';
-import { scimFrameworkError, scimServerRoutes } from './modules/scim/server.ts';
-import { createScimService } from './modules/scim/service.ts';
+import { registerInstallLinks } from './modules/install-links/index.ts';
+import { registerSso } from './modules/sso/index.ts';
+import { registerScim, SCIM_PREFIX, scimFrameworkError } from './modules/scim/index.ts';
 import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
 import { register as registerMcpConnections } from './modules/mcp-connections/index.ts';
 import { registerMessenger } from './modules/messenger/index.ts';
-import { memoryRoutes } from './modules/memory/routes.ts';
-import { createMemoryService } from './modules/memory/service.ts';
+import { registerMemory } from './modules/memory/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -63,7 +57,6 @@ const tags = [
 const tagsWithoutOperations = new Set(['Roles', 'Templates', 'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry']);
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
-const SCIM_PREFIX = '/scim/v2';
 
 /** Builds the whole HTTP application from its dependencies; it does not listen. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -164,17 +157,23 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
   await registerMcpConnections(app, { db, config, secrets: deps.secrets, outbound, members: identity, teams: identity });
   // Each domain module registers its routes here with the services it needs.
-  await app.register(installLinkRoutes, {
-    installLinks: createInstallLinkService({ db, identity, rateLimiter, publicUrl: config.publicUrl }),
+  await registerInstallLinks(app, {
+    db,
+    membership: identity,
+    organizations: identity,
+    rateLimiter,
+    publicUrl: config.publicUrl,
     desktopDownloadUrl: config.desktopDownloadUrl,
   });
-  const sso = createSsoService({ db, identity, secrets: deps.secrets, resolver: createTxtResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs }) });
-  await app.register(ssoRoutes, { sso });
-  const scim = createScimService({ db, identity, sso, publicUrl: config.publicUrl });
-  await app.register(scimManagementRoutes, { scim });
-  await app.register(scimServerRoutes, { scim, prefix: SCIM_PREFIX, documentationUri: `${config.publicUrl}/docs` });
-  await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, identity });
-  await app.register(memoryRoutes, { service: createMemoryService({ db }) });
+  const sso = await registerSso(app, {
+    db,
+    organizations: identity,
+    secrets: deps.secrets,
+    dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
+  });
+  await registerScim(app, { db, membership: identity, users: identity, sso, publicUrl: config.publicUrl });
+  await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership: identity });
+  await registerMemory(app, { db });
 
   return app;
 }

@@ -1,7 +1,6 @@
 import { Resolver } from 'node:dns';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import type { DeliverySettings } from './modules/messenger/worker.ts';
 
 /** Every setting orgplane reads from the environment, with its default. `orgplane --help` prints this list. */
 export const configVariables = [
@@ -156,6 +155,24 @@ export interface Config {
   runWorkers: boolean;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
   messengerDelivery: DeliverySettings;
+}
+
+/** How the messenger's queued deliveries are retried and processed (MESSENGER_DELIVERY_*). */
+export interface DeliverySettings {
+  /** Attempts in all before an update is dead-lettered. */
+  maxAttempts: number;
+  /** First retry delay, seconds (then roughly doubling, with jitter). */
+  retryDelaySeconds: number;
+  maxRetryDelaySeconds: number;
+  /** A delivery still running after this long is presumed lost (worker died) and retried. */
+  expireInSeconds: number;
+  /** Timeout of one POST to the delivery URL. */
+  deliveryTimeoutMs: number;
+  /** Deliveries processed at once per process (of different chats). */
+  concurrency: number;
+  pollingIntervalSeconds: number;
+  /** How often this process looks for expired (lost) deliveries to retry. */
+  superviseIntervalSeconds: number;
 }
 
 /** A configuration that cannot be used; the message names every variable at fault. */

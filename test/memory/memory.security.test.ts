@@ -1,20 +1,12 @@
 // Memory: only the signed-in user's own memories, in the active organization, ever come back.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { createOrganization, createTenant, signUp, type Tenant } from '../support/fixtures.ts';
+import { createOrganization, signUp } from '../support/fixtures.ts';
+import { useTenantApp } from '../support/harness.ts';
 import { api, type ApiResponse } from '../support/http.ts';
 import { memoryClient } from './helpers.ts';
 
-let app: TestApp;
-let tenant: Tenant;
-before(async () => {
-  app = await startTestApp();
-  tenant = await createTenant(app.url);
-});
-after(async () => {
-  await app.close();
-});
+const t = useTenantApp();
 
 const routes = (id: string) => [
   ['POST', '/v1/memory', { content: 'x' }],
@@ -26,29 +18,29 @@ const routes = (id: string) => [
 ] as const;
 
 test('anonymous callers, unknown or tampered session tokens and organization API keys get 401', async () => {
-  const owned = await memoryClient(app.url, tenant.member.token).create({ content: 'secret plan' });
-  const apiKey = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'k', role: 'member' });
+  const owned = await memoryClient(t.app.url, t.tenant.member.token).create({ content: 'secret plan' });
+  const apiKey = await api(t.app.url, t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/api-keys`, { name: 'k', role: 'member' });
   const headerSets: Record<string, string>[] = [
     {},
     { authorization: 'Bearer not-a-session' },
-    { authorization: `Bearer ${tenant.member.token.slice(0, -2)}xx` },
+    { authorization: `Bearer ${t.tenant.member.token.slice(0, -2)}xx` },
     { authorization: 'Basic Zm9vOmJhcg==' },
   ];
   assert.equal(apiKey.status, 201, apiKey.text);
   headerSets.push({ 'x-api-key': apiKey.body.key });
   for (const headers of headerSets) {
     for (const [method, path, body] of routes(owned.id)) {
-      const response: ApiResponse = await api(app.url).send(method, path, body, { headers });
+      const response: ApiResponse = await api(t.app.url).send(method, path, body, { headers });
       assert.equal(response.status, 401, `${method} ${path} with ${JSON.stringify(Object.keys(headers))}: ${response.text}`);
       assert.equal(response.body.error, 'unauthorized');
     }
   }
-  assert.equal((await memoryClient(app.url, tenant.member.token).client.get(`/v1/memory/${owned.id}`)).status, 200);
+  assert.equal((await memoryClient(t.app.url, t.tenant.member.token).client.get(`/v1/memory/${owned.id}`)).status, 200);
 });
 
 test('another user never sees my memories, even with identical content, in search, list, get or delete', async () => {
-  const mine = memoryClient(app.url, tenant.member.token);
-  const theirs = memoryClient(app.url, tenant.admin.token);
+  const mine = memoryClient(t.app.url, t.tenant.member.token);
+  const theirs = memoryClient(t.app.url, t.tenant.admin.token);
   const content = 'Door code for the server room is 4815';
   const my = await mine.create({ content, tags: ['codes'] });
   const their = await theirs.create({ content, tags: ['codes'] });
@@ -57,10 +49,10 @@ test('another user never sees my memories, even with identical content, in searc
   assert.deepEqual((await theirs.search('door code server room')).map((r) => r.id), [their.id]);
   assert.ok(!(await theirs.listAll()).some((m) => m.id === my.id));
   // Same organization, even its owner: memories are personal.
-  const owner = memoryClient(app.url, tenant.owner.token);
+  const owner = memoryClient(t.app.url, t.tenant.owner.token);
   assert.ok(!(await owner.search('door code server room', '&limit=100')).some((r) => r.id === my.id));
 
-  for (const client of [theirs, owner, memoryClient(app.url, tenant.otherAdmin.token), memoryClient(app.url, tenant.outsider.token)]) {
+  for (const client of [theirs, owner, memoryClient(t.app.url, t.tenant.otherAdmin.token), memoryClient(t.app.url, t.tenant.outsider.token)]) {
     const get = await client.client.get(`/v1/memory/${my.id}`);
     assert.equal(get.status, 404, get.text);
     assert.equal(get.body.error, 'memory_not_found');
@@ -71,9 +63,9 @@ test('another user never sees my memories, even with identical content, in searc
 });
 
 test("another user's memories never change my scores (statistics are per user)", async () => {
-  const me = await signUp(app.url, 'stats-me');
-  await createOrganization(app.url, me, 'Stats');
-  const mine = memoryClient(app.url, me.token);
+  const me = await signUp(t.app.url, 'stats-me');
+  await createOrganization(t.app.url, me, 'Stats');
+  const mine = memoryClient(t.app.url, me.token);
   await mine.batch([
     { content: 'quarterly budget review with finance' },
     { content: 'budget for the offsite' },
@@ -82,10 +74,10 @@ test("another user's memories never change my scores (statistics are per user)",
   const before = await mine.search('budget review offsite', '&limit=100');
 
   // A neighbour in the same organization floods the instance with the same words.
-  const neighbour = await signUp(app.url, 'stats-neighbour');
-  const invitation = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: neighbour.email, role: 'member' });
+  const neighbour = await signUp(t.app.url, 'stats-neighbour');
+  const invitation = await api(t.app.url, t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/invitations`, { email: neighbour.email, role: 'member' });
   assert.equal(invitation.status, 201, invitation.text);
-  const flood = memoryClient(app.url, neighbour.token);
+  const flood = memoryClient(t.app.url, neighbour.token);
   await flood.batch(Array.from({ length: 300 }, (_, i) => ({ content: `budget review ${i} budget budget offsite` })));
   await flood.create({ content: 'quarterly budget review with finance' });
 
@@ -94,12 +86,12 @@ test("another user's memories never change my scores (statistics are per user)",
 });
 
 test('a deleted memory never appears again, and leaves the statistics as if it had never been written', async () => {
-  const a = await signUp(app.url, 'deleter');
-  await createOrganization(app.url, a, 'Deleters');
-  const b = await signUp(app.url, 'control');
-  await createOrganization(app.url, b, 'Control');
-  const deleter = memoryClient(app.url, a.token);
-  const control = memoryClient(app.url, b.token);
+  const a = await signUp(t.app.url, 'deleter');
+  await createOrganization(t.app.url, a, 'Deleters');
+  const b = await signUp(t.app.url, 'control');
+  await createOrganization(t.app.url, b, 'Control');
+  const deleter = memoryClient(t.app.url, a.token);
+  const control = memoryClient(t.app.url, b.token);
   const shared = ['ferry timetable to the island', 'island hotel check-in at noon', 'ferry tickets in the blue folder'];
   await deleter.batch(shared.map((content) => ({ content })));
   await control.batch(shared.map((content) => ({ content })));
@@ -115,13 +107,13 @@ test('a deleted memory never appears again, and leaves the statistics as if it h
 });
 
 test('the same user in another organization: memories stay with the organization they were written in', async () => {
-  const user = await signUp(app.url, 'two-orgs');
-  const first = await createOrganization(app.url, user, 'First');
-  const client = memoryClient(app.url, user.token);
+  const user = await signUp(t.app.url, 'two-orgs');
+  const first = await createOrganization(t.app.url, user, 'First');
+  const client = memoryClient(t.app.url, user.token);
   const inFirst = await client.create({ content: 'First org: the release train leaves on Tuesdays' });
   assert.equal(inFirst.organizationId, first);
 
-  const second = await createOrganization(app.url, user, 'Second'); // now the active organization
+  const second = await createOrganization(t.app.url, user, 'Second'); // now the active organization
   assert.deepEqual(await client.search('release train tuesdays'), []);
   assert.deepEqual(await client.listAll(), []);
   assert.equal((await client.client.get(`/v1/memory/${inFirst.id}`)).status, 404);
@@ -130,22 +122,22 @@ test('the same user in another organization: memories stay with the organization
   assert.equal(inSecond.organizationId, second);
   assert.deepEqual((await client.search('release train')).map((r) => r.id), [inSecond.id]);
 
-  const back = await api(app.url, user.token).put('/v1/session/active-organization', { organizationId: first });
+  const back = await api(t.app.url, user.token).put('/v1/session/active-organization', { organizationId: first });
   assert.equal(back.status, 200, back.text);
   assert.deepEqual((await client.search('release train')).map((r) => r.id), [inFirst.id]);
   assert.deepEqual((await client.listAll()).map((m) => m.id), [inFirst.id]);
 
   // A second session of the same user sees what the organization it is active in holds.
-  const signIn = await api(app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
+  const signIn = await api(t.app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
   assert.equal(signIn.status, 200, signIn.text);
-  const other = memoryClient(app.url, signIn.body.sessionToken);
-  const active = await api(app.url, signIn.body.sessionToken).put('/v1/session/active-organization', { organizationId: second });
+  const other = memoryClient(t.app.url, signIn.body.sessionToken);
+  const active = await api(t.app.url, signIn.body.sessionToken).put('/v1/session/active-organization', { organizationId: second });
   assert.equal(active.status, 200, active.text);
   assert.deepEqual((await other.search('release train')).map((r) => r.id), [inSecond.id]);
 });
 
 test('query text cannot reach into SQL or other banks', async () => {
-  const mine = memoryClient(app.url, tenant.member.token);
+  const mine = memoryClient(t.app.url, t.tenant.member.token);
   for (const q of ["' OR 1=1 --", 'x%27%3B%20DROP%20TABLE%20memories%3B--', '\\\\ %% _ * ( ) [ ] { }', 'door\u0000code']) {
     const response = await mine.client.get(`/v1/memory/search?q=${encodeURIComponent(q)}&limit=100`);
     assert.ok(response.status === 200 || response.status === 400, response.text);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf } from '../../http/auth.ts';
+import { authenticate, writeContextOf } from '../../http/auth.ts';
 import { BODY_OPTIONAL } from '../../http/openapi.ts';
 import { notFound, rateLimited, rateLimitHeaders } from '../../http/errors.ts';
 import { commonErrorResponses, errorBodySchema, typeIdSchema } from '../../http/schemas.ts';
@@ -65,7 +65,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       },
     },
   }, async (request, reply) => {
-    const result = await installLinks.create(callerOf(request), request.params.organizationId, { rotate: request.body.rotate });
+    const result = await installLinks.create(writeContextOf(request), request.params.organizationId, { rotate: request.body.rotate });
     reply.headers(rateLimitHeaders(result.rateLimit));
     return reply.status(201).send({ token: result.token, installPageUrl: result.installPageUrl });
   });

@@ -1,14 +1,17 @@
 import type { Database } from '../../db/database.ts';
-import { forbidden, notFound, rateLimited } from '../../http/errors.ts';
+import { forbidden, notFound, rateLimited, type MemberRefusals } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
-import type { Caller, IdentityService } from '../identity/service.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import type { MembershipCore, Role } from '../identity/index.ts';
+import type { OrganizationDirectory } from '../organizations/index.ts';
 import { createInstallLinkStore } from './store.ts';
 
 export interface InstallLinkServiceDeps {
   db: Database;
-  identity: IdentityService;
+  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember'>;
+  organizations: Pick<OrganizationDirectory, 'lockOrganization'>;
   rateLimiter: RateLimiter;
   /** PUBLIC_URL, no trailing slash */
   publicUrl: string;
@@ -22,6 +25,12 @@ export const lookupLimit = { limit: 60, windowSeconds: 60 };
 // A recognisable prefix lets secret scanners find leaked links; 32 random bytes = 256 bits.
 const tokenPrefix = 'opl_';
 const tokenPattern = /^opl_[A-Za-z0-9_-]{43}$/;
+
+/** Who may rotate: checked as the request begins and again, held, as the link is written. */
+const rotators: readonly Role[] = ['owner', 'admin'];
+const rotationRefused = () => forbidden('Only owners and admins can rotate install links');
+/** A member removed or suspended since the first check gets what a non-member gets. */
+const refusals: MemberRefusals = { inactive: () => notFound('organization_not_found', 'No such organization'), lacksRole: rotationRefused };
 
 export interface InstallTarget {
   organizationId: string;
@@ -37,11 +46,10 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
      * Any member mints a link; only owners and admins may rotate, and a member asking for rotation is
      * refused before anything is written. Rotation revokes every older link in the same transaction.
      */
-    async create(caller: Caller, organizationId: string, input: { rotate: boolean }) {
-      const membership = await deps.identity.requireMembership(caller, organizationId);
-      if (input.rotate && membership.role !== 'owner' && membership.role !== 'admin') {
-        throw forbidden('Only owners and admins can rotate install links');
-      }
+    async create(ctx: CallerContext, organizationId: string, input: { rotate: boolean }) {
+      const caller = ctx.actor;
+      const membership = await deps.membership.requireMembership(caller, organizationId);
+      if (input.rotate && !rotators.includes(membership.role)) throw rotationRefused();
       const limit = await deps.rateLimiter.hit(
         `install-links:create:${membership.memberId ?? caller.apiKeyId ?? caller.userId}`,
         mintLimit.limit,
@@ -51,16 +59,15 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
         throw rateLimited(limit, `Too many install links created; try again in ${limit.resetSeconds} seconds`);
       }
       const token = tokenPrefix + randomToken(32);
-      await db.transaction(async (tx) => {
-        if (membership.memberId) {
-          // Checked again, held until the link is written: a removal or suspension since the check
-          // above (or one in progress) leaves the caller what a non-member gets.
-          const member = await deps.identity.lockMember(tx, organizationId, membership.memberId);
-          if (member?.status !== 'active') throw notFound('organization_not_found', 'No such organization');
-          if (input.rotate && member.role !== 'owner' && member.role !== 'admin') throw forbidden('Only owners and admins can rotate install links');
-        }
+      await writeTransaction(db, ctx, async (tx) => {
+        // Checked again, held until the link is written: a removal or suspension since the check
+        // above (or one in progress) leaves the caller what a non-member gets.
+        await deps.membership.holdActingMember(tx, organizationId, membership.memberId, { ...(input.rotate ? { roles: rotators } : {}), refuse: refusals });
         if (input.rotate) {
-          await store.lockOrganization(tx, organizationId);
+          // Rotations of one organization run one after another (and after in-flight mints, whose
+          // foreign-key check holds a key-share lock on the organization's row): without the row lock
+          // two concurrent rotations could both leave their new link valid.
+          await deps.organizations.lockOrganization(tx, organizationId);
           await store.revokeActive(tx, organizationId);
         }
         await store.insert(tx, {

@@ -9,16 +9,6 @@ export interface InstallLinkTarget {
 /** SQL for install links. Every statement names the organization or looks up by token hash only. */
 export function createInstallLinkStore() {
   return {
-    /**
-     * Takes the organization row lock so that rotations of one organization run one after another
-     * (and after in-flight mints, whose foreign-key check holds a key-share lock on the same row):
-     * without it two concurrent rotations could both leave their new link valid.
-     */
-    async lockOrganization(tx: Queryable, organizationId: string): Promise<boolean> {
-      const { rows } = await tx.query('SELECT id FROM organizations WHERE id = $1 FOR UPDATE', [organizationId]);
-      return rows.length > 0;
-    },
-
     async revokeActive(tx: Queryable, organizationId: string): Promise<number> {
       const { rowCount } = await tx.query(
         'UPDATE install_links SET revoked_at = now() WHERE organization_id = $1 AND revoked_at IS NULL',

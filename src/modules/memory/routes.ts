@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf } from '../../http/auth.ts';
+import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { invalidRequest } from '../../http/errors.ts';
 import { commonErrorResponses, decodeCursor, encodeCursor, errorBodySchema, isoTimestamp, queryInteger } from '../../http/schemas.ts';
 import { maxBatch, memoryIdSchema, memoryInputSchema, memorySchema, searchQuerySchema, searchResultSchema } from './schemas.ts';
@@ -15,13 +15,9 @@ const bankRule =
 const notFoundResponse = errorBodySchema.describe('memory_not_found: no such memory among yours in the active organization');
 const errors = { 400: commonErrorResponses[400], 401: commonErrorResponses[401] };
 
-const serialize = (memory: Memory) => ({
-  id: memory.id,
-  content: memory.content,
-  tags: memory.tags,
-  source: memory.source,
-  scope: memory.scope,
-  organizationId: memory.organizationId,
+/** A memory (or search result) as the API shows it: its fields, with timestamps in ISO form. */
+const serialize = <T extends Pick<Memory, 'createdAt' | 'updatedAt'>>(memory: T) => ({
+  ...memory,
   createdAt: isoTimestamp(memory.createdAt),
   updatedAt: isoTimestamp(memory.updatedAt),
 });
@@ -47,7 +43,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       response: { 201: z.object({ memory: memorySchema }), ...errors },
     },
   }, async (request, reply) => {
-    const memory = await service.create(callerOf(request), request.body);
+    const memory = await service.create(writeContextOf(request), request.body);
     return reply.status(201).send({ memory: serialize(memory) });
   });
 
@@ -70,7 +66,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       },
     },
   }, async (request, reply) => {
-    const memories = await service.createMany(callerOf(request), request.body.memories);
+    const memories = await service.createMany(writeContextOf(request), request.body.memories);
     return reply.status(201).send({ memories: memories.map(serialize) });
   });
 
@@ -115,18 +111,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
     },
   }, async (request) => {
     const results = await service.search(callerOf(request), request.query);
-    return {
-      results: results.map((result) => ({
-        id: result.id,
-        content: result.content,
-        tags: result.tags,
-        source: result.source,
-        scope: result.scope,
-        createdAt: isoTimestamp(result.createdAt),
-        updatedAt: isoTimestamp(result.updatedAt),
-        score: result.score,
-      })),
-    };
+    return { results: results.map(serialize) };
   });
 
   app.get('/v1/memory/:id', {
@@ -152,7 +137,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
       response: { 204: z.null().describe('Deleted'), ...errors, 404: notFoundResponse },
     },
   }, async (request, reply) => {
-    await service.remove(callerOf(request), request.params.id);
+    await service.remove(writeContextOf(request), request.params.id);
     return reply.status(204).send(null);
   });
 };

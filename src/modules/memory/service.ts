@@ -1,7 +1,8 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import { invalidRequest, notFound, unauthorized, type ValidationDetail } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { Caller } from '../identity/service.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import type { Caller } from '../identity/index.ts';
 import { analyzeMemory, queryTerms } from './analyzer.ts';
 import { limitthBest, maxPostingCount, ScoreTable, scorePostings, scoreUnitsPerPoint } from './postings.ts';
 import {
@@ -85,23 +86,17 @@ export interface SearchInput {
   scope?: string | undefined;
 }
 
-export interface SearchResult {
-  id: string;
-  content: string;
-  tags: string[];
-  source: string;
-  scope: string;
-  createdAt: Date;
-  updatedAt: Date;
+/** A memory found by a search (the bank's organization goes without saying), with its relevance. */
+export interface SearchResult extends Omit<Memory, 'organizationId'> {
   score: number;
 }
 
 export interface MemoryService {
-  create(caller: Caller, input: MemoryInput): Promise<Memory>;
-  createMany(caller: Caller, inputs: MemoryInput[]): Promise<Memory[]>;
+  create(ctx: CallerContext, input: MemoryInput): Promise<Memory>;
+  createMany(ctx: CallerContext, inputs: MemoryInput[]): Promise<Memory[]>;
   list(caller: Caller, page: { limit: number; after?: ListPosition | undefined }): Promise<{ items: Memory[]; next: ListPosition | null }>;
   get(caller: Caller, id: string): Promise<Memory>;
-  remove(caller: Caller, id: string): Promise<void>;
+  remove(ctx: CallerContext, id: string): Promise<void>;
   search(caller: Caller, input: SearchInput): Promise<SearchResult[]>;
 }
 
@@ -259,8 +254,8 @@ function expandQuery(bank: BankStats, original: string[], firstPass: ScoredRow[]
 
 export function createMemoryService({ db }: { db: Database }): MemoryService {
   /** `contentPath` is where the request body has the content of input `index`, for a 400's details. */
-  async function insert(caller: Caller, inputs: MemoryInput[], contentPath: (index: number) => (string | number)[]): Promise<Memory[]> {
-    const key = bankOf(caller);
+  async function insert(ctx: CallerContext, inputs: MemoryInput[], contentPath: (index: number) => (string | number)[]): Promise<Memory[]> {
+    const key = bankOf(ctx.actor);
     const memories = inputs.map((input) => ({
       id: newId(memoryIdPrefix),
       content: input.content,
@@ -284,18 +279,18 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       }
     });
     if (details.length > 0) throw invalidRequest(details);
-    const rows = await db.transaction((tx) => insertMemories(tx, key, memories));
+    const rows = await writeTransaction(db, ctx, (tx) => insertMemories(tx, key, memories));
     return rows.map(toMemory);
   }
 
   return {
-    async create(caller, input) {
-      const [memory] = await insert(caller, [input], () => ['content']);
+    async create(ctx, input) {
+      const [memory] = await insert(ctx, [input], () => ['content']);
       return memory!;
     },
 
     // The paths the batch route's schema reports an item's errors at.
-    createMany: (caller, inputs) => insert(caller, inputs, (index) => ['memories', index, 'content']),
+    createMany: (ctx, inputs) => insert(ctx, inputs, (index) => ['memories', index, 'content']),
 
     async list(caller, page) {
       const bank = await findBank(db, bankOf(caller));
@@ -315,8 +310,8 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       return toMemory(row);
     },
 
-    async remove(caller, id) {
-      const removed = await db.transaction((tx) => deleteMemory(tx, bankOf(caller), id));
+    async remove(ctx, id) {
+      const removed = await writeTransaction(db, ctx, (tx) => deleteMemory(tx, bankOf(ctx.actor), id));
       if (!removed) throw notFound('memory_not_found', 'No such memory');
     },
 
@@ -343,16 +338,10 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
         await loadTerms(tx, search, [...expanded.keys()]);
         return bestRows(tx, search.bank.id, scoreAll(search, expanded, own, plain).scores, input, input.limit);
       });
-      return rows.map((row) => ({
-        id: row.id,
-        content: row.content,
-        tags: row.tags,
-        source: row.source,
-        scope: row.scope,
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-        score: row.score_units / scoreUnitsPerPoint,
-      }));
+      return rows.map((row) => {
+        const { organizationId: _organizationId, ...memory } = toMemory(row);
+        return { ...memory, score: row.score_units / scoreUnitsPerPoint };
+      });
     },
   };
 }

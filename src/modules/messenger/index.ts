@@ -5,9 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { createOutboundClient, type OutboundClient } from '../../platform/outbound.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
 import { createJobQueue } from '../../platform/queue.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import type { IdentityService } from '../identity/service.ts';
+import type { MembershipCore } from '../identity/index.ts';
 import { createIngress, DELIVERY_QUEUE } from './ingress.ts';
 import { createBotApi } from './platform.ts';
 import { messengerRoutes } from './routes.ts';
@@ -24,10 +25,11 @@ export interface MessengerModuleDeps {
   secrets: SecretBox;
   /** The shared guarded client; one is created from config when absent. */
   outbound?: OutboundClient;
-  identity: IdentityService;
+  membership: Pick<MembershipCore, 'holdActingMember'>;
 }
 
 export async function registerMessenger(app: FastifyInstance, deps: MessengerModuleDeps): Promise<void> {
+  requireDependencies('messenger', deps, ['db', 'config', 'secrets', 'membership']);
   const { db, config, secrets } = deps;
   const settings = config.messengerDelivery;
   const ownsOutbound = !deps.outbound;
@@ -48,7 +50,7 @@ export async function registerMessenger(app: FastifyInstance, deps: MessengerMod
     outbound,
     publicUrl: config.publicUrl,
     forgetConnection: (id) => ingress.forget(id),
-    identity: deps.identity,
+    membership: deps.membership,
     log: app.log,
   });
   await app.register(messengerRoutes, { service, publicUrl: config.publicUrl });

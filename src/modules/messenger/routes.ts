@@ -3,7 +3,7 @@
 
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf } from '../../http/auth.ts';
+import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { invalidRequest } from '../../http/errors.ts';
 import { afterFromCursor, commonErrorResponses, decodeCursor, encodeCursor, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import type { FastifyRequest } from 'fastify';
@@ -64,7 +64,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       },
     },
   }, async (request, reply) => {
-    const { connection, deliverySecret } = await service.createConnection(actorOf(request), request.body);
+    const { connection, deliverySecret } = await service.createConnection(writeContextOf(request), request.body);
     return reply.status(201).send({ connection: toConnection(connection, publicUrl), deliverySecret });
   });
 
@@ -118,7 +118,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       response: oneConnectionResponses,
     },
   }, async (request) => {
-    const row = await service.updateConnection(actorOf(request), request.params.connectionId, request.body);
+    const row = await service.updateConnection(writeContextOf(request), request.params.connectionId, request.body);
     return { connection: toConnection(row, publicUrl) };
   });
 
@@ -143,7 +143,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       },
     },
   }, async (request, reply) => {
-    await service.deleteConnection(actorOf(request), request.params.connectionId);
+    await service.deleteConnection(writeContextOf(request), request.params.connectionId);
     return reply.status(204).send(null);
   });
 

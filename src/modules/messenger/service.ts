@@ -4,12 +4,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
-import { ApiError, conflict, invalidRequest, lacksRole, notAnActiveMember, notFound } from '../../http/errors.ts';
+import { ApiError, conflict, invalidRequest, notFound, refusedLikeAuthenticate } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { OutboundBlockedError, type OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import type { IdentityService } from '../identity/service.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import type { MembershipCore, Role } from '../identity/index.ts';
 import { BotApiError, type BotApi } from './platform.ts';
 import type { ConnectionRow, ConnectionStatus, MessengerStore, UpdateRow, UpdateStatus } from './store.ts';
 
@@ -24,13 +25,21 @@ export interface MessengerServiceDeps {
   /** Drops a deleted connection's cached webhook secret in this process. */
   forgetConnection(connectionId: string): void;
   /** Holds the acting member's row while their connection is stored. */
-  identity: Pick<IdentityService, 'lockMember'>;
+  membership: Pick<MembershipCore, 'holdActingMember'>;
   log: FastifyBaseLogger;
 }
 
 export interface ActingMember {
   organizationId: string;
   memberId: string | null;
+}
+
+/** Who manages connections: the roles of the routes' check (routes.ts), checked again as a connection is stored. */
+const managers: readonly Role[] = ['owner', 'admin'];
+
+/** The member a write's caller acts as (authenticate({ roles }) guarantees the organization). */
+function actingMemberOf(ctx: CallerContext): ActingMember {
+  return { organizationId: ctx.actor.organizationId!, memberId: ctx.actor.memberId };
 }
 
 const connectionNotFound = () => notFound('connection_not_found', 'No such bot connection in this organization');
@@ -75,7 +84,8 @@ export function createMessengerService(deps: MessengerServiceDeps) {
      * Checks the token with getMe, stores the connection with fresh secrets, registers the webhook.
      * Returns the delivery secret, which is shown this once.
      */
-    async createConnection(actor: ActingMember, input: { botToken: string; deliveryUrl: string }): Promise<{ connection: ConnectionRow; deliverySecret: string }> {
+    async createConnection(ctx: CallerContext, input: { botToken: string; deliveryUrl: string }): Promise<{ connection: ConnectionRow; deliverySecret: string }> {
+      const actor = actingMemberOf(ctx);
       await checkDeliveryUrl(input.deliveryUrl);
       let bot;
       try {
@@ -90,14 +100,10 @@ export function createMessengerService(deps: MessengerServiceDeps) {
       // 256 random bits each, base64url: only A-Z a-z 0-9 _ -, as the platform requires of secret_token.
       const webhookSecret = randomToken(32);
       const deliverySecret = randomToken(32);
-      const connection = await db.transaction(async (tx) => {
-        if (actor.memberId) {
-          // The platform was asked first, which takes a while: the caller may have been removed or
-          // demoted since the route's check. Checked again, and held until the connection is stored.
-          const member = await deps.identity.lockMember(tx, actor.organizationId, actor.memberId);
-          if (member?.status !== 'active') throw notAnActiveMember();
-          if (member.role !== 'owner' && member.role !== 'admin') throw lacksRole(['owner', 'admin']);
-        }
+      const connection = await writeTransaction(db, ctx, async (tx) => {
+        // The platform was asked first, which takes a while: the caller may have been removed or
+        // demoted since the route's check. Checked again, and held until the connection is stored.
+        await deps.membership.holdActingMember(tx, actor.organizationId, actor.memberId, { roles: managers, refuse: refusedLikeAuthenticate(managers) });
         // A bot has one webhook: connecting it here would silently take it from another organization's
         // connection (which would stay "active" and receive nothing), and deleting either would cut the
         // other off. The lock makes two organizations connecting one bot at once take turns.
@@ -122,7 +128,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         await botApi.setWebhook(input.botToken, { url: webhookUrlOf(deps.publicUrl, id), secret_token: webhookSecret });
       } catch (error) {
         // Without a webhook the connection would receive nothing: do not keep it.
-        await store.deleteConnection(db, actor.organizationId, id);
+        await writeTransaction(db, ctx, (tx) => store.deleteConnection(tx, actor.organizationId, id));
         throw platformError(error, 'register the webhook');
       }
       return { connection, deliverySecret };
@@ -134,19 +140,22 @@ export function createMessengerService(deps: MessengerServiceDeps) {
 
     getConnection: ownConnection,
 
-    async updateConnection(actor: ActingMember, connectionId: string, changes: { enabled?: boolean; deliveryUrl?: string }): Promise<ConnectionRow> {
+    async updateConnection(ctx: CallerContext, connectionId: string, changes: { enabled?: boolean; deliveryUrl?: string }): Promise<ConnectionRow> {
       if (changes.deliveryUrl) await checkDeliveryUrl(changes.deliveryUrl);
       const status: ConnectionStatus | undefined = changes.enabled === undefined ? undefined : changes.enabled ? 'active' : 'disabled';
-      const row = await store.updateConnection(db, actor.organizationId, connectionId, {
-        ...(status ? { status } : {}),
-        ...(changes.deliveryUrl ? { deliveryUrl: changes.deliveryUrl } : {}),
-      });
+      const row = await writeTransaction(db, ctx, (tx) =>
+        store.updateConnection(tx, actingMemberOf(ctx).organizationId, connectionId, {
+          ...(status ? { status } : {}),
+          ...(changes.deliveryUrl ? { deliveryUrl: changes.deliveryUrl } : {}),
+        }),
+      );
       if (!row) throw connectionNotFound();
       return row;
     },
 
     /** Deletes the connection and its webhook registration (the platform's refusal does not keep it). */
-    async deleteConnection(actor: ActingMember, connectionId: string): Promise<void> {
+    async deleteConnection(ctx: CallerContext, connectionId: string): Promise<void> {
+      const actor = actingMemberOf(ctx);
       const row = await ownConnection(actor, connectionId);
       try {
         await botApi.deleteWebhook(secrets.open(row.bot_token_sealed));
@@ -155,7 +164,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         // webhook then points at a connection that no longer exists and is refused (401).
         deps.log.warn({ connectionId, reason: error instanceof Error ? error.message : 'unknown' }, 'messenger: deleteWebhook failed; deleting the connection anyway');
       }
-      const deleted = await store.deleteConnection(db, actor.organizationId, connectionId);
+      const deleted = await writeTransaction(db, ctx, (tx) => store.deleteConnection(tx, actor.organizationId, connectionId));
       if (!deleted) throw connectionNotFound();
       deps.forgetConnection(connectionId);
     },

@@ -13,6 +13,7 @@
 // then another worker retries it. Receivers deduplicate on `update.update_id`.
 
 import { createHmac } from 'node:crypto';
+import type { DeliverySettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { createJobQueue, type JobQueue, type QueueDefinition, type QueueJob } from '../../platform/queue.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
@@ -23,23 +24,6 @@ import { createMessengerStore, type MessengerStore } from './store.ts';
 import { chatIdParam } from './updates.ts';
 
 export const SIGNATURE_HEADER = 'x-orgplane-signature';
-
-export interface DeliverySettings {
-  /** Attempts in all before an update is dead-lettered. */
-  maxAttempts: number;
-  /** First retry delay, seconds (then roughly doubling, with jitter). */
-  retryDelaySeconds: number;
-  maxRetryDelaySeconds: number;
-  /** A delivery still running after this long is presumed lost (worker died) and retried. */
-  expireInSeconds: number;
-  /** Timeout of one POST to the delivery URL. */
-  deliveryTimeoutMs: number;
-  /** Deliveries processed at once per process (of different chats). */
-  concurrency: number;
-  pollingIntervalSeconds: number;
-  /** How often this process looks for expired (lost) deliveries to retry. */
-  superviseIntervalSeconds: number;
-}
 
 export function deliveryQueueDefinition(settings: DeliverySettings): QueueDefinition {
   return {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf } from '../../http/auth.ts';
+import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { commonErrorResponses, errorBodySchema, isoTimestamp, timestampSchema } from '../../http/schemas.ts';
 import type { ConnectorRow, ScimService } from './service.ts';
 
@@ -81,7 +81,7 @@ export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> 
       },
     },
   }, async (request) => {
-    const { connector, token, ssoReady } = await scim.rotateToken(callerOf(request));
+    const { connector, token, ssoReady } = await scim.rotateToken(writeContextOf(request));
     return { baseUrl: scim.baseUrl, ssoReady, connection: connectionOf(connector), scimToken: token, health: healthOf(connector) };
   });
 

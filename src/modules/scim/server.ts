@@ -11,7 +11,7 @@ import { allSchemas, listResponse, parsePaging, resourceTypeDocuments, schemaDoc
 import { ScimError, scimErrorBody } from './errors.ts';
 import { leavesOut, project } from './projection.ts';
 import { PATCH_OP_SCHEMA } from './schema.ts';
-import type { ScimContext, ScimService } from './service.ts';
+import type { ScimConnector, ScimContext, ScimService } from './service.ts';
 
 export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
 
@@ -118,6 +118,18 @@ export function scimFrameworkError(error: FastifyError, _request: FastifyRequest
   return reply.status(body.status).header('content-type', SCIM_CONTENT_TYPE).send(scimErrorBody(body.status, body.detail, body.scimType));
 }
 
+/** The context of this request's provisioning writes: the connector acts, through this request. */
+function scimContext(connector: ScimConnector, request: FastifyRequest): ScimContext {
+  const userAgent = request.headers['user-agent'];
+  return {
+    ...connector,
+    actor: { kind: 'scim', ...connector },
+    requestId: request.id,
+    clientAddress: request.ip,
+    userAgent: typeof userAgent === 'string' ? userAgent : null,
+  };
+}
+
 export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; documentationUri?: string }> = async (app, { scim, documentationUri }) => {
   const contexts = new WeakMap<FastifyRequest, ScimContext>();
   const contextOf = (request: FastifyRequest): ScimContext => {
@@ -141,12 +153,12 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    const ctx = await scim.authenticate(bearerToken(request));
-    if (!ctx) {
+    const connector = await scim.authenticate(bearerToken(request));
+    if (!connector) {
       reply.header('www-authenticate', 'Bearer realm="scim"');
       throw new ScimError(401, 'A valid SCIM bearer token is required');
     }
-    contexts.set(request, ctx);
+    contexts.set(request, scimContext(connector, request));
   });
 
   app.addHook('onSend', async (_request, reply, payload) => {

@@ -32,6 +32,14 @@ export interface ScimUserRow {
   updated_at: Date;
 }
 
+/** The attributes of a SCIM user that scim_users keeps in columns (filters, uniqueness, the member's state). */
+export interface ScimUserAttributes {
+  userName: string;
+  externalId: string | null;
+  displayName: string | null;
+  active: boolean;
+}
+
 export interface ScimGroupRow {
   id: string;
   organization_id: string;
@@ -257,7 +265,7 @@ export function createScimStore() {
 
     async insertUser(
       db: Queryable,
-      row: { id: string; organizationId: string; userId: string; memberId: string | null; userName: string; externalId: string | null; displayName: string | null; active: boolean; resource: unknown },
+      row: { id: string; organizationId: string; userId: string; memberId: string | null; resource: unknown } & ScimUserAttributes,
     ): Promise<ScimUserRow> {
       const { rows } = await db.query<ScimUserRow>(
         `INSERT INTO scim_users (id, organization_id, user_id, member_id, user_name, external_id, display_name, active, resource)
@@ -271,7 +279,7 @@ export function createScimStore() {
       db: Queryable,
       organizationId: string,
       id: string,
-      row: { memberId: string | null; userName: string; externalId: string | null; displayName: string | null; active: boolean; resource: unknown },
+      row: { memberId: string | null; resource: unknown } & ScimUserAttributes,
     ): Promise<ScimUserRow> {
       const { rows } = await db.query<ScimUserRow>(
         `UPDATE scim_users

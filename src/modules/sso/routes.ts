@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf } from '../../http/auth.ts';
+import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { commonErrorResponses, errorBodySchema, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
 import { MAX_DOMAIN_LENGTH, recordNameFor, recordValueFor, type SsoService } from './service.ts';
 import type { SsoConnectionRow } from './store.ts';
@@ -80,7 +80,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
         409: errorBodySchema.describe('domain_taken: another organization has verified this domain'),
       },
     },
-  }, async (request) => ({ connection: toConnection(await sso.putConnection(callerOf(request), request.body)) }));
+  }, async (request) => ({ connection: toConnection(await sso.putConnection(writeContextOf(request), request.body)) }));
 
   app.get('/v1/sso/connection', {
     onRequest: ownerOrAdmin,
@@ -127,7 +127,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app,
       },
     },
   }, async (request) => {
-    const connection = await sso.verifyDomain(callerOf(request));
+    const connection = await sso.verifyDomain(writeContextOf(request));
     return { verified: true as const, domain: connection.domain, domainVerifiedAt: isoTimestamp(connection.domain_verified_at!), connection: toConnection(connection) };
   });
 };

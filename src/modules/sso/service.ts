@@ -5,13 +5,15 @@ import { lockUntilCommit } from '../../db/locks.ts';
 import { ApiError, invalidRequest, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import type { Caller, IdentityService } from '../identity/service.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import type { Caller } from '../identity/index.ts';
+import type { OrganizationDirectory } from '../organizations/index.ts';
 import { describeDnsFailure, isPublicSuffix, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
 import { createSsoStore, type SsoConnectionRow } from './store.ts';
 
 export interface SsoServiceDeps {
   db: Database;
-  identity: IdentityService;
+  organizations: Pick<OrganizationDirectory, 'getOrganization'>;
   secrets: SecretBox;
   resolver: TxtResolver;
 }
@@ -50,7 +52,7 @@ export function createSsoService(deps: SsoServiceDeps) {
   const store = createSsoStore();
 
   async function requireEnterprise(organizationId: string) {
-    const organization = await deps.identity.getOrganization(organizationId);
+    const organization = await deps.organizations.getOrganization(organizationId);
     if (!organization) throw organizationNotFound();
     if (organization.plan !== 'enterprise') throw enterprisePlanRequired();
     return organization;
@@ -64,8 +66,8 @@ export function createSsoService(deps: SsoServiceDeps) {
 
   return {
     /** Creates or replaces the organization's SSO connection. A new domain starts unverified with a new token. */
-    async putConnection(caller: Caller, input: SsoConnectionInput): Promise<SsoConnectionRow> {
-      const organizationId = requireOrganization(caller);
+    async putConnection(ctx: CallerContext, input: SsoConnectionInput): Promise<SsoConnectionRow> {
+      const organizationId = requireOrganization(ctx.actor);
       await requireEnterprise(organizationId);
       const domain = normalizeDomain(input.domain);
       if (!domain) {
@@ -82,7 +84,7 @@ export function createSsoService(deps: SsoServiceDeps) {
       }
       if (await store.verifiedElsewhere(db, domain, organizationId)) throw domainTaken(domain);
       const sealed = input.clientSecret !== undefined ? deps.secrets.seal(input.clientSecret) : undefined;
-      return db.transaction(async (tx) => {
+      return writeTransaction(db, ctx, async (tx) => {
         // The organization's PUTs one after another, the first ones included: the row lock below
         // (which holds a concurrent verification off) has nothing to lock while no connection exists.
         await lockUntilCommit(tx, `sso-connection:${organizationId}`);
@@ -122,8 +124,8 @@ export function createSsoService(deps: SsoServiceDeps) {
      * domain verified. Missing and wrong records say what was expected and what was found; DNS failures
      * say they may be retried.
      */
-    async verifyDomain(caller: Caller): Promise<SsoConnectionRow> {
-      const organizationId = requireOrganization(caller);
+    async verifyDomain(ctx: CallerContext): Promise<SsoConnectionRow> {
+      const organizationId = requireOrganization(ctx.actor);
       await requireEnterprise(organizationId);
       const connection = await store.findByOrganization(db, organizationId);
       if (!connection) throw notFound('sso_connection_not_found', 'This organization has no SSO connection; create it with PUT /v1/sso/connection');
@@ -152,7 +154,7 @@ export function createSsoService(deps: SsoServiceDeps) {
       }
       if (await store.verifiedElsewhere(db, connection.domain, organizationId)) throw domainTaken(connection.domain);
       try {
-        const verified = await store.markVerified(db, organizationId, connection.domain, connection.verification_token);
+        const verified = await writeTransaction(db, ctx, (tx) => store.markVerified(tx, organizationId, connection.domain, connection.verification_token));
         if (!verified) {
           throw new ApiError(409, 'sso_connection_changed', 'The SSO connection changed during verification; try again');
         }
