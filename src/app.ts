@@ -19,7 +19,6 @@ import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
-import { identityRoutes } from './modules/identity/routes.ts';
 import { installLinkRoutes } from './modules/install-links/routes.ts';
 import { createInstallLinkService } from './modules/install-links/service.ts';
 import { createTxtResolver } from './modules/sso/dns.ts';
@@ -28,7 +27,13 @@ import { createSsoService } from './modules/sso/service.ts';
 import { scimManagementRoutes } from './modules/scim/routes.ts';
 import { scimFrameworkError, scimServerRoutes } from './modules/scim/server.ts';
 import { createScimService } from './modules/scim/service.ts';
-import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
+import { registerApiKeys } from './modules/api-keys/index.ts';
+import { createMembershipCore, type IdentityService } from './modules/identity/index.ts';
+import { memberInvitations, registerInvitations } from './modules/invitations/index.ts';
+import { registerMembers } from './modules/members/index.ts';
+import { createOrganizationDirectory, registerOrganizations } from './modules/organizations/index.ts';
+import { createTeamDirectory, registerTeams } from './modules/teams/index.ts';
+import { createUserDirectory, registerUsers } from './modules/users/index.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
@@ -38,12 +43,6 @@ import { registerMcpOAuth } from './modules/mcp-connections/oauth/index.ts';
 import { registerMessenger } from './modules/messenger/index.ts';
 import { memoryRoutes } from './modules/memory/routes.ts';
 import { createMemoryService } from './modules/memory/service.ts';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    identity: IdentityService;
-  }
-}
 
 export interface AppDependencies {
   config: Config;
@@ -109,8 +108,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerJsonBodyParser(app);
 
   const rateLimiter: RateLimiter = createRateLimiter(db);
-  const identity = createIdentityService({ db, rateLimiter, sessionTtlHours: config.sessionTtlHours, signUpEnabled: config.signUpEnabled });
-  app.decorate('identity', identity);
+  const membership = createMembershipCore({ db, invitations: memberInvitations });
+  const organizationDirectory = createOrganizationDirectory({ db });
+  const userDirectory = createUserDirectory({ db });
+  const teamDirectory = createTeamDirectory({ db });
+  app.decorate('callerResolver', membership);
   app.decorateRequest('caller', null);
 
   // Set as the request arrives (a synchronous hook: no promise per request); error answers keep it.
@@ -161,7 +163,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerSystemRoutes(app, db);
 
-  await app.register(identityRoutes, { identity });
+  await registerUsers(app, { db, rateLimiter, sessionTtlHours: config.sessionTtlHours, signUpEnabled: config.signUpEnabled, membership, organizations: organizationDirectory });
+  await registerOrganizations(app, { db, membership, users: userDirectory });
+  await registerMembers(app, { membership });
+  await registerInvitations(app, { db, membership, users: userDirectory });
+  await registerTeams(app, { db, membership });
+  await registerApiKeys(app, { db, membership });
+  // The modules below still take one object with everything identity offered, until they depend on
+  // the narrowed contracts of each module's index.ts.
+  const identity: IdentityService = { ...membership, ...organizationDirectory, ...userDirectory, ...teamDirectory };
   const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
   if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
   const mcpConnections = createMcpConnectionService({ db, secrets: deps.secrets, outbound, identity, publicUrl: config.publicUrl, logger: app.log });

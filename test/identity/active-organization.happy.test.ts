@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { createOrganization, createTenant, signUp, type Tenant, type TestUser } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
+import { membershipOf } from '../support/identity.ts';
 
 describe('GET /v1/org (spec operation 7): happy path', () => {
   let app: TestApp;
@@ -97,7 +98,7 @@ describe('the session\'s active organization follows membership', () => {
     assert.equal(left.status, 204, left.text);
     assert.equal((await me(tenant.admin.token)).activeOrganizationId, null);
     const other = await createTenant(app.url);
-    await app.db.transaction((tx) => app.app.identity.setMemberStatus(tx, other.orgId, other.member.memberId, 'suspended'));
+    await app.db.transaction((tx) => membershipOf(app).setMemberStatus(tx, other.orgId, other.member.memberId, 'suspended'));
     assert.equal((await me(other.member.token)).activeOrganizationId, null);
     // Members who stay keep theirs.
     assert.equal((await me(tenant.owner.token)).activeOrganizationId, tenant.orgId);

@@ -5,6 +5,7 @@ import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { addMember, createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
 import { api, type ApiResponse } from '../support/http.ts';
+import { membershipOf } from '../support/identity.ts';
 
 // The sign-in limits count in fixed 15-minute windows: a run that a window's end cuts in two starts
 // counting again halfway, so it is run again, whole, in the next window.
@@ -164,7 +165,7 @@ describe('identity routes: documented errors', () => {
     const provisioned = await signUp(app.url, 'provisioned');
     const pending = await owner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: provisioned.email, role: 'admin' });
     assert.equal(pending.status, 201, pending.text);
-    await app.db.transaction((tx) => app.app.identity.ensureMember(tx, tenant.orgId, provisioned.userId, 'member'));
+    await app.db.transaction((tx) => membershipOf(app).ensureMember(tx, tenant.orgId, provisioned.userId, 'member'));
     const duplicate = await api(app.url, provisioned.token).post(`/v1/invitations/${pending.body.token}/accept`);
     assert.equal(duplicate.status, 409);
     assert.equal(duplicate.body.error, 'already_member');
@@ -178,7 +179,7 @@ describe('identity routes: documented errors', () => {
         [local.orgId, email],
       )).rows[0]!.count;
     // A suspended member (SCIM) could not accept an invitation either.
-    await app.db.transaction((tx) => app.app.identity.setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended'));
+    await app.db.transaction((tx) => membershipOf(app).setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended'));
     const cases = [
       [local.member.email, 'member'],
       [local.member.email.toUpperCase(), 'admin'],
@@ -289,7 +290,7 @@ describe('identity routes: documented errors', () => {
     let invitation: Promise<ApiResponse> | undefined;
     // SCIM's deactivation, held open: the request starts while the admin still looks active to everyone else.
     await app.db.transaction(async (tx) => {
-      await app.app.identity.setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended');
+      await membershipOf(app).setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended');
       invitation = api(app.url, local.admin.token).post(`/v1/orgs/${local.orgId}/invitations`, { email, role: 'admin' });
       let finished = false;
       void invitation.finally(() => (finished = true));

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { addMember, createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
+import { membershipOf, usersOf, setPlanAsOperator } from '../support/identity.ts';
 
 describe('identity routes: happy paths', () => {
   let app: TestApp;
@@ -155,11 +156,10 @@ describe('identity routes: happy paths', () => {
 
   it('GET /v1/org shows an owner whose address strict email syntax would refuse (an account provisioned by SCIM)', async () => {
     const local = await createTenant(app.url);
-    const identity = app.app.identity;
-    // How the SCIM server adds a person: an account without a password, and a membership.
+        // How the SCIM server adds a person: an account without a password, and a membership.
     const member = await app.db.transaction(async (tx) => {
-      const user = await identity.ensureUser(tx, { email: 'jöhn+ops@corp.example', name: 'Jöhn' });
-      return identity.ensureMember(tx, local.orgId, user.id, 'member');
+      const user = await usersOf(app).ensureUser(tx, { email: 'jöhn+ops@corp.example', name: 'Jöhn' });
+      return membershipOf(app).ensureMember(tx, local.orgId, user.id, 'member');
     });
     const transfer = await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/transfer-ownership`, { memberId: member.id });
     assert.equal(transfer.status, 200, transfer.text);
@@ -229,7 +229,7 @@ describe('identity routes: happy paths', () => {
       assert.equal(set.status, 200, set.text);
       assert.equal(set.body.organization.plan, 'enterprise');
       assert.equal((await api(fresh.url, other.token).get('/v1/org')).body.organization.plan, 'enterprise');
-      const viaService = await fresh.app.identity.setPlan('cli', orgId, 'team');
+      const viaService = await setPlanAsOperator(fresh, orgId, 'team');
       assert.equal(viaService.plan, 'team');
     } finally {
       await fresh.close();

@@ -5,6 +5,7 @@ import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { addMember, createTenant, signUp, uniqueEmail, type Tenant } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
 import { api } from '../support/http.ts';
+import { membershipOf } from '../support/identity.ts';
 
 describe('identity routes: security', () => {
   let app: TestApp;
@@ -209,7 +210,7 @@ describe('identity routes: security', () => {
   it('a suspended admin neither lists nor revokes invitations', async () => {
     const local = await createTenant(app.url);
     const pending = await api(app.url, local.owner.token).post(`/v1/orgs/${local.orgId}/invitations`, { email: uniqueEmail('suspended-case'), role: 'member' });
-    await app.db.transaction((tx) => app.app.identity.setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended'));
+    await app.db.transaction((tx) => membershipOf(app).setMemberStatus(tx, local.orgId, local.admin.memberId, 'suspended'));
     const admin = api(app.url, local.admin.token);
     for (const response of [await admin.get(`/v1/orgs/${local.orgId}/invitations`), await admin.delete(`/v1/orgs/${local.orgId}/invitations/${pending.body.invitation.id}`)]) {
       assert.equal(response.status, 404, response.text);
@@ -250,8 +251,8 @@ describe('identity routes: security', () => {
       ['demoted to member', async (admin) => {
         assert.equal((await owner.patch(`/v1/orgs/${local.orgId}/members/${admin.memberId}`, { role: 'member' })).status, 200);
       }],
-      ['suspended (SCIM)', (admin) => app.db.transaction((tx) => app.app.identity.setMemberStatus(tx, local.orgId, admin.memberId, 'suspended'))],
-      ['deleted (SCIM)', (admin) => app.db.transaction((tx) => app.app.identity.deleteMember(tx, local.orgId, admin.memberId))],
+      ['suspended (SCIM)', (admin) => app.db.transaction((tx) => membershipOf(app).setMemberStatus(tx, local.orgId, admin.memberId, 'suspended'))],
+      ['deleted (SCIM)', (admin) => app.db.transaction((tx) => membershipOf(app).deleteMember(tx, local.orgId, admin.memberId))],
     ];
     for (const [label, act] of actions) {
       const admin = await signUp(app.url, 'rogue-admin');

@@ -1,0 +1,11 @@
+import { z } from 'zod';
+import { isoTimestamp, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
+import type { TeamRecord } from './index.ts';
+
+export const teamIdSchema = typeIdSchema('team');
+
+export const teamSchema = z
+  .object({ id: z.string(), organizationId: z.string(), name: z.string(), createdAt: timestampSchema })
+  .meta({ id: 'Team' });
+
+export const toTeam = (row: TeamRecord) => ({ id: row.id, organizationId: row.organization_id, name: row.name, createdAt: isoTimestamp(row.created_at) });
