@@ -4,7 +4,7 @@ import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import { assignableRoleSchema, emailSchema, memberSchema, toMember } from '../identity/index.ts';
 import { organizationNotFoundResponse, organizationParams } from '../organizations/index.ts';
-import { invitationIdSchema, invitationSchema, toInvitation } from './schemas.ts';
+import { createdInvitationSchema, invitationIdSchema, invitationSchema, toInvitation } from './schemas.ts';
 import type { InvitationService } from './service.ts';
 
 const noContent = z.null().describe('No content');
@@ -26,7 +26,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
       params: organizationParams,
       body: z.object({ email: emailSchema, role: assignableRoleSchema }),
       response: {
-        201: z.object({ invitation: invitationSchema, token: z.string() }),
+        201: createdInvitationSchema,
         ...commonErrorResponses,
         404: organizationNotFoundResponse,
         409: errorBodySchema.describe('already_member: the address belongs to a member of this organization'),

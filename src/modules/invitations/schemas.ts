@@ -9,6 +9,9 @@ export const invitationSchema = z
   .object({ id: z.string(), organizationId: z.string(), email: z.string(), role: assignableRoleSchema, expiresAt: timestampSchema, createdAt: timestampSchema })
   .meta({ id: 'Invitation' });
 
+/** What createInvitation answers: the invitation and its token, shown only there. */
+export const createdInvitationSchema = z.object({ invitation: invitationSchema, token: z.string() });
+
 export const toInvitation = (row: InvitationRow) => ({
   id: row.id,
   organizationId: row.organization_id,

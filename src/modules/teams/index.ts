@@ -17,7 +17,7 @@ export interface TeamDirectory {
 }
 
 export { createTeamDirectory } from './service.ts';
-export { teamIdSchema, teamSchema, toTeam } from './schemas.ts';
+export { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
 
 /** Registers the team routes (create, list, add and remove members). */
 export async function registerTeams(app: FastifyInstance, deps: TeamServiceDeps): Promise<void> {

@@ -4,7 +4,7 @@ import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import { memberIdSchema } from '../identity/index.ts';
 import { organizationNotFoundResponse, organizationParams } from '../organizations/index.ts';
-import { teamIdSchema, teamSchema, toTeam } from './schemas.ts';
+import { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
 import type { TeamService } from './service.ts';
 
 const noContent = z.null().describe('No content');
@@ -41,7 +41,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
       params: organizationParams,
       querystring: paginationQuerySchema,
       response: {
-        200: z.object({ teams: z.array(teamSchema.extend({ memberIds: z.array(z.string()) })), nextCursor: z.string().nullable() }),
+        200: z.object({ teams: z.array(teamWithMemberIdsSchema), nextCursor: z.string().nullable() }),
         ...commonErrorResponses,
         404: organizationNotFoundResponse,
       },

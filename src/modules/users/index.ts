@@ -31,7 +31,7 @@ export interface UserDirectory {
 }
 
 export { createUserDirectory, createUserService, type UserService, type UserServiceDeps } from './service.ts';
-export { bootstrapBodySchema, passwordSchema, toUser, userSchema } from './schemas.ts';
+export { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
 
 /** Registers bootstrap, sign-up/in/out and GET /v1/me; the service is returned for the CLI. */
 export async function registerUsers(app: FastifyInstance, deps: UserServiceDeps): Promise<UserService> {

@@ -4,7 +4,7 @@ import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { commonErrorResponses, errorBodySchema } from '../../http/schemas.ts';
 import { emailSchema, personNameSchema } from '../identity/index.ts';
 import { organizationSchema, toOrganization } from '../organizations/index.ts';
-import { bootstrapBodySchema, passwordSchema, toUser, userSchema } from './schemas.ts';
+import { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
 import type { UserService } from './service.ts';
 
 const sessionResponse = z.object({ user: userSchema, sessionToken: z.string().describe('Bearer token; shown only here') });
@@ -92,12 +92,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       operationId: 'getMe',
       summary: 'The signed-in user and the organizations they belong to',
       response: {
-        200: z.object({
-          user: userSchema,
-          organizations: z.array(organizationSchema.extend({ role: z.enum(['owner', 'admin', 'member']), memberId: z.string() })),
-          activeOrganizationId: z.string().nullable()
-            .describe('The session\'s active organization; null when it has none, or when the user is no longer an active member of it'),
-        }),
+        200: meSchema,
         401: commonErrorResponses[401],
         403: commonErrorResponses[403],
       },

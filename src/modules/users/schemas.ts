@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isoTimestamp, timestampSchema } from '../../http/schemas.ts';
 import { emailSchema, personNameSchema } from '../identity/index.ts';
-import { organizationNameSchema } from '../organizations/index.ts';
+import { organizationNameSchema, organizationSchema } from '../organizations/index.ts';
 import type { UserRow } from './store.ts';
 
 export const passwordSchema = z.string().min(8).max(256);
@@ -12,6 +12,14 @@ export const bootstrapBodySchema = z.object({ email: emailSchema, password: pass
 export const userSchema = z
   .object({ id: z.string(), email: z.string(), name: z.string(), image: z.string(), isInstanceAdmin: z.boolean(), createdAt: timestampSchema })
   .meta({ id: 'User' });
+
+/** GET /v1/me: the signed-in user and the organizations they are an active member of. */
+export const meSchema = z.object({
+  user: userSchema,
+  organizations: z.array(organizationSchema.extend({ role: z.enum(['owner', 'admin', 'member']), memberId: z.string() })),
+  activeOrganizationId: z.string().nullable()
+    .describe('The session\'s active organization; null when it has none, or when the user is no longer an active member of it'),
+});
 
 export const toUser = (row: UserRow) => ({
   id: row.id,
