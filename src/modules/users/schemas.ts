@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isoTimestamp, timestampSchema } from '../../http/schemas.ts';
 import { emailSchema, personNameSchema } from '../identity/index.ts';
 import { organizationNameSchema, organizationSchema } from '../organizations/index.ts';
-import type { UserRow } from './store.ts';
+import type { UserRecord } from './index.ts';
 
 export const passwordSchema = z.string().min(8).max(256);
 
@@ -21,7 +21,7 @@ export const meSchema = z.object({
     .describe('The session\'s active organization; null when it has none, or when the user is no longer an active member of it'),
 });
 
-export const toUser = (row: UserRow) => ({
+export const toUser = (row: UserRecord) => ({
   id: row.id,
   email: row.email,
   name: row.name,

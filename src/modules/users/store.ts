@@ -1,21 +1,12 @@
 // SQL of users and their sessions.
 import type { Queryable } from '../../db/database.ts';
-
-export interface UserRow {
-  id: string;
-  email: string;
-  name: string;
-  image: string;
-  password_hash: string | null;
-  is_instance_admin: boolean;
-  created_at: Date;
-}
+import type { UserRecord } from './index.ts';
 
 export async function insertUser(
   db: Queryable,
   user: { id: string; email: string; name: string; passwordHash: string | null; isInstanceAdmin?: boolean; image?: string },
-): Promise<UserRow | undefined> {
-  const { rows } = await db.query<UserRow>(
+): Promise<UserRecord | undefined> {
+  const { rows } = await db.query<UserRecord>(
     `INSERT INTO users (id, email, name, image, password_hash, is_instance_admin)
      VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT DO NOTHING
@@ -25,8 +16,8 @@ export async function insertUser(
   return rows[0];
 }
 
-export async function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
-  const { rows } = await db.query<UserRow>('SELECT * FROM users WHERE lower(email) = lower($1)', [email]);
+export async function findUserByEmail(db: Queryable, email: string): Promise<UserRecord | undefined> {
+  const { rows } = await db.query<UserRecord>('SELECT * FROM users WHERE lower(email) = lower($1)', [email]);
   return rows[0];
 }
 
@@ -39,8 +30,8 @@ export async function updateUserNameAndEmail(db: Queryable, id: string, input: {
   );
 }
 
-export async function findUserById(db: Queryable, id: string): Promise<UserRow | undefined> {
-  const { rows } = await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
+export async function findUserById(db: Queryable, id: string): Promise<UserRecord | undefined> {
+  const { rows } = await db.query<UserRecord>('SELECT * FROM users WHERE id = $1', [id]);
   return rows[0];
 }
 
