@@ -19,23 +19,22 @@ import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
-import { identityRoutes } from './modules/identity/routes.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError } from './modules/scim/index.ts';
-import { createIdentityService, type IdentityService } from './modules/identity/service.ts';
+import { registerApiKeys } from './modules/api-keys/index.ts';
+import { createMembershipCore } from './modules/identity/index.ts';
+import { memberInvitations, registerInvitations } from './modules/invitations/index.ts';
+import { registerMembers } from './modules/members/index.ts';
+import { createOrganizationDirectory, registerOrganizations } from './modules/organizations/index.ts';
+import { createTeamDirectory, registerTeams } from './modules/teams/index.ts';
+import { createUserDirectory, registerUsers } from './modules/users/index.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
 import { register as registerMcpConnections } from './modules/mcp-connections/index.ts';
 import { registerMessenger } from './modules/messenger/index.ts';
 import { registerMemory } from './modules/memory/index.ts';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    identity: IdentityService;
-  }
-}
 
 export interface AppDependencies {
   config: Config;
@@ -100,8 +99,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerJsonBodyParser(app);
 
   const rateLimiter: RateLimiter = createRateLimiter(db);
-  const identity = createIdentityService({ db, rateLimiter, sessionTtlHours: config.sessionTtlHours, signUpEnabled: config.signUpEnabled });
-  app.decorate('identity', identity);
+  const membership = createMembershipCore({ db, invitations: memberInvitations });
+  const organizationDirectory = createOrganizationDirectory({ db });
+  const userDirectory = createUserDirectory({ db });
+  const teamDirectory = createTeamDirectory({ db });
+  app.decorate('callerResolver', membership);
   app.decorateRequest('caller', null);
 
   // Set as the request arrives (a synchronous hook: no promise per request); error answers keep it.
@@ -152,27 +154,32 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerSystemRoutes(app, db);
 
-  await app.register(identityRoutes, { identity });
+  await registerUsers(app, { db, rateLimiter, sessionTtlHours: config.sessionTtlHours, signUpEnabled: config.signUpEnabled, membership, organizations: organizationDirectory });
+  await registerOrganizations(app, { db, membership, users: userDirectory });
+  await registerMembers(app, { membership });
+  await registerInvitations(app, { db, membership, users: userDirectory });
+  await registerTeams(app, { db, membership });
+  await registerApiKeys(app, { db, membership });
   const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
   if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
-  await registerMcpConnections(app, { db, config, secrets: deps.secrets, outbound, members: identity, teams: identity });
+  await registerMcpConnections(app, { db, config, secrets: deps.secrets, outbound, members: membership, teams: teamDirectory });
   // Each domain module registers its routes here with the services it needs.
   await registerInstallLinks(app, {
     db,
-    membership: identity,
-    organizations: identity,
+    membership,
+    organizations: organizationDirectory,
     rateLimiter,
     publicUrl: config.publicUrl,
     desktopDownloadUrl: config.desktopDownloadUrl,
   });
   const sso = await registerSso(app, {
     db,
-    organizations: identity,
+    organizations: organizationDirectory,
     secrets: deps.secrets,
     dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
   });
-  await registerScim(app, { db, membership: identity, users: identity, sso, publicUrl: config.publicUrl });
-  await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership: identity });
+  await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl });
+  await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership });
   await registerMemory(app, { db });
 
   return app;

@@ -4,8 +4,10 @@ import { ConfigError, configVariables, loadConfig, type Config } from './config.
 import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { bootstrapBodySchema } from './modules/identity/schemas.ts';
-import { createIdentityService, type Plan } from './modules/identity/service.ts';
+import { createMembershipCore } from './modules/identity/index.ts';
+import { memberInvitations } from './modules/invitations/index.ts';
+import { createOrganizationDirectory, createOrganizationService, type Plan } from './modules/organizations/index.ts';
+import { bootstrapBodySchema, createUserDirectory, createUserService } from './modules/users/index.ts';
 import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
 import { startMessengerWorker } from './modules/messenger/index.ts';
 import { loggerOptions } from './http/logging.ts';
@@ -13,6 +15,7 @@ import { createOutboundClient } from './platform/outbound.ts';
 import { KeyRingMismatchError, openSecretBox } from './platform/secrets.ts';
 import { pino } from 'pino';
 import { createRateLimiter } from './platform/rate-limiter.ts';
+import { systemContext } from './platform/write-context.ts';
 import { startServer } from './server.ts';
 
 const usage = `orgplane: control plane for multi-tenant AI workspaces
@@ -99,8 +102,15 @@ async function main(argv: string[]): Promise<number> {
       }
       const { config, db } = await openMigratedDatabase();
       try {
-        const identity = createIdentityService({ db, rateLimiter: createRateLimiter(db), sessionTtlHours: config.sessionTtlHours, signUpEnabled: true });
-        const result = await identity.bootstrap(input.data);
+        const users = createUserService({
+          db,
+          rateLimiter: createRateLimiter(db),
+          sessionTtlHours: config.sessionTtlHours,
+          signUpEnabled: true,
+          membership: createMembershipCore({ db, invitations: memberInvitations }),
+          organizations: createOrganizationDirectory({ db }),
+        });
+        const result = await users.bootstrap(input.data);
         console.log(JSON.stringify({ userId: result.user.id, organizationId: result.organization.id, sessionToken: result.sessionToken }, null, 2));
         return 0;
       } finally {
@@ -113,10 +123,10 @@ async function main(argv: string[]): Promise<number> {
         console.error('usage: orgplane org set-plan <organizationId> <free|team|enterprise>');
         return 2;
       }
-      const { config, db } = await openMigratedDatabase();
+      const { db } = await openMigratedDatabase();
       try {
-        const identity = createIdentityService({ db, rateLimiter: createRateLimiter(db), sessionTtlHours: config.sessionTtlHours, signUpEnabled: true });
-        const organization = await identity.setPlan('cli', organizationId, plan as Plan);
+        const organizations = createOrganizationService({ db, membership: createMembershipCore({ db, invitations: memberInvitations }), users: createUserDirectory({ db }) });
+        const organization = await organizations.setPlan(systemContext('cli'), organizationId, plan as Plan);
         console.log(JSON.stringify({ id: organization.id, name: organization.name, plan: organization.plan }));
         return 0;
       } finally {

@@ -1,11 +1,15 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import type { CallerContext } from '../platform/write-context.ts';
-import type { Caller, Role } from './caller.ts';
+import type { Caller, CallerResolver, Role } from './caller.ts';
 import { lacksRole, notAnActiveMember, organizationNotFound, unauthorized } from './errors.ts';
 
 export type { Caller, Membership, Role } from './caller.ts';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Who a session token or an API key belongs to (decorated by the app). */
+    callerResolver: CallerResolver;
+  }
   interface FastifyRequest {
     /** Set by `authenticate()`; null on routes that do not authenticate. */
     caller: Caller | null;
@@ -40,12 +44,12 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncHookHandler {
   const needsOrganization = options.organization || options.roles !== undefined;
   const authenticateRequest: onRequestAsyncHookHandler = async function authenticateRequest(request) {
-    const identity = request.server.identity;
+    const callers = request.server.callerResolver;
     let caller: Caller | null = null;
     const token = bearerToken(request);
-    if (token) caller = await identity.resolveSession(token);
+    if (token) caller = await callers.resolveSession(token);
     else if (options.allowApiKey && typeof request.headers['x-api-key'] === 'string') {
-      caller = await identity.resolveApiKey(request.headers['x-api-key']);
+      caller = await callers.resolveApiKey(request.headers['x-api-key']);
     }
     if (!caller) throw unauthorized();
     request.caller = caller;

@@ -23,3 +23,12 @@ export interface Membership {
   memberId: string | null;
   role: Role;
 }
+
+/**
+ * Resolves the bearer secrets authenticate() reads (the membership core implements it; the app
+ * decorates itself with one as `callerResolver`). Null when unknown, expired or revoked.
+ */
+export interface CallerResolver {
+  resolveSession(token: string): Promise<Caller | null>;
+  resolveApiKey(key: string): Promise<Caller | null>;
+}

@@ -10,6 +10,7 @@ import { startBotPlatform, type BotPlatform } from '../support/bot-platform.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createTenant, signUp, type Tenant, type TestUser } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
+import { setPlanAsOperator } from '../support/identity.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
 import type { Config } from '../../src/config.ts';
@@ -187,7 +188,7 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
 
   // SSO (enterprise plan, verified domain) and SCIM with a provisioned user and group.
   const domain = `acme-${randomBytes(3).toString('hex')}.example.test`;
-  await app.app.identity.setPlan('cli', tenant.orgId, 'enterprise');
+  await setPlanAsOperator(app, tenant.orgId, 'enterprise');
   const ssoClientSecret = marker('ssosecret');
   planted.ssoClientSecret = ssoClientSecret;
   const sso = await asOwner.put('/v1/sso/connection', { domain, issuer: 'https://idp.example.test', clientId: 'acme-sso', clientSecret: ssoClientSecret });

@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api, type ApiResponse } from '../support/http.ts';
+import { setPlanAsOperator } from '../support/identity.ts';
 
 export interface ScimEnv {
   app: TestApp;
@@ -28,7 +29,7 @@ export async function startScimEnv(options: { domain?: string } = {}): Promise<S
 }
 
 export async function verifySso(app: TestApp, dns: TestDnsServer, orgId: string, token: string, domain: string) {
-  await app.app.identity.setPlan('cli', orgId, 'enterprise');
+  await setPlanAsOperator(app, orgId, 'enterprise');
   const put = await api(app.url, token).put('/v1/sso/connection', { domain, issuer: 'https://idp.example.test', clientId: 'c' });
   if (put.status !== 200) throw new Error(`PUT /v1/sso/connection: ${put.text}`);
   dns.setTxt(put.body.connection.verification.recordName, [put.body.connection.verification.recordValue]);

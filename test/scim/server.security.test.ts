@@ -6,6 +6,7 @@ import { testBackend } from '../support/app.ts';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
 import { api } from '../support/http.ts';
+import { membershipOf } from '../support/identity.ts';
 import { memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, verifySso, type ScimEnv } from './helpers.ts';
 
 let env: ScimEnv;
@@ -208,7 +209,7 @@ test('a user deleted through SCIM cannot come back with an invitation sent to th
   const invitation = await api(env.app.url, env.tenant.owner.token).post(`/v1/orgs/${env.tenant.orgId}/invitations`, { email: person.email, role: 'admin' });
   assert.equal(invitation.status, 201, invitation.text);
   // The person becomes a member without accepting it (as provisioning makes members), and the directory then manages them.
-  await env.app.app.identity.ensureMember(env.app.db, env.tenant.orgId, person.userId, 'member');
+  await membershipOf(env.app).ensureMember(env.app.db, env.tenant.orgId, person.userId, 'member');
   const linked = await client.post('/Users', userBody(person.email));
   assert.equal(linked.status, 201, linked.text);
   assert.equal((await client.delete(`/Users/${linked.body.id}`)).status, 204);

@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
+import { setPlanAsOperator } from '../support/identity.ts';
 import { signUp } from '../support/fixtures.ts';
 import { startScimEnv, verifySso, type ScimEnv } from './helpers.ts';
 
@@ -18,7 +19,7 @@ test('no SSO connection, or an unverified one: 409 sso_required with a message, 
   assert.equal(none.status, 409);
   assert.equal(none.body.error, 'sso_required');
   assert.match(none.body.message, /verif/);
-  await env.app.app.identity.setPlan('cli', env.tenant.orgId, 'enterprise');
+  await setPlanAsOperator(env.app, env.tenant.orgId, 'enterprise');
   await api(env.app.url, env.tenant.owner.token).put('/v1/sso/connection', { domain: 'acme.example', issuer: 'https://idp.example.test', clientId: 'c' });
   const unverified = await api(env.app.url, env.tenant.owner.token).post('/v1/scim/token');
   assert.equal(unverified.status, 409);

@@ -2,6 +2,7 @@ import type { Config } from '../../src/config.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { api } from '../support/http.ts';
+import { setPlanAsOperator } from '../support/identity.ts';
 
 /** An app whose SSO checks ask a DNS server on loopback that the test controls. */
 export async function startSsoApp(overrides: Partial<Config> = {}): Promise<{ app: TestApp; dns: TestDnsServer; close(): Promise<void> }> {
@@ -18,7 +19,7 @@ export async function startSsoApp(overrides: Partial<Config> = {}): Promise<{ ap
 }
 
 export async function setPlan(app: TestApp, organizationId: string, plan: 'free' | 'team' | 'enterprise') {
-  await app.app.identity.setPlan('cli', organizationId, plan);
+  await setPlanAsOperator(app, organizationId, plan);
 }
 
 export const connectionBody = (domain: string, extra: Record<string, unknown> = {}) => ({

@@ -4,6 +4,7 @@
 import type { Queryable } from '../../db/database.ts';
 import type { Caller, Membership, Role } from '../../http/caller.ts';
 import type { MemberRefusals } from '../../http/errors.ts';
+import type { WriteContext, WriteTransaction } from '../../platform/write-context.ts';
 
 export type { Caller, Membership, Role } from '../../http/caller.ts';
 
@@ -19,6 +20,20 @@ export interface MemberRecord {
   created_at: Date;
   name: string;
   email: string;
+  image: string;
+}
+
+/**
+ * What ends with a member's right to invite, or with their membership: their invitations (the
+ * invitations module implements it; the core calls it inside the change's own transaction).
+ */
+export interface MemberInvitations {
+  /** The roles whose members may invite: a member changed to another role stops inviting. */
+  readonly inviterRoles: readonly Role[];
+  /** Ends the pending invitations the user sent on behalf of the organization. */
+  endInvitationsSentBy(tx: Queryable, organizationId: string, userId: string): Promise<void>;
+  /** Ends the organization's pending invitations to the address. */
+  endInvitationsTo(tx: Queryable, organizationId: string, email: string): Promise<void>;
 }
 
 export interface MembershipCore {
@@ -45,14 +60,30 @@ export interface MembershipCore {
   lockMemberIds(tx: Queryable, organizationId: string, ids: string[]): Promise<string[]>;
   /** Waits for the organization's member changes in progress and holds off new ones until `tx` ends. */
   lockMemberChanges(tx: Queryable, organizationId: string): Promise<void>;
+  /**
+   * Runs `change` in a write transaction that first waits for the organization's other member changes
+   * and holds off new ones until it ends (lockMemberChanges).
+   */
+  changeMembers<T>(context: WriteContext, organizationId: string, change: (tx: WriteTransaction) => Promise<T>): Promise<T>;
+  /** The organization's members in id order, `limit` of them after the id `after`. */
+  listMembers(organizationId: string, page: { limit: number; after?: string | undefined }): Promise<MemberRecord[]>;
   /** Of `ids`, the ones that are members of the organization. */
   listMemberIds(organizationId: string, ids: string[], tx?: Queryable): Promise<string[]>;
   getMember(organizationId: string, memberId: string, tx?: Queryable): Promise<MemberRecord | undefined>;
   getMemberByUser(organizationId: string, userId: string, tx?: Queryable): Promise<MemberRecord | undefined>;
+  /** Adds the user as a member; the new member's id, or undefined when they are a member already. */
+  addMember(tx: Queryable, organizationId: string, userId: string, role: Role): Promise<string | undefined>;
   /** Adds the user as a member (or returns the existing membership). */
   ensureMember(tx: Queryable, organizationId: string, userId: string, role?: Role): Promise<MemberRecord>;
   /** Suspending a member also ends the invitations they sent (in the caller's transaction). */
   setMemberStatus(tx: Queryable, organizationId: string, memberId: string, status: MemberStatus): Promise<void>;
+  /** Changing a role to one that may not invite also ends the invitations the member sent (in the caller's transaction). */
+  setMemberRole(tx: Queryable, organizationId: string, member: Pick<MemberRecord, 'id' | 'user_id'>, role: Role): Promise<void>;
   /** Removing a member also ends the invitations they sent and those sent to them (in the caller's transaction). */
   deleteMember(tx: Queryable, organizationId: string, memberId: string): Promise<void>;
 }
+
+export { createMembershipCore, membershipRefusals, requireSignedInUser, type MembershipCoreDeps, type MembershipCoreService } from './service.ts';
+export { sessionTokenLookup, sessionTokenPrefix, apiKeyPrefix } from './tokens.ts';
+export { sessionCallerSql, type SessionCallerRow } from './store.ts';
+export { assignableRoleSchema, emailSchema, memberIdSchema, memberSchema, personNameSchema, roleSchema, toMember } from './schemas.ts';

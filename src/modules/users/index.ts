@@ -1,16 +1,22 @@
-// Users and their sessions: what other modules may use of them.
+// Users and their sessions: what other modules may use of them, and how the module joins an app.
+import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/database.ts';
+import { userRoutes } from './routes.ts';
+import { createUserService, type UserService, type UserServiceDeps } from './service.ts';
 
 export interface UserRecord {
   id: string;
   email: string;
   name: string;
+  image: string;
+  /** Null for an account without a password (it signs in through SSO). */
+  password_hash: string | null;
   is_instance_admin: boolean;
   created_at: Date;
 }
 
 export interface UserDirectory {
-  getUser(userId: string): Promise<UserRecord | undefined>;
+  getUser(userId: string, tx?: Queryable): Promise<UserRecord | undefined>;
   findUserByEmail(email: string): Promise<UserRecord | undefined>;
   /** Creates a user without a password (they sign in through SSO) unless one with the email exists. */
   ensureUser(tx: Queryable, input: { email: string; name: string }): Promise<UserRecord>;
@@ -18,4 +24,18 @@ export interface UserDirectory {
   updateUserNameAndEmail(tx: Queryable, userId: string, input: { name: string; email: string }): Promise<void>;
   /** Ends every session of the user; the number ended. */
   revokeUserSessions(tx: Queryable, userId: string): Promise<number>;
+  /** Makes the organization the session's active one. */
+  setSessionOrganization(tx: Queryable, sessionId: string, organizationId: string): Promise<void>;
+  /** Makes the organization the session's active one unless it has a usable one (an organization its user is an active member of); true when it changed. */
+  setSessionOrganizationIfUnusable(tx: Queryable, sessionId: string, organizationId: string): Promise<boolean>;
+}
+
+export { createUserDirectory, createUserService, type UserService, type UserServiceDeps } from './service.ts';
+export { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
+
+/** Registers bootstrap, sign-up/in/out and GET /v1/me; the service is returned for the CLI. */
+export async function registerUsers(app: FastifyInstance, deps: UserServiceDeps): Promise<UserService> {
+  const users = createUserService(deps);
+  await app.register(userRoutes, { users });
+  return users;
 }

@@ -1,0 +1,51 @@
+// Organization API keys: created by owners and admins, shown once, listed and revoked.
+import type { Database } from '../../db/database.ts';
+import type { Caller, Role } from '../../http/caller.ts';
+import { notFound } from '../../http/errors.ts';
+import { idPrefixes, newId } from '../../platform/ids.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { apiKeyPrefix, membershipRefusals, type MembershipCore } from '../identity/index.ts';
+import * as store from './store.ts';
+
+const keyManagerRoles: readonly Role[] = ['owner', 'admin'];
+
+export interface ApiKeyServiceDeps {
+  db: Database;
+  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember'>;
+}
+
+export function createApiKeyService(deps: ApiKeyServiceDeps) {
+  const { db, membership } = deps;
+  return {
+    async createApiKey(ctx: CallerContext, organizationId: string, input: { name: string; role: 'admin' | 'member' }) {
+      const acting = await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
+      const key = apiKeyPrefix + randomToken();
+      const apiKey = await writeTransaction(db, ctx, async (tx) => {
+        // A removal, suspension or demotion not committed yet must not leave a working key behind.
+        await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: keyManagerRoles, refuse: membershipRefusals(keyManagerRoles) });
+        return store.insertApiKey(tx, {
+          id: newId(idPrefixes.apiKey),
+          organizationId,
+          name: input.name,
+          role: input.role,
+          keyHash: hashToken(key),
+          createdBy: ctx.actor.userId,
+        });
+      });
+      return { apiKey, key };
+    },
+
+    async listApiKeys(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
+      await membership.requireMembership(caller, organizationId, keyManagerRoles);
+      return store.listApiKeys(db, organizationId, page.limit, page.after);
+    },
+
+    async revokeApiKey(ctx: CallerContext, organizationId: string, apiKeyId: string): Promise<void> {
+      await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
+      if (!(await writeTransaction(db, ctx, (tx) => store.revokeApiKey(tx, organizationId, apiKeyId)))) throw notFound('api_key_not_found', 'No such API key');
+    },
+  };
+}
+
+export type ApiKeyService = ReturnType<typeof createApiKeyService>;

@@ -1,0 +1,96 @@
+// Invitations: sent by owners and admins, listed, revoked, and accepted by the invitee.
+import type { Database } from '../../db/database.ts';
+import type { Caller, Role } from '../../http/caller.ts';
+import { conflict, forbidden, notFound } from '../../http/errors.ts';
+import { idPrefixes, newId } from '../../platform/ids.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { membershipRefusals, requireSignedInUser, type MemberRecord, type MembershipCore } from '../identity/index.ts';
+import type { UserDirectory } from '../users/index.ts';
+import * as store from './store.ts';
+
+const invitationTokenPrefix = 'opi_';
+
+// An invitation speaks for the member who sent it, so it holds only while they still have one of
+// these roles in an active membership: a removed admin's accomplice must not be let in afterwards.
+export const inviterRoles: readonly Role[] = ['owner', 'admin'];
+
+export interface InvitationServiceDeps {
+  db: Database;
+  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember' | 'changeMembers' | 'addMember' | 'getMember'>;
+  users: Pick<UserDirectory, 'getUser' | 'setSessionOrganizationIfUnusable'>;
+}
+
+export function createInvitationService(deps: InvitationServiceDeps) {
+  const { db, membership, users } = deps;
+  return {
+    async createInvitation(ctx: CallerContext, organizationId: string, input: { email: string; role: 'admin' | 'member' }) {
+      const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      const token = invitationTokenPrefix + randomToken();
+      const invitation = await writeTransaction(db, ctx, async (tx) => {
+        // A removal, suspension or demotion of the sender not committed yet would end their other
+        // invitations but miss this one.
+        await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: inviterRoles, refuse: membershipRefusals(inviterRoles) });
+        return store.insertInvitationUnlessMember(tx, {
+          id: newId(idPrefixes.invitation),
+          organizationId,
+          email: input.email,
+          role: input.role,
+          tokenHash: hashToken(token),
+          invitedBy: ctx.actor.userId,
+        });
+      });
+      // Accepting would be refused (already_member), so the invitation is refused now, and not stored.
+      if (!invitation) throw conflict('already_member', 'This address belongs to a member of this organization already');
+      return { invitation, token };
+    },
+
+    async acceptInvitation(ctx: CallerContext, token: string): Promise<MemberRecord> {
+      const userId = requireSignedInUser(ctx.actor);
+      const tokenHash = hashToken(token);
+      const invitationNotFound = () => notFound('invitation_not_found', 'This invitation does not exist, was already used, or has expired');
+      const organizationId = await store.findInvitationOrganization(db, tokenHash);
+      if (!organizationId) throw invitationNotFound();
+      // Accepting adds a member, so it waits for the organization's other member changes before it
+      // locks anything: two accepts of one person's invitations (each ending the other's) then run one
+      // after the other, and the second finds its invitation ended, instead of deadlocking.
+      return membership.changeMembers(ctx, organizationId, async (tx) => {
+        const invitation = await store.findInvitationForUpdate(tx, tokenHash);
+        if (!invitation || invitation.accepted_at || invitation.expired) throw invitationNotFound();
+        const user = (await users.getUser(userId, tx))!;
+        if (user.email.toLowerCase() !== invitation.email.toLowerCase()) {
+          throw forbidden('This invitation was sent to another email address');
+        }
+        const memberId = await membership.addMember(tx, invitation.organization_id, userId, invitation.role);
+        if (!memberId) throw conflict('already_member', 'You are already a member of this organization');
+        await store.markInvitationAccepted(tx, invitation.id);
+        // A session with no usable active organization (none, or one the user is no longer an active
+        // member of) gets the one just joined; a usable one is left alone.
+        await users.setSessionOrganizationIfUnusable(tx, ctx.actor.sessionId!, invitation.organization_id);
+        // Other invitations of this person to this organization have done their work; left pending,
+        // one would let them back in after an administrator removed them.
+        await store.expirePendingInvitations(tx, invitation.organization_id, invitation.email);
+        return (await membership.getMember(invitation.organization_id, memberId, tx))!;
+      });
+    },
+
+    /** Pending invitations only (not accepted, expired or ended), newest first; never their tokens. */
+    async listInvitations(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
+      await membership.requireMembership(caller, organizationId, inviterRoles);
+      return store.listPendingInvitations(db, organizationId, page.limit, page.after);
+    },
+
+    /**
+     * Ends a pending invitation, as a removal of its sender would: accepting it is then refused like an
+     * unknown token. Whoever sent it; one of another organization, or one no longer pending, is not found.
+     */
+    async revokeInvitation(ctx: CallerContext, organizationId: string, invitationId: string): Promise<void> {
+      await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      if (!(await writeTransaction(db, ctx, (tx) => store.endPendingInvitation(tx, organizationId, invitationId)))) {
+        throw notFound('invitation_not_found', 'No such pending invitation in this organization');
+      }
+    },
+  };
+}
+
+export type InvitationService = ReturnType<typeof createInvitationService>;

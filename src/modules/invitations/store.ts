@@ -1,0 +1,104 @@
+// SQL of invitations.
+import type { Queryable } from '../../db/database.ts';
+
+export interface InvitationRow {
+  id: string;
+  organization_id: string;
+  email: string;
+  role: 'admin' | 'member';
+  expires_at: Date;
+  accepted_at: Date | null;
+  created_at: Date;
+}
+
+/**
+ * Stores an invitation, unless the address belongs to a member of the organization (of any status):
+ * accepting would fail, so nothing is stored and the result is undefined.
+ */
+export async function insertInvitationUnlessMember(
+  db: Queryable,
+  invitation: { id: string; organizationId: string; email: string; role: 'admin' | 'member'; tokenHash: string; invitedBy: string | null },
+): Promise<InvitationRow | undefined> {
+  const { rows } = await db.query<InvitationRow>(
+    `INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, expires_at)
+     SELECT $1, $2, $3, $4, $5, $6, now() + interval '7 days'
+      WHERE NOT EXISTS (
+        SELECT 1 FROM members m JOIN users u ON u.id = m.user_id
+         WHERE m.organization_id = $2 AND lower(u.email) = lower($3))
+     RETURNING id, organization_id, email, role, expires_at, accepted_at, created_at`,
+    [invitation.id, invitation.organizationId, invitation.email, invitation.role, invitation.tokenHash, invitation.invitedBy],
+  );
+  return rows[0];
+}
+
+/** The organization of the invitation with this token hash, whatever its state (unlocked). */
+export async function findInvitationOrganization(db: Queryable, tokenHash: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ organization_id: string }>('SELECT organization_id FROM invitations WHERE token_hash = $1', [tokenHash]);
+  return rows[0]?.organization_id;
+}
+
+/**
+ * Locks the invitation row so two accepts of one invitation cannot both succeed. `expired` is read
+ * against the clock, not the transaction's start (now()): an invitation ended (revoked, or its
+ * sender removed) by a transaction that began after this one did carries an end later than this
+ * transaction's now(), and must still count as ended once the lock is had.
+ */
+export async function findInvitationForUpdate(db: Queryable, tokenHash: string): Promise<(InvitationRow & { expired: boolean }) | undefined> {
+  const { rows } = await db.query<InvitationRow & { expired: boolean }>(
+    `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at, expires_at <= clock_timestamp() AS expired
+       FROM invitations WHERE token_hash = $1 FOR UPDATE`,
+    [tokenHash],
+  );
+  return rows[0];
+}
+
+export async function markInvitationAccepted(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE invitations SET accepted_at = now() WHERE id = $1', [id]);
+}
+
+/**
+ * The organization's pending invitations (not accepted, not expired, not ended: an ended one is
+ * expired, see below), newest first: ids are time-ordered, so the page continues with ids below `after`.
+ */
+export async function listPendingInvitations(db: Queryable, organizationId: string, limit: number, after?: string): Promise<InvitationRow[]> {
+  const { rows } = await db.query<InvitationRow>(
+    `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at FROM invitations
+      WHERE organization_id = $1 AND accepted_at IS NULL AND expires_at > now() AND ($2::text IS NULL OR id < $2)
+      ORDER BY id DESC LIMIT $3`,
+    [organizationId, after ?? null, limit],
+  );
+  return rows;
+}
+
+/**
+ * Ends one pending invitation of the organization (expired, as below). False when it is not pending
+ * there. Pending is judged against the clock once the row is had, as accepting judges it: an end
+ * committed meanwhile counts even when its statement began after this one, so of two revocations at
+ * once only one ends the invitation and the other finds nothing pending.
+ */
+export async function endPendingInvitation(db: Queryable, organizationId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE invitations SET expires_at = now()
+      WHERE organization_id = $1 AND id = $2 AND accepted_at IS NULL AND expires_at > clock_timestamp()`,
+    [organizationId, id],
+  );
+  return rowCount === 1;
+}
+
+/** Ends the pending invitations of an organization to an address (they are expired, not deleted). */
+export async function expirePendingInvitations(db: Queryable, organizationId: string, email: string): Promise<void> {
+  await db.query(
+    `UPDATE invitations SET expires_at = now()
+      WHERE organization_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND expires_at > now()`,
+    [organizationId, email],
+  );
+}
+
+/** Ends the pending invitations a user sent on behalf of an organization (expired, as above). */
+export async function expireInvitationsSentBy(db: Queryable, organizationId: string, userId: string): Promise<void> {
+  await db.query(
+    `UPDATE invitations SET expires_at = now()
+      WHERE organization_id = $1 AND invited_by = $2 AND accepted_at IS NULL AND expires_at > now()`,
+    [organizationId, userId],
+  );
+}

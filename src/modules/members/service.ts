@@ -1,0 +1,67 @@
+// An organization's members: listing them, their roles, removals and the transfer of ownership. Every
+// change runs under the organization's member-change lock (the membership core's changeMembers).
+import type { Queryable } from '../../db/database.ts';
+import type { Caller } from '../../http/caller.ts';
+import { conflict, forbidden, notFound } from '../../http/errors.ts';
+import type { CallerContext } from '../../platform/write-context.ts';
+import type { MemberRecord, MembershipCore } from '../identity/index.ts';
+
+export interface MemberServiceDeps {
+  membership: Pick<MembershipCore, 'requireMembership' | 'changeMembers' | 'listMembers' | 'getMember' | 'setMemberRole' | 'deleteMember'>;
+}
+
+export function createMemberService(deps: MemberServiceDeps) {
+  const { membership } = deps;
+
+  async function requireOrganizationMember(organizationId: string, memberId: string, tx: Queryable): Promise<MemberRecord> {
+    const member = await membership.getMember(organizationId, memberId, tx);
+    if (!member) throw notFound('member_not_found', 'No such member in this organization');
+    return member;
+  }
+
+  return {
+    async listMembers(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
+      await membership.requireMembership(caller, organizationId);
+      return membership.listMembers(organizationId, page);
+    },
+
+    async changeMemberRole(ctx: CallerContext, organizationId: string, memberId: string, role: 'admin' | 'member') {
+      await membership.requireMembership(ctx.actor, organizationId, ['owner', 'admin']);
+      return membership.changeMembers(ctx, organizationId, async (tx) => {
+        const member = await requireOrganizationMember(organizationId, memberId, tx);
+        if (member.role === 'owner') throw conflict('owner_role_fixed', 'The owner\'s role changes only by transferring ownership');
+        await membership.setMemberRole(tx, organizationId, member, role);
+        return { ...member, role };
+      });
+    },
+
+    async removeMember(ctx: CallerContext, organizationId: string, memberId: string): Promise<void> {
+      const acting = await membership.requireMembership(ctx.actor, organizationId);
+      const leavingThemselves = acting.memberId === memberId;
+      if (!leavingThemselves && acting.role === 'member') throw forbidden('Only owners and admins remove other members');
+      await membership.changeMembers(ctx, organizationId, async (tx) => {
+        const member = await requireOrganizationMember(organizationId, memberId, tx);
+        if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
+        await membership.deleteMember(tx, organizationId, memberId);
+      });
+    },
+
+    async transferOwnership(ctx: CallerContext, organizationId: string, memberId: string) {
+      const acting = await membership.requireMembership(ctx.actor, organizationId, ['owner']);
+      return membership.changeMembers(ctx, organizationId, async (tx) => {
+        // Still the owner: an earlier transfer may have made the caller an admin meanwhile.
+        const self = await membership.getMember(organizationId, acting.memberId!, tx);
+        if (self?.role !== 'owner') throw forbidden('This needs the role owner');
+        const member = await membership.getMember(organizationId, memberId, tx);
+        if (!member || member.status !== 'active') throw notFound('member_not_found', 'No such active member in this organization');
+        if (member.id === acting.memberId) return member;
+        // Demote first: the one-owner index would refuse two owners even inside the transaction.
+        await membership.setMemberRole(tx, organizationId, self, 'admin');
+        await membership.setMemberRole(tx, organizationId, member, 'owner');
+        return { ...member, role: 'owner' as const };
+      });
+    },
+  };
+}
+
+export type MemberService = ReturnType<typeof createMemberService>;

@@ -1,0 +1,88 @@
+// Organizations: creating one, the session's active one (GET /v1/org), and plans.
+import type { Database, Queryable } from '../../db/database.ts';
+import { forbidden, notFound, unauthorized } from '../../http/errors.ts';
+import { idPrefixes, newId } from '../../platform/ids.ts';
+import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
+import { requireSignedInUser, sessionTokenLookup, type MemberRecord, type MembershipCore } from '../identity/index.ts';
+import type { TeamRecord } from '../teams/index.ts';
+import type { UserDirectory } from '../users/index.ts';
+import type { OrganizationDirectory, OrganizationRecord, Plan } from './index.ts';
+import * as store from './store.ts';
+
+/** What other modules use of organizations (OrganizationDirectory): reads and the row lock. */
+export function createOrganizationDirectory(deps: { db: Database }) {
+  const { db } = deps;
+  return {
+    getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
+    lockOrganization: (tx: Queryable, organizationId: string) => store.lockOrganization(tx, organizationId),
+    countOrganizations: (tx: Queryable) => store.countOrganizations(tx),
+    addOrganization: (tx: Queryable, name: string) => store.insertOrganization(tx, { id: newId(idPrefixes.organization), name }),
+    listOrganizationsOfUser: (userId: string) => store.listOrganizationsOfUser(db, userId),
+  } satisfies OrganizationDirectory;
+}
+
+export interface OrganizationServiceDeps {
+  db: Database;
+  membership: Pick<MembershipCore, 'requireMembership' | 'addMember'>;
+  users: Pick<UserDirectory, 'setSessionOrganization'>;
+}
+
+export function createOrganizationService(deps: OrganizationServiceDeps) {
+  const { db, membership, users } = deps;
+  const findActiveOrganization = sessionTokenLookup(db, (hashes) => store.findActiveOrganizationsByTokens(db, hashes));
+
+  return {
+    async createOrganization(ctx: CallerContext, name: string): Promise<OrganizationRecord> {
+      const userId = requireSignedInUser(ctx.actor);
+      return writeTransaction(db, ctx, async (tx) => {
+        const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
+        await membership.addMember(tx, organization.id, userId, 'owner');
+        await users.setSessionOrganization(tx, ctx.actor.sessionId!, organization.id);
+        return organization;
+      });
+    },
+
+    async setActiveOrganization(ctx: CallerContext, organizationId: string): Promise<OrganizationRecord> {
+      requireSignedInUser(ctx.actor);
+      await membership.requireMembership(ctx.actor, organizationId);
+      await writeTransaction(db, ctx, (tx) => users.setSessionOrganization(tx, ctx.actor.sessionId!, organizationId));
+      return (await store.findOrganization(db, organizationId))!;
+    },
+
+    /**
+     * Spec operation 7: the active organization, its owner, and the caller's member record and teams,
+     * resolved together with the session in one database round trip.
+     */
+    async getActiveOrganization(sessionToken: string | undefined) {
+      const row = await findActiveOrganization(sessionToken);
+      if (!row) throw unauthorized();
+      if (!row.organization || !row.owner || !row.current_member) {
+        throw notFound('organization_not_found', row.active_organization_id
+          ? 'You are no longer a member of the active organization; choose another with PUT /v1/session/active-organization'
+          : 'This session has no active organization; create one or choose one with PUT /v1/session/active-organization');
+      }
+      const withDate = <T extends { created_at: string }>(value: T) => ({ ...value, created_at: new Date(value.created_at) });
+      return {
+        organization: withDate(row.organization) as OrganizationRecord,
+        owner: withDate(row.owner) as MemberRecord,
+        currentMember: withDate(row.current_member) as MemberRecord,
+        teams: (row.teams ?? []).map(withDate) as TeamRecord[],
+      };
+    },
+
+    /**
+     * Instance administrators (the route) and the operator (the CLI, systemContext) only: checked here so
+     * the route and the CLI share the rule.
+     */
+    async setPlan(ctx: WriteContext, organizationId: string, plan: Plan): Promise<OrganizationRecord> {
+      const { actor } = ctx;
+      const allowed = actor.kind === 'system' || ((actor.kind === 'session' || actor.kind === 'api_key') && actor.isInstanceAdmin);
+      if (!allowed) throw forbidden('Only instance administrators set plans');
+      const organization = await writeTransaction(db, ctx, (tx) => store.setPlan(tx, organizationId, plan));
+      if (!organization) throw notFound('organization_not_found', 'No such organization');
+      return organization;
+    },
+  };
+}
+
+export type OrganizationService = ReturnType<typeof createOrganizationService>;

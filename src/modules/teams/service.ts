@@ -1,0 +1,70 @@
+// Teams of an organization and who is in them.
+import type { Database, Queryable } from '../../db/database.ts';
+import type { Caller, Role } from '../../http/caller.ts';
+import { conflict, notFound } from '../../http/errors.ts';
+import { idPrefixes, newId } from '../../platform/ids.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { membershipRefusals, type MembershipCore } from '../identity/index.ts';
+import type { TeamDirectory, TeamRecord } from './index.ts';
+import * as store from './store.ts';
+
+const teamManagerRoles: readonly Role[] = ['owner', 'admin'];
+
+/** What other modules use of teams (TeamDirectory). */
+export function createTeamDirectory(deps: { db: Database }) {
+  const { db } = deps;
+  return {
+    /** Of `ids`, the ones that are teams of the organization. */
+    listTeamIds: (organizationId: string, ids: string[], tx: Queryable = db) => store.existingTeamIds(tx, organizationId, ids),
+  } satisfies TeamDirectory;
+}
+
+export interface TeamServiceDeps {
+  db: Database;
+  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember' | 'lockMember'>;
+}
+
+export function createTeamService(deps: TeamServiceDeps) {
+  const { db, membership } = deps;
+
+  async function requireTeam(organizationId: string, teamId: string): Promise<void> {
+    if (!(await store.findTeam(db, organizationId, teamId))) throw notFound('team_not_found', 'No such team in this organization');
+  }
+
+  return {
+    async createTeam(ctx: CallerContext, organizationId: string, name: string): Promise<TeamRecord> {
+      const acting = await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
+      const team = await writeTransaction(db, ctx, async (tx) => {
+        await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: teamManagerRoles, refuse: membershipRefusals(teamManagerRoles) });
+        return store.insertTeam(tx, { id: newId(idPrefixes.team), organizationId, name });
+      });
+      if (!team) throw conflict('team_exists', 'A team with this name already exists');
+      return team;
+    },
+
+    async listTeams(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
+      await membership.requireMembership(caller, organizationId);
+      return store.listTeams(db, organizationId, page.limit, page.after);
+    },
+
+    async addTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string): Promise<void> {
+      await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
+      await requireTeam(organizationId, teamId);
+      await writeTransaction(db, ctx, async (tx) => {
+        // Held until the row is added: a removal committing meanwhile is waited for and seen here
+        // (404), rather than met by the foreign key (a 500); one starting later waits and removes both.
+        if (!(await membership.lockMember(tx, organizationId, memberId))) throw notFound('member_not_found', 'No such member in this organization');
+        await store.addTeamMember(tx, organizationId, teamId, memberId);
+      });
+    },
+
+    async removeTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string): Promise<void> {
+      await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
+      await requireTeam(organizationId, teamId);
+      const removed = await writeTransaction(db, ctx, (tx) => store.removeTeamMember(tx, organizationId, teamId, memberId));
+      if (!removed) throw notFound('member_not_found', 'That member is not in this team');
+    },
+  };
+}
+
+export type TeamService = ReturnType<typeof createTeamService>;

@@ -1,0 +1,57 @@
+// SQL of teams and their members.
+import type { Queryable } from '../../db/database.ts';
+import type { TeamRecord } from './index.ts';
+
+export async function existingTeamIds(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM teams WHERE organization_id = $1 AND id = ANY($2::text[])',
+    [organizationId, ids],
+  );
+  return rows.map((row) => row.id);
+}
+
+export async function insertTeam(db: Queryable, team: { id: string; organizationId: string; name: string }): Promise<TeamRecord | undefined> {
+  const { rows } = await db.query<TeamRecord>(
+    `INSERT INTO teams (id, organization_id, name) VALUES ($1, $2, $3)
+     ON CONFLICT (organization_id, name) DO NOTHING RETURNING id, organization_id, name, created_at`,
+    [team.id, team.organizationId, team.name],
+  );
+  return rows[0];
+}
+
+export async function findTeam(db: Queryable, organizationId: string, teamId: string): Promise<TeamRecord | undefined> {
+  const { rows } = await db.query<TeamRecord>(
+    'SELECT id, organization_id, name, created_at FROM teams WHERE organization_id = $1 AND id = $2',
+    [organizationId, teamId],
+  );
+  return rows[0];
+}
+
+export async function listTeams(db: Queryable, organizationId: string, limit: number, after?: string): Promise<(TeamRecord & { member_ids: string[] })[]> {
+  const { rows } = await db.query<TeamRecord & { member_ids: string[] }>(
+    `SELECT t.id, t.organization_id, t.name, t.created_at,
+            coalesce(array_agg(tm.member_id ORDER BY tm.member_id) FILTER (WHERE tm.member_id IS NOT NULL), '{}') AS member_ids
+       FROM teams t LEFT JOIN team_members tm ON tm.team_id = t.id
+      WHERE t.organization_id = $1 AND ($2::text IS NULL OR t.id > $2)
+      GROUP BY t.id ORDER BY t.id LIMIT $3`,
+    [organizationId, after ?? null, limit],
+  );
+  return rows;
+}
+
+export async function addTeamMember(db: Queryable, organizationId: string, teamId: string, memberId: string): Promise<void> {
+  await db.query(
+    `INSERT INTO team_members (team_id, member_id, organization_id) VALUES ($1, $2, $3)
+     ON CONFLICT DO NOTHING`,
+    [teamId, memberId, organizationId],
+  );
+}
+
+export async function removeTeamMember(db: Queryable, organizationId: string, teamId: string, memberId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'DELETE FROM team_members WHERE organization_id = $1 AND team_id = $2 AND member_id = $3',
+    [organizationId, teamId, memberId],
+  );
+  return rowCount === 1;
+}

@@ -1,0 +1,108 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { commonErrorResponses, errorBodySchema } from '../../http/schemas.ts';
+import { emailSchema, personNameSchema } from '../identity/index.ts';
+import { organizationSchema, toOrganization } from '../organizations/index.ts';
+import { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
+import type { UserService } from './service.ts';
+
+const sessionResponse = z.object({ user: userSchema, sessionToken: z.string().describe('Bearer token; shown only here') });
+const noContent = z.null().describe('No content');
+
+/** Bootstrap, sign-up, sign-in, sign-out and the signed-in user. */
+export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (app, { users }) => {
+  app.post('/v1/bootstrap', {
+    schema: {
+      tags: ['Bootstrap'],
+      operationId: 'bootstrap',
+      summary: 'Create the first user (an instance administrator) and organization',
+      description: 'Only while the instance has no organization; afterwards 409 `already_bootstrapped`.',
+      body: bootstrapBodySchema,
+      response: {
+        201: z.object({ user: userSchema, organization: organizationSchema, sessionToken: z.string() }),
+        400: commonErrorResponses[400],
+        409: errorBodySchema.describe('already_bootstrapped'),
+      },
+    },
+  }, async (request, reply) => {
+    const result = await users.bootstrap(request.body);
+    return reply.status(201).send({ user: toUser(result.user), organization: toOrganization(result.organization), sessionToken: result.sessionToken });
+  });
+
+  app.post('/v1/auth/sign-up', {
+    schema: {
+      tags: ['Users'],
+      operationId: 'signUp',
+      summary: 'Create an account and a session',
+      body: z.object({ email: emailSchema, password: passwordSchema, name: personNameSchema }),
+      response: {
+        201: sessionResponse,
+        400: commonErrorResponses[400],
+        403: errorBodySchema.describe('sign_up_disabled'),
+        409: errorBodySchema.describe('email_taken'),
+      },
+    },
+  }, async (request, reply) => {
+    const result = await users.signUp(request.body);
+    return reply.status(201).send({ user: toUser(result.user), sessionToken: result.sessionToken });
+  });
+
+  app.post('/v1/auth/sign-in', {
+    schema: {
+      tags: ['Users'],
+      operationId: 'signIn',
+      summary: 'Exchange email and password for a session token',
+      description:
+        'Failed attempts are limited across all processes, in fixed 15-minute windows: 10 on one account from one client address, ' +
+        '50 from one address over all accounts, and 100 on one account from all addresses together. Successful sign-ins do not count, ' +
+        'and do not clear earlier failures; attempts a limit refuses do not count against the others. Once a limit is reached, every ' +
+        'attempt it covers, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends: so a stranger ' +
+        'guessing from one address locks out that address, not the account\'s owner signing in from another one.',
+      body: z.object({ email: emailSchema, password: z.string().min(1).max(256) }),
+      response: {
+        200: sessionResponse,
+        400: commonErrorResponses[400],
+        401: errorBodySchema.describe('invalid_credentials'),
+        429: errorBodySchema.describe('rate_limited'),
+      },
+    },
+  }, async (request) => {
+    const result = await users.signIn(request.body, request.ip);
+    return { user: toUser(result.user), sessionToken: result.sessionToken };
+  });
+
+  app.post('/v1/auth/sign-out', {
+    onRequest: authenticate(),
+    schema: {
+      tags: ['Users'],
+      operationId: 'signOut',
+      summary: 'Revoke the current session',
+      response: { 204: noContent, 401: commonErrorResponses[401] },
+    },
+  }, async (request, reply) => {
+    await users.signOut(writeContextOf(request));
+    return reply.status(204).send(null);
+  });
+
+  app.get('/v1/me', {
+    onRequest: authenticate(),
+    schema: {
+      tags: ['Users'],
+      operationId: 'getMe',
+      summary: 'The signed-in user and the organizations they belong to',
+      response: {
+        200: meSchema,
+        401: commonErrorResponses[401],
+        403: commonErrorResponses[403],
+      },
+    },
+  }, async (request) => {
+    const result = await users.me(callerOf(request));
+    return {
+      user: toUser(result.user),
+      organizations: result.organizations.map((row) => ({ ...toOrganization(row), role: row.role, memberId: row.member_id })),
+      activeOrganizationId: result.activeOrganizationId,
+    };
+  });
+};

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { isoTimestamp, timestampSchema } from '../../http/schemas.ts';
+import { emailSchema, personNameSchema } from '../identity/index.ts';
+import { organizationNameSchema, organizationSchema } from '../organizations/index.ts';
+import type { UserRecord } from './index.ts';
+
+export const passwordSchema = z.string().min(8).max(256);
+
+/** The body of POST /v1/bootstrap, which `orgplane bootstrap` checks its flags with too. */
+export const bootstrapBodySchema = z.object({ email: emailSchema, password: passwordSchema, name: personNameSchema, organizationName: organizationNameSchema });
+
+export const userSchema = z
+  .object({ id: z.string(), email: z.string(), name: z.string(), image: z.string(), isInstanceAdmin: z.boolean(), createdAt: timestampSchema })
+  .meta({ id: 'User' });
+
+/** GET /v1/me: the signed-in user and the organizations they are an active member of. */
+export const meSchema = z.object({
+  user: userSchema,
+  organizations: z.array(organizationSchema.extend({ role: z.enum(['owner', 'admin', 'member']), memberId: z.string() })),
+  activeOrganizationId: z.string().nullable()
+    .describe('The session\'s active organization; null when it has none, or when the user is no longer an active member of it'),
+});
+
+export const toUser = (row: UserRecord) => ({
+  id: row.id,
+  email: row.email,
+  name: row.name,
+  image: row.image,
+  isInstanceAdmin: row.is_instance_admin,
+  createdAt: isoTimestamp(row.created_at),
+});

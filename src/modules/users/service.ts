@@ -1,0 +1,169 @@
+// Users and their sessions: bootstrap, sign-up, sign-in (with its limits), sign-out and the signed-in
+// user; and what other modules use of users (UserDirectory).
+import type { Database, Queryable } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import { lockUntilCommit } from '../../db/locks.ts';
+import type { Caller } from '../../http/caller.ts';
+import { ApiError, conflict, rateLimited } from '../../http/errors.ts';
+import { idPrefixes, newId } from '../../platform/ids.ts';
+import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
+import type { RateLimiter } from '../../platform/rate-limiter.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { requireSignedInUser, sessionTokenPrefix, type MembershipCore } from '../identity/index.ts';
+import type { OrganizationDirectory } from '../organizations/index.ts';
+import type { UserDirectory } from './index.ts';
+import * as store from './store.ts';
+
+// Password guessing is limited across all processes, in three counters (see signIn): one client
+// address guessing one account, one address guessing many accounts, and every address together
+// guessing one account. The first is the tight one, so that a stranger's ten wrong guesses lock out
+// the stranger, not the account's owner signing in from elsewhere; only guessing spread over many
+// addresses reaches the account's own, higher limit. Failed attempts count; successful sign-ins,
+// and attempts already refused by a limit, do not.
+const signInLimits = { perAccountFromAddress: 10, perAddress: 50, perAccount: 100, windowSeconds: 15 * 60 };
+
+/** What other modules use of users and sessions (UserDirectory). */
+export function createUserDirectory(deps: { db: Database }) {
+  const { db } = deps;
+  return {
+    getUser: (userId: string, tx: Queryable = db) => store.findUserById(tx, userId),
+    findUserByEmail: (email: string) => store.findUserByEmail(db, email),
+    /** Creates a user without a password (they sign in through SSO) unless one with the email exists. */
+    async ensureUser(tx: Queryable, input: { email: string; name: string }) {
+      const existing = await store.findUserByEmail(tx, input.email);
+      if (existing) return existing;
+      const created = await store.insertUser(tx, { id: newId(idPrefixes.user), email: input.email, name: input.name, passwordHash: null });
+      return created ?? (await store.findUserByEmail(tx, input.email))!;
+    },
+    /**
+     * Sets a user's name and e-mail, for a directory that is authoritative for the account. 409
+     * email_taken when another account has the e-mail; the caller's transaction is then aborted.
+     */
+    async updateUserNameAndEmail(tx: Queryable, userId: string, input: { name: string; email: string }): Promise<void> {
+      try {
+        await store.updateUserNameAndEmail(tx, userId, input);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw conflict('email_taken', 'An account with this email already exists');
+        throw error;
+      }
+    },
+    revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
+    setSessionOrganization: (tx: Queryable, sessionId: string, organizationId: string) => store.setSessionOrganization(tx, sessionId, organizationId),
+    setSessionOrganizationIfUnusable: (tx: Queryable, sessionId: string, organizationId: string) =>
+      store.setSessionOrganizationIfUnusable(tx, sessionId, organizationId),
+  } satisfies UserDirectory;
+}
+
+export interface UserServiceDeps {
+  db: Database;
+  rateLimiter: RateLimiter;
+  sessionTtlHours: number;
+  signUpEnabled: boolean;
+  membership: Pick<MembershipCore, 'addMember'>;
+  organizations: Pick<OrganizationDirectory, 'countOrganizations' | 'addOrganization' | 'listOrganizationsOfUser'>;
+}
+
+export function createUserService(deps: UserServiceDeps) {
+  const { db } = deps;
+
+  async function issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string> {
+    const token = sessionTokenPrefix + randomToken();
+    await store.insertSession(tx, {
+      id: newId(idPrefixes.session),
+      userId,
+      tokenHash: hashToken(token),
+      activeOrganizationId,
+      ttlHours: deps.sessionTtlHours,
+    });
+    return token;
+  }
+
+  async function createUser(tx: Queryable, input: { email: string; password: string; name: string; isInstanceAdmin?: boolean }) {
+    const user = await store.insertUser(tx, {
+      id: newId(idPrefixes.user),
+      email: input.email,
+      name: input.name,
+      passwordHash: await hashPassword(input.password),
+      isInstanceAdmin: input.isInstanceAdmin ?? false,
+    });
+    if (!user) throw conflict('email_taken', 'An account with this email already exists');
+    return user;
+  }
+
+  return {
+    /** First run only: the first user, an instance administrator, owning the first organization. */
+    async bootstrap(input: { email: string; password: string; name: string; organizationName: string }) {
+      return db.transaction(async (tx) => {
+        // Serializes concurrent bootstraps so that exactly one wins.
+        await lockUntilCommit(tx, 'identity-bootstrap');
+        if ((await deps.organizations.countOrganizations(tx)) > 0) throw conflict('already_bootstrapped', 'This instance already has an organization');
+        const user = await createUser(tx, { ...input, isInstanceAdmin: true });
+        const organization = await deps.organizations.addOrganization(tx, input.organizationName);
+        await deps.membership.addMember(tx, organization.id, user.id, 'owner');
+        const sessionToken = await issueSession(tx, user.id, organization.id);
+        return { user, organization, sessionToken };
+      });
+    },
+
+    async signUp(input: { email: string; password: string; name: string }) {
+      if (!deps.signUpEnabled) throw new ApiError(403, 'sign_up_disabled', 'Sign-up is disabled on this instance');
+      return db.transaction(async (tx) => {
+        const user = await createUser(tx, input);
+        const sessionToken = await issueSession(tx, user.id, null);
+        return { user, sessionToken };
+      });
+    },
+
+    /**
+     * Every attempt takes a place in each counter before the password is checked, so that concurrent
+     * guesses (on any process) cannot all get through before one is counted. An attempt a limit refuses
+     * gives back its places in the other counters: a locked-out address that keeps trying must not
+     * use up the account's own limit, which would lock the owner out after all. A sign-in that succeeds
+     * gives its places back too, so only failed attempts use up the limits. A success does not clear
+     * the failures before it: on an address's counters, an attacker signing in to an account of their
+     * own would wipe their guessing against others; on the account's, each sign-in of the real user
+     * would hand a guesser racing them a fresh allowance.
+     */
+    async signIn(input: { email: string; password: string }, clientAddress: string) {
+      const account = input.email.toLowerCase();
+      // A space separates the two: neither an address nor an accepted email holds one.
+      const buckets = [
+        { bucket: `sign-in:account-from-address:${clientAddress} ${account}`, limit: signInLimits.perAccountFromAddress },
+        { bucket: `sign-in:address:${clientAddress}`, limit: signInLimits.perAddress },
+        { bucket: `sign-in:account:${account}`, limit: signInLimits.perAccount },
+      ];
+      const results = [];
+      for (const { bucket, limit } of buckets) results.push(await deps.rateLimiter.hit(bucket, limit, signInLimits.windowSeconds));
+      const refused = results.find((result) => !result.allowed);
+      if (refused) {
+        for (const result of results) if (result.allowed) await result.release();
+        throw rateLimited(refused, 'Too many sign-in attempts; try again later');
+      }
+      const user = await store.findUserByEmail(db, input.email);
+      // Verify against a decoy when the account does not exist, so timing does not reveal which emails exist.
+      const valid = await verifyPassword(input.password, user?.password_hash ?? decoyPasswordHash);
+      if (!user || !user.password_hash || !valid) throw new ApiError(401, 'invalid_credentials', 'Email or password is wrong');
+      for (const result of results) await result.release();
+      const organizations = await deps.organizations.listOrganizationsOfUser(user.id);
+      const sessionToken = await issueSession(db, user.id, organizations[0]?.id ?? null);
+      return { user, sessionToken };
+    },
+
+    async signOut(ctx: CallerContext): Promise<void> {
+      const { sessionId } = ctx.actor;
+      if (sessionId) await writeTransaction(db, ctx, (tx) => store.revokeSession(tx, sessionId));
+    },
+
+    async me(caller: Caller) {
+      const userId = requireSignedInUser(caller);
+      const user = (await store.findUserById(db, userId))!;
+      const organizations = await deps.organizations.listOrganizationsOfUser(userId);
+      // Like GET /v1/org: an organization the user is no longer an active member of (removed, left,
+      // suspended) is not the session's active one, whatever the session row still points at.
+      return { user, organizations, activeOrganizationId: caller.memberId ? caller.organizationId : null };
+    },
+  };
+}
+
+export type UserService = ReturnType<typeof createUserService>;
