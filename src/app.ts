@@ -99,7 +99,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerJsonBodyParser(app);
 
   const rateLimiter: RateLimiter = createRateLimiter(db);
-  const membership = createMembershipCore({ db, invitations: memberInvitations });
+  const membership = createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours });
   const organizationDirectory = createOrganizationDirectory({ db });
   const userDirectory = createUserDirectory({ db });
   const teamDirectory = createTeamDirectory({ db });
@@ -154,8 +154,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerSystemRoutes(app, db);
 
-  await registerUsers(app, { db, rateLimiter, sessionTtlHours: config.sessionTtlHours, signUpEnabled: config.signUpEnabled, membership, organizations: organizationDirectory });
-  await registerOrganizations(app, { db, membership, users: userDirectory });
+  await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, membership, organizations: organizationDirectory });
+  await registerOrganizations(app, { db, membership });
   await registerMembers(app, { membership });
   await registerInvitations(app, { db, membership, users: userDirectory });
   await registerTeams(app, { db, membership });

@@ -7,7 +7,7 @@ import { migrate } from './db/migrate.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
 import { createOrganizationDirectory, createOrganizationService, type Plan } from './modules/organizations/index.ts';
-import { bootstrapBodySchema, createUserDirectory, createUserService } from './modules/users/index.ts';
+import { bootstrapBodySchema, createUserService } from './modules/users/index.ts';
 import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
 import { startMessengerWorker } from './modules/messenger/index.ts';
 import { loggerOptions } from './http/logging.ts';
@@ -105,9 +105,8 @@ async function main(argv: string[]): Promise<number> {
         const users = createUserService({
           db,
           rateLimiter: createRateLimiter(db),
-          sessionTtlHours: config.sessionTtlHours,
           signUpEnabled: true,
-          membership: createMembershipCore({ db, invitations: memberInvitations }),
+          membership: createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours }),
           organizations: createOrganizationDirectory({ db }),
         });
         const result = await users.bootstrap(input.data);
@@ -123,9 +122,9 @@ async function main(argv: string[]): Promise<number> {
         console.error('usage: orgplane org set-plan <organizationId> <free|team|enterprise>');
         return 2;
       }
-      const { db } = await openMigratedDatabase();
+      const { config, db } = await openMigratedDatabase();
       try {
-        const organizations = createOrganizationService({ db, membership: createMembershipCore({ db, invitations: memberInvitations }), users: createUserDirectory({ db }) });
+        const organizations = createOrganizationService({ db, membership: createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours }) });
         const organization = await organizations.setPlan(systemContext('cli'), organizationId, plan as Plan);
         console.log(JSON.stringify({ id: organization.id, name: organization.name, plan: organization.plan }));
         return 0;

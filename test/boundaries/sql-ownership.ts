@@ -35,11 +35,12 @@ export const MIGRATION_RANGES: readonly { from: number; to: number; module: stri
 
 /**
  * What the ranges do not say. 0001 made every identity table at once; identity is now a membership core
- * (members) beside one module per resource, each owning its tables. 0002 is the platform's rate limiter.
+ * (members, and sessions: who a token speaks for) beside one module per resource, each owning its
+ * tables. 0002 is the platform's rate limiter.
  */
 export const OWNER_BY_TABLE: Readonly<Record<string, string>> = {
   users: 'users',
-  sessions: 'users',
+  sessions: 'identity',
   organizations: 'organizations',
   teams: 'teams',
   team_members: 'teams',

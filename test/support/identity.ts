@@ -9,7 +9,7 @@ import { createUserDirectory } from '../../src/modules/users/index.ts';
 
 /** The membership core on the app's database: member changes as SCIM makes them (setMemberStatus, deleteMember, ensureMember). */
 export function membershipOf(app: { db: Database }): MembershipCoreService {
-  return createMembershipCore({ db: app.db, invitations: memberInvitations });
+  return createMembershipCore({ db: app.db, invitations: memberInvitations, sessionTtlHours: 1 });
 }
 
 /** Users on the app's database, as other modules use them (ensureUser). */
@@ -19,6 +19,6 @@ export function usersOf(app: { db: Database }) {
 
 /** Sets an organization's plan as the operator does with `orgplane org set-plan`. */
 export function setPlanAsOperator(app: { db: Database }, organizationId: string, plan: Plan): Promise<OrganizationRecord> {
-  const organizations = createOrganizationService({ db: app.db, membership: membershipOf(app), users: usersOf(app) });
+  const organizations = createOrganizationService({ db: app.db, membership: membershipOf(app) });
   return organizations.setPlan(systemContext('cli'), organizationId, plan);
 }

@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
-import { assignableRoleSchema } from '../identity/index.ts';
-import { organizationNotFoundResponse, organizationParams } from '../organizations/index.ts';
+import { assignableRoleSchema, organizationNotFoundResponse, organizationParams } from '../identity/index.ts';
 import { apiKeyIdSchema, apiKeySchema, toApiKey } from './schemas.ts';
 import type { ApiKeyService } from './service.ts';
 

@@ -81,9 +81,29 @@ export interface MembershipCore {
   setMemberRole(tx: Queryable, organizationId: string, member: Pick<MemberRecord, 'id' | 'user_id'>, role: Role): Promise<void>;
   /** Removing a member also ends the invitations they sent and those sent to them (in the caller's transaction). */
   deleteMember(tx: Queryable, organizationId: string, memberId: string): Promise<void>;
+  /** Issues a session for the user with `activeOrganizationId` active; its token, to be shown once. */
+  issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string>;
+  revokeSession(tx: Queryable, sessionId: string): Promise<void>;
+  /** Ends every session of the user; the number ended. */
+  revokeUserSessions(tx: Queryable, userId: string): Promise<number>;
+  /** Makes the organization the session's active one. */
+  setSessionOrganization(tx: Queryable, sessionId: string, organizationId: string): Promise<void>;
+  /** Makes the organization the session's active one unless it has a usable one (an organization its user is an active member of); true when it changed. */
+  setSessionOrganizationIfUnusable(tx: Queryable, sessionId: string, organizationId: string): Promise<boolean>;
 }
 
 export { createMembershipCore, membershipRefusals, requireSignedInUser, type MembershipCoreDeps, type MembershipCoreService } from './service.ts';
 export { sessionTokenLookup, sessionTokenPrefix, apiKeyPrefix } from './tokens.ts';
 export { sessionCallerSql, type SessionCallerRow } from './store.ts';
-export { assignableRoleSchema, emailSchema, memberIdSchema, memberSchema, personNameSchema, roleSchema, toMember } from './schemas.ts';
+export {
+  assignableRoleSchema,
+  emailSchema,
+  memberIdSchema,
+  memberSchema,
+  organizationIdSchema,
+  organizationNotFoundResponse,
+  organizationParams,
+  personNameSchema,
+  roleSchema,
+  toMember,
+} from './schemas.ts';

@@ -1,9 +1,16 @@
-// Schemas of members and of the people they are, which several modules' routes show or take.
+// Schemas of members and of the people they are, and the path and 404 of every route of one
+// organization, which several modules' routes show or take.
 import { z } from 'zod';
-import { isoTimestamp, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
+import { errorBodySchema, isoTimestamp, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
 import type { MemberRecord } from './index.ts';
 
 export const memberIdSchema = typeIdSchema('mem');
+export const organizationIdSchema = typeIdSchema('org');
+
+/** The path of every route of one organization. */
+export const organizationParams = z.object({ organizationId: organizationIdSchema });
+/** The 404 of a route of one organization that refuses non-members as requireMembership does. */
+export const organizationNotFoundResponse = errorBodySchema.describe('organization_not_found: no such organization, or you are not a member');
 
 export const emailSchema = z.email().max(320);
 export const personNameSchema = z.string().trim().min(1).max(200);

@@ -6,7 +6,7 @@ import { lockUntilCommit } from '../../db/locks.ts';
 import type { Caller, Membership, Role } from '../../http/caller.ts';
 import { forbidden, notFound, type MemberRefusals } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
-import { hashToken } from '../../platform/tokens.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore } from './index.ts';
 import * as store from './store.ts';
@@ -39,6 +39,8 @@ export interface MembershipCoreDeps {
   db: Database;
   /** The invitations a member's change ends (the invitations module's). */
   invitations: MemberInvitations;
+  /** Lifetime of a new session (SESSION_TTL_HOURS). */
+  sessionTtlHours: number;
 }
 
 export function createMembershipCore(deps: MembershipCoreDeps) {
@@ -193,6 +195,25 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     setMemberRole,
     /** Removing a member also ends the invitations they sent (in the caller's transaction). */
     deleteMember,
+
+    // Sessions: who a session token speaks for is this core's, so it issues, ends and re-points them.
+    /** Issues a session for the user (its token, to be shown once) with `activeOrganizationId` active. */
+    async issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string> {
+      const token = sessionTokenPrefix + randomToken();
+      await store.insertSession(tx, {
+        id: newId(idPrefixes.session),
+        userId,
+        tokenHash: hashToken(token),
+        activeOrganizationId,
+        ttlHours: deps.sessionTtlHours,
+      });
+      return token;
+    },
+    revokeSession: (tx: Queryable, sessionId: string) => store.revokeSession(tx, sessionId),
+    revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
+    setSessionOrganization: (tx: Queryable, sessionId: string, organizationId: string) => store.setSessionOrganization(tx, sessionId, organizationId),
+    setSessionOrganizationIfUnusable: (tx: Queryable, sessionId: string, organizationId: string) =>
+      store.setSessionOrganizationIfUnusable(tx, sessionId, organizationId),
   } satisfies MembershipCore;
 }
 

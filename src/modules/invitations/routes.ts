@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
-import { assignableRoleSchema, emailSchema, memberSchema, toMember } from '../identity/index.ts';
-import { organizationNotFoundResponse, organizationParams } from '../organizations/index.ts';
+import { assignableRoleSchema, emailSchema, memberSchema, organizationNotFoundResponse, organizationParams, toMember } from '../identity/index.ts';
 import { createdInvitationSchema, invitationIdSchema, invitationSchema, toInvitation } from './schemas.ts';
 import type { InvitationService } from './service.ts';
 

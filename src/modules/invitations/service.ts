@@ -17,8 +17,8 @@ export const inviterRoles: readonly Role[] = ['owner', 'admin'];
 
 export interface InvitationServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember' | 'changeMembers' | 'addMember' | 'getMember'>;
-  users: Pick<UserDirectory, 'getUser' | 'setSessionOrganizationIfUnusable'>;
+  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember' | 'changeMembers' | 'addMember' | 'getMember' | 'setSessionOrganizationIfUnusable'>;
+  users: Pick<UserDirectory, 'getUser'>;
 }
 
 export function createInvitationService(deps: InvitationServiceDeps) {
@@ -66,7 +66,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
         await store.markInvitationAccepted(tx, invitation.id);
         // A session with no usable active organization (none, or one the user is no longer an active
         // member of) gets the one just joined; a usable one is left alone.
-        await users.setSessionOrganizationIfUnusable(tx, ctx.actor.sessionId!, invitation.organization_id);
+        await membership.setSessionOrganizationIfUnusable(tx, ctx.actor.sessionId!, invitation.organization_id);
         // Other invitations of this person to this organization have done their work; left pending,
         // one would let them back in after an administrator removed them.
         await store.expirePendingInvitations(tx, invitation.organization_id, invitation.email);

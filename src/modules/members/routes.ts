@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
-import { assignableRoleSchema, memberIdSchema, memberSchema, toMember } from '../identity/index.ts';
-import { organizationNotFoundResponse, organizationParams } from '../organizations/index.ts';
+import { assignableRoleSchema, memberIdSchema, memberSchema, organizationNotFoundResponse, organizationParams, toMember } from '../identity/index.ts';
 import type { MemberService } from './service.ts';
 
 const noContent = z.null().describe('No content');

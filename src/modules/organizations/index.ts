@@ -27,15 +27,7 @@ export interface OrganizationDirectory {
 }
 
 export { createOrganizationDirectory, createOrganizationService, type OrganizationService, type OrganizationServiceDeps } from './service.ts';
-export {
-  organizationIdSchema,
-  organizationNameSchema,
-  organizationNotFoundResponse,
-  organizationParams,
-  organizationSchema,
-  planSchema,
-  toOrganization,
-} from './schemas.ts';
+export { organizationNameSchema, organizationSchema, planSchema, toOrganization } from './schemas.ts';
 
 /** Registers the organization routes (create, active organization, plans); the service is returned for the CLI and tests. */
 export async function registerOrganizations(app: FastifyInstance, deps: OrganizationServiceDeps): Promise<OrganizationService> {

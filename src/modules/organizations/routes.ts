@@ -3,17 +3,9 @@ import { z } from 'zod';
 import { authenticate, bearerToken, callerOf, writeContextOf } from '../../http/auth.ts';
 import { forbidden } from '../../http/errors.ts';
 import { commonErrorResponses, errorBodySchema } from '../../http/schemas.ts';
-import { memberSchema, toMember } from '../identity/index.ts';
+import { memberSchema, organizationIdSchema, organizationNotFoundResponse, organizationParams, toMember } from '../identity/index.ts';
 import { teamSchema, toTeam } from '../teams/index.ts';
-import {
-  organizationIdSchema,
-  organizationNameSchema,
-  organizationNotFoundResponse,
-  organizationParams,
-  organizationSchema,
-  planSchema,
-  toOrganization,
-} from './schemas.ts';
+import { organizationNameSchema, organizationSchema, planSchema, toOrganization } from './schemas.ts';
 import type { OrganizationService } from './service.ts';
 
 /** Creating an organization, the session's active one, and plans. */

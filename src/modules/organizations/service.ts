@@ -5,7 +5,6 @@ import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
 import { requireSignedInUser, sessionTokenLookup, type MemberRecord, type MembershipCore } from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
-import type { UserDirectory } from '../users/index.ts';
 import type { OrganizationDirectory, OrganizationRecord, Plan } from './index.ts';
 import * as store from './store.ts';
 
@@ -23,12 +22,11 @@ export function createOrganizationDirectory(deps: { db: Database }) {
 
 export interface OrganizationServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'addMember'>;
-  users: Pick<UserDirectory, 'setSessionOrganization'>;
+  membership: Pick<MembershipCore, 'requireMembership' | 'addMember' | 'setSessionOrganization'>;
 }
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
-  const { db, membership, users } = deps;
+  const { db, membership } = deps;
   const findActiveOrganization = sessionTokenLookup(db, (hashes) => store.findActiveOrganizationsByTokens(db, hashes));
 
   return {
@@ -37,7 +35,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       return writeTransaction(db, ctx, async (tx) => {
         const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
         await membership.addMember(tx, organization.id, userId, 'owner');
-        await users.setSessionOrganization(tx, ctx.actor.sessionId!, organization.id);
+        await membership.setSessionOrganization(tx, ctx.actor.sessionId!, organization.id);
         return organization;
       });
     },
@@ -45,7 +43,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async setActiveOrganization(ctx: CallerContext, organizationId: string): Promise<OrganizationRecord> {
       requireSignedInUser(ctx.actor);
       await membership.requireMembership(ctx.actor, organizationId);
-      await writeTransaction(db, ctx, (tx) => users.setSessionOrganization(tx, ctx.actor.sessionId!, organizationId));
+      await writeTransaction(db, ctx, (tx) => membership.setSessionOrganization(tx, ctx.actor.sessionId!, organizationId));
       return (await store.findOrganization(db, organizationId))!;
     },
 

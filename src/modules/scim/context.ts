@@ -4,7 +4,7 @@ import type { Database } from '../../db/database.ts';
 import type { WriteContext } from '../../platform/write-context.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import type { SsoDirectory } from '../sso/index.ts';
-import type { UserDirectory, UserRecord } from '../users/index.ts';
+import type { UserDirectory } from '../users/index.ts';
 import { ScimError } from './errors.ts';
 import { parseFilter } from './filter.ts';
 import type { PatchOperation } from './patch.ts';
@@ -27,12 +27,10 @@ export interface ScimDeps {
   store: ScimStore;
   membership: Pick<
     MembershipCore,
-    'holdActingMember' | 'lockMemberChanges' | 'getMemberByUser' | 'ensureMember' | 'setMemberStatus' | 'deleteMember'
+    'holdActingMember' | 'lockMemberChanges' | 'getMemberByUser' | 'ensureMember' | 'setMemberStatus' | 'deleteMember' | 'revokeUserSessions'
   >;
-  users: Pick<UserDirectory, 'updateUserNameAndEmail' | 'revokeUserSessions'> & {
-    /** As UserDirectory's, telling whether the account has a password (someone signed up with it) or was made by provisioning. */
-    ensureUser(...args: Parameters<UserDirectory['ensureUser']>): Promise<UserRecord & { password_hash: string | null }>;
-  };
+  /** ensureUser's password_hash tells an account someone signed up with from one made by provisioning. */
+  users: Pick<UserDirectory, 'updateUserNameAndEmail' | 'ensureUser'>;
   sso: SsoDirectory;
   /** PUBLIC_URL/scim/v2 */
   baseUrl: string;

@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import { ApiError } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { writeTransaction } from '../../platform/write-context.ts';
-import { emailSchema, personNameSchema } from '../identity/schemas.ts';
+import { emailSchema, personNameSchema } from '../identity/index.ts';
 import { normalizeDomain } from '../sso/index.ts';
 import {
   filterOf,
@@ -136,7 +136,7 @@ async function syncMember(deps: ScimDeps, tx: Queryable, ctx: ScimConnector, use
   const status = active ? 'active' : 'suspended';
   if (member.status !== status) {
     await deps.membership.setMemberStatus(tx, ctx.organizationId, member.id, status);
-    if (!active) await deps.users.revokeUserSessions(tx, userId);
+    if (!active) await deps.membership.revokeUserSessions(tx, userId);
   }
   return member.id;
 }
@@ -263,7 +263,7 @@ export async function deleteUser(deps: ScimDeps, ctx: ScimContext, id: string): 
     if (member?.role === 'owner') throw ownerUntouchable();
     if (member) {
       await deps.membership.deleteMember(tx, ctx.organizationId, member.id);
-      await deps.users.revokeUserSessions(tx, row.user_id);
+      await deps.membership.revokeUserSessions(tx, row.user_id);
     }
     await deps.store.deleteUser(tx, ctx.organizationId, id);
   });

@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
-import { memberIdSchema } from '../identity/index.ts';
-import { organizationNotFoundResponse, organizationParams } from '../organizations/index.ts';
+import { memberIdSchema, organizationNotFoundResponse, organizationParams } from '../identity/index.ts';
 import { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
 import type { TeamService } from './service.ts';
 

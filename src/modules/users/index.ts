@@ -1,4 +1,5 @@
-// Users and their sessions: what other modules may use of them, and how the module joins an app.
+// User accounts (sign-up, sign-in, sign-out, GET /v1/me, bootstrap): what other modules may use of
+// them, and how the module joins an app. Sessions themselves are the membership core's.
 import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/database.ts';
 import { userRoutes } from './routes.ts';
@@ -22,12 +23,6 @@ export interface UserDirectory {
   ensureUser(tx: Queryable, input: { email: string; name: string }): Promise<UserRecord>;
   /** Sets a user's name and e-mail for a directory authoritative for the account; 409 email_taken when another account has it. */
   updateUserNameAndEmail(tx: Queryable, userId: string, input: { name: string; email: string }): Promise<void>;
-  /** Ends every session of the user; the number ended. */
-  revokeUserSessions(tx: Queryable, userId: string): Promise<number>;
-  /** Makes the organization the session's active one. */
-  setSessionOrganization(tx: Queryable, sessionId: string, organizationId: string): Promise<void>;
-  /** Makes the organization the session's active one unless it has a usable one (an organization its user is an active member of); true when it changed. */
-  setSessionOrganizationIfUnusable(tx: Queryable, sessionId: string, organizationId: string): Promise<boolean>;
 }
 
 export { createUserDirectory, createUserService, type UserService, type UserServiceDeps } from './service.ts';

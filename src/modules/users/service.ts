@@ -8,9 +8,8 @@ import { ApiError, conflict, rateLimited } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
-import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { requireSignedInUser, sessionTokenPrefix, type MembershipCore } from '../identity/index.ts';
+import { requireSignedInUser, type MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { UserDirectory } from './index.ts';
 import * as store from './store.ts';
@@ -48,36 +47,21 @@ export function createUserDirectory(deps: { db: Database }) {
         throw error;
       }
     },
-    revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
-    setSessionOrganization: (tx: Queryable, sessionId: string, organizationId: string) => store.setSessionOrganization(tx, sessionId, organizationId),
-    setSessionOrganizationIfUnusable: (tx: Queryable, sessionId: string, organizationId: string) =>
-      store.setSessionOrganizationIfUnusable(tx, sessionId, organizationId),
   } satisfies UserDirectory;
 }
 
 export interface UserServiceDeps {
   db: Database;
   rateLimiter: RateLimiter;
-  sessionTtlHours: number;
   signUpEnabled: boolean;
-  membership: Pick<MembershipCore, 'addMember'>;
+  membership: Pick<MembershipCore, 'addMember' | 'issueSession' | 'revokeSession'>;
   organizations: Pick<OrganizationDirectory, 'countOrganizations' | 'addOrganization' | 'listOrganizationsOfUser'>;
 }
 
 export function createUserService(deps: UserServiceDeps) {
   const { db } = deps;
 
-  async function issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string> {
-    const token = sessionTokenPrefix + randomToken();
-    await store.insertSession(tx, {
-      id: newId(idPrefixes.session),
-      userId,
-      tokenHash: hashToken(token),
-      activeOrganizationId,
-      ttlHours: deps.sessionTtlHours,
-    });
-    return token;
-  }
+  const issueSession = deps.membership.issueSession;
 
   async function createUser(tx: Queryable, input: { email: string; password: string; name: string; isInstanceAdmin?: boolean }) {
     const user = await store.insertUser(tx, {
@@ -152,7 +136,7 @@ export function createUserService(deps: UserServiceDeps) {
 
     async signOut(ctx: CallerContext): Promise<void> {
       const { sessionId } = ctx.actor;
-      if (sessionId) await writeTransaction(db, ctx, (tx) => store.revokeSession(tx, sessionId));
+      if (sessionId) await writeTransaction(db, ctx, (tx) => deps.membership.revokeSession(tx, sessionId));
     },
 
     async me(caller: Caller) {
