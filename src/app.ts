@@ -32,7 +32,7 @@ import { createUserDirectory, registerUsers } from './modules/users/index.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
-import { register as registerMcpConnections } from './modules/mcp-connections/index.ts';
+import { registerMcpConnections } from './modules/mcp-connections/index.ts';
 import { registerMessenger } from './modules/messenger/index.ts';
 import { registerMemory } from './modules/memory/index.ts';
 

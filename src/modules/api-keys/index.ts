@@ -3,7 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import { apiKeyRoutes } from './routes.ts';
 import { createApiKeyService, type ApiKeyServiceDeps } from './service.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
 
 export async function registerApiKeys(app: FastifyInstance, deps: ApiKeyServiceDeps): Promise<void> {
+  requireDependencies('api-keys', deps, ['db', 'membership']);
   await app.register(apiKeyRoutes, { apiKeys: createApiKeyService(deps) });
 }

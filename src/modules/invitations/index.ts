@@ -6,6 +6,7 @@ import { invitationRoutes } from './routes.ts';
 import { createInvitationService, inviterRoles, type InvitationServiceDeps } from './service.ts';
 export { createdInvitationSchema, invitationSchema } from './schemas.ts';
 import { expireInvitationsSentBy, expirePendingInvitations } from './store.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
 
 /** What the membership core ends, in a member change's own transaction, when a member may no longer invite or is removed. */
 export const memberInvitations: MemberInvitations = {
@@ -15,5 +16,6 @@ export const memberInvitations: MemberInvitations = {
 };
 
 export async function registerInvitations(app: FastifyInstance, deps: InvitationServiceDeps): Promise<void> {
+  requireDependencies('invitations', deps, ['db', 'membership', 'users']);
   await app.register(invitationRoutes, { invitations: createInvitationService(deps) });
 }

@@ -11,6 +11,7 @@ import { registerMcpOAuth } from './oauth/index.ts';
 import { connectionRecords } from './records.ts';
 import { mcpConnectionRoutes } from './routes.ts';
 import { createMcpConnectionService } from './service.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
 
 export type { TeamDirectory } from './deps.ts';
 export { probeLimits } from './probing.ts';
@@ -30,10 +31,8 @@ export interface McpConnectionsModuleDeps {
  * Registers the connections and plugins routes and the OAuth module. OAuth is built first: the
  * connections service is built with its hooks (a missing one fails here, at boot).
  */
-export async function register(app: FastifyInstance, deps: McpConnectionsModuleDeps): Promise<void> {
-  for (const [name, value] of Object.entries(deps)) {
-    if (value === undefined || value === null) throw new Error(`mcp-connections: the dependency ${name} is missing`);
-  }
+export async function registerMcpConnections(app: FastifyInstance, deps: McpConnectionsModuleDeps): Promise<void> {
+  requireDependencies('mcp-connections', deps, ['db', 'config', 'secrets', 'outbound', 'members', 'teams']);
   const oauth = await registerMcpOAuth(app, { db: deps.db, config: deps.config, secrets: deps.secrets, outbound: deps.outbound, connections: connectionRecords(), members: deps.members });
   const service = createMcpConnectionService({
     db: deps.db,

@@ -3,7 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import { memberRoutes } from './routes.ts';
 import { createMemberService, type MemberServiceDeps } from './service.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
 
 export async function registerMembers(app: FastifyInstance, deps: MemberServiceDeps): Promise<void> {
+  requireDependencies('members', deps, ['membership']);
   await app.register(memberRoutes, { members: createMemberService(deps) });
 }

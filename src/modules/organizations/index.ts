@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/database.ts';
 import type { Role } from '../../http/caller.ts';
 import { organizationRoutes } from './routes.ts';
 import { createOrganizationService, type OrganizationService, type OrganizationServiceDeps } from './service.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
 
 export type Plan = 'free' | 'team' | 'enterprise';
 
@@ -31,6 +32,7 @@ export { organizationNameSchema, organizationSchema, planSchema, toOrganization 
 
 /** Registers the organization routes (create, active organization, plans); the service is returned for the CLI and tests. */
 export async function registerOrganizations(app: FastifyInstance, deps: OrganizationServiceDeps): Promise<OrganizationService> {
+  requireDependencies('organizations', deps, ['db', 'membership']);
   const organizations = createOrganizationService(deps);
   await app.register(organizationRoutes, { organizations });
   return organizations;

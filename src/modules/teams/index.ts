@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/database.ts';
 import { teamRoutes } from './routes.ts';
 import { createTeamService, type TeamServiceDeps } from './service.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
 
 export interface TeamRecord {
   id: string;
@@ -21,5 +22,6 @@ export { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './sch
 
 /** Registers the team routes (create, list, add and remove members). */
 export async function registerTeams(app: FastifyInstance, deps: TeamServiceDeps): Promise<void> {
+  requireDependencies('teams', deps, ['db', 'membership']);
   await app.register(teamRoutes, { teams: createTeamService(deps) });
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/database.ts';
 import { userRoutes } from './routes.ts';
 import { createUserService, type UserService, type UserServiceDeps } from './service.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
 
 export interface UserRecord {
   id: string;
@@ -30,6 +31,7 @@ export { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } fro
 
 /** Registers bootstrap, sign-up/in/out and GET /v1/me; the service is returned for the CLI. */
 export async function registerUsers(app: FastifyInstance, deps: UserServiceDeps): Promise<UserService> {
+  requireDependencies('users', deps, ['db', 'rateLimiter', 'signUpEnabled', 'membership', 'organizations']);
   const users = createUserService(deps);
   await app.register(userRoutes, { users });
   return users;
