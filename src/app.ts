@@ -52,6 +52,24 @@ const tags = [
   'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry', 'Admin', 'Users', 'Bootstrap',
   'MCP Connections', 'Install Links', 'Memory', 'Messaging',
 ];
+/** What the operations under each tag are about (the document shows it above them). */
+const tagDescriptions: Record<string, string> = {
+  System: 'Health, metrics and this document; no authentication',
+  Organizations: 'Organizations, the session\'s active organization, and ownership',
+  Invitations: 'Inviting people into an organization by e-mail, and accepting',
+  'API Keys': 'Organization API keys (read members and teams without a session)',
+  SCIM: 'The SCIM token and connector, and the SCIM 2.0 server under /scim/v2 for identity providers',
+  SSO: 'The organization\'s SSO connection and the verification of its e-mail domain',
+  Members: 'The members of an organization and their roles',
+  Teams: 'Teams of members within an organization',
+  Admin: 'Instance administration (organization plans)',
+  Users: 'Accounts, sign-up, sign-in and sign-out',
+  Bootstrap: 'Creating the first user and organization of a new instance',
+  'MCP Connections': 'External MCP servers an organization connects, who may use them, their credentials (API key or OAuth) and plugins',
+  'Install Links': 'Install links for the desktop app, and the page behind them',
+  Memory: 'The caller\'s memory bank: memories and relevance-ranked search',
+  Messaging: 'Messaging-bot connections, their queued updates, and the platform\'s webhook',
+};
 /** Tags of the spec's list under which this version has no operations yet. */
 const tagsWithoutOperations = new Set(['Roles', 'Templates', 'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry']);
 
@@ -119,6 +137,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       info: {
         title: 'orgplane',
         version: 'dev',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description:
           'Control plane for multi-tenant AI workspaces. Errors are `{error, message?, details?}` with a snake_case `error` ' +
           '(the SCIM server under /scim/v2 answers in SCIM\'s own error shape). On any route: a body sent as another content type than JSON ' +
@@ -132,7 +151,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           'and values they do not know. A change that is not additive would come under a new prefix, with `/v1` kept alongside.',
       },
       servers: [{ url: config.publicUrl }],
-      tags: tags.map((name) => (tagsWithoutOperations.has(name) ? { name, description: 'Named by the contract; no operations under it in this version.' } : { name })),
+      tags: tags.map((name) => (tagsWithoutOperations.has(name) ? { name, description: 'Named by the contract; no operations under it in this version.' } : { name, description: tagDescriptions[name] })),
       components: {
         securitySchemes: {
           session: { type: 'http', scheme: 'bearer', description: 'Session token from sign-in, sign-up or bootstrap' },
@@ -216,6 +235,7 @@ function registerSystemRoutes(app: FastifyInstance, db: Database) {
       tags: ['System'],
       operationId: 'health',
       summary: 'Liveness and database reachability',
+      description: 'No authentication. 200 `{status: "ok"}` when the process is up and its database answers; 503 `{status: "unavailable"}` when the database cannot be reached (the process itself is alive). For load balancers and orchestrators.',
       response: {
         200: z.object({ status: z.literal('ok') }),
         503: z.object({ status: z.literal('unavailable') }),
@@ -236,6 +256,7 @@ function registerSystemRoutes(app: FastifyInstance, db: Database) {
       tags: ['System'],
       operationId: 'openapi',
       summary: 'This OpenAPI 3.1 document (generated from the route schemas)',
+      description: 'No authentication. The document describing every route of this server, generated from the schemas the routes validate with; `servers` names this server\'s `PUBLIC_URL`. Browsable at `/docs`.',
       response: { 200: z.looseObject({}).describe('The OpenAPI 3.1 document') },
     },
   }, async () => app.swagger() as unknown as Record<string, unknown>);
@@ -245,6 +266,7 @@ function registerSystemRoutes(app: FastifyInstance, db: Database) {
       tags: ['System'],
       operationId: 'metrics',
       summary: 'Prometheus metrics (text exposition format)',
+      description: 'No authentication (expose it only where the scraper can reach it). Process metrics and `orgplane_http_request_duration_seconds` by method, route pattern and status.',
       produces: ['text/plain'],
       // A string sent as text/plain: documented here, never serialized as JSON.
       response: { 200: z.string().describe('Metrics in the Prometheus text format') },

@@ -61,16 +61,33 @@ export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncH
     if (options.roles && !options.roles.includes(caller.role)) throw lacksRole(options.roles);
   };
   securityRequirements.set(authenticateRequest, options.allowApiKey ? [{ session: [] }, { apiKey: [] }] : [{ session: [] }]);
+  callerDescriptions.set(authenticateRequest, describeCaller(options));
   return authenticateRequest;
+}
+
+/** Who a route behind `authenticate(options)` lets in, said for the OpenAPI document. */
+function describeCaller(options: AuthenticateOptions): string {
+  const credential = options.allowApiKey ? 'a session token, or an organization API key (`x-api-key`),' : 'a session token';
+  let who = `Needs ${credential} (401 \`unauthorized\` without a valid one)`;
+  if (options.roles) who += `, of a member whose role in the active organization is ${options.roles.join(' or ')}`;
+  else if (options.organization) who += ', of an active member of the active organization';
+  if (options.roles || options.organization) {
+    who += options.withoutOrganization === 'organization_not_found'
+      ? '; without an active organization, 404 `organization_not_found`; otherwise not allowed, 403 `forbidden`.'
+      : '; otherwise 403 `forbidden`.';
+  } else who += '.';
+  return who;
 }
 
 // What each hook made by `authenticate()` accepts, as OpenAPI security requirements (the
 // schemes are declared in app.ts).
 const securityRequirements = new WeakMap<object, Record<string, string[]>[]>();
+const callerDescriptions = new WeakMap<object, string>();
 
 /**
  * An onRoute hook: a route behind `authenticate()` declares in its OpenAPI schema the schemes that
- * hook accepts, so the document cannot drift from what the route enforces.
+ * hook accepts, so the document cannot drift from what the route enforces (and, when it has no
+ * description of its own, who may call it).
  */
 export function documentAuthentication(route: RouteOptions): void {
   const handlers = route.onRequest === undefined ? [] : [route.onRequest].flat();
@@ -79,6 +96,9 @@ export function documentAuthentication(route: RouteOptions): void {
   // A GET's HEAD route shares its schema, so the same requirement may already be there.
   if (route.schema.security && route.schema.security !== security) throw new Error(`${route.method} ${route.url}: its security comes from authenticate(), do not declare it`);
   route.schema.security = security;
+  // An operation without a description of its own is described by who may call it.
+  const description = handlers.map((handler) => callerDescriptions.get(handler)).find((found) => found !== undefined);
+  if (description && !route.schema.description) route.schema.description = description;
 }
 
 /** The caller set by `authenticate()`; use only in handlers behind it. */

@@ -33,13 +33,99 @@ export function finishDocument<T extends { paths?: Json; components?: { schemas?
         if (operation.requestBody) operation.requestBody.required = false;
         delete operation[BODY_OPTIONAL];
       }
+      // An operation behind no scheme says so: `security: []` is "no authentication", not "not stated".
+      if (!operation.security) operation.security = [];
       // @fastify/swagger's placeholder for a response schema without a description: the status's name says more.
       for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
         if (response.description === 'Default Response') response.description = STATUS_CODES[status] ?? 'Response';
+        if (Number(status) >= 400) enumerateErrorCodes(response);
       }
     }
   }
-  return withoutUnusedSchemas(document);
+  const finished = withoutUnusedSchemas(document);
+  withoutRequestDefaults(finished);
+  return finished;
+}
+
+/**
+ * The `error` codes an error response's description names: its snake_case words (and the two
+ * one-word codes, `unauthorized` and `forbidden`) outside backticks. A description names the codes
+ * its route answers with that status, and quotes in backticks any other snake_case word it mentions.
+ */
+export function errorCodesOf(description: string): string[] {
+  const prose = description.replace(/`[^`]*`/g, ' ');
+  return [...new Set([...prose.matchAll(/\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+|unauthorized|forbidden)\b/g)].map((match) => match[1]!))];
+}
+
+/**
+ * Gives an error response's `error` the enum of its codes, so a generated client can narrow on them:
+ * the shared `Error` schema becomes `allOf: [Error, {error: enum}]`; an inline error schema gets the
+ * enum on its own `error`. One that already states its values (`enum`, `const`) is left as it is.
+ */
+function enumerateErrorCodes(response: Record<string, any>): void {
+  const codes = errorCodesOf(String(response.description ?? ''));
+  for (const media of Object.values<Record<string, any>>(response.content ?? {})) {
+    const schema = media.schema;
+    if (!schema || codes.length === 0) continue;
+    if (schema.$ref === `${schemaRefPrefix}Error`) {
+      media.schema = { allOf: [{ $ref: schema.$ref }, { type: 'object', required: ['error'], properties: { error: { type: 'string', enum: codes } } }] };
+    } else {
+      const error = schema.properties?.error;
+      if (error && error.type === 'string' && !('enum' in error) && !('const' in error)) error.enum = codes;
+    }
+  }
+}
+
+/**
+ * Request bodies: a property's `default` moves into its description. It is what the server fills in
+ * when the property is left out, but client generators (openapi-typescript's defaultNonNullable, on by
+ * default) read a default as "always present" and would make the caller send it.
+ */
+function withoutRequestDefaults(document: { paths?: Json; components?: { schemas?: Record<string, Json> } }): void {
+  const schemas = document.components?.schemas ?? {};
+  const bodies: Json[] = [];
+  for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, Record<string, any>>>)) {
+    for (const operation of Object.values(item)) {
+      for (const media of Object.values<Record<string, any>>(operation?.requestBody?.content ?? {})) bodies.push(media.schema);
+    }
+  }
+  const named = new Set<string>();
+  collectRefs(bodies, named);
+  const pending = [...named];
+  while (pending.length > 0) {
+    const reached = new Set<string>();
+    collectRefs(schemas[pending.pop()!], reached);
+    for (const name of reached) if (!named.has(name)) named.add(name), pending.push(name);
+  }
+  const responses = new Set<string>();
+  collectRefs(document.paths && Object.values(document.paths as Record<string, Record<string, any>>).flatMap((item) => Object.values(item).map((operation) => operation?.responses)), responses);
+  for (const body of bodies) moveDefaults(body);
+  // A component a response uses too keeps its defaults (there they are true: the value is always sent).
+  for (const name of named) if (!responses.has(name)) moveDefaults(schemas[name]);
+}
+
+function moveDefaults(schema: Json): void {
+  if (Array.isArray(schema)) {
+    for (const item of schema) moveDefaults(item);
+    return;
+  }
+  if (!schema || typeof schema !== 'object') return;
+  const object = schema as Record<string, any>;
+  for (const [key, child] of Object.entries(object)) {
+    if (key === 'properties' && child && typeof child === 'object') {
+      for (const property of Object.values<Record<string, any>>(child)) {
+        if (property && typeof property === 'object' && 'default' in property) {
+          // Said once: a description that already gives the default keeps its own words.
+          const note = `Default when left out: \`${JSON.stringify(property.default)}\`.`;
+          if (!/\bdefault\b/i.test(String(property.description ?? ''))) {
+            property.description = property.description ? `${String(property.description).replace(/\.?$/, '.')} ${note}` : note;
+          }
+          delete property.default;
+        }
+      }
+    }
+    if (key !== 'example' && key !== 'examples') moveDefaults(child);
+  }
 }
 
 /**

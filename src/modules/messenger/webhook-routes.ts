@@ -153,7 +153,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
           'Acknowledged. `accepted: true`: claimed and queued for delivery. `accepted: false` (nothing queued, and the platform need not retry) ' +
           'with `reason`: `duplicate` (this update_id was already claimed), `connection_disabled`, or `connection_not_found` (deleted after the secret was checked)',
         ),
-        400: errorBodySchema.describe('invalid_request: malformed JSON (or not UTF-8), a Content-Type header that cannot be parsed (any content type is read as JSON), or update_id missing or not a non-negative integer'),
+        400: errorBodySchema.describe('invalid_request: malformed JSON (or not UTF-8), a Content-Type header that cannot be parsed (any content type is read as JSON), or `update_id` missing or not a non-negative integer'),
         401: z.object({ ok: z.literal(false), error: z.literal('invalid secret') }).describe('The secret header is missing or wrong, or the connection does not exist (a malformed connection id included)'),
         413: z.object({ error: z.literal('payload_too_large') }).describe(
           `The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent). Bytes beyond a declared Content-Length ` +

@@ -10,7 +10,17 @@ import { utf8BodyText } from '../../http/json-body.ts';
 import { allSchemas, listResponse, parsePaging, resourceTypeDocuments, schemaDocument, serviceProviderConfig } from './documents.ts';
 import { ScimError, scimErrorBody } from './errors.ts';
 import { leavesOut, project } from './projection.ts';
-import { PATCH_OP_SCHEMA } from './schema.ts';
+import {
+  scimDiscoverySchema,
+  scimErrorSchema,
+  scimGroupInputSchema,
+  scimGroupSchema,
+  scimListSchema,
+  scimPagingParameter,
+  scimPatchOpSchema,
+  scimUserInputSchema,
+  scimUserSchema,
+} from './openapi.ts';
 import type { ScimConnector, ScimContext, ScimService } from './service.ts';
 
 export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
@@ -25,8 +35,8 @@ declare module 'fastify' {
 const listQuery = z
   .object({
     filter: z.string().max(4096).optional().describe('e.g. userName eq "ann@example.com"; eq/ne/co/sw/ew/pr joined by and/or/not'),
-    startIndex: z.string().max(20).optional().describe('1-based index of the first result'),
-    count: z.string().max(20).optional().describe('page size, at most 200 (default 100)'),
+    startIndex: scimPagingParameter('1-based index of the first result (below 1 counts as 1)'),
+    count: scimPagingParameter('page size, at most 200 (default 100; below 0 counts as 0)'),
     attributes: z.string().max(2000).optional(),
     excludedAttributes: z.string().max(2000).optional(),
   })
@@ -35,34 +45,27 @@ const itemQuery = listQuery.pick({ attributes: true, excludedAttributes: true })
 // An empty id ("/Users/") is not refused here: it names no resource, the 404 of the preValidation hook.
 const idParams = z.object({ id: z.string().max(200) });
 
-// What the OpenAPI shows of SCIM answers (RFC 7643/7644 documents, kept loose: the RFCs define them).
-const scimError = z
-  .looseObject({ schemas: z.array(z.string()), status: z.string(), scimType: z.string().optional(), detail: z.string().optional() })
-  .describe('SCIM error (RFC 7644 section 3.12)');
-const scimResource = z.looseObject({}).describe('SCIM resource (RFC 7643): `schemas`, `id`, `meta` and the attributes of its schema');
-const scimList = z.looseObject({}).describe('SCIM ListResponse (RFC 7644 section 3.4.2): `schemas`, `totalResults`, `startIndex`, `itemsPerPage`, `Resources`');
 const scimErrors = {
-  400: scimError,
-  401: scimError.describe('SCIM error: no valid SCIM bearer token'),
-  403: scimError.describe(
+  400: scimErrorSchema.describe('SCIM error: the request is not valid (`scimType` says how: invalidSyntax, invalidFilter, invalidValue, invalidPath, noTarget, mutability)'),
+  401: scimErrorSchema.describe('SCIM error: no valid SCIM bearer token'),
+  403: scimErrorSchema.describe(
     'SCIM error: while the organization\'s SSO domain is not verified, writes that give access are paused: creating users or groups, ' +
       'writes that leave a user active, adding group members. Deactivating (`active: false`) and deleting users, and removing group members or groups, still work.',
   ),
-  404: scimError,
-  409: scimError,
-  413: scimError,
-  415: scimError.describe('SCIM error: send application/scim+json or application/json'),
-  503: scimError,
+  404: scimErrorSchema.describe('SCIM error: no such resource'),
+  409: scimErrorSchema.describe('SCIM error: `scimType` uniqueness (the userName, e-mail or displayName is taken) or a version conflict'),
+  413: scimErrorSchema.describe('SCIM error: the body is too large'),
+  415: scimErrorSchema.describe('SCIM error: send application/scim+json or application/json'),
+  503: scimErrorSchema.describe('SCIM error: the database cannot be reached right now; retry'),
 };
-const readResponses = { 200: scimResource, ...scimErrors };
-const listResponses = { 200: scimList, ...scimErrors };
-const createResponses = { 201: scimResource, ...scimErrors };
-const deleteResponses = { 204: z.null().describe('No content'), ...scimErrors };
-const resourceBody = z.looseObject({ schemas: z.array(z.string()).optional() });
-const patchBody = z.looseObject({
-  schemas: z.array(z.string()).optional().describe(PATCH_OP_SCHEMA),
-  Operations: z.array(z.looseObject({ op: z.string(), path: z.string().optional(), value: z.unknown().optional() })).optional(),
-});
+// The service builds documents as plain records; the response schemas check them on the way out.
+const asUser = (doc: Record<string, unknown>) => doc as z.output<typeof scimUserSchema>;
+const asGroup = (doc: Record<string, unknown>) => doc as z.output<typeof scimGroupSchema>;
+const deleted = { 204: z.null().describe('No content') };
+const userResponses = { 200: scimUserSchema, ...scimErrors };
+const groupResponses = { 200: scimGroupSchema, ...scimErrors };
+const discoveryResponses = { 200: scimDiscoverySchema, ...scimErrors };
+const discoveryListResponses = { 200: scimListSchema(scimDiscoverySchema, 'ScimDiscoveryListResponse'), ...scimErrors };
 
 /**
  * The deepest nesting of objects and arrays a SCIM body may have (the body itself is level 1). SCIM
@@ -216,21 +219,27 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     'and nothing changed when another account has that e-mail. The same e-mail and name rules as sign-up apply (400 `invalidValue`).';
   // Every SCIM route: its own bearer token, and SCIM's media type both ways (RFC 7644 section 3.1).
   const documented = { security: [{ scimToken: [] }], consumes: ['application/scim+json', 'application/json'], produces: ['application/scim+json'] };
+  // What every SCIM operation shares, as the description of those that need no more.
+  app.addHook('onRoute', (route) => {
+    if (route.schema && !route.schema.hide && !route.schema.description) {
+      route.schema.description = 'Authenticated by the organization\'s SCIM token (`Authorization: Bearer opscim_...`, from `POST /v1/scim/token`). Bodies and answers are `application/scim+json`; errors are SCIM errors (RFC 7644 section 3.12).';
+    }
+  });
 
   // ---- discovery ----
   app.get('/ServiceProviderConfig', {
-    schema: { tags: ['SCIM'], operationId: 'scimServiceProviderConfig', response: readResponses, summary: 'SCIM: service provider configuration', ...documented },
+    schema: { tags: ['SCIM'], operationId: 'scimServiceProviderConfig', response: discoveryResponses, summary: 'SCIM: service provider configuration', ...documented },
   }, async () => serviceProviderConfig(base, documentationUri));
 
   app.get('/ResourceTypes', {
-    schema: { tags: ['SCIM'], operationId: 'scimResourceTypes', response: listResponses, summary: 'SCIM: resource types', ...documented },
+    schema: { tags: ['SCIM'], operationId: 'scimResourceTypes', response: discoveryListResponses, summary: 'SCIM: resource types', ...documented },
   }, async () => {
     const types = resourceTypeDocuments(base);
     return listResponse(types, types.length, { startIndex: 1, count: types.length });
   });
 
   app.get('/ResourceTypes/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimResourceType', response: readResponses, summary: 'SCIM: one resource type', params: idParams, ...documented },
+    schema: { tags: ['SCIM'], operationId: 'scimResourceType', response: discoveryResponses, summary: 'SCIM: one resource type', params: idParams, ...documented },
   }, async (request) => {
     const type = resourceTypeDocuments(base).find((t) => t.id === request.params.id);
     if (!type) throw new ScimError(404, `Resource type ${request.params.id} not found`);
@@ -238,11 +247,11 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
   });
 
   app.get('/Schemas', {
-    schema: { tags: ['SCIM'], operationId: 'scimSchemas', response: listResponses, summary: 'SCIM: schemas', ...documented },
+    schema: { tags: ['SCIM'], operationId: 'scimSchemas', response: discoveryListResponses, summary: 'SCIM: schemas', ...documented },
   }, async () => listResponse(allSchemas.map((s) => schemaDocument(s, base)), allSchemas.length, { startIndex: 1, count: allSchemas.length }));
 
   app.get('/Schemas/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimSchema', response: readResponses, summary: 'SCIM: one schema', params: idParams, ...documented },
+    schema: { tags: ['SCIM'], operationId: 'scimSchema', response: discoveryResponses, summary: 'SCIM: one schema', params: idParams, ...documented },
   }, async (request) => {
     const schema = allSchemas.find((s) => s.id.toLowerCase() === request.params.id.toLowerCase());
     if (!schema) throw new ScimError(404, `Schema ${request.params.id} not found`);
@@ -264,7 +273,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     schema: {
       tags: ['SCIM'],
       operationId: 'scimListUsers',
-      response: listResponses,
+      response: { 200: scimListSchema(scimUserSchema, 'ScimUserListResponse'), ...scimErrors },
       summary: 'SCIM: list users',
       description: 'Filters: `userName` (case-insensitive), `externalId`, `emails.value` / `emails[...]`, `displayName`, `id`, `active`; `eq`, `ne`, `co`, `sw`, `ew`, `pr`, joined with `and`/`or`/`not` and parentheses. Paging with `startIndex` (1-based) and `count`.',
       querystring: listQuery,
@@ -272,19 +281,19 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     },
   }, async (request) => {
     const page = await scim.listUsers(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query) });
-    return { ...page, Resources: page.Resources.map((r) => project('User', r, request.query)) };
+    return { ...page, Resources: page.Resources.map((r) => asUser(project('User', r, request.query))) };
   });
 
   app.get('/Users/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimGetUser', response: readResponses, summary: 'SCIM: get a user', params: idParams, querystring: itemQuery, ...documented },
-  }, async (request) => project('User', await scim.getUser(contextOf(request), request.params.id), request.query));
+    schema: { tags: ['SCIM'], operationId: 'scimGetUser', response: userResponses, summary: 'SCIM: get a user', params: idParams, querystring: itemQuery, ...documented },
+  }, async (request) => asUser(project('User', await scim.getUser(contextOf(request), request.params.id), request.query)));
 
   app.post('/Users', {
     config: { scimAction: 'create_user' },
     schema: {
       tags: ['SCIM'],
       operationId: 'scimCreateUser',
-      response: createResponses,
+      response: { 201: scimUserSchema, ...scimErrors },
       summary: 'SCIM: provision a user',
       description:
         'The user becomes a member of the organization. An existing account with the same e-mail is linked (and takes the user\'s name) only when it is ' +
@@ -292,7 +301,7 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
         '(409 `uniqueness`: invite that person, then provision them), since sign-up does not prove one owns the address. ' +
         'The e-mail must be valid as on sign-up and in the verified SSO domain, the name at most 200 characters, at most one e-mail primary (400 `invalidValue`). ' +
         '409 `uniqueness` on a duplicate userName. Attributes of no supported schema are ignored.',
-      body: resourceBody,
+      body: scimUserInputSchema,
       ...documented,
     },
   }, async (request, reply) => created(reply, await write(request, (ctx) => scim.createUser(ctx, request.body))));
@@ -302,32 +311,32 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
     schema: {
       tags: ['SCIM'],
       operationId: 'scimReplaceUser',
-      response: readResponses,
+      response: userResponses,
       summary: 'SCIM: replace a user',
       description: `${accountFollows} \`active: false\` suspends the member and revokes their sessions, whatever the SSO domain's state.`,
       params: idParams,
-      body: resourceBody,
+      body: scimUserInputSchema,
       ...documented,
     },
-  }, async (request) => write(request, (ctx) => scim.replaceUser(ctx, request.params.id, request.body)));
+  }, async (request) => asUser(await write(request, (ctx) => scim.replaceUser(ctx, request.params.id, request.body))));
 
   app.patch('/Users/:id', {
     config: { scimAction: 'patch_user' },
     schema: {
       tags: ['SCIM'],
       operationId: 'scimPatchUser',
-      response: readResponses,
+      response: userResponses,
       summary: 'SCIM: modify a user (PatchOp)',
       description: `${accountFollows} \`active: false\` suspends the member and revokes their sessions, whatever the SSO domain's state; \`active: true\` restores the membership.`,
       params: idParams,
-      body: patchBody,
+      body: scimPatchOpSchema,
       ...documented,
     },
-  }, async (request) => write(request, (ctx) => scim.patchUser(ctx, request.params.id, request.body)));
+  }, async (request) => asUser(await write(request, (ctx) => scim.patchUser(ctx, request.params.id, request.body))));
 
   app.delete('/Users/:id', {
     config: { scimAction: 'delete_user' },
-    schema: { tags: ['SCIM'], operationId: 'scimDeleteUser', response: deleteResponses, summary: 'SCIM: deprovision a user (removes the member, revokes sessions)', params: idParams, ...documented },
+    schema: { tags: ['SCIM'], operationId: 'scimDeleteUser', response: { ...deleted, ...scimErrors }, summary: 'SCIM: deprovision a user (removes the member, revokes sessions)', params: idParams, ...documented },
   }, async (request, reply) => {
     await write(request, (ctx) => scim.deleteUser(ctx, request.params.id));
     return reply.status(204).send(null);
@@ -335,43 +344,43 @@ export const scimServerRoutes: FastifyPluginAsyncZod<{ scim: ScimService; docume
 
   // ---- Groups ----
   app.get('/Groups', {
-    schema: { tags: ['SCIM'], operationId: 'scimListGroups', response: listResponses, summary: 'SCIM: list groups', description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.', querystring: listQuery, ...documented },
+    schema: { tags: ['SCIM'], operationId: 'scimListGroups', response: { 200: scimListSchema(scimGroupSchema, 'ScimGroupListResponse'), ...scimErrors }, summary: 'SCIM: list groups', description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.', querystring: listQuery, ...documented },
   }, async (request) => {
     const excludeMembers = leavesOut('Group', request.query, 'members');
     const page = await scim.listGroups(contextOf(request), { filter: request.query.filter, paging: parsePaging(request.query), excludeMembers });
-    return { ...page, Resources: page.Resources.map((r) => project('Group', r, request.query)) };
+    return { ...page, Resources: page.Resources.map((r) => asGroup(project('Group', r, request.query))) };
   });
 
   app.get('/Groups/:id', {
-    schema: { tags: ['SCIM'], operationId: 'scimGetGroup', response: readResponses, summary: 'SCIM: get a group', params: idParams, querystring: itemQuery, ...documented },
-  }, async (request) => project('Group', await scim.getGroup(contextOf(request), request.params.id), request.query));
+    schema: { tags: ['SCIM'], operationId: 'scimGetGroup', response: groupResponses, summary: 'SCIM: get a group', params: idParams, querystring: itemQuery, ...documented },
+  }, async (request) => asGroup(project('Group', await scim.getGroup(contextOf(request), request.params.id), request.query)));
 
   app.post('/Groups', {
     config: { scimAction: 'create_group' },
     schema: {
       tags: ['SCIM'],
       operationId: 'scimCreateGroup',
-      response: createResponses,
+      response: { 201: scimGroupSchema, ...scimErrors },
       summary: 'SCIM: create a group',
       description: 'groupMappingMode metadata_only: the group and its members are kept as metadata; no team is created.',
-      body: resourceBody,
+      body: scimGroupInputSchema,
       ...documented,
     },
   }, async (request, reply) => created(reply, await write(request, (ctx) => scim.createGroup(ctx, request.body))));
 
   app.put('/Groups/:id', {
     config: { scimAction: 'replace_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimReplaceGroup', response: readResponses, summary: 'SCIM: replace a group', params: idParams, body: resourceBody, ...documented },
-  }, async (request) => write(request, (ctx) => scim.replaceGroup(ctx, request.params.id, request.body)));
+    schema: { tags: ['SCIM'], operationId: 'scimReplaceGroup', response: groupResponses, summary: 'SCIM: replace a group', params: idParams, body: scimGroupInputSchema, ...documented },
+  }, async (request) => asGroup(await write(request, (ctx) => scim.replaceGroup(ctx, request.params.id, request.body))));
 
   app.patch('/Groups/:id', {
     config: { scimAction: 'patch_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimPatchGroup', response: readResponses, summary: 'SCIM: modify a group (PatchOp, e.g. members add/remove)', params: idParams, body: patchBody, ...documented },
-  }, async (request) => write(request, (ctx) => scim.patchGroup(ctx, request.params.id, request.body)));
+    schema: { tags: ['SCIM'], operationId: 'scimPatchGroup', response: groupResponses, summary: 'SCIM: modify a group (PatchOp, e.g. members add/remove)', params: idParams, body: scimPatchOpSchema, ...documented },
+  }, async (request) => asGroup(await write(request, (ctx) => scim.patchGroup(ctx, request.params.id, request.body))));
 
   app.delete('/Groups/:id', {
     config: { scimAction: 'delete_group' },
-    schema: { tags: ['SCIM'], operationId: 'scimDeleteGroup', response: deleteResponses, summary: 'SCIM: delete a group', params: idParams, ...documented },
+    schema: { tags: ['SCIM'], operationId: 'scimDeleteGroup', response: { ...deleted, ...scimErrors }, summary: 'SCIM: delete a group', params: idParams, ...documented },
   }, async (request, reply) => {
     await write(request, (ctx) => scim.deleteGroup(ctx, request.params.id));
     return reply.status(204).send(null);

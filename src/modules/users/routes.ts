@@ -35,6 +35,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       tags: ['Users'],
       operationId: 'signUp',
       summary: 'Create an account and a session',
+      description: 'No authentication. Creates a user with this e-mail, password and name and signs them in (`sessionToken`); the account belongs to no organization until it creates one or accepts an invitation. Closed (403 `sign_up_disabled`) when `SIGN_UP_ENABLED` is false.',
       body: z.object({ email: emailSchema, password: passwordSchema, name: personNameSchema }),
       response: {
         201: sessionResponse,

@@ -43,7 +43,7 @@ const callbackResponses = {
   403: errorBodySchema.describe('authorization_denied (the user or server declined) or forbidden (the member may no longer connect this identity)'),
   404: errorBodySchema.describe('connection_not_found: the connection was deleted meanwhile; nothing stored'),
   409: errorBodySchema.describe('connection_identity_changed or oauth_client_changed: nothing stored'),
-  502: failureWithDiagnostic,
+  502: failureWithDiagnostic.describe('oauth_token_exchange_failed: the authorization server did not exchange the code for a token; `diagnostic` says why'),
 };
 
 export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }> = async (app, { service }) => {
@@ -67,7 +67,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         404: notFoundBody,
         409: errorBodySchema.describe('not_oauth_connection, or oauth_setup_required (no way to obtain a client: configure oauthClient)'),
         429: errorBodySchema.describe('rate_limited: too many authorizations started (Retry-After says when to retry)'),
-        502: failureWithDiagnostic,
+        502: failureWithDiagnostic.describe('oauth_discovery_failed or oauth_registration_failed: the MCP server\'s authorization server could not be discovered, or refused to register this client; `diagnostic` says which step failed'),
       },
     },
   }, async (request) => {
@@ -141,6 +141,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       tags: ['MCP Connections'],
       operationId: 'oauthClientMetadataDocument',
       summary: 'The OAuth client ID metadata document authorization servers fetch to identify this service',
+      description: 'No authentication. Its URL is this service\'s OAuth `client_id` towards authorization servers that support client ID metadata documents, so no registration is needed with them; it names the redirect URIs of the OAuth callbacks.',
       response: {
         200: z.object({
           client_id: z.string(),
