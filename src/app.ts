@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { documentAuthentication } from './http/auth.ts';
+import { registerCors } from './http/cors.ts';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
@@ -112,6 +113,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     done();
   });
 
+  // Browser pages on the listed origins may call the API (never the webhook ingress, nor SCIM, which
+  // is outside /v1); no origin is listed by default.
+  registerCors(app, { allowedOrigins: config.corsAllowedOrigins, excludedPrefixes: ['/v1/webhooks/'] });
+
   app.addHook('onRoute', documentAuthentication);
   await app.register(fastifySwagger, {
     openapi: {
@@ -126,7 +131,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           'a JSON body whose bytes are not UTF-8 is 400 `invalid_request`. A body over 1 MiB is 413 `payload_too_large` ' +
           '(the webhook has its own limits), and 503 `service_unavailable` with `Retry-After` ' +
           'means the database cannot be reached right now (retry; nothing was changed). A request not received whole within ' +
-          '`REQUEST_TIMEOUT_MS` (30 s by default) is answered 408 `request_timeout` and its connection closed.\n\n' +
+          '`REQUEST_TIMEOUT_MS` (30 s by default) is answered 408 `request_timeout` and its connection closed. ' +
+          'Browser pages on the origins listed in `CORS_ALLOWED_ORIGINS` (none by default) may call the /v1 routes (not the webhook ingress), ' +
+          '/health and /openapi.json: a preflight is answered 204 without routing, and no `Access-Control-Allow-Credentials` is sent ' +
+          '(the API takes bearer headers, never cookies).\n\n' +
           'Compatibility: everything is under `/v1`, and within it changes are additive only (new routes, new optional request ' +
           'fields, new response fields, new `error`, `category`, `code` and `reason` values), so clients should ignore fields ' +
           'and values they do not know. A change that is not additive would come under a new prefix, with `/v1` kept alongside.',

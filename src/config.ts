@@ -15,6 +15,7 @@ export const configVariables = [
   ['REQUEST_TIMEOUT_MS', '30000', 'time a client has to send a whole request, headers and body (a slower one gets 408 and is disconnected)'],
   ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
+  ['CORS_ALLOWED_ORIGINS', '(empty)', 'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health and /openapi.json; empty: no cross-origin access'],
   ['DESKTOP_DOWNLOAD_URL', 'https://github.com/orgplane/desktop/releases/latest', 'where the install page\'s "Download" action points'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
@@ -69,6 +70,28 @@ function isAddressOrCidr(entry: string): boolean {
   return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
 }
 
+/**
+ * An origin as browsers send it (scheme, host, port; no path): each entry is normalized through the
+ * URL parser (lower-case host, default port dropped, one trailing slash allowed), so it compares equal
+ * to the Origin header. Anything else (a path, "*", "null") stops the start: a list that silently
+ * matched nothing would look like a browser bug.
+ */
+function toOrigin(entry: string): string | undefined {
+  if (!/^https?:\/\//i.test(entry)) return undefined;
+  try {
+    const url = new URL(entry);
+    if (url.pathname !== '/' || url.search || url.hash || url.username || url.password || entry.endsWith('?') || entry.endsWith('#')) return undefined;
+    return url.origin;
+  } catch {
+    return undefined;
+  }
+}
+
+const originList = listOf.refine(
+  (entries) => entries.every((entry) => toOrigin(entry) !== undefined),
+  'must be origins, each scheme://host[:port] with nothing after it: https://app.example.com, http://localhost:5173',
+).transform((entries) => [...new Set(entries.map((entry) => toOrigin(entry)!))]);
+
 const booleanFlag = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -97,6 +120,7 @@ const environmentSchema = z.object({
   REQUEST_TIMEOUT_MS: integerSetting(30_000, 1000, 3_600_000),
   DNS_SERVERS: dnsServerList,
   DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
+  CORS_ALLOWED_ORIGINS: originList,
   DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
   MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -145,6 +169,8 @@ export interface Config {
   dnsServers: string[];
   /** Per-attempt timeout of SSO DNS lookups. */
   dnsTimeoutMs: number;
+  /** Origins (normalized, as browsers send them) whose pages may call the API cross-origin; empty: none. */
+  corsAllowedOrigins: string[];
   /** The install page's download action. */
   desktopDownloadUrl: string;
   messengerApiRoot: string;
@@ -199,6 +225,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     dnsServers: env.DNS_SERVERS,
     dnsTimeoutMs: env.DNS_TIMEOUT_MS,
+    corsAllowedOrigins: env.CORS_ALLOWED_ORIGINS,
     desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL,
     messengerApiRoot: env.MESSENGER_API_ROOT.replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,
