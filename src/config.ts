@@ -22,6 +22,7 @@ export const configVariables = [
   ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
   ['SESSION_TTL_HOURS', '720', 'lifetime of a session token, in whole hours (1 to 87600)'],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
+  ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '20', 'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
   ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '2', 'first delivery retry delay; each retry waits about twice as long (with jitter)'],
@@ -129,6 +130,7 @@ const environmentSchema = z.object({
   // (past about 68 years that computation overflows).
   SESSION_TTL_HOURS: integerSetting(720, 1, MAX_SESSION_TTL_HOURS),
   SIGN_UP_ENABLED: booleanFlag(true),
+  SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
   RUN_WORKERS: booleanFlag(true),
   // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
   // are counts. The queue refuses an expiry over 24 hours.
@@ -178,6 +180,8 @@ export interface Config {
   dbPoolSize: number;
   sessionTtlHours: number;
   signUpEnabled: boolean;
+  /** Sign-up attempts one client address may make per hour (the per-e-mail limit is fixed). */
+  signUpAttemptsPerAddress: number;
   runWorkers: boolean;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
   messengerDelivery: DeliverySettings;
@@ -232,6 +236,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     dbPoolSize: env.DB_POOL_SIZE,
     sessionTtlHours: env.SESSION_TTL_HOURS,
     signUpEnabled: env.SIGN_UP_ENABLED,
+    signUpAttemptsPerAddress: env.SIGN_UP_ATTEMPTS_PER_ADDRESS,
     runWorkers: env.RUN_WORKERS,
     messengerDelivery: {
       maxAttempts: env.MESSENGER_DELIVERY_ATTEMPTS,
