@@ -16,13 +16,13 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { documentAuthentication } from './http/auth.ts';
 import { registerCors } from './http/cors.ts';
-import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
+import { createClientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
-import { registerScim, SCIM_PREFIX, scimFrameworkError } from './modules/scim/index.ts';
+import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
 import { registerApiKeys } from './modules/api-keys/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations, registerInvitations } from './modules/invitations/index.ts';
@@ -74,7 +74,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     bodyLimit: 1024 * 1024,
     // A client that starts a request and never finishes its body would hold the connection forever
-    // (Fastify's default is no limit): it gets 408 (clientErrorHandler) once this much time has passed.
+    // (Fastify's default is no limit): it gets 408 (createClientErrorHandler) once this much time has passed.
     // Node looks for such connections every `connectionsCheckingInterval`, so the cut comes up to that
     // much later; the headers get the same time, not Node's own 60 s on top.
     requestTimeout: config.requestTimeoutMs,
@@ -88,7 +88,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // shape too, or in SCIM's under the SCIM server's prefix (where SCIM clients read it).
     frameworkErrors: (error, request, reply) =>
       (request.url.startsWith(`${SCIM_PREFIX}/`) ? scimFrameworkError : errorHandler)(error as FastifyError, request, reply),
-    clientErrorHandler,
+    // The HTTP parser's refusals (header block or request line too large, malformed HTTP) too: in SCIM's
+    // shape when the raw bytes show a request line under the SCIM server's prefix.
+    clientErrorHandler: createClientErrorHandler([{ prefix: SCIM_PREFIX, answer: scimPreRoutingError }]),
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
