@@ -16,7 +16,7 @@ export const configVariables = [
   ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
   ['CORS_ALLOWED_ORIGINS', '(empty)', 'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health and /openapi.json; empty: no cross-origin access'],
-  ['DESKTOP_DOWNLOAD_URL', 'https://github.com/orgplane/desktop/releases/latest', 'where the install page\'s "Download" action points'],
+  ['DESKTOP_DOWNLOAD_URL', '(unset: the install page says the download is not configured)', 'where the install page\'s "Download" action points (an http(s) URL)'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
   ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
@@ -122,7 +122,8 @@ const environmentSchema = z.object({
   DNS_SERVERS: dnsServerList,
   DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
   CORS_ALLOWED_ORIGINS: originList,
-  DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
+  // No default: a made-up address would send people to a download that does not exist.
+  DESKTOP_DOWNLOAD_URL: z.url({ protocol: /^https?$/ }).optional(),
   MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DB_POOL_SIZE: integerSetting(10, 1, 500),
@@ -173,8 +174,8 @@ export interface Config {
   dnsTimeoutMs: number;
   /** Origins (normalized, as browsers send them) whose pages may call the API cross-origin; empty: none. */
   corsAllowedOrigins: string[];
-  /** The install page's download action. */
-  desktopDownloadUrl: string;
+  /** The install page's download action; null when DESKTOP_DOWNLOAD_URL is unset (the page says so). */
+  desktopDownloadUrl: string | null;
   messengerApiRoot: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolSize: number;
@@ -230,7 +231,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     dnsServers: env.DNS_SERVERS,
     dnsTimeoutMs: env.DNS_TIMEOUT_MS,
     corsAllowedOrigins: env.CORS_ALLOWED_ORIGINS,
-    desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL,
+    desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL ?? null,
     messengerApiRoot: env.MESSENGER_API_ROOT.replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,
     dbPoolSize: env.DB_POOL_SIZE,
