@@ -15,13 +15,14 @@ import { z } from 'zod';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { documentAuthentication } from './http/auth.ts';
-import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
+import { registerCors } from './http/cors.ts';
+import { createClientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
-import { registerScim, SCIM_PREFIX, scimFrameworkError } from './modules/scim/index.ts';
+import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
 import { registerApiKeys } from './modules/api-keys/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations, registerInvitations } from './modules/invitations/index.ts';
@@ -91,7 +92,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     bodyLimit: 1024 * 1024,
     // A client that starts a request and never finishes its body would hold the connection forever
-    // (Fastify's default is no limit): it gets 408 (clientErrorHandler) once this much time has passed.
+    // (Fastify's default is no limit): it gets 408 (createClientErrorHandler) once this much time has passed.
     // Node looks for such connections every `connectionsCheckingInterval`, so the cut comes up to that
     // much later; the headers get the same time, not Node's own 60 s on top.
     requestTimeout: config.requestTimeoutMs,
@@ -105,7 +106,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // shape too, or in SCIM's under the SCIM server's prefix (where SCIM clients read it).
     frameworkErrors: (error, request, reply) =>
       (request.url.startsWith(`${SCIM_PREFIX}/`) ? scimFrameworkError : errorHandler)(error as FastifyError, request, reply),
-    clientErrorHandler,
+    // The HTTP parser's refusals (header block or request line too large, malformed HTTP) too: in SCIM's
+    // shape when the raw bytes show a request line under the SCIM server's prefix.
+    clientErrorHandler: createClientErrorHandler([{ prefix: SCIM_PREFIX, answer: scimPreRoutingError }]),
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -130,6 +133,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     done();
   });
 
+  // Browser pages on the listed origins may call the API (never the webhook ingress, nor SCIM, which
+  // is outside /v1); no origin is listed by default.
+  registerCors(app, { allowedOrigins: config.corsAllowedOrigins, excludedPrefixes: ['/v1/webhooks/'] });
+
   app.addHook('onRoute', documentAuthentication);
   await app.register(fastifySwagger, {
     openapi: {
@@ -145,7 +152,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           'a JSON body whose bytes are not UTF-8 is 400 `invalid_request`. A body over 1 MiB is 413 `payload_too_large` ' +
           '(the webhook has its own limits), and 503 `service_unavailable` with `Retry-After` ' +
           'means the database cannot be reached right now (retry; nothing was changed). A request not received whole within ' +
-          '`REQUEST_TIMEOUT_MS` (30 s by default) is answered 408 `request_timeout` and its connection closed.\n\n' +
+          '`REQUEST_TIMEOUT_MS` (30 s by default) is answered 408 `request_timeout` and its connection closed. ' +
+          'Browser pages on the origins listed in `CORS_ALLOWED_ORIGINS` (none by default) may call the /v1 routes (not the webhook ingress), ' +
+          '/health and /openapi.json: a preflight is answered 204 without routing, and no `Access-Control-Allow-Credentials` is sent ' +
+          '(the API takes bearer headers, never cookies).\n\n' +
           'Compatibility: everything is under `/v1`, and within it changes are additive only (new routes, new optional request ' +
           'fields, new response fields, new `error`, `category`, `code` and `reason` values), so clients should ignore fields ' +
           'and values they do not know. A change that is not additive would come under a new prefix, with `/v1` kept alongside.',
@@ -173,7 +183,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerSystemRoutes(app, db);
 
-  await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, membership, organizations: organizationDirectory });
+  await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, signUpAttemptsPerAddress: config.signUpAttemptsPerAddress, membership, organizations: organizationDirectory });
   await registerOrganizations(app, { db, membership });
   await registerMembers(app, { membership });
   await registerInvitations(app, { db, membership, users: userDirectory });

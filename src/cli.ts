@@ -106,6 +106,7 @@ async function main(argv: string[]): Promise<number> {
           db,
           rateLimiter: createRateLimiter(db),
           signUpEnabled: true,
+          signUpAttemptsPerAddress: config.signUpAttemptsPerAddress,
           membership: createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours }),
           organizations: createOrganizationDirectory({ db }),
         });

@@ -15,12 +15,14 @@ export const configVariables = [
   ['REQUEST_TIMEOUT_MS', '30000', 'time a client has to send a whole request, headers and body (a slower one gets 408 and is disconnected)'],
   ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
-  ['DESKTOP_DOWNLOAD_URL', 'https://github.com/orgplane/desktop/releases/latest', 'where the install page\'s "Download" action points'],
+  ['CORS_ALLOWED_ORIGINS', '(empty)', 'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health and /openapi.json; empty: no cross-origin access'],
+  ['DESKTOP_DOWNLOAD_URL', '(unset: the install page says the download is not configured)', 'where the install page\'s "Download" action points (an http(s) URL)'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
   ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
   ['SESSION_TTL_HOURS', '720', 'lifetime of a session token, in whole hours (1 to 87600)'],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
+  ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '20', 'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
   ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '2', 'first delivery retry delay; each retry waits about twice as long (with jitter)'],
@@ -69,6 +71,28 @@ function isAddressOrCidr(entry: string): boolean {
   return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
 }
 
+/**
+ * An origin as browsers send it (scheme, host, port; no path): each entry is normalized through the
+ * URL parser (lower-case host, default port dropped, one trailing slash allowed), so it compares equal
+ * to the Origin header. Anything else (a path, "*", "null") stops the start: a list that silently
+ * matched nothing would look like a browser bug.
+ */
+function toOrigin(entry: string): string | undefined {
+  if (!/^https?:\/\//i.test(entry)) return undefined;
+  try {
+    const url = new URL(entry);
+    if (url.pathname !== '/' || url.search || url.hash || url.username || url.password || entry.endsWith('?') || entry.endsWith('#')) return undefined;
+    return url.origin;
+  } catch {
+    return undefined;
+  }
+}
+
+const originList = listOf.refine(
+  (entries) => entries.every((entry) => toOrigin(entry) !== undefined),
+  'must be origins, each scheme://host[:port] with nothing after it: https://app.example.com, http://localhost:5173',
+).transform((entries) => [...new Set(entries.map((entry) => toOrigin(entry)!))]);
+
 const booleanFlag = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -97,7 +121,9 @@ const environmentSchema = z.object({
   REQUEST_TIMEOUT_MS: integerSetting(30_000, 1000, 3_600_000),
   DNS_SERVERS: dnsServerList,
   DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
-  DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
+  CORS_ALLOWED_ORIGINS: originList,
+  // No default: a made-up address would send people to a download that does not exist.
+  DESKTOP_DOWNLOAD_URL: z.url({ protocol: /^https?$/ }).optional(),
   MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DB_POOL_SIZE: integerSetting(10, 1, 500),
@@ -105,6 +131,7 @@ const environmentSchema = z.object({
   // (past about 68 years that computation overflows).
   SESSION_TTL_HOURS: integerSetting(720, 1, MAX_SESSION_TTL_HOURS),
   SIGN_UP_ENABLED: booleanFlag(true),
+  SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
   RUN_WORKERS: booleanFlag(true),
   // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
   // are counts. The queue refuses an expiry over 24 hours.
@@ -145,13 +172,17 @@ export interface Config {
   dnsServers: string[];
   /** Per-attempt timeout of SSO DNS lookups. */
   dnsTimeoutMs: number;
-  /** The install page's download action. */
-  desktopDownloadUrl: string;
+  /** Origins (normalized, as browsers send them) whose pages may call the API cross-origin; empty: none. */
+  corsAllowedOrigins: string[];
+  /** The install page's download action; null when DESKTOP_DOWNLOAD_URL is unset (the page says so). */
+  desktopDownloadUrl: string | null;
   messengerApiRoot: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolSize: number;
   sessionTtlHours: number;
   signUpEnabled: boolean;
+  /** Sign-up attempts one client address may make per hour (the per-e-mail limit is fixed). */
+  signUpAttemptsPerAddress: number;
   runWorkers: boolean;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
   messengerDelivery: DeliverySettings;
@@ -199,12 +230,14 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     dnsServers: env.DNS_SERVERS,
     dnsTimeoutMs: env.DNS_TIMEOUT_MS,
-    desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL,
+    corsAllowedOrigins: env.CORS_ALLOWED_ORIGINS,
+    desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL ?? null,
     messengerApiRoot: env.MESSENGER_API_ROOT.replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,
     dbPoolSize: env.DB_POOL_SIZE,
     sessionTtlHours: env.SESSION_TTL_HOURS,
     signUpEnabled: env.SIGN_UP_ENABLED,
+    signUpAttemptsPerAddress: env.SIGN_UP_ATTEMPTS_PER_ADDRESS,
     runWorkers: env.RUN_WORKERS,
     messengerDelivery: {
       maxAttempts: env.MESSENGER_DELIVERY_ATTEMPTS,

@@ -53,6 +53,27 @@ export interface OutboundClient {
 
 export type OutboundBlockReason = 'private_address' | 'redirect_blocked' | 'unsupported_protocol' | 'too_many_redirects';
 
+// How people name the ranges ipaddr.js names in camelCase, for messages (the range field keeps its name).
+const rangeLabels: Record<string, string> = {
+  linkLocal: 'link-local',
+  uniqueLocal: 'unique-local',
+  carrierGradeNat: 'carrier-grade NAT',
+  ipv4Mapped: 'IPv4-mapped',
+  rfc6145: 'IPv4-translated (RFC 6145)',
+  rfc6052: 'NAT64 (RFC 6052)',
+  '6to4': '6to4',
+  teredo: 'Teredo',
+  as112: 'AS112',
+  amt: 'AMT',
+  orchid2: 'ORCHIDv2',
+  droneRemoteIdProtocolEntityTags: 'drone remote ID',
+};
+
+/** A range name as a person reads it: "link-local", not "linkLocal". */
+export function rangeLabel(range: string): string {
+  return rangeLabels[range] ?? range.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
 export class OutboundBlockedError extends Error {
   readonly reason: OutboundBlockReason;
   /** The refused address, when the reason is an address. */
@@ -145,7 +166,7 @@ export function createAddressPolicy(allowedPrivateNetworks: string[]) {
       if (range !== 'unicast') {
         throw new OutboundBlockedError(
           'private_address',
-          `The address ${parsed.toString()} (${range}) is not reachable from this service; allow its network in ALLOWED_PRIVATE_NETWORKS if intended`,
+          `The address ${parsed.toString()} (${rangeLabel(range)}) is not reachable from this service; allow its network in ALLOWED_PRIVATE_NETWORKS if intended`,
           { address: parsed.toString(), range },
         );
       }

@@ -85,3 +85,20 @@ test('the OpenAPI document describes rotate as optional with default false', asy
   assert.ok(operation.responses['429']);
   assert.ok(body.paths['/v1/install-links/{token}'].get.responses['404']);
 });
+
+test('without DESKTOP_DOWNLOAD_URL (the default) the page says the download is not configured, and offers no made-up link', async () => {
+  assert.equal(t.app.config.desktopDownloadUrl, null);
+  const { body } = await mint(t.tenant.member.token);
+  const page = await fetch(body.installPageUrl);
+  assert.equal(page.status, 200);
+  const html = await page.text();
+  assert.match(html, /id="download-not-configured"/);
+  assert.match(html, /The desktop app download is not configured on this server yet/);
+  assert.match(html, /DESKTOP_DOWNLOAD_URL/);
+  assert.doesNotMatch(html, /id="download"/);
+  assert.doesNotMatch(html, /github\.com/);
+  // the rest of the page is there
+  assert.match(html, /id="open-in-app"/);
+  // the server said so as it started
+  assert.ok(t.app.logLines.some((line) => line.level === 40 && /DESKTOP_DOWNLOAD_URL is not set/.test(String(line.msg))));
+});

@@ -349,6 +349,8 @@ describe('probe: outbound policy (SSRF)', () => {
     assert.equal(diagnostic.code, 'address_blocked');
     assert.equal(diagnostic.category, 'network_policy');
     assert.equal(diagnostic.actionOwner, 'network_admin');
+    // said the way people say it, not as the library's identifier
+    assert.equal(diagnostic.message, 'The host resolves to an address in a link-local range, which this service does not dial.');
   });
 
   test('loopback without an allowance is refused, and the server sees nothing', async () => {

@@ -8,6 +8,7 @@ import {
   OutboundResponseTooLargeError,
   OutboundTimeoutError,
   type OutboundClient,
+  rangeLabel,
 } from '../../src/platform/outbound.ts';
 
 /** A real HTTP server on 127.0.0.1 whose routes the tests define; counts the requests it saw. */
@@ -82,6 +83,14 @@ describe('outbound client: address policy', () => {
   test('a malformed allowance is a configuration error', () => {
     assert.throws(() => createOutboundClient({ allowedPrivateNetworks: ['not-a-cidr'] }), /ALLOWED_PRIVATE_NETWORKS/);
   });
+});
+
+test('range names in messages are the words people use', () => {
+  assert.equal(rangeLabel('linkLocal'), 'link-local');
+  assert.equal(rangeLabel('uniqueLocal'), 'unique-local');
+  assert.equal(rangeLabel('carrierGradeNat'), 'carrier-grade NAT');
+  assert.equal(rangeLabel('private'), 'private');
+  assert.equal(rangeLabel('someFutureRange'), 'some future range');
 });
 
 describe('outbound client: requests', () => {
@@ -161,6 +170,8 @@ describe('outbound client: requests', () => {
       assert.equal(error.reason, 'private_address');
       assert.equal(error.address, '169.254.169.254');
       assert.equal(error.range, 'linkLocal');
+      assert.match(error.message, /\(link-local\)/);
+      assert.doesNotMatch(error.message, /linkLocal/);
       return true;
     });
   });

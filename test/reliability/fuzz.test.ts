@@ -155,8 +155,8 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
   }
   // Refused before any route matched (path parameter too long, request line or headers too large,
   // undecodable URL): no route's dialect applies, so these carry the API's generic error shape. The
-  // router's refusals under /scim/v2 carry SCIM's (its clients read only that); the HTTP parser's
-  // (request line or headers too large) come before the path is known, so they stay generic there.
+  // router's refusals under /scim/v2 carry SCIM's (its clients read only that), and so do the HTTP
+  // parser's (request line or headers too large) when the request line it read names a SCIM path.
   const beforeRouting = status === 414 || status === 431 || (status === 400 && (body as { message?: string })?.message === 'The URL is not valid');
   if (beforeRouting) {
     const generic = errorShapeProblem('/', body);

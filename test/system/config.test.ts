@@ -49,7 +49,16 @@ const numericSettings: Array<[name: string, good: string, tooSmall: string, tooL
   ['MESSENGER_DELIVERY_EXPIRE_SECONDS', '120', '0', '86401'],
   ['MESSENGER_DELIVERY_CONCURRENCY', '4', '0', '1001'],
   ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '5', '0', '3601'],
+  ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '100', '0', '1000001'],
 ];
+
+test('DESKTOP_DOWNLOAD_URL has no made-up default: unset is null; an http(s) URL is taken; anything else stops the start naming it', () => {
+  assert.equal(loadConfig({}).desktopDownloadUrl, null);
+  assert.equal(loadConfig({ DESKTOP_DOWNLOAD_URL: 'https://downloads.example.com/app' }).desktopDownloadUrl, 'https://downloads.example.com/app');
+  for (const bad of ['downloads', 'javascript:alert(1)', 'ftp://downloads.example.com/app']) {
+    assert.throws(() => loadConfig({ DESKTOP_DOWNLOAD_URL: bad }), /DESKTOP_DOWNLOAD_URL: /, bad);
+  }
+});
 
 test('every numeric setting takes a whole number in its range; a fraction (2.5, 0.5, 1.5), text or a value out of range stops the start naming it', () => {
   for (const [name, good, tooSmall, tooLarge] of numericSettings) {
@@ -69,6 +78,7 @@ test('every numeric setting takes a whole number in its range; a fraction (2.5, 
   assert.equal(loadConfig({ MESSENGER_DELIVERY_ATTEMPTS: '5' }).messengerDelivery.maxAttempts, 5);
   assert.equal(loadConfig({ SESSION_TTL_HOURS: '24' }).sessionTtlHours, 24);
   assert.equal(loadConfig({}).sessionTtlHours, 720);
+  assert.equal(loadConfig({}).signUpAttemptsPerAddress, 20);
 });
 
 test('MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS below MESSENGER_DELIVERY_RETRY_DELAY_SECONDS stops the start', () => {

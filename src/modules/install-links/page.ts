@@ -13,15 +13,19 @@ const style = `
 
 const layout = (title: string, body: string) => htmlPage(title, body, style);
 
-export function installPage(input: { organizationName: string; downloadUrl: string; openInAppUrl: string; configUrl: string }): string {
+export function installPage(input: { organizationName: string; downloadUrl: string | null; openInAppUrl: string; configUrl: string }): string {
   const name = escapeHtml(input.organizationName);
+  const download = input.downloadUrl
+    ? `<a class="button primary" id="download" href="${escapeHtml(input.downloadUrl)}" rel="noopener noreferrer">Download the desktop app</a>`
+    : `<p id="download-not-configured">The desktop app download is not configured on this server yet: ask the administrator
+of ${name} for the app (they set <code>DESKTOP_DOWNLOAD_URL</code> on the server).</p>`;
   return layout(
     `Join ${input.organizationName} on orgplane`,
     `<h1>Join <span id="organization-name">${name}</span> on orgplane</h1>
 <p>You were invited to use the orgplane desktop app with the <strong>${name}</strong> workspace.
 Install the app, then open this link in it to connect to the workspace.</p>
 <div class="actions">
-  <a class="button primary" id="download" href="${escapeHtml(input.downloadUrl)}" rel="noopener noreferrer">Download the desktop app</a>
+  ${download}
   <a class="button secondary" id="open-in-app" href="${escapeHtml(input.openInAppUrl)}">Open in the app</a>
 </div>
 <p class="muted">Already installed? “Open in the app” hands this workspace to orgplane.

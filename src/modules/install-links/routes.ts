@@ -10,8 +10,8 @@ import { lookupLimit, mintLimit, type InstallLinkService } from './service.ts';
 
 export interface InstallLinkRoutesOptions {
   installLinks: InstallLinkService;
-  /** Where the desktop app is downloaded from (DESKTOP_DOWNLOAD_URL). */
-  desktopDownloadUrl: string;
+  /** Where the desktop app is downloaded from (DESKTOP_DOWNLOAD_URL); null when not configured. */
+  desktopDownloadUrl: string | null;
 }
 
 const installLinkSchema = z
@@ -51,7 +51,9 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
         'without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) ' +
         'every older link of the organization stops working in the same transaction that mints the new one. ' +
         `Limited to ${mintLimit.limit} links per member per ${mintLimit.windowSeconds / 60} minutes across all processes: ` +
-        'then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too.',
+        'then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too. ' +
+        'The page offers the desktop app from the server\'s `DESKTOP_DOWNLOAD_URL`; while the operator has not set it, the page says the ' +
+        'download is not configured (and the server logs a warning as it starts).',
       params: z.object({ organizationId: typeIdSchema('org') }),
       [BODY_OPTIONAL]: true,
       body: z
@@ -106,7 +108,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       operationId: 'installPage',
       summary: 'Install page for people (HTML)',
       description:
-        'An HTML page with the organization name, a download action and an open-in-app action. ' +
+        'An HTML page with the organization name, a download action (or, while DESKTOP_DOWNLOAD_URL is not set, a note that the download is not configured) and an open-in-app action. ' +
         'An unknown or rotated token gets a 404 "link no longer valid" page. Rate limited per client address like the configuration route.',
       params: tokenParams,
       produces: ['text/html'],

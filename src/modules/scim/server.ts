@@ -121,6 +121,14 @@ export function scimFrameworkError(error: FastifyError, _request: FastifyRequest
   return reply.status(body.status).header('content-type', SCIM_CONTENT_TYPE).send(scimErrorBody(body.status, body.detail, body.scimType));
 }
 
+/**
+ * How the SCIM server answers a request the HTTP parser refused before routing (431, 414, 400): the
+ * same refusal in SCIM's error shape (http/errors.ts createClientErrorHandler).
+ */
+export function scimPreRoutingError(status: number, message: string) {
+  return { contentType: SCIM_CONTENT_TYPE, body: scimErrorBody(status, message) };
+}
+
 /** The context of this request's provisioning writes: the connector acts, through this request. */
 function scimContext(connector: ScimConnector, request: FastifyRequest): ScimContext {
   const userAgent = request.headers['user-agent'];

@@ -31,7 +31,7 @@ export { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } fro
 
 /** Registers bootstrap, sign-up/in/out and GET /v1/me; the service is returned for the CLI. */
 export async function registerUsers(app: FastifyInstance, deps: UserServiceDeps): Promise<UserService> {
-  requireDependencies('users', deps, ['db', 'rateLimiter', 'signUpEnabled', 'membership', 'organizations']);
+  requireDependencies('users', deps, ['db', 'rateLimiter', 'signUpEnabled', 'signUpAttemptsPerAddress', 'membership', 'organizations']);
   const users = createUserService(deps);
   await app.register(userRoutes, { users });
   return users;

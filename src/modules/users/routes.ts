@@ -35,17 +35,25 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       tags: ['Users'],
       operationId: 'signUp',
       summary: 'Create an account and a session',
-      description: 'No authentication. Creates a user with this e-mail, password and name and signs them in (`sessionToken`); the account belongs to no organization until it creates one or accepts an invitation. Closed (403 `sign_up_disabled`) when `SIGN_UP_ENABLED` is false.',
+      description:
+        'No authentication. Creates a user with this e-mail, password and name and signs them in (`sessionToken`); the account belongs ' +
+        'to no organization until it creates one or accepts an invitation. Closed (403 `sign_up_disabled`) when `SIGN_UP_ENABLED` is false. ' +
+        'Attempts are limited across all processes, in fixed one-hour windows, whatever their answer: `SIGN_UP_ATTEMPTS_PER_ADDRESS` ' +
+        '(20 by default) from one client address, and 5 for one e-mail address from all clients together. Once a limit is reached, ' +
+        'every attempt it covers is 429 `rate_limited` (with `Retry-After`) until the window ends; an attempt a limit refuses does not ' +
+        'count against the other. A registered address is still answered 409 `email_taken`: the limits make finding out which ' +
+        'addresses have accounts slow, not impossible (an account must be told apart from a typo at sign-up).',
       body: z.object({ email: emailSchema, password: passwordSchema, name: personNameSchema }),
       response: {
         201: sessionResponse,
         400: commonErrorResponses[400],
         403: errorBodySchema.describe('sign_up_disabled'),
         409: errorBodySchema.describe('email_taken'),
+        429: errorBodySchema.describe('rate_limited'),
       },
     },
   }, async (request, reply) => {
-    const result = await users.signUp(request.body);
+    const result = await users.signUp(request.body, request.ip);
     return reply.status(201).send({ user: toUser(result.user), sessionToken: result.sessionToken });
   });
 

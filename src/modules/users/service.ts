@@ -22,6 +22,12 @@ import * as store from './store.ts';
 // and attempts already refused by a limit, do not.
 const signInLimits = { perAccountFromAddress: 10, perAddress: 50, perAccount: 100, windowSeconds: 15 * 60 };
 
+// Sign-up answers 409 email_taken for a registered address, so every attempt, whatever its answer,
+// is counted, in fixed one-hour windows: per client address (SIGN_UP_ATTEMPTS_PER_ADDRESS, so a
+// launch behind one NAT can raise it) and per target address (a few tries at one address are typos and
+// retries; more are probing it). See the README's "Sign-up and account enumeration".
+export const signUpLimits = { perTargetAddress: 5, windowSeconds: 60 * 60 };
+
 /** What other modules use of users and sessions (UserDirectory). */
 export function createUserDirectory(deps: { db: Database }) {
   const { db } = deps;
@@ -54,6 +60,8 @@ export interface UserServiceDeps {
   db: Database;
   rateLimiter: RateLimiter;
   signUpEnabled: boolean;
+  /** Sign-up attempts one client address may make per hour (SIGN_UP_ATTEMPTS_PER_ADDRESS). */
+  signUpAttemptsPerAddress: number;
   membership: Pick<MembershipCore, 'addMember' | 'issueSession' | 'revokeSession'>;
   organizations: Pick<OrganizationDirectory, 'countOrganizations' | 'addOrganization' | 'listOrganizationsOfUser'>;
 }
@@ -90,8 +98,24 @@ export function createUserService(deps: UserServiceDeps) {
       });
     },
 
-    async signUp(input: { email: string; password: string; name: string }) {
+    /**
+     * Every attempt takes a place in both counters before the address is looked at, so concurrent
+     * probes (on any process) cannot all get through before one is counted; an attempt one limit
+     * refuses gives back its place in the other (a locked-out client must not use up the target's own).
+     */
+    async signUp(input: { email: string; password: string; name: string }, clientAddress: string) {
       if (!deps.signUpEnabled) throw new ApiError(403, 'sign_up_disabled', 'Sign-up is disabled on this instance');
+      const buckets = [
+        { bucket: `sign-up:address:${clientAddress}`, limit: deps.signUpAttemptsPerAddress },
+        { bucket: `sign-up:target:${input.email.toLowerCase()}`, limit: signUpLimits.perTargetAddress },
+      ];
+      const results = [];
+      for (const { bucket, limit } of buckets) results.push(await deps.rateLimiter.hit(bucket, limit, signUpLimits.windowSeconds));
+      const refused = results.find((result) => !result.allowed);
+      if (refused) {
+        for (const result of results) if (result.allowed) await result.release();
+        throw rateLimited(refused, 'Too many sign-up attempts; try again later');
+      }
       return db.transaction(async (tx) => {
         const user = await createUser(tx, input);
         const sessionToken = await issueSession(tx, user.id, null);

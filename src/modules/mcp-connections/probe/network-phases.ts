@@ -2,7 +2,7 @@
 
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, rootCertificates } from 'node:tls';
-import { OutboundBlockedError } from '../../../platform/outbound.ts';
+import { OutboundBlockedError, rangeLabel } from '../../../platform/outbound.ts';
 import { HEADER_VALUE_RULE, isHeaderValue } from './credentials.ts';
 import { type PhaseFunction, withDeadline, fail, timeoutFailure, errorCode, PhaseTimeout } from './phase-kit.ts';
 
@@ -52,7 +52,7 @@ export const networkDns: PhaseFunction = async (ctx) => {
     if (error instanceof OutboundBlockedError) {
       fail('NETWORK_DNS', 'network_policy', 'address_blocked', 'network_admin',
         'Use a publicly reachable endpoint, or have the operator allow this network in ALLOWED_PRIVATE_NETWORKS.',
-        `The host resolves to an address in a ${error.range ?? 'private'} range, which this service does not dial.`, { cause: error });
+        `The host resolves to an address in a ${rangeLabel(error.range ?? 'private')} range, which this service does not dial.`, { cause: error });
     }
     const code = errorCode(error);
     if (code === 'EAI_AGAIN' || code === 'ETIMEOUT' || code === 'ESERVFAIL') {
