@@ -1,5 +1,5 @@
-// Wires the messenger module into an app: the queue (pg-boss schema, the delivery queue), the
-// management routes, the webhook ingress and, unless RUN_WORKERS=false, in-process delivery workers.
+// Wires the messenger module into an app: pg-boss (for jobs queued by versions before 0504; new
+// updates are queued by their claim rows), the management routes, the webhook ingress and, unless RUN_WORKERS=false, in-process delivery workers.
 
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
