@@ -38,6 +38,15 @@ export function retryDelaySeconds(settings: DeliverySettings, attempt: number): 
   return Math.min(settings.maxRetryDelaySeconds, base * (0.75 + Math.random() * 0.5));
 }
 
+/** The furthest key of a take (a take's rows come back in no order): where the next one resumes. */
+function lastKey(updates: LeasedUpdate[]): KeyCursor | null {
+  let last: KeyCursor | null = null;
+  for (const { connectionId, orderKey } of updates) {
+    if (!last || connectionId > last.connectionId || (connectionId === last.connectionId && orderKey > last.orderKey)) last = { connectionId, orderKey };
+  }
+  return last;
+}
+
 export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
   const { db, queueStore, settings } = deps;
   const concurrency = Math.max(1, settings.concurrency);
@@ -78,13 +87,14 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
   /** Takes up to `free` updates, going round the keys from where the last take stopped. */
   async function take(free: number): Promise<LeasedUpdate[]> {
     const taken = await queueStore.take(db, free, settings.expireInSeconds, cursor);
+    let next = lastKey(taken);
     if (taken.length < free && cursor !== null) {
-      // The end of the keys: round again from the first, short of where this take began.
+      // The end of the keys: round again from the first (a leased key is not taken twice).
       const more = await queueStore.take(db, free - taken.length, settings.expireInSeconds, null);
-      taken.push(...more.filter((update) => !taken.some((t) => t.connectionId === update.connectionId && t.updateId === update.updateId)));
+      taken.push(...more);
+      next = lastKey(more);
     }
-    const last = taken.at(-1);
-    cursor = last ? { connectionId: last.connectionId, orderKey: last.orderKey } : null;
+    cursor = next;
     return taken;
   }
 
