@@ -31,7 +31,7 @@ export const configVariables = [
   ['MESSENGER_DELIVERY_EXPIRE_SECONDS', '60', 'a delivery still running after this long (worker died) is retried'],
   ['MESSENGER_DELIVERY_CONCURRENCY', '8', 'deliveries processed at once per process (of different chats)'],
   ['MESSENGER_DELIVERY_POLL_SECONDS', '1', 'how often idle delivery workers look for queued updates (0.5 to 60; new updates here wake them at once)'],
-  ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '10', 'how often the queue looks for deliveries lost with their worker (1 to 3600)'],
+  ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '10', 'how often pg-boss looks for lost deliveries of jobs queued by versions before migration 0504 (1 to 3600); a delivery lost with its worker is otherwise taken again at the first poll after its lease (MESSENGER_DELIVERY_EXPIRE_SECONDS) ends'],
 ] as const;
 
 /** Ten years. */

@@ -102,6 +102,8 @@ export async function load(options: {
   body?: string;
   /** A new body for every request (instead of `body`). */
   nextBody?: () => string;
+  /** A steady offered rate, requests per second over all connections (autocannon's overallRate). */
+  overallRate?: number;
 }): Promise<LoadResult> {
   const method = (options.method ?? 'GET') as 'GET';
   const result = await autocannon({
@@ -112,6 +114,7 @@ export async function load(options: {
     ...(options.nextBody ? { requests: [{ method, setupRequest: (request: any) => ({ ...request, body: options.nextBody!() }) }] } : {}),
     connections: options.connections ?? 50,
     duration: options.seconds ?? 10,
+    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
   });
   return {
     requests: result.requests.total,

@@ -1,5 +1,5 @@
 // The ingress's claims without HTTP: concurrent callers claim distinct updates through the real
-// ingress (group commit, one statement per batch: claims + pg-boss jobs) on a fresh PostgreSQL
+// ingress (group commit, one statement per batch: the claims, which are the queue's entries) on a fresh PostgreSQL
 // database, for the database's share of the webhook's cost. Linux only: PostgreSQL's CPU is read
 // from /proc for every process named postgres (so run it alone on the machine).
 import { openDatabase } from '../../src/db/database.ts';
@@ -27,7 +27,7 @@ try {
     `INSERT INTO messenger_connections (id, organization_id, bot_id, bot_username, bot_token_sealed, webhook_secret_hash, delivery_url, delivery_secret_sealed)
      VALUES ('emc_bench', 'org_bench', 1, 'bench_bot', 'unused', 'unused', 'http://127.0.0.1:9/unused', 'unused')`,
   );
-  const ingress = createIngress({ db, queue, store: createMessengerStore() });
+  const ingress = createIngress({ db, store: createMessengerStore() });
   let nextUpdateId = 1;
   const claimFor = async (ms: number) => {
     let claimed = 0;

@@ -174,12 +174,16 @@ describe('messenger webhook ingress', () => {
     }
     const stored = await env.app.db.query('SELECT connection_id, count(*)::int AS n FROM messenger_updates WHERE update_id >= 880000 AND update_id < 880010 GROUP BY connection_id');
     assert.deepEqual(stored.rows, [{ connection_id: bot.id, n: 10 }]);
-    // Batches mixing new, duplicate and disabled updates queue one job per claimed update, no other.
-    const jobs = await env.app.db.query(
-      `SELECT data->>'connectionId' AS connection_id, (data->>'updateId')::int AS update_id FROM pgboss.job
-        WHERE name = 'messenger-delivery' AND (data->>'updateId')::int BETWEEN 880000 AND 880009 ORDER BY 2`,
+    // Batches mixing new, duplicate and disabled updates queue each claimed update once: its claim row is
+    // its queue entry (migration 0504), and no other job is written for it.
+    const entries = await env.app.db.query(
+      `SELECT connection_id, update_id::int, order_key FROM messenger_updates WHERE update_id BETWEEN 880000 AND 880009 ORDER BY 2`,
     );
-    assert.deepEqual(jobs.rows, ids.map((updateId) => ({ connection_id: bot.id, update_id: updateId })));
+    const orderKey = entries.rows[0]?.order_key;
+    assert.equal(typeof orderKey, 'string', 'a pending entry has its ordering key');
+    assert.deepEqual(entries.rows, ids.map((updateId) => ({ connection_id: bot.id, update_id: updateId, order_key: orderKey })));
+    const jobs = await env.app.db.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE (data->>'updateId')::int BETWEEN 880000 AND 880009`);
+    assert.equal(jobs.rows[0].n, 0);
   });
 
   test('an update without a chat (inline query) is accepted and delivered too', async () => {

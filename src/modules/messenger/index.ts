@@ -1,5 +1,5 @@
-// Wires the messenger module into an app: the queue (pg-boss schema, the delivery queue), the
-// management routes, the webhook ingress and, unless RUN_WORKERS=false, in-process delivery workers.
+// Wires the messenger module into an app: pg-boss (for jobs queued by versions before 0504; new
+// updates are queued by their claim rows), the management routes, the webhook ingress and, unless RUN_WORKERS=false, in-process delivery workers.
 
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
@@ -9,13 +9,13 @@ import { requireDependencies } from '../../platform/dependencies.ts';
 import { createJobQueue } from '../../platform/queue.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { MembershipCore } from '../identity/index.ts';
-import { createIngress, DELIVERY_QUEUE } from './ingress.ts';
+import { createIngress } from './ingress.ts';
 import { createBotApi } from './platform.ts';
 import { messengerRoutes } from './routes.ts';
 import { createMessengerService } from './service.ts';
 import { createMessengerStore } from './store.ts';
 import { messengerWebhookRoutes } from './webhook-routes.ts';
-import { deliveryQueueDefinition, startMessengerWorker } from './worker.ts';
+import { deliveryQueueDefinition, startMessengerWorker, type MessengerWorker } from './worker.ts';
 
 export { startMessengerWorker } from './worker.ts';
 
@@ -41,7 +41,8 @@ export async function registerMessenger(app: FastifyInstance, deps: MessengerMod
   await queue.start([deliveryQueueDefinition(settings)]);
 
   const store = createMessengerStore();
-  const ingress = createIngress({ db, queue, store, onEnqueued: () => queue.wake(DELIVERY_QUEUE) });
+  let worker: MessengerWorker | undefined;
+  const ingress = createIngress({ db, store, onEnqueued: () => worker?.wake() });
   const service = createMessengerService({
     db,
     store,
@@ -57,9 +58,10 @@ export async function registerMessenger(app: FastifyInstance, deps: MessengerMod
   await app.register(messengerWebhookRoutes, { ingress });
 
   if (config.runWorkers) {
-    await startMessengerWorker({ db, secrets, outbound, messengerApiRoot: config.messengerApiRoot, queue, settings, log: app.log });
+    worker = await startMessengerWorker({ db, secrets, outbound, messengerApiRoot: config.messengerApiRoot, queue, settings, log: app.log });
   }
   app.addHook('onClose', async () => {
+    await worker?.stop();
     await queue.stop();
     if (ownsOutbound) await outbound.close();
   });

@@ -1,9 +1,8 @@
 // The webhook ingress rules (spec operation 8): verify the per-connection secret, then durably claim
-// the update and enqueue its processing in one transaction.
+// the update: its claim row is also its delivery queue entry (one write per update, migration 0504).
 //
 // Group commit: claims arriving while a claim statement is in flight wait and go together in the
-// next one. A batch is one SQL statement (its own transaction) that inserts the claims and, for the
-// claimed ones, pg-boss's jobs; every caller is answered only after that statement returned, which
+// next one. A batch is one SQL statement (its own transaction) that inserts the claims; every caller is answered only after that statement returned, which
 // is after its commit, so nothing is acknowledged that is not stored. Under light load a batch is a
 // single claim; under heavy load batches grow and the per-update cost falls. A batch the database
 // refuses for its data is claimed again one update at a time: an update it cannot store is answered
@@ -11,15 +10,17 @@
 
 import type { Database } from '../../db/database.ts';
 import { isDataError } from '../../db/errors.ts';
-import type { JobQueue } from '../../platform/queue.ts';
 import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
 import { hashToken, tokenMatchesHash } from '../../platform/tokens.ts';
 import type { MessengerStore } from './store.ts';
-import { chatIdOf, orderingKeyOf } from './updates.ts';
+import { chatIdOf, orderKeyOf } from './updates.ts';
 
 export const DELIVERY_QUEUE = 'messenger-delivery';
 
-/** A queued delivery: which update to deliver. Its body is kept with its claim (messenger_updates). */
+/**
+ * A pg-boss job of an earlier version (before 0504): which update to deliver. Such jobs are still
+ * worked; new updates are their own queue entries.
+ */
 export interface DeliveryJob {
   connectionId: string;
   updateId: number;
@@ -39,7 +40,7 @@ export interface Ingress {
    */
   verifySecret(connectionId: string, secret: string | undefined): boolean | Promise<boolean>;
   /**
-   * Claims the update and enqueues it; resolves once committed. Rejects when the database could not
+   * Claims the update (which queues it); resolves once committed. Rejects when the database could not
    * store it. `body` is the update as received, which is what gets delivered.
    */
   claim(connectionId: string, update: Record<string, unknown> & { update_id: number }, body: string): Promise<ClaimOutcome>;
@@ -51,7 +52,7 @@ interface ClaimRequest {
   connectionId: string;
   updateId: number;
   chatId: string | null;
-  orderingKey: string;
+  orderKey: string;
   body: string;
 }
 
@@ -62,8 +63,8 @@ const OVERLAP_THRESHOLD = 16;
 // A hash no secret has, so an unknown connection costs the same comparison as a known one.
 const NO_SECRET_HASH = Buffer.from(hashToken('no connection has this secret'), 'hex');
 
-export function createIngress(deps: { db: Database; queue: JobQueue; store: MessengerStore; onEnqueued?: () => void }): Ingress {
-  const { db, queue, store } = deps;
+export function createIngress(deps: { db: Database; store: MessengerStore; onEnqueued?: () => void }): Ingress {
+  const { db, store } = deps;
   // connection id -> webhook secret hash. The hash never changes for a connection, and the claim
   // statement re-checks that the connection exists and is active, so a stale entry can never make
   // a deleted or disabled connection accept an update.
@@ -107,17 +108,9 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
       const key = `${item.connectionId}:${item.updateId}`;
       if (!firsts.has(key)) firsts.set(key, item);
     }
-    // Sorted by update_id so that, inside one batch, a chat's updates queue in update_id order.
-    const unique = [...firsts.values()].sort((a, b) => a.updateId - b.updateId);
-    const jobs = await queue.insertStatement(
-      DELIVERY_QUEUE,
-      unique.map((item) => ({
-        key: item.orderingKey,
-        data: { connectionId: item.connectionId, updateId: item.updateId, chatId: item.chatId } satisfies DeliveryJob,
-      })),
-    );
-    // One statement: the claims and the jobs of the claimed commit together, before it returns.
-    const result = await store.claimAndEnqueue(db, unique, jobs);
+    const unique = [...firsts.values()];
+    // One statement: the claims commit together, before it returns.
+    const result = await store.claim(db, unique);
     const outcomes = new Map<string, ClaimOutcome>();
     for (const [key, item] of firsts) {
       const connection = result.connections.get(item.connectionId);
@@ -144,7 +137,7 @@ export function createIngress(deps: { db: Database; queue: JobQueue; store: Mess
 
     claim(connectionId, update, body) {
       const chatId = chatIdOf(update);
-      return claimInBatch({ connectionId, updateId: update.update_id, chatId, orderingKey: orderingKeyOf(connectionId, update, chatId), body });
+      return claimInBatch({ connectionId, updateId: update.update_id, chatId, orderKey: orderKeyOf(update, chatId), body });
     },
 
     forget(connectionId) {

@@ -52,11 +52,29 @@ export interface ClaimInput {
   chatId: string | null;
   /** The update as received (JSON text), kept until it is delivered. */
   body: string;
+  /** Which of the connection's updates are delivered one at a time, in update_id order (updates.ts). */
+  orderKey: string;
 }
 
+const CLAIM_STATEMENT = `WITH input AS (
+   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS i (connection_id, update_id, chat_id, body, order_key)
+ ), named AS (
+   -- Locked once per connection and statement: a concurrent delete waits for this commit
+   -- (its trigger then removes these claims) or, if first, leaves nothing to claim for.
+   SELECT id, status, organization_id FROM messenger_connections WHERE id IN (SELECT DISTINCT connection_id FROM input)
+   FOR KEY SHARE
+ ), inserted AS (
+   INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, body, order_key)
+   SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id, i.body, i.order_key
+     FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
+   ON CONFLICT (connection_id, update_id) DO NOTHING
+   RETURNING connection_id, update_id
+ )
+ SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status, NULL AS organization_id FROM inserted
+ UNION ALL
+ SELECT 'connection', id, NULL, status, organization_id FROM named`;
+
 export function createMessengerStore() {
-  // The claim statement for each shape of pg-boss's insert (one in practice), prepared under its own name.
-  const claimStatements = new Map<string, { name: string; text: string }>();
   return {
     async insertConnection(db: Queryable, c: NewConnection): Promise<ConnectionRow | undefined> {
       const { rows } = await db.query<ConnectionRow>(
@@ -119,58 +137,22 @@ export function createMessengerStore() {
     },
 
     /**
-     * Claims a batch of updates and queues the jobs of those it claimed, in one statement (so one
-     * implicit transaction, one round trip, and a plan prepared once per connection): a row is
-     * inserted only for an active connection and only if the pair is new (the primary key decides,
-     * also between processes), and `jobs` (pg-boss's own INSERT, see JobQueue.insertStatement) is
-     * run, as a data-modifying CTE, for the claimed ones only. The statement has committed when it
-     * returns. `claims` and the jobs JSON array are in the same order, one job per claim. A claim
-     * keeps the update's body (text, not parsed) for the worker.
+     * Claims a batch of updates, in one statement (so one implicit transaction, one round trip, and a
+     * plan prepared once per connection): a row is inserted only for an active connection and only if
+     * the pair is new (the primary key decides, also between processes). The row is also the update's
+     * delivery queue entry (migration 0504: its ordering key; due at once), so this one write is all
+     * an accepted update costs. The statement has committed when it returns. A claim keeps the
+     * update's body (text, not parsed) for the worker.
      * Returns the claimed pairs and the status of every connection named.
      */
-    async claimAndEnqueue(
+    async claim(
       db: Database,
       claims: ClaimInput[],
-      jobs: { text: string; jobsJson: string },
     ): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus; organizationId: string }> }> {
-      let statement = claimStatements.get(jobs.text);
-      if (!statement) {
-        // The jobs of the claimed updates. When every update of the batch was claimed (the usual
-        // case) that is the whole array, passed on as it came; only otherwise is it taken apart.
-        const claimedJobs = `(CASE WHEN (SELECT count(*) FROM inserted) = cardinality($1::text[]) THEN $5::text ELSE
-             (SELECT COALESCE(json_agg(j.job ORDER BY j.n), '[]'::json)
-                FROM json_array_elements($5::json) WITH ORDINALITY AS j (job, n)
-                JOIN input i ON i.n = j.n
-                JOIN inserted x ON x.connection_id = i.connection_id AND x.update_id = i.update_id)::text
-           END)::json`;
-        statement = {
-          name: `messenger_claim_${claimStatements.size + 1}`,
-          text: `WITH input AS (
-             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS i (connection_id, update_id, chat_id, body, n)
-           ), named AS (
-             -- Locked once per connection and statement: a concurrent delete waits for this commit
-             -- (its trigger then removes these claims) or, if first, leaves nothing to claim for.
-             SELECT id, status, organization_id FROM messenger_connections WHERE id IN (SELECT DISTINCT connection_id FROM input)
-             FOR KEY SHARE
-           ), inserted AS (
-             INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, body)
-             SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id, i.body
-               FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
-             ON CONFLICT (connection_id, update_id) DO NOTHING
-             RETURNING connection_id, update_id
-           ), queued AS (
-             ${jobs.text.replace('$1::text::json', () => claimedJobs)}
-           )
-           SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status, NULL AS organization_id FROM inserted
-           UNION ALL
-           SELECT 'connection', id, NULL, status, organization_id FROM named`,
-        };
-        claimStatements.set(jobs.text, statement);
-      }
       const { rows } = await db.prepared<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null; organization_id: string | null }>(
-        statement.name,
-        statement.text,
-        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), jobs.jobsJson],
+        'messenger_claim',
+        CLAIM_STATEMENT,
+        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), claims.map((claim) => claim.orderKey)],
       );
       const claimed = new Set<string>();
       const connections = new Map<string, { status: ConnectionStatus; organizationId: string }>();
@@ -201,35 +183,19 @@ export function createMessengerStore() {
     },
 
     /**
-     * Picks the update a delivery job is to attempt, counts the attempt, and returns the update's id and
-     * body (null if it was claimed before bodies were kept with claims); undefined when nothing is left.
-     * A job of a chat takes the chat's earliest pending update, one already being attempted first (so a
-     * retry stays with it): the queue runs a chat's jobs one at a time in arrival order, and this puts
-     * its deliveries in update_id order. Only updates whose body is kept here are taken that way; a job
-     * that carries its update (queued before 0502), or one with no chat, attempts its own update.
+     * For a job queued in pg-boss by a version before 0504 that carries its update (queued before
+     * 0502): counts the attempt on its own update and returns its id; undefined when it is gone or
+     * delivered already. Every other update is its own queue entry (queue-store.ts).
      */
-    async startAttempt(db: Queryable, job: { connectionId: string; updateId: number; chatId: string | null; ownUpdateOnly: boolean }, attempt: number): Promise<{ updateId: number; body: string | null } | undefined> {
-      const { rows } = job.chatId === null || job.ownUpdateOnly
-        ? await db.query<{ update_id: string; body: string | null }>(
-          `UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now()
-            WHERE connection_id = $1 AND update_id = $2 AND status <> 'delivered'
-            RETURNING update_id, body`,
-          [job.connectionId, job.updateId, attempt],
-        )
-        : await db.query<{ update_id: string; body: string | null }>(
-          `WITH next AS (
-             SELECT update_id FROM messenger_updates
-              WHERE connection_id = $1 AND chat_id = $2 AND status IN ('queued', 'retrying') AND body IS NOT NULL
-              ORDER BY attempts > 0 DESC, update_id
-              LIMIT 1
-           )
-           UPDATE messenger_updates u SET attempts = GREATEST(u.attempts, $3), last_attempt_at = now()
-             FROM next WHERE u.connection_id = $1 AND u.update_id = next.update_id
-           RETURNING u.update_id, u.body`,
-          [job.connectionId, job.chatId, attempt],
-        );
+    async startLegacyAttempt(db: Queryable, job: { connectionId: string; updateId: number }, attempt: number): Promise<{ updateId: number } | undefined> {
+      const { rows } = await db.query<{ update_id: string }>(
+        `UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now()
+          WHERE connection_id = $1 AND update_id = $2 AND status <> 'delivered'
+          RETURNING update_id`,
+        [job.connectionId, job.updateId, attempt],
+      );
       const row = rows[0];
-      return row && { updateId: Number(row.update_id), body: row.body };
+      return row && { updateId: Number(row.update_id) };
     },
 
     async markDelivered(db: Queryable, connectionId: string, updateId: number, reply: { status: 'sent' | 'failed' | null; error: string | null }): Promise<void> {

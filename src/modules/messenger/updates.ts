@@ -43,12 +43,12 @@ function senderIdOf(update: Json): string | null {
 
 /**
  * Updates with the same key are processed one at a time, in order: one chat's updates; a sender's
- * chat-less updates; and, failing both, all chat-less updates of the connection.
+ * chat-less updates; and, failing both, all chat-less updates of the connection. Within a connection.
  */
-export function orderingKeyOf(connectionId: string, update: Json, chatId: string | null): string {
-  if (chatId) return `${connectionId}:chat:${chatId}`;
+export function orderKeyOf(update: Json, chatId: string | null): string {
+  if (chatId) return `chat:${chatId}`;
   const sender = senderIdOf(update);
-  return sender ? `${connectionId}:user:${sender}` : `${connectionId}:none`;
+  return sender ? `user:${sender}` : 'none';
 }
 
 /** `chat_id` as the Bot API wants it: a number for numeric ids, else the string (`@channel`). */

@@ -1,16 +1,15 @@
 // Processing of accepted updates, by workers in the server process (default) or in `orgplane worker`.
 //
-// For each job: POST `{connectionId, update}` to the connection's deliveryUrl, signed with
+// For each update: POST `{connectionId, update}` to the connection's deliveryUrl, signed with
 // `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the exact body>` under the connection's delivery
 // secret. A 2xx answer delivers the update; an answer `{reply: {text}}` is then sent to the update's
 // chat with the platform's sendMessage. Anything else is retried with exponential backoff (about
 // 2 s, 4 s, 8 s ... capped at 5 minutes; see MESSENGER_DELIVERY_ATTEMPTS below) and, after the last
 // attempt, the update is marked `dead` (visible on the updates route) and its chat moves on.
-// Updates of one chat are processed one at a time (the queue's ordered keys), in update_id order: a
-// chat's job attempts the chat's earliest pending update, which need not be the one it was queued
-// with when updates arrived out of order (store.startAttempt).
-// Delivery is at least once: a worker that dies mid-delivery leaves its job active until it expires,
-// then another worker retries it. Receivers deduplicate on `update.update_id`.
+// The queue is the claims table itself (delivery-loop.ts, queue-store.ts): updates of one key (a
+// chat) are attempted one at a time, in update_id order, also when they arrived out of order.
+// Delivery is at least once: a worker that dies mid-delivery leaves its lease to expire, then
+// another worker retries the update. Receivers deduplicate on `update.update_id`.
 
 import { createHmac } from 'node:crypto';
 import type { DeliverySettings } from '../../config.ts';
@@ -20,6 +19,8 @@ import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { BotApiError, createBotApi, type BotApi } from './platform.ts';
 import { DELIVERY_QUEUE, type DeliveryJob } from './ingress.ts';
+import { startDeliveryLoop } from './delivery-loop.ts';
+import { createQueueStore } from './queue-store.ts';
 import { createMessengerStore, type MessengerStore } from './store.ts';
 import { chatIdParam } from './updates.ts';
 
@@ -68,97 +69,127 @@ function describe(error: unknown): string {
   return 'unknown error';
 }
 
+/** One delivery attempt of one update: what it needs, read with its lease (or, for a legacy job, looked up). */
+export interface DeliveryTarget {
+  connectionId: string;
+  updateId: number;
+  chatId: string | null;
+  attempt: number;
+  /** The update as received (JSON text). */
+  body: string;
+  deliveryUrl: string;
+  deliverySecretSealed: string;
+  botTokenSealed: string;
+}
+
+export type DeliveryOutcome = { status: 'sent' | 'failed' | null; error: string | null };
+
 export function createDeliveryProcessor(deps: ProcessorDeps) {
   const { db, store, secrets, outbound, botApi, settings } = deps;
 
-  // The update each running job attempts, for its dead letter (a chat's job may attempt another
-  // update of its chat than the one it was queued with).
-  const attempting = new WeakMap<QueueJob<DeliveryJob>, number>();
+  /** Delivers the update (and sends its reply); resolves with the reply's outcome, rejects when the attempt failed. */
+  async function attempt(target: DeliveryTarget): Promise<DeliveryOutcome> {
+    const { connectionId, chatId, updateId } = target;
+    const body = `{"connectionId":${JSON.stringify(connectionId)},"update":${target.body}}`;
+    const deliverySecret = secrets.open(target.deliverySecretSealed);
+    let response: Response;
+    try {
+      response = await outbound.fetch(target.deliveryUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [SIGNATURE_HEADER]: signDelivery(deliverySecret, body),
+          'x-orgplane-connection-id': connectionId,
+          'x-orgplane-update-id': String(updateId),
+          'x-orgplane-attempt': String(target.attempt),
+        },
+        body,
+        redirect: 'error',
+        timeoutMs: settings.deliveryTimeoutMs,
+        maxResponseBytes: 64 * 1024,
+      });
+    } catch (error) {
+      throw new DeliveryError(`delivery failed: ${describe(error)}`);
+    }
+    let text = '';
+    let unread: string | null = null;
+    try {
+      text = await response.text();
+    } catch (error) {
+      // Over the size cap or too slow: the update was delivered, but a reply in the answer is lost.
+      unread = `the delivery answer could not be read (${describe(error)}); a reply in it was not sent`;
+    }
+    if (response.status < 200 || response.status > 299) throw new DeliveryError(`delivery answered HTTP ${response.status}`);
 
-  async function deliver(job: QueueJob<DeliveryJob>): Promise<void> {
+    const replyText = replyTextOf(text);
+    if (replyText === undefined) return { status: null, error: unread };
+    if (!chatId) return { status: 'failed', error: 'reply ignored: the update has no chat' };
+    try {
+      await botApi.sendMessage(secrets.open(target.botTokenSealed), { chat_id: chatIdParam(chatId), text: replyText });
+      return { status: 'sent', error: null };
+    } catch (error) {
+      // The platform refusing the message (4xx: chat not found, text too long, token revoked) will
+      // not change on retry; recorded, not retried. An unreachable platform, or one asking to slow
+      // down (429 Too Many Requests), is retried, which redelivers the update too: delivery is at
+      // least once.
+      if (error instanceof BotApiError && error.errorCode >= 400 && error.errorCode < 500 && error.errorCode !== 429) {
+        return { status: 'failed', error: `reply refused: ${error.message}` };
+      }
+      throw new DeliveryError(`reply failed: ${describe(error)}`);
+    }
+  }
+
+  /**
+   * A pg-boss job queued by a version before 0504. One that carries its update (queued before 0502)
+   * is delivered here; any other completes at once: its update is its own queue entry now.
+   */
+  async function deliverLegacyJob(job: QueueJob<DeliveryJob>): Promise<void> {
     const { connectionId, chatId } = job.data;
+    if (job.data.update === undefined) return;
     const connection = await store.getConnectionById(db, connectionId);
     // Deleted since: nothing to deliver to. The job completes.
     if (!connection) return;
-    const claim = await store.startAttempt(db, { connectionId, updateId: job.data.updateId, chatId, ownUpdateOnly: job.data.update !== undefined }, job.attempt);
+    const claim = await store.startLegacyAttempt(db, { connectionId, updateId: job.data.updateId }, job.attempt);
     // Nothing left: gone, or delivered already by an attempt whose completion was lost.
     if (!claim) return;
     const { updateId } = claim;
-    attempting.set(job, updateId);
-    // The update is sent as it was received; a job queued before bodies were kept with claims has it.
-    const update = claim.body ?? (job.data.update ? JSON.stringify(job.data.update) : undefined);
-    if (update === undefined) return;
     try {
-      const body = `{"connectionId":${JSON.stringify(connectionId)},"update":${update}}`;
-      const deliverySecret = secrets.open(connection.delivery_secret_sealed);
-      let response: Response;
-      try {
-        response = await outbound.fetch(connection.delivery_url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            [SIGNATURE_HEADER]: signDelivery(deliverySecret, body),
-            'x-orgplane-connection-id': connectionId,
-            'x-orgplane-update-id': String(updateId),
-            'x-orgplane-attempt': String(job.attempt),
-          },
-          body,
-          redirect: 'error',
-          timeoutMs: settings.deliveryTimeoutMs,
-          maxResponseBytes: 64 * 1024,
-        });
-      } catch (error) {
-        throw new DeliveryError(`delivery failed: ${describe(error)}`);
-      }
-      let text = '';
-      let unread: string | null = null;
-      try {
-        text = await response.text();
-      } catch (error) {
-        // Over the size cap or too slow: the update was delivered, but a reply in the answer is lost.
-        unread = `the delivery answer could not be read (${describe(error)}); a reply in it was not sent`;
-      }
-      if (response.status < 200 || response.status > 299) throw new DeliveryError(`delivery answered HTTP ${response.status}`);
-
-      let reply: { status: 'sent' | 'failed' | null; error: string | null } = { status: null, error: unread };
-      const replyText = replyTextOf(text);
-      if (replyText !== undefined) {
-        if (!chatId) {
-          reply = { status: 'failed', error: 'reply ignored: the update has no chat' };
-        } else {
-          try {
-            await botApi.sendMessage(secrets.open(connection.bot_token_sealed), { chat_id: chatIdParam(chatId), text: replyText });
-            reply = { status: 'sent', error: null };
-          } catch (error) {
-            // The platform refusing the message (4xx: chat not found, text too long, token revoked) will
-            // not change on retry; recorded, not retried. An unreachable platform, or one asking to slow
-            // down (429 Too Many Requests), is retried, which redelivers the update too: delivery is at
-            // least once.
-            if (error instanceof BotApiError && error.errorCode >= 400 && error.errorCode < 500 && error.errorCode !== 429) {
-              reply = { status: 'failed', error: `reply refused: ${error.message}` };
-            } else {
-              throw new DeliveryError(`reply failed: ${describe(error)}`);
-            }
-          }
-        }
-      }
+      const reply = await attempt({
+        connectionId,
+        updateId,
+        chatId,
+        attempt: job.attempt,
+        body: JSON.stringify(job.data.update),
+        deliveryUrl: connection.delivery_url,
+        deliverySecretSealed: connection.delivery_secret_sealed,
+        botTokenSealed: connection.bot_token_sealed,
+      });
       await store.markDelivered(db, connectionId, updateId, reply);
     } catch (error) {
       if (job.attempt < job.maxAttempts) {
-        await store.markFailed(db, connectionId, updateId, 'retrying', `attempt ${job.attempt}: ${describe(error)}`).catch(() => {});
+        await store.markFailed(db, connectionId, updateId, 'retrying', retryingError(job.attempt, error)).catch(() => {});
       }
       throw error;
     }
   }
 
-  async function deadLetter(job: QueueJob<DeliveryJob>, error: unknown): Promise<void> {
-    const { connectionId } = job.data;
-    const updateId = attempting.get(job) ?? job.data.updateId;
-    await store.markFailed(db, connectionId, updateId, 'dead', `gave up after ${job.attempt} attempts: ${describe(error)}`);
+  async function deadLetterLegacyJob(job: QueueJob<DeliveryJob>, error: unknown): Promise<void> {
+    const { connectionId, updateId } = job.data;
+    await store.markFailed(db, connectionId, updateId, 'dead', deadError(job.attempt, error));
     deps.log?.warn({ connectionId, updateId, attempts: job.attempt }, 'messenger: update dead-lettered');
   }
 
-  return { deliver, deadLetter };
+  return { attempt, deliverLegacyJob, deadLetterLegacyJob };
+}
+
+/** lastError of an update that will be retried. */
+export function retryingError(attempt: number, error: unknown): string {
+  return `attempt ${attempt}: ${describe(error)}`;
+}
+
+/** lastError of a dead-lettered update. */
+export function deadError(attempts: number, error: unknown): string {
+  return `gave up after ${attempts} attempts: ${describe(error)}`;
 }
 
 /** The reply text of a delivery answer `{reply: {text}}`, if it has one. */
@@ -185,10 +216,15 @@ export interface MessengerWorkerDeps {
 }
 
 export interface MessengerWorker {
+  /** Wakes the idle workers (after this process accepted an update). */
+  wake(): void;
   stop(): Promise<void>;
 }
 
-/** Starts delivery workers on the queue; `orgplane worker` and the server (RUN_WORKERS) call this. */
+/**
+ * Starts this process's delivery workers (`orgplane worker` and the server with RUN_WORKERS call this):
+ * the loop over the claims table, and pg-boss's worker for jobs earlier versions queued there.
+ */
 export async function startMessengerWorker(deps: MessengerWorkerDeps): Promise<MessengerWorker> {
   const { settings } = deps;
   const ownsQueue = !deps.queue;
@@ -208,14 +244,25 @@ export async function startMessengerWorker(deps: MessengerWorkerDeps): Promise<M
     settings,
     ...(deps.log ? { log: deps.log } : {}),
   });
+  const loop = startDeliveryLoop({
+    db: deps.db,
+    queueStore: createQueueStore(),
+    attempt: processor.attempt,
+    retryingError,
+    deadError,
+    settings,
+    ...(deps.log ? { log: deps.log } : {}),
+  });
   queue.work<DeliveryJob>(DELIVERY_QUEUE, {
     concurrency: settings.concurrency,
     pollingIntervalSeconds: settings.pollingIntervalSeconds,
-    onDeadLetter: processor.deadLetter,
+    onDeadLetter: processor.deadLetterLegacyJob,
     onError: (error) => deps.log?.warn({ err: error }, 'messenger: worker loop error'),
-  }, processor.deliver);
+  }, processor.deliverLegacyJob);
   return {
+    wake: loop.wake,
     async stop() {
+      await loop.stop();
       if (ownsQueue) await queue.stop();
     },
   };

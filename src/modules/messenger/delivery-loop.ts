@@ -1,0 +1,158 @@
+// The delivery workers of one process: take due updates from the claims table (queue-store.ts), up to
+// the free capacity, attempt each, and settle it there. Taken again at once while there was work; when
+// there was none, after the polling interval or when woken (an update accepted by this process, or a
+// delivery finished, which frees its key).
+//
+// Attempts and retries: an update's attempt is leased for MESSENGER_DELIVERY_EXPIRE_SECONDS; a worker
+// that dies mid-delivery leaves the lease to expire, and then any worker takes the update again (at
+// least once). A failed attempt is retried after about MESSENGER_DELIVERY_RETRY_DELAY_SECONDS, doubling
+// each time (with jitter) up to MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS; after the last attempt the
+// update is `dead` and its key moves on. Successes are settled together (group commit).
+
+import type { DeliverySettings } from '../../config.ts';
+import type { Database } from '../../db/database.ts';
+import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
+import type { KeyCursor, LeasedUpdate, QueueStore } from './queue-store.ts';
+
+export interface DeliveryLoopDeps {
+  db: Database;
+  queueStore: QueueStore;
+  /** Delivers the update; resolves with its reply's outcome, rejects when the attempt failed. */
+  attempt(update: LeasedUpdate): Promise<{ status: 'sent' | 'failed' | null; error: string | null }>;
+  /** lastError of an update to be retried, and of a dead-lettered one. */
+  retryingError(attempt: number, error: unknown): string;
+  deadError(attempts: number, error: unknown): string;
+  settings: DeliverySettings;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+export interface DeliveryLoop {
+  wake(): void;
+  /** Stops taking updates and waits for the attempts in hand. */
+  stop(): Promise<void>;
+}
+
+/** Seconds before retry number `attempt` (1 after the first failure): doubling, with jitter, capped. */
+export function retryDelaySeconds(settings: DeliverySettings, attempt: number): number {
+  const base = Math.min(settings.maxRetryDelaySeconds, settings.retryDelaySeconds * 2 ** Math.min(attempt - 1, 30));
+  return Math.min(settings.maxRetryDelaySeconds, base * (0.75 + Math.random() * 0.5));
+}
+
+/** The furthest key of a take (a take's rows come back in no order): where the next one resumes. */
+function lastKey(updates: LeasedUpdate[]): KeyCursor | null {
+  let last: KeyCursor | null = null;
+  for (const { connectionId, orderKey } of updates) {
+    if (!last || connectionId > last.connectionId || (connectionId === last.connectionId && orderKey > last.orderKey)) last = { connectionId, orderKey };
+  }
+  return last;
+}
+
+export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
+  const { db, queueStore, settings } = deps;
+  const concurrency = Math.max(1, settings.concurrency);
+  const pollMs = Math.max(500, settings.pollingIntervalSeconds * 1000);
+  const inFlight = new Set<Promise<void>>();
+  let cursor: KeyCursor | null = null;
+  let stopping = false;
+  let woken = false;
+  let sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+
+  const markDelivered = createBatcher<{ connectionId: string; updateId: number; replyStatus: 'sent' | 'failed' | null; error: string | null }, void>({
+    run: async (items) => {
+      await queueStore.markDelivered(db, items);
+      return items.map(() => undefined);
+    },
+    maxBatch: 500,
+    maxInFlight: batchesInFlight(db.maxConnections, 2),
+  });
+
+  function wake() {
+    woken = true;
+    if (sleeper) {
+      clearTimeout(sleeper.timer);
+      sleeper.resolve();
+    }
+  }
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        sleeper = undefined;
+        resolve();
+      };
+      sleeper = { timer: setTimeout(done, ms), resolve: done };
+    });
+  }
+
+  /** Takes up to `free` updates, going round the keys from where the last take stopped. */
+  async function take(free: number): Promise<LeasedUpdate[]> {
+    const taken = await queueStore.take(db, free, settings.expireInSeconds, cursor);
+    let next = lastKey(taken);
+    if (taken.length < free && cursor !== null) {
+      // The end of the keys: round again from the first (a leased key is not taken twice).
+      const more = await queueStore.take(db, free - taken.length, settings.expireInSeconds, null);
+      taken.push(...more);
+      next = lastKey(more);
+    }
+    cursor = next;
+    return taken;
+  }
+
+  async function settle(update: LeasedUpdate): Promise<void> {
+    try {
+      const reply = await deps.attempt(update);
+      await markDelivered({ connectionId: update.connectionId, updateId: update.updateId, replyStatus: reply.status, error: reply.error });
+      return;
+    } catch (error) {
+      const { connectionId, updateId, attempt } = update;
+      try {
+        if (attempt < settings.maxAttempts) {
+          await queueStore.markFailed(db, update, 'retrying', deps.retryingError(attempt, error), retryDelaySeconds(settings, attempt));
+        } else {
+          await queueStore.markFailed(db, update, 'dead', deps.deadError(attempt, error), 0);
+          deps.log?.warn({ connectionId, updateId, attempts: attempt }, 'messenger: update dead-lettered');
+        }
+      } catch (settleError) {
+        // The lease expires and the update is taken again: nothing is lost, only delayed.
+        deps.log?.warn({ err: settleError, connectionId, updateId }, 'messenger: a delivery attempt could not be settled');
+      }
+    }
+  }
+
+  async function run() {
+    while (!stopping) {
+      woken = false;
+      const free = concurrency - inFlight.size;
+      let taken: LeasedUpdate[] = [];
+      if (free > 0) {
+        try {
+          taken = await take(free);
+        } catch (error) {
+          deps.log?.warn({ err: error }, 'messenger: taking deliveries failed');
+        }
+      }
+      for (const update of taken) {
+        const task = settle(update).finally(() => {
+          inFlight.delete(task);
+          // A finished attempt frees capacity and its key: look again.
+          wake();
+        });
+        inFlight.add(task);
+      }
+      if (stopping) break;
+      if (taken.length > 0 && taken.length === free) continue;
+      if (!woken) await sleep(pollMs);
+    }
+  }
+
+  const running = run();
+  return {
+    wake,
+    async stop() {
+      stopping = true;
+      wake();
+      await running;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+// SQL of the delivery queue, which is the claims table itself (migration 0504): an accepted update's
+// row is its queue entry. A worker takes due entries with FOR UPDATE SKIP LOCKED and leases them;
+// it settles an attempt on the row (delivered, retrying with a due time, dead). Like the worker's other
+// reads, these follow the queue, not a tenant's request, so they are not filtered by organization.
+
+import type { Database, Queryable } from '../../db/database.ts';
+
+/** An update a worker has leased for one delivery attempt, with what the attempt needs. */
+export interface LeasedUpdate {
+  connectionId: string;
+  updateId: number;
+  chatId: string | null;
+  orderKey: string;
+  /** This attempt's number (1 for the first); it fences the attempt's settle. */
+  attempt: number;
+  body: string;
+  deliveryUrl: string;
+  deliverySecretSealed: string;
+  botTokenSealed: string;
+}
+
+/** Where a take resumes, so that every key gets its turn (the scan goes round the keys). */
+export interface KeyCursor {
+  connectionId: string;
+  orderKey: string;
+}
+
+// The heads of the keys (each key's earliest pending update), found by skipping from key to key
+// through the pending index rather than reading every pending row, starting after the cursor; then,
+// of those heads, the ones due, not leased and in a key no attempt holds, locked and leased. A key
+// waits while its head waits for a retry: one chat's updates go one at a time, in update_id order.
+const TAKE = `WITH RECURSIVE heads AS (
+   (SELECT connection_id, order_key, update_id FROM messenger_updates
+     WHERE status IN ('queued', 'retrying') AND order_key IS NOT NULL AND (connection_id, order_key) > ($3::text, $4::text)
+     ORDER BY connection_id, order_key, update_id LIMIT 1)
+   UNION ALL
+   SELECT n.connection_id, n.order_key, n.update_id FROM heads h CROSS JOIN LATERAL (
+     SELECT connection_id, order_key, update_id FROM messenger_updates
+      WHERE status IN ('queued', 'retrying') AND order_key IS NOT NULL AND (connection_id, order_key) > (h.connection_id, h.order_key)
+      ORDER BY connection_id, order_key, update_id LIMIT 1) n
+ ), picked AS (
+   SELECT u.connection_id, u.update_id FROM heads h
+     JOIN messenger_updates u ON u.connection_id = h.connection_id AND u.update_id = h.update_id
+    WHERE u.status IN ('queued', 'retrying') AND u.body IS NOT NULL AND u.run_after <= now()
+      AND (u.leased_until IS NULL OR u.leased_until <= now())
+      AND NOT EXISTS (
+        SELECT 1 FROM messenger_updates l
+         WHERE l.connection_id = u.connection_id AND l.order_key = u.order_key
+           AND l.status IN ('queued', 'retrying') AND l.leased_until > now())
+    LIMIT $1
+    FOR UPDATE OF u SKIP LOCKED
+ )
+ UPDATE messenger_updates m
+    SET attempts = m.attempts + 1, last_attempt_at = now(), leased_until = now() + $2 * interval '1 second'
+   FROM picked, messenger_connections c
+  WHERE m.connection_id = picked.connection_id AND m.update_id = picked.update_id AND c.id = m.connection_id
+ RETURNING m.connection_id, m.update_id, m.chat_id, m.order_key, m.attempts, m.body, c.delivery_url, c.delivery_secret_sealed, c.bot_token_sealed`;
+
+const DELIVERED = `UPDATE messenger_updates m
+    SET status = 'delivered', delivered_at = now(), reply_status = v.reply_status, last_error = v.last_error, body = NULL, leased_until = NULL
+   FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS v (connection_id, update_id, reply_status, last_error)
+  WHERE m.connection_id = v.connection_id AND m.update_id = v.update_id`;
+
+interface TakenRow {
+  connection_id: string;
+  update_id: string;
+  chat_id: string | null;
+  order_key: string;
+  attempts: number;
+  body: string;
+  delivery_url: string;
+  delivery_secret_sealed: string;
+  bot_token_sealed: string;
+}
+
+export function createQueueStore() {
+  return {
+    /** Leases up to `limit` due updates of free keys after `after` (from the first key when null). */
+    async take(db: Database, limit: number, leaseSeconds: number, after: KeyCursor | null): Promise<LeasedUpdate[]> {
+      const { rows } = await db.prepared<TakenRow>('messenger_take', TAKE, [limit, leaseSeconds, after?.connectionId ?? '', after?.orderKey ?? '']);
+      return rows.map((row) => ({
+        connectionId: row.connection_id,
+        updateId: Number(row.update_id),
+        chatId: row.chat_id,
+        orderKey: row.order_key,
+        attempt: row.attempts,
+        body: row.body,
+        deliveryUrl: row.delivery_url,
+        deliverySecretSealed: row.delivery_secret_sealed,
+        botTokenSealed: row.bot_token_sealed,
+      }));
+    },
+
+    /** Marks updates delivered (whatever attempt delivered them) and drops their kept bodies. */
+    async markDelivered(db: Database, items: { connectionId: string; updateId: number; replyStatus: 'sent' | 'failed' | null; error: string | null }[]): Promise<void> {
+      await db.prepared('messenger_delivered', DELIVERED, [
+        items.map((item) => item.connectionId),
+        items.map((item) => item.updateId),
+        items.map((item) => item.replyStatus),
+        items.map((item) => item.error),
+      ]);
+    },
+
+    /**
+     * Ends a failed attempt: `retrying` (due again after `retryInSeconds`) or `dead`. Only the attempt
+     * that holds the update settles it: a late answer of an attempt taken over since changes nothing.
+     */
+    async markFailed(db: Queryable, update: { connectionId: string; updateId: number; attempt: number }, status: 'retrying' | 'dead', error: string, retryInSeconds: number): Promise<void> {
+      await db.query(
+        `UPDATE messenger_updates
+            SET status = $4, last_error = $5, leased_until = NULL, run_after = now() + $6 * interval '1 second'
+          WHERE connection_id = $1 AND update_id = $2 AND attempts = $3 AND status <> 'delivered'`,
+        [update.connectionId, update.updateId, update.attempt, status, error, retryInSeconds],
+      );
+    },
+  };
+}
+
+export type QueueStore = ReturnType<typeof createQueueStore>;
