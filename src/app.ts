@@ -19,6 +19,7 @@ import { clientErrorHandler, errorHandler, notFoundHandler } from './http/errors
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
+import { registerAudit } from './modules/audit/index.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError } from './modules/scim/index.ts';
@@ -50,7 +51,7 @@ export interface AppDependencies {
 const tags = [
   'System', 'Organizations', 'Invitations', 'API Keys', 'SCIM', 'SSO', 'Members', 'Roles', 'Teams', 'Templates',
   'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry', 'Admin', 'Users', 'Bootstrap',
-  'MCP Connections', 'Install Links', 'Memory', 'Messaging',
+  'MCP Connections', 'Install Links', 'Memory', 'Messaging', 'Audit',
 ];
 /** Tags of the spec's list under which this version has no operations yet. */
 const tagsWithoutOperations = new Set(['Roles', 'Templates', 'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry']);
@@ -154,6 +155,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerSystemRoutes(app, db);
 
+  // First: its hook records the refused calls of every route registered after it.
+  await registerAudit(app, { db, membership });
   await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, membership, organizations: organizationDirectory });
   await registerOrganizations(app, { db, membership });
   await registerMembers(app, { membership });
