@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerSystemRoutes(app, db);
 
   // First: its hook records the refused calls of every route registered after it.
-  await registerAudit(app, { db, membership });
+  await registerAudit(app, { db, membership, retention: { days: config.auditRetentionDays, schedule: config.runWorkers } });
   await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, membership, organizations: organizationDirectory });
   await registerOrganizations(app, { db, membership });
   await registerMembers(app, { membership });

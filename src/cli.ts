@@ -4,7 +4,7 @@ import { ConfigError, configVariables, loadConfig, type Config } from './config.
 import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { installAuditLog, listChains, verifyChainOf } from './modules/audit/index.ts';
+import { installAuditLog, listChains, pruneAuditEvents, verifyChainOf } from './modules/audit/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
 import { createOrganizationDirectory, createOrganizationService, type Plan } from './modules/organizations/index.ts';
@@ -28,6 +28,7 @@ Usage:
                                          create the first user (instance administrator) and organization
   orgplane org set-plan <organizationId> <free|team|enterprise>
   orgplane audit verify [--org ID]       check the audit hash chains (or one organization's); exit 1 at the first broken link
+  orgplane audit prune                   remove audit events older than AUDIT_RETENTION_DAYS (leaving checkpoints)
   orgplane worker                        run queue workers only
   orgplane probe <url> [--api-key K]     probe an MCP server; prints the diagnostic JSON
   orgplane --help
@@ -122,11 +123,19 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'audit': {
       const { values, positionals } = parseArgs({ args: rest, options: { org: { type: 'string' } }, allowPositionals: true });
-      if (positionals[0] !== 'verify' || positionals.length !== 1) {
-        console.error('usage: orgplane audit verify [--org ID]');
+      if (!['verify', 'prune'].includes(positionals[0] ?? '') || positionals.length !== 1 || (positionals[0] === 'prune' && values.org !== undefined)) {
+        console.error('usage: orgplane audit verify [--org ID] | orgplane audit prune');
         return 2;
       }
-      const { db } = await openMigratedDatabase();
+      const { config, db } = await openMigratedDatabase();
+      if (positionals[0] === 'prune') {
+        try {
+          console.log(JSON.stringify(await pruneAuditEvents(db, config.auditRetentionDays)));
+          return 0;
+        } finally {
+          await db.close();
+        }
+      }
       try {
         const chains = values.org !== undefined ? [values.org] : await listChains(db);
         let broken = false;

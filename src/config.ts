@@ -22,6 +22,7 @@ export const configVariables = [
   ['SESSION_TTL_HOURS', '720', 'lifetime of a session token, in whole hours (1 to 87600)'],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
+  ['AUDIT_RETENTION_DAYS', '365', 'audit events older than this many days are pruned daily, leaving a checkpoint (1 to 36500)'],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
   ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '2', 'first delivery retry delay; each retry waits about twice as long (with jitter)'],
   ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one delivery retry delay'],
@@ -106,6 +107,7 @@ const environmentSchema = z.object({
   SESSION_TTL_HOURS: integerSetting(720, 1, MAX_SESSION_TTL_HOURS),
   SIGN_UP_ENABLED: booleanFlag(true),
   RUN_WORKERS: booleanFlag(true),
+  AUDIT_RETENTION_DAYS: integerSetting(365, 1, 36_500),
   // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
   // are counts. The queue refuses an expiry over 24 hours.
   MESSENGER_DELIVERY_ATTEMPTS: integerSetting(8, 1, 1000),
@@ -153,6 +155,8 @@ export interface Config {
   sessionTtlHours: number;
   signUpEnabled: boolean;
   runWorkers: boolean;
+  /** Days an audit event is kept (AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
   messengerDelivery: DeliverySettings;
 }
@@ -206,6 +210,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     sessionTtlHours: env.SESSION_TTL_HOURS,
     signUpEnabled: env.SIGN_UP_ENABLED,
     runWorkers: env.RUN_WORKERS,
+    auditRetentionDays: env.AUDIT_RETENTION_DAYS,
     messengerDelivery: {
       maxAttempts: env.MESSENGER_DELIVERY_ATTEMPTS,
       retryDelaySeconds: env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS,

@@ -70,3 +70,37 @@ test('a rewritten hash does not hide a change: the next event\'s link no longer 
   const result = (await verify()).body;
   assert.equal(result.brokenAt, rows[2]!.id);
 });
+
+test('retention prunes old events and leaves a checkpoint: what remains still verifies, new events chain on, tampering still shows', async () => {
+  await t.ready;
+  const { pruneAuditEvents } = await import('../../src/modules/audit/index.ts');
+  const { rows, verify } = await organizationWithEvents('retained');
+  const { rows: times } = await t.app.db.query<{ id: string; occurred_at: Date }>('SELECT id, occurred_at FROM audit_events WHERE id = $1', [rows[3]!.id]);
+  // "Now" as seen 30 days of retention after the fourth event: the events before it are older than that.
+  const cutoff = times[0]!.occurred_at;
+  const result = await pruneAuditEvents(t.app.db, 30, new Date(cutoff.getTime() + 30 * 24 * 60 * 60 * 1000));
+  assert.ok(result.pruned >= 1);
+  const { rows: left } = await t.app.db.query<{ id: string }>('SELECT id FROM audit_events WHERE chain_id = (SELECT chain_id FROM audit_events WHERE id = $1) ORDER BY seq', [rows[4]!.id]);
+  assert.ok(left.length < rows.length && left.some((row) => row.id === rows[4]!.id));
+  assert.deepEqual((await verify()).body, { ok: true, checked: left.length });
+  // Pruning again prunes nothing more.
+  const again = await pruneAuditEvents(t.app.db, 30, new Date(cutoff.getTime() + 30 * 24 * 60 * 60 * 1000));
+  assert.equal(again.pruned, 0);
+  // Removing the first event kept is still seen.
+  await t.app.db.query('DELETE FROM audit_events WHERE id = $1', [left[0]!.id]);
+  const broken = (await verify()).body;
+  assert.equal(broken.ok, false);
+  assert.equal(broken.brokenAt, left[1]!.id);
+});
+
+test('a chain pruned to its checkpoint goes on from it', async () => {
+  await t.ready;
+  const { pruneAuditEvents } = await import('../../src/modules/audit/index.ts');
+  const user = await signUp(t.app.url, 'emptied');
+  const organizationId = await createOrganization(t.app.url, user, 'emptied org');
+  await pruneAuditEvents(t.app.db, 1, new Date(Date.now() + 3 * 24 * 60 * 60 * 1000));
+  const { rows } = await t.app.db.query('SELECT 1 FROM audit_events WHERE chain_id = $1', [organizationId]);
+  assert.equal(rows.length, 0);
+  assert.equal((await t.as(user.token).post(`/v1/orgs/${organizationId}/teams`, { name: 'after' })).status, 201);
+  assert.deepEqual((await t.as(user.token).get(`/v1/orgs/${organizationId}/audit-events/verify`)).body, { ok: true, checked: 1 });
+});

@@ -8,12 +8,14 @@ import { requireDependencies } from '../../platform/dependencies.ts';
 import { installAuditRecorder, writeTransaction } from '../../platform/write-context.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import { recordAuditEvents } from './recorder.ts';
+import { schedulePruning } from './retention.ts';
 import { auditRoutes } from './routes.ts';
 import { createAuditService } from './service.ts';
 
 export type { AuditEvent, Verification } from './chain.ts';
 export { verifyChainOf } from './service.ts';
 export { listChains } from './store.ts';
+export { pruneAuditEvents } from './retention.ts';
 
 /** Installs the recorder without the routes (the CLI's writes are audited too). */
 export function installAuditLog(): void {
@@ -22,6 +24,8 @@ export function installAuditLog(): void {
 
 export interface AuditDeps {
   db: Database;
+  /** Prune daily in this process (RUN_WORKERS) with AUDIT_RETENTION_DAYS; absent: no pruning here. */
+  retention?: { days: number; schedule: boolean } | undefined;
   membership: Pick<MembershipCore, 'requireMembership' | 'getMemberByUser'>;
 }
 
@@ -64,5 +68,9 @@ export async function registerAudit(app: FastifyInstance, deps: AuditDeps): Prom
     }
     return payload;
   });
+  if (deps.retention?.schedule) {
+    const stop = schedulePruning(deps.db, deps.retention.days, (error) => app.log.error({ err: error }, 'audit: pruning failed'));
+    app.addHook('onClose', async () => stop());
+  }
   await app.register(auditRoutes, { audit: createAuditService(deps) });
 }

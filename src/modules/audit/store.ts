@@ -149,3 +149,31 @@ export async function listChains(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ chain_id: string }>('SELECT DISTINCT chain_id FROM audit_events ORDER BY chain_id');
   return rows.map((row) => row.chain_id);
 }
+
+/** Chains with events older than `before`. */
+export async function chainsWithEventsBefore(db: Queryable, before: Date): Promise<string[]> {
+  const { rows } = await db.query<{ chain_id: string }>('SELECT DISTINCT chain_id FROM audit_events WHERE occurred_at < $1', [before]);
+  return rows.map((row) => row.chain_id);
+}
+
+/**
+ * Prunes a chain's events older than `before`, in the caller's transaction, holding the chain (appends
+ * wait): the newest pruned event's position and hash become the chain's checkpoint, where verification
+ * starts. Returns how many events were removed.
+ */
+export async function pruneChain(tx: Queryable, chainId: string, before: Date): Promise<number> {
+  await lockUntilCommit(tx, `audit-chain:${chainId}`);
+  const { rows } = await tx.query<{ seq: number; hash: string }>(
+    'SELECT seq, hash FROM audit_events WHERE chain_id = $1 AND occurred_at < $2 ORDER BY seq DESC LIMIT 1',
+    [chainId, before],
+  );
+  const last = rows[0];
+  if (!last) return 0;
+  await tx.query(
+    `INSERT INTO audit_checkpoints (chain_id, seq, hash) VALUES ($1, $2, $3)
+     ON CONFLICT (chain_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, pruned_at = now()`,
+    [chainId, last.seq, last.hash],
+  );
+  const { rowCount } = await tx.query('DELETE FROM audit_events WHERE chain_id = $1 AND seq <= $2', [chainId, last.seq]);
+  return rowCount ?? 0;
+}
