@@ -67,7 +67,10 @@ export const auditRoutes: FastifyPluginAsyncZod<{ audit: AuditService }> = async
       tags: ['Audit'],
       operationId: 'listAuditEvents',
       summary: 'The organization\'s audit events, newest first (owners and admins)',
-      description: 'Filters combine with AND. A member gets 403; a caller of another organization gets 404, as for a missing organization.',
+      description: 'Every change made through the API, SCIM or the CLI, recorded in its own transaction; calls refused with 403 (`request.denied`, outcome `denied`); ' +
+        'sign-ins and failed sign-ins of the organization\'s members (a failure for an unknown e-mail, and sign-ups, belong to no organization and are not listed here). ' +
+        '`actor` is an id or e-mail, `action` an action or its prefix, `target` an id; `since` is inclusive, `until` exclusive; filters combine with AND. ' +
+        'A member gets 403; a caller of another organization gets 404, as for a missing organization.',
       params: organizationParams,
       querystring: listQuery,
       response: {
