@@ -20,6 +20,7 @@ import { createClientErrorHandler, errorHandler, notFoundHandler } from './http/
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
+import { registerAudit } from './modules/audit/index.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
@@ -51,7 +52,7 @@ export interface AppDependencies {
 const tags = [
   'System', 'Organizations', 'Invitations', 'API Keys', 'SCIM', 'SSO', 'Members', 'Roles', 'Teams', 'Templates',
   'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry', 'Admin', 'Users', 'Bootstrap',
-  'MCP Connections', 'Install Links', 'Memory', 'Messaging',
+  'MCP Connections', 'Install Links', 'Memory', 'Messaging', 'Audit',
 ];
 /** What the operations under each tag are about (the document shows it above them). */
 const tagDescriptions: Record<string, string> = {
@@ -183,6 +184,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerSystemRoutes(app, db);
 
+  // First: its hook records the refused calls of every route registered after it.
+  await registerAudit(app, { db, membership, retention: { days: config.auditRetentionDays, schedule: config.runWorkers } });
   await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, signUpAttemptsPerAddress: config.signUpAttemptsPerAddress, membership, organizations: organizationDirectory });
   await registerOrganizations(app, { db, membership });
   await registerMembers(app, { membership });

@@ -4,6 +4,7 @@ import { ConfigError, configVariables, loadConfig, type Config } from './config.
 import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { installAuditLog, listChains, pruneAuditEvents, verifyChainOf } from './modules/audit/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
 import { createOrganizationDirectory, createOrganizationService, type Plan } from './modules/organizations/index.ts';
@@ -26,6 +27,8 @@ Usage:
   orgplane bootstrap --email E --password P --name N --org O
                                          create the first user (instance administrator) and organization
   orgplane org set-plan <organizationId> <free|team|enterprise>
+  orgplane audit verify [--org ID]       check the audit hash chains (or one organization's); exit 1 at the first broken link
+  orgplane audit prune                   remove audit events older than AUDIT_RETENTION_DAYS (leaving checkpoints)
   orgplane worker                        run queue workers only
   orgplane probe <url> [--api-key K]     probe an MCP server; prints the diagnostic JSON
   orgplane --help
@@ -57,6 +60,8 @@ async function openMigratedDatabase() {
     poolSize: Math.min(config.dbPoolSize, 5),
   });
   await migrate(db);
+  // The CLI's writes (bootstrap, plan changes) are audited like the API's.
+  installAuditLog();
   return { config, db };
 }
 
@@ -113,6 +118,34 @@ async function main(argv: string[]): Promise<number> {
         const result = await users.bootstrap(input.data);
         console.log(JSON.stringify({ userId: result.user.id, organizationId: result.organization.id, sessionToken: result.sessionToken }, null, 2));
         return 0;
+      } finally {
+        await db.close();
+      }
+    }
+    case 'audit': {
+      const { values, positionals } = parseArgs({ args: rest, options: { org: { type: 'string' } }, allowPositionals: true });
+      if (!['verify', 'prune'].includes(positionals[0] ?? '') || positionals.length !== 1 || (positionals[0] === 'prune' && values.org !== undefined)) {
+        console.error('usage: orgplane audit verify [--org ID] | orgplane audit prune');
+        return 2;
+      }
+      const { config, db } = await openMigratedDatabase();
+      if (positionals[0] === 'prune') {
+        try {
+          console.log(JSON.stringify(await pruneAuditEvents(db, config.auditRetentionDays)));
+          return 0;
+        } finally {
+          await db.close();
+        }
+      }
+      try {
+        const chains = values.org !== undefined ? [values.org] : await listChains(db);
+        let broken = false;
+        for (const chain of chains) {
+          const result = await verifyChainOf(db, chain);
+          console.log(JSON.stringify({ organizationId: chain, ...result }));
+          if (!result.ok) broken = true;
+        }
+        return broken ? 1 : 0;
       } finally {
         await db.close();
       }

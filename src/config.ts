@@ -24,6 +24,7 @@ export const configVariables = [
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
   ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '20', 'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
+  ['AUDIT_RETENTION_DAYS', '365', 'audit events older than this many days are pruned daily, leaving a checkpoint (1 to 36500)'],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
   ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '2', 'first delivery retry delay; each retry waits about twice as long (with jitter)'],
   ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one delivery retry delay'],
@@ -133,6 +134,7 @@ const environmentSchema = z.object({
   SIGN_UP_ENABLED: booleanFlag(true),
   SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
   RUN_WORKERS: booleanFlag(true),
+  AUDIT_RETENTION_DAYS: integerSetting(365, 1, 36_500),
   // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
   // are counts. The queue refuses an expiry over 24 hours.
   MESSENGER_DELIVERY_ATTEMPTS: integerSetting(8, 1, 1000),
@@ -184,6 +186,8 @@ export interface Config {
   /** Sign-up attempts one client address may make per hour (the per-e-mail limit is fixed). */
   signUpAttemptsPerAddress: number;
   runWorkers: boolean;
+  /** Days an audit event is kept (AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
   messengerDelivery: DeliverySettings;
 }
@@ -239,6 +243,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     signUpEnabled: env.SIGN_UP_ENABLED,
     signUpAttemptsPerAddress: env.SIGN_UP_ATTEMPTS_PER_ADDRESS,
     runWorkers: env.RUN_WORKERS,
+    auditRetentionDays: env.AUDIT_RETENTION_DAYS,
     messengerDelivery: {
       maxAttempts: env.MESSENGER_DELIVERY_ATTEMPTS,
       retryDelaySeconds: env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS,

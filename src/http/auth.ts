@@ -1,5 +1,5 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
-import type { CallerContext } from '../platform/write-context.ts';
+import type { CallerContext, WriteContext } from '../platform/write-context.ts';
 import type { Caller, CallerResolver, Role } from './caller.ts';
 import { lacksRole, notAnActiveMember, organizationNotFound, unauthorized } from './errors.ts';
 
@@ -105,6 +105,12 @@ export function documentAuthentication(route: RouteOptions): void {
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw unauthorized();
   return request.caller;
+}
+
+/** The context of a write made through this request by nobody signed in yet (sign-in, sign-up, bootstrap). */
+export function requestContextOf(request: FastifyRequest): WriteContext {
+  const userAgent = request.headers['user-agent'];
+  return { actor: { kind: 'anonymous' }, requestId: request.id, clientAddress: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null };
 }
 
 /** The context of a write made by this request's caller (see platform/write-context.ts). */

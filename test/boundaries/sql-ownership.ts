@@ -31,6 +31,7 @@ export const MIGRATION_RANGES: readonly { from: number; to: number; module: stri
   { from: 400, to: 499, module: 'memory' },
   { from: 500, to: 599, module: 'messenger' },
   { from: 600, to: 699, module: PLATFORM },
+  { from: 700, to: 799, module: 'audit' },
 ];
 
 /**

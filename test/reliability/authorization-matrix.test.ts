@@ -119,6 +119,10 @@ const matrix: Record<string, Row> = {
   searchMemories: session(200, 200, 200, 200),
   getMemory: session(200, 404, 404, 404),
   deleteMemory: session(204, 404, 404, 404),
+  // The audit log: owners and admins of organization A; B's admin learns nothing of it.
+  listAuditEvents: session(403, 200, 200, 404),
+  exportAuditEvents: session(403, 200, 200, 404),
+  verifyAuditEvents: session(403, 200, 200, 404),
   // Last: it ends the caller's session (the matrix gives it fresh sessions).
   signOut: session(204, 204, 204, 204),
 };

@@ -4,7 +4,7 @@ import type { Caller, Role } from '../../http/caller.ts';
 import { notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
-import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { apiKeyPrefix, membershipRefusals, type MembershipCore } from '../identity/index.ts';
 import * as store from './store.ts';
 
@@ -21,11 +21,13 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     async createApiKey(ctx: CallerContext, organizationId: string, input: { name: string; role: 'admin' | 'member' }) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
       const key = apiKeyPrefix + randomToken();
+      const keyId = newId(idPrefixes.apiKey);
       const apiKey = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion not committed yet must not leave a working key behind.
         await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: keyManagerRoles, refuse: membershipRefusals(keyManagerRoles) });
+        tx.audit({ action: 'api_key.created', organizationId, target: { type: 'api_key', id: keyId, name: input.name }, changes: { name: input.name, role: input.role, key: redacted } });
         return store.insertApiKey(tx, {
-          id: newId(idPrefixes.apiKey),
+          id: keyId,
           organizationId,
           name: input.name,
           role: input.role,
@@ -43,7 +45,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
     async revokeApiKey(ctx: CallerContext, organizationId: string, apiKeyId: string): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
-      if (!(await writeTransaction(db, ctx, (tx) => store.revokeApiKey(tx, organizationId, apiKeyId)))) throw notFound('api_key_not_found', 'No such API key');
+      const revoked = await writeTransaction(db, ctx, async (tx) => {
+        const done = await store.revokeApiKey(tx, organizationId, apiKeyId);
+        if (done) tx.audit({ action: 'api_key.revoked', organizationId, target: { type: 'api_key', id: apiKeyId } });
+        return done;
+      });
+      if (!revoked) throw notFound('api_key_not_found', 'No such API key');
     },
   };
 }

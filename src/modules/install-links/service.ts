@@ -3,7 +3,7 @@ import { forbidden, notFound, rateLimited, type MemberRefusals } from '../../htt
 import { newId } from '../../platform/ids.ts';
 import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
-import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { MembershipCore, Role } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import { createInstallLinkStore } from './store.ts';
@@ -70,13 +70,15 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
           await deps.organizations.lockOrganization(tx, organizationId);
           await store.revokeActive(tx, organizationId);
         }
+        const linkId = newId('inl');
         await store.insert(tx, {
-          id: newId('inl'),
+          id: linkId,
           organizationId,
           tokenHash: hashToken(token),
           createdByMemberId: membership.memberId,
           rotation: input.rotate,
         });
+        tx.audit({ action: input.rotate ? 'install_link.rotated' : 'install_link.created', organizationId, target: { type: 'install_link', id: linkId }, changes: { token: redacted } });
       });
       return { token, installPageUrl: `${deps.publicUrl}/install/${token}`, rateLimit: limit };
     },

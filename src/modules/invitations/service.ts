@@ -4,7 +4,7 @@ import type { Caller, Role } from '../../http/caller.ts';
 import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
-import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { membershipRefusals, requireSignedInUser, type MemberRecord, type MembershipCore } from '../identity/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import * as store from './store.ts';
@@ -31,7 +31,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
         // A removal, suspension or demotion of the sender not committed yet would end their other
         // invitations but miss this one.
         await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: inviterRoles, refuse: membershipRefusals(inviterRoles) });
-        return store.insertInvitationUnlessMember(tx, {
+        const created = await store.insertInvitationUnlessMember(tx, {
           id: newId(idPrefixes.invitation),
           organizationId,
           email: input.email,
@@ -39,6 +39,8 @@ export function createInvitationService(deps: InvitationServiceDeps) {
           tokenHash: hashToken(token),
           invitedBy: ctx.actor.userId,
         });
+        if (created) tx.audit({ action: 'invitation.created', organizationId, target: { type: 'invitation', id: created.id, name: input.email }, changes: { email: input.email, role: input.role, token: redacted } });
+        return created;
       });
       // Accepting would be refused (already_member), so the invitation is refused now, and not stored.
       if (!invitation) throw conflict('already_member', 'This address belongs to a member of this organization already');
@@ -70,6 +72,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
         // Other invitations of this person to this organization have done their work; left pending,
         // one would let them back in after an administrator removed them.
         await store.expirePendingInvitations(tx, invitation.organization_id, invitation.email);
+        tx.audit({ action: 'invitation.accepted', organizationId: invitation.organization_id, target: { type: 'invitation', id: invitation.id, name: invitation.email }, changes: { memberId, role: invitation.role } });
         return (await membership.getMember(invitation.organization_id, memberId, tx))!;
       });
     },
@@ -86,7 +89,12 @@ export function createInvitationService(deps: InvitationServiceDeps) {
      */
     async revokeInvitation(ctx: CallerContext, organizationId: string, invitationId: string): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
-      if (!(await writeTransaction(db, ctx, (tx) => store.endPendingInvitation(tx, organizationId, invitationId)))) {
+      const ended = await writeTransaction(db, ctx, async (tx) => {
+        const done = await store.endPendingInvitation(tx, organizationId, invitationId);
+        if (done) tx.audit({ action: 'invitation.revoked', organizationId, target: { type: 'invitation', id: invitationId } });
+        return done;
+      });
+      if (!ended) {
         throw notFound('invitation_not_found', 'No such pending invitation in this organization');
       }
     },

@@ -5,7 +5,7 @@ import type { Queryable } from '../../db/database.ts';
 import { conflict, forbidden, invalidRequest, notAnActiveMember } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, loadVisible, organizationOf } from './access.ts';
 import type { ConnectionDeps } from './deps.ts';
 import { allowProbe, validateByProbe } from './probing.ts';
@@ -93,6 +93,7 @@ export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: st
       throw conflict('connection_conflict', 'The connection changed while your key was being checked; try again');
     }
     await storeApiKey(deps, tx, { organizationId, connectionId: id, memberId: shared ? null : memberId, fingerprint: row.identityFingerprint, apiKey });
+    tx.audit({ action: 'mcp_connection.api_key_set', organizationId, target: { type: 'mcp_connection', id, name: row.name }, changes: { apiKey: redacted, scope: shared ? 'shared' : 'member' } });
   });
   return presentAfterWrite(deps, caller, organizationId, id);
 }

@@ -1,13 +1,13 @@
 // Spec operations 1 (edit a connection, with optimistic concurrency) and 2 (replace its access set).
 import { conflict } from '../../http/errors.ts';
-import type { CallerContext } from '../../platform/write-context.ts';
+import { redacted, type CallerContext } from '../../platform/write-context.ts';
 import { checkAccess, connectionNotFound, requireAdmin, writeWithAccess } from './access.ts';
 import { connectionFields, oauthColumns } from './connection-fields.ts';
 import { connectionIdentity } from './connection-identity.ts';
 import { apiKeyRequired, storeSuppliedApiKey } from './credentials.ts';
 import type { ConnectionDeps } from './deps.ts';
 import { allowProbe, validateByProbe } from './probing.ts';
-import type { EditConnectionInput } from './schemas.ts';
+import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
 import type { AccessSet } from './store.ts';
 import { presentAfterWrite } from './view.ts';
 
@@ -68,6 +68,7 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     }
     await store.replaceAccess(tx, organizationId, id, access);
     await storeSuppliedApiKey(deps, tx, organizationId, id, memberId, identity.identityFingerprint, input);
+    tx.audit({ action: 'mcp_connection.updated', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
   });
 
   const presented = await presentAfterWrite(deps, ctx.actor, organizationId, id);
@@ -86,6 +87,23 @@ export async function replaceConnectionAccess(deps: ConnectionDeps, ctx: CallerC
     if (!locked) throw connectionNotFound();
     await store.touchConnection(tx, organizationId, id, access.orgWide);
     await store.replaceAccess(tx, organizationId, id, access);
+    tx.audit({ action: 'mcp_connection.access_replaced', organizationId, target: { type: 'mcp_connection', id, name: locked.name }, changes: { access } });
   });
   return presentAfterWrite(deps, ctx.actor, organizationId, id);
+}
+
+/** What an audit event records of a connection's fields: secrets as "redacted", the URL without userinfo or query. */
+export function auditedConnectionFields(input: ConnectionInput, access: AccessSet): Record<string, unknown> {
+  const url = new URL(input.url);
+  return {
+    name: input.name,
+    url: `${url.origin}${url.pathname}`,
+    authType: input.authType,
+    credentialMode: input.credentialMode,
+    access,
+    ...(input.apiKey !== undefined ? { apiKey: redacted } : {}),
+    ...(input.oauthClient ? { oauthClient: { clientId: input.oauthClient.clientId, ...(input.oauthClient.clientSecret !== undefined ? { clientSecret: redacted } : {}) } } : {}),
+    ...(input.authorizationServerIssuer !== undefined ? { authorizationServerIssuer: input.authorizationServerIssuer } : {}),
+    ...(input.requestedScopes !== undefined ? { requestedScopes: input.requestedScopes } : {}),
+  };
 }

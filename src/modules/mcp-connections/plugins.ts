@@ -40,6 +40,7 @@ export async function installPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>, 
         if (!managed.includes(connectionId)) managed.push(connectionId);
       }
     }
+    tx.audit({ action: 'plugin.installed', organizationId, target: { type: 'plugin', id: pluginId, name: manifest.name }, changes: { version: manifest.version ?? null, requires, managesIdentityOf: managed } });
     return created;
   });
   return { id: pluginId, name: manifest.name, version: manifest.version ?? null, requires, managesIdentityOf: managed, createdAt: isoTimestamp(installed.createdAt) };
@@ -47,7 +48,11 @@ export async function installPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>, 
 
 export async function uninstallPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>, ctx: CallerContext, pluginId: string): Promise<void> {
   const { organizationId } = requireAdmin(ctx.actor);
-  const deleted = await writeTransaction(deps.db, ctx, (tx) => deps.store.deletePlugin(tx, organizationId, pluginId));
+  const deleted = await writeTransaction(deps.db, ctx, async (tx) => {
+    const done = await deps.store.deletePlugin(tx, organizationId, pluginId);
+    if (done) tx.audit({ action: 'plugin.uninstalled', organizationId, target: { type: 'plugin', id: pluginId } });
+    return done;
+  });
   if (!deleted) throw notFound('plugin_not_found', 'No such plugin in this organization');
 }
 
@@ -65,5 +70,6 @@ export async function removeConnection(deps: Pick<ConnectionDeps, 'db' | 'store'
       throw conflict('connection_required', `The plugin ${names} requires this connection: uninstall the plugin first (DELETE /v1/plugins/{pluginId}), then delete it`);
     }
     await store.deleteConnection(tx, organizationId, id);
+    tx.audit({ action: 'mcp_connection.deleted', organizationId, target: { type: 'mcp_connection', id } });
   });
 }

@@ -38,7 +38,7 @@ import { connectionFields, oauthColumns } from './connection-fields.ts';
 import { connectionIdentity } from './connection-identity.ts';
 import { apiKeyRequired, setApiKey, storeSuppliedApiKey } from './credentials.ts';
 import type { ConnectionDeps } from './deps.ts';
-import { editConnection, replaceConnectionAccess } from './edit.ts';
+import { auditedConnectionFields, editConnection, replaceConnectionAccess } from './edit.ts';
 import { installPlugin, removeConnection, uninstallPlugin, type PluginManifest } from './plugins.ts';
 import { allowProbe, testConnection, validateByProbe } from './probing.ts';
 import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
@@ -73,6 +73,7 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
     await deps.store.insertConnection(tx, { id, organizationId, createdBy: caller.userId, ...fields });
     await deps.store.replaceAccess(tx, organizationId, id, access);
     await storeSuppliedApiKey(deps, tx, organizationId, id, memberId, identity.identityFingerprint, input);
+    tx.audit({ action: 'mcp_connection.created', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
   });
   return presentAfterWrite(deps, caller, organizationId, id);
 }

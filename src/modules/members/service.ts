@@ -31,6 +31,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_role_fixed', 'The owner\'s role changes only by transferring ownership');
         await membership.setMemberRole(tx, organizationId, member, role);
+        tx.audit({ action: 'member.role_changed', organizationId, target: { type: 'member', id: member.id, name: member.email }, changes: { role: { from: member.role, to: role } } });
         return { ...member, role };
       });
     },
@@ -43,6 +44,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
         await membership.deleteMember(tx, organizationId, memberId);
+        tx.audit({ action: leavingThemselves ? 'member.left' : 'member.removed', organizationId, target: { type: 'member', id: member.id, name: member.email }, changes: { role: member.role } });
       });
     },
 
@@ -54,6 +56,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (self?.role !== 'owner') throw forbidden('This needs the role owner');
         const member = await membership.getMember(organizationId, memberId, tx);
         if (!member || member.status !== 'active') throw notFound('member_not_found', 'No such active member in this organization');
+        tx.audit({ action: 'organization.ownership_transferred', organizationId, target: { type: 'member', id: member.id, name: member.email }, changes: { owner: { from: self.id, to: member.id } } });
         if (member.id === acting.memberId) return member;
         // Demote first: the one-owner index would refuse two owners even inside the transaction.
         await membership.setMemberRole(tx, organizationId, self, 'admin');

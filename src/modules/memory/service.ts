@@ -279,7 +279,13 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       }
     });
     if (details.length > 0) throw invalidRequest(details);
-    const rows = await writeTransaction(db, ctx, (tx) => insertMemories(tx, key, memories));
+    const rows = await writeTransaction(db, ctx, async (tx) => {
+      const inserted = await insertMemories(tx, key, memories);
+      // The content is the user's own and stays out of the log: only that memories were written.
+      if (inserted.length === 1) tx.audit({ action: 'memory.created', organizationId: key.organizationId, target: { type: 'memory', id: inserted[0]!.id } });
+      else if (inserted.length > 1) tx.audit({ action: 'memory.batch_created', organizationId: key.organizationId, target: { type: 'memory', id: inserted[0]!.id }, changes: { count: inserted.length, ids: inserted.map((row) => row.id) } });
+      return inserted;
+    });
     return rows.map(toMemory);
   }
 
@@ -311,7 +317,12 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
     },
 
     async remove(ctx, id) {
-      const removed = await writeTransaction(db, ctx, (tx) => deleteMemory(tx, bankOf(ctx.actor), id));
+      const bank = bankOf(ctx.actor);
+      const removed = await writeTransaction(db, ctx, async (tx) => {
+        const done = await deleteMemory(tx, bank, id);
+        if (done) tx.audit({ action: 'memory.deleted', organizationId: bank.organizationId, target: { type: 'memory', id } });
+        return done;
+      });
       if (!removed) throw notFound('memory_not_found', 'No such memory');
     },
 

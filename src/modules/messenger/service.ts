@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { OutboundBlockedError, type OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
-import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { MembershipCore, Role } from '../identity/index.ts';
 import { BotApiError, type BotApi } from './platform.ts';
 import type { ConnectionRow, ConnectionStatus, MessengerStore, UpdateRow, UpdateStatus } from './store.ts';
@@ -111,6 +111,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         if (await store.botConnectedElsewhere(tx, bot.id, actor.organizationId)) {
           throw conflict('bot_already_connected', 'This bot is connected in another organization; a bot has a single webhook, so disconnect it there first');
         }
+        tx.audit({ action: 'messenger_connection.created', organizationId: actor.organizationId, target: { type: 'messenger_connection', id, name: bot.username ?? bot.first_name }, changes: { deliveryUrl: input.deliveryUrl, botToken: redacted, deliverySecret: redacted } });
         return store.insertConnection(tx, {
           id,
           organizationId: actor.organizationId,
@@ -128,7 +129,10 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         await botApi.setWebhook(input.botToken, { url: webhookUrlOf(deps.publicUrl, id), secret_token: webhookSecret });
       } catch (error) {
         // Without a webhook the connection would receive nothing: do not keep it.
-        await writeTransaction(db, ctx, (tx) => store.deleteConnection(tx, actor.organizationId, id));
+        await writeTransaction(db, ctx, async (tx) => {
+          await store.deleteConnection(tx, actor.organizationId, id);
+          tx.audit({ action: 'messenger_connection.deleted', organizationId: actor.organizationId, target: { type: 'messenger_connection', id }, changes: { reason: 'webhook_registration_failed' } });
+        });
         throw platformError(error, 'register the webhook');
       }
       return { connection, deliverySecret };
@@ -143,12 +147,15 @@ export function createMessengerService(deps: MessengerServiceDeps) {
     async updateConnection(ctx: CallerContext, connectionId: string, changes: { enabled?: boolean; deliveryUrl?: string }): Promise<ConnectionRow> {
       if (changes.deliveryUrl) await checkDeliveryUrl(changes.deliveryUrl);
       const status: ConnectionStatus | undefined = changes.enabled === undefined ? undefined : changes.enabled ? 'active' : 'disabled';
-      const row = await writeTransaction(db, ctx, (tx) =>
-        store.updateConnection(tx, actingMemberOf(ctx).organizationId, connectionId, {
+      const organizationId = actingMemberOf(ctx).organizationId;
+      const row = await writeTransaction(db, ctx, async (tx) => {
+        const updated = await store.updateConnection(tx, organizationId, connectionId, {
           ...(status ? { status } : {}),
           ...(changes.deliveryUrl ? { deliveryUrl: changes.deliveryUrl } : {}),
-        }),
-      );
+        });
+        if (updated) tx.audit({ action: 'messenger_connection.updated', organizationId, target: { type: 'messenger_connection', id: connectionId }, changes });
+        return updated;
+      });
       if (!row) throw connectionNotFound();
       return row;
     },
@@ -164,7 +171,11 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         // webhook then points at a connection that no longer exists and is refused (401).
         deps.log.warn({ connectionId, reason: error instanceof Error ? error.message : 'unknown' }, 'messenger: deleteWebhook failed; deleting the connection anyway');
       }
-      const deleted = await writeTransaction(db, ctx, (tx) => store.deleteConnection(tx, actor.organizationId, connectionId));
+      const deleted = await writeTransaction(db, ctx, async (tx) => {
+        const done = await store.deleteConnection(tx, actor.organizationId, connectionId);
+        if (done) tx.audit({ action: 'messenger_connection.deleted', organizationId: actor.organizationId, target: { type: 'messenger_connection', id: connectionId } });
+        return done;
+      });
       if (!deleted) throw connectionNotFound();
       deps.forgetConnection(connectionId);
     },

@@ -36,6 +36,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
         const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
         await membership.addMember(tx, organization.id, userId, 'owner');
         await membership.setSessionOrganization(tx, ctx.actor.sessionId!, organization.id);
+        tx.audit({ action: 'organization.created', organizationId: organization.id, target: { type: 'organization', id: organization.id, name }, changes: { name } });
         return organization;
       });
     },
@@ -43,7 +44,10 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async setActiveOrganization(ctx: CallerContext, organizationId: string): Promise<OrganizationRecord> {
       requireSignedInUser(ctx.actor);
       await membership.requireMembership(ctx.actor, organizationId);
-      await writeTransaction(db, ctx, (tx) => membership.setSessionOrganization(tx, ctx.actor.sessionId!, organizationId));
+      await writeTransaction(db, ctx, async (tx) => {
+        await membership.setSessionOrganization(tx, ctx.actor.sessionId!, organizationId);
+        tx.audit({ action: 'session.organization_switched', organizationId, target: { type: 'session', id: ctx.actor.sessionId! }, changes: { activeOrganizationId: organizationId } });
+      });
       return (await store.findOrganization(db, organizationId))!;
     },
 
@@ -76,7 +80,11 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       const { actor } = ctx;
       const allowed = actor.kind === 'system' || ((actor.kind === 'session' || actor.kind === 'api_key') && actor.isInstanceAdmin);
       if (!allowed) throw forbidden('Only instance administrators set plans');
-      const organization = await writeTransaction(db, ctx, (tx) => store.setPlan(tx, organizationId, plan));
+      const organization = await writeTransaction(db, ctx, async (tx) => {
+        const changed = await store.setPlan(tx, organizationId, plan);
+        if (changed) tx.audit({ action: 'organization.plan_changed', organizationId, target: { type: 'organization', id: organizationId, name: changed.name }, changes: { plan } });
+        return changed;
+      });
       if (!organization) throw notFound('organization_not_found', 'No such organization');
       return organization;
     },

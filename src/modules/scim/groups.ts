@@ -138,6 +138,7 @@ export async function createGroup(deps: ScimDeps, ctx: ScimContext, body: unknow
     const ids = await memberIds(deps, tx, ctx, doc);
     const row = await deps.store.insertGroup(tx, { id: newId('scimg'), organizationId: ctx.organizationId, ...fields, resource: groupResource(doc) });
     await setGroupMembers(deps, tx, ctx, row.id, ids);
+    tx.audit({ action: 'scim_group.created', target: { type: 'scim_group', id: row.id, name: fields.displayName }, changes: { displayName: fields.displayName, members: ids } });
     return groupWithMembers(deps, tx, ctx, row);
   });
 }
@@ -148,6 +149,7 @@ export async function replaceGroup(deps: ScimDeps, ctx: ScimContext, id: string,
     // Locked, so a concurrent delete either waits for this write or has already made it a 404.
     if (!(await deps.store.findGroup(tx, ctx.organizationId, id, true))) throw new ScimError(404, `Group ${id} not found`);
     const doc = normalizeResource('Group', body);
+    tx.audit({ action: 'scim_group.replaced', target: { type: 'scim_group', id, name: typeof doc.displayName === 'string' ? doc.displayName : null } });
     return writeGroup(deps, tx, ctx, id, doc, domain, () => deps.store.memberships(tx, ctx.organizationId, 'group', [id]));
   });
 }
@@ -161,11 +163,15 @@ export async function patchGroup(deps: ScimDeps, ctx: ScimContext, id: string, b
     const members = await deps.store.memberships(tx, ctx.organizationId, 'group', [id]);
     const current: Doc = { ...existing.resource, displayName: existing.display_name, members: members.map((m) => ({ value: m.scim_user_id })) };
     if (existing.external_id !== null) current.externalId = existing.external_id;
+    tx.audit({ action: 'scim_group.updated', target: { type: 'scim_group', id, name: existing.display_name }, changes: { operations: operations.map((operation) => operation.op) } });
     return writeGroup(deps, tx, ctx, id, normalizeResource('Group', applyPatch('Group', current, operations)), domain, async () => members);
   });
 }
 
 export async function deleteGroup(deps: ScimDeps, ctx: ScimContext, id: string): Promise<void> {
   await loadGroup(deps, ctx, id);
-  await writeTransaction(deps.db, ctx, (tx) => deps.store.deleteGroup(tx, ctx.organizationId, id));
+  await writeTransaction(deps.db, ctx, async (tx) => {
+    await deps.store.deleteGroup(tx, ctx.organizationId, id);
+    tx.audit({ action: 'scim_group.deleted', target: { type: 'scim_group', id } });
+  });
 }

@@ -3,7 +3,7 @@
 import { ApiError, lacksRole, notFound, organizationNotFound, type MemberRefusals } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
-import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { Caller, Role } from '../identity/index.ts';
 import type { ScimConnector, ScimDeps } from './context.ts';
 
@@ -30,6 +30,7 @@ export async function rotateToken(deps: ScimDeps, ctx: CallerContext) {
     // commits first and is seen here, or waits until this rotation, made while the right held, commits.
     if (!caller.memberId) throw organizationNotFound();
     await deps.membership.holdActingMember(tx, organizationId, caller.memberId, { roles: tokenRotators, refuse: rotationRefusals });
+    tx.audit({ action: 'scim_token.rotated', organizationId, target: { type: 'scim_connector', id: organizationId }, changes: { token: redacted } });
     return deps.store.upsertConnectorToken(tx, {
       id: newId('scim'),
       organizationId,

@@ -175,6 +175,7 @@ async function writeUser(deps: ScimDeps, ctx: ScimContext, id: string, build: (c
       if (attributes.active) await syncAccount(deps, tx, locked.user_id, accountOf(doc, requireDomain(domain)));
       const memberId = await syncMember(deps, tx, ctx, locked.user_id, attributes.active);
       const row = await deps.store.updateUser(tx, ctx.organizationId, locked.id, { memberId, ...attributes, resource: doc });
+      tx.audit({ action: 'scim_user.updated', target: { type: 'scim_user', id: locked.id, name: attributes.userName }, changes: { userName: attributes.userName, active: attributes.active } });
       return userWithGroups(deps, tx, ctx, row);
     });
   } catch (error) {
@@ -232,6 +233,7 @@ export async function createUser(deps: ScimDeps, ctx: ScimContext, body: unknown
         ...attributes,
         resource: doc,
       });
+      tx.audit({ action: 'scim_user.created', target: { type: 'scim_user', id: row.id, name: attributes.userName }, changes: { userName: attributes.userName, active: attributes.active, email: account.email } });
       return renderUser(deps.baseUrl, row, []);
     });
   } catch (error) {
@@ -266,5 +268,6 @@ export async function deleteUser(deps: ScimDeps, ctx: ScimContext, id: string): 
       await deps.membership.revokeUserSessions(tx, row.user_id);
     }
     await deps.store.deleteUser(tx, ctx.organizationId, id);
+    tx.audit({ action: 'scim_user.deleted', target: { type: 'scim_user', id, name: row.user_name } });
   });
 }

@@ -5,7 +5,7 @@ import { lockUntilCommit } from '../../db/locks.ts';
 import { ApiError, invalidRequest, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { Caller } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import { describeDnsFailure, isPublicSuffix, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
@@ -89,9 +89,11 @@ export function createSsoService(deps: SsoServiceDeps) {
         // (which holds a concurrent verification off) has nothing to lock while no connection exists.
         await lockUntilCommit(tx, `sso-connection:${organizationId}`);
         const existing = await store.findByOrganization(tx, organizationId, true);
+        const connectionId = existing?.id ?? newId('sso');
+        tx.audit({ action: existing ? 'sso_connection.updated' : 'sso_connection.created', organizationId, target: { type: 'sso_connection', id: connectionId, name: domain }, changes: { domain, issuer: input.issuer, clientId: input.clientId, ...(input.clientSecret !== undefined ? { clientSecret: redacted } : {}) } });
         if (!existing) {
           return store.insert(tx, {
-            id: newId('sso'),
+            id: connectionId,
             organizationId,
             domain,
             issuer: input.issuer,
@@ -154,7 +156,11 @@ export function createSsoService(deps: SsoServiceDeps) {
       }
       if (await store.verifiedElsewhere(db, connection.domain, organizationId)) throw domainTaken(connection.domain);
       try {
-        const verified = await writeTransaction(db, ctx, (tx) => store.markVerified(tx, organizationId, connection.domain, connection.verification_token));
+        const verified = await writeTransaction(db, ctx, async (tx) => {
+          const marked = await store.markVerified(tx, organizationId, connection.domain, connection.verification_token);
+          if (marked) tx.audit({ action: 'sso_connection.domain_verified', organizationId, target: { type: 'sso_connection', id: connection.id, name: connection.domain }, changes: { domain: connection.domain } });
+          return marked;
+        });
         if (!verified) {
           throw new ApiError(409, 'sso_connection_changed', 'The SSO connection changed during verification; try again');
         }

@@ -36,7 +36,9 @@ export function createTeamService(deps: TeamServiceDeps) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
       const team = await writeTransaction(db, ctx, async (tx) => {
         await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: teamManagerRoles, refuse: membershipRefusals(teamManagerRoles) });
-        return store.insertTeam(tx, { id: newId(idPrefixes.team), organizationId, name });
+        const created = await store.insertTeam(tx, { id: newId(idPrefixes.team), organizationId, name });
+        if (created) tx.audit({ action: 'team.created', organizationId, target: { type: 'team', id: created.id, name }, changes: { name } });
+        return created;
       });
       if (!team) throw conflict('team_exists', 'A team with this name already exists');
       return team;
@@ -55,13 +57,18 @@ export function createTeamService(deps: TeamServiceDeps) {
         // (404), rather than met by the foreign key (a 500); one starting later waits and removes both.
         if (!(await membership.lockMember(tx, organizationId, memberId))) throw notFound('member_not_found', 'No such member in this organization');
         await store.addTeamMember(tx, organizationId, teamId, memberId);
+        tx.audit({ action: 'team.member_added', organizationId, target: { type: 'team', id: teamId }, changes: { memberId } });
       });
     },
 
     async removeTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
       await requireTeam(organizationId, teamId);
-      const removed = await writeTransaction(db, ctx, (tx) => store.removeTeamMember(tx, organizationId, teamId, memberId));
+      const removed = await writeTransaction(db, ctx, async (tx) => {
+        const done = await store.removeTeamMember(tx, organizationId, teamId, memberId);
+        if (done) tx.audit({ action: 'team.member_removed', organizationId, target: { type: 'team', id: teamId }, changes: { memberId } });
+        return done;
+      });
       if (!removed) throw notFound('member_not_found', 'That member is not in this team');
     },
   };

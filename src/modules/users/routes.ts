@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, requestContextOf, writeContextOf } from '../../http/auth.ts';
 import { commonErrorResponses, errorBodySchema } from '../../http/schemas.ts';
 import { emailSchema, personNameSchema } from '../identity/index.ts';
 import { organizationSchema, toOrganization } from '../organizations/index.ts';
@@ -26,7 +26,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       },
     },
   }, async (request, reply) => {
-    const result = await users.bootstrap(request.body);
+    const result = await users.bootstrap(request.body, requestContextOf(request));
     return reply.status(201).send({ user: toUser(result.user), organization: toOrganization(result.organization), sessionToken: result.sessionToken });
   });
 
@@ -53,7 +53,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       },
     },
   }, async (request, reply) => {
-    const result = await users.signUp(request.body, request.ip);
+    const result = await users.signUp(request.body, requestContextOf(request));
     return reply.status(201).send({ user: toUser(result.user), sessionToken: result.sessionToken });
   });
 
@@ -77,7 +77,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       },
     },
   }, async (request) => {
-    const result = await users.signIn(request.body, request.ip);
+    const result = await users.signIn(request.body, requestContextOf(request));
     return { user: toUser(result.user), sessionToken: result.sessionToken };
   });
 

@@ -8,7 +8,7 @@ import { ApiError, conflict, rateLimited } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
-import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
+import { redacted, systemContext, writeTransaction, type CallerContext, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import { requireSignedInUser, type MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { UserDirectory } from './index.ts';
@@ -83,10 +83,28 @@ export function createUserService(deps: UserServiceDeps) {
     return user;
   }
 
+  /**
+   * A sign-in concerns every organization the account is an active member of: its event goes to each
+   * of their logs; an account of none (or an unknown e-mail) goes to the instance's own log.
+   */
+  function signInEvents(tx: WriteTransaction, action: string, userId: string | undefined, email: string, organizationIds: string[]) {
+    const outcome = action === 'user.sign_in_failed' ? 'failure' as const : 'success' as const;
+    const target = { type: 'user', id: userId ?? 'unknown', name: email };
+    const base = { action, outcome, target, ...(userId ? { actorUserId: userId } : {}) };
+    if (organizationIds.length === 0) tx.audit({ ...base, organizationId: null });
+    for (const organizationId of organizationIds) tx.audit({ ...base, organizationId });
+  }
+
+  /** A failed sign-in is recorded in its own transaction (the request fails, the record stays). */
+  async function recordSignIn(ctx: WriteContext, action: string, userId: string | undefined, email: string) {
+    const organizations = userId ? await deps.organizations.listOrganizationsOfUser(userId) : [];
+    await writeTransaction(db, ctx, async (tx) => signInEvents(tx, action, userId, email, organizations.map((organization) => organization.id)));
+  }
+
   return {
     /** First run only: the first user, an instance administrator, owning the first organization. */
-    async bootstrap(input: { email: string; password: string; name: string; organizationName: string }) {
-      return db.transaction(async (tx) => {
+    async bootstrap(input: { email: string; password: string; name: string; organizationName: string }, ctx: WriteContext = systemContext('cli')) {
+      return writeTransaction(db, ctx, async (tx) => {
         // Serializes concurrent bootstraps so that exactly one wins.
         await lockUntilCommit(tx, 'identity-bootstrap');
         if ((await deps.organizations.countOrganizations(tx)) > 0) throw conflict('already_bootstrapped', 'This instance already has an organization');
@@ -94,6 +112,7 @@ export function createUserService(deps: UserServiceDeps) {
         const organization = await deps.organizations.addOrganization(tx, input.organizationName);
         await deps.membership.addMember(tx, organization.id, user.id, 'owner');
         const sessionToken = await issueSession(tx, user.id, organization.id);
+        tx.audit({ action: 'instance.bootstrapped', organizationId: organization.id, actorUserId: user.id, target: { type: 'organization', id: organization.id, name: organization.name }, changes: { email: user.email, name: user.name, organizationName: organization.name, password: redacted } });
         return { user, organization, sessionToken };
       });
     },
@@ -103,8 +122,9 @@ export function createUserService(deps: UserServiceDeps) {
      * probes (on any process) cannot all get through before one is counted; an attempt one limit
      * refuses gives back its place in the other (a locked-out client must not use up the target's own).
      */
-    async signUp(input: { email: string; password: string; name: string }, clientAddress: string) {
+    async signUp(input: { email: string; password: string; name: string }, ctx: WriteContext) {
       if (!deps.signUpEnabled) throw new ApiError(403, 'sign_up_disabled', 'Sign-up is disabled on this instance');
+      const clientAddress = ctx.clientAddress ?? 'unknown';
       const buckets = [
         { bucket: `sign-up:address:${clientAddress}`, limit: deps.signUpAttemptsPerAddress },
         { bucket: `sign-up:target:${input.email.toLowerCase()}`, limit: signUpLimits.perTargetAddress },
@@ -116,9 +136,11 @@ export function createUserService(deps: UserServiceDeps) {
         for (const result of results) if (result.allowed) await result.release();
         throw rateLimited(refused, 'Too many sign-up attempts; try again later');
       }
-      return db.transaction(async (tx) => {
+      return writeTransaction(db, ctx, async (tx) => {
         const user = await createUser(tx, input);
         const sessionToken = await issueSession(tx, user.id, null);
+        // An account of no organization yet: its event is the instance's.
+        tx.audit({ action: 'user.signed_up', organizationId: null, actorUserId: user.id, target: { type: 'user', id: user.id, name: user.email }, changes: { email: user.email, name: user.name, password: redacted } });
         return { user, sessionToken };
       });
     },
@@ -133,7 +155,8 @@ export function createUserService(deps: UserServiceDeps) {
      * own would wipe their guessing against others; on the account's, each sign-in of the real user
      * would hand a guesser racing them a fresh allowance.
      */
-    async signIn(input: { email: string; password: string }, clientAddress: string) {
+    async signIn(input: { email: string; password: string }, ctx: WriteContext) {
+      const clientAddress = ctx.clientAddress ?? 'unknown';
       const account = input.email.toLowerCase();
       // A space separates the two: neither an address nor an accepted email holds one.
       const buckets = [
@@ -151,16 +174,27 @@ export function createUserService(deps: UserServiceDeps) {
       const user = await store.findUserByEmail(db, input.email);
       // Verify against a decoy when the account does not exist, so timing does not reveal which emails exist.
       const valid = await verifyPassword(input.password, user?.password_hash ?? decoyPasswordHash);
-      if (!user || !user.password_hash || !valid) throw new ApiError(401, 'invalid_credentials', 'Email or password is wrong');
+      if (!user || !user.password_hash || !valid) {
+        await recordSignIn(ctx, 'user.sign_in_failed', user?.id, account);
+        throw new ApiError(401, 'invalid_credentials', 'Email or password is wrong');
+      }
       for (const result of results) await result.release();
       const organizations = await deps.organizations.listOrganizationsOfUser(user.id);
-      const sessionToken = await issueSession(db, user.id, organizations[0]?.id ?? null);
+      const sessionToken = await writeTransaction(db, ctx, async (tx) => {
+        signInEvents(tx, 'user.signed_in', user.id, user.email, organizations.map((organization) => organization.id));
+        return issueSession(tx, user.id, organizations[0]?.id ?? null);
+      });
       return { user, sessionToken };
     },
 
     async signOut(ctx: CallerContext): Promise<void> {
       const { sessionId } = ctx.actor;
-      if (sessionId) await writeTransaction(db, ctx, (tx) => deps.membership.revokeSession(tx, sessionId));
+      if (sessionId) {
+        await writeTransaction(db, ctx, async (tx) => {
+          await deps.membership.revokeSession(tx, sessionId);
+          tx.audit({ action: 'user.signed_out', target: { type: 'session', id: sessionId } });
+        });
+      }
     },
 
     async me(caller: Caller) {

@@ -106,7 +106,10 @@ export async function disconnect(deps: OAuthDeps, ctx: CallerContext, connection
   }
   const stored = await findOAuthCredential(deps.db, connection.organizationId, connection.id, memberId);
   const secret = stored ? openOAuthSecret(deps.secrets, connection.identityFingerprint, stored.secretSealed) : null;
-  await writeTransaction(deps.db, ctx, (tx) => deleteOAuthCredential(tx, connection.organizationId, connection.id, memberId));
+  await writeTransaction(deps.db, ctx, async (tx) => {
+    await deleteOAuthCredential(tx, connection.organizationId, connection.id, memberId);
+    tx.audit({ action: 'mcp_connection.disconnected', organizationId: connection.organizationId, target: { type: 'mcp_connection', id: connection.id, name: connection.name }, changes: { subject: memberId === null ? 'shared' : 'member' } });
+  });
   if (secret) await revokeQuietly(deps, connection, secret);
 }
 

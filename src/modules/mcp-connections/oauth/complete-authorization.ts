@@ -4,7 +4,7 @@
 import type { Caller } from '../../../http/caller.ts';
 import { ApiError, forbidden, notFound } from '../../../http/errors.ts';
 import { newId } from '../../../platform/ids.ts';
-import { writeTransaction, type WriteContext } from '../../../platform/write-context.ts';
+import { redacted, writeTransaction, type WriteContext } from '../../../platform/write-context.ts';
 import { authorizationCodeFrom, checkResponseIssuer, type CallbackQuery } from './callback.ts';
 import { clientAtCallback } from './client-acquisition.ts';
 import { saveOAuthCredential, sealOAuthSecret, type OAuthTokenSecret } from './credential-store.ts';
@@ -139,6 +139,7 @@ export async function completeAuthorization(
     // notAllowed, and what the member may connect is mayConnect's answer, as before the exchange.
     const member = await deps.members.holdActingMember(tx, pending.organization_id, pending.member_id, { refuse: { inactive: notAllowed, lacksRole: notAllowed } });
     if (!(await mayConnect(deps, tx, pending, locked, member!.role))) throw notAllowed();
+    tx.audit({ action: 'mcp_connection.authorized', organizationId: pending.organization_id, target: { type: 'mcp_connection', id: locked.id, name: locked.name }, changes: { subject: pending.subject, grantedScopes: tokens.scopes, tokens: redacted } });
     await saveOAuthCredential(tx, {
       id: newId('cred'),
       organizationId: pending.organization_id,

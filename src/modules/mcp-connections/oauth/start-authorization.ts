@@ -60,6 +60,7 @@ export async function authorize(
       refuse: { inactive: notAnActiveMember, lacksRole: sharedNeedsAdmin },
     });
     await holdConnection(deps, tx, connection);
+    tx.audit({ action: 'mcp_connection.authorization_started', organizationId: connection.organizationId, target: { type: 'mcp_connection', id: connection.id, name: connection.name }, changes: { subject, scopes } });
     await insertPendingAuthorization(tx, {
       id,
       organization_id: connection.organizationId,

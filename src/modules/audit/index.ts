@@ -1,0 +1,76 @@
+// The audit log: how the module joins an app. It installs the one recorder of audit events into
+// platform/write-context.ts (every service declares its events with `tx.audit(...)`), records refused
+// privileged calls, and serves the log to owners and admins.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Database } from '../../db/database.ts';
+import { writeContextOf } from '../../http/auth.ts';
+import { requireDependencies } from '../../platform/dependencies.ts';
+import { installAuditRecorder, writeTransaction } from '../../platform/write-context.ts';
+import type { MembershipCore } from '../identity/index.ts';
+import { recordAuditEvents } from './recorder.ts';
+import { schedulePruning } from './retention.ts';
+import { auditRoutes } from './routes.ts';
+import { createAuditService } from './service.ts';
+
+export type { AuditEvent, Verification } from './chain.ts';
+export { verifyChainOf } from './service.ts';
+export { listChains } from './store.ts';
+export { pruneAuditEvents } from './retention.ts';
+
+/** Installs the recorder without the routes (the CLI's writes are audited too). */
+export function installAuditLog(): void {
+  installAuditRecorder(recordAuditEvents);
+}
+
+export interface AuditDeps {
+  db: Database;
+  /** Prune daily in this process (RUN_WORKERS) with AUDIT_RETENTION_DAYS; absent: no pruning here. */
+  retention?: { days: number; schedule: boolean } | undefined;
+  membership: Pick<MembershipCore, 'requireMembership' | 'getMemberByUser'>;
+}
+
+/** The organization whose log a refusal goes to: the one in the path when the caller is its member, else the caller's own. */
+async function organizationOfRefusal(request: FastifyRequest, membership: AuditDeps['membership']): Promise<string | null> {
+  const caller = request.caller!;
+  const inPath = (request.params as Record<string, unknown> | undefined)?.organizationId;
+  if (typeof inPath === 'string' && inPath !== caller.organizationId && caller.userId && /^org_[0-9a-z]{26}$/.test(inPath)) {
+    if (await membership.getMemberByUser(inPath, caller.userId)) return inPath;
+  }
+  return caller.organizationId;
+}
+
+function errorCodeOf(payload: unknown): string | null {
+  if (typeof payload !== 'string' || payload.length > 4096) return null;
+  try {
+    const body = JSON.parse(payload) as { error?: unknown };
+    return typeof body.error === 'string' ? body.error : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Call before the other modules register their routes: the refusal hook must apply to all of them. */
+export async function registerAudit(app: FastifyInstance, deps: AuditDeps): Promise<void> {
+  requireDependencies('audit', deps, ['db', 'membership']);
+  installAuditLog();
+  // A privileged call refused to an authenticated caller (403) is an event too, in its own transaction,
+  // written before the answer leaves so a client that reads the log next finds it.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode !== 403 || !request.caller || request.method === 'HEAD' || request.method === 'OPTIONS') return payload;
+    try {
+      const organizationId = await organizationOfRefusal(request, deps.membership);
+      const route = `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`;
+      await writeTransaction(deps.db, writeContextOf(request), async (tx) => {
+        tx.audit({ action: 'request.denied', outcome: 'denied', organizationId, target: { type: 'route', id: route }, changes: { error: errorCodeOf(payload) } });
+      });
+    } catch (error) {
+      request.log.error({ err: error }, 'audit: could not record a refused call');
+    }
+    return payload;
+  });
+  if (deps.retention?.schedule) {
+    const stop = schedulePruning(deps.db, deps.retention.days, (error) => app.log.error({ err: error }, 'audit: pruning failed'));
+    app.addHook('onClose', async () => stop());
+  }
+  await app.register(auditRoutes, { audit: createAuditService(deps) });
+}
