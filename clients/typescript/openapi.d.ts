@@ -62,6 +62,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/orgs/{organizationId}/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's audit events, newest first (owners and admins)
+         * @description Every change made through the API, SCIM or the CLI, recorded in its own transaction; calls refused with 403 (`request.denied`, outcome `denied`); sign-ins and failed sign-ins of the organization's members (a failure for an unknown e-mail, and sign-ups, belong to no organization and are not listed here). `actor` is an id or e-mail, `action` an action or its prefix, `target` an id; `since` is inclusive, `until` exclusive; filters combine with AND. A member gets 403; a caller of another organization gets 404, as for a missing organization.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}/audit-events/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the organization's audit events in a time range, oldest first, streamed as NDJSON or CSV (owners and admins)
+         * @description NDJSON: one event (as in the list) per line. CSV: a header line, then one event per line; `changes` is a JSON cell; cells starting with = + - @ are prefixed with '.
+         */
+        get: operations["exportAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}/audit-events/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the organization's audit hash chain and report the first broken link (owners and admins)
+         * @description Needs a session token (401 `unauthorized` without a valid one).
+         */
+        get: operations["verifyAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/bootstrap": {
         parameters: {
             query?: never;
@@ -93,7 +153,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and a session
-         * @description No authentication. Creates a user with this e-mail, password and name and signs them in (`sessionToken`); the account belongs to no organization until it creates one or accepts an invitation. Closed (403 `sign_up_disabled`) when `SIGN_UP_ENABLED` is false.
+         * @description No authentication. Creates a user with this e-mail, password and name and signs them in (`sessionToken`); the account belongs to no organization until it creates one or accepts an invitation. Closed (403 `sign_up_disabled`) when `SIGN_UP_ENABLED` is false. Attempts are limited across all processes, in fixed one-hour windows, whatever their answer: `SIGN_UP_ATTEMPTS_PER_ADDRESS` (20 by default) from one client address, and 5 for one e-mail address from all clients together. Once a limit is reached, every attempt it covers is 429 `rate_limited` (with `Retry-After`) until the window ends; an attempt a limit refuses does not count against the other. A registered address is still answered 409 `email_taken`: the limits make finding out which addresses have accounts slow, not impossible (an account must be told apart from a typo at sign-up).
          */
         post: operations["signUp"];
         delete?: never;
@@ -725,7 +785,7 @@ export interface paths {
         put?: never;
         /**
          * Create an organization install link
-         * @description Any member of the organization mints a link for the desktop app. The body may be left out; `rotate` is optional and defaults to `false`: without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) every older link of the organization stops working in the same transaction that mints the new one. Limited to 20 links per member per 60 minutes across all processes: then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too.
+         * @description Any member of the organization mints a link for the desktop app. The body may be left out; `rotate` is optional and defaults to `false`: without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) every older link of the organization stops working in the same transaction that mints the new one. Limited to 20 links per member per 60 minutes across all processes: then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too. The page offers the desktop app from the server's `DESKTOP_DOWNLOAD_URL`; while the operator has not set it, the page says the download is not configured (and the server logs a warning as it starts).
          */
         post: operations["createInstallLink"];
         delete?: never;
@@ -763,7 +823,7 @@ export interface paths {
         };
         /**
          * Install page for people (HTML)
-         * @description An HTML page with the organization name, a download action and an open-in-app action. An unknown or rotated token gets a 404 "link no longer valid" page. Rate limited per client address like the configuration route.
+         * @description An HTML page with the organization name, a download action (or, while DESKTOP_DOWNLOAD_URL is not set, a note that the download is not configured) and an open-in-app action. An unknown or rotated token gets a 404 "link no longer valid" page. Rate limited per client address like the configuration route.
          */
         get: operations["installPage"];
         put?: never;
@@ -1366,6 +1426,55 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Member: {
+            id: string;
+            organizationId: string;
+            userId: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /** @enum {string} */
+            status: "active" | "suspended";
+            name: string;
+            email: string;
+            image: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        AuditEvent: {
+            id: string;
+            organizationId: string | null;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            occurredAt: string;
+            /** @description Dotted, past tense: `mcp_connection.updated`, `member.role_changed`, `request.denied` */
+            action: string;
+            /** @enum {string} */
+            outcome: "success" | "denied" | "failure";
+            actor: {
+                /** @description user, api_key, scim or system */
+                type: string;
+                id: string;
+                name: string | null;
+                email: string | null;
+            };
+            target: {
+                type: string;
+                id: string;
+                name: string | null;
+            };
+            ip: string | null;
+            userAgent: string | null;
+            requestId: string | null;
+            /** @description Changed fields and their new values; secrets appear as "redacted" */
+            changes: {
+                [key: string]: unknown;
+            } | null;
+        };
         InstallLink: {
             /** @description The link token: a bearer secret (256 random bits, URL-safe). Anyone holding it can read the organization name and server URL. */
             token: string;
@@ -1565,23 +1674,6 @@ export interface components {
             Resources: components["schemas"]["ScimDiscoveryDocument"][];
         } & {
             [key: string]: unknown;
-        };
-        Member: {
-            id: string;
-            organizationId: string;
-            userId: string;
-            /** @enum {string} */
-            role: "owner" | "admin" | "member";
-            /** @enum {string} */
-            status: "active" | "suspended";
-            name: string;
-            email: string;
-            image: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
         };
         ApiKey: {
             id: string;
@@ -2075,6 +2167,269 @@ export interface operations {
             };
         };
     };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description The actor's id or e-mail */
+                actor?: string;
+                /** @description An action or its prefix (`member.`) */
+                action?: string;
+                /** @description The target's id */
+                target?: string;
+                outcome?: "success" | "denied" | "failure";
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+                limit?: number;
+                /** @description Opaque cursor from a previous page's `nextCursor` */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["AuditEvent"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found: no such organization, or you are not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
+                    };
+                };
+            };
+        };
+    };
+    exportAuditEvents: {
+        parameters: {
+            query?: {
+                format?: "ndjson" | "csv";
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events, one per line */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                    "text/csv": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                    "text/csv": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                    "text/csv": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found: no such organization, or you are not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
+                    };
+                    "text/csv": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
+                    };
+                };
+            };
+        };
+    };
+    verifyAuditEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        checked: number;
+                    } | {
+                        /** @enum {boolean} */
+                        ok: false;
+                        /** @description Events verified before the broken one */
+                        checked: number;
+                        /** @description The id of the first event that does not verify */
+                        brokenAt: string;
+                        reason: string;
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found: no such organization, or you are not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
+                    };
+                };
+            };
+        };
+    };
     bootstrap: {
         parameters: {
             query?: never;
@@ -2197,6 +2552,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "email_taken";
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "rate_limited";
                     };
                 };
             };
