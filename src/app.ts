@@ -104,6 +104,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const userDirectory = createUserDirectory({ db });
   const teamDirectory = createTeamDirectory({ db });
   app.decorate('callerResolver', membership);
+  app.decorate('authenticationPolicy', { reauthMaxAgeSeconds: config.reauthMaxAgeSeconds });
   app.decorateRequest('caller', null);
 
   // Set as the request arrives (a synchronous hook: no promise per request); error answers keep it.

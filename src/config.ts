@@ -20,6 +20,7 @@ export const configVariables = [
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
   ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
   ['SESSION_TTL_HOURS', '720', 'lifetime of a session token, in whole hours (1 to 87600)'],
+  ['REAUTH_MAX_AGE_SECONDS', '900', 'how recent a session\'s last authentication must be for privileged operations (0 to 86400; 0 turns the rule off)'],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
@@ -104,6 +105,8 @@ const environmentSchema = z.object({
   // Whole hours: the session's expiry is computed in SQL from an integer parameter; at most ten years
   // (past about 68 years that computation overflows).
   SESSION_TTL_HOURS: integerSetting(720, 1, MAX_SESSION_TTL_HOURS),
+  // At most a day: a privileged edit needs a person who authenticated recently, not one a session ago.
+  REAUTH_MAX_AGE_SECONDS: integerSetting(900, 0, 86_400),
   SIGN_UP_ENABLED: booleanFlag(true),
   RUN_WORKERS: booleanFlag(true),
   // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
@@ -151,6 +154,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolSize: number;
   sessionTtlHours: number;
+  /** How recent a session's last authentication must be for privileged operations; 0: no such rule. */
+  reauthMaxAgeSeconds: number;
   signUpEnabled: boolean;
   runWorkers: boolean;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
@@ -204,6 +209,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     logLevel: env.LOG_LEVEL,
     dbPoolSize: env.DB_POOL_SIZE,
     sessionTtlHours: env.SESSION_TTL_HOURS,
+    reauthMaxAgeSeconds: env.REAUTH_MAX_AGE_SECONDS,
     signUpEnabled: env.SIGN_UP_ENABLED,
     runWorkers: env.RUN_WORKERS,
     messengerDelivery: {

@@ -47,7 +47,7 @@ const enterpriseRequired = errorBodySchema.describe(
 /** The organization's SSO connection and the verification of its domain through DNS. */
 export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService }> = async (app, { sso }) => {
   app.put('/v1/sso/connection', {
-    onRequest: ownerOrAdmin,
+    onRequest: authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found', freshAuthentication: true }),
     schema: {
       tags: ['SSO'],
       operationId: 'putSsoConnection',
