@@ -178,6 +178,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     organizations: organizationDirectory,
     secrets: deps.secrets,
     dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
+    membership,
+    users: userDirectory,
+    teams: teamDirectory,
+    outbound,
+    publicUrl: config.publicUrl,
+    signIn: { redirectUris: config.ssoRedirectUris, clockSkewSeconds: config.ssoClockSkewSeconds },
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership });

@@ -15,6 +15,8 @@ export const configVariables = [
   ['REQUEST_TIMEOUT_MS', '30000', 'time a client has to send a whole request, headers and body (a slower one gets 408 and is disconnected)'],
   ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
+  ['SSO_REDIRECT_URIS', '(empty)', 'comma-separated redirect URIs SSO sign-in may return to besides those under PUBLIC_URL, loopback (any port) and the desktop app\'s orgplane: scheme'],
+  ['SSO_CLOCK_SKEW_SECONDS', '60', 'clock skew tolerated when checking ID token times (exp, iat) and SAML assertion times (0 to 600)'],
   ['DESKTOP_DOWNLOAD_URL', 'https://github.com/orgplane/desktop/releases/latest', 'where the install page\'s "Download" action points'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
@@ -98,6 +100,8 @@ const environmentSchema = z.object({
   REQUEST_TIMEOUT_MS: integerSetting(30_000, 1000, 3_600_000),
   DNS_SERVERS: dnsServerList,
   DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
+  SSO_REDIRECT_URIS: listOf.refine((uris) => uris.every((uri) => URL.canParse(uri)), 'must be absolute URIs separated by commas'),
+  SSO_CLOCK_SKEW_SECONDS: integerSetting(60, 0, 600),
   DESKTOP_DOWNLOAD_URL: z.url().default('https://github.com/orgplane/desktop/releases/latest'),
   MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -148,6 +152,10 @@ export interface Config {
   dnsServers: string[];
   /** Per-attempt timeout of SSO DNS lookups. */
   dnsTimeoutMs: number;
+  /** Redirect URIs SSO sign-in may return to besides PUBLIC_URL's, loopback and orgplane: (SSO_REDIRECT_URIS). */
+  ssoRedirectUris: string[];
+  /** Clock skew tolerated in ID token and assertion times (SSO_CLOCK_SKEW_SECONDS). */
+  ssoClockSkewSeconds: number;
   /** The install page's download action. */
   desktopDownloadUrl: string;
   messengerApiRoot: string;
@@ -204,6 +212,8 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     dnsServers: env.DNS_SERVERS,
     dnsTimeoutMs: env.DNS_TIMEOUT_MS,
+    ssoRedirectUris: env.SSO_REDIRECT_URIS,
+    ssoClockSkewSeconds: env.SSO_CLOCK_SKEW_SECONDS,
     desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL,
     messengerApiRoot: env.MESSENGER_API_ROOT.replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,
