@@ -58,10 +58,15 @@ export function createSignInService(deps: SignInServiceDeps) {
   const callbackUrl = `${deps.publicUrl}${oidcCallbackPath}`;
 
   /** The account the IdP's person is, in the connection's organization, or a refusal. Inside the sign-in's transaction. */
-  async function resolveAccount(tx: Queryable, connection: SsoConnectionRow, claims: { sub: string; email: string; name?: string }): Promise<{ user: UserRecord; memberId: string }> {
+  async function resolveAccount(
+    tx: Queryable,
+    connection: SsoConnectionRow,
+    claims: { sub: string; email: string; name?: string },
+    byEmail: UserRecord | undefined,
+  ): Promise<{ user: UserRecord; memberId: string }> {
     const organizationId = connection.organization_id;
     const linked = await store.findLinkedUser(tx, connection.id, claims.sub);
-    let user = linked ? await deps.users.getUser(linked, tx) : await deps.users.findUserByEmail(claims.email);
+    let user = linked ? await deps.users.getUser(linked, tx) : byEmail;
     let member = user ? await deps.membership.getMemberByUser(organizationId, user.id, tx) : undefined;
     if (member?.status === 'suspended') throw new SignInRefused(403, 'member_suspended', 'Your membership of this organization is suspended. Ask an administrator.');
     if (!member) {
@@ -146,10 +151,12 @@ export function createSignInService(deps: SignInServiceDeps) {
         return fail('email_outside_domain', `Your e-mail address is not in ${connection.domain}, the domain this organization signs in with.`);
       }
       const code = randomToken();
+      // Read before the transaction (the directory reads outside it): the account the verified e-mail names.
+      const byEmail = await deps.users.findUserByEmail(email);
       try {
         await writeTransaction(db, { ...context, actor: { kind: 'system', name: 'sso-sign-in' } }, async (tx) => {
           const name = typeof claims.name === 'string' ? claims.name : undefined;
-          const { user } = await resolveAccount(tx, connection, { sub: claims.sub, email, ...(name ? { name } : {}) });
+          const { user } = await resolveAccount(tx, connection, { sub: claims.sub, email, ...(name ? { name } : {}) }, byEmail);
           await store.insertCode(tx, {
             code_hash: hashToken(code),
             organization_id: connection.organization_id,
