@@ -34,6 +34,11 @@ const matrix: Record<string, Row> = {
   bootstrap: same(409),
   signUp: same(201),
   signIn: same(200),
+  // SSO sign-in needs no session: an e-mail of a domain no organization verified (404 sso_not_configured),
+  // a callback without a state (400 page), a code never issued (400 invalid_grant).
+  startSsoSignIn: same(404),
+  ssoOidcCallback: same(400),
+  exchangeSsoCode: same(400),
   getMe: session(200, 200, 200, 200),
   // Step-up with the password: the matrix sends a wrong one (403 invalid_credentials), which changes nothing.
   reauthenticate: session(403, 403, 403, 403),

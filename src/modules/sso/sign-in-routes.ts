@@ -60,11 +60,9 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         'Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid ' + `${codeTtlSeconds}` + ' seconds). ' +
         'A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization\'s domain, ' +
         'a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.',
-      querystring: z.looseObject({
-        state: z.string().max(2048).optional(),
-        code: z.string().max(4096).optional(),
-        error: z.string().max(2048).optional(),
-      }),
+      // Read by the handler, not validated here: whatever arrives, a person's browser gets a readable page, never JSON.
+      querystring: z.looseObject({}).describe('`state`, and `code` or `error`, as the identity provider sends them'),
+      produces: ['text/html'],
       response: {
         303: z.null().describe('To the redirect URI with the one-time code'),
         400: z.string().describe('HTML page: the sign-in link expired or was already used'),
@@ -75,7 +73,9 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
   }, async (request, reply) => {
     const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
     try {
-      const location = await signIn.callback(contextOf(request), request.query as Record<string, string | undefined>, rawQuery);
+      const query = request.query as Record<string, unknown>;
+      const text = (value: unknown) => (typeof value === 'string' && value.length <= 4096 ? value : undefined);
+      const location = await signIn.callback(contextOf(request), { state: text(query.state), code: text(query.code), error: text(query.error) }, rawQuery);
       return reply.status(303).header('location', location).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send(null);
     } catch (error) {
       if (!(error instanceof SignInRefused)) throw error;
