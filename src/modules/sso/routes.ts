@@ -101,7 +101,8 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
             defaultTeamIds: z.array(z.string().max(100)).max(50).default([]).describe('Teams of this organization a provisioned member joins'),
           }).strict().optional().describe('Just-in-time provisioning (off unless enabled); omitted: kept as stored'),
           ssoRequired: z.boolean().optional()
-            .describe('Whether the organization\'s members must sign in with SSO; turning it on needs `ssoReady` (else 409 sso_not_ready). Omitted: kept as stored'),
+            .describe('Whether the organization\'s members must sign in with SSO. Turning it on needs `ssoReady` (else 409 sso_not_ready); ' +
+              'enforcement is not in this version, so `true` is then 400 invalid_request. Omitted: kept as stored'),
         })
         .strict(),
       response: {

@@ -129,6 +129,11 @@ export function createSsoService(deps: SsoServiceDeps) {
         // nobody locks the organization out with a connection that does not work.
         if (settings.ssoRequired && !existing.sso_required && (identityChanged || !existing.last_sign_in_at)) throw ssoNotReady();
         if (settings.ssoRequired && identityChanged) throw ssoNotReady();
+        // Enforcement (refusing members' password sign-ins) is not in this version: a flag that
+        // promised it and did nothing would be worse than none, so it cannot be turned on yet.
+        if (settings.ssoRequired) {
+          throw invalidRequest([{ message: 'Requiring SSO is not available in this version: password sign-in is not refused yet', path: ['ssoRequired'] }], 'Requiring SSO is not available');
+        }
         return store.update(tx, organizationId, {
           domain,
           issuer: input.issuer,
