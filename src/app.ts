@@ -126,6 +126,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const userDirectory = createUserDirectory({ db });
   const teamDirectory = createTeamDirectory({ db });
   app.decorate('callerResolver', membership);
+  app.decorate('authenticationPolicy', { reauthMaxAgeSeconds: config.reauthMaxAgeSeconds });
   app.decorateRequest('caller', null);
 
   // Set as the request arrives (a synchronous hook: no promise per request); error answers keep it.
@@ -209,6 +210,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     organizations: organizationDirectory,
     secrets: deps.secrets,
     dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
+    membership,
+    users: userDirectory,
+    teams: teamDirectory,
+    outbound,
+    publicUrl: config.publicUrl,
+    signIn: { redirectUris: config.ssoRedirectUris, clockSkewSeconds: config.ssoClockSkewSeconds },
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership });

@@ -17,10 +17,13 @@ export const configVariables = [
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
   ['CORS_ALLOWED_ORIGINS', '(empty)', 'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health and /openapi.json; empty: no cross-origin access'],
   ['DESKTOP_DOWNLOAD_URL', '(unset: the install page says the download is not configured)', 'where the install page\'s "Download" action points (an http(s) URL)'],
+  ['SSO_REDIRECT_URIS', '(empty)', 'comma-separated redirect URIs SSO sign-in may return to besides those under PUBLIC_URL, loopback (any port) and the desktop app\'s orgplane: scheme'],
+  ['SSO_CLOCK_SKEW_SECONDS', '60', 'clock skew tolerated when checking ID token times (exp, iat) and SAML assertion times (0 to 600)'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
   ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
   ['SESSION_TTL_HOURS', '720', 'lifetime of a session token, in whole hours (1 to 87600)'],
+  ['REAUTH_MAX_AGE_SECONDS', '900', 'how recent a session\'s last authentication must be for privileged operations (0 to 86400; 0 turns the rule off)'],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
   ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '20', 'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
@@ -125,12 +128,16 @@ const environmentSchema = z.object({
   CORS_ALLOWED_ORIGINS: originList,
   // No default: a made-up address would send people to a download that does not exist.
   DESKTOP_DOWNLOAD_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SSO_REDIRECT_URIS: listOf.refine((uris) => uris.every((uri) => URL.canParse(uri)), 'must be absolute URIs separated by commas'),
+  SSO_CLOCK_SKEW_SECONDS: integerSetting(60, 0, 600),
   MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DB_POOL_SIZE: integerSetting(10, 1, 500),
   // Whole hours: the session's expiry is computed in SQL from an integer parameter; at most ten years
   // (past about 68 years that computation overflows).
   SESSION_TTL_HOURS: integerSetting(720, 1, MAX_SESSION_TTL_HOURS),
+  // At most a day: a privileged edit needs a person who authenticated recently, not one a session ago.
+  REAUTH_MAX_AGE_SECONDS: integerSetting(900, 0, 86_400),
   SIGN_UP_ENABLED: booleanFlag(true),
   SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
   RUN_WORKERS: booleanFlag(true),
@@ -178,10 +185,16 @@ export interface Config {
   corsAllowedOrigins: string[];
   /** The install page's download action; null when DESKTOP_DOWNLOAD_URL is unset (the page says so). */
   desktopDownloadUrl: string | null;
+  /** Redirect URIs SSO sign-in may return to besides PUBLIC_URL's, loopback and orgplane: (SSO_REDIRECT_URIS). */
+  ssoRedirectUris: string[];
+  /** Clock skew tolerated in ID token and assertion times (SSO_CLOCK_SKEW_SECONDS). */
+  ssoClockSkewSeconds: number;
   messengerApiRoot: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolSize: number;
   sessionTtlHours: number;
+  /** How recent a session's last authentication must be for privileged operations; 0: no such rule. */
+  reauthMaxAgeSeconds: number;
   signUpEnabled: boolean;
   /** Sign-up attempts one client address may make per hour (the per-e-mail limit is fixed). */
   signUpAttemptsPerAddress: number;
@@ -236,10 +249,13 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     dnsTimeoutMs: env.DNS_TIMEOUT_MS,
     corsAllowedOrigins: env.CORS_ALLOWED_ORIGINS,
     desktopDownloadUrl: env.DESKTOP_DOWNLOAD_URL ?? null,
+    ssoRedirectUris: env.SSO_REDIRECT_URIS,
+    ssoClockSkewSeconds: env.SSO_CLOCK_SKEW_SECONDS,
     messengerApiRoot: env.MESSENGER_API_ROOT.replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL,
     dbPoolSize: env.DB_POOL_SIZE,
     sessionTtlHours: env.SESSION_TTL_HOURS,
+    reauthMaxAgeSeconds: env.REAUTH_MAX_AGE_SECONDS,
     signUpEnabled: env.SIGN_UP_ENABLED,
     signUpAttemptsPerAddress: env.SIGN_UP_ATTEMPTS_PER_ADDRESS,
     runWorkers: env.RUN_WORKERS,

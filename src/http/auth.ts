@@ -1,7 +1,7 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import type { CallerContext, WriteContext } from '../platform/write-context.ts';
 import type { Caller, CallerResolver, Role } from './caller.ts';
-import { lacksRole, notAnActiveMember, organizationNotFound, unauthorized } from './errors.ts';
+import { forbidden, lacksRole, notAnActiveMember, organizationNotFound, reauthRequired, unauthorized } from './errors.ts';
 
 export type { Caller, Membership, Role } from './caller.ts';
 
@@ -9,11 +9,18 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Who a session token or an API key belongs to (decorated by the app). */
     callerResolver: CallerResolver;
+    /** How recent a session's authentication must be for a privileged operation (decorated by the app). */
+    authenticationPolicy: AuthenticationPolicy;
   }
   interface FastifyRequest {
     /** Set by `authenticate()`; null on routes that do not authenticate. */
     caller: Caller | null;
   }
+}
+
+export interface AuthenticationPolicy {
+  /** REAUTH_MAX_AGE_SECONDS: a privileged operation needs an authentication at most this old; 0 turns the rule off. */
+  reauthMaxAgeSeconds: number;
 }
 
 export interface AuthenticateOptions {
@@ -25,6 +32,36 @@ export interface AuthenticateOptions {
   organization?: boolean;
   /** What a session without a usable active organization gets (default 403 forbidden). */
   withoutOrganization?: 'forbidden' | 'organization_not_found';
+  /**
+   * A privileged operation: the session's person must have authenticated (signed in, or re-authenticated)
+   * within REAUTH_MAX_AGE_SECONDS, else 403 `reauth`. Judged after the role, so a caller who may not call
+   * the route at all hears that first. Never with `allowApiKey`: an API key has no person who could
+   * authenticate again, so privileged operations are for people only. `'by-route'`: only some calls of the
+   * route are privileged (install-link rotation), so the route calls requireFreshAuthentication itself
+   * for those; the hook only documents it.
+   */
+  freshAuthentication?: boolean | 'by-route';
+}
+
+/** What the OpenAPI says of a route behind `authenticate({ freshAuthentication: true })`. */
+export const freshAuthenticationDescription =
+  'Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than ' +
+  '`REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; ' +
+  'POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. ' +
+  'API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.';
+
+/**
+ * 403 `reauth` unless the caller is a session whose person authenticated within REAUTH_MAX_AGE_SECONDS
+ * (the rule behind `freshAuthentication`; a route whose privilege depends on its body, like install-link
+ * rotation, calls it from its handler). Anything but a session is refused: only a person re-authenticates.
+ */
+export function requireFreshAuthentication(request: FastifyRequest): void {
+  const caller = callerOf(request);
+  if (caller.kind !== 'session') throw forbidden('This action needs a signed-in person, not an API key');
+  const { reauthMaxAgeSeconds } = request.server.authenticationPolicy;
+  if (reauthMaxAgeSeconds === 0) return;
+  const authenticatedAt = caller.authenticatedAt?.getTime();
+  if (authenticatedAt === undefined || Date.now() - authenticatedAt > reauthMaxAgeSeconds * 1000) throw reauthRequired(reauthMaxAgeSeconds);
 }
 
 export function bearerToken(request: FastifyRequest): string | undefined {
@@ -42,6 +79,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * and an anonymous caller's body is never read.
  */
 export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncHookHandler {
+  if (options.freshAuthentication && options.allowApiKey) throw new Error('authenticate(): freshAuthentication routes do not take API keys');
   const needsOrganization = options.organization || options.roles !== undefined;
   const authenticateRequest: onRequestAsyncHookHandler = async function authenticateRequest(request) {
     const callers = request.server.callerResolver;
@@ -53,14 +91,19 @@ export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncH
     }
     if (!caller) throw unauthorized();
     request.caller = caller;
-    if (!needsOrganization) return;
-    if (!caller.organizationId || !caller.role) {
-      if (options.withoutOrganization === 'organization_not_found') throw organizationNotFound();
-      throw notAnActiveMember();
+    if (needsOrganization) {
+      if (!caller.organizationId || !caller.role) {
+        if (options.withoutOrganization === 'organization_not_found') throw organizationNotFound();
+        throw notAnActiveMember();
+      }
+      if (options.roles && !options.roles.includes(caller.role)) throw lacksRole(options.roles);
     }
-    if (options.roles && !options.roles.includes(caller.role)) throw lacksRole(options.roles);
+    if (options.freshAuthentication === true) requireFreshAuthentication(request);
   };
-  securityRequirements.set(authenticateRequest, options.allowApiKey ? [{ session: [] }, { apiKey: [] }] : [{ session: [] }]);
+  securityRequirements.set(authenticateRequest, {
+    security: options.allowApiKey ? [{ session: [] }, { apiKey: [] }] : [{ session: [] }],
+    fresh: options.freshAuthentication !== undefined && options.freshAuthentication !== false,
+  });
   callerDescriptions.set(authenticateRequest, describeCaller(options));
   return authenticateRequest;
 }
@@ -81,8 +124,11 @@ function describeCaller(options: AuthenticateOptions): string {
 
 // What each hook made by `authenticate()` accepts, as OpenAPI security requirements (the
 // schemes are declared in app.ts).
-const securityRequirements = new WeakMap<object, Record<string, string[]>[]>();
+const securityRequirements = new WeakMap<object, { security: Record<string, string[]>[]; fresh: boolean }>();
 const callerDescriptions = new WeakMap<object, string>();
+
+/** The OpenAPI extension that marks an operation needing a recent authentication (freshAuthentication). */
+export const FRESH_AUTHENTICATION = 'x-requires-fresh-authentication';
 
 /**
  * An onRoute hook: a route behind `authenticate()` declares in its OpenAPI schema the schemes that
@@ -91,14 +137,25 @@ const callerDescriptions = new WeakMap<object, string>();
  */
 export function documentAuthentication(route: RouteOptions): void {
   const handlers = route.onRequest === undefined ? [] : [route.onRequest].flat();
-  const security = handlers.map((handler) => securityRequirements.get(handler)).find((found) => found !== undefined);
-  if (!security || !route.schema) return;
+  const found = handlers.map((handler) => securityRequirements.get(handler)).find((entry) => entry !== undefined);
+  if (!found || !route.schema) return;
+  const { security, fresh } = found;
   // A GET's HEAD route shares its schema, so the same requirement may already be there.
   if (route.schema.security && route.schema.security !== security) throw new Error(`${route.method} ${route.url}: its security comes from authenticate(), do not declare it`);
   route.schema.security = security;
   // An operation without a description of its own is described by who may call it.
-  const description = handlers.map((handler) => callerDescriptions.get(handler)).find((found) => found !== undefined);
+  const description = handlers.map((handler) => callerDescriptions.get(handler)).find((entry) => entry !== undefined);
   if (description && !route.schema.description) route.schema.description = description;
+  if (fresh) markFreshAuthentication(route.schema);
+}
+
+/** Documents a route as needing a recent authentication: the extension flag, and the rule appended to its description. */
+function markFreshAuthentication(routeSchema: object): void {
+  const schema = routeSchema as Record<string, unknown>;
+  if (schema[FRESH_AUTHENTICATION]) return;
+  schema[FRESH_AUTHENTICATION] = true;
+  const description = typeof schema.description === 'string' ? `${schema.description}\n\n` : '';
+  schema.description = description + freshAuthenticationDescription;
 }
 
 /** The caller set by `authenticate()`; use only in handlers behind it. */

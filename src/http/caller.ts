@@ -15,7 +15,16 @@ export interface Caller {
   /** The caller's active membership in that organization (null for API keys and ex-members). */
   memberId: string | null;
   role: Role | null;
+  /**
+   * When and how the session's person last authenticated (sign-in, or re-authentication since);
+   * absent for an API key and for a caller not resolved from a session token.
+   */
+  authenticatedAt?: Date;
+  authMethod?: AuthMethod;
 }
+
+/** How a session's person authenticated: their password, or their organization's identity provider. */
+export type AuthMethod = 'password' | 'sso';
 
 /** A caller's standing in one organization (memberId is null for an API key). */
 export interface Membership {

@@ -60,6 +60,13 @@ export interface MemberRefusals {
 /** The refusals of a route behind authenticate(): 403 for both. */
 export const refusedLikeAuthenticate = (roles: readonly string[] = []): MemberRefusals => ({ inactive: notAnActiveMember, lacksRole: () => lacksRole(roles) });
 
+/**
+ * The spec's 403 `reauth`: the session's person last authenticated longer ago than a privileged
+ * operation allows (REAUTH_MAX_AGE_SECONDS); they authenticate again and retry.
+ */
+export const reauthRequired = (maxAgeSeconds: number) =>
+  new ApiError(403, 'reauth', `This needs a recent sign-in: authenticate again (POST /v1/auth/reauthenticate with your password, or SSO with reauthenticate: true) within ${maxAgeSeconds} seconds before retrying`, { reason: 'authentication_too_old' });
+
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);
 /** The spec's `organization_not_found` of the SCIM token and SSO domain endpoints: no other fields. */
 export const organizationNotFound = () => new ApiError(404, 'organization_not_found');

@@ -72,8 +72,8 @@ export const commonErrorResponses = {
   400: errorBodySchema.describe('invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path)'),
   401: errorBodySchema.describe('unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields'),
   403: errorBodySchema.describe(
-    'forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers ' +
-    '`reauth` and sends no `reason`: a session is either valid or refused with 401.',
+    'forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route ' +
+    '(marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry.',
   ),
 } as const;
 

@@ -26,6 +26,10 @@ export async function prepareRequest(world: World, operationId: string, path: st
       const user = await signUp(world.app.url, 'signin');
       return { path: values, body: { email: user.email, password: user.password } };
     }
+    // A wrong password: the cell shows who reaches the check, and a failed step-up changes nothing.
+    case 'reauthenticate': return { path: values, body: { password: 'not-the-password' } };
+    case 'startSsoSignIn': return { path: values, body: { email: `someone.${unique()}@unconfigured.example`, redirectUri: 'http://127.0.0.1:9/done', codeChallenge: 'a'.repeat(43), codeChallengeMethod: 'S256' } };
+    case 'exchangeSsoCode': return { path: values, body: { code: 'never-issued', codeVerifier: 'b'.repeat(43) } };
     case 'createOrganization': return { path: values, body: { name: `Org ${unique()}` } };
     case 'setActiveOrganization': return { path: values, body: { organizationId: tenant.orgId } };
     case 'createInvitation': return { path: values, body: { email: `invitee.${unique()}@example.test`, role: 'member' } };

@@ -11,7 +11,7 @@ const noContent = z.null().describe('No content');
 /** An organization's API keys: create (the key shown once), list, revoke. */
 export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = async (app, { apiKeys }) => {
   app.post('/v1/orgs/:organizationId/api-keys', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: true }),
     schema: {
       tags: ['API Keys'],
       operationId: 'createApiKey',

@@ -2,11 +2,11 @@
 // write. What other modules may use of it is this file's `MembershipCore`; they depend on the few
 // functions they call (Pick<MembershipCore, ...>), never on identity's store or internals.
 import type { Queryable } from '../../db/database.ts';
-import type { Caller, Membership, Role } from '../../http/caller.ts';
+import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 import type { MemberRefusals } from '../../http/errors.ts';
 import type { WriteContext, WriteTransaction } from '../../platform/write-context.ts';
 
-export type { Caller, Membership, Role } from '../../http/caller.ts';
+export type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 
 export type MemberStatus = 'active' | 'suspended';
 
@@ -81,8 +81,10 @@ export interface MembershipCore {
   setMemberRole(tx: Queryable, organizationId: string, member: Pick<MemberRecord, 'id' | 'user_id'>, role: Role): Promise<void>;
   /** Removing a member also ends the invitations they sent and those sent to them (in the caller's transaction). */
   deleteMember(tx: Queryable, organizationId: string, memberId: string): Promise<void>;
-  /** Issues a session for the user with `activeOrganizationId` active; its token, to be shown once. */
-  issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string>;
+  /** Issues a session for the user with `activeOrganizationId` active, authenticated now by `authMethod` (default password); its token, to be shown once. */
+  issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod?: AuthMethod): Promise<string>;
+  /** Records that the session's person has just authenticated again (step-up); the new time, or undefined when the session is no longer valid. */
+  markSessionAuthenticated(tx: Queryable, sessionId: string, method: AuthMethod): Promise<Date | undefined>;
   revokeSession(tx: Queryable, sessionId: string): Promise<void>;
   /** Ends every session of the user; the number ended. */
   revokeUserSessions(tx: Queryable, userId: string): Promise<number>;

@@ -3,7 +3,7 @@
 // modules make. The member routes (list, roles, removal, ownership) are the members module's.
 import type { Database, Queryable } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
-import type { Caller, Membership, Role } from '../../http/caller.ts';
+import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 import { forbidden, notFound, type MemberRefusals } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
@@ -129,6 +129,8 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         organizationId: row.active_organization_id,
         memberId: row.member_id,
         role: row.role,
+        authenticatedAt: row.authenticated_at,
+        authMethod: row.auth_method,
       };
     },
 
@@ -198,7 +200,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
 
     // Sessions: who a session token speaks for is this core's, so it issues, ends and re-points them.
     /** Issues a session for the user (its token, to be shown once) with `activeOrganizationId` active. */
-    async issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null): Promise<string> {
+    async issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod: AuthMethod = 'password'): Promise<string> {
       const token = sessionTokenPrefix + randomToken();
       await store.insertSession(tx, {
         id: newId(idPrefixes.session),
@@ -206,9 +208,11 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         tokenHash: hashToken(token),
         activeOrganizationId,
         ttlHours: deps.sessionTtlHours,
+        authMethod,
       });
       return token;
     },
+    markSessionAuthenticated: (tx: Queryable, sessionId: string, method: AuthMethod) => store.markSessionAuthenticated(tx, sessionId, method),
     revokeSession: (tx: Queryable, sessionId: string) => store.revokeSession(tx, sessionId),
     revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
     setSessionOrganization: (tx: Queryable, sessionId: string, organizationId: string) => store.setSessionOrganization(tx, sessionId, organizationId),

@@ -1,6 +1,6 @@
 // SQL of the membership core: who a token belongs to, and the members table.
 import type { Database, Queryable } from '../../db/database.ts';
-import type { Role } from '../../http/caller.ts';
+import type { AuthMethod, Role } from '../../http/caller.ts';
 import type { MemberRecord, MemberStatus } from './index.ts';
 
 /** What a bearer token resolves to, read in one round trip on every authenticated request. */
@@ -12,6 +12,8 @@ export interface SessionCallerRow {
   active_organization_id: string | null;
   member_id: string | null;
   role: Role | null;
+  authenticated_at: Date;
+  auth_method: AuthMethod;
 }
 
 export interface ApiKeyCallerRow {
@@ -31,7 +33,7 @@ const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.c
  */
 export const sessionCallerSql = `
   SELECT s.token_hash, s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
-         m.id AS member_id, m.role
+         m.id AS member_id, m.role, s.authenticated_at, s.auth_method
     FROM sessions s
     JOIN users u ON u.id = s.user_id
     LEFT JOIN members m
@@ -150,13 +152,24 @@ export async function listMembers(db: Queryable, organizationId: string, limit: 
 
 export async function insertSession(
   db: Queryable,
-  session: { id: string; userId: string; tokenHash: string; activeOrganizationId: string | null; ttlHours: number },
+  session: { id: string; userId: string; tokenHash: string; activeOrganizationId: string | null; ttlHours: number; authMethod: AuthMethod },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO sessions (id, user_id, token_hash, active_organization_id, expires_at)
-     VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 * 3600))`,
-    [session.id, session.userId, session.tokenHash, session.activeOrganizationId, session.ttlHours],
+    `INSERT INTO sessions (id, user_id, token_hash, active_organization_id, expires_at, authenticated_at, auth_method)
+     VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 * 3600), now(), $6)`,
+    [session.id, session.userId, session.tokenHash, session.activeOrganizationId, session.ttlHours, session.authMethod],
   );
+}
+
+/** Records that the session's person has just authenticated again; the new time, or undefined when the session is no longer valid. */
+export async function markSessionAuthenticated(db: Queryable, sessionId: string, method: AuthMethod): Promise<Date | undefined> {
+  const { rows } = await db.query<{ authenticated_at: Date }>(
+    `UPDATE sessions SET authenticated_at = now(), auth_method = $2
+      WHERE id = $1 AND revoked_at IS NULL AND expires_at > now()
+      RETURNING authenticated_at`,
+    [sessionId, method],
+  );
+  return rows[0]?.authenticated_at;
 }
 
 export async function revokeSession(db: Queryable, sessionId: string): Promise<void> {

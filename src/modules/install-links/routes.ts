@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, writeContextOf } from '../../http/auth.ts';
+import { authenticate, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { BODY_OPTIONAL } from '../../http/openapi.ts';
 import { notFound, rateLimited, rateLimitHeaders } from '../../http/errors.ts';
 import { commonErrorResponses, errorBodySchema, typeIdSchema } from '../../http/schemas.ts';
@@ -41,7 +41,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
     preValidation: async (request) => {
       if (request.body === null || request.body === undefined) request.body = { rotate: false };
     },
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Install Links'],
       operationId: 'createInstallLink',
@@ -49,7 +49,8 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       description:
         'Any member of the organization mints a link for the desktop app. The body may be left out; `rotate` is optional and defaults to `false`: ' +
         'without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) ' +
-        'every older link of the organization stops working in the same transaction that mints the new one. ' +
+        'every older link of the organization stops working in the same transaction that mints the new one; rotation is privileged (below: ' +
+        'a minting without rotation needs no recent authentication). ' +
         `Limited to ${mintLimit.limit} links per member per ${mintLimit.windowSeconds / 60} minutes across all processes: ` +
         'then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too. ' +
         'The page offers the desktop app from the server\'s `DESKTOP_DOWNLOAD_URL`; while the operator has not set it, the page says the ' +
@@ -67,7 +68,9 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       },
     },
   }, async (request, reply) => {
-    const result = await installLinks.create(writeContextOf(request), request.params.organizationId, { rotate: request.body.rotate });
+    const result = await installLinks.create(writeContextOf(request), request.params.organizationId, { rotate: request.body.rotate }, {
+      beforeRotation: () => requireFreshAuthentication(request),
+    });
     reply.headers(rateLimitHeaders(result.rateLimit));
     return reply.status(201).send({ token: result.token, installPageUrl: result.installPageUrl });
   });

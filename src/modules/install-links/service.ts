@@ -46,10 +46,12 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
      * Any member mints a link; only owners and admins may rotate, and a member asking for rotation is
      * refused before anything is written. Rotation revokes every older link in the same transaction.
      */
-    async create(ctx: CallerContext, organizationId: string, input: { rotate: boolean }) {
+    async create(ctx: CallerContext, organizationId: string, input: { rotate: boolean }, rule: { beforeRotation?: () => void } = {}) {
       const caller = ctx.actor;
       const membership = await deps.membership.requireMembership(caller, organizationId);
       if (input.rotate && !rotators.includes(membership.role)) throw rotationRefused();
+      // Rotation is privileged (a recent authentication): judged once the caller is known to be allowed to rotate at all.
+      if (input.rotate) rule.beforeRotation?.();
       const limit = await deps.rateLimiter.hit(
         `install-links:create:${membership.memberId ?? caller.apiKeyId ?? caller.userId}`,
         mintLimit.limit,

@@ -27,6 +27,7 @@ const noContent = z.null().describe('No content');
 const rateLimitedResponse = errorBodySchema.describe('rate_limited: too many server checks (probes) for the organization or the member; see Retry-After');
 const adminsOnly = authenticate({ roles: ['owner', 'admin'] });
 const members = authenticate({ organization: true });
+const adminsRecentlyAuthenticated = authenticate({ roles: ['owner', 'admin'], freshAuthentication: true });
 
 export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnectionService }> = async (app, { service }) => {
   app.post('/v1/mcp-connections', {
@@ -76,7 +77,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.get(callerOf(request), request.params.connectionId));
 
   app.put('/v1/mcp-connections/:connectionId', {
-    onRequest: adminsOnly,
+    onRequest: adminsRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'editMcpConnection',
@@ -102,7 +103,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.edit(writeContextOf(request), request.params.connectionId, request.body));
 
   app.put('/v1/mcp-connections/:connectionId/access', {
-    onRequest: adminsOnly,
+    onRequest: adminsRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'replaceMcpConnectionAccess',

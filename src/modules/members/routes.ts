@@ -33,7 +33,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
 
   const memberParams = organizationParams.extend({ memberId: memberIdSchema });
   app.patch('/v1/orgs/:organizationId/members/:memberId', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: true }),
     schema: {
       tags: ['Members'],
       operationId: 'changeMemberRole',
@@ -72,7 +72,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   });
 
   app.post('/v1/orgs/:organizationId/transfer-ownership', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: true }),
     schema: {
       tags: ['Members'],
       operationId: 'transferOwnership',

@@ -63,7 +63,7 @@ const ownerOrAdmin = authenticate({ roles: ['owner', 'admin'], withoutOrganizati
 /** The session-authenticated SCIM management routes: token rotation and the connector view. */
 export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> = async (app, { scim }) => {
   app.post('/v1/scim/token', {
-    onRequest: ownerOrAdmin,
+    onRequest: authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found', freshAuthentication: true }),
     schema: {
       tags: ['SCIM'],
       operationId: 'rotateScimToken',

@@ -4,7 +4,15 @@ import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
+import type { OutboundClient } from '../../platform/outbound.ts';
+import type { MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
+import type { TeamDirectory } from '../teams/index.ts';
+import type { UserDirectory } from '../users/index.ts';
+import { createOidcRelyingParty } from './oidc.ts';
+import { createRedirectUriPolicy } from './redirect-uris.ts';
+import { signInRoutes } from './sign-in-routes.ts';
+import { createSignInService } from './sign-in.ts';
 import { createTxtResolver } from './dns.ts';
 import { ssoRoutes } from './routes.ts';
 import { createSsoService } from './service.ts';
@@ -31,11 +39,26 @@ export interface SsoModuleDeps {
   secrets: SecretBox;
   /** Where the domain's verification record is looked up: DNS_SERVERS (the system's resolvers when empty) and DNS_TIMEOUT_MS. */
   dns: { servers: string[]; timeoutMs: number };
+  /** Sign-in: accounts, members and sessions, default teams. */
+  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'addMember' | 'lockMember'>;
+  users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
+  teams: Pick<TeamDirectory, 'listTeamIds' | 'addMemberToTeams'>;
+  /** The guarded client: identity providers are tenant-supplied URLs. */
+  outbound: Pick<OutboundClient, 'fetch'>;
+  publicUrl: string;
+  /** SSO_REDIRECT_URIS and SSO_CLOCK_SKEW_SECONDS. */
+  signIn: { redirectUris: string[]; clockSkewSeconds: number };
 }
 
 export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Promise<SsoDirectory> {
-  requireDependencies('sso', deps, ['db', 'organizations', 'secrets', 'dns']);
+  requireDependencies('sso', deps, ['db', 'organizations', 'secrets', 'dns', 'membership', 'users', 'teams', 'outbound', 'publicUrl', 'signIn']);
   const sso = createSsoService({ ...deps, resolver: createTxtResolver(deps.dns) });
-  await app.register(ssoRoutes, { sso });
+  await app.register(ssoRoutes, { sso, publicUrl: deps.publicUrl });
+  const signIn = createSignInService({
+    ...deps,
+    oidc: createOidcRelyingParty({ outbound: deps.outbound, secrets: deps.secrets, clockSkewSeconds: deps.signIn.clockSkewSeconds }),
+    redirectUriAllowed: createRedirectUriPolicy({ publicUrl: deps.publicUrl, extra: deps.signIn.redirectUris }),
+  });
+  await app.register(signInRoutes, { signIn });
   return sso;
 }

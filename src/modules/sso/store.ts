@@ -9,12 +9,30 @@ export interface SsoConnectionRow {
   client_secret_sealed: string | null;
   verification_token: string;
   domain_verified_at: Date | null;
+  protocol: 'oidc' | 'saml';
+  jit_enabled: boolean;
+  jit_default_role: 'member' | 'admin';
+  jit_default_team_ids: string[];
+  sso_required: boolean;
+  last_sign_in_at: Date | null;
+  last_error_at: Date | null;
+  last_error_category: string | null;
+  last_error_message: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
+/** The sign-in settings of a connection (PUT /v1/sso/connection). */
+export interface SignInSettings {
+  jitEnabled: boolean;
+  jitDefaultRole: 'member' | 'admin';
+  jitDefaultTeamIds: string[];
+  ssoRequired: boolean;
+}
+
 const columns = `id, organization_id, domain, issuer, client_id, client_secret_sealed, verification_token,
-  domain_verified_at, created_at, updated_at`;
+  domain_verified_at, protocol, jit_enabled, jit_default_role, jit_default_team_ids, sso_required,
+  last_sign_in_at, last_error_at, last_error_category, last_error_message, created_at, updated_at`;
 
 /** SQL for SSO connections; every statement is scoped by organization. */
 export function createSsoStore() {
@@ -38,12 +56,14 @@ export function createSsoStore() {
 
     async insert(
       db: Queryable,
-      row: { id: string; organizationId: string; domain: string; issuer: string; clientId: string; clientSecretSealed: string | null; verificationToken: string },
+      row: { id: string; organizationId: string; domain: string; issuer: string; clientId: string; clientSecretSealed: string | null; verificationToken: string } & SignInSettings,
     ): Promise<SsoConnectionRow> {
       const { rows } = await db.query<SsoConnectionRow>(
-        `INSERT INTO sso_connections (id, organization_id, domain, issuer, client_id, client_secret_sealed, verification_token)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${columns}`,
-        [row.id, row.organizationId, row.domain, row.issuer, row.clientId, row.clientSecretSealed, row.verificationToken],
+        `INSERT INTO sso_connections (id, organization_id, domain, issuer, client_id, client_secret_sealed, verification_token,
+                                      jit_enabled, jit_default_role, jit_default_team_ids, sso_required)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${columns}`,
+        [row.id, row.organizationId, row.domain, row.issuer, row.clientId, row.clientSecretSealed, row.verificationToken,
+          row.jitEnabled, row.jitDefaultRole, row.jitDefaultTeamIds, row.ssoRequired],
       );
       return rows[0]!;
     },
@@ -58,15 +78,20 @@ export function createSsoStore() {
         clientSecretSealed: string | null;
         verificationToken: string;
         domainVerifiedAt: Date | null;
-      },
+        /** The IdP or domain changed: earlier sign-ins say nothing of it (SSO is not ready until one succeeds again). */
+        resetSignIns: boolean;
+      } & SignInSettings,
     ): Promise<SsoConnectionRow> {
       const { rows } = await db.query<SsoConnectionRow>(
         `UPDATE sso_connections
             SET domain = $2, issuer = $3, client_id = $4, client_secret_sealed = $5, verification_token = $6,
-                domain_verified_at = $7, updated_at = now()
+                domain_verified_at = $7, jit_enabled = $8, jit_default_role = $9, jit_default_team_ids = $10,
+                sso_required = $11, updated_at = now(),
+                last_sign_in_at = CASE WHEN $12 THEN NULL ELSE last_sign_in_at END
           WHERE organization_id = $1
           RETURNING ${columns}`,
-        [organizationId, changes.domain, changes.issuer, changes.clientId, changes.clientSecretSealed, changes.verificationToken, changes.domainVerifiedAt],
+        [organizationId, changes.domain, changes.issuer, changes.clientId, changes.clientSecretSealed, changes.verificationToken, changes.domainVerifiedAt,
+          changes.jitEnabled, changes.jitDefaultRole, changes.jitDefaultTeamIds, changes.ssoRequired, changes.resetSignIns],
       );
       return rows[0]!;
     },

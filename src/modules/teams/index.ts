@@ -15,6 +15,8 @@ export interface TeamRecord {
 export interface TeamDirectory {
   /** Of `ids`, the ones that are teams of the organization. */
   listTeamIds(organizationId: string, ids: string[], tx?: Queryable): Promise<string[]>;
+  /** Adds the member to those of `teamIds` that are still teams of the organization (in the caller's transaction). */
+  addMemberToTeams(tx: Queryable, organizationId: string, memberId: string, teamIds: string[]): Promise<void>;
 }
 
 export { createTeamDirectory } from './service.ts';

@@ -16,6 +16,9 @@ export function createTeamDirectory(deps: { db: Database }) {
   return {
     /** Of `ids`, the ones that are teams of the organization. */
     listTeamIds: (organizationId: string, ids: string[], tx: Queryable = db) => store.existingTeamIds(tx, organizationId, ids),
+    async addMemberToTeams(tx: Queryable, organizationId: string, memberId: string, teamIds: string[]): Promise<void> {
+      for (const teamId of await store.existingTeamIds(tx, organizationId, teamIds)) await store.addTeamMember(tx, organizationId, teamId, memberId);
+    },
   } satisfies TeamDirectory;
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, requestContextOf, writeContextOf } from '../../http/auth.ts';
-import { commonErrorResponses, errorBodySchema } from '../../http/schemas.ts';
+import { commonErrorResponses, errorBodySchema, isoTimestamp, timestampSchema } from '../../http/schemas.ts';
 import { emailSchema, personNameSchema } from '../identity/index.ts';
 import { organizationSchema, toOrganization } from '../organizations/index.ts';
 import { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
@@ -112,6 +112,32 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       user: toUser(result.user),
       organizations: result.organizations.map((row) => ({ ...toOrganization(row), role: row.role, memberId: row.member_id })),
       activeOrganizationId: result.activeOrganizationId,
+      session: { authenticatedAt: isoTimestamp(result.session.authenticatedAt), authMethod: result.session.authMethod },
     };
+  });
+
+  app.post('/v1/auth/reauthenticate', {
+    onRequest: authenticate(),
+    schema: {
+      tags: ['Users'],
+      operationId: 'reauthenticate',
+      summary: 'Authenticate again with the password (step-up before a privileged operation)',
+      description:
+        'The session records that its person authenticated now, so privileged operations (403 `reauth` with `reason: "authentication_too_old"`) ' +
+        'are allowed again for `REAUTH_MAX_AGE_SECONDS`. Sessions only, never an API key. A wrong password is 403 `invalid_credentials` ' +
+        '(not 401: the session itself stays valid) and counts against the sign-in limits (then 429 `rate_limited` with `Retry-After`). ' +
+        'An account without a password (SSO only) gets 403 `password_not_set` and re-authenticates with POST /v1/auth/sso/start `reauthenticate: true`.',
+      body: z.object({ password: z.string().min(1).max(256) }),
+      response: {
+        200: z.object({ authenticatedAt: timestampSchema }),
+        400: commonErrorResponses[400],
+        401: commonErrorResponses[401],
+        403: errorBodySchema.describe('invalid_credentials (wrong password), password_not_set (an SSO-only account), or forbidden (an API key)'),
+        429: errorBodySchema.describe('rate_limited'),
+      },
+    },
+  }, async (request) => {
+    const authenticatedAt = await users.reauthenticate(writeContextOf(request), request.body.password);
+    return { authenticatedAt: isoTimestamp(authenticatedAt) };
   });
 };

@@ -19,6 +19,10 @@ export const meSchema = z.object({
   organizations: z.array(organizationSchema.extend({ role: z.enum(['owner', 'admin', 'member']), memberId: z.string() })),
   activeOrganizationId: z.string().nullable()
     .describe('The session\'s active organization; null when it has none, or when the user is no longer an active member of it'),
+  session: z.object({
+    authenticatedAt: timestampSchema.describe('When this session\'s person last authenticated: signed in, or re-authenticated since'),
+    authMethod: z.enum(['password', 'sso']).describe('How they did: their password, or their organization\'s identity provider'),
+  }).describe('How this session was last authenticated; privileged operations need that to be within REAUTH_MAX_AGE_SECONDS'),
 });
 
 export const toUser = (row: UserRecord) => ({

@@ -4,7 +4,7 @@ import type { Database, Queryable } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import type { Caller } from '../../http/caller.ts';
-import { ApiError, conflict, rateLimited } from '../../http/errors.ts';
+import { ApiError, conflict, rateLimited, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
@@ -62,7 +62,7 @@ export interface UserServiceDeps {
   signUpEnabled: boolean;
   /** Sign-up attempts one client address may make per hour (SIGN_UP_ATTEMPTS_PER_ADDRESS). */
   signUpAttemptsPerAddress: number;
-  membership: Pick<MembershipCore, 'addMember' | 'issueSession' | 'revokeSession'>;
+  membership: Pick<MembershipCore, 'addMember' | 'issueSession' | 'revokeSession' | 'markSessionAuthenticated'>;
   organizations: Pick<OrganizationDirectory, 'countOrganizations' | 'addOrganization' | 'listOrganizationsOfUser'>;
 }
 
@@ -99,6 +99,25 @@ export function createUserService(deps: UserServiceDeps) {
   async function recordSignIn(ctx: WriteContext, action: string, userId: string | undefined, email: string) {
     const organizations = userId ? await deps.organizations.listOrganizationsOfUser(userId) : [];
     await writeTransaction(db, ctx, async (tx) => signInEvents(tx, action, userId, email, organizations.map((organization) => organization.id)));
+  }
+
+  /** Takes a place in each sign-in counter (see signIn), or 429 when a limit is reached; the places, to give back on success. */
+  async function hitSignInLimits(email: string, clientAddress: string) {
+    const account = email.toLowerCase();
+    // A space separates the two: neither an address nor an accepted email holds one.
+    const buckets = [
+      { bucket: `sign-in:account-from-address:${clientAddress} ${account}`, limit: signInLimits.perAccountFromAddress },
+      { bucket: `sign-in:address:${clientAddress}`, limit: signInLimits.perAddress },
+      { bucket: `sign-in:account:${account}`, limit: signInLimits.perAccount },
+    ];
+    const results = [];
+    for (const { bucket, limit } of buckets) results.push(await deps.rateLimiter.hit(bucket, limit, signInLimits.windowSeconds));
+    const refused = results.find((result) => !result.allowed);
+    if (refused) {
+      for (const result of results) if (result.allowed) await result.release();
+      throw rateLimited(refused, 'Too many sign-in attempts; try again later');
+    }
+    return results;
   }
 
   return {
@@ -156,21 +175,8 @@ export function createUserService(deps: UserServiceDeps) {
      * would hand a guesser racing them a fresh allowance.
      */
     async signIn(input: { email: string; password: string }, ctx: WriteContext) {
-      const clientAddress = ctx.clientAddress ?? 'unknown';
       const account = input.email.toLowerCase();
-      // A space separates the two: neither an address nor an accepted email holds one.
-      const buckets = [
-        { bucket: `sign-in:account-from-address:${clientAddress} ${account}`, limit: signInLimits.perAccountFromAddress },
-        { bucket: `sign-in:address:${clientAddress}`, limit: signInLimits.perAddress },
-        { bucket: `sign-in:account:${account}`, limit: signInLimits.perAccount },
-      ];
-      const results = [];
-      for (const { bucket, limit } of buckets) results.push(await deps.rateLimiter.hit(bucket, limit, signInLimits.windowSeconds));
-      const refused = results.find((result) => !result.allowed);
-      if (refused) {
-        for (const result of results) if (result.allowed) await result.release();
-        throw rateLimited(refused, 'Too many sign-in attempts; try again later');
-      }
+      const results = await hitSignInLimits(input.email, ctx.clientAddress ?? 'unknown');
       const user = await store.findUserByEmail(db, input.email);
       // Verify against a decoy when the account does not exist, so timing does not reveal which emails exist.
       const valid = await verifyPassword(input.password, user?.password_hash ?? decoyPasswordHash);
@@ -203,7 +209,34 @@ export function createUserService(deps: UserServiceDeps) {
       const organizations = await deps.organizations.listOrganizationsOfUser(userId);
       // Like GET /v1/org: an organization the user is no longer an active member of (removed, left,
       // suspended) is not the session's active one, whatever the session row still points at.
-      return { user, organizations, activeOrganizationId: caller.memberId ? caller.organizationId : null };
+      return {
+        user,
+        organizations,
+        activeOrganizationId: caller.memberId ? caller.organizationId : null,
+        session: { authenticatedAt: caller.authenticatedAt!, authMethod: caller.authMethod ?? 'password' },
+      };
+    },
+
+    /**
+     * Step-up re-authentication with the password: the session records that its person authenticated
+     * now. Wrong guesses count against the same limits as sign-in (a stolen session must not become a
+     * way around them); a refusal is 403, not 401, so that a client does not drop a session that is valid.
+     */
+    async reauthenticate(ctx: CallerContext, password: string): Promise<Date> {
+      const caller = ctx.actor;
+      const userId = requireSignedInUser(caller);
+      const user = (await store.findUserById(db, userId))!;
+      const results = await hitSignInLimits(user.email, ctx.clientAddress ?? 'unknown');
+      if (!user.password_hash) {
+        for (const result of results) await result.release();
+        throw new ApiError(403, 'password_not_set', 'This account has no password: re-authenticate through SSO (POST /v1/auth/sso/start with reauthenticate: true)');
+      }
+      if (!(await verifyPassword(password, user.password_hash))) throw new ApiError(403, 'invalid_credentials', 'The password is wrong');
+      for (const result of results) await result.release();
+      const authenticatedAt = await writeTransaction(db, ctx, (tx) => deps.membership.markSessionAuthenticated(tx, caller.sessionId!, 'password'));
+      // Revoked or expired between the hook and here: it is no longer a session at all.
+      if (!authenticatedAt) throw unauthorized();
+      return authenticatedAt;
     },
   };
 }

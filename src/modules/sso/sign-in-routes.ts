@@ -1,0 +1,118 @@
+// HTTP of SSO sign-in: start (home-realm discovery), the IdP's callback (a browser: a redirect, or a
+// readable page when refused), and the code exchange.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { bearerToken } from '../../http/auth.ts';
+import { escapeHtml, htmlPage, htmlPageHeaders } from '../../http/html-page.ts';
+import { errorBodySchema, isoTimestamp, timestampSchema } from '../../http/schemas.ts';
+import { emailSchema } from '../identity/index.ts';
+import { toUser, userSchema } from '../users/index.ts';
+import { codeTtlSeconds, oidcCallbackPath, SignInRefused, type SignInService } from './sign-in.ts';
+
+const tags = ['SSO'];
+const pkceValue = z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'Must be 43 to 128 characters of A-Z a-z 0-9 . _ ~ - (RFC 7636)');
+
+function refusedPage(message: string): string {
+  return htmlPage('Sign-in refused', `<h1 id="refused">Sign-in refused</h1>\n<p id="reason">${escapeHtml(message)}</p>\n<p>Close this window and try again, or ask an administrator of your organization.</p>`);
+}
+
+export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = async (app, { signIn }) => {
+  const contextOf = (request: { id: string; ip: string; headers: Record<string, unknown> }) => ({
+    requestId: request.id,
+    clientAddress: request.ip,
+    userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
+  });
+
+  app.post('/v1/auth/sso/start', {
+    schema: {
+      tags,
+      operationId: 'startSsoSignIn',
+      summary: 'Start an SSO sign-in for an e-mail address (home-realm discovery)',
+      description:
+        'The e-mail\'s domain picks the organization whose SSO connection has verified it; the answer is the identity provider\'s URL to open in a browser. ' +
+        'The provider returns to orgplane, which redirects (303) to `redirectUri?code=...`; POST /v1/auth/sso/token exchanges that code, with the ' +
+        '`codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server\'s URL, a loopback ' +
+        'address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app\'s `orgplane:` scheme, and SSO_REDIRECT_URIS. ' +
+        '`reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller\'s session (step-up). ' +
+        'No authentication: the provider authenticates the person.',
+      body: z.object({
+        email: emailSchema,
+        redirectUri: z.string().min(1).max(2048),
+        codeChallenge: pkceValue.describe('BASE64URL(SHA-256(codeVerifier))'),
+        codeChallengeMethod: z.literal('S256'),
+        reauthenticate: z.boolean().default(false),
+      }).strict(),
+      response: {
+        200: z.object({ authorizationUrl: z.string().describe('Open this in the person\'s browser') }),
+        400: errorBodySchema.describe('invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it)'),
+        404: errorBodySchema.describe('sso_not_configured: no organization has verified the e-mail\'s domain with an SSO connection; sign in with a password'),
+        502: errorBodySchema.describe('sso_provider_unavailable: the identity provider\'s configuration could not be read'),
+      },
+    },
+  }, async (request) => ({ authorizationUrl: await signIn.start(request.body) }));
+
+  app.get(oidcCallbackPath, {
+    schema: {
+      tags,
+      operationId: 'ssoOidcCallback',
+      summary: 'Where the OIDC identity provider returns the person\'s browser',
+      description:
+        'Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid ' + `${codeTtlSeconds}` + ' seconds). ' +
+        'A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization\'s domain, ' +
+        'a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.',
+      // Read by the handler, not validated here: whatever arrives, a person's browser gets a readable page, never JSON.
+      querystring: z.looseObject({}).describe('`state`, and `code` or `error`, as the identity provider sends them'),
+      produces: ['text/html'],
+      response: {
+        303: z.null().describe('To the redirect URI with the one-time code'),
+        400: z.string().describe('HTML page: the sign-in link expired or was already used'),
+        403: z.string().describe('HTML page: the sign-in was refused, and why'),
+        409: z.string().describe('HTML page: the identity is linked to another account'),
+      },
+    },
+  }, async (request, reply) => {
+    const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+    try {
+      const query = request.query as Record<string, unknown>;
+      const text = (value: unknown) => (typeof value === 'string' && value.length <= 4096 ? value : undefined);
+      const location = await signIn.callback(contextOf(request), { state: text(query.state), code: text(query.code), error: text(query.error) }, rawQuery);
+      return reply.status(303).header('location', location).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send(null);
+    } catch (error) {
+      if (!(error instanceof SignInRefused)) throw error;
+      return reply.status(error.status as 400 | 403 | 409).headers(htmlPageHeaders).send(refusedPage(error.message));
+    }
+  });
+
+  app.post('/v1/auth/sso/token', {
+    schema: {
+      tags,
+      operationId: 'exchangeSsoCode',
+      summary: 'Exchange the one-time SSO code for a session',
+      description:
+        'The code is spent by the first call, whatever its outcome. The new session\'s active organization is the one whose SSO connection signed the person in. ' +
+        'For a sign-in started with `reauthenticate: true`, send the session to refresh as `Authorization: Bearer`: it must be the same person\'s, ' +
+        'and the answer has `authenticatedAt` instead of a new `sessionToken`.',
+      body: z.object({ code: z.string().min(1).max(512), codeVerifier: pkceValue }).strict(),
+      response: {
+        200: z.object({
+          user: userSchema,
+          organizationId: z.string(),
+          sessionToken: z.string().optional().describe('Bearer token of the new session; shown only here'),
+          authenticatedAt: timestampSchema.optional().describe('Step-up only: when the calling session is now authenticated'),
+        }),
+        400: errorBodySchema.describe('invalid_request, or invalid_grant: unknown, expired or used code, or a code verifier that does not match'),
+        401: errorBodySchema.describe('unauthorized: a step-up without the same person\'s valid session'),
+        403: errorBodySchema.describe('forbidden: no longer an active member of the organization'),
+      },
+    },
+  }, async (request) => {
+    const token = bearerToken(request);
+    const caller = token ? await request.server.callerResolver.resolveSession(token) : null;
+    const result = await signIn.exchangeCode(contextOf(request), request.body, caller);
+    return {
+      user: toUser(result.user),
+      organizationId: result.organizationId,
+      ...('sessionToken' in result ? { sessionToken: result.sessionToken } : { authenticatedAt: isoTimestamp(result.authenticatedAt) }),
+    };
+  });
+};

@@ -1,0 +1,111 @@
+// SQL of SSO sign-in: the connection a domain signs in with, the sign-ins in progress, the one-time
+// codes, the linked IdP subjects and the connection's health. Every statement names its organization
+// or is keyed by a secret's hash that belongs to exactly one.
+import type { Queryable } from '../../db/database.ts';
+import type { SsoConnectionRow } from './store.ts';
+
+export interface SignInRequestRow {
+  state_hash: string;
+  organization_id: string;
+  connection_id: string;
+  nonce: string;
+  code_verifier_sealed: string;
+  redirect_uri: string;
+  client_code_challenge: string;
+  reauthenticate: boolean;
+  expires_at: Date;
+}
+
+export interface SignInCodeRow {
+  organization_id: string;
+  connection_id: string;
+  user_id: string;
+  client_code_challenge: string;
+  reauthenticate: boolean;
+  expires_at: Date;
+}
+
+export function createSignInStore() {
+  return {
+    /** The connection whose verified domain is `domain`. */
+    async findByVerifiedDomain(db: Queryable, domain: string): Promise<SsoConnectionRow | undefined> {
+      const { rows } = await db.query<SsoConnectionRow>(
+        `SELECT * FROM sso_connections WHERE domain = $1 AND domain_verified_at IS NOT NULL`,
+        [domain],
+      );
+      return rows[0];
+    },
+
+    async findById(db: Queryable, organizationId: string, connectionId: string): Promise<SsoConnectionRow | undefined> {
+      const { rows } = await db.query<SsoConnectionRow>('SELECT * FROM sso_connections WHERE organization_id = $1 AND id = $2', [organizationId, connectionId]);
+      return rows[0];
+    },
+
+    async insertRequest(db: Queryable, row: Omit<SignInRequestRow, 'expires_at'> & { ttlSeconds: number }): Promise<void> {
+      await db.query('DELETE FROM sso_sign_in_requests WHERE expires_at < now()', []);
+      await db.query(
+        `INSERT INTO sso_sign_in_requests (state_hash, organization_id, connection_id, nonce, code_verifier_sealed, redirect_uri,
+                                           client_code_challenge, reauthenticate, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+        [row.state_hash, row.organization_id, row.connection_id, row.nonce, row.code_verifier_sealed, row.redirect_uri,
+          row.client_code_challenge, row.reauthenticate, row.ttlSeconds],
+      );
+    },
+
+    /** Takes the sign-in in progress with this state: once only, and only before it expires. */
+    async takeRequest(db: Queryable, stateHash: string): Promise<SignInRequestRow | undefined> {
+      const { rows } = await db.query<SignInRequestRow>(
+        'DELETE FROM sso_sign_in_requests WHERE state_hash = $1 RETURNING *, expires_at > now() AS live',
+        [stateHash],
+      );
+      const row = rows[0] as (SignInRequestRow & { live: boolean }) | undefined;
+      return row?.live ? row : undefined;
+    },
+
+    async insertCode(db: Queryable, row: Omit<SignInCodeRow, 'expires_at'> & { code_hash: string; ttlSeconds: number }): Promise<void> {
+      await db.query('DELETE FROM sso_sign_in_codes WHERE expires_at < now()', []);
+      await db.query(
+        `INSERT INTO sso_sign_in_codes (code_hash, organization_id, connection_id, user_id, client_code_challenge, reauthenticate, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
+        [row.code_hash, row.organization_id, row.connection_id, row.user_id, row.client_code_challenge, row.reauthenticate, row.ttlSeconds],
+      );
+    },
+
+    /** Takes a code: once only (whatever the exchange then decides), and only before it expires. */
+    async takeCode(db: Queryable, codeHash: string): Promise<SignInCodeRow | undefined> {
+      const { rows } = await db.query<SignInCodeRow & { live: boolean }>(
+        'DELETE FROM sso_sign_in_codes WHERE code_hash = $1 RETURNING *, expires_at > now() AS live',
+        [codeHash],
+      );
+      return rows[0]?.live ? rows[0] : undefined;
+    },
+
+    async findLinkedUser(db: Queryable, connectionId: string, subject: string): Promise<string | undefined> {
+      const { rows } = await db.query<{ user_id: string }>('SELECT user_id FROM sso_identities WHERE connection_id = $1 AND subject = $2', [connectionId, subject]);
+      return rows[0]?.user_id;
+    },
+
+    /** Links the IdP subject to the account; false when the subject is linked to another account already. */
+    async link(db: Queryable, row: { connectionId: string; subject: string; organizationId: string; userId: string }): Promise<boolean> {
+      const { rows } = await db.query<{ user_id: string }>(
+        `INSERT INTO sso_identities (connection_id, subject, organization_id, user_id) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (connection_id, subject) DO UPDATE SET connection_id = EXCLUDED.connection_id
+         RETURNING user_id`,
+        [row.connectionId, row.subject, row.organizationId, row.userId],
+      );
+      return rows[0]?.user_id === row.userId;
+    },
+
+    async recordSignIn(db: Queryable, organizationId: string, connectionId: string): Promise<void> {
+      await db.query('UPDATE sso_connections SET last_sign_in_at = now() WHERE organization_id = $1 AND id = $2', [organizationId, connectionId]);
+    },
+
+    async recordError(db: Queryable, organizationId: string, connectionId: string, category: string, message: string): Promise<void> {
+      await db.query(
+        `UPDATE sso_connections SET last_error_at = now(), last_error_category = $3, last_error_message = $4
+          WHERE organization_id = $1 AND id = $2`,
+        [organizationId, connectionId, category, message.slice(0, 500)],
+      );
+    },
+  };
+}

@@ -1,0 +1,208 @@
+// SSO sign-in: home-realm discovery by the e-mail's verified domain, the IdP round trip (oidc.ts), the
+// account (linked subject, verified e-mail, or just-in-time provisioning), and the one-time code the
+// caller's redirect URI receives and exchanges, with its PKCE verifier, for a session. No session token
+// ever travels in a URL.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Database, Queryable } from '../../db/database.ts';
+import { ApiError, invalidRequest, notFound, unauthorized } from '../../http/errors.ts';
+import type { Caller } from '../../http/caller.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
+import { writeTransaction, type WriteContext } from '../../platform/write-context.ts';
+import type { MembershipCore } from '../identity/index.ts';
+import type { TeamDirectory } from '../teams/index.ts';
+import type { UserDirectory, UserRecord } from '../users/index.ts';
+import type { OidcRelyingParty } from './oidc.ts';
+import { createSignInStore } from './sign-in-store.ts';
+import type { SsoConnectionRow } from './store.ts';
+
+/** A sign-in at the IdP must come back within this long. */
+const requestTtlSeconds = 10 * 60;
+/** The code handed to the redirect URI is exchanged at once by the app that receives it. */
+export const codeTtlSeconds = 60;
+
+/** A refusal the person sees: a category for the connection's health and a message (never a token). */
+export class SignInRefused extends Error {
+  readonly category: string;
+  readonly status: number;
+  constructor(status: number, category: string, message: string) {
+    super(message);
+    this.category = category;
+    this.status = status;
+  }
+}
+
+export interface SignInServiceDeps {
+  db: Database;
+  secrets: SecretBox;
+  oidc: OidcRelyingParty;
+  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'addMember' | 'lockMember'>;
+  users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
+  teams: Pick<TeamDirectory, 'addMemberToTeams'>;
+  publicUrl: string;
+  redirectUriAllowed: (uri: string) => boolean;
+}
+
+export const oidcCallbackPath = '/v1/auth/sso/oidc/callback';
+const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+
+function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export function createSignInService(deps: SignInServiceDeps) {
+  const { db } = deps;
+  const store = createSignInStore();
+  const callbackUrl = `${deps.publicUrl}${oidcCallbackPath}`;
+
+  /** The account the IdP's person is, in the connection's organization, or a refusal. Inside the sign-in's transaction. */
+  async function resolveAccount(
+    tx: Queryable,
+    connection: SsoConnectionRow,
+    claims: { sub: string; email: string; name?: string },
+    byEmail: UserRecord | undefined,
+  ): Promise<{ user: UserRecord; memberId: string }> {
+    const organizationId = connection.organization_id;
+    const linked = await store.findLinkedUser(tx, connection.id, claims.sub);
+    let user = linked ? await deps.users.getUser(linked, tx) : byEmail;
+    let member = user ? await deps.membership.getMemberByUser(organizationId, user.id, tx) : undefined;
+    if (member?.status === 'suspended') throw new SignInRefused(403, 'member_suspended', 'Your membership of this organization is suspended. Ask an administrator.');
+    if (!member) {
+      if (!connection.jit_enabled) {
+        throw new SignInRefused(403, 'not_a_member', 'You are not a member of this organization, and it does not add people at their first sign-in. Ask an administrator to invite you.');
+      }
+      user ??= await deps.users.ensureUser(tx, { email: claims.email, name: claims.name?.trim() || claims.email });
+      await deps.membership.addMember(tx, organizationId, user.id, connection.jit_default_role);
+      member = (await deps.membership.getMemberByUser(organizationId, user.id, tx))!;
+      await deps.teams.addMemberToTeams(tx, organizationId, member.id, connection.jit_default_team_ids);
+    }
+    if (!(await store.link(tx, { connectionId: connection.id, subject: claims.sub, organizationId, userId: user!.id }))) {
+      throw new SignInRefused(409, 'subject_conflict', 'This identity is linked to another account here. Ask an administrator.');
+    }
+    return { user: user!, memberId: member.id };
+  }
+
+  return {
+    /** Home-realm discovery and the IdP's authorization URL for a new sign-in. */
+    async start(input: { email: string; redirectUri: string; codeChallenge: string; reauthenticate: boolean }): Promise<string> {
+      if (!deps.redirectUriAllowed(input.redirectUri)) {
+        throw invalidRequest([{ message: 'Not an allowed redirect URI: use one under this server\'s URL, a loopback address, the orgplane: scheme, or one of SSO_REDIRECT_URIS', path: ['redirectUri'] }], 'The redirect URI is not allowed');
+      }
+      const domain = input.email.slice(input.email.lastIndexOf('@') + 1).toLowerCase();
+      const connection = await store.findByVerifiedDomain(db, domain);
+      if (!connection || connection.protocol !== 'oidc') throw notFound('sso_not_configured', `No organization signs in with SSO for ${domain}; sign in with your password`);
+      const state = randomToken();
+      const nonce = randomToken();
+      const codeVerifier = randomToken();
+      let authorizationUrl: string;
+      try {
+        authorizationUrl = await deps.oidc.authorizationUrl(connection, { redirectUri: callbackUrl, state, nonce, codeVerifier, loginHint: input.email, reauthenticate: input.reauthenticate });
+      } catch (error) {
+        const message = `The identity provider's configuration could not be read: ${error instanceof Error ? error.message : 'unknown error'}`;
+        await store.recordError(db, connection.organization_id, connection.id, 'discovery_failed', message);
+        throw new ApiError(502, 'sso_provider_unavailable', message);
+      }
+      await store.insertRequest(db, {
+        state_hash: hashToken(state),
+        organization_id: connection.organization_id,
+        connection_id: connection.id,
+        nonce,
+        code_verifier_sealed: deps.secrets.seal(codeVerifier),
+        redirect_uri: input.redirectUri,
+        client_code_challenge: input.codeChallenge,
+        reauthenticate: input.reauthenticate,
+        ttlSeconds: requestTtlSeconds,
+      });
+      return authorizationUrl;
+    },
+
+    /**
+     * The IdP's return: checks everything, finds (or provisions) the account, and answers where to send
+     * the browser: the caller's redirect URI with a one-time code. Refusals throw SignInRefused.
+     */
+    async callback(context: Omit<WriteContext, 'actor'>, query: Record<string, string | undefined>, rawQuery: string): Promise<string> {
+      const state = query.state;
+      const request = state ? await store.takeRequest(db, hashToken(state)) : undefined;
+      if (!request) throw new SignInRefused(400, 'unknown_state', 'This sign-in link has expired or was already used. Start the sign-in again.');
+      const connection = await store.findById(db, request.organization_id, request.connection_id);
+      if (!connection) throw new SignInRefused(400, 'unknown_state', 'The SSO connection changed during the sign-in. Start the sign-in again.');
+      const fail = async (category: string, message: string, status = 403): Promise<never> => {
+        await store.recordError(db, connection.organization_id, connection.id, category, message);
+        throw new SignInRefused(status, category, message);
+      };
+      if (query.error) await fail('idp_error', `The identity provider refused the sign-in (${query.error.slice(0, 100)}).`);
+      let claims: Awaited<ReturnType<OidcRelyingParty['exchange']>>;
+      try {
+        claims = await deps.oidc.exchange(connection, new URL(`${callbackUrl}?${rawQuery}`), {
+          state: state!,
+          nonce: request.nonce,
+          codeVerifier: deps.secrets.open(request.code_verifier_sealed),
+          reauthenticate: request.reauthenticate,
+        });
+      } catch (error) {
+        // openid-client's messages name the failed check (signature, iss, aud, exp, nonce...) and never a token.
+        return fail('token_rejected', `The identity provider's answer was refused: ${error instanceof Error ? error.message : 'unknown error'}`);
+      }
+      const email = typeof claims.email === 'string' ? claims.email : undefined;
+      if (!email || claims.email_verified !== true) return fail('email_not_verified', 'The identity provider did not confirm your e-mail address as verified.');
+      if (email.slice(email.lastIndexOf('@') + 1).toLowerCase() !== connection.domain) {
+        return fail('email_outside_domain', `Your e-mail address is not in ${connection.domain}, the domain this organization signs in with.`);
+      }
+      const code = randomToken();
+      // Read before the transaction (the directory reads outside it): the account the verified e-mail names.
+      const byEmail = await deps.users.findUserByEmail(email);
+      try {
+        await writeTransaction(db, { ...context, actor: { kind: 'system', name: 'sso-sign-in' } }, async (tx) => {
+          const name = typeof claims.name === 'string' ? claims.name : undefined;
+          const { user } = await resolveAccount(tx, connection, { sub: claims.sub, email, ...(name ? { name } : {}) }, byEmail);
+          await store.insertCode(tx, {
+            code_hash: hashToken(code),
+            organization_id: connection.organization_id,
+            connection_id: connection.id,
+            user_id: user.id,
+            client_code_challenge: request.client_code_challenge,
+            reauthenticate: request.reauthenticate,
+            ttlSeconds: codeTtlSeconds,
+          });
+          await store.recordSignIn(tx, connection.organization_id, connection.id);
+        });
+      } catch (error) {
+        if (error instanceof SignInRefused) return fail(error.category, error.message, error.status);
+        throw error;
+      }
+      const target = new URL(request.redirect_uri);
+      target.searchParams.set('code', code);
+      return target.href;
+    },
+
+    /**
+     * Exchanges a one-time code and its PKCE verifier for a session (or, for a step-up, refreshes the
+     * calling session of the same person). The code is spent whatever the outcome.
+     */
+    async exchangeCode(context: Omit<WriteContext, 'actor'>, input: { code: string; codeVerifier: string }, caller: Caller | null) {
+      const invalidGrant = () => new ApiError(400, 'invalid_grant', 'The code is unknown, expired, already used, or does not match the code verifier');
+      const code = await store.takeCode(db, hashToken(input.code));
+      if (!code || !sameSecret(s256(input.codeVerifier), code.client_code_challenge)) throw invalidGrant();
+      return writeTransaction(db, { ...context, actor: caller ?? { kind: 'system', name: 'sso-sign-in' } }, async (tx) => {
+        const member = await deps.membership.getMemberByUser(code.organization_id, code.user_id, tx);
+        if (member?.status !== 'active' || !(await deps.membership.lockMember(tx, code.organization_id, member.id))) {
+          throw new ApiError(403, 'forbidden', 'You are no longer an active member of this organization');
+        }
+        const user = (await deps.users.getUser(code.user_id, tx))!;
+        if (code.reauthenticate) {
+          // A step-up refreshes the session that asked for it, and only that person's.
+          if (!caller?.sessionId || caller.userId !== code.user_id) throw unauthorized();
+          const authenticatedAt = await deps.membership.markSessionAuthenticated(tx, caller.sessionId, 'sso');
+          if (!authenticatedAt) throw unauthorized();
+          return { user, organizationId: code.organization_id, authenticatedAt };
+        }
+        const sessionToken = await deps.membership.issueSession(tx, code.user_id, code.organization_id, 'sso');
+        return { user, organizationId: code.organization_id, sessionToken };
+      });
+    },
+  };
+}
+
+export type SignInService = ReturnType<typeof createSignInService>;

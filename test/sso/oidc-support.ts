@@ -1,0 +1,62 @@
+// An app, a tenant on the enterprise plan whose SSO connection points at a real OpenID Provider on
+// loopback (test/support/oidc-idp.ts) with example.test verified through the test's DNS server, and the
+// steps of a sign-in as an app would take them.
+import { createHash, randomBytes } from 'node:crypto';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
+import { createTenant, type Tenant } from '../support/fixtures.ts';
+import { api } from '../support/http.ts';
+import { setPlanAsOperator } from '../support/identity.ts';
+import { followRedirects, startTestIdp, type IdpAccount, type TestIdp } from '../support/oidc-idp.ts';
+
+export const appRedirectUri = 'http://127.0.0.1:9/sso-done';
+
+export interface OidcWorld {
+  app: TestApp;
+  dns: TestDnsServer;
+  idp: TestIdp;
+  tenant: Tenant;
+  close(): Promise<void>;
+}
+
+export async function startOidcWorld(options: { interactive?: boolean } = {}): Promise<OidcWorld> {
+  const dns = await startDnsServer();
+  const app = await startTestApp({ dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'] });
+  const tenant = await createTenant(app.url);
+  await setPlanAsOperator(app, tenant.orgId, 'enterprise');
+  const idp = await startTestIdp({ redirectUri: `${app.config.publicUrl}/v1/auth/sso/oidc/callback`, ...(options.interactive ? { interactive: true } : {}) });
+  const put = await api(app.url, tenant.owner.token).put('/v1/sso/connection', { domain: 'example.test', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret });
+  if (put.status !== 200) throw new Error(`PUT /v1/sso/connection: ${put.status} ${put.text}`);
+  dns.setTxt(put.body.connection.verification.recordName, [put.body.connection.verification.recordValue]);
+  const verified = await api(app.url, tenant.owner.token).post('/v1/sso/verify-domain');
+  if (verified.status !== 200) throw new Error(`verify-domain: ${verified.status} ${verified.text}`);
+  return {
+    app, dns, idp, tenant,
+    async close() {
+      await idp.close();
+      await app.close();
+      await dns.close();
+    },
+  };
+}
+
+export function pkcePair() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** Starts a sign-in for `email` and lets the IdP log `account` in; where orgplane's callback sent the browser, or the page it showed. */
+export async function signInAtIdp(world: OidcWorld, email: string, account: IdpAccount, options: { reauthenticate?: boolean } = {}) {
+  const pkce = pkcePair();
+  const started = await api(world.app.url).post('/v1/auth/sso/start', {
+    email, redirectUri: appRedirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256', ...(options.reauthenticate ? { reauthenticate: true } : {}),
+  });
+  if (started.status !== 200) throw new Error(`start: ${started.status} ${started.text}`);
+  world.idp.signInAs(account);
+  const result = await followRedirects(started.body.authorizationUrl, appRedirectUri);
+  const code = result.location ? new URL(result.location).searchParams.get('code') ?? undefined : undefined;
+  return { ...result, code, verifier: pkce.verifier, authorizationUrl: started.body.authorizationUrl as string };
+}
+
+export const accountOf = (user: { email: string; name?: string }, sub = `sub-${randomBytes(4).toString('hex')}`): IdpAccount =>
+  ({ sub, email: user.email, email_verified: true, name: user.name ?? 'Someone' });
