@@ -1,6 +1,7 @@
 // POST /v1/mcp-connections/{id}/test of an OAuth connection (the connections service calls it through
 // its OAuth hooks): the stored token, refreshed first, presented to the probe, with one scope step-up;
 // without a credential, a check of what an authorization would need.
+import { recordCatalog } from '../catalog-store.ts';
 import type { TestResult } from '../deps.ts';
 import { probeConnection } from '../probe/index.ts';
 import type { ConnectionRow } from '../store.ts';
@@ -48,6 +49,7 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
     const result = await probeWith(accessToken);
     const credential = await findOAuthCredential(deps.db, organizationId, connection.id, memberId);
     if (result.ok) {
+      await recordCatalog(deps.db, organizationId, connection.id, connection.identityFingerprint, result.catalog);
       if (credential) await markCredentialHealth(deps.db, organizationId, credential.id, 'ready', null);
       return { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null };
     }
