@@ -14,7 +14,7 @@ export const toolPolicyInputSchema = z
       .describe('Tool names (duplicates are kept once); must be empty with mode `all`. A name need not be in the catalog now'),
     destructiveNeedsApproval: z.boolean(),
   })
-  .meta({ id: 'McpToolPolicyInput' });
+  .meta({ id: 'McpToolPolicyChange' });
 
 const annotationsSchema = z.object({
   title: z.string().optional(),
