@@ -69,9 +69,10 @@ const matrix: Record<string, Row> = {
   setMcpConnectionToolPolicy: session(403, 200, 200, 404),
   installPlugin: session(403, 201, 201, 201),
   uninstallPlugin: session(403, 204, 204, 404),
-  // The test MCP server publishes no OAuth metadata, so a caller who gets past authorization meets 502
-  // oauth_discovery_failed (the upstream's answer); organization B's admin does not get that far.
-  authorizeMcpConnection: session(502, 502, 502, 404),
+  // The test MCP server publishes no OAuth metadata at all: taken for a server of the 2025-03-26 spec, its
+  // default endpoints are used (/authorize at its origin), so a caller who may use it gets an authorization
+  // URL; organization B's admin does not get that far.
+  authorizeMcpConnection: session(200, 200, 200, 404),
   // OAuth callbacks are reached by the browser: the signed state, not a session, decides (a made-up one is refused).
   mcpOAuthCallbackShared: same(400),
   mcpOAuthCallbackIsolated: same(400),

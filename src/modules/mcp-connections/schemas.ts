@@ -138,6 +138,15 @@ export const connectionSchema = z
     authorizationServerIssuer: z.string().nullable().optional(),
     requestedScopes: z.array(z.string()).optional(),
     toolPolicy: toolPolicySchema,
+    oauthDiscoveryPath: z
+      .enum(['protected-resource-metadata', 'configured-issuer', 'legacy-metadata', 'legacy-default-endpoints'])
+      .nullable()
+      .optional()
+      .describe(
+        'OAuth connections: how the authorization server was found at the last discovery. `protected-resource-metadata`: RFC 9728 (MCP 2025-06-18 and later); ' +
+          '`configured-issuer`: no RFC 9728 metadata, the configured authorizationServerIssuer; `legacy-metadata`: MCP 2025-03-26, RFC 8414 metadata at the server\'s origin; ' +
+          '`legacy-default-endpoints`: MCP 2025-03-26, no metadata, /authorize, /token and /register at the origin. null: not discovered yet.',
+      ),
   })
   .meta({ id: 'McpConnection', description: 'An external MCP connection as the caller sees it (secrets are never returned)' });
 
