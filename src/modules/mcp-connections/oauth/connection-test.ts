@@ -13,6 +13,7 @@ import type { OAuthDeps } from './deps.ts';
 import { oauthDiagnostic, reachedServer } from './diagnostic.ts';
 import { resourceChallenge } from './discovery.ts';
 import { OAuthFlowError, type CredentialHealthReason } from './errors.ts';
+import { holdConnection } from './guards.ts';
 import { addStepUpScopes, recordConnectionRegistration } from './store.ts';
 
 /**
@@ -65,7 +66,11 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
           accessToken = upgraded.accessToken;
           continue;
         }
-        await addStepUpScopes(deps.db, organizationId, connection.id, connection.identityFingerprint, wanted);
+        // Written with the connection held: deleted meanwhile, the test is a 404 (not a key violation).
+        await deps.db.transaction(async (tx) => {
+          await holdConnection(deps, tx, connection);
+          await addStepUpScopes(tx, organizationId, connection.id, connection.identityFingerprint, wanted);
+        });
       }
       await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
       return outcome;
