@@ -52,7 +52,22 @@ describe('probe: servers that work', () => {
   test('stateless Streamable HTTP: catalog_ready with the tool names', async () => {
     const mcp = await server(startStreamableServer({ tools: ['search', 'fetch'] }));
     const result = await probe({ url: mcp.url });
-    assert.deepEqual(result, { ok: true, highestPassed: 'catalog_ready', tools: ['search', 'fetch'], protocolVersion: '2025-11-25', transport: 'streamable-http' });
+    assert.deepEqual(result, {
+      ok: true,
+      highestPassed: 'catalog_ready',
+      tools: ['search', 'fetch'],
+      protocolVersion: '2025-11-25',
+      transport: 'streamable-http',
+      catalog: {
+        serverInfo: { name: 'orgplane-test-server', version: '1.0.0' },
+        protocolVersion: '2025-11-25',
+        capabilities: { tools: {} },
+        tools: ['search', 'fetch'].map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' } })),
+        promptCount: 0,
+        resourceCount: 0,
+        truncated: false,
+      },
+    });
   });
 
   test('stateful Streamable HTTP: uses the session and ends it afterwards', async () => {

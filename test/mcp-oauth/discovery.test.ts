@@ -136,17 +136,38 @@ test('a pinned issuer that the resource does not list is refused and flagged; on
   assert.equal(ok.issuer, s.issuer);
 });
 
-test('resource metadata for another resource is refused; no metadata and no pin is refused', async () => {
+test('resource metadata for another resource is refused; no metadata and no pin is a 2025-03-26 server, found at its origin', async () => {
   const other = await server();
   const s = await server({ resourceMetadataInChallenge: false, resourceMetadataAt: 'none' });
   // The challenge points at another server's metadata, which describes another resource.
   await rejectsWith(fetchProtectedResourceMetadata(s.url, testFetch, { resourceMetadataUrl: other.resourceMetadataUrl }), 'resource_mismatch');
-  await rejectsWith(discover({ serverUrl: s.url, fetch: testFetch }), 'resource_metadata_missing');
+  const legacy = await discover({ serverUrl: s.url, fetch: testFetch });
+  assert.equal(legacy.discoveryPath, 'legacy-metadata');
+  assert.equal(legacy.issuer, s.issuer);
+  assert.equal(legacy.resource, s.url);
+  assert.equal(legacy.resourceMetadataUrl, null);
   // With a pinned issuer the authorization server can still be found.
   const pinned = await discover({ serverUrl: s.url, fetch: testFetch, pinnedIssuer: s.issuer });
+  assert.equal(pinned.discoveryPath, 'configured-issuer');
   assert.equal(pinned.issuer, s.issuer);
   assert.equal(pinned.resource, s.url);
   await rejectsWith(() => chooseAuthorizationServer({ metadata: { resource: s.url, authorization_servers: [] }, metadataUrl: 'x' }, null), 'authorization_server_missing');
+});
+
+test('2025-03-26 without any metadata: the default endpoints at the origin; metadata of another issuer is refused', async () => {
+  // Its metadata lives under the issuer path only, so the origin has none: the defaults apply.
+  const s = await server({ resourceMetadataInChallenge: false, resourceMetadataAt: 'none', issuerPath: '/tenant-a' });
+  const found = await discover({ serverUrl: s.url, fetch: testFetch });
+  const origin = new URL(s.url).origin;
+  assert.equal(found.discoveryPath, 'legacy-default-endpoints');
+  assert.equal(found.issuer, origin);
+  assert.equal(found.metadata.authorization_endpoint, `${origin}/authorize`);
+  assert.equal(found.metadata.token_endpoint, `${origin}/token`);
+  assert.equal(found.metadata.registration_endpoint, `${origin}/register`);
+  assert.ok(s.stats.metadataFetches.includes('/.well-known/oauth-authorization-server'), JSON.stringify(s.stats.metadataFetches));
+  // Metadata at the origin naming another issuer is a mix-up risk: refused.
+  const liar = await server({ resourceMetadataInChallenge: false, resourceMetadataAt: 'none', advertisedIssuer: 'https://elsewhere.example/' });
+  await rejectsWith(discover({ serverUrl: liar.url, fetch: testFetch }), 'issuer_mismatch');
 });
 
 test('an unreachable server is a retryable discovery failure', async () => {

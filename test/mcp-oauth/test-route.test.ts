@@ -88,3 +88,32 @@ test('403 insufficient_scope and a server that will not widen by refresh: reconn
   const retested = await testRoute(connection.id);
   assert.equal(retested.body.ok, true, retested.text);
 });
+
+test('a connection deleted while its test steps up scopes: 404, not a key violation', async () => {
+  const scopes = { scopesSupported: ['files:read', 'files:write'], requiredScopes: ['files:write'] };
+  // A control run counts the MCP requests of a test ending in the step-up: the last is the challenge read.
+  const control = await world.server(scopes);
+  const first = await createOAuthConnection(world, control.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  await connectThroughOAuth(world, world.tenant.admin, first.id);
+  const before = control.stats.mcpRequests;
+  assert.equal((await testRoute(first.id)).body.ok, false);
+  const challengeAt = control.stats.mcpRequests - before;
+
+  let connectionId = '';
+  let base = Number.POSITIVE_INFINITY;
+  const s = await world.server({
+    ...scopes,
+    onMcpRequest: async (n) => {
+      if (n - base !== challengeAt) return;
+      const deleted = await api(world.app.url, world.tenant.admin.token).delete(`/v1/mcp-connections/${connectionId}`);
+      assert.equal(deleted.status, 204, deleted.text);
+    },
+  });
+  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  connectionId = connection.id;
+  await connectThroughOAuth(world, world.tenant.admin, connection.id);
+  base = s.stats.mcpRequests;
+  const tested = await testRoute(connection.id);
+  assert.equal(tested.status, 404, tested.text);
+  assert.equal(tested.body.error, 'connection_not_found');
+});

@@ -73,11 +73,14 @@ const matrix: Record<string, Row> = {
   testMcpConnection: session(403, 200, 200, 404),
   setMcpConnectionApiKey: session(403, 200, 200, 404),
   disconnectMcpConnection: session(403, 204, 204, 404),
+  listMcpConnectionTools: session(200, 200, 200, 404),
+  setMcpConnectionToolPolicy: session(403, 200, 200, 404),
   installPlugin: session(403, 201, 201, 201),
   uninstallPlugin: session(403, 204, 204, 404),
-  // The test MCP server publishes no OAuth metadata, so a caller who gets past authorization meets 502
-  // oauth_discovery_failed (the upstream's answer); organization B's admin does not get that far.
-  authorizeMcpConnection: session(502, 502, 502, 404),
+  // The test MCP server publishes no OAuth metadata at all: taken for a server of the 2025-03-26 spec, its
+  // default endpoints are used (/authorize at its origin), so a caller who may use it gets an authorization
+  // URL; organization B's admin does not get that far.
+  authorizeMcpConnection: session(200, 200, 200, 404),
   // OAuth callbacks are reached by the browser: the signed state, not a session, decides (a made-up one is refused).
   mcpOAuthCallbackShared: same(400),
   mcpOAuthCallbackIsolated: same(400),
@@ -265,6 +268,7 @@ test('the OpenAPI security of every route says what the matrix enforces', () => 
 const judgedBeforeInput: Record<string, CallerName[]> = {
   editMcpConnection: ['anonymous', 'garbage', 'expired', 'revoked', 'apiKey', 'member'],
   replaceMcpConnectionAccess: ['anonymous', 'garbage', 'expired', 'revoked', 'apiKey', 'member'],
+  setMcpConnectionToolPolicy: ['anonymous', 'garbage', 'expired', 'revoked', 'apiKey', 'member'],
 };
 
 test('a caller refused by the matrix is refused the same way when the input is invalid too, before it is read', { timeout: 600_000 }, async () => {

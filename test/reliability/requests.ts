@@ -71,6 +71,7 @@ export async function prepareRequest(world: World, operationId: string, path: st
       return { path: { ...values, connectionId: created.body.id } };
     }
     case 'replaceMcpConnectionAccess': return { path: values, body: { access: { orgWide: true } } };
+    case 'setMcpConnectionToolPolicy': return { path: values, body: { mode: 'deny_list', tools: ['echo'], destructiveNeedsApproval: true } };
     case 'setMcpConnectionApiKey': return { path: { ...values, connectionId: ids.mcpKeyedConnectionId }, body: { apiKey: world.planted.mcpApiKey } };
     case 'disconnectMcpConnection': return { path: { ...values, connectionId: ids.mcpKeyedConnectionId } };
     case 'authorizeMcpConnection': return { path: { ...values, connectionId: ids.oauthConnectionId } };

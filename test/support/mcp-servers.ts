@@ -17,6 +17,8 @@ import {
   ErrorCode,
   InitializeRequestSchema,
   isInitializeRequest,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -43,6 +45,16 @@ export type Fault =
 export interface McpServerOptions {
   /** Tool names the server offers. */
   tools?: string[];
+  /**
+   * The whole tool definitions the server lists (instead of `tools`), read at every tools/list, so a
+   * test may change the catalog of a running server. Unchecked: a test may offer what the SDK would refuse.
+   */
+  toolDefinitions?: () => unknown[];
+  /** Prompt names and resource URIs the server offers (declaring those capabilities). */
+  prompts?: string[];
+  resources?: string[];
+  /** serverInfo of initialize (default orgplane-test-server 1.0.0). */
+  serverInfo?: { name: string; version: string };
   /** When set, every request must carry `Authorization: Bearer <apiKey>` (or `headerName: apiKey`). */
   apiKey?: string;
   apiKeyHeader?: string;
@@ -61,12 +73,18 @@ export interface McpServerOptions {
 
 /** One SDK Server with the requested tools and fault. */
 function buildSdkServer(options: McpServerOptions): Server {
-  const server = new Server({ name: 'orgplane-test-server', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const capabilities = { tools: {}, ...(options.prompts ? { prompts: {} } : {}), ...(options.resources ? { resources: {} } : {}) };
+  const server = new Server(options.serverInfo ?? { name: 'orgplane-test-server', version: '1.0.0' }, { capabilities });
   const tools = options.tools ?? ['echo', 'add'];
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     if (options.fault === 'tools_list_error') throw new McpError(options.errorCode ?? ErrorCode.InternalError, 'tool catalog unavailable');
+    if (options.toolDefinitions) return { tools: options.toolDefinitions() } as never;
     return { tools: tools.map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' as const } })) };
   });
+  const prompts = options.prompts;
+  if (prompts) server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: prompts.map((name) => ({ name })) }));
+  const resources = options.resources;
+  if (resources) server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: resources.map((uri) => ({ uri, name: uri })) }));
   if (options.fault === 'unsupported_version') {
     server.setRequestHandler(InitializeRequestSchema, async () => ({
       protocolVersion: '1999-01-01',

@@ -57,6 +57,8 @@ export interface OAuthMcpServerOptions {
   codeChallengeMethods?: string[] | null;
   /** Makes the metadata name this issuer instead of its own (a misconfigured or hostile server). */
   advertisedIssuer?: string;
+  /** Awaited before the MCP endpoint answers its nth POST (n counted from 1): a test acts at that moment. */
+  onMcpRequest?: (n: number) => Promise<void>;
   /** The issuer(s) listed in the protected resource metadata (default: its own). */
   authorizationServers?: string[];
   /** Put resource_metadata in the 401 challenge (default true). */
@@ -442,7 +444,8 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
   });
   app.post(mcpPath, (_req, _res, next) => {
     stats.mcpRequests++;
-    next();
+    if (!options.onMcpRequest) return next();
+    options.onMcpRequest(stats.mcpRequests).then(() => next(), next);
   }, bearer, express.json(), async (req: Request, res: Response) => {
     const mcp = new McpServer({ name: 'oauth-test-server', version: '1.0.0' });
     mcp.registerTool('whoami', { description: 'Says which OAuth client called', inputSchema: { note: z.string().optional() } }, async () => ({

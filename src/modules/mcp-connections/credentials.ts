@@ -8,6 +8,7 @@ import type { SecretBox } from '../../platform/secrets.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, loadVisible, organizationOf } from './access.ts';
 import type { ConnectionDeps } from './deps.ts';
+import { recordCatalog } from './catalog-store.ts';
 import { allowProbe, validateByProbe } from './probing.ts';
 import { presentAfterWrite } from './view.ts';
 
@@ -78,7 +79,7 @@ export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: st
   if (shared && !isAdmin) throw sharedKeyNeedsAdmin();
   if (!shared && !memberId) throw forbidden('A per-member API key belongs to a member of the organization');
   await allowProbe(deps, organizationId, memberId);
-  await validateByProbe(deps, row.url, 'apikey', row.credentialMode, apiKey);
+  const catalog = await validateByProbe(deps, row.url, 'apikey', row.credentialMode, apiKey);
   await writeTransaction(deps.db, ctx, async (tx) => {
     // The caller may have been removed, suspended or demoted while the key was probed: checked
     // again, and held until the key is stored.
@@ -95,5 +96,6 @@ export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: st
     await storeApiKey(deps, tx, { organizationId, connectionId: id, memberId: shared ? null : memberId, fingerprint: row.identityFingerprint, apiKey });
     tx.audit({ action: 'mcp_connection.api_key_set', organizationId, target: { type: 'mcp_connection', id, name: row.name }, changes: { apiKey: redacted, scope: shared ? 'shared' : 'member' } });
   });
+  if (catalog) await recordCatalog(deps.db, organizationId, id, row.identityFingerprint, catalog);
   return presentAfterWrite(deps, caller, organizationId, id);
 }

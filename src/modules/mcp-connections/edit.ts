@@ -3,7 +3,9 @@ import { conflict } from '../../http/errors.ts';
 import { redacted, type CallerContext } from '../../platform/write-context.ts';
 import { checkAccess, connectionNotFound, requireAdmin, writeWithAccess } from './access.ts';
 import { connectionFields, oauthColumns } from './connection-fields.ts';
+import { recordCatalog } from './catalog-store.ts';
 import { connectionIdentity } from './connection-identity.ts';
+import type { ServerCatalog } from './probe/index.ts';
 import { apiKeyRequired, storeSuppliedApiKey } from './credentials.ts';
 import type { ConnectionDeps } from './deps.ts';
 import { allowProbe, validateByProbe } from './probing.ts';
@@ -37,10 +39,11 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
   // Probe only what changes connectivity: a new identity or a new key. Name and access edits
   // leave the server, the auth type and the credential as they were validated.
   let probed = false;
+  let catalog: ServerCatalog | null = null;
   if (input.authType !== 'oauth' && (identityChanged || input.apiKey !== undefined)) {
     if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
     await allowProbe(deps, organizationId, memberId);
-    await validateByProbe(deps, input.url, input.authType, input.credentialMode, input.apiKey);
+    catalog = await validateByProbe(deps, input.url, input.authType, input.credentialMode, input.apiKey);
     probed = true;
   }
 
@@ -70,6 +73,7 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     await storeSuppliedApiKey(deps, tx, organizationId, id, memberId, identity.identityFingerprint, input);
     tx.audit({ action: 'mcp_connection.updated', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
   });
+  if (catalog) await recordCatalog(db, organizationId, id, identity.identityFingerprint, catalog);
 
   const presented = await presentAfterWrite(deps, ctx.actor, organizationId, id);
   const credentialNeeded = input.authType === 'oauth' || input.authType === 'apikey';

@@ -10,6 +10,7 @@ import type { ConnectionDeps, TeamDirectory } from './deps.ts';
 import { registerMcpOAuth } from './oauth/index.ts';
 import { connectionRecords } from './records.ts';
 import { mcpConnectionRoutes } from './routes.ts';
+import { mcpToolRoutes } from './tool-routes.ts';
 import { createMcpConnectionService } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 
@@ -45,4 +46,5 @@ export async function registerMcpConnections(app: FastifyInstance, deps: McpConn
     logger: app.log,
   });
   await app.register(mcpConnectionRoutes, { service });
+  await app.register(mcpToolRoutes, { service });
 }

@@ -5,7 +5,8 @@ import type { CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, requireAdmin } from './access.ts';
 import { openApiKey } from './credentials.ts';
 import type { ConnectionDeps, TestResult } from './deps.ts';
-import { probeConnection, type Diagnostic, type ProbeResult } from './probe/index.ts';
+import { recordCatalog } from './catalog-store.ts';
+import { probeConnection, type Diagnostic, type ProbeResult, type ServerCatalog } from './probe/index.ts';
 import type { AuthType, CredentialMode } from './store.ts';
 
 // A probe dials a tenant-chosen server for up to 15 s; these bound how many a tenant (and one
@@ -37,16 +38,19 @@ function validationFailed(diagnostic: Diagnostic): ApiError {
   return new ApiError(502, 'connection_validation_failed', `The MCP server could not be validated: ${diagnostic.message}`, { diagnostic });
 }
 
-/** Probes before anything is written; a failure is 502 with the diagnostic. */
-export async function validateByProbe(deps: ProbeDeps, url: string, authType: AuthType, credentialMode: CredentialMode, apiKey: string | undefined): Promise<void> {
-  if (authType === 'oauth') return;
+/**
+ * Probes before anything is written; a failure is 502 with the diagnostic. Passed, the server's
+ * catalog (for the caller to record once the connection is written), or null when none was taken.
+ */
+export async function validateByProbe(deps: ProbeDeps, url: string, authType: AuthType, credentialMode: CredentialMode, apiKey: string | undefined): Promise<ServerCatalog | null> {
+  if (authType === 'oauth') return null;
   const withKey = authType === 'apikey' && apiKey !== undefined;
   const result = await probeServer(deps, url, withKey ? 'apikey' : 'none', withKey ? apiKey : undefined);
-  if (result.ok) return;
+  if (result.ok) return result.catalog;
   // A per-member API-key server is checked before any member has a key: a server that answers
   // "credentials required" has shown it is there; each member's key is checked when they add it.
   const awaitingMemberKeys = authType === 'apikey' && credentialMode === 'per_member' && !withKey;
-  if (awaitingMemberKeys && result.diagnostic.phase === 'AUTH_RESOURCE_DISCOVERY') return;
+  if (awaitingMemberKeys && result.diagnostic.phase === 'AUTH_RESOURCE_DISCOVERY') return null;
   throw validationFailed(result.diagnostic);
 }
 
@@ -69,6 +73,7 @@ export async function testConnection(deps: ConnectionDeps, ctx: CallerContext, i
   const result = apiKey !== null ? await probeServer(deps, row.url, 'apikey', apiKey) : await probeServer(deps, row.url, 'none');
 
   if (result.ok) {
+    await recordCatalog(db, organizationId, id, row.identityFingerprint, result.catalog);
     if (credential && apiKey !== null) await store.setCredentialHealth(db, organizationId, credential.id, 'ready', null);
     else if (row.authType === 'none') await store.setConnectionHealth(db, organizationId, id, 'ready', null);
     return { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null };

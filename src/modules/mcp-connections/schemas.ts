@@ -80,6 +80,19 @@ export const accessSummarySchema = z
   .object({ orgWide: z.boolean(), memberIds: z.array(z.string()), teamIds: z.array(z.string()) })
   .meta({ id: 'AccessSummary' });
 
+export const toolPolicyModeSchema = z.enum(['all', 'allow_list', 'deny_list']);
+
+export const toolPolicySchema = z
+  .object({
+    mode: toolPolicyModeSchema.describe('`all`: every tool; `allow_list`: only the tools named; `deny_list`: every tool but those named'),
+    tools: z.array(z.string()).describe('Tool names the mode applies to; kept when a tool leaves the catalog, so one that returns keeps its decision'),
+    destructiveNeedsApproval: z
+      .boolean()
+      .describe('Each call of an allowed tool that may be destructive needs an approval (a tool may be destructive unless annotated readOnlyHint: true or destructiveHint: false, as MCP says a client must assume)'),
+    updatedAt: timestampSchema.nullable().describe('When it was last set; null: never set (the default, every tool)'),
+  })
+  .meta({ id: 'McpToolPolicy' });
+
 export const connectionSchema = z
   .object({
     id: z.string(),
@@ -124,6 +137,16 @@ export const connectionSchema = z
     issuerReviewRequired: z.boolean().optional().describe('The authorization server no longer matches the configured issuer: an administrator must review it'),
     authorizationServerIssuer: z.string().nullable().optional(),
     requestedScopes: z.array(z.string()).optional(),
+    toolPolicy: toolPolicySchema,
+    oauthDiscoveryPath: z
+      .enum(['protected-resource-metadata', 'configured-issuer', 'legacy-metadata', 'legacy-default-endpoints'])
+      .nullable()
+      .optional()
+      .describe(
+        'OAuth connections: how the authorization server was found at the last discovery. `protected-resource-metadata`: RFC 9728 (MCP 2025-06-18 and later); ' +
+          '`configured-issuer`: no RFC 9728 metadata, the configured authorizationServerIssuer; `legacy-metadata`: MCP 2025-03-26, RFC 8414 metadata at the server\'s origin; ' +
+          '`legacy-default-endpoints`: MCP 2025-03-26, no metadata, /authorize, /token and /register at the origin. null: not discovered yet.',
+      ),
   })
   .meta({ id: 'McpConnection', description: 'An external MCP connection as the caller sees it (secrets are never returned)' });
 

@@ -43,6 +43,8 @@ import { installPlugin, removeConnection, uninstallPlugin, type PluginManifest }
 import { allowProbe, testConnection, validateByProbe } from './probing.ts';
 import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
 import { createConnectionStore, type AccessSet } from './store.ts';
+import { recordCatalog } from './catalog-store.ts';
+import { listTools, setToolPolicy, type ToolPolicyInput } from './tools.ts';
 import { presentAfterWrite, presentConnections } from './view.ts';
 
 export interface McpConnectionServiceDeps extends Omit<ConnectionDeps, 'store' | 'limiter'> {
@@ -58,7 +60,7 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
   if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
   const probed = input.authType !== 'oauth';
   if (probed) await allowProbe(deps, organizationId, memberId);
-  await validateByProbe(deps, input.url, input.authType, input.credentialMode, input.apiKey);
+  const catalog = await validateByProbe(deps, input.url, input.authType, input.credentialMode, input.apiKey);
   const id = newId('emc');
   await writeWithAccess(deps, ctx, organizationId, input.access, async (tx, access) => {
     const fields = connectionFields(identity, {
@@ -75,6 +77,7 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
     await storeSuppliedApiKey(deps, tx, organizationId, id, memberId, identity.identityFingerprint, input);
     tx.audit({ action: 'mcp_connection.created', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
   });
+  if (catalog) await recordCatalog(deps.db, organizationId, id, identity.identityFingerprint, catalog);
   return presentAfterWrite(deps, caller, organizationId, id);
 }
 
@@ -109,6 +112,8 @@ export function createMcpConnectionService(input: McpConnectionServiceDeps) {
     setApiKey: (ctx: CallerContext, id: string, apiKey: string) => setApiKey(deps, ctx, id, apiKey),
     installPlugin: (ctx: CallerContext, manifest: PluginManifest) => installPlugin(deps, ctx, manifest),
     uninstallPlugin: (ctx: CallerContext, pluginId: string) => uninstallPlugin(deps, ctx, pluginId),
+    listTools: (caller: Caller, id: string) => listTools(deps, caller, id),
+    setToolPolicy: (ctx: CallerContext, id: string, policy: ToolPolicyInput) => setToolPolicy(deps, ctx, id, policy),
   };
 }
 

@@ -5,7 +5,10 @@ import type { Caller } from '../../http/caller.ts';
 import { isoTimestamp, isoTimestampOrNull } from '../../http/schemas.ts';
 import { connectionNotFound, organizationOf } from './access.ts';
 import type { ConnectionDeps } from './deps.ts';
-import { issuerReviewFlags } from './oauth/store.ts';
+import { toolPoliciesOf } from './catalog-store.ts';
+import { toolPolicyView } from './tool-policy-view.ts';
+import type { DiscoveryPath } from './oauth/legacy-discovery.ts';
+import { discoveryPaths, issuerReviewFlags } from './oauth/store.ts';
 import { callbackModeFor, callbackUrl, clientMetadataUrl, sharedCallbackUrl } from './oauth/urls.ts';
 import type { ConnectionRow, ConnectionStore, CredentialRow, PluginLink } from './store.ts';
 
@@ -16,13 +19,19 @@ export async function presentConnections(deps: ViewDeps, caller: Caller, rows: C
   const { store } = deps;
   const { organizationId, memberId, isAdmin } = organizationOf(caller);
   const ids = rows.map((row) => row.id);
-  const [access, credentials, links, issuerReview] = await Promise.all([
+  const [access, credentials, links, issuerReview, toolPolicies, paths] = await Promise.all([
     isAdmin ? store.accessOf(q, organizationId, ids) : Promise.resolve(undefined),
     store.credentialsFor(q, organizationId, ids, memberId),
     store.pluginLinks(q, organizationId, ids),
     issuerReviewFlags(q, organizationId, ids),
+    toolPoliciesOf(q, organizationId, ids),
+    discoveryPaths(q, organizationId, ids),
   ]);
-  return rows.map((row) => connectionView(deps.publicUrl, row, access?.get(row.id), credentials, links, issuerReview.has(row.id)));
+  return rows.map((row) => ({
+    ...connectionView(deps.publicUrl, row, access?.get(row.id), credentials, links, issuerReview.has(row.id)),
+    toolPolicy: toolPolicyView(toolPolicies.get(row.id)),
+    ...(row.authType === 'oauth' ? { oauthDiscoveryPath: (paths.get(row.id) ?? null) as DiscoveryPath | null } : {}),
+  }));
 }
 
 /** The connection as the caller sees it after a write; deleted meanwhile (a concurrent DELETE), it is not found. */

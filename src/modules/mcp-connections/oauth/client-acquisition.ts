@@ -22,7 +22,7 @@ import {
   type RegistrationSource,
 } from './registration.ts';
 import type { CallbackMode } from './state.ts';
-import { findRegisteredClient, recordConnectionRegistration, saveRegisteredClient, upsertConnectionState, type PendingAuthorizationRow } from './store.ts';
+import { findRegisteredClient, recordConnectionRegistration, recordDiscoveryPath, saveRegisteredClient, upsertConnectionState, type PendingAuthorizationRow } from './store.ts';
 import { representableDate } from './tokens.ts';
 import { callbackModeFor, callbackUrl, clientMetadataUrl } from './urls.ts';
 
@@ -78,7 +78,9 @@ export async function discoverFor(deps: ClientDeps, connection: ConnectionRow): 
 
 export async function tryDiscover(deps: ClientDeps, connection: ConnectionRow): Promise<DiscoveryResult | OAuthFlowError> {
   try {
-    return await discover({ serverUrl: connection.url, fetch: deps.fetch, pinnedIssuer: connection.authorizationServerIssuer });
+    const found = await discover({ serverUrl: connection.url, fetch: deps.fetch, pinnedIssuer: connection.authorizationServerIssuer });
+    await recordDiscoveryPath(deps.db, connection.organizationId, connection.id, connection.identityFingerprint, found.discoveryPath);
+    return found;
   } catch (error) {
     if (!(error instanceof OAuthFlowError)) throw error;
     if (error.issuerReviewRequired) {

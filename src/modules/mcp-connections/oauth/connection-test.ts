@@ -1,6 +1,7 @@
 // POST /v1/mcp-connections/{id}/test of an OAuth connection (the connections service calls it through
 // its OAuth hooks): the stored token, refreshed first, presented to the probe, with one scope step-up;
 // without a credential, a check of what an authorization would need.
+import { recordCatalog } from '../catalog-store.ts';
 import type { TestResult } from '../deps.ts';
 import { probeConnection } from '../probe/index.ts';
 import type { ConnectionRow } from '../store.ts';
@@ -12,6 +13,7 @@ import type { OAuthDeps } from './deps.ts';
 import { oauthDiagnostic, reachedServer } from './diagnostic.ts';
 import { resourceChallenge } from './discovery.ts';
 import { OAuthFlowError, type CredentialHealthReason } from './errors.ts';
+import { holdConnection } from './guards.ts';
 import { addStepUpScopes, recordConnectionRegistration } from './store.ts';
 
 /**
@@ -48,6 +50,7 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
     const result = await probeWith(accessToken);
     const credential = await findOAuthCredential(deps.db, organizationId, connection.id, memberId);
     if (result.ok) {
+      await recordCatalog(deps.db, organizationId, connection.id, connection.identityFingerprint, result.catalog);
       if (credential) await markCredentialHealth(deps.db, organizationId, credential.id, 'ready', null);
       return { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null };
     }
@@ -63,7 +66,11 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
           accessToken = upgraded.accessToken;
           continue;
         }
-        await addStepUpScopes(deps.db, organizationId, connection.id, connection.identityFingerprint, wanted);
+        // Written with the connection held: deleted meanwhile, the test is a 404 (not a key violation).
+        await deps.db.transaction(async (tx) => {
+          await holdConnection(deps, tx, connection);
+          await addStepUpScopes(tx, organizationId, connection.id, connection.identityFingerprint, wanted);
+        });
       }
       await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
       return outcome;

@@ -10,6 +10,7 @@
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
+import { discoverLegacy, type DiscoveryPath } from './legacy-discovery.ts';
 import { OAuthFlowError, printable, requestFailure, type FetchLike, type OAuthPhase } from './errors.ts';
 
 export const MCP_PROTOCOL_VERSION = '2025-11-25';
@@ -335,9 +336,15 @@ export interface DiscoveryResult {
   challengeScope: string | null;
   issuer: string;
   metadata: AuthorizationServerMetadata;
+  /** How the authorization server was found (the connection records it). */
+  discoveryPath: DiscoveryPath;
 }
 
-/** The four steps together. `challenge` may be passed when the caller already holds a 401. */
+/**
+ * The four steps together. A server with no protected resource metadata and no configured issuer
+ * is taken for one of the 2025-03-26 spec, and discovered as that spec says (legacy-discovery.ts).
+ * `challenge` may be passed when the caller already holds a 401.
+ */
 export async function discover(options: {
   serverUrl: string;
   fetch: FetchLike;
@@ -346,11 +353,24 @@ export async function discover(options: {
 }): Promise<DiscoveryResult> {
   const challenge = options.challenge !== undefined ? options.challenge : await requestChallenge(options.serverUrl, options.fetch);
   const resource = await fetchProtectedResourceMetadata(options.serverUrl, options.fetch, challenge);
-  const { issuer } = chooseAuthorizationServer(resource, options.pinnedIssuer);
-  const metadata = await fetchAuthorizationServerMetadata(issuer, options.fetch, { pinned: Boolean(options.pinnedIssuer) });
   const serverUrl = new URL(options.serverUrl);
   serverUrl.hash = '';
+  if (!resource && !options.pinnedIssuer) {
+    const legacy = await discoverLegacy(options.serverUrl, options.fetch);
+    return {
+      resource: serverUrl.href,
+      resourceMetadataUrl: null,
+      resourceScopes: [],
+      challengeScope: challenge?.scope ?? null,
+      issuer: legacy.metadata.issuer,
+      metadata: legacy.metadata,
+      discoveryPath: legacy.path,
+    };
+  }
+  const { issuer } = chooseAuthorizationServer(resource, options.pinnedIssuer);
+  const metadata = await fetchAuthorizationServerMetadata(issuer, options.fetch, { pinned: Boolean(options.pinnedIssuer) });
   return {
+    discoveryPath: resource ? 'protected-resource-metadata' : 'configured-issuer',
     resource: resource?.metadata.resource ?? serverUrl.href,
     resourceMetadataUrl: resource?.metadataUrl ?? null,
     resourceScopes: resource?.metadata.scopes_supported ?? [],

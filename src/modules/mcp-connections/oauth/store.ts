@@ -1,6 +1,7 @@
 // SQL of the OAuth flow's own tables (migration 0200). Every query filters on organization_id.
 
 import type { Queryable } from '../../../db/database.ts';
+import { isForeignKeyViolation } from '../../../db/errors.ts';
 import type { CallbackMode, CredentialSubject } from './state.ts';
 import type { RegistrationSource, TokenEndpointAuthMethod } from './registration.ts';
 
@@ -252,4 +253,30 @@ export async function issuerReviewFlags(db: Queryable, organizationId: string, c
     [organizationId, connectionIds],
   );
   return new Set(rows.map((row) => row.connection_id));
+}
+
+/** How discovery found the authorization server of the connection's current identity (migration 0202). */
+export async function recordDiscoveryPath(db: Queryable, organizationId: string, connectionId: string, identityFingerprint: string, path: string): Promise<void> {
+  await db.query(
+    `INSERT INTO mcp_oauth_connection_state AS s (organization_id, connection_id, identity_fingerprint, discovery_path)
+     SELECT c.organization_id, c.id, c.identity_fingerprint, $4 FROM mcp_connections c
+      WHERE c.organization_id = $1 AND c.id = $2 AND c.identity_fingerprint = $3
+     ON CONFLICT (organization_id, connection_id) DO UPDATE
+       SET discovery_path = CASE WHEN s.identity_fingerprint = EXCLUDED.identity_fingerprint THEN EXCLUDED.discovery_path ELSE s.discovery_path END`,
+    [organizationId, connectionId, identityFingerprint, path],
+  ).catch((error: unknown) => {
+    if (!isForeignKeyViolation(error)) throw error; // the connection was deleted meanwhile
+  });
+}
+
+/** The discovery paths recorded for these connections' current identities. */
+export async function discoveryPaths(db: Queryable, organizationId: string, connectionIds: string[]): Promise<Map<string, string>> {
+  if (connectionIds.length === 0) return new Map();
+  const { rows } = await db.query<{ connection_id: string; discovery_path: string }>(
+    `SELECT s.connection_id, s.discovery_path FROM mcp_oauth_connection_state s
+       JOIN mcp_connections c ON c.organization_id = s.organization_id AND c.id = s.connection_id AND c.identity_fingerprint = s.identity_fingerprint
+      WHERE s.organization_id = $1 AND s.connection_id = ANY($2::text[]) AND s.discovery_path IS NOT NULL`,
+    [organizationId, connectionIds],
+  );
+  return new Map(rows.map((row) => [row.connection_id, row.discovery_path]));
 }

@@ -5,10 +5,12 @@
 import { loadConfig } from '../../../config.ts';
 import { createOutboundClient, type OutboundClient } from '../../../platform/outbound.ts';
 import { credentialRedactor, type Redactor } from './credentials.ts';
+import { boundedCatalog, type ServerCatalog } from './catalog.ts';
 import { buildDiagnostic, PhaseFailure, type Diagnostic, type HighestPassed, type ProbePhase } from './diagnostic.ts';
 import { phases, type ProbeAuthType, type ProbeContext } from './phases.ts';
 
 export type { Diagnostic, HighestPassed } from './diagnostic.ts';
+export { catalogLimits, type CatalogTool, type ServerCatalog } from './catalog.ts';
 export { PhaseFailure } from './diagnostic.ts';
 
 export const PROBE_TOTAL_TIMEOUT_MS = 15_000;
@@ -30,7 +32,7 @@ export interface ProbeOptions {
 }
 
 export type ProbeResult =
-  | { ok: true; highestPassed: 'catalog_ready'; tools: string[]; protocolVersion: string; transport: 'streamable-http' | 'sse' }
+  | { ok: true; highestPassed: 'catalog_ready'; tools: string[]; protocolVersion: string; transport: 'streamable-http' | 'sse'; catalog: ServerCatalog }
   | { ok: false; diagnostic: Diagnostic };
 
 /** The milestone reached once a phase has passed; `configured` is also the floor when nothing passed. */
@@ -80,6 +82,17 @@ export async function probeConnection(options: ProbeOptions): Promise<ProbeResul
       tools: (ctx.tools ?? []).map(redact),
       protocolVersion: ctx.protocolVersion!,
       transport: ctx.transportKind!,
+      catalog: boundedCatalog(
+        {
+          serverInfo: ctx.initializeResult!.serverInfo,
+          protocolVersion: ctx.protocolVersion!,
+          capabilities: ctx.initializeResult!.capabilities,
+          tools: ctx.toolDefinitions ?? [],
+          promptCount: ctx.promptCount ?? null,
+          resourceCount: ctx.resourceCount ?? null,
+        },
+        redact,
+      ),
     };
   } catch (error) {
     const failure =

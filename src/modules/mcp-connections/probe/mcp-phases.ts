@@ -2,10 +2,10 @@
 
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { InitializeResultSchema, LATEST_PROTOCOL_VERSION, ListToolsResultSchema, McpError, ResultSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { InitializeResultSchema, LATEST_PROTOCOL_VERSION, ListPromptsResultSchema, ListResourcesResultSchema, ListToolsResultSchema, McpError, ResultSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { OutboundResponseTooLargeError, OutboundTimeoutError } from '../../../platform/outbound.ts';
 import { PhaseFailure, type ProbePhase } from './diagnostic.ts';
-import { type PhaseFunction, withDeadline, fail, timeoutFailure, probeFetch, authFailure, PhaseTimeout, credentialHeaders, ProbeSession } from './phase-kit.ts';
+import { type PhaseFunction, type ProbeContext, withDeadline, fail, timeoutFailure, probeFetch, authFailure, PhaseTimeout, credentialHeaders, ProbeSession } from './phase-kit.ts';
 
 const MAX_TOOL_PAGES = 20;
 const CLIENT_INFO = { name: 'orgplane-probe', version: '1.0.0' };
@@ -127,9 +127,12 @@ export const mcpInitialized: PhaseFunction = async (ctx) => {
 export const mcpToolDiscovery: PhaseFunction = async (ctx) => {
   if (!ctx.initializeResult!.capabilities.tools) {
     ctx.tools = []; // the server offers no tools: an empty catalog is the correct answer
+    ctx.toolDefinitions = [];
+    await countPromptsAndResources(ctx);
     return;
   }
   const names: string[] = [];
+  const definitions: unknown[] = [];
   try {
     await withDeadline(ctx, 'MCP_TOOL_DISCOVERY', async (signal, ms) => {
       let cursor: string | undefined;
@@ -145,7 +148,10 @@ export const mcpToolDiscovery: PhaseFunction = async (ctx) => {
             'The server answered tools/list with an error.', { jsonRpcCode: error.code, cause: error });
         }
         const result = answer.result;
-        for (const tool of result.tools) names.push(tool.name);
+        for (const tool of result.tools) {
+          names.push(tool.name);
+          definitions.push(tool);
+        }
         cursor = result.nextCursor;
         if (!cursor) break;
       }
@@ -162,4 +168,38 @@ export const mcpToolDiscovery: PhaseFunction = async (ctx) => {
       { ...(status ? { httpStatus: status } : {}), cause: error });
   }
   ctx.tools = names;
+  ctx.toolDefinitions = definitions;
+  await countPromptsAndResources(ctx);
 };
+
+const MAX_COUNT_PAGES = 5;
+
+/**
+ * For the catalog, how many prompts and resources the server offers (when it declares them): a
+ * count, not a phase: a failure or a timeout leaves the count unknown (null) and fails nothing.
+ */
+async function countPromptsAndResources(ctx: ProbeContext): Promise<void> {
+  const capabilities = ctx.initializeResult!.capabilities;
+  const count = async (method: 'prompts/list' | 'resources/list'): Promise<number | null> => {
+    let total = 0;
+    let cursor: string | undefined;
+    try {
+      await withDeadline(ctx, 'MCP_TOOL_DISCOVERY', async (signal, ms) => {
+        for (let page = 0; page < MAX_COUNT_PAGES; page += 1) {
+          const schema = method === 'prompts/list' ? ListPromptsResultSchema : ListResourcesResultSchema;
+          const answer = await ctx.session!.requestOrServerError({ method, params: cursor ? { cursor } : {} }, schema, { signal, timeout: ms + 1_000 });
+          if ('serverError' in answer) throw answer.serverError;
+          const result = answer.result as { prompts?: unknown[]; resources?: unknown[]; nextCursor?: string };
+          total += (result.prompts ?? result.resources ?? []).length;
+          cursor = result.nextCursor;
+          if (!cursor) return;
+        }
+      });
+    } catch {
+      return null;
+    }
+    return total;
+  };
+  ctx.promptCount = capabilities.prompts ? await count('prompts/list') : 0;
+  ctx.resourceCount = capabilities.resources ? await count('resources/list') : 0;
+}

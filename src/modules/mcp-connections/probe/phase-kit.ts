@@ -38,6 +38,11 @@ export interface ProbeContext {
   protocolVersion?: string;
   initializeResult?: InitializeResult;
   tools?: string[];
+  /** The tools as listed (unvalidated beyond the SDK's schema), for the catalog. */
+  toolDefinitions?: unknown[];
+  /** For the catalog: null when the server declares them but listing failed. */
+  promptCount?: number | null;
+  resourceCount?: number | null;
 }
 
 export type PhaseFunction = (ctx: ProbeContext) => Promise<void>;
