@@ -71,6 +71,7 @@ const tagDescriptions: Record<string, string> = {
   'Install Links': 'Install links for the desktop app, and the page behind them',
   Memory: 'The caller\'s memory bank: memories and relevance-ranked search',
   Messaging: 'Messaging-bot connections, their queued updates, and the platform\'s webhook',
+  Audit: 'The organization\'s audit log: who changed what, when and from where; search, export and chain verification',
 };
 /** Tags of the spec's list under which this version has no operations yet. */
 const tagsWithoutOperations = new Set(['Roles', 'Templates', 'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry']);

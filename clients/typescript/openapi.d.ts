@@ -222,6 +222,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/reauthenticate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authenticate again with the password (step-up before a privileged operation)
+         * @description The session records that its person authenticated now, so privileged operations (403 `reauth` with `reason: "authentication_too_old"`) are allowed again for `REAUTH_MAX_AGE_SECONDS`. Sessions only, never an API key. A wrong password is 403 `invalid_credentials` (not 401: the session itself stays valid) and counts against the sign-in limits (then 429 `rate_limited` with `Retry-After`). An account without a password (SSO only) gets 403 `password_not_set` and re-authenticates with POST /v1/auth/sso/start `reauthenticate: true`.
+         */
+        post: operations["reauthenticate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs": {
         parameters: {
             query?: never;
@@ -342,6 +362,8 @@ export interface paths {
         /**
          * Change a member's role (owners and admins); the owner changes only by transfer
          * @description Needs a session token (401 `unauthorized` without a valid one).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         patch: operations["changeMemberRole"];
         trace?: never;
@@ -358,6 +380,8 @@ export interface paths {
         /**
          * Make another member the owner (owner only); the previous owner becomes an admin
          * @description Needs a session token (401 `unauthorized` without a valid one).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["transferOwnership"];
         delete?: never;
@@ -510,6 +534,8 @@ export interface paths {
         /**
          * Create an organization API key (owners and admins); `key` is shown only here
          * @description Send it as `x-api-key`. The routes that accept an API key list the `apiKey` scheme in their security requirements (listing members and teams); every other route takes a session.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -681,6 +707,8 @@ export interface paths {
         /**
          * Edit an external MCP connection
          * @description Owners and admins. `expectedUpdatedAt` must equal the current `updatedAt` (compared as an instant), else 409 `connection_conflict`. Changing url, authType or credentialMode deletes every stored credential in the same transaction (`identityChanged: true`); url is compared as a URL, so a spelling of the same server (scheme and host case, a default port, a `#fragment`, which is never sent) is not a change of identity, though the new spelling is stored. name- and access-only edits keep them. A new identity or a new API key of an API-key or no-auth server is probed first (502 on failure, nothing written). Plugin-managed identities refuse identity changes with 409 `marketplace_managed`.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         put: operations["editMcpConnection"];
         post?: never;
@@ -705,6 +733,8 @@ export interface paths {
         /**
          * Replace who can use an external MCP connection
          * @description Admins (and owners). Full replace: whatever is not sent is removed. Ids must be members and teams of this organization.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         put: operations["replaceMcpConnectionAccess"];
         post?: never;
@@ -774,6 +804,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mcp-connections/{connectionId}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tools the server offers, with the tool policy applied
+         * @description Owners, admins, and members who may use the connection. The catalog is the one taken at the last successful probe or test of the connection's current configuration (create, edit, an API key stored, POST .../test); before any, `tools` holds only the tools the policy names. `allowed` and `needsApproval` apply the tool policy, the same for every caller.
+         */
+        get: operations["listMcpConnectionTools"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mcp-connections/{connectionId}/tool-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set which tools of a connection the workspace may use
+         * @description Owners and admins. Replaces the policy: every tool (`all`), only the tools named (`allow_list`), or every tool but those named (`deny_list`), and whether calls of tools that may be destructive need an approval. Names need not be in the catalog now. Does not change `updatedAt` of the connection.
+         */
+        put: operations["setMcpConnectionToolPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs/{organizationId}/install-links": {
         parameters: {
             query?: never;
@@ -785,7 +855,9 @@ export interface paths {
         put?: never;
         /**
          * Create an organization install link
-         * @description Any member of the organization mints a link for the desktop app. The body may be left out; `rotate` is optional and defaults to `false`: without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) every older link of the organization stops working in the same transaction that mints the new one. Limited to 20 links per member per 60 minutes across all processes: then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too. The page offers the desktop app from the server's `DESKTOP_DOWNLOAD_URL`; while the operator has not set it, the page says the download is not configured (and the server logs a warning as it starts).
+         * @description Any member of the organization mints a link for the desktop app. The body may be left out; `rotate` is optional and defaults to `false`: without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) every older link of the organization stops working in the same transaction that mints the new one; rotation is privileged (below: a minting without rotation needs no recent authentication). Limited to 20 links per member per 60 minutes across all processes: then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too. The page offers the desktop app from the server's `DESKTOP_DOWNLOAD_URL`; while the operator has not set it, the page says the download is not configured (and the server logs a warning as it starts).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["createInstallLink"];
         delete?: never;
@@ -849,6 +921,8 @@ export interface paths {
         /**
          * Create or replace the SSO connection of the active organization
          * @description Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. `clientSecret` is write-only: it is stored encrypted and kept when omitted. Changing the domain resets verification and issues a new verification value. 409 `domain_taken` when another organization has verified the domain.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         put: operations["putSsoConnection"];
         post?: never;
@@ -878,6 +952,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an SSO sign-in for an e-mail address (home-realm discovery)
+         * @description The e-mail's domain picks the organization whose SSO connection has verified it; the answer is the identity provider's URL to open in a browser. The provider returns to orgplane, which redirects (303) to `redirectUri?code=...`; POST /v1/auth/sso/token exchanges that code, with the `codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server's URL, a loopback address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app's `orgplane:` scheme, and SSO_REDIRECT_URIS. `reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller's session (step-up). No authentication: the provider authenticates the person.
+         */
+        post: operations["startSsoSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sso/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the OIDC identity provider returns the person's browser
+         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.
+         */
+        get: operations["ssoOidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sso/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange the one-time SSO code for a session
+         * @description The code is spent by the first call, whatever its outcome. The new session's active organization is the one whose SSO connection signed the person in. For a sign-in started with `reauthenticate: true`, send the session to refresh as `Authorization: Bearer`: it must be the same person's, and the answer has `authenticatedAt` instead of a new `sessionToken`.
+         */
+        post: operations["exchangeSsoCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/scim/token": {
         parameters: {
             query?: never;
@@ -890,6 +1024,8 @@ export interface paths {
         /**
          * Create or rotate the organization SCIM token
          * @description No request body. Owners and admins of the active organization. Creates the SCIM provisioning connector if it does not exist, then issues a new bearer token for the SCIM server at `baseUrl`: the new token works at once and the previous one stops working at once. Only a hash of the token is stored. Always 200 (creation and rotation alike). Needs an SSO connection with a verified domain, else 409 `sso_required`.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["rotateScimToken"];
         delete?: never;
@@ -1404,6 +1540,13 @@ export interface components {
                 manageIdentity?: boolean;
             }[];
         };
+        McpToolPolicyChangeInput: {
+            /** @enum {string} */
+            mode: "all" | "allow_list" | "deny_list";
+            /** @description Tool names (duplicates are kept once); must be empty with mode `all`. A name need not be in the catalog now. Default when left out: `[]`. */
+            tools?: string[];
+            destructiveNeedsApproval: boolean;
+        };
         NewMemoryInput: {
             /** @description The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most 32,767 words: ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`. */
             content: string;
@@ -1490,6 +1633,39 @@ export interface components {
             serverUrl: string;
             installPageUrl: string;
         };
+        Team: {
+            id: string;
+            organizationId: string;
+            name: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        Organization: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            plan: "free" | "team" | "enterprise";
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        User: {
+            id: string;
+            email: string;
+            name: string;
+            image: string;
+            isInstanceAdmin: boolean;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
         SsoConnection: {
             id: string;
             /** @description Normalized: lower case, no trailing dot, internationalized names as punycode */
@@ -1506,6 +1682,34 @@ export interface components {
                 /** @description …with exactly this value */
                 recordValue: string;
             };
+            /** @enum {string} */
+            protocol: "oidc" | "saml";
+            /** @description OIDC: register this as the redirect URI of orgplane's client at the identity provider */
+            redirectUri: string;
+            jitProvisioning: {
+                /** @description Whether a person of the domain who is not a member yet becomes one at their first SSO sign-in */
+                enabled: boolean;
+                /** @enum {string} */
+                defaultRole: "member" | "admin";
+                defaultTeamIds: string[];
+            };
+            ssoRequired: boolean;
+            /** @description Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on) */
+            ssoReady: boolean;
+            /** @description The last successful SSO sign-in */
+            lastSignInAt: string | null;
+            /** @description The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed...) and a message; never a token */
+            lastError: {
+                /**
+                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
+                at: string;
+                category: string;
+                message: string;
+            } | null;
+            /** @description SAML: when the IdP's signing certificate expires; null for OIDC */
+            certificateExpiresAt: string | null;
             /**
              * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
              * @example 2026-01-31T09:30:00.000Z
@@ -1703,39 +1907,6 @@ export interface components {
              */
             createdAt: string;
         };
-        Team: {
-            id: string;
-            organizationId: string;
-            name: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-        };
-        Organization: {
-            id: string;
-            name: string;
-            /** @enum {string} */
-            plan: "free" | "team" | "enterprise";
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-        };
-        User: {
-            id: string;
-            email: string;
-            name: string;
-            image: string;
-            isInstanceAdmin: boolean;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-        };
         RequiredBy: {
             pluginId: string;
             name: string;
@@ -1744,6 +1915,19 @@ export interface components {
             orgWide: boolean;
             memberIds: string[];
             teamIds: string[];
+        };
+        McpToolPolicy: {
+            /**
+             * @description `all`: every tool; `allow_list`: only the tools named; `deny_list`: every tool but those named
+             * @enum {string}
+             */
+            mode: "all" | "allow_list" | "deny_list";
+            /** @description Tool names the mode applies to; kept when a tool leaves the catalog, so one that returns keeps its decision */
+            tools: string[];
+            /** @description Each call of an allowed tool that may be destructive needs an approval (a tool may be destructive unless annotated readOnlyHint: true or destructiveHint: false, as MCP says a client must assume) */
+            destructiveNeedsApproval: boolean;
+            /** @description When it was last set; null: never set (the default, every tool) */
+            updatedAt: string | null;
         };
         /** @description An external MCP connection as the caller sees it (secrets are never returned) */
         McpConnection: {
@@ -1791,6 +1975,9 @@ export interface components {
             issuerReviewRequired?: boolean;
             authorizationServerIssuer?: string | null;
             requestedScopes?: string[];
+            toolPolicy: components["schemas"]["McpToolPolicy"];
+            /** @description OAuth connections: how the authorization server was found at the last discovery. `protected-resource-metadata`: RFC 9728 (MCP 2025-06-18 and later); `configured-issuer`: no RFC 9728 metadata, the configured authorizationServerIssuer; `legacy-metadata`: MCP 2025-03-26, RFC 8414 metadata at the server's origin; `legacy-default-endpoints`: MCP 2025-03-26, no metadata, /authorize, /token and /register at the origin. null: not discovered yet. */
+            oauthDiscoveryPath?: ("protected-resource-metadata" | "configured-issuer" | "legacy-metadata" | "legacy-default-endpoints") | null;
         };
         EditedMcpConnection: {
             id: string;
@@ -1837,6 +2024,9 @@ export interface components {
             issuerReviewRequired?: boolean;
             authorizationServerIssuer?: string | null;
             requestedScopes?: string[];
+            toolPolicy: components["schemas"]["McpToolPolicy"];
+            /** @description OAuth connections: how the authorization server was found at the last discovery. `protected-resource-metadata`: RFC 9728 (MCP 2025-06-18 and later); `configured-issuer`: no RFC 9728 metadata, the configured authorizationServerIssuer; `legacy-metadata`: MCP 2025-03-26, RFC 8414 metadata at the server's origin; `legacy-default-endpoints`: MCP 2025-03-26, no metadata, /authorize, /token and /register at the origin. null: not discovered yet. */
+            oauthDiscoveryPath?: ("protected-resource-metadata" | "configured-issuer" | "legacy-metadata" | "legacy-default-endpoints") | null;
             /** @description url, authType or credentialMode changed: every stored credential was deleted */
             identityChanged: boolean;
             /** @description A credential must be obtained again before the connection can be used */
@@ -1885,6 +2075,49 @@ export interface components {
              * @example 2026-01-31T09:30:00.000Z
              */
             createdAt: string;
+        };
+        McpCatalogTool: {
+            name: string;
+            title?: string;
+            description?: string;
+            /** @description The tool's JSON Schema as the server gave it (one larger than 16384 bytes is stored as {"type":"object"}); null for an absent tool */
+            inputSchema: {
+                [key: string]: unknown;
+            } | null;
+            annotations?: {
+                title?: string;
+                readOnlyHint?: boolean;
+                destructiveHint?: boolean;
+                idempotentHint?: boolean;
+                openWorldHint?: boolean;
+            };
+            /** @description The tool policy lets you use this tool */
+            allowed: boolean;
+            /** @description Allowed, but each call needs an approval (destructiveNeedsApproval and the tool may be destructive) */
+            needsApproval: boolean;
+            /** @description Named by the tool policy but not in the stored catalog (gone from the server, or beyond the stored part of a truncated catalog) */
+            absent: boolean;
+        };
+        McpToolCatalog: {
+            serverInfo: {
+                name: string;
+                version: string;
+            } | null;
+            protocolVersion: string | null;
+            /** @description The capabilities the server declared at initialize */
+            capabilities: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Prompts the server offers (null: not known, the listing failed or no catalog yet) */
+            promptCount: number | null;
+            /** @description Resources the server offers (null: not known) */
+            resourceCount: number | null;
+            /** @description When the catalog was taken; null: no successful probe or test of the current configuration yet */
+            catalogUpdatedAt: string | null;
+            /** @description The server offered more than is stored: over 500 tools, or a tool too large (inputSchema over 16384 bytes or 24 levels, description over 4000 characters, a name over 128 characters), or over 2097152 bytes in all */
+            truncated: boolean;
+            toolPolicy: components["schemas"]["McpToolPolicy"];
+            tools: components["schemas"]["McpCatalogTool"][];
         };
         MessengerConnection: {
             /**
@@ -2229,7 +2462,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2314,7 +2547,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2404,7 +2637,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2700,6 +2933,19 @@ export interface operations {
                         }[];
                         /** @description The session's active organization; null when it has none, or when the user is no longer an active member of it */
                         activeOrganizationId: string | null;
+                        /** @description How this session was last authenticated; privileged operations need that to be within REAUTH_MAX_AGE_SECONDS */
+                        session: {
+                            /**
+                             * @description When this session's person last authenticated: signed in, or re-authenticated since
+                             * @example 2026-01-31T09:30:00.000Z
+                             */
+                            authenticatedAt: string;
+                            /**
+                             * @description How they did: their password, or their organization's identity provider
+                             * @enum {string}
+                             */
+                            authMethod: "password" | "sso";
+                        };
                     };
                 };
             };
@@ -2715,7 +2961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2724,6 +2970,86 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "forbidden";
+                    };
+                };
+            };
+        };
+    };
+    reauthenticate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                         * @example 2026-01-31T09:30:00.000Z
+                         */
+                        authenticatedAt: string;
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description invalid_credentials (wrong password), password_not_set (an SSO-only account), or forbidden (an API key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_credentials" | "password_not_set" | "forbidden";
+                    };
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "rate_limited";
                     };
                 };
             };
@@ -2779,7 +3105,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2844,7 +3170,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2967,7 +3293,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3044,7 +3370,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3113,7 +3439,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3205,7 +3531,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3296,7 +3622,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3374,7 +3700,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3456,7 +3782,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3537,7 +3863,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3609,7 +3935,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3708,7 +4034,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3786,7 +4112,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3874,7 +4200,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3944,7 +4270,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4021,7 +4347,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4102,7 +4428,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4171,7 +4497,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4248,7 +4574,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4583,7 +4909,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4698,7 +5024,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4801,7 +5127,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4881,7 +5207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4974,7 +5300,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5074,7 +5400,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5189,7 +5515,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5278,7 +5604,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5356,7 +5682,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5444,7 +5770,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5500,7 +5826,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5521,6 +5847,152 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "plugin_not_found";
+                    };
+                };
+            };
+        };
+    };
+    listMcpConnectionTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Connection id: `emc_` followed by a 26-character base32 suffix (30 characters) */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpToolCatalog"];
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description connection_not_found: no such connection in your active organization (members: or not one you may use) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "connection_not_found";
+                    };
+                };
+            };
+        };
+    };
+    setMcpConnectionToolPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Connection id: `emc_` followed by a 26-character base32 suffix (30 characters) */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpToolPolicyChangeInput"];
+            };
+        };
+        responses: {
+            /** @description The connection, carrying its new `toolPolicy` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpConnection"];
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description connection_not_found: no such connection in your active organization (members: or not one you may use) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "connection_not_found";
                     };
                 };
             };
@@ -5577,7 +6049,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5745,7 +6217,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5787,6 +6259,24 @@ export interface operations {
                     issuer: string;
                     clientId: string;
                     clientSecret?: string;
+                    /**
+                     * @description oidc (the default). SAML connections are not available in this version
+                     * @enum {string}
+                     */
+                    protocol?: "oidc";
+                    /** @description Just-in-time provisioning (off unless enabled); omitted: kept as stored */
+                    jitProvisioning?: {
+                        enabled: boolean;
+                        /**
+                         * @description admin only when chosen explicitly. Default when left out: `"member"`.
+                         * @enum {string}
+                         */
+                        defaultRole?: "member" | "admin";
+                        /** @description Teams of this organization a provisioned member joins. Default when left out: `[]`. */
+                        defaultTeamIds?: string[];
+                    };
+                    /** @description Whether the organization's members must sign in with SSO. Turning it on needs `ssoReady` (else 409 sso_not_ready); enforcement is not in this version, so `true` is then 400 invalid_request. Omitted: kept as stored */
+                    ssoRequired?: boolean;
                 };
             };
         };
@@ -5850,7 +6340,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description domain_taken: another organization has verified this domain */
+            /** @description domain_taken: another organization has verified this domain; sso_not_ready: SSO cannot be required before a sign-in has succeeded on the connection as configured */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5858,7 +6348,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "domain_taken";
+                        error: "domain_taken" | "sso_not_ready";
                     };
                 };
             };
@@ -6003,6 +6493,197 @@ export interface operations {
             };
         };
     };
+    startSsoSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    redirectUri: string;
+                    /** @description BASE64URL(SHA-256(codeVerifier)) */
+                    codeChallenge: string;
+                    /** @enum {string} */
+                    codeChallengeMethod: "S256";
+                    /** @description Default when left out: `false`. */
+                    reauthenticate?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Open this in the person's browser */
+                        authorizationUrl: string;
+                    };
+                };
+            };
+            /** @description invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description sso_not_configured: no organization has verified the e-mail's domain with an SSO connection; sign in with a password */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "sso_not_configured";
+                    };
+                };
+            };
+            /** @description sso_provider_unavailable: the identity provider's configuration could not be read */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "sso_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    ssoOidcCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the redirect URI with the one-time code */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description HTML page: the sign-in link expired or was already used */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: the sign-in was refused, and why */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: the identity is linked to another account */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    exchangeSsoCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                    codeVerifier: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: components["schemas"]["User"];
+                        organizationId: string;
+                        /** @description Bearer token of the new session; shown only here */
+                        sessionToken?: string;
+                        /**
+                         * @description Step-up only: when the calling session is now authenticated
+                         * @example 2026-01-31T09:30:00.000Z
+                         */
+                        authenticatedAt?: string;
+                    };
+                };
+            };
+            /** @description invalid_request, or invalid_grant: unknown, expired or used code, or a code verifier that does not match */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request" | "invalid_grant";
+                    };
+                };
+            };
+            /** @description unauthorized: a step-up without the same person's valid session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden: no longer an active member of the organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+        };
+    };
     rotateScimToken: {
         parameters: {
             query?: never;
@@ -6045,7 +6726,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6113,7 +6794,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7822,7 +8503,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7894,7 +8575,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7979,7 +8660,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8048,7 +8729,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8132,7 +8813,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8211,7 +8892,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership). This version never answers `reauth` and sends no `reason`: a session is either valid or refused with 401. */
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -19,6 +19,10 @@ const writesNoEvent: Record<string, string> = {
   bootstrap: 'succeeds once per instance, and the world is bootstrapped already (its event, instance.bootstrapped, is written in the same transaction as the organization)',
   mcpOAuthCallbackShared: 'reached only through a real authorization: the world completed one, and its mcp_connection.authorized event is checked below',
   mcpOAuthCallbackIsolated: 'the same as mcpOAuthCallbackShared, for isolated callbacks',
+  // Not yet: SSO sign-in (issue 19) landed beside the audit log (issue 20) and records no event of its
+  // own; a sign-in through SSO is to write user.signed_in like a password sign-in. Both issues stay open.
+  startSsoSignIn: 'not yet recorded: needs an OIDC provider the world does not run, and SSO sign-in writes no event yet (issues 19, 20 open)',
+  exchangeSsoCode: 'not yet recorded: the code comes from a completed SSO sign-in, and SSO sign-in writes no event yet (issues 19, 20 open)',
 };
 
 let world: World;
@@ -59,6 +63,7 @@ test('every mutating operation, performed successfully, wrote its event in the s
       case 'signUp':
       case 'signIn': return { prepared };
       case 'setOrganizationPlan': return { token: operator.token, prepared };
+      case 'reauthenticate': return { token: tenant.owner.token, prepared: { ...prepared, body: { password: tenant.owner.password } } };
       case 'deleteMemory': return { token: tenant.member.token, prepared };
       case 'authorizeMcpConnection': return { token: tenant.owner.token, prepared: { ...prepared, path: { ...prepared.path, connectionId: ids.connectedOauthConnectionId } } };
       case 'acceptInvitation': {

@@ -82,6 +82,12 @@ export async function setToolPolicy(deps: Pick<ConnectionDeps, 'db' | 'store' | 
     await deps.members.holdActingMember(tx, organizationId, caller.memberId, { roles: adminRoles, refuse: refusedLikeAuthenticate(adminRoles) });
     if (!(await deps.store.holdConnection(tx, organizationId, id))) throw connectionNotFound();
     await upsertToolPolicy(tx, organizationId, id, { mode: input.mode, tools, destructiveNeedsApproval: input.destructiveNeedsApproval }, caller.userId);
+    tx.audit({
+      action: 'mcp_connection.tool_policy_changed',
+      organizationId,
+      target: { type: 'mcp_connection', id },
+      changes: { mode: input.mode, tools, destructiveNeedsApproval: input.destructiveNeedsApproval },
+    });
   });
   return presentAfterWrite(deps, caller, organizationId, id);
 }

@@ -233,7 +233,10 @@ export function createUserService(deps: UserServiceDeps) {
       }
       if (!(await verifyPassword(password, user.password_hash))) throw new ApiError(403, 'invalid_credentials', 'The password is wrong');
       for (const result of results) await result.release();
-      const authenticatedAt = await writeTransaction(db, ctx, (tx) => deps.membership.markSessionAuthenticated(tx, caller.sessionId!, 'password'));
+      const authenticatedAt = await writeTransaction(db, ctx, async (tx) => {
+        tx.audit({ action: 'user.reauthenticated', target: { type: 'session', id: caller.sessionId! }, changes: { authMethod: 'password' } });
+        return deps.membership.markSessionAuthenticated(tx, caller.sessionId!, 'password');
+      });
       // Revoked or expired between the hook and here: it is no longer a session at all.
       if (!authenticatedAt) throw unauthorized();
       return authenticatedAt;
