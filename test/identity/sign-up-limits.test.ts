@@ -7,22 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import { signUpLimits } from '../../src/modules/users/service.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { uniqueEmail } from '../support/fixtures.ts';
+import { inOneWindow as inOneSignUpWindow } from '../support/rate-windows.ts';
 import { api, type ApiResponse } from '../support/http.ts';
 
 const perAddress = 3;
 
-// The limits count in fixed one-hour windows: a run that a window's end cuts in two starts counting
-// again halfway, so it is run again, whole (with fresh addresses), in the next window.
-const windowOf = () => Math.floor(Date.now() / 1000 / signUpLimits.windowSeconds);
-async function inOneWindow(run: () => Promise<void>) {
-  const window = windowOf();
-  try {
-    await run();
-  } catch (error) {
-    if (windowOf() === window) throw error;
-    await run();
-  }
-}
+// The limits count in fixed one-hour windows: a run cut in two by a window's end is run again, whole
+// (with fresh addresses), in the next window (test/support/rate-windows.ts).
+const inOneWindow = (run: () => Promise<void>) => inOneSignUpWindow(signUpLimits.windowSeconds, run);
 
 const freshAddress = () => `198.51.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 

@@ -4,19 +4,12 @@ import { startTestApp, testBackend } from '../support/app.ts';
 import { signUp, uniqueEmail } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { useTenantApp } from '../support/harness.ts';
+import { inOneWindow as inOneSignInWindow, windowOf as windowOfSeconds } from '../support/rate-windows.ts';
 
-// The sign-in limits count in fixed 15-minute windows: a run that a window's end cuts in two starts
-// counting again halfway, so it is run again, whole, in the next window.
-const windowOf = () => Math.floor(Date.now() / 1000 / (15 * 60));
-async function inOneWindow(run: () => Promise<void>) {
-  const window = windowOf();
-  try {
-    await run();
-  } catch (error) {
-    if (windowOf() === window) throw error;
-    await run();
-  }
-}
+// The sign-in limits count in fixed 15-minute windows (see test/support/rate-windows.ts).
+const signInWindowSeconds = 15 * 60;
+const inOneWindow = (run: () => Promise<void>) => inOneSignInWindow(signInWindowSeconds, run);
+const windowOf = () => windowOfSeconds(signInWindowSeconds);
 
 describe('users and sessions: documented errors', () => {
   const harness = useTenantApp();
