@@ -1,4 +1,4 @@
-// Runs the whole suite once per backend: a real PostgreSQL, then the embedded PGlite.
+// Runs the whole suite once per backend: a real PostgreSQL and the embedded PGlite.
 // Usage: npm test [-- <test files or globs>]   ORGPLANE_TEST_BACKEND=postgres|pglite runs one backend.
 //
 // Each test file runs in its own `node --test` process (several at a time), with a hard time limit so
@@ -72,16 +72,23 @@ function runFile(file: string, backend: string): Promise<FileResult> {
   });
 }
 
-async function runAll(list: string[], backend: string): Promise<FileResult[]> {
-  const results: FileResult[] = [];
+interface Run {
+  file: string;
+  backend: string;
+}
+
+// One pool for every (file, backend) pair: the second backend's files start while the first backend's
+// last files still run, so the cores are not left half idle at the turn.
+async function runAll(runs: Run[]): Promise<(FileResult & Run)[]> {
+  const results: (FileResult & Run)[] = [];
   let next = 0;
   await Promise.all(
-    Array.from({ length: Math.min(concurrency, list.length) }, async () => {
-      while (next < list.length) {
-        const file = list[next++]!;
-        const result = await runFile(file, backend);
-        process.stdout.write(result.output);
-        results.push(result);
+    Array.from({ length: Math.min(concurrency, runs.length) }, async () => {
+      while (next < runs.length) {
+        const run = runs[next++]!;
+        const result = await runFile(run.file, run.backend);
+        process.stdout.write(`\n--- ${run.file} on ${run.backend} ---\n${result.output}`);
+        results.push({ ...result, backend: run.backend });
       }
     }),
   );
@@ -92,20 +99,20 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const started = Date.now();
+console.log(`\n=== test suite on ${backends.join(' and ')}: ${files.length} files each ===`);
+const first = await runAll(backends.flatMap((backend) => files.map((file) => ({ file, backend }))));
+const retried = first.filter((result) => !result.ok);
+const second = retried.length > 0 ? await runAll(retried.map(({ file, backend }) => ({ file, backend }))) : [];
+for (const result of retried) console.log(`[scripts/test.ts] RETRIED after a failure on ${result.backend}: ${result.file}`);
+const final = new Map(first.map((result) => [`${result.backend} ${result.file}`, result]));
+for (const result of second) final.set(`${result.backend} ${result.file}`, result);
+for (const result of final.values()) {
+  passed += result.passed;
+  failed += result.ok ? 0 : Math.max(1, result.failed);
+  skipped += result.skipped;
+}
 for (const backend of backends) {
-  console.log(`\n=== test suite on ${backend}: ${files.length} files ===`);
-  const first = await runAll(files, backend);
-  const retried = first.filter((result) => !result.ok);
-  const second = retried.length > 0 ? await runAll(retried.map((result) => result.file), backend) : [];
-  for (const result of retried) console.log(`[scripts/test.ts] RETRIED after a failure on ${backend}: ${result.file}`);
-  const final = new Map(first.map((result) => [result.file, result]));
-  for (const result of second) final.set(result.file, result);
-  for (const result of final.values()) {
-    passed += result.passed;
-    failed += result.ok ? 0 : Math.max(1, result.failed);
-    skipped += result.skipped;
-  }
-  const failing = [...final.values()].filter((result) => !result.ok).map((result) => result.file);
+  const failing = [...final.values()].filter((result) => result.backend === backend && !result.ok).map((result) => result.file);
   console.log(`=== ${backend}: ${failing.length === 0 ? 'all files passed' : `failing: ${failing.join(', ')}`} ===`);
 }
 console.log(`\nsuite finished in ${Math.round((Date.now() - started) / 1000)} s on ${backends.join(' and ')}`);
