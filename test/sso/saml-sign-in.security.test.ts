@@ -28,6 +28,14 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     }
   }
 
+  it('the public SP metadata tells nothing of the organization: no domain, no name, no IdP, no certificate', async () => {
+    const connection = (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection;
+    const xml = await (await fetch(connection.spMetadataUrl)).text();
+    for (const secret of [connection.domain, 'Acme', world.tenant.orgId, world.idp.entityId, world.idp.key.certificate.split('\n')[1]!]) {
+      assert.ok(!xml.includes(secret), secret);
+    }
+  });
+
   it('XML signature wrapping: a forged assertion beside or around the signed one is refused', async () => {
     const { owner } = world.tenant;
     const forge = (signed: string, place: 'extensions' | 'before') => {
