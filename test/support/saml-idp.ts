@@ -7,8 +7,20 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inflateRawSync } from 'node:zlib';
-import * as samlify from 'samlify';
+import { createRequire } from 'node:module';
 import selfsigned from 'selfsigned';
+
+// samlify is loaded without its type declarations: they pull in the DOM's (through @xmldom/xmldom),
+// whose fetch, FormData and streams then clash with Node's across the project. The little used of it:
+interface SamlifyEntity { entityMeta: { getEntityID(): string } }
+interface Samlify {
+  IdentityProvider(settings: Record<string, unknown>): SamlifyEntity & {
+    getMetadata(): string;
+    createLoginResponse(sp: SamlifyEntity, requestInfo: unknown, binding: 'post', user: { email: string }, replace: () => { id: string; context: string }): Promise<{ context: string }>;
+  };
+  ServiceProvider(settings: { metadata: string }): SamlifyEntity;
+}
+const samlify = createRequire(import.meta.url)('samlify') as Samlify;
 
 const redirectBinding = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
 const emailFormat = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
