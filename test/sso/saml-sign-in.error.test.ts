@@ -110,6 +110,20 @@ describe('SAML: bad connection settings, bad ACS input, refused people', () => {
     assert.equal((await lastError(world))?.category, 'email_missing');
   });
 
+  it('the IdP\'s own refusal (a status other than Success, no assertion) is a page and recorded as idp_error', async () => {
+    world.idp.afterSigning((xml) => xml.replace(/<saml:Assertion[\s\S]*<\/saml:Assertion>/, '').replace('status:Success"/>', 'status:Responder"/><samlp:StatusMessage>Access denied by policy</samlp:StatusMessage>'));
+    try {
+      const flow = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
+      assert.equal(flow.status, 403, flow.text);
+      assert.match(flow.contentType ?? '', /text\/html/);
+      const error = await lastError(world);
+      assert.equal(error?.category, 'idp_error');
+      assert.match(error!.message, /refused the sign-in/);
+    } finally {
+      world.idp.reset();
+    }
+  });
+
   it('a step-up whose IdP did not authenticate the person again (an old AuthnInstant) is refused', async () => {
     world.idp.tamper(() => ({ authnInstant: new Date(Date.now() - 3600_000).toISOString() }));
     try {

@@ -7,7 +7,7 @@
 // and InResponseTo (the request orgplane made), the response's Destination, and, for a step-up, how
 // recent the authentication was.
 import { randomBytes } from 'node:crypto';
-import { generateServiceProviderMetadata, SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
 import { parseDomFromString } from '@node-saml/node-saml/lib/xml.js';
 import type { Database } from '../../db/database.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
@@ -178,6 +178,8 @@ export function createSamlServiceProvider(deps: SamlServiceProviderDeps) {
         ({ profile } = await serviceProvider(connection, { request }).validatePostResponseAsync({ SAMLResponse: samlResponse }));
       } catch (error) {
         const message = error instanceof Error ? withoutQuotes(error.message) : 'unknown error';
+        // A status other than Success: the IdP itself refused (or the person cancelled), as OIDC's `error`.
+        if (error instanceof SamlStatusError) throw new SamlRejected('idp_error', `The identity provider refused the sign-in (${message.slice(0, 120)}).`);
         throw new SamlRejected('assertion_rejected', `The identity provider's answer was refused: ${message}.`);
       }
       if (!profile) throw new SamlRejected('assertion_rejected', 'The identity provider\'s answer holds no assertion.');
