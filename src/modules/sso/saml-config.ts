@@ -124,24 +124,24 @@ export async function resolveSamlIdp(input: SamlIdpInput, outbound: Pick<Outboun
   }
   let described: { entityId: string; ssoUrl: string; certificates: string[] };
   let metadataUrl: string | null = null;
-  let field: string;
+  // Where a problem with each value is reported: the metadata field it came from, or the value's own field.
+  let fields = { entityId: 'idpEntityId', ssoUrl: 'idpSsoUrl', certificates: 'idpCertificates' };
   if (input.idpMetadataXml !== undefined) {
-    field = 'idpMetadataXml';
-    described = await parseIdpMetadata(input.idpMetadataXml, field);
+    fields = { entityId: 'idpMetadataXml', ssoUrl: 'idpMetadataXml', certificates: 'idpMetadataXml' };
+    described = await parseIdpMetadata(input.idpMetadataXml, 'idpMetadataXml');
   } else if (input.idpMetadataUrl !== undefined) {
-    field = 'idpMetadataUrl';
-    metadataUrl = checkUrl(input.idpMetadataUrl, [field]);
-    described = await parseIdpMetadata(await fetchMetadata(outbound, metadataUrl), field);
+    fields = { entityId: 'idpMetadataUrl', ssoUrl: 'idpMetadataUrl', certificates: 'idpMetadataUrl' };
+    metadataUrl = checkUrl(input.idpMetadataUrl, ['idpMetadataUrl']);
+    described = await parseIdpMetadata(await fetchMetadata(outbound, metadataUrl), 'idpMetadataUrl');
   } else {
     for (const name of ['idpEntityId', 'idpSsoUrl', 'idpCertificates'] as const) {
       if (input[name] === undefined) throw refuse([name], `Required with ${['idpEntityId', 'idpSsoUrl', 'idpCertificates'].filter((n) => n !== name).join(' and ')}`);
     }
     described = { entityId: input.idpEntityId!, ssoUrl: input.idpSsoUrl!, certificates: input.idpCertificates! };
-    field = 'idpSsoUrl';
   }
-  const ssoUrl = checkUrl(described.ssoUrl, [field]);
-  const { certificates, expiresAt } = certificatesOf(described.certificates, field === 'idpSsoUrl' ? 'idpCertificates' : field);
-  if (!described.entityId.trim() || described.entityId.length > 1024) throw refuse([field === 'idpSsoUrl' ? 'idpEntityId' : field], 'The entity id must be 1 to 1024 characters');
+  const ssoUrl = checkUrl(described.ssoUrl, [fields.ssoUrl]);
+  const { certificates, expiresAt } = certificatesOf(described.certificates, fields.certificates);
+  if (!described.entityId.trim() || described.entityId.length > 1024) throw refuse([fields.entityId], 'The entity id must be 1 to 1024 characters');
   return { entityId: described.entityId, ssoUrl, certificates, metadataUrl, certificateExpiresAt: expiresAt };
 }
 
