@@ -920,7 +920,7 @@ export interface paths {
         get: operations["getSsoConnection"];
         /**
          * Create or replace the SSO connection of the active organization
-         * @description Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. `clientSecret` is write-only: it is stored encrypted and kept when omitted. Changing the domain resets verification and issues a new verification value. 409 `domain_taken` when another organization has verified the domain.
+         * @description Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. OIDC (`protocol: "oidc"`, the default): `issuer`, `clientId`, `clientSecret`; `clientSecret` is write-only: it is stored encrypted and kept when omitted. SAML (`protocol: "saml"`): the identity provider as exactly one of `idpMetadataXml`, `idpMetadataUrl` (fetched now, through the guarded outbound client: https, no private addresses unless ALLOWED_PRIVATE_NETWORKS), or `idpEntityId` + `idpSsoUrl` + `idpCertificates` (one PEM certificate, or two while the IdP rotates its key: assertions signed by either are accepted); the response then has `spEntityId`, `acsUrl` and `spMetadataUrl` to give the IdP, and `certificateExpiresAt`. An unreadable or expired certificate, a URL that is not https, metadata without an HTTP-Redirect SingleSignOnService or a signing certificate, are 400 `invalid_request` whose `details` name the field. Changing the domain resets verification and issues a new verification value; changing the protocol, issuer, client or IdP sign-on URL makes `ssoReady` false until a sign-in succeeds again (a new certificate does not). 409 `domain_taken` when another organization has verified the domain.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1006,6 +1006,46 @@ export interface paths {
          * @description The code is spent by the first call, whatever its outcome. The new session's active organization is the one whose SSO connection signed the person in. For a sign-in started with `reauthenticate: true`, send the session to refresh as `Authorization: Bearer`: it must be the same person's, and the answer has `authenticatedAt` instead of a new `sessionToken`.
          */
         post: operations["exchangeSsoCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/saml/{ssoConnectionId}/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The SAML service provider metadata of an SSO connection
+         * @description Public: give this URL (or the document) to the identity provider. Its entity id is this URL, also the `spEntityId` and the audience assertions must name; the assertion consumer service is `POST /v1/auth/sso/saml/acs` (HTTP-POST binding); it asks for signed assertions.
+         */
+        get: operations["getSsoSamlMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sso/saml/acs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Where the SAML identity provider posts the person's browser (assertion consumer service)
+         * @description Not for API clients. The HTTP-POST binding: the IdP's form with `SAMLResponse` and the `RelayState` orgplane sent. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). The assertion must be signed by one of the connection's IdP certificates, name this connection's SP entity id as its audience, this URL as its bearer confirmation's Recipient and the response's Destination, answer the AuthnRequest of this sign-in (`InResponseTo`), be within its NotBefore/NotOnOrAfter (give or take SSO_CLOCK_SKEW_SECONDS), and not have been used before. The e-mail comes from an `email`/`mail` attribute or an emailAddress NameID, and must be in the organization's verified domain; the NameID is the subject linked to the account. A refused sign-in (expired or reused RelayState, a rejected or replayed assertion, an e-mail outside the domain, a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.
+         */
+        post: operations["ssoSamlAcs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1672,8 +1712,10 @@ export interface components {
             domain: string;
             domainVerified: boolean;
             domainVerifiedAt: string | null;
+            /** @description OIDC: the issuer; SAML: the identity provider's entity id */
             issuer: string;
-            clientId: string;
+            /** @description OIDC: orgplane's client id at the identity provider; null for SAML */
+            clientId: string | null;
             /** @description Whether a client secret is stored; the secret itself is never returned */
             clientSecretSet: boolean;
             verification: {
@@ -1684,8 +1726,18 @@ export interface components {
             };
             /** @enum {string} */
             protocol: "oidc" | "saml";
-            /** @description OIDC: register this as the redirect URI of orgplane's client at the identity provider */
-            redirectUri: string;
+            /** @description OIDC: register this as the redirect URI of orgplane's client at the identity provider; null for SAML */
+            redirectUri: string | null;
+            /** @description SAML: orgplane's entity id for this connection (the audience its assertions must name); null for OIDC */
+            spEntityId: string | null;
+            /** @description SAML: the assertion consumer service URL (HTTP-POST), the Recipient and Destination its responses must name; null for OIDC */
+            acsUrl: string | null;
+            /** @description SAML: the service provider metadata to give the identity provider (public); null for OIDC */
+            spMetadataUrl: string | null;
+            /** @description SAML: the identity provider's single sign-on URL (HTTP-Redirect binding); null for OIDC */
+            idpSsoUrl: string | null;
+            /** @description SAML: where the identity provider's metadata was fetched from, when it was given as a URL (fetched at each PUT, not later); null otherwise */
+            idpMetadataUrl: string | null;
             jitProvisioning: {
                 /** @description Whether a person of the domain who is not a member yet becomes one at their first SSO sign-in */
                 enabled: boolean;
@@ -1698,7 +1750,7 @@ export interface components {
             ssoReady: boolean;
             /** @description The last successful SSO sign-in */
             lastSignInAt: string | null;
-            /** @description The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed...) and a message; never a token */
+            /** @description The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed; SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required...) and a message; never a token or an assertion's contents */
             lastError: {
                 /**
                  * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
@@ -1708,7 +1760,7 @@ export interface components {
                 category: string;
                 message: string;
             } | null;
-            /** @description SAML: when the IdP's signing certificate expires; null for OIDC */
+            /** @description SAML: when the first of the IdP's signing certificates expires (replace it before then); null for OIDC */
             certificateExpiresAt: string | null;
             /**
              * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
@@ -6255,15 +6307,30 @@ export interface operations {
                 "application/json": {
                     /** @description A bare domain name such as example.com (no scheme, path, query, user, port or IP address; internationalized names are converted to punycode), not itself a public suffix such as co.uk or github.io; at most 230 characters once normalized, so that its verification record name fits in DNS */
                     domain: string;
-                    /** Format: uri */
-                    issuer: string;
-                    clientId: string;
-                    clientSecret?: string;
                     /**
-                     * @description oidc (the default). SAML connections are not available in this version
+                     * @description oidc (the default) or saml
                      * @enum {string}
                      */
-                    protocol?: "oidc";
+                    protocol?: "oidc" | "saml";
+                    /**
+                     * Format: uri
+                     * @description OIDC (required): the issuer whose discovery document is read
+                     */
+                    issuer?: string;
+                    /** @description OIDC (required) */
+                    clientId?: string;
+                    /** @description OIDC: write-only, kept when omitted */
+                    clientSecret?: string;
+                    /** @description SAML: the identity provider's metadata document (an EntityDescriptor with an IDPSSODescriptor) */
+                    idpMetadataXml?: string;
+                    /** @description SAML: where to fetch the identity provider's metadata (https) */
+                    idpMetadataUrl?: string;
+                    /** @description SAML, with idpSsoUrl and idpCertificates: the identity provider's entity id (the Issuer of its assertions) */
+                    idpEntityId?: string;
+                    /** @description SAML: the identity provider's single sign-on URL for the HTTP-Redirect binding (https) */
+                    idpSsoUrl?: string;
+                    /** @description SAML: the identity provider's signing certificate in PEM, or two while it rotates its key */
+                    idpCertificates?: string[];
                     /** @description Just-in-time provisioning (off unless enabled); omitted: kept as stored */
                     jitProvisioning?: {
                         enabled: boolean;
@@ -6680,6 +6747,94 @@ export interface operations {
                         /** @enum {string} */
                         error: "forbidden";
                     };
+                };
+            };
+        };
+    };
+    getSsoSamlMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ssoConnectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SAML 2.0 metadata (an EntityDescriptor with an SPSSODescriptor) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            /** @description sso_connection_not_found: no SAML connection has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "sso_connection_not_found";
+                    };
+                };
+            };
+        };
+    };
+    ssoSamlAcs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The IdP's Response, base64 */
+                    SAMLResponse: string;
+                    /** @description As orgplane sent it with the AuthnRequest */
+                    RelayState: string;
+                };
+            };
+        };
+        responses: {
+            /** @description To the redirect URI with the one-time code */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description HTML page: the sign-in expired or was already used, or the answer could not be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: the sign-in was refused, and why */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: the identity is linked to another account */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
         };

@@ -38,6 +38,9 @@ const matrix: Record<string, Row> = {
   // a callback without a state (400 page), a code never issued (400 invalid_grant).
   startSsoSignIn: same(404),
   ssoOidcCallback: same(400),
+  // SAML: the ACS without a RelayState (400 page); the SP metadata is public, and the world's connection is OIDC (404 for all).
+  ssoSamlAcs: same(400),
+  getSsoSamlMetadata: same(404),
   exchangeSsoCode: same(400),
   getMe: session(200, 200, 200, 200),
   // Step-up with the password: the matrix sends a wrong one (403 invalid_credentials), which changes nothing.

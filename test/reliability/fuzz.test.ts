@@ -165,7 +165,7 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
     return;
   }
   // The install page is HTML for people (its 404 is the "link no longer valid" page), not a JSON API.
-  if (operation.operationId === 'installPage' || operation.operationId === 'ssoOidcCallback') {
+  if (operation.operationId === 'installPage' || operation.operationId === 'ssoOidcCallback' || operation.operationId === 'ssoSamlAcs') {
     if (status >= 400 && !contentType.includes('text/html')) fail(`${operation.operationId} error is not HTML`);
     return;
   }

@@ -45,6 +45,8 @@ export interface World {
     memoryId: string;
     scimUserId: string;
     scimGroupId: string;
+    /** Organization A's SSO connection (OIDC: its SAML metadata is a 404). */
+    ssoConnectionId: string;
     invitationToken: string;
     installLinkToken: string;
     /** The other organization's MCP connection and memory, for cross-tenant checks. */
@@ -229,6 +231,7 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
       memoryId: memory.body.memory?.id ?? memory.body.id,
       scimUserId: scimUser.body.id,
       scimGroupId: scimGroup.body.id,
+      ssoConnectionId: sso.body.connection.id,
       invitationToken: invitation.body.token,
       installLinkToken: link.body.token,
       otherMcpConnectionId: otherConnection.body.id ?? otherConnection.body.connection?.id,
@@ -253,7 +256,7 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
 /** Real values for the path parameters of an OpenAPI path in this world (organization A's resources). */
 export function realPathValues(world: World, path: string, memberId = world.tenant.member.memberId): Record<string, string> {
   const { ids, tenant } = world;
-  const values: Record<string, string> = { organizationId: tenant.orgId, memberId, teamId: ids.teamId, apiKeyId: ids.apiKeyId, pluginId: ids.pluginId };
+  const values: Record<string, string> = { organizationId: tenant.orgId, memberId, teamId: ids.teamId, apiKeyId: ids.apiKeyId, pluginId: ids.pluginId, ssoConnectionId: ids.ssoConnectionId };
   values.connectionId = path.startsWith('/v1/messenger') || path.startsWith('/v1/webhooks') ? ids.messengerConnectionId : ids.mcpConnectionId;
   if (path.startsWith('/v1/invitations')) values.token = ids.invitationToken;
   else values.token = ids.installLinkToken;

@@ -11,6 +11,9 @@ import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import { createOidcRelyingParty } from './oidc.ts';
 import { createRedirectUriPolicy } from './redirect-uris.ts';
+import { createSamlServiceProvider } from './saml.ts';
+import { createSamlAcs } from './saml-acs.ts';
+import { samlRoutes } from './saml-routes.ts';
 import { signInRoutes } from './sign-in-routes.ts';
 import { createSignInService } from './sign-in.ts';
 import { createTxtResolver } from './dns.ts';
@@ -43,7 +46,7 @@ export interface SsoModuleDeps {
   membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'addMember' | 'lockMember'>;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
   teams: Pick<TeamDirectory, 'listTeamIds' | 'addMemberToTeams'>;
-  /** The guarded client: identity providers are tenant-supplied URLs. */
+  /** The guarded client: identity providers (OIDC discovery, SAML metadata) are tenant-supplied URLs. */
   outbound: Pick<OutboundClient, 'fetch'>;
   publicUrl: string;
   /** SSO_REDIRECT_URIS and SSO_CLOCK_SKEW_SECONDS. */
@@ -53,12 +56,15 @@ export interface SsoModuleDeps {
 export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Promise<SsoDirectory> {
   requireDependencies('sso', deps, ['db', 'organizations', 'secrets', 'dns', 'membership', 'users', 'teams', 'outbound', 'publicUrl', 'signIn']);
   const sso = createSsoService({ ...deps, resolver: createTxtResolver(deps.dns) });
-  await app.register(ssoRoutes, { sso, publicUrl: deps.publicUrl });
+  const saml = createSamlServiceProvider({ db: deps.db, publicUrl: deps.publicUrl, clockSkewSeconds: deps.signIn.clockSkewSeconds });
+  await app.register(ssoRoutes, { sso, publicUrl: deps.publicUrl, saml });
   const signIn = createSignInService({
     ...deps,
     oidc: createOidcRelyingParty({ outbound: deps.outbound, secrets: deps.secrets, clockSkewSeconds: deps.signIn.clockSkewSeconds }),
+    saml,
     redirectUriAllowed: createRedirectUriPolicy({ publicUrl: deps.publicUrl, extra: deps.signIn.redirectUris }),
   });
   await app.register(signInRoutes, { signIn });
+  await app.register(samlRoutes, { db: deps.db, saml, acs: createSamlAcs({ db: deps.db, saml, signIn }) });
   return sso;
 }

@@ -41,7 +41,8 @@ export function createOidcRelyingParty(deps: OidcRelyingPartyDeps) {
     if (secret) metadata.client_secret = secret;
     // Plain http only for an IdP on this machine (development and tests): anywhere else it must be https.
     const insecure = issuer.protocol === 'http:' && loopbackHosts.has(issuer.hostname);
-    const config = await client.discovery(issuer, connection.client_id, metadata, secret ? client.ClientSecretPost(secret) : client.None(), {
+    // An OIDC connection always has a client id (only SAML connections have none).
+    const config = await client.discovery(issuer, connection.client_id ?? '', metadata, secret ? client.ClientSecretPost(secret) : client.None(), {
       [client.customFetch]: customFetch,
       timeout: idpTimeoutSeconds,
       ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),

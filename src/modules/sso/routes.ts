@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { commonErrorResponses, errorBodySchema, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
 import { oidcCallbackPath } from './sign-in.ts';
+import { maxMetadataBytes } from './saml-config.ts';
+import type { SamlServiceProvider } from './saml.ts';
 import { MAX_DOMAIN_LENGTH, recordNameFor, recordValueFor, type SsoService } from './service.ts';
 import type { SsoConnectionRow } from './store.ts';
 
@@ -12,15 +14,20 @@ const ssoConnectionSchema = z
     domain: z.string().describe('Normalized: lower case, no trailing dot, internationalized names as punycode'),
     domainVerified: z.boolean(),
     domainVerifiedAt: timestampSchema.nullable(),
-    issuer: z.string(),
-    clientId: z.string(),
+    issuer: z.string().describe('OIDC: the issuer; SAML: the identity provider\'s entity id'),
+    clientId: z.string().nullable().describe('OIDC: orgplane\'s client id at the identity provider; null for SAML'),
     clientSecretSet: z.boolean().describe('Whether a client secret is stored; the secret itself is never returned'),
     verification: z.object({
       recordName: z.string().describe('Publish a TXT record at this name…'),
       recordValue: z.string().describe('…with exactly this value'),
     }),
     protocol: z.enum(['oidc', 'saml']),
-    redirectUri: z.string().describe('OIDC: register this as the redirect URI of orgplane\'s client at the identity provider'),
+    redirectUri: z.string().nullable().describe('OIDC: register this as the redirect URI of orgplane\'s client at the identity provider; null for SAML'),
+    spEntityId: z.string().nullable().describe('SAML: orgplane\'s entity id for this connection (the audience its assertions must name); null for OIDC'),
+    acsUrl: z.string().nullable().describe('SAML: the assertion consumer service URL (HTTP-POST), the Recipient and Destination its responses must name; null for OIDC'),
+    spMetadataUrl: z.string().nullable().describe('SAML: the service provider metadata to give the identity provider (public); null for OIDC'),
+    idpSsoUrl: z.string().nullable().describe('SAML: the identity provider\'s single sign-on URL (HTTP-Redirect binding); null for OIDC'),
+    idpMetadataUrl: z.string().nullable().describe('SAML: where the identity provider\'s metadata was fetched from, when it was given as a URL (fetched at each PUT, not later); null otherwise'),
     jitProvisioning: z.object({
       enabled: z.boolean().describe('Whether a person of the domain who is not a member yet becomes one at their first SSO sign-in'),
       defaultRole: z.enum(['member', 'admin']),
@@ -30,14 +37,16 @@ const ssoConnectionSchema = z
     ssoReady: z.boolean().describe('Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on)'),
     lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in'),
     lastError: z.object({ at: timestampSchema, category: z.string(), message: z.string() }).nullable()
-      .describe('The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed...) and a message; never a token'),
-    certificateExpiresAt: timestampSchema.nullable().describe('SAML: when the IdP\'s signing certificate expires; null for OIDC'),
+      .describe('The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed; ' +
+        'SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required...) and a message; never a token or an assertion\'s contents'),
+    certificateExpiresAt: timestampSchema.nullable().describe('SAML: when the first of the IdP\'s signing certificates expires (replace it before then); null for OIDC'),
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
   })
   .meta({ id: 'SsoConnection' });
 
-function toConnection(row: SsoConnectionRow, publicUrl: string) {
+function toConnection(row: SsoConnectionRow, publicUrl: string, saml: Pick<SamlServiceProvider, 'spEntityId' | 'acsUrl' | 'metadataUrl'>) {
+  const isSaml = row.protocol === 'saml';
   return {
     id: row.id,
     domain: row.domain,
@@ -48,7 +57,12 @@ function toConnection(row: SsoConnectionRow, publicUrl: string) {
     clientSecretSet: row.client_secret_sealed !== null,
     verification: { recordName: recordNameFor(row.domain), recordValue: recordValueFor(row.verification_token) },
     protocol: row.protocol,
-    redirectUri: `${publicUrl}${oidcCallbackPath}`,
+    redirectUri: isSaml ? null : `${publicUrl}${oidcCallbackPath}`,
+    spEntityId: isSaml ? saml.spEntityId(row.id) : null,
+    acsUrl: isSaml ? saml.acsUrl : null,
+    spMetadataUrl: isSaml ? saml.metadataUrl(row.id) : null,
+    idpSsoUrl: isSaml ? row.saml_idp_sso_url : null,
+    idpMetadataUrl: isSaml ? row.saml_idp_metadata_url : null,
     jitProvisioning: { enabled: row.jit_enabled, defaultRole: row.jit_default_role, defaultTeamIds: row.jit_default_team_ids },
     ssoRequired: row.sso_required,
     ssoReady: row.last_sign_in_at !== null,
@@ -56,7 +70,7 @@ function toConnection(row: SsoConnectionRow, publicUrl: string) {
     lastError: row.last_error_at && row.last_error_category
       ? { at: isoTimestamp(row.last_error_at), category: row.last_error_category, message: row.last_error_message ?? '' }
       : null,
-    certificateExpiresAt: null,
+    certificateExpiresAt: isoTimestampOrNull(row.certificate_expires_at),
     createdAt: isoTimestamp(row.created_at),
     updatedAt: isoTimestamp(row.updated_at),
   };
@@ -69,7 +83,8 @@ const enterpriseRequired = errorBodySchema.describe(
 );
 
 /** The organization's SSO connection and the verification of its domain through DNS. */
-export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: string }> = async (app, { sso, publicUrl }) => {
+export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: string; saml: Pick<SamlServiceProvider, 'spEntityId' | 'acsUrl' | 'metadataUrl'> }> = async (app, { sso, publicUrl, saml }) => {
+  const view = (row: SsoConnectionRow) => toConnection(row, publicUrl, saml);
   app.put('/v1/sso/connection', {
     onRequest: authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found', freshAuthentication: true }),
     schema: {
@@ -78,8 +93,14 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
       summary: 'Create or replace the SSO connection of the active organization',
       description:
         'Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. ' +
-        '`clientSecret` is write-only: it is stored encrypted and kept when omitted. Changing the domain resets verification ' +
-        'and issues a new verification value. 409 `domain_taken` when another organization has verified the domain.',
+        'OIDC (`protocol: "oidc"`, the default): `issuer`, `clientId`, `clientSecret`; `clientSecret` is write-only: it is stored encrypted and kept when omitted. ' +
+        'SAML (`protocol: "saml"`): the identity provider as exactly one of `idpMetadataXml`, `idpMetadataUrl` (fetched now, through the guarded outbound client: ' +
+        'https, no private addresses unless ALLOWED_PRIVATE_NETWORKS), or `idpEntityId` + `idpSsoUrl` + `idpCertificates` (one PEM certificate, or two while the IdP ' +
+        'rotates its key: assertions signed by either are accepted); the response then has `spEntityId`, `acsUrl` and `spMetadataUrl` to give the IdP, and ' +
+        '`certificateExpiresAt`. An unreadable or expired certificate, a URL that is not https, metadata without an HTTP-Redirect SingleSignOnService or a signing ' +
+        'certificate, are 400 `invalid_request` whose `details` name the field. Changing the domain resets verification ' +
+        'and issues a new verification value; changing the protocol, issuer, client or IdP sign-on URL makes `ssoReady` false until a sign-in succeeds again ' +
+        '(a new certificate does not). 409 `domain_taken` when another organization has verified the domain.',
       body: z
         .object({
           domain: z
@@ -91,10 +112,16 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
               `A bare domain name such as example.com (no scheme, path, query, user, port or IP address; internationalized names are converted to punycode), ` +
               `not itself a public suffix such as co.uk or github.io; at most ${MAX_DOMAIN_LENGTH} characters once normalized, so that its verification record name fits in DNS`,
             ),
-          issuer: z.url().max(2048),
-          clientId: z.string().min(1).max(512),
-          clientSecret: z.string().min(1).max(4096).optional(),
-          protocol: z.literal('oidc').default('oidc').describe('oidc (the default). SAML connections are not available in this version'),
+          protocol: z.enum(['oidc', 'saml']).default('oidc').describe('oidc (the default) or saml'),
+          issuer: z.url().max(2048).optional().describe('OIDC (required): the issuer whose discovery document is read'),
+          clientId: z.string().min(1).max(512).optional().describe('OIDC (required)'),
+          clientSecret: z.string().min(1).max(4096).optional().describe('OIDC: write-only, kept when omitted'),
+          idpMetadataXml: z.string().min(1).max(maxMetadataBytes).optional().describe('SAML: the identity provider\'s metadata document (an EntityDescriptor with an IDPSSODescriptor)'),
+          idpMetadataUrl: z.string().min(1).max(2048).optional().describe('SAML: where to fetch the identity provider\'s metadata (https)'),
+          idpEntityId: z.string().min(1).max(1024).optional().describe('SAML, with idpSsoUrl and idpCertificates: the identity provider\'s entity id (the Issuer of its assertions)'),
+          idpSsoUrl: z.string().min(1).max(2048).optional().describe('SAML: the identity provider\'s single sign-on URL for the HTTP-Redirect binding (https)'),
+          idpCertificates: z.array(z.string().min(1).max(16_384)).min(1).max(2).optional()
+            .describe('SAML: the identity provider\'s signing certificate in PEM, or two while it rotates its key'),
           jitProvisioning: z.object({
             enabled: z.boolean(),
             defaultRole: z.enum(['member', 'admin']).default('member').describe('admin only when chosen explicitly'),
@@ -113,7 +140,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
         409: errorBodySchema.describe('domain_taken: another organization has verified this domain; sso_not_ready: SSO cannot be required before a sign-in has succeeded on the connection as configured'),
       },
     },
-  }, async (request) => ({ connection: toConnection(await sso.putConnection(writeContextOf(request), request.body), publicUrl) }));
+  }, async (request) => ({ connection: view(await sso.putConnection(writeContextOf(request), request.body)) }));
 
   app.get('/v1/sso/connection', {
     onRequest: ownerOrAdmin,
@@ -128,7 +155,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
         404: errorBodySchema.describe('organization_not_found, or sso_connection_not_found: no SSO connection yet'),
       },
     },
-  }, async (request) => ({ connection: toConnection(await sso.getConnection(callerOf(request)), publicUrl) }));
+  }, async (request) => ({ connection: view(await sso.getConnection(callerOf(request))) }));
 
   app.post('/v1/sso/verify-domain', {
     onRequest: ownerOrAdmin,
@@ -161,6 +188,6 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
     },
   }, async (request) => {
     const connection = await sso.verifyDomain(writeContextOf(request));
-    return { verified: true as const, domain: connection.domain, domainVerifiedAt: isoTimestamp(connection.domain_verified_at!), connection: toConnection(connection, publicUrl) };
+    return { verified: true as const, domain: connection.domain, domainVerifiedAt: isoTimestamp(connection.domain_verified_at!), connection: view(connection) };
   });
 };

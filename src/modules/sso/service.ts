@@ -4,11 +4,13 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import { ApiError, invalidRequest, notFound, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
+import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { Caller } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
+import { identityProviderOf, type SamlIdpInput } from './saml-config.ts';
 import { describeDnsFailure, isPublicSuffix, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
 import { createSsoStore, type SsoConnectionRow } from './store.ts';
 
@@ -18,6 +20,8 @@ export interface SsoServiceDeps {
   secrets: SecretBox;
   resolver: TxtResolver;
   teams: Pick<TeamDirectory, 'listTeamIds'>;
+  /** SAML metadata URLs are fetched through the guarded client. */
+  outbound: Pick<OutboundClient, 'fetch'>;
 }
 
 /** Where the TXT record lives and what it must say. */
@@ -29,10 +33,12 @@ export const MAX_DOMAIN_LENGTH = MAX_DNS_NAME_LENGTH - recordNameFor('').length;
 /** Seconds a client should wait before retrying a verification that failed on DNS itself. */
 export const dnsRetryAfterSeconds = 30;
 
-export interface SsoConnectionInput {
+export interface SsoConnectionInput extends SamlIdpInput {
   domain: string;
-  issuer: string;
-  clientId: string;
+  protocol: 'oidc' | 'saml';
+  /** OIDC only. */
+  issuer?: string | undefined;
+  clientId?: string | undefined;
   clientSecret?: string | undefined;
   jitProvisioning?: { enabled: boolean; defaultRole: 'member' | 'admin'; defaultTeamIds: string[] } | undefined;
   ssoRequired?: boolean | undefined;
@@ -97,6 +103,7 @@ export function createSsoService(deps: SsoServiceDeps) {
       if (unknownTeams.length > 0) {
         throw invalidRequest([{ message: `Not teams of this organization: ${unknownTeams.join(', ')}`, path: ['jitProvisioning', 'defaultTeamIds'] }], 'Unknown default teams');
       }
+      const provider = await identityProviderOf(input, deps.outbound);
       const sealed = input.clientSecret !== undefined ? deps.secrets.seal(input.clientSecret) : undefined;
       return writeTransaction(db, ctx, async (tx) => {
         // The organization's PUTs one after another, the first ones included: the row lock below
@@ -115,7 +122,11 @@ export function createSsoService(deps: SsoServiceDeps) {
           action: existing ? 'sso_connection.updated' : 'sso_connection.created',
           organizationId,
           target: { type: 'sso_connection', id: connectionId, name: domain },
-          changes: { domain, issuer: input.issuer, clientId: input.clientId, ...(input.clientSecret !== undefined ? { clientSecret: redacted } : {}), ...settings },
+          changes: {
+            domain, protocol: provider.protocol, issuer: provider.issuer, clientId: provider.clientId, ...(input.clientSecret !== undefined ? { clientSecret: redacted } : {}),
+            ...(provider.protocol === 'saml' ? { idpSsoUrl: provider.samlIdpSsoUrl, idpMetadataUrl: provider.samlIdpMetadataUrl, certificateExpiresAt: provider.certificateExpiresAt?.toISOString() } : {}),
+            ...settings,
+          },
         });
         if (!existing) {
           if (settings.ssoRequired) throw ssoNotReady();
@@ -123,15 +134,16 @@ export function createSsoService(deps: SsoServiceDeps) {
             id: connectionId,
             organizationId,
             domain,
-            issuer: input.issuer,
-            clientId: input.clientId,
+            ...provider,
             clientSecretSealed: sealed ?? null,
             verificationToken: randomBytes(16).toString('hex'),
             ...settings,
           });
         }
         const domainChanged = existing.domain !== domain;
-        const identityChanged = domainChanged || existing.issuer !== input.issuer || existing.client_id !== input.clientId;
+        // A new certificate (a rotation) is the same identity provider; another protocol, entity id or sign-on URL is not.
+        const identityChanged = domainChanged || existing.protocol !== provider.protocol || existing.issuer !== provider.issuer
+          || existing.client_id !== provider.clientId || existing.saml_idp_sso_url !== provider.samlIdpSsoUrl;
         // Requiring SSO is allowed only once a sign-in has succeeded on this very connection, so that
         // nobody locks the organization out with a connection that does not work.
         if (settings.ssoRequired && !existing.sso_required && (identityChanged || !existing.last_sign_in_at)) throw ssoNotReady();
@@ -143,9 +155,9 @@ export function createSsoService(deps: SsoServiceDeps) {
         }
         return store.update(tx, organizationId, {
           domain,
-          issuer: input.issuer,
-          clientId: input.clientId,
-          clientSecretSealed: sealed ?? existing.client_secret_sealed,
+          ...provider,
+          // A SAML connection has no client secret; an OIDC one keeps its own when none is given.
+          clientSecretSealed: provider.protocol === 'saml' ? null : (sealed ?? (existing.protocol === 'oidc' ? existing.client_secret_sealed : null)),
           // Proof of control is for one domain: a new domain is unverified and gets a new token.
           verificationToken: domainChanged ? randomBytes(16).toString('hex') : existing.verification_token,
           domainVerifiedAt: domainChanged ? null : existing.domain_verified_at,

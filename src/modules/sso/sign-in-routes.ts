@@ -12,7 +12,7 @@ import { codeTtlSeconds, oidcCallbackPath, SignInRefused, type SignInService } f
 const tags = ['SSO'];
 const pkceValue = z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'Must be 43 to 128 characters of A-Z a-z 0-9 . _ ~ - (RFC 7636)');
 
-function refusedPage(message: string): string {
+export function refusedPage(message: string): string {
   return htmlPage('Sign-in refused', `<h1 id="refused">Sign-in refused</h1>\n<p id="reason">${escapeHtml(message)}</p>\n<p>Close this window and try again, or ask an administrator of your organization.</p>`);
 }
 

@@ -13,7 +13,8 @@ import type { MembershipCore } from '../identity/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory, UserRecord } from '../users/index.ts';
 import type { OidcRelyingParty } from './oidc.ts';
-import { createSignInStore } from './sign-in-store.ts';
+import type { SamlServiceProvider } from './saml.ts';
+import { createSignInStore, type SignInRequestRow } from './sign-in-store.ts';
 import type { SsoConnectionRow } from './store.ts';
 
 /** A sign-in at the IdP must come back within this long. */
@@ -36,6 +37,8 @@ export interface SignInServiceDeps {
   db: Database;
   secrets: SecretBox;
   oidc: OidcRelyingParty;
+  /** A SAML connection's start: the AuthnRequest orgplane sends, and the URL that carries it. */
+  saml: Pick<SamlServiceProvider, 'authorizationUrl'>;
   membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'addMember' | 'lockMember'>;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
   teams: Pick<TeamDirectory, 'addMemberToTeams'>;
@@ -84,7 +87,7 @@ export function createSignInService(deps: SignInServiceDeps) {
     return { user: user!, memberId: member.id };
   }
 
-  return {
+  const service = {
     /** Home-realm discovery and the IdP's authorization URL for a new sign-in. */
     async start(input: { email: string; redirectUri: string; codeChallenge: string; reauthenticate: boolean }): Promise<string> {
       if (!deps.redirectUriAllowed(input.redirectUri)) {
@@ -92,7 +95,8 @@ export function createSignInService(deps: SignInServiceDeps) {
       }
       const domain = input.email.slice(input.email.lastIndexOf('@') + 1).toLowerCase();
       const connection = await store.findByVerifiedDomain(db, domain);
-      if (!connection || connection.protocol !== 'oidc') throw notFound('sso_not_configured', `No organization signs in with SSO for ${domain}; sign in with your password`);
+      if (!connection) throw notFound('sso_not_configured', `No organization signs in with SSO for ${domain}; sign in with your password`);
+      if (connection.protocol === 'saml') return deps.saml.authorizationUrl(connection, input);
       const state = randomToken();
       const nonce = randomToken();
       const codeVerifier = randomToken();
@@ -145,6 +149,24 @@ export function createSignInService(deps: SignInServiceDeps) {
         // openid-client's messages name the failed check (signature, iss, aud, exp, nonce...) and never a token.
         return fail('token_rejected', `The identity provider's answer was refused: ${error instanceof Error ? error.message : 'unknown error'}`);
       }
+      return service.complete(context, connection, request, claims);
+    },
+
+    /**
+     * The end of every sign-in, whatever the protocol, once the IdP's answer has passed its checks: the
+     * e-mail (verified, in the connection's domain), the account, the one-time code, and where the
+     * browser goes next. SAML's ACS calls it too (saml-acs.ts). Refusals throw SignInRefused.
+     */
+    async complete(
+      context: Omit<WriteContext, 'actor'>,
+      connection: SsoConnectionRow,
+      request: Pick<SignInRequestRow, 'redirect_uri' | 'client_code_challenge' | 'reauthenticate'>,
+      claims: { sub: string; email?: unknown; email_verified?: unknown; name?: unknown },
+    ): Promise<string> {
+      const fail = async (category: string, message: string, status = 403): Promise<never> => {
+        await store.recordError(db, connection.organization_id, connection.id, category, message);
+        throw new SignInRefused(status, category, message);
+      };
       const email = typeof claims.email === 'string' ? claims.email : undefined;
       if (!email || claims.email_verified !== true) return fail('email_not_verified', 'The identity provider did not confirm your e-mail address as verified.');
       if (email.slice(email.lastIndexOf('@') + 1).toLowerCase() !== connection.domain) {
@@ -203,6 +225,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       });
     },
   };
+  return service;
 }
 
 export type SignInService = ReturnType<typeof createSignInService>;

@@ -4,8 +4,10 @@ export interface SsoConnectionRow {
   id: string;
   organization_id: string;
   domain: string;
+  /** OIDC: the issuer; SAML: the IdP's entity id. */
   issuer: string;
-  client_id: string;
+  /** OIDC only. */
+  client_id: string | null;
   client_secret_sealed: string | null;
   verification_token: string;
   domain_verified_at: Date | null;
@@ -18,6 +20,11 @@ export interface SsoConnectionRow {
   last_error_at: Date | null;
   last_error_category: string | null;
   last_error_message: string | null;
+  /** SAML only: the IdP's single sign-on URL (HTTP-Redirect), its signing certificates (PEM), where its metadata came from. */
+  saml_idp_sso_url: string | null;
+  saml_idp_certificates: string[];
+  saml_idp_metadata_url: string | null;
+  certificate_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -30,9 +37,21 @@ export interface SignInSettings {
   ssoRequired: boolean;
 }
 
+/** What the connection signs in with: OIDC's client at an issuer, or a SAML IdP (`issuer` is then its entity id). */
+export interface IdentityProviderSettings {
+  protocol: 'oidc' | 'saml';
+  issuer: string;
+  clientId: string | null;
+  samlIdpSsoUrl: string | null;
+  samlIdpCertificates: string[];
+  samlIdpMetadataUrl: string | null;
+  certificateExpiresAt: Date | null;
+}
+
 const columns = `id, organization_id, domain, issuer, client_id, client_secret_sealed, verification_token,
   domain_verified_at, protocol, jit_enabled, jit_default_role, jit_default_team_ids, sso_required,
-  last_sign_in_at, last_error_at, last_error_category, last_error_message, created_at, updated_at`;
+  last_sign_in_at, last_error_at, last_error_category, last_error_message, saml_idp_sso_url, saml_idp_certificates,
+  saml_idp_metadata_url, certificate_expires_at, created_at, updated_at`;
 
 /** SQL for SSO connections; every statement is scoped by organization. */
 export function createSsoStore() {
@@ -56,14 +75,16 @@ export function createSsoStore() {
 
     async insert(
       db: Queryable,
-      row: { id: string; organizationId: string; domain: string; issuer: string; clientId: string; clientSecretSealed: string | null; verificationToken: string } & SignInSettings,
+      row: { id: string; organizationId: string; domain: string; clientSecretSealed: string | null; verificationToken: string } & IdentityProviderSettings & SignInSettings,
     ): Promise<SsoConnectionRow> {
       const { rows } = await db.query<SsoConnectionRow>(
         `INSERT INTO sso_connections (id, organization_id, domain, issuer, client_id, client_secret_sealed, verification_token,
-                                      jit_enabled, jit_default_role, jit_default_team_ids, sso_required)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${columns}`,
+                                      jit_enabled, jit_default_role, jit_default_team_ids, sso_required,
+                                      protocol, saml_idp_sso_url, saml_idp_certificates, saml_idp_metadata_url, certificate_expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${columns}`,
         [row.id, row.organizationId, row.domain, row.issuer, row.clientId, row.clientSecretSealed, row.verificationToken,
-          row.jitEnabled, row.jitDefaultRole, row.jitDefaultTeamIds, row.ssoRequired],
+          row.jitEnabled, row.jitDefaultRole, row.jitDefaultTeamIds, row.ssoRequired,
+          row.protocol, row.samlIdpSsoUrl, row.samlIdpCertificates, row.samlIdpMetadataUrl, row.certificateExpiresAt],
       );
       return rows[0]!;
     },
@@ -73,25 +94,25 @@ export function createSsoStore() {
       organizationId: string,
       changes: {
         domain: string;
-        issuer: string;
-        clientId: string;
         clientSecretSealed: string | null;
         verificationToken: string;
         domainVerifiedAt: Date | null;
         /** The IdP or domain changed: earlier sign-ins say nothing of it (SSO is not ready until one succeeds again). */
         resetSignIns: boolean;
-      } & SignInSettings,
+      } & IdentityProviderSettings & SignInSettings,
     ): Promise<SsoConnectionRow> {
       const { rows } = await db.query<SsoConnectionRow>(
         `UPDATE sso_connections
             SET domain = $2, issuer = $3, client_id = $4, client_secret_sealed = $5, verification_token = $6,
                 domain_verified_at = $7, jit_enabled = $8, jit_default_role = $9, jit_default_team_ids = $10,
                 sso_required = $11, updated_at = now(),
-                last_sign_in_at = CASE WHEN $12 THEN NULL ELSE last_sign_in_at END
+                last_sign_in_at = CASE WHEN $12 THEN NULL ELSE last_sign_in_at END,
+                protocol = $13, saml_idp_sso_url = $14, saml_idp_certificates = $15, saml_idp_metadata_url = $16, certificate_expires_at = $17
           WHERE organization_id = $1
           RETURNING ${columns}`,
         [organizationId, changes.domain, changes.issuer, changes.clientId, changes.clientSecretSealed, changes.verificationToken, changes.domainVerifiedAt,
-          changes.jitEnabled, changes.jitDefaultRole, changes.jitDefaultTeamIds, changes.ssoRequired, changes.resetSignIns],
+          changes.jitEnabled, changes.jitDefaultRole, changes.jitDefaultTeamIds, changes.ssoRequired, changes.resetSignIns,
+          changes.protocol, changes.samlIdpSsoUrl, changes.samlIdpCertificates, changes.samlIdpMetadataUrl, changes.certificateExpiresAt],
       );
       return rows[0]!;
     },

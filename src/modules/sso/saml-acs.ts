@@ -1,0 +1,51 @@
+// SAML's assertion consumer service: the sign-in the RelayState names (taken once), the IdP's answer
+// checked (saml.ts), the assertion recorded as used, and then the same completion as OIDC's
+// (sign-in.ts: the e-mail in the verified domain, the account or just-in-time provisioning, the NameID
+// linked as the subject, the one-time code for the caller's redirect URI).
+import type { Database } from '../../db/database.ts';
+import type { WriteContext } from '../../platform/write-context.ts';
+import { SamlRejected, type SamlIdentity, type SamlServiceProvider } from './saml.ts';
+import { SignInRefused, type SignInService } from './sign-in.ts';
+import { createSignInStore } from './sign-in-store.ts';
+
+export interface SamlAcsDeps {
+  db: Database;
+  saml: Pick<SamlServiceProvider, 'takeRequest' | 'validate' | 'recordAssertion'>;
+  signIn: Pick<SignInService, 'complete'>;
+}
+
+export function createSamlAcs(deps: SamlAcsDeps) {
+  const store = createSignInStore();
+  return {
+    /** Where to send the browser (the redirect URI with a one-time code); refusals throw SignInRefused. */
+    async receive(context: Omit<WriteContext, 'actor'>, form: { SAMLResponse?: string | undefined; RelayState?: string | undefined }): Promise<string> {
+      const request = form.RelayState ? await deps.saml.takeRequest(form.RelayState) : undefined;
+      if (!request) throw new SignInRefused(400, 'unknown_state', 'This sign-in has expired or was already used. Start the sign-in again.');
+      const connection = await store.findById(deps.db, request.organization_id, request.connection_id);
+      if (connection?.protocol !== 'saml') throw new SignInRefused(400, 'unknown_state', 'The SSO connection changed during the sign-in. Start the sign-in again.');
+      const fail = async (category: string, message: string, status = 403): Promise<never> => {
+        await store.recordError(deps.db, connection.organization_id, connection.id, category, message);
+        throw new SignInRefused(status, category, message);
+      };
+      if (!form.SAMLResponse) return fail('assertion_rejected', 'The identity provider sent no SAMLResponse.', 400);
+      let identity: SamlIdentity;
+      try {
+        identity = await deps.saml.validate(connection, request, form.SAMLResponse);
+      } catch (error) {
+        if (error instanceof SamlRejected) return fail(error.category, error.message);
+        throw error;
+      }
+      if (!(await deps.saml.recordAssertion(connection, identity))) {
+        return fail('assertion_replayed', 'This assertion was used before; an assertion signs in once. Start the sign-in again.');
+      }
+      if (!identity.email) {
+        return fail('email_missing', 'The identity provider sent no e-mail address (an email attribute, or a NameID in the emailAddress format).');
+      }
+      // A SAML IdP has no "verified" flag: the organization verified the domain and chose this IdP for it,
+      // so the e-mail it asserts stands as verified; it must still be in that domain (checked by complete).
+      return deps.signIn.complete(context, connection, request, { sub: identity.subject, email: identity.email, email_verified: true, ...(identity.name ? { name: identity.name } : {}) });
+    },
+  };
+}
+
+export type SamlAcs = ReturnType<typeof createSamlAcs>;

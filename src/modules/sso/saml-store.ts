@@ -1,0 +1,53 @@
+// SQL of SAML sign-in: the AuthnRequests in progress (found by their RelayState's hash, taken once) and
+// the assertions already accepted (kept until they expire, so none is accepted twice by any process).
+import type { Queryable } from '../../db/database.ts';
+
+export interface SamlRequestRow {
+  request_id: string;
+  organization_id: string;
+  connection_id: string;
+  redirect_uri: string;
+  client_code_challenge: string;
+  reauthenticate: boolean;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export function createSamlStore() {
+  return {
+    async insertRequest(db: Queryable, row: Omit<SamlRequestRow, 'created_at' | 'expires_at'> & { relay_state_hash: string; ttlSeconds: number }): Promise<void> {
+      await db.query('DELETE FROM sso_saml_requests WHERE expires_at < now()', []);
+      await db.query(
+        `INSERT INTO sso_saml_requests (relay_state_hash, request_id, organization_id, connection_id, redirect_uri, client_code_challenge, reauthenticate, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+        [row.relay_state_hash, row.request_id, row.organization_id, row.connection_id, row.redirect_uri, row.client_code_challenge, row.reauthenticate, row.ttlSeconds],
+      );
+    },
+
+    /** Takes the request with this RelayState: once only (whatever the answer then turns out to be), and only before it expires. */
+    async takeRequest(db: Queryable, relayStateHash: string): Promise<SamlRequestRow | undefined> {
+      const { rows } = await db.query<SamlRequestRow & { live: boolean }>(
+        'DELETE FROM sso_saml_requests WHERE relay_state_hash = $1 RETURNING *, expires_at > now() AS live',
+        [relayStateHash],
+      );
+      return rows[0]?.live ? rows[0] : undefined;
+    },
+
+    /** Records an accepted assertion; false when the IdP's assertion id is already recorded (unexpired) for the connection. */
+    async recordAssertion(db: Queryable, row: { connectionId: string; organizationId: string; assertionId: string; expiresAt: Date }): Promise<boolean> {
+      await db.query('DELETE FROM sso_saml_assertions WHERE expires_at < now()', []);
+      const { rows } = await db.query(
+        `INSERT INTO sso_saml_assertions (connection_id, assertion_id, organization_id, expires_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (connection_id, assertion_id) DO NOTHING RETURNING 1`,
+        [row.connectionId, row.assertionId, row.organizationId, row.expiresAt],
+      );
+      return rows.length === 1;
+    },
+
+    /** The public facts of a connection's SP metadata: that it exists and is SAML. */
+    async findSamlConnection(db: Queryable, connectionId: string): Promise<{ id: string } | undefined> {
+      const { rows } = await db.query<{ id: string }>(`SELECT id FROM sso_connections WHERE id = $1 AND protocol = 'saml'`, [connectionId]);
+      return rows[0];
+    },
+  };
+}

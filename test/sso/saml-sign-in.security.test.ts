@@ -1,0 +1,171 @@
+// The attacks on a SAML service provider, each against a real IdP signing real assertions: each is
+// refused with a readable page, leaves no code, and is recorded as the connection's last error.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { api } from '../support/http.ts';
+import { generateSamlKey } from '../support/saml-idp.ts';
+import { lastError, personOf, postToAcs, samlSignIn, startSamlWorld, type SamlWorld } from './saml-support.ts';
+
+describe('SAML sign-in: forged, tampered and replayed answers are refused', () => {
+  let world: SamlWorld;
+  before(async () => { world = await startSamlWorld(); });
+  after(async () => { await world?.close(); });
+
+  /** Signs the member in with the IdP's next answer as tampered; asserts the refusal and returns the recorded error. */
+  async function refused(label: string, person = personOf(world.tenant.member), status = 403) {
+    try {
+      const flow = await samlSignIn(world, world.tenant.member.email, person);
+      assert.equal(flow.status, status, `${label}: ${flow.status} ${flow.location ?? flow.text.slice(0, 300)}`);
+      assert.match(flow.contentType ?? '', /text\/html/, label);
+      assert.match(flow.text, /Sign-in refused/, label);
+      assert.equal(flow.location, undefined, label);
+      const error = await lastError(world);
+      assert.ok(error, `${label}: recorded`);
+      return { flow, error: error! };
+    } finally {
+      world.idp.reset();
+    }
+  }
+
+  it('the public SP metadata tells nothing of the organization: no domain, no name, no IdP, no certificate', async () => {
+    const connection = (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection;
+    const xml = await (await fetch(connection.spMetadataUrl)).text();
+    for (const secret of [connection.domain, 'Acme', world.tenant.orgId, world.idp.entityId, world.idp.key.certificate.split('\n')[1]!]) {
+      assert.ok(!xml.includes(secret), secret);
+    }
+  });
+
+  it('XML signature wrapping: a forged assertion beside or around the signed one is refused', async () => {
+    const { owner } = world.tenant;
+    const forge = (signed: string, place: 'extensions' | 'before') => {
+      const original = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(signed)![0];
+      const forged = original.replace(/<ds:Signature[\s\S]*<\/ds:Signature>/, '').replace(/ID="[^"]*"/, 'ID="_forged"')
+        .replaceAll(world.tenant.member.email, owner.email);
+      if (place === 'before') return signed.replace(original, forged + original);
+      // The signed assertion moved into the Response's Extensions, the forged one where an assertion belongs.
+      return signed.replace(original, forged).replace('</saml:Issuer><samlp:Status>', `</saml:Issuer><samlp:Extensions>${original}</samlp:Extensions><samlp:Status>`);
+    };
+    for (const place of ['extensions', 'before'] as const) {
+      world.idp.afterSigning((xml) => forge(xml, place));
+      const { error } = await refused(`wrapping (${place})`);
+      assert.equal(error.category, 'assertion_rejected', place);
+    }
+  });
+
+  it('an unsigned assertion is refused', async () => {
+    world.idp.unsigned();
+    const { error } = await refused('unsigned');
+    assert.equal(error.category, 'assertion_rejected');
+    assert.match(error.message, /signature/i);
+  });
+
+  it('an assertion signed by another key (the right issuer, a certificate the connection does not trust) is refused', async () => {
+    world.idp.useKey(await generateSamlKey());
+    const { error } = await refused('another key');
+    assert.equal(error.category, 'assertion_rejected');
+    assert.match(error.message, /signature/i);
+  });
+
+  it('a comment-truncated NameID is read whole: member@example.test<!---->.evil.example is not member@example.test', async () => {
+    const { member } = world.tenant;
+    const attacker = `${member.email}.evil.example`;
+    // The IdP signs its own user's name; the comment is added after signing, and canonicalization (which
+    // drops comments) keeps the signature valid: a reader of the first text node would see the member.
+    world.idp.afterSigning((xml) => xml.replace(`>${attacker}<`, `>${member.email}<!---->.evil.example<`));
+    const { error } = await refused('comment', { nameId: attacker });
+    assert.equal(error.category, 'email_outside_domain', error.message);
+    const linked = await world.app.db.query('SELECT subject FROM sso_identities WHERE user_id = $1', [member.userId]);
+    assert.deepEqual(linked.rows, []);
+  });
+
+  it('an expired assertion is refused; one within the clock skew (SSO_CLOCK_SKEW_SECONDS, 60 s) is accepted', async () => {
+    const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+    world.idp.tamper(() => ({ issueInstant: ago(600), notBefore: ago(600), authnInstant: ago(600), notOnOrAfter: ago(120) }));
+    const { error } = await refused('expired');
+    assert.equal(error.category, 'assertion_rejected');
+    // node-saml finds no bearer confirmation still valid (its NotOnOrAfter passed) before it reads the Conditions.
+    assert.match(error.message, /expired|no valid subject confirmation/i);
+    world.idp.tamper(() => ({ notOnOrAfter: ago(20) }));
+    try {
+      const skewed = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
+      assert.equal(skewed.status, 303, skewed.text);
+    } finally {
+      world.idp.reset();
+    }
+    world.idp.tamper(() => ({ notBefore: new Date(Date.now() + 600_000).toISOString() }));
+    assert.match((await refused('not yet valid')).error.message, /not yet valid/);
+  });
+
+  it('a wrong audience, recipient or destination is refused, and the message quotes nothing of the assertion', async () => {
+    world.idp.tamper(() => ({ audience: 'https://other-sp.example/metadata' }));
+    const audience = await refused('audience');
+    assert.match(audience.error.message, /audience/);
+    assert.ok(!audience.error.message.includes('other-sp.example'));
+    assert.ok(!audience.flow.text.includes('other-sp.example'));
+    world.idp.tamper(() => ({ recipient: 'https://other-sp.example/acs' }));
+    assert.match((await refused('recipient')).error.message, /Recipient/);
+    world.idp.tamper(() => ({ destination: 'https://other-sp.example/acs' }));
+    assert.match((await refused('destination')).error.message, /Destination/);
+  });
+
+  it('an answer to a request orgplane did not make (unknown InResponseTo) is refused; so is an unsolicited one without RelayState', async () => {
+    world.idp.tamper(() => ({ inResponseTo: '_never-requested', subjectInResponseTo: '_never-requested' }));
+    assert.equal((await refused('unknown InResponseTo')).error.category, 'assertion_rejected');
+    // The response's InResponseTo right, the signed assertion's answering another request.
+    world.idp.tamper(() => ({ subjectInResponseTo: '_never-requested' }));
+    assert.equal((await refused('assertion InResponseTo')).error.category, 'assertion_rejected');
+    const flow = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
+    const unsolicited = await postToAcs(`${world.app.url}/v1/auth/sso/saml/acs`, { SAMLResponse: flow.answer.SAMLResponse });
+    assert.equal(unsolicited.status, 400);
+    assert.match(unsolicited.contentType ?? '', /text\/html/);
+  });
+
+  describe('replays, across two app instances sharing one database', () => {
+    let second: TestApp;
+    before(async () => {
+      // Another process behind the same PUBLIC_URL (a load balancer's second instance).
+      second = await startTestApp({ dnsServers: world.app.config.dnsServers, allowedPrivateNetworks: ['127.0.0.1/32'], publicUrl: world.app.config.publicUrl }, { shareDatabaseWith: world.app });
+    });
+    after(async () => { await second?.close(); });
+
+    it('an accepted answer posted again, to the same instance or the other, is refused', async () => {
+      const { member } = world.tenant;
+      const flow = await samlSignIn(world, member.email, personOf(member));
+      assert.equal(flow.status, 303, flow.text);
+      const fields = { SAMLResponse: flow.answer.SAMLResponse, RelayState: flow.answer.RelayState };
+      for (const base of [world.app.url, second.url]) {
+        const replay = await postToAcs(`${base}/v1/auth/sso/saml/acs`, fields);
+        assert.equal(replay.status, 400, base);
+        assert.equal(replay.location, undefined);
+        assert.match(replay.text, /expired or was already used/);
+      }
+    });
+
+    it('the same answer posted to both instances at once signs in once', async () => {
+      const { member } = world.tenant;
+      // A fresh answer, posted by nobody yet.
+      const started = await api(world.app.url).post('/v1/auth/sso/start', { email: member.email, redirectUri: 'http://127.0.0.1:9/sso-done', codeChallenge: 'c'.repeat(43), codeChallengeMethod: 'S256' });
+      world.idp.signInAs(personOf(member));
+      const answer = await world.idp.answer(started.body.authorizationUrl);
+      const fields = { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState };
+      const results = await Promise.all([world.app.url, second.url, world.app.url, second.url].map((base) => postToAcs(`${base}/v1/auth/sso/saml/acs`, fields)));
+      assert.deepEqual(results.map((r) => r.status).sort(), [303, 400, 400, 400]);
+    });
+
+    it('an assertion id seen before is refused even in an answer to a new request, by the other instance', async () => {
+      const { member } = world.tenant;
+      world.idp.tamper(() => ({ assertionId: '_reused-assertion-id' }));
+      try {
+        const first = await samlSignIn(world, member.email, personOf(member));
+        assert.equal(first.status, 303, first.text);
+        const again = await samlSignIn(world, member.email, personOf(member), { acsBase: second.url });
+        assert.equal(again.status, 403, again.text);
+        assert.match(again.text, /used before/);
+        assert.equal((await lastError(world))?.category, 'assertion_replayed');
+      } finally {
+        world.idp.reset();
+      }
+    });
+  });
+});
