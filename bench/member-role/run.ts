@@ -1,0 +1,40 @@
+// A member's role change (PATCH /v1/orgs/{organizationId}/members/{memberId}) through the real HTTP
+// route on PostgreSQL, against a bare route (GET /health) measured the same way. Each of C workers
+// flips its own member between admin and member in a loop, so every call is a real, committed 200
+// (statuses are counted; anything else would show). Since issue 20 each change also writes its audit
+// event (member.role_changed) in the change's own transaction: this bench is that cost's witness.
+//   node_modules/.bin/node bench/member-role/run.ts [seconds per run, default 10] [workers, default 1,8]
+
+process.env.ORGPLANE_TEST_BACKEND = 'postgres';
+const { runClosedLoop } = await import('../support/closed-loop.ts');
+const { startTestApp } = await import('../../test/support/app.ts');
+const { addMember, createTenant, signUp } = await import('../../test/support/fixtures.ts');
+
+const seconds = Number(process.argv[2] ?? 10);
+const workerCounts = (process.argv[3] ?? '1,8').split(',').map(Number);
+
+const app = await startTestApp({ logLevel: 'warn' });
+const tenant = await createTenant(app.url);
+const headers = { authorization: `Bearer ${tenant.owner.token}`, 'content-type': 'application/json' };
+
+console.log(`node ${process.version}, PostgreSQL at 127.0.0.1:5432, ${seconds} s per run, ${new Date().toISOString()}`);
+let nextMember = 0;
+for (const workers of workerCounts) {
+  await runClosedLoop('GET /health (bare route)', workers, seconds, async () => async () => {
+    const response = await fetch(`${app.url}/health`);
+    await response.arrayBuffer();
+    return response.status;
+  });
+  await runClosedLoop('PATCH .../members/{id} (role flip)', workers, seconds, async () => {
+    const person = await signUp(app.url, `bench-member-${nextMember++}`);
+    await addMember(app.url, tenant.owner, tenant.orgId, person, 'member');
+    let role: 'admin' | 'member' = 'member';
+    return async () => {
+      role = role === 'member' ? 'admin' : 'member';
+      const response = await fetch(`${app.url}/v1/orgs/${tenant.orgId}/members/${person.memberId}`, { method: 'PATCH', headers, body: JSON.stringify({ role }) });
+      await response.arrayBuffer();
+      return response.status;
+    };
+  });
+}
+await app.close();
