@@ -29,7 +29,12 @@ export interface AuditRow {
 export const instanceChain = 'instance';
 export const chainOf = (organizationId: string | null) => organizationId ?? instanceChain;
 
-export function toEvent(row: AuditRow): AuditEvent {
+/** What an event is made of (toEvent), without its place in the chain (exports and streams do not carry it). */
+export type EventRow = Omit<AuditRow, 'chain_id' | 'prev_hash' | 'hash'>;
+export const EVENT_COLUMNS = `id, seq, organization_id, occurred_at, action, outcome, actor_type, actor_id, actor_name, actor_email,
+  target_type, target_id, target_name, ip, user_agent, request_id, changes`;
+
+export function toEvent(row: EventRow): AuditEvent {
   return {
     id: row.id,
     organizationId: row.organization_id,
