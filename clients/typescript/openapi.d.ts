@@ -91,7 +91,7 @@ export interface paths {
         };
         /**
          * Export the organization's audit events in a time range, oldest first, streamed as NDJSON or CSV (owners and admins)
-         * @description NDJSON: one event (as in the list) per line. CSV: a header line, then one event per line; `changes` is a JSON cell; cells starting with = + - @ are prefixed with '.
+         * @description NDJSON: one event (as in the list, same keys in the same order) per line; `changes` is written as the database renders JSON (a space after colons and commas). CSV: a header line, then one event per line; `changes` is a JSON cell; cells starting with = + - @, a tab or a carriage return are prefixed with '. Streamed with backpressure, a page of 200 events at a time: the server's memory does not grow with the range.
          */
         get: operations["exportAuditEvents"];
         put?: never;

@@ -29,12 +29,7 @@ export interface AuditRow {
 export const instanceChain = 'instance';
 export const chainOf = (organizationId: string | null) => organizationId ?? instanceChain;
 
-/** What an event is made of (toEvent), without its place in the chain (exports and streams do not carry it). */
-export type EventRow = Omit<AuditRow, 'chain_id' | 'prev_hash' | 'hash'>;
-export const EVENT_COLUMNS = `id, seq, organization_id, occurred_at, action, outcome, actor_type, actor_id, actor_name, actor_email,
-  target_type, target_id, target_name, ip, user_agent, request_id, changes`;
-
-export function toEvent(row: EventRow): AuditEvent {
+export function toEvent(row: AuditRow): AuditEvent {
   return {
     id: row.id,
     organizationId: row.organization_id,
@@ -104,7 +99,7 @@ export interface EventFilter {
   afterSeq?: number | undefined;
 }
 
-function whereOf(filter: EventFilter): { sql: string; params: unknown[] } {
+export function whereOf(filter: EventFilter): { sql: string; params: unknown[] } {
   const params: unknown[] = [filter.organizationId];
   const clauses = ['organization_id = $1'];
   const add = (clause: (n: string) => string, value: unknown) => {
@@ -126,13 +121,6 @@ function whereOf(filter: EventFilter): { sql: string; params: unknown[] } {
 export async function listEvents(db: Queryable, filter: EventFilter, limit: number): Promise<AuditRow[]> {
   const where = whereOf(filter);
   const { rows } = await db.query<AuditRow>(`SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT ${Math.trunc(limit)}`, where.params);
-  return rows;
-}
-
-/** Oldest first (exports). */
-export async function listEventsAscending(db: Queryable, filter: EventFilter, limit: number): Promise<AuditRow[]> {
-  const where = whereOf(filter);
-  const { rows } = await db.query<AuditRow>(`SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq ASC LIMIT ${Math.trunc(limit)}`, where.params);
   return rows;
 }
 

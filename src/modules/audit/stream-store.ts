@@ -4,7 +4,6 @@
 // delivers a stream whatever the number of processes; the lease number fences that attempt's settle.
 // Like the messenger's queue reads, the workers' statements follow the queue, not a tenant's request.
 import type { Database, Queryable } from '../../db/database.ts';
-import { EVENT_COLUMNS, type EventRow } from './store.ts';
 
 export interface StreamRow {
   organization_id: string;
@@ -127,17 +126,6 @@ export async function takeStreams(db: Database, limit: number, leaseSeconds: num
     lease: row.lease,
     attempt: row.failed_attempts + 1,
   }));
-}
-
-export type StreamBatch = EventRow[];
-
-/** The next batch of a stream: the organization's events after the cursor, oldest first. */
-export async function eventsAfter(db: Queryable, organizationId: string, afterSeq: number, limit: number): Promise<StreamBatch> {
-  const { rows } = await db.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM audit_events WHERE organization_id = $1 AND seq > $2 ORDER BY seq ASC LIMIT ${Math.trunc(limit)}`,
-    [organizationId, afterSeq],
-  );
-  return rows;
 }
 
 /** A batch was accepted: the cursor moves past it. Only the attempt holding the lease settles. */

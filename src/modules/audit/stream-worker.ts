@@ -18,7 +18,7 @@ import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { retryDelaySeconds, SIGNATURE_HEADER, signDelivery, tenantVisibleError } from '../../platform/signed-delivery.ts';
 import * as streams from './stream-store.ts';
-import { toEvent } from './store.ts';
+import { textPage } from './export-text.ts';
 
 export interface AuditStreamWorkerDeps {
   db: Database;
@@ -36,11 +36,6 @@ export interface AuditStreamWorker {
 const streamsAtOnce = 4;
 
 class StreamDeliveryError extends Error {}
-
-/** One batch's body: the events, one JSON object per line (NDJSON), oldest first. */
-export function batchBody(rows: streams.StreamBatch): string {
-  return rows.map((row) => `${JSON.stringify(toEvent(row))}\n`).join('');
-}
 
 export function startAuditStreamWorker(deps: AuditStreamWorkerDeps): AuditStreamWorker {
   const { db, secrets, outbound, settings } = deps;
@@ -75,11 +70,11 @@ export function startAuditStreamWorker(deps: AuditStreamWorkerDeps): AuditStream
 
   async function attempt(stream: streams.LeasedStream): Promise<void> {
     try {
-      const rows = await streams.eventsAfter(db, stream.organizationId, stream.cursorSeq, settings.batchSize);
-      const last = rows.at(-1);
-      if (!last) return await streams.release(db, stream);
-      await post(stream, batchBody(rows), rows.length);
-      await streams.markDelivered(db, stream, { seq: last.seq, eventId: last.id });
+      // The export's NDJSON lines, made by the database (export-text.ts).
+      const batch = await textPage(db, { organizationId: stream.organizationId, afterSeq: stream.cursorSeq }, settings.batchSize, 'ndjson');
+      if (batch.count === 0) return await streams.release(db, stream);
+      await post(stream, batch.text, batch.count);
+      await streams.markDelivered(db, stream, { seq: batch.lastSeq, eventId: batch.lastEventId! });
     } catch (error) {
       const message = error instanceof StreamDeliveryError ? error.message : tenantVisibleError(error);
       try {
