@@ -186,16 +186,23 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerSystemRoutes(app, db);
 
+  const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
+  if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
   // First: its hook records the refused calls of every route registered after it.
-  await registerAudit(app, { db, membership, retention: { days: config.auditRetentionDays, schedule: config.runWorkers } });
+  await registerAudit(app, {
+    db,
+    membership,
+    secrets: deps.secrets,
+    outbound,
+    retention: { days: config.auditRetentionDays, schedule: config.runWorkers },
+    stream: { settings: config.auditStream, run: config.runWorkers },
+  });
   await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, signUpAttemptsPerAddress: config.signUpAttemptsPerAddress, membership, organizations: organizationDirectory });
   await registerOrganizations(app, { db, membership });
   await registerMembers(app, { membership });
   await registerInvitations(app, { db, membership, users: userDirectory });
   await registerTeams(app, { db, membership });
   await registerApiKeys(app, { db, membership });
-  const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
-  if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
   await registerMcpConnections(app, { db, config, secrets: deps.secrets, outbound, members: membership, teams: teamDirectory });
   // Each domain module registers its routes here with the services it needs.
   await registerInstallLinks(app, {

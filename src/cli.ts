@@ -4,7 +4,7 @@ import { ConfigError, configVariables, loadConfig, type Config } from './config.
 import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { installAuditLog, listChains, pruneAuditEvents, verifyChainOf } from './modules/audit/index.ts';
+import { installAuditLog, listChains, pruneAuditEvents, startAuditStreamWorker, verifyChainOf } from './modules/audit/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
 import { createOrganizationDirectory, createOrganizationService, type Plan } from './modules/organizations/index.ts';
@@ -179,10 +179,12 @@ async function main(argv: string[]): Promise<number> {
         settings: config.messengerDelivery,
         log,
       });
+      const auditStreams = startAuditStreamWorker({ db, secrets, outbound, settings: config.auditStream, log });
       log.info({ backend: db.backend }, 'orgplane worker running');
       const stop = async (signal: string) => {
         log.info({ signal }, 'worker shutting down: finishing jobs in hand');
         await worker.stop();
+        await auditStreams.stop();
         await outbound.close();
         await db.close();
         process.exit(0);

@@ -28,6 +28,11 @@ export const configVariables = [
   ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '20', 'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
   ['AUDIT_RETENTION_DAYS', '365', 'audit events older than this many days are pruned daily, leaving a checkpoint (1 to 36500)'],
+  ['AUDIT_STREAM_ATTEMPTS', '10', 'failed attempts to deliver a batch to an audit-log stream before the stream is dead-lettered (stopped until re-enabled)'],
+  ['AUDIT_STREAM_RETRY_DELAY_SECONDS', '2', 'first retry delay of an audit-log stream batch; each retry waits about twice as long (with jitter)'],
+  ['AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one audit-log stream retry delay'],
+  ['AUDIT_STREAM_BATCH_SIZE', '100', 'events per POST to an audit-log stream (1 to 1000)'],
+  ['AUDIT_STREAM_POLL_SECONDS', '1', 'how often idle audit-log stream workers look for new events (0.1 to 60)'],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
   ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '2', 'first delivery retry delay; each retry waits about twice as long (with jitter)'],
   ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one delivery retry delay'],
@@ -142,6 +147,11 @@ const environmentSchema = z.object({
   SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
   RUN_WORKERS: booleanFlag(true),
   AUDIT_RETENTION_DAYS: integerSetting(365, 1, 36_500),
+  AUDIT_STREAM_ATTEMPTS: integerSetting(10, 1, 1000),
+  AUDIT_STREAM_RETRY_DELAY_SECONDS: integerSetting(2, 1, 86_400),
+  AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
+  AUDIT_STREAM_BATCH_SIZE: integerSetting(100, 1, 1000),
+  AUDIT_STREAM_POLL_SECONDS: z.coerce.number().min(0.1).max(60).default(1),
   // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
   // are counts. The queue refuses an expiry over 24 hours.
   MESSENGER_DELIVERY_ATTEMPTS: integerSetting(8, 1, 1000),
@@ -153,6 +163,10 @@ const environmentSchema = z.object({
   MESSENGER_DELIVERY_POLL_SECONDS: z.coerce.number().min(0.5).max(60).default(1),
   MESSENGER_QUEUE_SUPERVISE_SECONDS: integerSetting(10, 1, 3600),
 })
+  .refine((env) => env.AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS >= env.AUDIT_STREAM_RETRY_DELAY_SECONDS, {
+    path: ['AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS'],
+    message: 'must be at least AUDIT_STREAM_RETRY_DELAY_SECONDS',
+  })
   .refine((env) => env.MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS >= env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS, {
     path: ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS'],
     message: 'must be at least MESSENGER_DELIVERY_RETRY_DELAY_SECONDS',
@@ -201,8 +215,24 @@ export interface Config {
   runWorkers: boolean;
   /** Days an audit event is kept (AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
+  /** Delivery of audit-log streams (AUDIT_STREAM_*). */
+  auditStream: AuditStreamSettings;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
   messengerDelivery: DeliverySettings;
+}
+
+/** How audit-log streams are delivered (AUDIT_STREAM_*). */
+export interface AuditStreamSettings {
+  /** Failed attempts of one batch before the stream is dead-lettered. */
+  maxAttempts: number;
+  retryDelaySeconds: number;
+  maxRetryDelaySeconds: number;
+  batchSize: number;
+  pollingIntervalSeconds: number;
+  /** Timeout of one POST; shorter than the lease, so an attempt never outlives it. */
+  deliveryTimeoutMs: number;
+  /** How long a worker holds a stream for one attempt; a worker that dies leaves it to expire. */
+  leaseSeconds: number;
 }
 
 /** How the messenger's queued deliveries are retried and processed (MESSENGER_DELIVERY_*). */
@@ -260,6 +290,15 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     signUpAttemptsPerAddress: env.SIGN_UP_ATTEMPTS_PER_ADDRESS,
     runWorkers: env.RUN_WORKERS,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
+    auditStream: {
+      maxAttempts: env.AUDIT_STREAM_ATTEMPTS,
+      retryDelaySeconds: env.AUDIT_STREAM_RETRY_DELAY_SECONDS,
+      maxRetryDelaySeconds: env.AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS,
+      batchSize: env.AUDIT_STREAM_BATCH_SIZE,
+      pollingIntervalSeconds: env.AUDIT_STREAM_POLL_SECONDS,
+      deliveryTimeoutMs: 10_000,
+      leaseSeconds: 60,
+    },
     messengerDelivery: {
       maxAttempts: env.MESSENGER_DELIVERY_ATTEMPTS,
       retryDelaySeconds: env.MESSENGER_DELIVERY_RETRY_DELAY_SECONDS,

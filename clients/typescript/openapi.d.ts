@@ -91,7 +91,7 @@ export interface paths {
         };
         /**
          * Export the organization's audit events in a time range, oldest first, streamed as NDJSON or CSV (owners and admins)
-         * @description NDJSON: one event (as in the list) per line. CSV: a header line, then one event per line; `changes` is a JSON cell; cells starting with = + - @ are prefixed with '.
+         * @description NDJSON: one event (as in the list, same keys in the same order) per line; `changes` is written as the database renders JSON (a space after colons and commas). CSV: a header line, then one event per line; `changes` is a JSON cell; cells starting with = + - @, a tab or a carriage return are prefixed with '. Streamed with backpressure, a page of 200 events at a time: the server's memory does not grow with the range.
          */
         get: operations["exportAuditEvents"];
         put?: never;
@@ -117,6 +117,40 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}/audit-stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's audit-log stream and its delivery state (owners and admins)
+         * @description Never the signing secret. Events are POSTed to `url` in the order of the organization's log, in batches of up to AUDIT_STREAM_BATCH_SIZE (100), as NDJSON (`content-type: application/x-ndjson`; one event per line, exactly as the NDJSON export gives it), with `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the body under signingSecret>` (as bot-connection deliveries are signed), `X-Orgplane-Organization-Id`, `X-Orgplane-Event-Count` and `X-Orgplane-Attempt`. A 2xx answer accepts the batch; anything else (or no answer within 10 s) is retried with exponential backoff, and after AUDIT_STREAM_ATTEMPTS (10) failures the stream is dead. Delivery is at least once and in order: one batch of a stream is in flight at a time, whatever the number of workers; a batch can be sent again after a worker died or an answer was lost, so receivers deduplicate on the events' `id`. Events pruned by retention before they were delivered are not sent.
+         */
+        get: operations["getAuditStream"];
+        /**
+         * Stream the organization's audit events to a SIEM's HTTP endpoint: create or change the stream (owners and admins)
+         * @description A new stream starts with the events recorded from now on (its own `audit_stream.created` event first); export the log for older ones. `signingSecret` is returned once, when the stream is created or when `rotateSecret` is true, and is null otherwise. Enabling (`enabled: true`) a dead or retrying stream resumes it at once from the first event not delivered. The URL follows the rule of bot-connection delivery URLs: http or https (use https: events name people, e-mail and IP addresses), no user:password, and a host outbound calls may reach (private and loopback addresses only when ALLOWED_PRIVATE_NETWORKS lists them).
+         *
+         *     Events are POSTed to `url` in the order of the organization's log, in batches of up to AUDIT_STREAM_BATCH_SIZE (100), as NDJSON (`content-type: application/x-ndjson`; one event per line, exactly as the NDJSON export gives it), with `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the body under signingSecret>` (as bot-connection deliveries are signed), `X-Orgplane-Organization-Id`, `X-Orgplane-Event-Count` and `X-Orgplane-Attempt`. A 2xx answer accepts the batch; anything else (or no answer within 10 s) is retried with exponential backoff, and after AUDIT_STREAM_ATTEMPTS (10) failures the stream is dead. Delivery is at least once and in order: one batch of a stream is in flight at a time, whatever the number of workers; a batch can be sent again after a worker died or an answer was lost, so receivers deduplicate on the events' `id`. Events pruned by retention before they were delivered are not sent.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        put: operations["putAuditStream"];
+        post?: never;
+        /**
+         * Stop streaming and forget the stream (owners and admins)
+         * @description Events not yet delivered are not sent; a stream set up again starts with the events recorded from then on.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        delete: operations["deleteAuditStream"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1658,6 +1692,41 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        AuditStream: {
+            url: string;
+            enabled: boolean;
+            /**
+             * @description active: delivering (or up to date); retrying: the batch at the cursor failed and is retried with backoff; dead: it failed AUDIT_STREAM_ATTEMPTS times, delivery stopped (PUT with `enabled: true` resumes it from the same event, nothing skipped); disabled: `enabled` is false (events keep waiting)
+             * @enum {string}
+             */
+            state: "active" | "retrying" | "dead" | "disabled";
+            /** @description The newest event the receiver accepted */
+            lastDeliveredEventId: string | null;
+            lastDeliveredAt: string | null;
+            /** @description Events recorded and not yet accepted by the receiver */
+            pendingEvents: number;
+            /** @description When the oldest of them was recorded */
+            oldestPendingAt: string | null;
+            /** @description Failed attempts of the batch at the cursor (0 once one is accepted) */
+            failedAttempts: number;
+            /** @description The last failure, kept after later successes (no URL credentials, no response body) */
+            lastError: string | null;
+            lastErrorAt: string | null;
+            /** @description When the stream went dead; null unless `state` is dead */
+            deadLetteredAt: string | null;
+            /** @description When a retrying stream tries again */
+            nextAttemptAt: string | null;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            updatedAt: string;
+        };
         InstallLink: {
             /** @description The link token: a bearer secret (256 random bits, URL-safe). Anyone holding it can read the organization name and server URL. */
             token: string;
@@ -2710,6 +2779,233 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "organization_not_found";
+                    };
+                };
+            };
+        };
+    };
+    getAuditStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        stream: components["schemas"]["AuditStream"];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found (no such organization, or you are not a member), or audit_stream_not_found: the organization has no stream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "audit_stream_not_found";
+                    };
+                };
+            };
+        };
+    };
+    putAuditStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where batches of events are POSTed
+                     */
+                    url: string;
+                    enabled: boolean;
+                    /** @description Generate a new signing secret (returned in this response); default false */
+                    rotateSecret?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        stream: components["schemas"]["AuditStream"];
+                        /** @description The key of X-Orgplane-Signature; shown only here, when generated */
+                        signingSecret: string | null;
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found (no such organization, or you are not a member), or audit_stream_not_found: the organization has no stream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "audit_stream_not_found";
+                    };
+                };
+            };
+        };
+    };
+    deleteAuditStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found (no such organization, or you are not a member), or audit_stream_not_found: the organization has no stream */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "audit_stream_not_found";
                     };
                 };
             };

@@ -39,6 +39,33 @@ export function isoTimestampOrNull(date: Date | null | undefined): string | null
   return date ? date.toISOString() : null;
 }
 
+// user:password in a delivery URL would be shown by every read of it, and fetch refuses to send such
+// a URL anyway (every delivery would fail, its error quoting the password). The same rule as the MCP
+// probe's credentials_in_url.
+function carriesCredentials(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.username !== '' || url.password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A URL orgplane POSTs signed deliveries to (a bot connection's deliveryUrl, an audit-log stream's url):
+ * http(s), at most 2048 characters, without user:password. Whether its host may be dialed is the
+ * outbound policy's to judge (ALLOWED_PRIVATE_NETWORKS), when it is set and at every delivery.
+ */
+export function deliveryUrlSchema(description: string) {
+  return z
+    .url({ protocol: /^https?$/, message: 'Must be an http(s) URL' })
+    .max(2048)
+    .refine((value) => !carriesCredentials(value), {
+      message: 'Must not contain user:password; deliveries are authenticated by their X-Orgplane-Signature',
+    })
+    .describe(description);
+}
+
 const crockfordSuffix = '[0-7][0-9a-hjkmnp-tv-z]{25}';
 
 /** A TypeID with the given prefix: `prefix_` + 26 lower-case Crockford base32 characters. */

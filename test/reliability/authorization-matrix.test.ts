@@ -137,6 +137,9 @@ const matrix: Record<string, Row> = {
   listAuditEvents: session(403, 200, 200, 404),
   exportAuditEvents: session(403, 200, 200, 404),
   verifyAuditEvents: session(403, 200, 200, 404),
+  putAuditStream: session(403, 200, 200, 404),
+  getAuditStream: session(403, 200, 200, 404),
+  deleteAuditStream: session(403, 204, 204, 404),
   // Last: it ends the caller's session (the matrix gives it fresh sessions).
   signOut: session(204, 204, 204, 204),
 };
@@ -310,6 +313,8 @@ const privileged: Record<string, { body?: unknown }> = {
   changeMemberRole: {},
   transferOwnership: {},
   createInstallLink: { body: { rotate: true } },
+  putAuditStream: {},
+  deleteAuditStream: {},
 };
 
 test('every privileged route answers an old session 403 reauth (authentication_too_old)', { timeout: 600_000 }, async () => {

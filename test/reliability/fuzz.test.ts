@@ -225,6 +225,7 @@ async function hintsFor(operation: Operation): Promise<{ hints: Hints; params: R
         { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: true } }] },
       ];
       break;
+    case 'putAuditStream': fixed.url = [world.receiverUrl]; break;
     case 'createMessengerConnection':
       fixed.botToken = Array.from({ length: 5 }, () => world.platform.addBot().token);
       fixed.deliveryUrl = [world.receiverUrl];

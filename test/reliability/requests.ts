@@ -96,6 +96,14 @@ export async function prepareRequest(world: World, operationId: string, path: st
     }
     case 'listMessengerUpdates': return { path: values };
     case 'receiveMessengerWebhook': return { path: values, body: { update_id: 1 } };
+    // The stream is set disabled: the matrix checks who may set it, not deliveries.
+    case 'putAuditStream': return { path: values, body: { url: world.receiverUrl, enabled: false } };
+    case 'getAuditStream':
+    case 'deleteAuditStream': {
+      const put = await asOwner.put(`/v1/orgs/${tenant.orgId}/audit-stream`, { url: world.receiverUrl, enabled: false });
+      if (put.status !== 200) throw new Error(`audit stream: ${put.status} ${put.text}`);
+      return { path: values };
+    }
     case 'createMemory': return { path: values, body: { content: 'a fact worth keeping' } };
     case 'createMemories': return { path: values, body: { memories: [{ content: 'one' }, { content: 'two' }] } };
     case 'searchMemories': return { path: values, query: 'q=deploy' };

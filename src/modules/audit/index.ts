@@ -2,20 +2,27 @@
 // platform/write-context.ts (every service declares its events with `tx.audit(...)`), records refused
 // privileged calls, and serves the log to owners and admins.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AuditStreamSettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { writeContextOf } from '../../http/auth.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
+import type { OutboundClient } from '../../platform/outbound.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
 import { installAuditRecorder, writeTransaction } from '../../platform/write-context.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import { recordAuditEvents } from './recorder.ts';
 import { schedulePruning } from './retention.ts';
 import { auditRoutes } from './routes.ts';
 import { createAuditService } from './service.ts';
+import { auditStreamRoutes } from './stream-routes.ts';
+import { createAuditStreamService } from './stream-service.ts';
+import { startAuditStreamWorker } from './stream-worker.ts';
 
 export type { AuditEvent, Verification } from './chain.ts';
 export { verifyChainOf } from './service.ts';
 export { listChains } from './store.ts';
 export { pruneAuditEvents } from './retention.ts';
+export { startAuditStreamWorker, type AuditStreamWorker } from './stream-worker.ts';
 
 /** Installs the recorder without the routes (the CLI's writes are audited too). */
 export function installAuditLog(): void {
@@ -26,7 +33,13 @@ export interface AuditDeps {
   db: Database;
   /** Prune daily in this process (RUN_WORKERS) with AUDIT_RETENTION_DAYS; absent: no pruning here. */
   retention?: { days: number; schedule: boolean } | undefined;
-  membership: Pick<MembershipCore, 'requireMembership' | 'getMemberByUser'>;
+  membership: Pick<MembershipCore, 'requireMembership' | 'getMemberByUser' | 'holdActingMember'>;
+  /** Seals the streams' signing secrets. */
+  secrets: SecretBox;
+  /** The guarded client every stream delivery goes through. */
+  outbound: OutboundClient;
+  /** Delivery of the streams; `run`: this process runs stream workers (RUN_WORKERS). */
+  stream: { settings: AuditStreamSettings; run: boolean };
 }
 
 /** The organization whose log a refusal goes to: the one in the path when the caller is its member, else the caller's own. */
@@ -51,7 +64,7 @@ function errorCodeOf(payload: unknown): string | null {
 
 /** Call before the other modules register their routes: the refusal hook must apply to all of them. */
 export async function registerAudit(app: FastifyInstance, deps: AuditDeps): Promise<void> {
-  requireDependencies('audit', deps, ['db', 'membership']);
+  requireDependencies('audit', deps, ['db', 'membership', 'secrets', 'outbound', 'stream']);
   installAuditLog();
   // A privileged call refused to an authenticated caller (403) is an event too, in its own transaction,
   // written before the answer leaves so a client that reads the log next finds it.
@@ -73,4 +86,9 @@ export async function registerAudit(app: FastifyInstance, deps: AuditDeps): Prom
     app.addHook('onClose', async () => stop());
   }
   await app.register(auditRoutes, { audit: createAuditService(deps) });
+  await app.register(auditStreamRoutes, { streams: createAuditStreamService(deps) });
+  if (deps.stream.run) {
+    const worker = startAuditStreamWorker({ db: deps.db, secrets: deps.secrets, outbound: deps.outbound, settings: deps.stream.settings, log: app.log });
+    app.addHook('onClose', async () => worker.stop());
+  }
 }

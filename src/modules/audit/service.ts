@@ -3,10 +3,12 @@ import type { Database } from '../../db/database.ts';
 import type { Caller, Role } from '../../http/caller.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import { verifyChain, genesisHash, type AuditEvent, type Verification } from './chain.ts';
+import { textPage, type ExportFormat } from './export-text.ts';
 import * as store from './store.ts';
 
 const auditorRoles: readonly Role[] = ['owner', 'admin'];
-const exportPageSize = 1000;
+// About 100 kB of text a page: below V8's large-object size, and few queries.
+const exportPageSize = 200;
 const verifyPageSize = 1000;
 
 export interface AuditServiceDeps {
@@ -39,14 +41,20 @@ export function createAuditService(deps: AuditServiceDeps) {
       await membership.requireMembership(caller, organizationId, auditorRoles);
     },
 
-    /** Oldest first, read a page at a time as the consumer asks for more (memory stays flat). */
-    async *exportEvents(organizationId: string, range: { since?: string | undefined; until?: string | undefined }): AsyncGenerator<AuditEvent> {
+    /**
+     * Oldest first, a page of text at a time (export-text.ts): the next page is read only when the
+     * consumer asks for it (the reply stream's backpressure), so memory holds about one page, whatever
+     * the range's size. Keyset pages (short queries, `seq > last`) rather than one cursor held open: on
+     * PGlite the one connection would be the export's for its whole duration, and every other request
+     * would wait.
+     */
+    async *exportText(organizationId: string, range: { since?: string | undefined; until?: string | undefined }, format: ExportFormat): AsyncGenerator<string> {
       let afterSeq = 0;
       for (;;) {
-        const rows = await store.listEventsAscending(db, { organizationId, ...range, afterSeq }, exportPageSize);
-        for (const row of rows) yield store.toEvent(row);
-        if (rows.length < exportPageSize) return;
-        afterSeq = rows[rows.length - 1]!.seq;
+        const page = await textPage(db, { organizationId, ...range, afterSeq }, exportPageSize, format);
+        if (page.count > 0) yield page.text;
+        if (page.count < exportPageSize) return;
+        afterSeq = page.lastSeq;
       }
     },
 

@@ -99,7 +99,7 @@ export interface EventFilter {
   afterSeq?: number | undefined;
 }
 
-function whereOf(filter: EventFilter): { sql: string; params: unknown[] } {
+export function whereOf(filter: EventFilter): { sql: string; params: unknown[] } {
   const params: unknown[] = [filter.organizationId];
   const clauses = ['organization_id = $1'];
   const add = (clause: (n: string) => string, value: unknown) => {
@@ -121,13 +121,6 @@ function whereOf(filter: EventFilter): { sql: string; params: unknown[] } {
 export async function listEvents(db: Queryable, filter: EventFilter, limit: number): Promise<AuditRow[]> {
   const where = whereOf(filter);
   const { rows } = await db.query<AuditRow>(`SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT ${Math.trunc(limit)}`, where.params);
-  return rows;
-}
-
-/** Oldest first (exports). */
-export async function listEventsAscending(db: Queryable, filter: EventFilter, limit: number): Promise<AuditRow[]> {
-  const where = whereOf(filter);
-  const { rows } = await db.query<AuditRow>(`SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq ASC LIMIT ${Math.trunc(limit)}`, where.params);
   return rows;
 }
 

@@ -12,6 +12,7 @@
 import type { DeliverySettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
+import { retryDelaySeconds } from '../../platform/signed-delivery.ts';
 import type { KeyCursor, LeasedUpdate, QueueStore } from './queue-store.ts';
 
 export interface DeliveryLoopDeps {
@@ -30,12 +31,6 @@ export interface DeliveryLoop {
   wake(): void;
   /** Stops taking updates and waits for the attempts in hand. */
   stop(): Promise<void>;
-}
-
-/** Seconds before retry number `attempt` (1 after the first failure): doubling, with jitter, capped. */
-export function retryDelaySeconds(settings: DeliverySettings, attempt: number): number {
-  const base = Math.min(settings.maxRetryDelaySeconds, settings.retryDelaySeconds * 2 ** Math.min(attempt - 1, 30));
-  return Math.min(settings.maxRetryDelaySeconds, base * (0.75 + Math.random() * 0.5));
 }
 
 /** The furthest key of a take (a take's rows come back in no order): where the next one resumes. */

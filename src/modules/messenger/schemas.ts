@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { connectionIdSchema, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
+import { connectionIdSchema, deliveryUrlSchema as deliveryUrlOf, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
 import { webhookUrlOf } from './service.ts';
 import type { ConnectionRow, UpdateRow } from './store.ts';
 import { botTokenPattern } from './platform.ts';
@@ -11,25 +11,7 @@ export const botTokenSchema = z
   .regex(botTokenPattern, { message: 'Must be a bot token as the platform issues it: <bot id>:<secret>' })
   .describe('The bot token from the platform (BotFather). Write-only: stored encrypted, never returned.');
 
-// user:password in the URL would be shown by every read of the connection, and fetch refuses to
-// send such a URL anyway (every delivery would fail until dead, its error quoting the password).
-// The same rule as the MCP probe's credentials_in_url.
-function carriesCredentials(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.username !== '' || url.password !== '';
-  } catch {
-    return false;
-  }
-}
-
-export const deliveryUrlSchema = z
-  .url({ protocol: /^https?$/, message: 'Must be an http(s) URL' })
-  .max(2048)
-  .refine((value) => !carriesCredentials(value), {
-    message: 'Must not contain user:password; deliveries are authenticated by their X-Orgplane-Signature',
-  })
-  .describe('Where each accepted update is POSTed, signed with the delivery secret. An http(s) URL without user:password.');
+export const deliveryUrlSchema = deliveryUrlOf('Where each accepted update is POSTed, signed with the delivery secret. An http(s) URL without user:password.');
 
 export const connectionStatusSchema = z.enum(['active', 'disabled']);
 export const updateStatusSchema = z.enum(['queued', 'retrying', 'delivered', 'dead']);

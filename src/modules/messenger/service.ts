@@ -6,7 +6,8 @@ import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import { ApiError, conflict, invalidRequest, notFound, refusedLikeAuthenticate } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { OutboundBlockedError, type OutboundClient } from '../../platform/outbound.ts';
+import type { OutboundClient } from '../../platform/outbound.ts';
+import { pointsToBlockedAddress } from '../../platform/signed-delivery.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
@@ -64,12 +65,8 @@ export function createMessengerService(deps: MessengerServiceDeps) {
    * not resolve yet is allowed: DNS may come later, and every delivery is checked again at connect time.
    */
   async function checkDeliveryUrl(url: string): Promise<void> {
-    try {
-      await deps.outbound.resolve(new URL(url).hostname);
-    } catch (error) {
-      if (error instanceof OutboundBlockedError) {
-        throw invalidRequest([{ message: 'The delivery URL points to an address outbound calls may not reach', path: ['deliveryUrl'], in: 'body' }]);
-      }
+    if (await pointsToBlockedAddress(deps.outbound, url)) {
+      throw invalidRequest([{ message: 'The delivery URL points to an address outbound calls may not reach', path: ['deliveryUrl'], in: 'body' }]);
     }
   }
 

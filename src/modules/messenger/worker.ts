@@ -11,20 +11,18 @@
 // Delivery is at least once: a worker that dies mid-delivery leaves its lease to expire, then
 // another worker retries the update. Receivers deduplicate on `update.update_id`.
 
-import { createHmac } from 'node:crypto';
 import type { DeliverySettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { createJobQueue, type JobQueue, type QueueDefinition, type QueueJob } from '../../platform/queue.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
+import { SIGNATURE_HEADER, signDelivery, tenantVisibleError } from '../../platform/signed-delivery.ts';
 import { BotApiError, createBotApi, type BotApi } from './platform.ts';
 import { DELIVERY_QUEUE, type DeliveryJob } from './ingress.ts';
 import { startDeliveryLoop } from './delivery-loop.ts';
 import { createQueueStore } from './queue-store.ts';
 import { createMessengerStore, type MessengerStore } from './store.ts';
 import { chatIdParam } from './updates.ts';
-
-export const SIGNATURE_HEADER = 'x-orgplane-signature';
 
 export function deliveryQueueDefinition(settings: DeliverySettings): QueueDefinition {
   return {
@@ -35,11 +33,6 @@ export function deliveryQueueDefinition(settings: DeliverySettings): QueueDefini
     expireInSeconds: settings.expireInSeconds,
     ordered: true,
   };
-}
-
-/** `sha256=<hex>`: what a receiver recomputes over the raw body with its delivery secret. */
-export function signDelivery(secret: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
 /** A delivery failure, worded for the updates route: no URL, no secret, no response body. */
@@ -65,8 +58,7 @@ const userinfoInUrl = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
  */
 function describe(error: unknown): string {
   if (error instanceof DeliveryError || error instanceof BotApiError) return error.message.replace(userinfoInUrl, '$1');
-  if (error instanceof Error) return `${error.name}: ${error.message}`.replace(userinfoInUrl, '$1').slice(0, 500);
-  return 'unknown error';
+  return tenantVisibleError(error);
 }
 
 /** One delivery attempt of one update: what it needs, read with its lease (or, for a legacy job, looked up). */
