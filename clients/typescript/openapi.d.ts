@@ -981,7 +981,7 @@ export interface paths {
         };
         /**
          * Where the OIDC identity provider returns the person's browser
-         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.
+         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM (the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM provisioning them); someone who left on their own may be provisioned again.
          */
         get: operations["ssoOidcCallback"];
         put?: never;
@@ -1698,7 +1698,7 @@ export interface components {
             ssoReady: boolean;
             /** @description The last successful SSO sign-in */
             lastSignInAt: string | null;
-            /** @description The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed...) and a message; never a token */
+            /** @description The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, idp_error, discovery_failed...) and a message; never a token */
             lastError: {
                 /**
                  * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.

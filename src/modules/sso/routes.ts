@@ -30,7 +30,7 @@ const ssoConnectionSchema = z
     ssoReady: z.boolean().describe('Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on)'),
     lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in'),
     lastError: z.object({ at: timestampSchema, category: z.string(), message: z.string() }).nullable()
-      .describe('The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed...) and a message; never a token'),
+      .describe('The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, idp_error, discovery_failed...) and a message; never a token'),
     certificateExpiresAt: timestampSchema.nullable().describe('SAML: when the IdP\'s signing certificate expires; null for OIDC'),
     createdAt: timestampSchema,
     updatedAt: timestampSchema,

@@ -59,7 +59,10 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       description:
         'Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid ' + `${codeTtlSeconds}` + ' seconds). ' +
         'A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization\'s domain, ' +
-        'a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.',
+        'a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) ' +
+        'is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM ' +
+        '(the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM ' +
+        'provisioning them); someone who left on their own may be provisioned again.',
       // Read by the handler, not validated here: whatever arrives, a person's browser gets a readable page, never JSON.
       querystring: z.looseObject({}).describe('`state`, and `code` or `error`, as the identity provider sends them'),
       produces: ['text/html'],

@@ -36,7 +36,7 @@ export interface SignInServiceDeps {
   db: Database;
   secrets: SecretBox;
   oidc: OidcRelyingParty;
-  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'addMember' | 'lockMember'>;
+  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember'>;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
   teams: Pick<TeamDirectory, 'addMemberToTeams'>;
   publicUrl: string;
@@ -70,6 +70,13 @@ export function createSignInService(deps: SignInServiceDeps) {
     let member = user ? await deps.membership.getMemberByUser(organizationId, user.id, tx) : undefined;
     if (member?.status === 'suspended') throw new SignInRefused(403, 'member_suspended', 'Your membership of this organization is suspended. Ask an administrator.');
     if (!member) {
+      // A removal stands until the organization makes the person a member again (an invitation, SCIM):
+      // just-in-time provisioning adds people who were never members, never ones who were taken out.
+      const removal = user ? await deps.membership.getMemberRemoval(organizationId, user.id, tx) : undefined;
+      if (removal) {
+        const by = removal.removedBy === 'scim' ? 'by your organization\'s directory (SCIM)' : 'by an administrator';
+        throw new SignInRefused(403, 'member_removed', `You were removed from this organization ${by}. Ask an administrator to invite you again.`);
+      }
       if (!connection.jit_enabled) {
         throw new SignInRefused(403, 'not_a_member', 'You are not a member of this organization, and it does not add people at their first sign-in. Ask an administrator to invite you.');
       }
