@@ -173,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange email and password for a session token
-         * @description Failed attempts are limited across all processes, in fixed 15-minute windows: 10 on one account from one client address, 50 from one address over all accounts, and 100 on one account from all addresses together. Successful sign-ins do not count, and do not clear earlier failures; attempts a limit refuses do not count against the others. Once a limit is reached, every attempt it covers, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends: so a stranger guessing from one address locks out that address, not the account's owner signing in from another one.
+         * @description Failed attempts are limited across all processes, in fixed 15-minute windows: 10 on one account from one client address, 50 from one address over all accounts, and 100 on one account from all addresses together. Successful sign-ins do not count, and do not clear earlier failures; attempts a limit refuses do not count against the others. Once a limit is reached, every attempt it covers, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends: so a stranger guessing from one address locks out that address, not the account's owner signing in from another one. An organization that requires SSO (`ssoRequired` on its SSO connection) refuses its members whose e-mail is in its verified domain: 403 `sso_required`, whose message says to sign in with SSO, and a `user.sign_in_failed` audit event (outcome `denied`, reason `sso_required`). It is answered only after the password was checked (a wrong password is 401 either way, so the answer does not reveal membership). The organization's owner may still sign in with the password (break-glass, for when the identity provider is broken): the `user.signed_in` event in that organization's log carries `breakGlass: true`.
          */
         post: operations["signIn"];
         delete?: never;
@@ -2856,6 +2856,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description sso_required: the right password, but an organization this account is a member of requires SSO for its e-mail domain; sign in with POST /v1/auth/sso/start */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "sso_required";
+                    };
+                };
+            };
             /** @description rate_limited */
             429: {
                 headers: {
@@ -3029,7 +3041,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_credentials (wrong password), password_not_set (an SSO-only account), or forbidden (an API key) */
+            /** @description invalid_credentials (wrong password), password_not_set (an SSO-only account), sso_required (an organization requires SSO of this account: re-authenticate through SSO), or forbidden (an API key) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3037,7 +3049,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "invalid_credentials" | "password_not_set" | "forbidden";
+                        error: "invalid_credentials" | "password_not_set" | "sso_required" | "forbidden";
                     };
                 };
             };
@@ -6275,7 +6287,7 @@ export interface operations {
                         /** @description Teams of this organization a provisioned member joins. Default when left out: `[]`. */
                         defaultTeamIds?: string[];
                     };
-                    /** @description Whether the organization's members must sign in with SSO. Turning it on needs `ssoReady` (else 409 sso_not_ready); enforcement is not in this version, so `true` is then 400 invalid_request. Omitted: kept as stored */
+                    /** @description Whether the organization's members whose e-mail is in its verified domain must sign in with SSO. Turning it on needs `ssoReady` (else 409 sso_not_ready), so that a connection that does not work cannot lock the organization out. While it is on, their password sign-in and password re-authentication are 403 `sso_required`, except the owner's (break-glass: allowed, and flagged `breakGlass: true` in the `user.signed_in` audit event). Turning it on also ends, at once, the password sessions those members have (the owner's are kept; an admin turning it on ends their own); their SSO sessions stay. While it is on, the domain, issuer and client cannot change (409 sso_not_ready): turn it off first. Omitted: kept as stored */
                     ssoRequired?: boolean;
                 };
             };

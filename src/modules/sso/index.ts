@@ -18,6 +18,7 @@ import { ssoRoutes } from './routes.ts';
 import { createSsoService } from './service.ts';
 
 export { normalizeDomain } from './dns.ts';
+export { createPasswordSignInPolicy } from './enforcement.ts';
 
 /** An organization's SSO connection as other modules see it. */
 export interface SsoConnection {
@@ -39,8 +40,8 @@ export interface SsoModuleDeps {
   secrets: SecretBox;
   /** Where the domain's verification record is looked up: DNS_SERVERS (the system's resolvers when empty) and DNS_TIMEOUT_MS. */
   dns: { servers: string[]; timeoutMs: number };
-  /** Sign-in: accounts, members and sessions, default teams. */
-  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember'>;
+  /** Sign-in: accounts, members and sessions, default teams; requiring SSO ends password sessions. */
+  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember' | 'revokePasswordSessionsInDomain'>;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
   teams: Pick<TeamDirectory, 'listTeamIds' | 'addMemberToTeams'>;
   /** The guarded client: identity providers are tenant-supplied URLs. */

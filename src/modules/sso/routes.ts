@@ -101,8 +101,12 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
             defaultTeamIds: z.array(z.string().max(100)).max(50).default([]).describe('Teams of this organization a provisioned member joins'),
           }).strict().optional().describe('Just-in-time provisioning (off unless enabled); omitted: kept as stored'),
           ssoRequired: z.boolean().optional()
-            .describe('Whether the organization\'s members must sign in with SSO. Turning it on needs `ssoReady` (else 409 sso_not_ready); ' +
-              'enforcement is not in this version, so `true` is then 400 invalid_request. Omitted: kept as stored'),
+            .describe('Whether the organization\'s members whose e-mail is in its verified domain must sign in with SSO. Turning it on needs `ssoReady` ' +
+              '(else 409 sso_not_ready), so that a connection that does not work cannot lock the organization out. While it is on, their password ' +
+              'sign-in and password re-authentication are 403 `sso_required`, except the owner\'s (break-glass: allowed, and flagged ' +
+              '`breakGlass: true` in the `user.signed_in` audit event). Turning it on also ends, at once, the password sessions those members have ' +
+              '(the owner\'s are kept; an admin turning it on ends their own); their SSO sessions stay. While it is on, the domain, issuer and client ' +
+              'cannot change (409 sso_not_ready): turn it off first. Omitted: kept as stored'),
         })
         .strict(),
       response: {

@@ -6,7 +6,7 @@ import { ApiError, invalidRequest, notFound, organizationNotFound } from '../../
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { Caller } from '../identity/index.ts';
+import type { Caller, MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import { describeDnsFailure, isPublicSuffix, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
@@ -18,6 +18,8 @@ export interface SsoServiceDeps {
   secrets: SecretBox;
   resolver: TxtResolver;
   teams: Pick<TeamDirectory, 'listTeamIds'>;
+  /** Requiring SSO ends the password sessions it covers. */
+  membership: Pick<MembershipCore, 'revokePasswordSessionsInDomain'>;
 }
 
 /** Where the TXT record lives and what it must say. */
@@ -111,13 +113,14 @@ export function createSsoService(deps: SsoServiceDeps) {
           ssoRequired: input.ssoRequired ?? existing?.sso_required ?? false,
         } as const;
         const connectionId = existing?.id ?? newId('sso');
-        tx.audit({
+        const audit = (extra: Record<string, unknown> = {}) => tx.audit({
           action: existing ? 'sso_connection.updated' : 'sso_connection.created',
           organizationId,
           target: { type: 'sso_connection', id: connectionId, name: domain },
-          changes: { domain, issuer: input.issuer, clientId: input.clientId, ...(input.clientSecret !== undefined ? { clientSecret: redacted } : {}), ...settings },
+          changes: { domain, issuer: input.issuer, clientId: input.clientId, ...(input.clientSecret !== undefined ? { clientSecret: redacted } : {}), ...settings, ...extra },
         });
         if (!existing) {
+          audit();
           if (settings.ssoRequired) throw ssoNotReady();
           return store.insert(tx, {
             id: connectionId,
@@ -136,11 +139,12 @@ export function createSsoService(deps: SsoServiceDeps) {
         // nobody locks the organization out with a connection that does not work.
         if (settings.ssoRequired && !existing.sso_required && (identityChanged || !existing.last_sign_in_at)) throw ssoNotReady();
         if (settings.ssoRequired && identityChanged) throw ssoNotReady();
-        // Enforcement (refusing members' password sign-ins) is not in this version: a flag that
-        // promised it and did nothing would be worse than none, so it cannot be turned on yet.
-        if (settings.ssoRequired) {
-          throw invalidRequest([{ message: 'Requiring SSO is not available in this version: password sign-in is not refused yet', path: ['ssoRequired'] }], 'Requiring SSO is not available');
-        }
+        // Turned on: from now on the members of the domain sign in with SSO only (the users module asks
+        // createPasswordSignInPolicy), and the password sessions they have now end here, in the same
+        // transaction, so requiring SSO takes effect at once. The owner's are kept (break-glass).
+        const turnedOn = settings.ssoRequired && !existing.sso_required;
+        const revoked = turnedOn ? await deps.membership.revokePasswordSessionsInDomain(tx, organizationId, existing.domain) : 0;
+        audit(turnedOn ? { passwordSessionsRevoked: revoked } : {});
         return store.update(tx, organizationId, {
           domain,
           issuer: input.issuer,
