@@ -219,7 +219,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     teams: teamDirectory,
     outbound,
     publicUrl: config.publicUrl,
-    signIn: { redirectUris: config.ssoRedirectUris, clockSkewSeconds: config.ssoClockSkewSeconds },
+    signIn: { redirectUris: config.ssoRedirectUris, clockSkewSeconds: config.ssoClockSkewSeconds, startAttemptsPerAddress: config.ssoStartAttemptsPerAddress },
+    rateLimiter,
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership });

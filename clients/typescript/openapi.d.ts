@@ -963,7 +963,7 @@ export interface paths {
         put?: never;
         /**
          * Start an SSO sign-in for an e-mail address (home-realm discovery)
-         * @description The e-mail's domain picks the organization whose SSO connection has verified it; the answer is the identity provider's URL to open in a browser. The provider returns to orgplane, which redirects (303) to `redirectUri?code=...`; POST /v1/auth/sso/token exchanges that code, with the `codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server's URL, a loopback address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app's `orgplane:` scheme, and SSO_REDIRECT_URIS. `reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller's session (step-up). No authentication: the provider authenticates the person.
+         * @description The e-mail's domain picks the organization whose SSO connection has verified it; the answer is the identity provider's URL to open in a browser. The provider returns to orgplane, which redirects (303) to `redirectUri?code=...`; POST /v1/auth/sso/token exchanges that code, with the `codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server's URL, a loopback address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app's `orgplane:` scheme, and SSO_REDIRECT_URIS. `reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller's session (step-up). No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` (100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends.
          */
         post: operations["startSsoSignIn"];
         delete?: never;
@@ -6561,6 +6561,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "sso_not_configured";
+                    };
+                };
+            };
+            /** @description rate_limited: this client address started too many sign-ins (`SSO_START_ATTEMPTS_PER_ADDRESS` per 15 minutes, every attempt counted whatever its answer); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "rate_limited";
                     };
                 };
             };

@@ -5,6 +5,7 @@ import type { Database } from '../../db/database.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
+import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
@@ -47,18 +48,21 @@ export interface SsoModuleDeps {
   /** The guarded client: identity providers are tenant-supplied URLs. */
   outbound: Pick<OutboundClient, 'fetch'>;
   publicUrl: string;
-  /** SSO_REDIRECT_URIS and SSO_CLOCK_SKEW_SECONDS. */
-  signIn: { redirectUris: string[]; clockSkewSeconds: number };
+  /** SSO_REDIRECT_URIS, SSO_CLOCK_SKEW_SECONDS and SSO_START_ATTEMPTS_PER_ADDRESS. */
+  signIn: { redirectUris: string[]; clockSkewSeconds: number; startAttemptsPerAddress: number };
+  /** Starting sign-ins is limited per client address. */
+  rateLimiter: RateLimiter;
 }
 
 export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Promise<SsoDirectory> {
-  requireDependencies('sso', deps, ['db', 'organizations', 'secrets', 'dns', 'membership', 'users', 'teams', 'outbound', 'publicUrl', 'signIn']);
+  requireDependencies('sso', deps, ['db', 'organizations', 'secrets', 'dns', 'membership', 'users', 'teams', 'outbound', 'publicUrl', 'signIn', 'rateLimiter']);
   const sso = createSsoService({ ...deps, resolver: createTxtResolver(deps.dns) });
   await app.register(ssoRoutes, { sso, publicUrl: deps.publicUrl });
   const signIn = createSignInService({
     ...deps,
     oidc: createOidcRelyingParty({ outbound: deps.outbound, secrets: deps.secrets, clockSkewSeconds: deps.signIn.clockSkewSeconds }),
     redirectUriAllowed: createRedirectUriPolicy({ publicUrl: deps.publicUrl, extra: deps.signIn.redirectUris }),
+    startAttemptsPerAddress: deps.signIn.startAttemptsPerAddress,
   });
   await app.register(signInRoutes, { signIn });
   return sso;

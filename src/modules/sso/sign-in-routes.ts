@@ -34,7 +34,8 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         '`codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server\'s URL, a loopback ' +
         'address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app\'s `orgplane:` scheme, and SSO_REDIRECT_URIS. ' +
         '`reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller\'s session (step-up). ' +
-        'No authentication: the provider authenticates the person.',
+        'No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` ' +
+        '(100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends.',
       body: z.object({
         email: emailSchema,
         redirectUri: z.string().min(1).max(2048),
@@ -46,10 +47,11 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         200: z.object({ authorizationUrl: z.string().describe('Open this in the person\'s browser') }),
         400: errorBodySchema.describe('invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it)'),
         404: errorBodySchema.describe('sso_not_configured: no organization has verified the e-mail\'s domain with an SSO connection; sign in with a password'),
+        429: errorBodySchema.describe('rate_limited: this client address started too many sign-ins (`SSO_START_ATTEMPTS_PER_ADDRESS` per 15 minutes, every attempt counted whatever its answer); `Retry-After` says when to try again'),
         502: errorBodySchema.describe('sso_provider_unavailable: the identity provider\'s configuration could not be read'),
       },
     },
-  }, async (request) => ({ authorizationUrl: await signIn.start(request.body) }));
+  }, async (request) => ({ authorizationUrl: await signIn.start(request.body, contextOf(request)) }));
 
   app.get(oidcCallbackPath, {
     schema: {

@@ -4,7 +4,8 @@
 // ever travels in a URL.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.ts';
-import { ApiError, invalidRequest, notFound, unauthorized } from '../../http/errors.ts';
+import { ApiError, invalidRequest, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
+import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import type { Caller } from '../../http/caller.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
@@ -41,7 +42,13 @@ export interface SignInServiceDeps {
   teams: Pick<TeamDirectory, 'addMemberToTeams'>;
   publicUrl: string;
   redirectUriAllowed: (uri: string) => boolean;
+  rateLimiter: RateLimiter;
+  /** SSO_START_ATTEMPTS_PER_ADDRESS, per startLimitWindowSeconds. */
+  startAttemptsPerAddress: number;
 }
+
+/** Starting a sign-in is limited per client address in fixed windows this long. */
+export const startLimitWindowSeconds = 15 * 60;
 
 export const oidcCallbackPath = '/v1/auth/sso/oidc/callback';
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
@@ -93,7 +100,11 @@ export function createSignInService(deps: SignInServiceDeps) {
 
   return {
     /** Home-realm discovery and the IdP's authorization URL for a new sign-in. */
-    async start(input: { email: string; redirectUri: string; codeChallenge: string; reauthenticate: boolean }): Promise<string> {
+    async start(input: { email: string; redirectUri: string; codeChallenge: string; reauthenticate: boolean }, context: Omit<WriteContext, 'actor'>): Promise<string> {
+      // Every attempt counts, whatever its answer: each one may fetch the IdP's configuration and stores
+      // a sign-in in progress, and its answer tells which domains sign in with SSO.
+      const limit = await deps.rateLimiter.hit(`sso-start:address:${context.clientAddress ?? 'unknown'}`, deps.startAttemptsPerAddress, startLimitWindowSeconds);
+      if (!limit.allowed) throw rateLimited(limit, 'Too many SSO sign-ins started from this address; try again later');
       if (!deps.redirectUriAllowed(input.redirectUri)) {
         throw invalidRequest([{ message: 'Not an allowed redirect URI: use one under this server\'s URL, a loopback address, the orgplane: scheme, or one of SSO_REDIRECT_URIS', path: ['redirectUri'] }], 'The redirect URI is not allowed');
       }
