@@ -35,7 +35,9 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         'address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app\'s `orgplane:` scheme, and SSO_REDIRECT_URIS. ' +
         '`reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller\'s session (step-up). ' +
         'No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` ' +
-        '(100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends.',
+        '(100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends. ' +
+        'Writes no audit event (it changes nothing anyone manages: the sign-in in progress expires, and the callback and the exchange record what becomes of it), ' +
+        'except `sso.sign_in_failed` with reason `discovery_failed` when the identity provider\'s configuration cannot be read.',
       body: z.object({
         email: emailSchema,
         redirectUri: z.string().min(1).max(2048),
@@ -64,7 +66,8 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         'a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) ' +
         'is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM ' +
         '(the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM ' +
-        'provisioning them); someone who left on their own may be provisioned again.',
+        'provisioning them); someone who left on their own may be provisioned again. Each refusal is an `sso.sign_in_failed` audit event in the ' +
+        'connection\'s organization (`changes.reason`: the category shown as the connection\'s `lastError`); a just-in-time provisioning is `member.provisioned`.',
       // Read by the handler, not validated here: whatever arrives, a person's browser gets a readable page, never JSON.
       querystring: z.looseObject({}).describe('`state`, and `code` or `error`, as the identity provider sends them'),
       produces: ['text/html'],
@@ -96,7 +99,9 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       description:
         'The code is spent by the first call, whatever its outcome. The new session\'s active organization is the one whose SSO connection signed the person in. ' +
         'For a sign-in started with `reauthenticate: true`, send the session to refresh as `Authorization: Bearer`: it must be the same person\'s, ' +
-        'and the answer has `authenticatedAt` instead of a new `sessionToken`.',
+        'and the answer has `authenticatedAt` instead of a new `sessionToken`. Audit: a new session is `user.signed_in` with `changes.method: "sso"` in that ' +
+        'organization\'s log, a refreshed one `user.reauthenticated` with `authMethod: "sso"`; a code refused for its verifier, for another person\'s session, or ' +
+        'because the person is no longer an active member is `sso.sign_in_failed` (an unknown code names no organization and is not recorded).',
       body: z.object({ code: z.string().min(1).max(512), codeVerifier: pkceValue }).strict(),
       response: {
         200: z.object({
