@@ -1696,17 +1696,22 @@ export interface components {
             ssoRequired: boolean;
             /** @description Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on) */
             ssoReady: boolean;
-            /** @description The last successful SSO sign-in */
+            /** @description The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes */
             lastSignInAt: string | null;
-            /** @description The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, idp_error, discovery_failed...) and a message; never a token */
+            /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, subject_conflict; new ones may be added */
             lastError: {
+                category: string;
+                message: string;
                 /**
                  * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
                  * @example 2026-01-31T09:30:00.000Z
                  */
+                occurredAt: string;
+                /**
+                 * @description The same as `occurredAt` (its first name, kept for clients that read it)
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
                 at: string;
-                category: string;
-                message: string;
             } | null;
             /** @description SAML: when the IdP's signing certificate expires; null for OIDC */
             certificateExpiresAt: string | null;
@@ -6626,6 +6631,15 @@ export interface operations {
             };
             /** @description HTML page: the identity is linked to another account */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: the identity provider could not be reached to complete the sign-in (recorded as the connection's `lastError`, provider_unavailable) */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -28,9 +28,17 @@ const ssoConnectionSchema = z
     }),
     ssoRequired: z.boolean(),
     ssoReady: z.boolean().describe('Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on)'),
-    lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in'),
-    lastError: z.object({ at: timestampSchema, category: z.string(), message: z.string() }).nullable()
-      .describe('The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, idp_error, discovery_failed...) and a message; never a token'),
+    lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes'),
+    lastError: z.object({
+      category: z.string(),
+      message: z.string(),
+      occurredAt: timestampSchema,
+      at: timestampSchema.describe('The same as `occurredAt` (its first name, kept for clients that read it)'),
+    }).nullable()
+      .describe('The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. ' +
+        'Categories: discovery_failed (the issuer\'s configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), ' +
+        'token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), ' +
+        'email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, subject_conflict; new ones may be added'),
     certificateExpiresAt: timestampSchema.nullable().describe('SAML: when the IdP\'s signing certificate expires; null for OIDC'),
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
@@ -54,7 +62,7 @@ function toConnection(row: SsoConnectionRow, publicUrl: string) {
     ssoReady: row.last_sign_in_at !== null,
     lastSignInAt: isoTimestampOrNull(row.last_sign_in_at),
     lastError: row.last_error_at && row.last_error_category
-      ? { at: isoTimestamp(row.last_error_at), category: row.last_error_category, message: row.last_error_message ?? '' }
+      ? { category: row.last_error_category, message: row.last_error_message ?? '', occurredAt: isoTimestamp(row.last_error_at), at: isoTimestamp(row.last_error_at) }
       : null,
     certificateExpiresAt: null,
     createdAt: isoTimestamp(row.created_at),

@@ -76,6 +76,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         400: z.string().describe('HTML page: the sign-in link expired or was already used'),
         403: z.string().describe('HTML page: the sign-in was refused, and why'),
         409: z.string().describe('HTML page: the identity is linked to another account'),
+        502: z.string().describe('HTML page: the identity provider could not be reached to complete the sign-in (recorded as the connection\'s `lastError`, provider_unavailable)'),
       },
     },
   }, async (request, reply) => {
@@ -87,7 +88,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       return reply.status(303).header('location', location).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send(null);
     } catch (error) {
       if (!(error instanceof SignInRefused)) throw error;
-      return reply.status(error.status as 400 | 403 | 409).headers(htmlPageHeaders).send(refusedPage(error.message));
+      return reply.status(error.status as 400 | 403 | 409 | 502).headers(htmlPageHeaders).send(refusedPage(error.message));
     }
   });
 

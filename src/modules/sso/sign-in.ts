@@ -5,6 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { ApiError, invalidRequest, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
+import { OutboundBlockedError, OutboundResponseTooLargeError, OutboundTimeoutError } from '../../platform/outbound.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import type { Caller } from '../../http/caller.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
@@ -34,6 +35,26 @@ export class SignInRefused extends Error {
     this.status = status;
     this.userId = userId;
   }
+}
+
+/** Whether a failed code exchange failed to reach the IdP (network, timeout, the outbound guard, its 5xx) rather than a check. */
+function unreachable(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof OutboundTimeoutError || cause instanceof OutboundBlockedError || cause instanceof OutboundResponseTooLargeError) return true;
+    if (cause.name === 'TimeoutError' || cause.name === 'AbortError' || (cause instanceof TypeError && /fetch failed/i.test(cause.message))) return true;
+    const code = (cause as Error & { code?: unknown }).code;
+    if (typeof code === 'string' && /^(ECONN|ENOTFOUND|EAI_|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|UND_ERR)/.test(code)) return true;
+    const status = (cause as Error & { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 500) return true;
+  }
+  return false;
+}
+
+/** The innermost message of an error chain, for the connection's health (never a token: these are network errors). */
+function describeCause(error: unknown): string {
+  let message = 'unknown error';
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) message = cause.message || message;
+  return message;
 }
 
 /** Refusals of the person (the organization's rules), recorded as `denied`; the others (the IdP's answer, its configuration) as `failure`. */
@@ -202,6 +223,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         });
       } catch (error) {
         // openid-client's messages name the failed check (signature, iss, aud, exp, nonce...) and never a token.
+        if (unreachable(error)) return fail('provider_unavailable', `The identity provider could not be reached to complete the sign-in: ${describeCause(error)}`, 502);
         return fail('token_rejected', `The identity provider's answer was refused: ${error instanceof Error ? error.message : 'unknown error'}`);
       }
       return service.complete(context, connection, request, claims);
