@@ -22,7 +22,7 @@ import { registerJsonBodyParser } from './http/json-body.ts';
 import { finishDocument } from './http/openapi.ts';
 import { registerAudit } from './modules/audit/index.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
-import { registerSso } from './modules/sso/index.ts';
+import { createPasswordSignInPolicy, registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
 import { registerApiKeys } from './modules/api-keys/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
@@ -197,7 +197,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     retention: { days: config.auditRetentionDays, schedule: config.runWorkers },
     stream: { settings: config.auditStream, run: config.runWorkers },
   });
-  await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, signUpAttemptsPerAddress: config.signUpAttemptsPerAddress, membership, organizations: organizationDirectory });
+  await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, signUpAttemptsPerAddress: config.signUpAttemptsPerAddress, membership, organizations: organizationDirectory,
+    // SSO's rule, handed in narrowed: users never imports the SSO module (which uses users' accounts).
+    passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
+  });
   await registerOrganizations(app, { db, membership });
   await registerMembers(app, { membership });
   await registerInvitations(app, { db, membership, users: userDirectory });
@@ -223,7 +226,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     teams: teamDirectory,
     outbound,
     publicUrl: config.publicUrl,
-    signIn: { redirectUris: config.ssoRedirectUris, clockSkewSeconds: config.ssoClockSkewSeconds },
+    signIn: { redirectUris: config.ssoRedirectUris, clockSkewSeconds: config.ssoClockSkewSeconds, startAttemptsPerAddress: config.ssoStartAttemptsPerAddress },
+    rateLimiter,
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership });

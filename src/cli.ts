@@ -9,6 +9,7 @@ import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
 import { createOrganizationDirectory, createOrganizationService, type Plan } from './modules/organizations/index.ts';
 import { bootstrapBodySchema, createUserService } from './modules/users/index.ts';
+import { createPasswordSignInPolicy } from './modules/sso/index.ts';
 import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
 import { startMessengerWorker } from './modules/messenger/index.ts';
 import { loggerOptions } from './http/logging.ts';
@@ -107,13 +108,15 @@ async function main(argv: string[]): Promise<number> {
       }
       const { config, db } = await openMigratedDatabase();
       try {
+        const membership = createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours });
         const users = createUserService({
           db,
           rateLimiter: createRateLimiter(db),
           signUpEnabled: true,
           signUpAttemptsPerAddress: config.signUpAttemptsPerAddress,
-          membership: createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours }),
+          membership,
           organizations: createOrganizationDirectory({ db }),
+          passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
         });
         const result = await users.bootstrap(input.data);
         console.log(JSON.stringify({ userId: result.user.id, organizationId: result.organization.id, sessionToken: result.sessionToken }, null, 2));

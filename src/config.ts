@@ -26,6 +26,7 @@ export const configVariables = [
   ['REAUTH_MAX_AGE_SECONDS', '900', 'how recent a session\'s last authentication must be for privileged operations (0 to 86400; 0 turns the rule off)'],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
   ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '20', 'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)'],
+  ['SSO_START_ATTEMPTS_PER_ADDRESS', '100', 'SSO sign-ins (POST /v1/auth/sso/start) one client address may start per 15 minutes, across all processes (1 to 1000000; raise it when a whole company signs in from behind one NAT)'],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
   ['AUDIT_RETENTION_DAYS', '365', 'audit events older than this many days are pruned daily, leaving a checkpoint (1 to 36500)'],
   ['AUDIT_STREAM_ATTEMPTS', '10', 'failed attempts to deliver a batch to an audit-log stream before the stream is dead-lettered (stopped until re-enabled)'],
@@ -145,6 +146,7 @@ const environmentSchema = z.object({
   REAUTH_MAX_AGE_SECONDS: integerSetting(900, 0, 86_400),
   SIGN_UP_ENABLED: booleanFlag(true),
   SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
+  SSO_START_ATTEMPTS_PER_ADDRESS: integerSetting(100, 1, 1_000_000),
   RUN_WORKERS: booleanFlag(true),
   AUDIT_RETENTION_DAYS: integerSetting(365, 1, 36_500),
   AUDIT_STREAM_ATTEMPTS: integerSetting(10, 1, 1000),
@@ -212,6 +214,8 @@ export interface Config {
   signUpEnabled: boolean;
   /** Sign-up attempts one client address may make per hour (the per-e-mail limit is fixed). */
   signUpAttemptsPerAddress: number;
+  /** SSO sign-ins one client address may start per 15 minutes (SSO_START_ATTEMPTS_PER_ADDRESS). */
+  ssoStartAttemptsPerAddress: number;
   runWorkers: boolean;
   /** Days an audit event is kept (AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
@@ -288,6 +292,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     reauthMaxAgeSeconds: env.REAUTH_MAX_AGE_SECONDS,
     signUpEnabled: env.SIGN_UP_ENABLED,
     signUpAttemptsPerAddress: env.SIGN_UP_ATTEMPTS_PER_ADDRESS,
+    ssoStartAttemptsPerAddress: env.SSO_START_ATTEMPTS_PER_ADDRESS,
     runWorkers: env.RUN_WORKERS,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
     auditStream: {

@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange email and password for a session token
-         * @description Failed attempts are limited across all processes, in fixed 15-minute windows: 10 on one account from one client address, 50 from one address over all accounts, and 100 on one account from all addresses together. Successful sign-ins do not count, and do not clear earlier failures; attempts a limit refuses do not count against the others. Once a limit is reached, every attempt it covers, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends: so a stranger guessing from one address locks out that address, not the account's owner signing in from another one.
+         * @description Failed attempts are limited across all processes, in fixed 15-minute windows: 10 on one account from one client address, 50 from one address over all accounts, and 100 on one account from all addresses together. Successful sign-ins do not count, and do not clear earlier failures; attempts a limit refuses do not count against the others. Once a limit is reached, every attempt it covers, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends: so a stranger guessing from one address locks out that address, not the account's owner signing in from another one. An organization that requires SSO (`ssoRequired` on its SSO connection) refuses its members whose e-mail is in its verified domain: 403 `sso_required`, whose message says to sign in with SSO, and a `user.sign_in_failed` audit event (outcome `denied`, reason `sso_required`). It is answered only after the password was checked (a wrong password is 401 either way, so the answer does not reveal membership). The organization's owner may still sign in with the password (break-glass, for when the identity provider is broken): the `user.signed_in` event in that organization's log carries `breakGlass: true`.
          */
         post: operations["signIn"];
         delete?: never;
@@ -997,7 +997,7 @@ export interface paths {
         put?: never;
         /**
          * Start an SSO sign-in for an e-mail address (home-realm discovery)
-         * @description The e-mail's domain picks the organization whose SSO connection has verified it; the answer is the identity provider's URL to open in a browser. The provider returns to orgplane, which redirects (303) to `redirectUri?code=...`; POST /v1/auth/sso/token exchanges that code, with the `codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server's URL, a loopback address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app's `orgplane:` scheme, and SSO_REDIRECT_URIS. `reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller's session (step-up). No authentication: the provider authenticates the person.
+         * @description The e-mail's domain picks the organization whose SSO connection has verified it; the answer is the identity provider's URL to open in a browser. The provider returns to orgplane, which redirects (303) to `redirectUri?code=...`; POST /v1/auth/sso/token exchanges that code, with the `codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server's URL, a loopback address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app's `orgplane:` scheme, and SSO_REDIRECT_URIS. `reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller's session (step-up). No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` (100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends. Writes no audit event (it changes nothing anyone manages: the sign-in in progress expires, and the callback and the exchange record what becomes of it), except `sso.sign_in_failed` with reason `discovery_failed` when the identity provider's configuration cannot be read.
          */
         post: operations["startSsoSignIn"];
         delete?: never;
@@ -1015,7 +1015,7 @@ export interface paths {
         };
         /**
          * Where the OIDC identity provider returns the person's browser
-         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.
+         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM (the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM provisioning them); someone who left on their own may be provisioned again. Each refusal is an `sso.sign_in_failed` audit event in the connection's organization (`changes.reason`: the category shown as the connection's `lastError`); a just-in-time provisioning is `member.provisioned`.
          */
         get: operations["ssoOidcCallback"];
         put?: never;
@@ -1037,7 +1037,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange the one-time SSO code for a session
-         * @description The code is spent by the first call, whatever its outcome. The new session's active organization is the one whose SSO connection signed the person in. For a sign-in started with `reauthenticate: true`, send the session to refresh as `Authorization: Bearer`: it must be the same person's, and the answer has `authenticatedAt` instead of a new `sessionToken`.
+         * @description The code is spent by the first call, whatever its outcome. The new session's active organization is the one whose SSO connection signed the person in. For a sign-in started with `reauthenticate: true`, send the session to refresh as `Authorization: Bearer`: it must be the same person's, and the answer has `authenticatedAt` instead of a new `sessionToken`. Audit: a new session is `user.signed_in` with `changes.method: "sso"` in that organization's log, a refreshed one `user.reauthenticated` with `authMethod: "sso"`; a code refused for its verifier, for another person's session, or because the person is no longer an active member is `sso.sign_in_failed` (an unknown code names no organization and is not recorded).
          */
         post: operations["exchangeSsoCode"];
         delete?: never;
@@ -1817,17 +1817,22 @@ export interface components {
             ssoRequired: boolean;
             /** @description Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on) */
             ssoReady: boolean;
-            /** @description The last successful SSO sign-in */
+            /** @description The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes */
             lastSignInAt: string | null;
-            /** @description The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed; SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required...) and a message; never a token or an assertion's contents */
+            /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, subject_conflict; SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required; new ones may be added */
             lastError: {
+                category: string;
+                message: string;
                 /**
                  * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
                  * @example 2026-01-31T09:30:00.000Z
                  */
+                occurredAt: string;
+                /**
+                 * @description The same as `occurredAt` (its first name, kept for clients that read it)
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
                 at: string;
-                category: string;
-                message: string;
             } | null;
             /** @description SAML: when the first of the IdP's signing certificates expires (replace it before then); null for OIDC */
             certificateExpiresAt: string | null;
@@ -3204,6 +3209,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description sso_required: the right password, but an organization this account is a member of requires SSO for its e-mail domain; sign in with POST /v1/auth/sso/start */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "sso_required";
+                    };
+                };
+            };
             /** @description rate_limited */
             429: {
                 headers: {
@@ -3377,7 +3394,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_credentials (wrong password), password_not_set (an SSO-only account), or forbidden (an API key) */
+            /** @description invalid_credentials (wrong password), password_not_set (an SSO-only account), sso_required (an organization requires SSO of this account: re-authenticate through SSO), or forbidden (an API key) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3385,7 +3402,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "invalid_credentials" | "password_not_set" | "forbidden";
+                        error: "invalid_credentials" | "password_not_set" | "sso_required" | "forbidden";
                     };
                 };
             };
@@ -6638,7 +6655,7 @@ export interface operations {
                         /** @description Teams of this organization a provisioned member joins. Default when left out: `[]`. */
                         defaultTeamIds?: string[];
                     };
-                    /** @description Whether the organization's members must sign in with SSO. Turning it on needs `ssoReady` (else 409 sso_not_ready); enforcement is not in this version, so `true` is then 400 invalid_request. Omitted: kept as stored */
+                    /** @description Whether the organization's members whose e-mail is in its verified domain must sign in with SSO. Turning it on needs `ssoReady` (else 409 sso_not_ready), so that a connection that does not work cannot lock the organization out. While it is on, their password sign-in and password re-authentication are 403 `sso_required`, except the owner's (break-glass: allowed, and flagged `breakGlass: true` in the `user.signed_in` audit event). Turning it on also ends, at once, the password sessions those members have (the owner's are kept; an admin turning it on ends their own); their SSO sessions stay. While it is on, the domain, issuer and client cannot change (409 sso_not_ready): turn it off first. Omitted: kept as stored */
                     ssoRequired?: boolean;
                 };
             };
@@ -6915,6 +6932,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description rate_limited: this client address started too many sign-ins (`SSO_START_ATTEMPTS_PER_ADDRESS` per 15 minutes, every attempt counted whatever its answer); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "rate_limited";
+                    };
+                };
+            };
             /** @description sso_provider_unavailable: the identity provider's configuration could not be read */
             502: {
                 headers: {
@@ -6965,6 +6994,15 @@ export interface operations {
             };
             /** @description HTML page: the identity is linked to another account */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: the identity provider could not be reached to complete the sign-in (recorded as the connection's `lastError`, provider_unavailable) */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

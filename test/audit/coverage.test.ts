@@ -10,6 +10,8 @@ import { api } from '../support/http.ts';
 import { fillPath, loadOpenApi, type OpenApi, type Operation } from '../reliability/openapi.ts';
 import { prepareRequest, type Prepared } from '../reliability/requests.ts';
 import { startWorld, type World } from '../reliability/world.ts';
+import { followRedirects, startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
+import { pkcePair } from '../sso/oidc-support.ts';
 import { eventsOfRequest, freshRequestId } from './helpers.ts';
 
 /** Mutating operations that write no event of their own, and why. */
@@ -19,27 +21,49 @@ const writesNoEvent: Record<string, string> = {
   bootstrap: 'succeeds once per instance, and the world is bootstrapped already (its event, instance.bootstrapped, is written in the same transaction as the organization)',
   mcpOAuthCallbackShared: 'reached only through a real authorization: the world completed one, and its mcp_connection.authorized event is checked below',
   mcpOAuthCallbackIsolated: 'the same as mcpOAuthCallbackShared, for isolated callbacks',
-  // Not yet: SSO sign-in (issue 19) landed beside the audit log (issue 20) and records no event of its
-  // own; a sign-in through SSO is to write user.signed_in like a password sign-in. Both issues stay open.
-  startSsoSignIn: 'not yet recorded: needs an OIDC provider the world does not run, and SSO sign-in writes no event yet (issues 19, 20 open)',
-  exchangeSsoCode: 'not yet recorded: the code comes from a completed SSO sign-in, and SSO sign-in writes no event yet (issues 19, 20 open)',
-  ssoSamlAcs: 'not yet recorded: needs a SAML IdP the world does not run, and SSO sign-in writes no event yet (issues 19, 20 open)',
+  startSsoSignIn: 'changes nothing anyone manages: it keeps a sign-in in progress (expiring in 10 minutes, spent by the callback); what becomes of it is recorded by the callback (sso.sign_in_failed, member.provisioned) and the exchange (user.signed_in), and a start that cannot read the IdP\'s configuration writes sso.sign_in_failed (test/sso/oidc-sign-in.audit.test.ts). The exchange below performs a start too',
+  ssoSamlAcs: 'the middle of a SAML sign-in, as the OIDC callback (a GET) is of an OIDC one: what becomes of it is recorded by the exchange (user.signed_in), by just-in-time provisioning (member.provisioned) and, when refused, as sso.sign_in_failed (test/sso/saml-sign-in.audit.test.ts); it needs a SAML IdP the world does not run',
 };
 
 let world: World;
 let openapi: OpenApi;
 let starting: Promise<World> | undefined;
+// A real OpenID Provider, so that an SSO code can be exchanged for a session.
+let idp: TestIdp | undefined;
 const hookTimeout = { timeout: 600_000 };
 
 before(async () => {
   starting = startWorld({ logLevel: 'warn' });
   world = await starting;
   openapi = await loadOpenApi(world.app.url);
+  idp = await startTestIdp({ redirectUri: `${world.app.config.publicUrl}/v1/auth/sso/oidc/callback` });
 }, hookTimeout);
 
 after(async () => {
+  await idp?.close();
   await (await starting?.catch(() => undefined))?.close();
 }, hookTimeout);
+
+/**
+ * A one-time code from a real SSO sign-in: the world's connection (its verified domain kept) is pointed
+ * at the test's OpenID Provider with just-in-time provisioning, and a new person of the domain signs in.
+ */
+async function ssoCode(): Promise<{ code: string; codeVerifier: string }> {
+  const put = await api(world.app.url, world.tenant.owner.token).put('/v1/sso/connection', {
+    domain: world.domain, issuer: idp!.issuer, clientId: idp!.clientId, clientSecret: idp!.clientSecret, jitProvisioning: { enabled: true },
+  });
+  assert.equal(put.status, 200, put.text);
+  const email = `sso.${Date.now().toString(36)}@${world.domain}`;
+  const redirectUri = 'http://127.0.0.1:9/sso-done';
+  const pkce = pkcePair();
+  const started = await api(world.app.url).post('/v1/auth/sso/start', { email, redirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+  assert.equal(started.status, 200, started.text);
+  idp!.signInAs({ sub: `sub-${email}`, email, email_verified: true, name: 'Sso Person' });
+  const reached = await followRedirects(started.body.authorizationUrl, redirectUri);
+  const code = reached.location ? new URL(reached.location).searchParams.get('code') : null;
+  assert.ok(code, `the SSO sign-in reached the redirect URI with a code: ${reached.status} ${reached.text.slice(0, 200)}`);
+  return { code, codeVerifier: pkce.verifier };
+}
 
 const mutating = (operation: Operation) => operation.method !== 'GET';
 
@@ -66,6 +90,7 @@ test('every mutating operation, performed successfully, wrote its event in the s
       case 'setOrganizationPlan': return { token: operator.token, prepared };
       case 'reauthenticate': return { token: tenant.owner.token, prepared: { ...prepared, body: { password: tenant.owner.password } } };
       case 'deleteMemory': return { token: tenant.member.token, prepared };
+      case 'exchangeSsoCode': return { prepared: { ...prepared, body: await ssoCode() } };
       case 'authorizeMcpConnection': return { token: tenant.owner.token, prepared: { ...prepared, path: { ...prepared.path, connectionId: ids.connectedOauthConnectionId } } };
       case 'acceptInvitation': {
         const invitee = await signUp(world.app.url, 'invitee');

@@ -24,11 +24,6 @@ describe('OIDC sign-in: happy paths (oidc-provider on loopback)', () => {
     const connection = await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection');
     assert.ok(connection.body.connection.lastSignInAt);
     assert.equal(connection.body.connection.ssoReady, true);
-    // Ready, but enforcement is not in this version: requiring SSO is refused rather than stored and ignored.
-    const { domain, issuer, clientId } = connection.body.connection;
-    const required = await api(world.app.url, world.tenant.owner.token).put('/v1/sso/connection', { domain, issuer, clientId, ssoRequired: true });
-    assert.equal(required.status, 400, required.text);
-    assert.deepEqual(required.body.details[0].path, ['ssoRequired']);
   });
 
   it('the authorization URL carries PKCE (S256), state, nonce and the callback; a step-up adds prompt=login', async () => {

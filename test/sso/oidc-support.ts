@@ -2,6 +2,7 @@
 // loopback (test/support/oidc-idp.ts) with example.test verified through the test's DNS server, and the
 // steps of a sign-in as an app would take them.
 import { createHash, randomBytes } from 'node:crypto';
+import type { Config } from '../../src/config.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
@@ -19,9 +20,9 @@ export interface OidcWorld {
   close(): Promise<void>;
 }
 
-export async function startOidcWorld(options: { interactive?: boolean } = {}): Promise<OidcWorld> {
+export async function startOidcWorld(options: { interactive?: boolean; app?: Partial<Config> } = {}): Promise<OidcWorld> {
   const dns = await startDnsServer();
-  const app = await startTestApp({ dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'] });
+  const app = await startTestApp({ dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'], ...options.app });
   const tenant = await createTenant(app.url);
   await setPlanAsOperator(app, tenant.orgId, 'enterprise');
   const idp = await startTestIdp({ redirectUri: `${app.config.publicUrl}/v1/auth/sso/oidc/callback`, ...(options.interactive ? { interactive: true } : {}) });

@@ -132,6 +132,8 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: Tes
     // Every test signs its people up from 127.0.0.1: the per-address sign-up limit would soon refuse
     // them. The tests of that limit set it themselves.
     signUpAttemptsPerAddress: 1_000_000,
+    // Likewise for starting SSO sign-ins (the fuzz run starts hundreds); test/sso/sso-start-limits.test.ts sets its own.
+    ssoStartAttemptsPerAddress: 1_000_000,
     ...overrides,
   };
 

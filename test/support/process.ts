@@ -43,7 +43,7 @@ export function spawnCli(args: string[], env: Record<string, string>): CliProces
   const { DATABASE_URL: _ignored, ...inherited } = process.env;
   const child = spawn(process.execPath, [mainFile, ...args], {
     // Test processes sign everyone up from 127.0.0.1: the per-address sign-up limit is raised as in startTestApp.
-    env: { ...inherited, HOST: '127.0.0.1', LOG_LEVEL: 'warn', SIGN_UP_ATTEMPTS_PER_ADDRESS: '1000000', ...env },
+    env: { ...inherited, HOST: '127.0.0.1', LOG_LEVEL: 'warn', SIGN_UP_ATTEMPTS_PER_ADDRESS: '1000000', SSO_START_ATTEMPTS_PER_ADDRESS: '1000000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

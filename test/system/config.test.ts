@@ -50,6 +50,7 @@ const numericSettings: Array<[name: string, good: string, tooSmall: string, tooL
   ['MESSENGER_DELIVERY_CONCURRENCY', '4', '0', '1001'],
   ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '5', '0', '3601'],
   ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '100', '0', '1000001'],
+  ['SSO_START_ATTEMPTS_PER_ADDRESS', '500', '0', '1000001'],
 ];
 
 test('DESKTOP_DOWNLOAD_URL has no made-up default: unset is null; an http(s) URL is taken; anything else stops the start naming it', () => {
@@ -79,6 +80,7 @@ test('every numeric setting takes a whole number in its range; a fraction (2.5, 
   assert.equal(loadConfig({ SESSION_TTL_HOURS: '24' }).sessionTtlHours, 24);
   assert.equal(loadConfig({}).sessionTtlHours, 720);
   assert.equal(loadConfig({}).signUpAttemptsPerAddress, 20);
+  assert.equal(loadConfig({}).ssoStartAttemptsPerAddress, 100);
 });
 
 test('MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS below MESSENGER_DELIVERY_RETRY_DELAY_SECONDS stops the start', () => {

@@ -10,6 +10,9 @@ export type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts'
 
 export type MemberStatus = 'active' | 'suspended';
 
+/** Who took a membership away: the organization's directory (SCIM) or an owner or admin. */
+export type RemovedBy = 'scim' | 'administrator';
+
 /** A member as other modules see it. */
 export interface MemberRecord {
   id: string;
@@ -79,8 +82,14 @@ export interface MembershipCore {
   setMemberStatus(tx: Queryable, organizationId: string, memberId: string, status: MemberStatus): Promise<void>;
   /** Changing a role to one that may not invite also ends the invitations the member sent (in the caller's transaction). */
   setMemberRole(tx: Queryable, organizationId: string, member: Pick<MemberRecord, 'id' | 'user_id'>, role: Role): Promise<void>;
-  /** Removing a member also ends the invitations they sent and those sent to them (in the caller's transaction). */
-  deleteMember(tx: Queryable, organizationId: string, memberId: string): Promise<void>;
+  /**
+   * Removing a member also ends the invitations they sent and those sent to them (in the caller's
+   * transaction). `removedBy` records who took the membership away (not given when a member leaves on
+   * their own) until the person is a member again: SSO's just-in-time provisioning does not undo it.
+   */
+  deleteMember(tx: Queryable, organizationId: string, memberId: string, removedBy?: RemovedBy): Promise<void>;
+  /** Who removed the user from the organization and when, while they have not become a member again. */
+  getMemberRemoval(organizationId: string, userId: string, tx?: Queryable): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined>;
   /** Issues a session for the user with `activeOrganizationId` active, authenticated now by `authMethod` (default password); its token, to be shown once. */
   issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod?: AuthMethod): Promise<string>;
   /** Records that the session's person has just authenticated again (step-up); the new time, or undefined when the session is no longer valid. */
@@ -88,6 +97,8 @@ export interface MembershipCore {
   revokeSession(tx: Queryable, sessionId: string): Promise<void>;
   /** Ends every session of the user; the number ended. */
   revokeUserSessions(tx: Queryable, userId: string): Promise<number>;
+  /** Ends the password sessions of the organization's members but its owner whose e-mail is in `domain` (SSO became required); the number ended. */
+  revokePasswordSessionsInDomain(tx: Queryable, organizationId: string, domain: string): Promise<number>;
   /** Makes the organization the session's active one. */
   setSessionOrganization(tx: Queryable, sessionId: string, organizationId: string): Promise<void>;
   /** Makes the organization the session's active one unless it has a usable one (an organization its user is an active member of); true when it changed. */

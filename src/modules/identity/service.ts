@@ -8,7 +8,7 @@ import { forbidden, notFound, type MemberRefusals } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
-import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore } from './index.ts';
+import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore, RemovedBy } from './index.ts';
 import * as store from './store.ts';
 import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.ts';
 
@@ -97,9 +97,10 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     if (userId && status !== 'active') await invitations.endInvitationsSentBy(tx, organizationId, userId);
   }
 
-  async function deleteMember(tx: Queryable, organizationId: string, memberId: string): Promise<void> {
+  async function deleteMember(tx: Queryable, organizationId: string, memberId: string, removedBy?: RemovedBy): Promise<void> {
     const removed = await store.deleteMember(tx, organizationId, memberId);
     if (!removed) return;
+    if (removedBy) await store.recordRemoval(tx, organizationId, removed.userId, removedBy);
     await invitations.endInvitationsSentBy(tx, organizationId, removed.userId);
     // A removal is not undone by an invitation sent before it (one sent to a member SCIM linked, say).
     await invitations.endInvitationsTo(tx, organizationId, removed.email);
@@ -181,6 +182,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     listMembers: (organizationId: string, page: { limit: number; after?: string | undefined }) => store.listMembers(db, organizationId, page.limit, page.after),
     getMember: (organizationId: string, memberId: string, tx: Queryable = db) => store.findMember(tx, organizationId, memberId),
     getMemberByUser: (organizationId: string, userId: string, tx: Queryable = db) => store.findMemberByUser(tx, organizationId, userId),
+    getMemberRemoval: (organizationId: string, userId: string, tx: Queryable = db) => store.findRemoval(tx, organizationId, userId),
     /** Adds the user as a member; the new member's id, or undefined when they are a member already. */
     async addMember(tx: Queryable, organizationId: string, userId: string, role: Role): Promise<string | undefined> {
       const memberId = newId(idPrefixes.member);
@@ -215,6 +217,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     markSessionAuthenticated: (tx: Queryable, sessionId: string, method: AuthMethod) => store.markSessionAuthenticated(tx, sessionId, method),
     revokeSession: (tx: Queryable, sessionId: string) => store.revokeSession(tx, sessionId),
     revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
+    revokePasswordSessionsInDomain: (tx: Queryable, organizationId: string, domain: string) => store.revokePasswordSessionsInDomain(tx, organizationId, domain),
     setSessionOrganization: (tx: Queryable, sessionId: string, organizationId: string) => store.setSessionOrganization(tx, sessionId, organizationId),
     setSessionOrganizationIfUnusable: (tx: Queryable, sessionId: string, organizationId: string) =>
       store.setSessionOrganizationIfUnusable(tx, sessionId, organizationId),

@@ -1,7 +1,7 @@
 // SQL of the membership core: who a token belongs to, and the members table.
 import type { Database, Queryable } from '../../db/database.ts';
 import type { AuthMethod, Role } from '../../http/caller.ts';
-import type { MemberRecord, MemberStatus } from './index.ts';
+import type { MemberRecord, MemberStatus, RemovedBy } from './index.ts';
 
 /** What a bearer token resolves to, read in one round trip on every authenticated request. */
 export interface SessionCallerRow {
@@ -63,7 +63,25 @@ export async function insertMember(db: Queryable, member: { id: string; organiza
      ON CONFLICT (organization_id, user_id) DO NOTHING`,
     [member.id, member.organizationId, member.userId, member.role],
   );
+  // A member again (an invitation accepted, SCIM provisioning): an earlier removal no longer stands.
+  if (rowCount === 1) await db.query('DELETE FROM member_removals WHERE organization_id = $1 AND user_id = $2', [member.organizationId, member.userId]);
   return rowCount === 1;
+}
+
+export async function recordRemoval(db: Queryable, organizationId: string, userId: string, removedBy: RemovedBy): Promise<void> {
+  await db.query(
+    `INSERT INTO member_removals (organization_id, user_id, removed_by) VALUES ($1, $2, $3)
+     ON CONFLICT (organization_id, user_id) DO UPDATE SET removed_by = EXCLUDED.removed_by, removed_at = now()`,
+    [organizationId, userId, removedBy],
+  );
+}
+
+export async function findRemoval(db: Queryable, organizationId: string, userId: string): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined> {
+  const { rows } = await db.query<{ removed_by: RemovedBy; removed_at: Date }>(
+    'SELECT removed_by, removed_at FROM member_removals WHERE organization_id = $1 AND user_id = $2',
+    [organizationId, userId],
+  );
+  return rows[0] && { removedBy: rows[0].removed_by, removedAt: rows[0].removed_at };
 }
 
 export async function findMember(db: Queryable, organizationId: string, memberId: string): Promise<MemberRecord | undefined> {
@@ -178,6 +196,22 @@ export async function revokeSession(db: Queryable, sessionId: string): Promise<v
 
 export async function revokeUserSessions(db: Queryable, userId: string): Promise<number> {
   const { rowCount } = await db.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  return rowCount ?? 0;
+}
+
+/**
+ * Ends the password sessions of the organization's members, other than its owner, whose e-mail is in
+ * `domain` (the part after the last @, compared in lower case); the number ended.
+ */
+export async function revokePasswordSessionsInDomain(db: Queryable, organizationId: string, domain: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE sessions s SET revoked_at = now()
+       FROM members m JOIN users u ON u.id = m.user_id
+      WHERE m.organization_id = $1 AND m.role <> 'owner' AND s.user_id = m.user_id
+        AND lower(substring(u.email from '[^@]*$')) = $2
+        AND s.auth_method = 'password' AND s.revoked_at IS NULL AND s.expires_at > now()`,
+    [organizationId, domain],
+  );
   return rowCount ?? 0;
 }
 

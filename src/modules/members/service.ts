@@ -43,7 +43,8 @@ export function createMemberService(deps: MemberServiceDeps) {
       await membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
-        await membership.deleteMember(tx, organizationId, memberId);
+        // Leaving is the person's own choice; a removal stands against SSO's just-in-time provisioning.
+        await membership.deleteMember(tx, organizationId, memberId, leavingThemselves ? undefined : 'administrator');
         tx.audit({ action: leavingThemselves ? 'member.left' : 'member.removed', organizationId, target: { type: 'member', id: member.id, name: member.email }, changes: { role: member.role } });
       });
     },

@@ -264,7 +264,8 @@ export async function deleteUser(deps: ScimDeps, ctx: ScimContext, id: string): 
     const member = await deps.membership.getMemberByUser(ctx.organizationId, row.user_id, tx);
     if (member?.role === 'owner') throw ownerUntouchable();
     if (member) {
-      await deps.membership.deleteMember(tx, ctx.organizationId, member.id);
+      // Recorded as SCIM's: SSO sign-in must not provision them back (just-in-time).
+      await deps.membership.deleteMember(tx, ctx.organizationId, member.id, 'scim');
       await deps.membership.revokeUserSessions(tx, row.user_id);
     }
     await deps.store.deleteUser(tx, ctx.organizationId, id);

@@ -5,6 +5,7 @@ import type { Database } from '../../db/database.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
+import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
@@ -21,6 +22,7 @@ import { ssoRoutes } from './routes.ts';
 import { createSsoService } from './service.ts';
 
 export { normalizeDomain } from './dns.ts';
+export { createPasswordSignInPolicy } from './enforcement.ts';
 
 /** An organization's SSO connection as other modules see it. */
 export interface SsoConnection {
@@ -42,19 +44,21 @@ export interface SsoModuleDeps {
   secrets: SecretBox;
   /** Where the domain's verification record is looked up: DNS_SERVERS (the system's resolvers when empty) and DNS_TIMEOUT_MS. */
   dns: { servers: string[]; timeoutMs: number };
-  /** Sign-in: accounts, members and sessions, default teams. */
-  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'addMember' | 'lockMember'>;
+  /** Sign-in: accounts, members and sessions, default teams; requiring SSO ends password sessions. */
+  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember' | 'revokePasswordSessionsInDomain'>;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
   teams: Pick<TeamDirectory, 'listTeamIds' | 'addMemberToTeams'>;
   /** The guarded client: identity providers (OIDC discovery, SAML metadata) are tenant-supplied URLs. */
   outbound: Pick<OutboundClient, 'fetch'>;
   publicUrl: string;
-  /** SSO_REDIRECT_URIS and SSO_CLOCK_SKEW_SECONDS. */
-  signIn: { redirectUris: string[]; clockSkewSeconds: number };
+  /** SSO_REDIRECT_URIS, SSO_CLOCK_SKEW_SECONDS and SSO_START_ATTEMPTS_PER_ADDRESS. */
+  signIn: { redirectUris: string[]; clockSkewSeconds: number; startAttemptsPerAddress: number };
+  /** Starting sign-ins is limited per client address. */
+  rateLimiter: RateLimiter;
 }
 
 export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Promise<SsoDirectory> {
-  requireDependencies('sso', deps, ['db', 'organizations', 'secrets', 'dns', 'membership', 'users', 'teams', 'outbound', 'publicUrl', 'signIn']);
+  requireDependencies('sso', deps, ['db', 'organizations', 'secrets', 'dns', 'membership', 'users', 'teams', 'outbound', 'publicUrl', 'signIn', 'rateLimiter']);
   const sso = createSsoService({ ...deps, resolver: createTxtResolver(deps.dns) });
   const saml = createSamlServiceProvider({ db: deps.db, publicUrl: deps.publicUrl, clockSkewSeconds: deps.signIn.clockSkewSeconds });
   await app.register(ssoRoutes, { sso, publicUrl: deps.publicUrl, saml });
@@ -63,6 +67,7 @@ export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Pr
     oidc: createOidcRelyingParty({ outbound: deps.outbound, secrets: deps.secrets, clockSkewSeconds: deps.signIn.clockSkewSeconds }),
     saml,
     redirectUriAllowed: createRedirectUriPolicy({ publicUrl: deps.publicUrl, extra: deps.signIn.redirectUris }),
+    startAttemptsPerAddress: deps.signIn.startAttemptsPerAddress,
   });
   await app.register(signInRoutes, { signIn });
   await app.register(samlRoutes, { db: deps.db, saml, acs: createSamlAcs({ db: deps.db, saml, signIn }) });

@@ -35,10 +35,18 @@ const ssoConnectionSchema = z
     }),
     ssoRequired: z.boolean(),
     ssoReady: z.boolean().describe('Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on)'),
-    lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in'),
-    lastError: z.object({ at: timestampSchema, category: z.string(), message: z.string() }).nullable()
-      .describe('The last refused or failed sign-in: a category (token_rejected, email_not_verified, email_outside_domain, not_a_member, member_suspended, idp_error, discovery_failed; ' +
-        'SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required...) and a message; never a token or an assertion\'s contents'),
+    lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes'),
+    lastError: z.object({
+      category: z.string(),
+      message: z.string(),
+      occurredAt: timestampSchema,
+      at: timestampSchema.describe('The same as `occurredAt` (its first name, kept for clients that read it)'),
+    }).nullable()
+      .describe('The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. ' +
+        'Categories: discovery_failed (the issuer\'s configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), ' +
+        'token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), ' +
+        'email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, subject_conflict; ' +
+        'SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required; new ones may be added'),
     certificateExpiresAt: timestampSchema.nullable().describe('SAML: when the first of the IdP\'s signing certificates expires (replace it before then); null for OIDC'),
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
@@ -68,7 +76,7 @@ function toConnection(row: SsoConnectionRow, publicUrl: string, saml: Pick<SamlS
     ssoReady: row.last_sign_in_at !== null,
     lastSignInAt: isoTimestampOrNull(row.last_sign_in_at),
     lastError: row.last_error_at && row.last_error_category
-      ? { at: isoTimestamp(row.last_error_at), category: row.last_error_category, message: row.last_error_message ?? '' }
+      ? { category: row.last_error_category, message: row.last_error_message ?? '', occurredAt: isoTimestamp(row.last_error_at), at: isoTimestamp(row.last_error_at) }
       : null,
     certificateExpiresAt: isoTimestampOrNull(row.certificate_expires_at),
     createdAt: isoTimestamp(row.created_at),
@@ -128,8 +136,12 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
             defaultTeamIds: z.array(z.string().max(100)).max(50).default([]).describe('Teams of this organization a provisioned member joins'),
           }).strict().optional().describe('Just-in-time provisioning (off unless enabled); omitted: kept as stored'),
           ssoRequired: z.boolean().optional()
-            .describe('Whether the organization\'s members must sign in with SSO. Turning it on needs `ssoReady` (else 409 sso_not_ready); ' +
-              'enforcement is not in this version, so `true` is then 400 invalid_request. Omitted: kept as stored'),
+            .describe('Whether the organization\'s members whose e-mail is in its verified domain must sign in with SSO. Turning it on needs `ssoReady` ' +
+              '(else 409 sso_not_ready), so that a connection that does not work cannot lock the organization out. While it is on, their password ' +
+              'sign-in and password re-authentication are 403 `sso_required`, except the owner\'s (break-glass: allowed, and flagged ' +
+              '`breakGlass: true` in the `user.signed_in` audit event). Turning it on also ends, at once, the password sessions those members have ' +
+              '(the owner\'s are kept; an admin turning it on ends their own); their SSO sessions stay. While it is on, the domain, issuer and client ' +
+              'cannot change (409 sso_not_ready): turn it off first. Omitted: kept as stored'),
         })
         .strict(),
       response: {

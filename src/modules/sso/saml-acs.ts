@@ -11,7 +11,7 @@ import { createSignInStore } from './sign-in-store.ts';
 export interface SamlAcsDeps {
   db: Database;
   saml: Pick<SamlServiceProvider, 'takeRequest' | 'validate' | 'recordAssertion'>;
-  signIn: Pick<SignInService, 'complete'>;
+  signIn: Pick<SignInService, 'complete' | 'recordFailure'>;
 }
 
 export function createSamlAcs(deps: SamlAcsDeps) {
@@ -24,7 +24,7 @@ export function createSamlAcs(deps: SamlAcsDeps) {
       const connection = await store.findById(deps.db, request.organization_id, request.connection_id);
       if (connection?.protocol !== 'saml') throw new SignInRefused(400, 'unknown_state', 'The SSO connection changed during the sign-in. Start the sign-in again.');
       const fail = async (category: string, message: string, status = 403): Promise<never> => {
-        await store.recordError(deps.db, connection.organization_id, connection.id, category, message);
+        await deps.signIn.recordFailure(context, connection, category, message);
         throw new SignInRefused(status, category, message);
       };
       if (!form.SAMLResponse) return fail('assertion_rejected', 'The identity provider sent no SAMLResponse.', 400);

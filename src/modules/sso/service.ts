@@ -7,7 +7,7 @@ import { newId } from '../../platform/ids.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { Caller } from '../identity/index.ts';
+import type { Caller, MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import { identityProviderOf, type SamlIdpInput } from './saml-config.ts';
@@ -22,6 +22,8 @@ export interface SsoServiceDeps {
   teams: Pick<TeamDirectory, 'listTeamIds'>;
   /** SAML metadata URLs are fetched through the guarded client. */
   outbound: Pick<OutboundClient, 'fetch'>;
+  /** Requiring SSO ends the password sessions it covers. */
+  membership: Pick<MembershipCore, 'revokePasswordSessionsInDomain'>;
 }
 
 /** Where the TXT record lives and what it must say. */
@@ -118,7 +120,7 @@ export function createSsoService(deps: SsoServiceDeps) {
           ssoRequired: input.ssoRequired ?? existing?.sso_required ?? false,
         } as const;
         const connectionId = existing?.id ?? newId('sso');
-        tx.audit({
+        const audit = (extra: Record<string, unknown> = {}) => tx.audit({
           action: existing ? 'sso_connection.updated' : 'sso_connection.created',
           organizationId,
           target: { type: 'sso_connection', id: connectionId, name: domain },
@@ -126,9 +128,11 @@ export function createSsoService(deps: SsoServiceDeps) {
             domain, protocol: provider.protocol, issuer: provider.issuer, clientId: provider.clientId, ...(input.clientSecret !== undefined ? { clientSecret: redacted } : {}),
             ...(provider.protocol === 'saml' ? { idpSsoUrl: provider.samlIdpSsoUrl, idpMetadataUrl: provider.samlIdpMetadataUrl, certificateExpiresAt: provider.certificateExpiresAt?.toISOString() } : {}),
             ...settings,
+            ...extra,
           },
         });
         if (!existing) {
+          audit();
           if (settings.ssoRequired) throw ssoNotReady();
           return store.insert(tx, {
             id: connectionId,
@@ -148,11 +152,12 @@ export function createSsoService(deps: SsoServiceDeps) {
         // nobody locks the organization out with a connection that does not work.
         if (settings.ssoRequired && !existing.sso_required && (identityChanged || !existing.last_sign_in_at)) throw ssoNotReady();
         if (settings.ssoRequired && identityChanged) throw ssoNotReady();
-        // Enforcement (refusing members' password sign-ins) is not in this version: a flag that
-        // promised it and did nothing would be worse than none, so it cannot be turned on yet.
-        if (settings.ssoRequired) {
-          throw invalidRequest([{ message: 'Requiring SSO is not available in this version: password sign-in is not refused yet', path: ['ssoRequired'] }], 'Requiring SSO is not available');
-        }
+        // Turned on: from now on the members of the domain sign in with SSO only (the users module asks
+        // createPasswordSignInPolicy), and the password sessions they have now end here, in the same
+        // transaction, so requiring SSO takes effect at once. The owner's are kept (break-glass).
+        const turnedOn = settings.ssoRequired && !existing.sso_required;
+        const revoked = turnedOn ? await deps.membership.revokePasswordSessionsInDomain(tx, organizationId, existing.domain) : 0;
+        audit(turnedOn ? { passwordSessionsRevoked: revoked } : {});
         return store.update(tx, organizationId, {
           domain,
           ...provider,

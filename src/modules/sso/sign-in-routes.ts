@@ -34,7 +34,10 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         '`codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server\'s URL, a loopback ' +
         'address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app\'s `orgplane:` scheme, and SSO_REDIRECT_URIS. ' +
         '`reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller\'s session (step-up). ' +
-        'No authentication: the provider authenticates the person.',
+        'No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` ' +
+        '(100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends. ' +
+        'Writes no audit event (it changes nothing anyone manages: the sign-in in progress expires, and the callback and the exchange record what becomes of it), ' +
+        'except `sso.sign_in_failed` with reason `discovery_failed` when the identity provider\'s configuration cannot be read.',
       body: z.object({
         email: emailSchema,
         redirectUri: z.string().min(1).max(2048),
@@ -46,10 +49,11 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         200: z.object({ authorizationUrl: z.string().describe('Open this in the person\'s browser') }),
         400: errorBodySchema.describe('invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it)'),
         404: errorBodySchema.describe('sso_not_configured: no organization has verified the e-mail\'s domain with an SSO connection; sign in with a password'),
+        429: errorBodySchema.describe('rate_limited: this client address started too many sign-ins (`SSO_START_ATTEMPTS_PER_ADDRESS` per 15 minutes, every attempt counted whatever its answer); `Retry-After` says when to try again'),
         502: errorBodySchema.describe('sso_provider_unavailable: the identity provider\'s configuration could not be read'),
       },
     },
-  }, async (request) => ({ authorizationUrl: await signIn.start(request.body) }));
+  }, async (request) => ({ authorizationUrl: await signIn.start(request.body, contextOf(request)) }));
 
   app.get(oidcCallbackPath, {
     schema: {
@@ -59,7 +63,11 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       description:
         'Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid ' + `${codeTtlSeconds}` + ' seconds). ' +
         'A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization\'s domain, ' +
-        'a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.',
+        'a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) ' +
+        'is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM ' +
+        '(the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM ' +
+        'provisioning them); someone who left on their own may be provisioned again. Each refusal is an `sso.sign_in_failed` audit event in the ' +
+        'connection\'s organization (`changes.reason`: the category shown as the connection\'s `lastError`); a just-in-time provisioning is `member.provisioned`.',
       // Read by the handler, not validated here: whatever arrives, a person's browser gets a readable page, never JSON.
       querystring: z.looseObject({}).describe('`state`, and `code` or `error`, as the identity provider sends them'),
       produces: ['text/html'],
@@ -68,6 +76,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         400: z.string().describe('HTML page: the sign-in link expired or was already used'),
         403: z.string().describe('HTML page: the sign-in was refused, and why'),
         409: z.string().describe('HTML page: the identity is linked to another account'),
+        502: z.string().describe('HTML page: the identity provider could not be reached to complete the sign-in (recorded as the connection\'s `lastError`, provider_unavailable)'),
       },
     },
   }, async (request, reply) => {
@@ -79,7 +88,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       return reply.status(303).header('location', location).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send(null);
     } catch (error) {
       if (!(error instanceof SignInRefused)) throw error;
-      return reply.status(error.status as 400 | 403 | 409).headers(htmlPageHeaders).send(refusedPage(error.message));
+      return reply.status(error.status as 400 | 403 | 409 | 502).headers(htmlPageHeaders).send(refusedPage(error.message));
     }
   });
 
@@ -91,7 +100,9 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       description:
         'The code is spent by the first call, whatever its outcome. The new session\'s active organization is the one whose SSO connection signed the person in. ' +
         'For a sign-in started with `reauthenticate: true`, send the session to refresh as `Authorization: Bearer`: it must be the same person\'s, ' +
-        'and the answer has `authenticatedAt` instead of a new `sessionToken`.',
+        'and the answer has `authenticatedAt` instead of a new `sessionToken`. Audit: a new session is `user.signed_in` with `changes.method: "sso"` in that ' +
+        'organization\'s log, a refreshed one `user.reauthenticated` with `authMethod: "sso"`; a code refused for its verifier, for another person\'s session, or ' +
+        'because the person is no longer an active member is `sso.sign_in_failed` (an unknown code names no organization and is not recorded).',
       body: z.object({ code: z.string().min(1).max(512), codeVerifier: pkceValue }).strict(),
       response: {
         200: z.object({

@@ -3,12 +3,14 @@
 // caller's redirect URI receives and exchanges, with its PKCE verifier, for a session. No session token
 // ever travels in a URL.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Database, Queryable } from '../../db/database.ts';
-import { ApiError, invalidRequest, notFound, unauthorized } from '../../http/errors.ts';
+import type { Database } from '../../db/database.ts';
+import { ApiError, invalidRequest, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
+import { OutboundBlockedError, OutboundResponseTooLargeError, OutboundTimeoutError } from '../../platform/outbound.ts';
+import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import type { Caller } from '../../http/caller.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { writeTransaction, type WriteContext } from '../../platform/write-context.ts';
+import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory, UserRecord } from '../users/index.ts';
@@ -26,12 +28,38 @@ export const codeTtlSeconds = 60;
 export class SignInRefused extends Error {
   readonly category: string;
   readonly status: number;
-  constructor(status: number, category: string, message: string) {
+  /** The account the refusal concerns, when one was found (the failure's audit event names them). */
+  readonly userId: string | undefined;
+  constructor(status: number, category: string, message: string, userId?: string) {
     super(message);
     this.category = category;
     this.status = status;
+    this.userId = userId;
   }
 }
+
+/** Whether a failed code exchange failed to reach the IdP (network, timeout, the outbound guard, its 5xx) rather than a check. */
+function unreachable(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof OutboundTimeoutError || cause instanceof OutboundBlockedError || cause instanceof OutboundResponseTooLargeError) return true;
+    if (cause.name === 'TimeoutError' || cause.name === 'AbortError' || (cause instanceof TypeError && /fetch failed/i.test(cause.message))) return true;
+    const code = (cause as Error & { code?: unknown }).code;
+    if (typeof code === 'string' && /^(ECONN|ENOTFOUND|EAI_|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|UND_ERR)/.test(code)) return true;
+    const status = (cause as Error & { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 500) return true;
+  }
+  return false;
+}
+
+/** The innermost message of an error chain, for the connection's health (never a token: these are network errors). */
+function describeCause(error: unknown): string {
+  let message = 'unknown error';
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) message = cause.message || message;
+  return message;
+}
+
+/** Refusals of the person (the organization's rules), recorded as `denied`; the others (the IdP's answer, its configuration) as `failure`. */
+const personRefusals = new Set(['email_not_verified', 'email_outside_domain', 'not_a_member', 'member_suspended', 'member_removed', 'subject_conflict', 'member_inactive', 'code_verifier_mismatch', 'reauthentication_session_mismatch']);
 
 export interface SignInServiceDeps {
   db: Database;
@@ -39,12 +67,18 @@ export interface SignInServiceDeps {
   oidc: OidcRelyingParty;
   /** A SAML connection's start: the AuthnRequest orgplane sends, and the URL that carries it. */
   saml: Pick<SamlServiceProvider, 'authorizationUrl'>;
-  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'addMember' | 'lockMember'>;
+  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember'>;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
   teams: Pick<TeamDirectory, 'addMemberToTeams'>;
   publicUrl: string;
   redirectUriAllowed: (uri: string) => boolean;
+  rateLimiter: RateLimiter;
+  /** SSO_START_ATTEMPTS_PER_ADDRESS, per startLimitWindowSeconds. */
+  startAttemptsPerAddress: number;
 }
+
+/** Starting a sign-in is limited per client address in fixed windows this long. */
+export const startLimitWindowSeconds = 15 * 60;
 
 export const oidcCallbackPath = '/v1/auth/sso/oidc/callback';
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
@@ -62,7 +96,7 @@ export function createSignInService(deps: SignInServiceDeps) {
 
   /** The account the IdP's person is, in the connection's organization, or a refusal. Inside the sign-in's transaction. */
   async function resolveAccount(
-    tx: Queryable,
+    tx: WriteTransaction,
     connection: SsoConnectionRow,
     claims: { sub: string; email: string; name?: string },
     byEmail: UserRecord | undefined,
@@ -71,25 +105,71 @@ export function createSignInService(deps: SignInServiceDeps) {
     const linked = await store.findLinkedUser(tx, connection.id, claims.sub);
     let user = linked ? await deps.users.getUser(linked, tx) : byEmail;
     let member = user ? await deps.membership.getMemberByUser(organizationId, user.id, tx) : undefined;
-    if (member?.status === 'suspended') throw new SignInRefused(403, 'member_suspended', 'Your membership of this organization is suspended. Ask an administrator.');
+    if (member?.status === 'suspended') throw new SignInRefused(403, 'member_suspended', 'Your membership of this organization is suspended. Ask an administrator.', user!.id);
     if (!member) {
+      // A removal stands until the organization makes the person a member again (an invitation, SCIM):
+      // just-in-time provisioning adds people who were never members, never ones who were taken out.
+      const removal = user ? await deps.membership.getMemberRemoval(organizationId, user.id, tx) : undefined;
+      if (removal) {
+        const by = removal.removedBy === 'scim' ? 'by your organization\'s directory (SCIM)' : 'by an administrator';
+        throw new SignInRefused(403, 'member_removed', `You were removed from this organization ${by}. Ask an administrator to invite you again.`, user!.id);
+      }
       if (!connection.jit_enabled) {
-        throw new SignInRefused(403, 'not_a_member', 'You are not a member of this organization, and it does not add people at their first sign-in. Ask an administrator to invite you.');
+        throw new SignInRefused(403, 'not_a_member', 'You are not a member of this organization, and it does not add people at their first sign-in. Ask an administrator to invite you.', user?.id);
       }
       user ??= await deps.users.ensureUser(tx, { email: claims.email, name: claims.name?.trim() || claims.email });
       await deps.membership.addMember(tx, organizationId, user.id, connection.jit_default_role);
       member = (await deps.membership.getMemberByUser(organizationId, user.id, tx))!;
       await deps.teams.addMemberToTeams(tx, organizationId, member.id, connection.jit_default_team_ids);
+      tx.audit({
+        action: 'member.provisioned',
+        organizationId,
+        actorUserId: user.id,
+        target: { type: 'member', id: member.id, name: user.email },
+        changes: { via: 'sso_just_in_time', protocol: connection.protocol, role: connection.jit_default_role, teamIds: connection.jit_default_team_ids },
+      });
     }
     if (!(await store.link(tx, { connectionId: connection.id, subject: claims.sub, organizationId, userId: user!.id }))) {
-      throw new SignInRefused(409, 'subject_conflict', 'This identity is linked to another account here. Ask an administrator.');
+      throw new SignInRefused(409, 'subject_conflict', 'This identity is linked to another account here. Ask an administrator.', user!.id);
     }
     return { user: user!, memberId: member.id };
   }
 
+  /**
+   * A refused or failed sign-in, recorded in a transaction of its own (the sign-in fails, the record
+   * stays): an `sso.sign_in_failed` event in the connection's organization with the reason's category,
+   * and, for what the connection's health should show (`health`), its last error. Never a token: the
+   * messages are orgplane's own or name the check that failed.
+   */
+  async function recordFailure(
+    context: Omit<WriteContext, 'actor'>,
+    connection: Pick<SsoConnectionRow, 'organization_id' | 'id'> & Partial<Pick<SsoConnectionRow, 'domain' | 'protocol'>>,
+    category: string,
+    message: string,
+    detail: { email?: string | undefined; userId?: string | undefined; health?: boolean } = {},
+  ): Promise<void> {
+    await writeTransaction(db, { ...context, actor: { kind: 'anonymous' } }, async (tx) => {
+      if (detail.health !== false) await store.recordError(tx, connection.organization_id, connection.id, category, message);
+      tx.audit({
+        action: 'sso.sign_in_failed',
+        outcome: personRefusals.has(category) ? 'denied' : 'failure',
+        organizationId: connection.organization_id,
+        target: { type: 'sso_connection', id: connection.id, name: connection.domain ?? null },
+        changes: { method: 'sso', ...(connection.protocol ? { protocol: connection.protocol } : {}), reason: category, message: message.slice(0, 500), ...(detail.email ? { email: detail.email } : {}) },
+        ...(detail.userId ? { actorUserId: detail.userId } : {}),
+      });
+    });
+  }
+
   const service = {
+    recordFailure,
+
     /** Home-realm discovery and the IdP's authorization URL for a new sign-in. */
-    async start(input: { email: string; redirectUri: string; codeChallenge: string; reauthenticate: boolean }): Promise<string> {
+    async start(input: { email: string; redirectUri: string; codeChallenge: string; reauthenticate: boolean }, context: Omit<WriteContext, 'actor'>): Promise<string> {
+      // Every attempt counts, whatever its answer: each one may fetch the IdP's configuration and stores
+      // a sign-in in progress, and its answer tells which domains sign in with SSO.
+      const limit = await deps.rateLimiter.hit(`sso-start:address:${context.clientAddress ?? 'unknown'}`, deps.startAttemptsPerAddress, startLimitWindowSeconds);
+      if (!limit.allowed) throw rateLimited(limit, 'Too many SSO sign-ins started from this address; try again later');
       if (!deps.redirectUriAllowed(input.redirectUri)) {
         throw invalidRequest([{ message: 'Not an allowed redirect URI: use one under this server\'s URL, a loopback address, the orgplane: scheme, or one of SSO_REDIRECT_URIS', path: ['redirectUri'] }], 'The redirect URI is not allowed');
       }
@@ -105,7 +185,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         authorizationUrl = await deps.oidc.authorizationUrl(connection, { redirectUri: callbackUrl, state, nonce, codeVerifier, loginHint: input.email, reauthenticate: input.reauthenticate });
       } catch (error) {
         const message = `The identity provider's configuration could not be read: ${error instanceof Error ? error.message : 'unknown error'}`;
-        await store.recordError(db, connection.organization_id, connection.id, 'discovery_failed', message);
+        await recordFailure(context, connection, 'discovery_failed', message);
         throw new ApiError(502, 'sso_provider_unavailable', message);
       }
       await store.insertRequest(db, {
@@ -133,7 +213,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       const connection = await store.findById(db, request.organization_id, request.connection_id);
       if (!connection) throw new SignInRefused(400, 'unknown_state', 'The SSO connection changed during the sign-in. Start the sign-in again.');
       const fail = async (category: string, message: string, status = 403): Promise<never> => {
-        await store.recordError(db, connection.organization_id, connection.id, category, message);
+        await recordFailure(context, connection, category, message);
         throw new SignInRefused(status, category, message);
       };
       if (query.error) await fail('idp_error', `The identity provider refused the sign-in (${query.error.slice(0, 100)}).`);
@@ -147,6 +227,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         });
       } catch (error) {
         // openid-client's messages name the failed check (signature, iss, aud, exp, nonce...) and never a token.
+        if (unreachable(error)) return fail('provider_unavailable', `The identity provider could not be reached to complete the sign-in: ${describeCause(error)}`, 502);
         return fail('token_rejected', `The identity provider's answer was refused: ${error instanceof Error ? error.message : 'unknown error'}`);
       }
       return service.complete(context, connection, request, claims);
@@ -163,11 +244,11 @@ export function createSignInService(deps: SignInServiceDeps) {
       request: Pick<SignInRequestRow, 'redirect_uri' | 'client_code_challenge' | 'reauthenticate'>,
       claims: { sub: string; email?: unknown; email_verified?: unknown; name?: unknown },
     ): Promise<string> {
-      const fail = async (category: string, message: string, status = 403): Promise<never> => {
-        await store.recordError(db, connection.organization_id, connection.id, category, message);
+      const email = typeof claims.email === 'string' ? claims.email : undefined;
+      const fail = async (category: string, message: string, status = 403, userId?: string): Promise<never> => {
+        await recordFailure(context, connection, category, message, { email, userId });
         throw new SignInRefused(status, category, message);
       };
-      const email = typeof claims.email === 'string' ? claims.email : undefined;
       if (!email || claims.email_verified !== true) return fail('email_not_verified', 'The identity provider did not confirm your e-mail address as verified.');
       if (email.slice(email.lastIndexOf('@') + 1).toLowerCase() !== connection.domain) {
         return fail('email_outside_domain', `Your e-mail address is not in ${connection.domain}, the domain this organization signs in with.`);
@@ -176,7 +257,8 @@ export function createSignInService(deps: SignInServiceDeps) {
       // Read before the transaction (the directory reads outside it): the account the verified e-mail names.
       const byEmail = await deps.users.findUserByEmail(email);
       try {
-        await writeTransaction(db, { ...context, actor: { kind: 'system', name: 'sso-sign-in' } }, async (tx) => {
+        // Nobody is signed in yet: the person's events name them as the actor (actorUserId), as password sign-in's do.
+        await writeTransaction(db, { ...context, actor: { kind: 'anonymous' } }, async (tx) => {
           const name = typeof claims.name === 'string' ? claims.name : undefined;
           const { user } = await resolveAccount(tx, connection, { sub: claims.sub, email, ...(name ? { name } : {}) }, byEmail);
           await store.insertCode(tx, {
@@ -191,7 +273,7 @@ export function createSignInService(deps: SignInServiceDeps) {
           await store.recordSignIn(tx, connection.organization_id, connection.id);
         });
       } catch (error) {
-        if (error instanceof SignInRefused) return fail(error.category, error.message, error.status);
+        if (error instanceof SignInRefused) return fail(error.category, error.message, error.status, error.userId);
         throw error;
       }
       const target = new URL(request.redirect_uri);
@@ -206,23 +288,44 @@ export function createSignInService(deps: SignInServiceDeps) {
     async exchangeCode(context: Omit<WriteContext, 'actor'>, input: { code: string; codeVerifier: string }, caller: Caller | null) {
       const invalidGrant = () => new ApiError(400, 'invalid_grant', 'The code is unknown, expired, already used, or does not match the code verifier');
       const code = await store.takeCode(db, hashToken(input.code));
-      if (!code || !sameSecret(s256(input.codeVerifier), code.client_code_challenge)) throw invalidGrant();
-      return writeTransaction(db, { ...context, actor: caller ?? { kind: 'system', name: 'sso-sign-in' } }, async (tx) => {
-        const member = await deps.membership.getMemberByUser(code.organization_id, code.user_id, tx);
-        if (member?.status !== 'active' || !(await deps.membership.lockMember(tx, code.organization_id, member.id))) {
-          throw new ApiError(403, 'forbidden', 'You are no longer an active member of this organization');
-        }
-        const user = (await deps.users.getUser(code.user_id, tx))!;
-        if (code.reauthenticate) {
-          // A step-up refreshes the session that asked for it, and only that person's.
-          if (!caller?.sessionId || caller.userId !== code.user_id) throw unauthorized();
-          const authenticatedAt = await deps.membership.markSessionAuthenticated(tx, caller.sessionId, 'sso');
-          if (!authenticatedAt) throw unauthorized();
-          return { user, organizationId: code.organization_id, authenticatedAt };
-        }
-        const sessionToken = await deps.membership.issueSession(tx, code.user_id, code.organization_id, 'sso');
-        return { user, organizationId: code.organization_id, sessionToken };
-      });
+      // An unknown code names no organization, and anyone may send one: it is refused and recorded nowhere.
+      if (!code) throw invalidGrant();
+      // The exchange's refusals are the caller's, not the connection's: an event, no change of its health.
+      const refuse = async (error: ApiError, category: string): Promise<never> => {
+        await recordFailure(context, { organization_id: code.organization_id, id: code.connection_id }, category, error.message, { userId: code.user_id, health: false });
+        throw error;
+      };
+      if (!sameSecret(s256(input.codeVerifier), code.client_code_challenge)) return refuse(invalidGrant(), 'code_verifier_mismatch');
+      // A step-up refreshes the session that asked for it, and only that person's.
+      if (code.reauthenticate && (!caller?.sessionId || caller.userId !== code.user_id)) return refuse(unauthorized(), 'reauthentication_session_mismatch');
+      try {
+        return await writeTransaction(db, { ...context, actor: caller ?? { kind: 'anonymous' } }, async (tx) => {
+          const member = await deps.membership.getMemberByUser(code.organization_id, code.user_id, tx);
+          if (member?.status !== 'active' || !(await deps.membership.lockMember(tx, code.organization_id, member.id))) {
+            throw new ApiError(403, 'forbidden', 'You are no longer an active member of this organization');
+          }
+          const user = (await deps.users.getUser(code.user_id, tx))!;
+          if (code.reauthenticate) {
+            const authenticatedAt = await deps.membership.markSessionAuthenticated(tx, caller!.sessionId!, 'sso');
+            if (!authenticatedAt) throw unauthorized();
+            tx.audit({ action: 'user.reauthenticated', organizationId: code.organization_id, target: { type: 'session', id: caller!.sessionId! }, changes: { authMethod: 'sso', connectionId: code.connection_id } });
+            return { user, organizationId: code.organization_id, authenticatedAt };
+          }
+          const sessionToken = await deps.membership.issueSession(tx, code.user_id, code.organization_id, 'sso');
+          // Like a password sign-in's event, in the organization whose connection signed the person in.
+          tx.audit({
+            action: 'user.signed_in',
+            organizationId: code.organization_id,
+            actorUserId: user.id,
+            target: { type: 'user', id: user.id, name: user.email },
+            changes: { method: 'sso', connectionId: code.connection_id },
+          });
+          return { user, organizationId: code.organization_id, sessionToken };
+        });
+      } catch (error) {
+        if (error instanceof ApiError && error.statusCode === 403 && error.code === 'forbidden') return refuse(error, 'member_inactive');
+        throw error;
+      }
     },
   };
   return service;

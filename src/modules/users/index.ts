@@ -26,12 +26,22 @@ export interface UserDirectory {
   updateUserNameAndEmail(tx: Queryable, userId: string, input: { name: string; email: string }): Promise<void>;
 }
 
+/**
+ * Whether the account may use its password (sign-in, re-authentication): an organization may require
+ * SSO of its members. The app hands in the SSO module's rule; users never imports SSO.
+ */
+export type PasswordSignInPolicy = (user: { id: string; email: string }) => Promise<PasswordSignInVerdict>;
+export type PasswordSignInVerdict =
+  /** `breakGlassOrganizationId`: an organization that requires SSO lets its owner in with the password, and its log flags the sign-in. */
+  | { allowed: true; breakGlassOrganizationId?: string }
+  | { allowed: false; organizationId: string; domain: string };
+
 export { createUserDirectory, createUserService, type UserService, type UserServiceDeps } from './service.ts';
 export { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
 
 /** Registers bootstrap, sign-up/in/out and GET /v1/me; the service is returned for the CLI. */
 export async function registerUsers(app: FastifyInstance, deps: UserServiceDeps): Promise<UserService> {
-  requireDependencies('users', deps, ['db', 'rateLimiter', 'signUpEnabled', 'signUpAttemptsPerAddress', 'membership', 'organizations']);
+  requireDependencies('users', deps, ['db', 'rateLimiter', 'signUpEnabled', 'signUpAttemptsPerAddress', 'membership', 'organizations', 'passwordSignInPolicy']);
   const users = createUserService(deps);
   await app.register(userRoutes, { users });
   return users;

@@ -67,12 +67,18 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
         '50 from one address over all accounts, and 100 on one account from all addresses together. Successful sign-ins do not count, ' +
         'and do not clear earlier failures; attempts a limit refuses do not count against the others. Once a limit is reached, every ' +
         'attempt it covers, with the right password too, is 429 `rate_limited` (with `Retry-After`) until the window ends: so a stranger ' +
-        'guessing from one address locks out that address, not the account\'s owner signing in from another one.',
+        'guessing from one address locks out that address, not the account\'s owner signing in from another one. ' +
+        'An organization that requires SSO (`ssoRequired` on its SSO connection) refuses its members whose e-mail is in its verified domain: ' +
+        '403 `sso_required`, whose message says to sign in with SSO, and a `user.sign_in_failed` audit event (outcome `denied`, reason `sso_required`). ' +
+        'It is answered only after the password was checked (a wrong password is 401 either way, so the answer does not reveal membership). ' +
+        'The organization\'s owner may still sign in with the password (break-glass, for when the identity provider is broken): the `user.signed_in` ' +
+        'event in that organization\'s log carries `breakGlass: true`.',
       body: z.object({ email: emailSchema, password: z.string().min(1).max(256) }),
       response: {
         200: sessionResponse,
         400: commonErrorResponses[400],
         401: errorBodySchema.describe('invalid_credentials'),
+        403: errorBodySchema.describe('sso_required: the right password, but an organization this account is a member of requires SSO for its e-mail domain; sign in with POST /v1/auth/sso/start'),
         429: errorBodySchema.describe('rate_limited'),
       },
     },
@@ -132,7 +138,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
         200: z.object({ authenticatedAt: timestampSchema }),
         400: commonErrorResponses[400],
         401: commonErrorResponses[401],
-        403: errorBodySchema.describe('invalid_credentials (wrong password), password_not_set (an SSO-only account), or forbidden (an API key)'),
+        403: errorBodySchema.describe('invalid_credentials (wrong password), password_not_set (an SSO-only account), sso_required (an organization requires SSO of this account: re-authenticate through SSO), or forbidden (an API key)'),
         429: errorBodySchema.describe('rate_limited'),
       },
     },

@@ -11,7 +11,7 @@ import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import { redacted, systemContext, writeTransaction, type CallerContext, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import { requireSignedInUser, type MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
-import type { UserDirectory } from './index.ts';
+import type { PasswordSignInPolicy, UserDirectory } from './index.ts';
 import * as store from './store.ts';
 
 // Password guessing is limited across all processes, in three counters (see signIn): one client
@@ -64,6 +64,13 @@ export interface UserServiceDeps {
   signUpAttemptsPerAddress: number;
   membership: Pick<MembershipCore, 'addMember' | 'issueSession' | 'revokeSession' | 'markSessionAuthenticated'>;
   organizations: Pick<OrganizationDirectory, 'countOrganizations' | 'addOrganization' | 'listOrganizationsOfUser'>;
+  /** Whether an organization requires SSO of the account instead of its password (the SSO module's rule, handed in by the app). */
+  passwordSignInPolicy: PasswordSignInPolicy;
+}
+
+/** 403 sso_required: the account's organization requires SSO for its domain. */
+function ssoRequired(domain: string): ApiError {
+  return new ApiError(403, 'sso_required', `Your organization requires signing in with SSO for ${domain} addresses: use "Sign in with SSO" (POST /v1/auth/sso/start) instead of your password`);
 }
 
 export function createUserService(deps: UserServiceDeps) {
@@ -87,18 +94,26 @@ export function createUserService(deps: UserServiceDeps) {
    * A sign-in concerns every organization the account is an active member of: its event goes to each
    * of their logs; an account of none (or an unknown e-mail) goes to the instance's own log.
    */
-  function signInEvents(tx: WriteTransaction, action: string, userId: string | undefined, email: string, organizationIds: string[]) {
-    const outcome = action === 'user.sign_in_failed' ? 'failure' as const : 'success' as const;
+  function signInEvents(
+    tx: WriteTransaction,
+    action: string,
+    userId: string | undefined,
+    email: string,
+    organizationIds: string[],
+    detail: { outcome?: 'success' | 'failure' | 'denied'; changes?: (organizationId: string | null) => Record<string, unknown> } = {},
+  ) {
+    const outcome = detail.outcome ?? (action === 'user.sign_in_failed' ? 'failure' as const : 'success' as const);
     const target = { type: 'user', id: userId ?? 'unknown', name: email };
     const base = { action, outcome, target, ...(userId ? { actorUserId: userId } : {}) };
-    if (organizationIds.length === 0) tx.audit({ ...base, organizationId: null });
-    for (const organizationId of organizationIds) tx.audit({ ...base, organizationId });
+    const changesOf = (organizationId: string | null) => (detail.changes ? { changes: detail.changes(organizationId) } : {});
+    if (organizationIds.length === 0) tx.audit({ ...base, organizationId: null, ...changesOf(null) });
+    for (const organizationId of organizationIds) tx.audit({ ...base, organizationId, ...changesOf(organizationId) });
   }
 
   /** A failed sign-in is recorded in its own transaction (the request fails, the record stays). */
-  async function recordSignIn(ctx: WriteContext, action: string, userId: string | undefined, email: string) {
+  async function recordSignIn(ctx: WriteContext, action: string, userId: string | undefined, email: string, detail: Parameters<typeof signInEvents>[5] = {}) {
     const organizations = userId ? await deps.organizations.listOrganizationsOfUser(userId) : [];
-    await writeTransaction(db, ctx, async (tx) => signInEvents(tx, action, userId, email, organizations.map((organization) => organization.id)));
+    await writeTransaction(db, ctx, async (tx) => signInEvents(tx, action, userId, email, organizations.map((organization) => organization.id), detail));
   }
 
   /** Takes a place in each sign-in counter (see signIn), or 429 when a limit is reached; the places, to give back on success. */
@@ -181,13 +196,24 @@ export function createUserService(deps: UserServiceDeps) {
       // Verify against a decoy when the account does not exist, so timing does not reveal which emails exist.
       const valid = await verifyPassword(input.password, user?.password_hash ?? decoyPasswordHash);
       if (!user || !user.password_hash || !valid) {
-        await recordSignIn(ctx, 'user.sign_in_failed', user?.id, account);
+        await recordSignIn(ctx, 'user.sign_in_failed', user?.id, account, { changes: () => ({ method: 'password' }) });
         throw new ApiError(401, 'invalid_credentials', 'Email or password is wrong');
       }
+      // The right password is not a guess, whatever the policy answers: its places go back.
       for (const result of results) await result.release();
+      // Judged after the password, so that the answer tells nobody without it whether the account is an
+      // organization's member: 401 for a wrong password either way.
+      const policy = await deps.passwordSignInPolicy(user);
+      if (!policy.allowed) {
+        await recordSignIn(ctx, 'user.sign_in_failed', user.id, account, { outcome: 'denied', changes: () => ({ method: 'password', reason: 'sso_required' }) });
+        throw ssoRequired(policy.domain);
+      }
       const organizations = await deps.organizations.listOrganizationsOfUser(user.id);
       const sessionToken = await writeTransaction(db, ctx, async (tx) => {
-        signInEvents(tx, 'user.signed_in', user.id, user.email, organizations.map((organization) => organization.id));
+        // The owner's break-glass sign-in is flagged in the log of the organization that requires SSO.
+        signInEvents(tx, 'user.signed_in', user.id, user.email, organizations.map((organization) => organization.id), {
+          changes: (organizationId) => ({ method: 'password', ...(organizationId !== null && organizationId === policy.breakGlassOrganizationId ? { breakGlass: true } : {}) }),
+        });
         return issueSession(tx, user.id, organizations[0]?.id ?? null);
       });
       return { user, sessionToken };
@@ -233,8 +259,16 @@ export function createUserService(deps: UserServiceDeps) {
       }
       if (!(await verifyPassword(password, user.password_hash))) throw new ApiError(403, 'invalid_credentials', 'The password is wrong');
       for (const result of results) await result.release();
+      // A password step-up is a password authentication: refused like sign-in where SSO is required.
+      const policy = await deps.passwordSignInPolicy(user);
+      if (!policy.allowed) throw ssoRequired(policy.domain);
       const authenticatedAt = await writeTransaction(db, ctx, async (tx) => {
-        tx.audit({ action: 'user.reauthenticated', target: { type: 'session', id: caller.sessionId! }, changes: { authMethod: 'password' } });
+        tx.audit({
+          action: 'user.reauthenticated',
+          target: { type: 'session', id: caller.sessionId! },
+          // In the active organization's log, flagged when that organization requires SSO (its owner's break-glass).
+          changes: { authMethod: 'password', ...(policy.breakGlassOrganizationId && policy.breakGlassOrganizationId === caller.organizationId ? { breakGlass: true } : {}) },
+        });
         return deps.membership.markSessionAuthenticated(tx, caller.sessionId!, 'password');
       });
       // Revoked or expired between the hook and here: it is no longer a session at all.
