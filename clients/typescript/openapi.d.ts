@@ -869,6 +869,8 @@ export interface paths {
         /**
          * Set which tools of a connection the workspace may use
          * @description Owners and admins. Replaces the policy: every tool (`all`), only the tools named (`allow_list`), or every tool but those named (`deny_list`), and whether calls of tools that may be destructive need an approval. Names need not be in the catalog now. Does not change `updatedAt` of the connection.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         put: operations["setMcpConnectionToolPolicy"];
         post?: never;

@@ -94,7 +94,8 @@ describe('step-up re-authentication: happy paths', () => {
       }
     }
     assert.deepEqual(marked.sort(), [
-      'changeMemberRole', 'createApiKey', 'createInstallLink', 'editMcpConnection', 'putSsoConnection', 'replaceMcpConnectionAccess', 'rotateScimToken', 'transferOwnership',
+      'changeMemberRole', 'createApiKey', 'createInstallLink', 'deleteAuditStream', 'editMcpConnection', 'putAuditStream', 'putSsoConnection', 'replaceMcpConnectionAccess',
+      'rotateScimToken', 'setMcpConnectionToolPolicy', 'transferOwnership',
     ]);
   });
 

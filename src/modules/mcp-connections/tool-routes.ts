@@ -28,7 +28,8 @@ export const mcpToolRoutes: FastifyPluginAsyncZod<{ service: McpConnectionServic
   }, async (request) => service.listTools(callerOf(request), request.params.connectionId));
 
   app.put('/v1/mcp-connections/:connectionId/tool-policy', {
-    onRequest: authenticate({ roles: ['owner', 'admin'] }),
+    // Which tools the workspace may call is as privileged as who may use the connection (issue 21 item 3).
+    onRequest: authenticate({ roles: ['owner', 'admin'], freshAuthentication: true }),
     schema: {
       tags,
       operationId: 'setMcpConnectionToolPolicy',
