@@ -22,6 +22,15 @@ after(async () => {
   await browser?.close();
 });
 
+/** Polls `check` until it holds (the page updates after its API call answers). */
+async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function signIn(email: string, password: string) {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
@@ -66,13 +75,13 @@ test('the organization switcher makes another organization active and shows its 
   await page.reload();
   const switcher = page.getByRole('combobox', { name: 'Organization' });
   await switcher.selectOption({ label: 'Second org' });
-  await page.getByRole('table', { name: 'Members of this organization' }).getByRole('row').nth(1).waitFor();
-  await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
-  const me = await page.evaluate(async () => {
-    const answer = await fetch('/v1/me', { headers: { authorization: `Bearer ${sessionStorage.getItem('orgplane.session')}` } });
-    return answer.json();
-  });
-  assert.equal(me.activeOrganizationId, created.body.organization.id);
+  const rows = page.getByRole('table', { name: 'Members of this organization' }).getByRole('row');
+  // The new organization has one member, the owner: a header row and one row.
+  await waitUntil(async () => (await rows.count()) === 2, 'the second organization\'s members show');
+  await rows.getByRole('cell', { name: t.tenant.owner.email }).waitFor();
+  const consoleToken = await page.evaluate(() => sessionStorage.getItem('orgplane.session'));
+  const me = await t.as(consoleToken!).get('/v1/me');
+  assert.equal(me.body.activeOrganizationId, created.body.organization.id);
 });
 
 test('the navigation works by keyboard, and at 390×844', { skip: skipWithoutChromium }, async () => {
@@ -83,7 +92,7 @@ test('the navigation works by keyboard, and at 390×844', { skip: skipWithoutChr
   assert.equal(await link.getAttribute('aria-current'), 'page');
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('heading', { name: 'Members' }).waitFor();
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 390 wide`);
   await assertAccessible(page, 'members at 390×844');
   await screenshot(page, 'members-phone');
@@ -107,7 +116,7 @@ test('sign-up shows the API message beside the field it names, then creates the 
   await page.getByLabel('Password').fill('short');
   await page.getByRole('button', { name: 'Create account' }).click();
   const password = page.getByLabel('Password');
-  await page.waitForFunction(() => document.getElementById('field-password')?.getAttribute('aria-invalid') === 'true');
+  await waitUntil(async () => (await password.getAttribute('aria-invalid')) === 'true', 'the password field is marked invalid');
   const describedBy = await password.getAttribute('aria-describedby');
   assert.ok(describedBy);
   assert.match(await page.locator(`#${describedBy}`).innerText(), /\S/);
