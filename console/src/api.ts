@@ -5,7 +5,7 @@ import createClient from 'openapi-fetch';
 import type { components, paths } from '../../clients/typescript/openapi.d.ts';
 
 export type ApiError = components['schemas']['Error'];
-export type { paths };
+export type { components, paths };
 export type Member = components['schemas']['Member'];
 
 // The session token lives in sessionStorage: it survives a reload of the tab but not the tab's closing,

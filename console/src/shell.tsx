@@ -1,11 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, session, type ApiError, type paths } from './api.ts';
+import { InvitationsPage } from './pages/invitations.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { navigate, usePath } from './router.ts';
 
 type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
 
-const sections = [{ path: '/members', label: 'Members' }];
+const sections = [
+  { path: '/members', label: 'Members', page: MembersPage },
+  { path: '/invitations', label: 'Invitations', page: InvitationsPage },
+];
 
 export function Shell({ onSignedOut }: { onSignedOut: () => void }) {
   const path = usePath();
@@ -68,7 +72,7 @@ export function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         {active ? (
           <>
             <p class="plan">Plan: <strong>{active.plan}</strong> · your role: {active.role}</p>
-            <MembersPage organizationId={active.id} />
+            <current.page organizationId={active.id} />
           </>
         ) : (
           <p>You are not a member of any organization yet. Ask an owner for an invitation, or create one with <code>POST /v1/orgs</code>.</p>

@@ -99,6 +99,43 @@ test('the navigation works by keyboard, and at 390×844', { skip: skipWithoutChr
   await page.setViewportSize({ width: 1280, height: 800 });
 });
 
+test('invitations: a bad address is refused beside its field; an invitation is sent, listed, and revoked after a confirmation', { skip: skipWithoutChromium }, async () => {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Invitations' }).click();
+  await page.getByRole('heading', { name: 'Invitations' }).waitFor();
+  const emailField = page.getByLabel('Email to invite');
+  await emailField.fill('not-an-address');
+  await page.getByRole('button', { name: 'Invite', exact: true }).click();
+  await waitUntil(async () => (await emailField.getAttribute('aria-invalid')) === 'true', 'the address is marked invalid');
+  assert.match(await page.locator(`#${await emailField.getAttribute('aria-describedby')}`).innerText(), /\S/);
+
+  const invitee = uniqueEmail('invitee');
+  await emailField.fill(invitee);
+  await page.getByLabel('Role').selectOption('admin');
+  await page.getByRole('button', { name: 'Invite', exact: true }).click();
+  const table = page.getByRole('table', { name: 'Pending invitations' });
+  await table.getByRole('cell', { name: invitee, exact: true }).waitFor();
+  await assertAccessible(page, 'invitations');
+  await screenshot(page, 'invitations');
+
+  const revoke = page.getByRole('button', { name: `Revoke the invitation of ${invitee}` });
+  await revoke.click();
+  const dialog = page.getByRole('dialog', { name: 'Revoke this invitation?' });
+  await dialog.waitFor();
+  await assertAccessible(page, 'revoke confirmation');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  // The console's active organization (the switcher test left it on the second one).
+  const consoleToken = await page.evaluate(() => sessionStorage.getItem('orgplane.session'));
+  const organizationId = (await t.as(consoleToken!).get('/v1/me')).body.activeOrganizationId;
+  const listed = async () => (await t.as(t.tenant.owner.token).get(`/v1/orgs/${organizationId}/invitations`)).body.invitations.map((i: { email: string }) => i.email);
+  assert.ok((await listed()).includes(invitee), 'cancel keeps the invitation');
+
+  await revoke.click();
+  await dialog.getByRole('button', { name: 'Revoke invitation' }).click();
+  await table.getByRole('cell', { name: invitee, exact: true }).waitFor({ state: 'detached' });
+  assert.ok(!(await listed()).includes(invitee), 'the invitation was revoked on the server');
+});
+
 test('sign out ends the session on the server and returns to sign-in', { skip: skipWithoutChromium }, async () => {
   const token = await page.evaluate(() => sessionStorage.getItem('orgplane.session'));
   await page.getByRole('button', { name: 'Sign out' }).click();
