@@ -16,6 +16,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { documentAuthentication } from './http/auth.ts';
 import { registerCors } from './http/cors.ts';
+import { registerConsole } from './http/console.ts';
 import { createClientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
@@ -46,6 +47,8 @@ export interface AppDependencies {
   outbound?: OutboundClient;
   /** Where log lines go (stdout by default); tests pass a stream to read them. */
   logStream?: DestinationStream;
+  /** The built console (console/dist by default). */
+  consoleDir?: string;
 }
 
 /** The spec's tags, in its order, so the OpenAPI groups operations the way the contract does. */
@@ -116,7 +119,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  // Paths no route claims: the console's HTML for a browser's GET, the API's JSON 404 for the rest.
+  app.setNotFoundHandler(registerConsole(app, notFoundHandler, deps.consoleDir));
   // JSON only: any other content type is 415 rather than a string that fails validation later.
   app.removeContentTypeParser(['text/plain']);
   registerJsonBodyParser(app);

@@ -22,6 +22,8 @@ export interface ServerOptions {
   logStream?: DestinationStream;
   /** An already-open database (tests share one between apps); it is then not closed by `close()`. */
   db?: Database;
+  /** The built console (console/dist by default); tests point it at a missing one. */
+  consoleDir?: string;
 }
 
 /** Opens the database, migrates it, builds the app and listens: what `orgplane start` does. */
@@ -37,7 +39,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   try {
     await migrate(db);
     const secrets = await openSecretBox(db, config.secretKey, config.dataDir);
-    const app = await buildApp({ config, db, secrets, ...(options.logStream ? { logStream: options.logStream } : {}) });
+    const app = await buildApp({ config, db, secrets, ...(options.logStream ? { logStream: options.logStream } : {}), ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}) });
     db.pool.on('error', (error) => app.log.warn({ err: error }, 'idle database connection failed'));
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();

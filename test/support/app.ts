@@ -96,6 +96,8 @@ export async function openTestDatabase(): Promise<TestDatabase> {
 export interface TestAppOptions {
   /** Another test app whose database this one shares (PostgreSQL only): several processes, one database. */
   shareDatabaseWith?: TestApp;
+  /** The built console the server serves (console/dist by default). */
+  consoleDir?: string;
 }
 
 /**
@@ -155,7 +157,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: Tes
   });
 
   const db = sharedDb ?? (databaseUrl ? undefined : await openDatabase({ pgliteDataDir: 'memory://' }));
-  const server = await startServer(config, { logStream, ...(db ? { db } : {}) });
+  const server = await startServer(config, { logStream, ...(db ? { db } : {}), ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}) });
   return {
     ...server,
     config,

@@ -1,0 +1,13 @@
+import { render } from 'preact';
+import { useState } from 'preact/hooks';
+import { session } from './api.ts';
+import { SignInPage } from './pages/sign-in.tsx';
+import { Shell } from './shell.tsx';
+import './styles.css';
+
+function App() {
+  const [signedIn, setSignedIn] = useState(session.token !== null);
+  return signedIn ? <Shell onSignedOut={() => setSignedIn(false)} /> : <SignInPage onSignedIn={() => setSignedIn(true)} />;
+}
+
+render(<App />, document.getElementById('app')!);
