@@ -307,6 +307,7 @@ test('a caller refused by the matrix is refused the same way when the input is i
 const privileged: Record<string, { body?: unknown }> = {
   editMcpConnection: {},
   replaceMcpConnectionAccess: {},
+  setMcpConnectionToolPolicy: {},
   rotateScimToken: {},
   putSsoConnection: {},
   createApiKey: {},
