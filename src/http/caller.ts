@@ -21,6 +21,12 @@ export interface Caller {
    */
   authenticatedAt?: Date;
   authMethod?: AuthMethod;
+  /**
+   * The person's name and e-mail (an API key: its name, no e-mail) as read when the request was
+   * authenticated: what the audit log records of the actor, without reading them again.
+   */
+  name?: string | null;
+  email?: string | null;
 }
 
 /** How a session's person authenticated: their password, or their organization's identity provider. */

@@ -15,8 +15,13 @@ function organizationOfActor(actor: Actor): string | null {
 }
 
 async function describeActor(tx: Queryable, actor: Actor, userId: string | undefined): Promise<AuditEvent['actor']> {
+  // The caller as read by the request's authentication (same request, so as they were at the time).
+  if (actor.kind === 'session' && actor.userId && actor.name !== undefined) {
+    return { type: 'user', id: actor.userId, name: actor.name ?? null, email: actor.email ?? null };
+  }
   if (actor.kind === 'api_key' && actor.apiKeyId) {
-    return { type: 'api_key', id: actor.apiKeyId, name: (await store.findApiKeyName(tx, actor.apiKeyId)) ?? null, email: null };
+    const name = actor.name !== undefined ? actor.name : await store.findApiKeyName(tx, actor.apiKeyId);
+    return { type: 'api_key', id: actor.apiKeyId, name: name ?? null, email: null };
   }
   if (actor.kind === 'scim') return { type: 'scim', id: actor.connectorId, name: 'SCIM', email: null };
   if (actor.kind === 'system') return { type: 'system', id: actor.name, name: actor.name, email: null };
@@ -66,7 +71,7 @@ export async function recordAuditEvents(tx: Queryable, context: WriteContext, en
       if (event.changes) event.changes = JSON.parse(JSON.stringify(event.changes)) as Record<string, unknown>;
       const seq = head.seq + 1;
       const hash = eventHash(event, seq, head.hash);
-      await store.insertEvent(tx, chainId, seq, event, head.hash, hash);
+      await store.appendEvent(tx, chainId, seq, event, head.hash, hash);
       head = { seq, hash };
     }
   }

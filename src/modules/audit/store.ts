@@ -1,6 +1,5 @@
 // SQL of the audit log: appending events to an organization's chain, reading them back.
 import type { Queryable } from '../../db/database.ts';
-import { lockUntilCommit } from '../../db/locks.ts';
 import { genesisHash, type AuditEvent } from './chain.ts';
 
 export interface AuditRow {
@@ -48,22 +47,24 @@ export function toEvent(row: AuditRow): AuditEvent {
 /**
  * Holds the chain until the transaction ends (appends of one chain are serialized) and returns its
  * last link: the newest event's seq and hash, or the retention checkpoint's, or the chain's start.
+ * One statement: the upsert locks the head row (waiting for an append in progress and then reading
+ * what it committed), and creates it for a chain's first event.
  */
 export async function lockChainHead(tx: Queryable, chainId: string): Promise<{ seq: number; hash: string }> {
-  await lockUntilCommit(tx, `audit-chain:${chainId}`);
   const { rows } = await tx.query<{ seq: number; hash: string }>(
-    `SELECT seq, hash FROM (
-       (SELECT seq, hash FROM audit_events WHERE chain_id = $1 ORDER BY seq DESC LIMIT 1)
-       UNION ALL (SELECT seq, hash FROM audit_checkpoints WHERE chain_id = $1)
-     ) heads ORDER BY seq DESC LIMIT 1`,
-    [chainId],
+    `INSERT INTO audit_chain_heads (chain_id, seq, hash) VALUES ($1, 0, $2)
+     ON CONFLICT (chain_id) DO UPDATE SET seq = audit_chain_heads.seq
+     RETURNING seq, hash`,
+    [chainId, genesisHash],
   );
-  return rows[0] ?? { seq: 0, hash: genesisHash };
+  return rows[0]!;
 }
 
-export async function insertEvent(tx: Queryable, chainId: string, seq: number, event: AuditEvent, prevHash: string, hash: string): Promise<void> {
+/** Appends the event at `seq` and makes it the chain's head (the chain is held: lockChainHead). */
+export async function appendEvent(tx: Queryable, chainId: string, seq: number, event: AuditEvent, prevHash: string, hash: string): Promise<void> {
   await tx.query(
-    `INSERT INTO audit_events (id, chain_id, seq, organization_id, occurred_at, action, outcome, actor_type, actor_id, actor_name, actor_email,
+    `WITH head AS (UPDATE audit_chain_heads SET seq = $3, hash = $20 WHERE chain_id = $2)
+     INSERT INTO audit_events (id, chain_id, seq, organization_id, occurred_at, action, outcome, actor_type, actor_id, actor_name, actor_email,
        target_type, target_id, target_name, ip, user_agent, request_id, changes, prev_hash, hash)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
     [
@@ -155,7 +156,7 @@ export async function chainsWithEventsBefore(db: Queryable, before: Date): Promi
  * starts. Returns how many events were removed.
  */
 export async function pruneChain(tx: Queryable, chainId: string, before: Date): Promise<number> {
-  await lockUntilCommit(tx, `audit-chain:${chainId}`);
+  await lockChainHead(tx, chainId);
   const { rows } = await tx.query<{ seq: number; hash: string }>(
     'SELECT seq, hash FROM audit_events WHERE chain_id = $1 AND occurred_at < $2 ORDER BY seq DESC LIMIT 1',
     [chainId, before],

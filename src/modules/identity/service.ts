@@ -132,6 +132,8 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         role: row.role,
         authenticatedAt: row.authenticated_at,
         authMethod: row.auth_method,
+        name: row.name,
+        email: row.email,
       };
     },
 
@@ -148,6 +150,8 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         organizationId: row.organization_id,
         memberId: null,
         role: row.role,
+        name: row.name,
+        email: null,
       };
     },
 

@@ -14,12 +14,15 @@ export interface SessionCallerRow {
   role: Role | null;
   authenticated_at: Date;
   auth_method: AuthMethod;
+  name: string;
+  email: string;
 }
 
 export interface ApiKeyCallerRow {
   token_hash: string;
   id: string;
   organization_id: string;
+  name: string;
   role: 'admin' | 'member';
 }
 
@@ -33,7 +36,7 @@ const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.c
  */
 export const sessionCallerSql = `
   SELECT s.token_hash, s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
-         m.id AS member_id, m.role, s.authenticated_at, s.auth_method
+         m.id AS member_id, m.role, s.authenticated_at, s.auth_method, u.name, u.email
     FROM sessions s
     JOIN users u ON u.id = s.user_id
     LEFT JOIN members m
