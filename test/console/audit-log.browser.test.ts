@@ -25,7 +25,7 @@ async function signIn(person: { email: string; password: string }) {
   await page.goto(`${t.app.url}/audit-log`);
   await page.getByLabel('Email').fill(person.email);
   await page.getByLabel('Password').fill(person.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 const events = () => page.getByRole('table', { name: 'Audit events, newest first' });
