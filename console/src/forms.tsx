@@ -4,7 +4,7 @@ import { fieldErrors } from './api.ts';
 interface FieldProps {
   label: string;
   name: string;
-  type?: 'text' | 'email' | 'password' | 'url';
+  type?: 'text' | 'email' | 'password' | 'url' | 'datetime-local';
   value: string;
   onInput: (value: string) => void;
   error?: ApiError | undefined;
