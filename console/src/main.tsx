@@ -2,11 +2,15 @@ import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import { session } from './api.ts';
 import { SignInPage } from './pages/sign-in.tsx';
+import { SsoCallbackPage, ssoCallbackPath } from './pages/sso-sign-in.tsx';
 import { Shell } from './shell.tsx';
 import './styles.css';
 
 function App() {
   const [signedIn, setSignedIn] = useState(session.token !== null);
+  // Back from the identity provider: the code is exchanged even in a tab that had a session (a new sign-in).
+  const [ssoReturn, setSsoReturn] = useState(location.pathname === ssoCallbackPath);
+  if (ssoReturn) return <SsoCallbackPage onSignedIn={() => { setSsoReturn(false); setSignedIn(true); }} />;
   return signedIn ? <Shell onSignedOut={() => setSignedIn(false)} /> : <SignInPage onSignedIn={() => setSignedIn(true)} />;
 }
 

@@ -34,7 +34,7 @@ async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs 
 async function signIn(email: string, password: string) {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 test('a wrong password is refused with the API message; the right one opens the members page', { skip: skipWithoutChromium }, async () => {
@@ -48,7 +48,7 @@ test('a wrong password is refused with the API message; the right one opens the 
   assert.match(await page.getByRole('alert').innerText(), /\S/);
 
   await page.getByLabel('Password').fill(t.tenant.owner.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Members' }).waitFor();
   const table = page.getByRole('table', { name: 'Members of this organization' });
   for (const person of [t.tenant.owner, t.tenant.admin, t.tenant.member]) {

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, session, type ApiError } from '../api.ts';
 import { Field, FormError } from '../forms.tsx';
+import { SsoSignInForm } from './sso-sign-in.tsx';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
-  const [mode, setMode] = useState<'sign-in' | 'sign-up'>('sign-in');
+  const [mode, setMode] = useState<'sign-in' | 'sign-up' | 'sso'>('sign-in');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [name, setName] = useState('');
@@ -24,6 +25,14 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
     } else setError(answer.error as ApiError);
   }
 
+  if (mode === 'sso') {
+    return (
+      <main class="auth">
+        <h1>Sign in with SSO</h1>
+        <SsoSignInForm onCancel={() => setMode('sign-in')} />
+      </main>
+    );
+  }
   return (
     <main class="auth">
       <h1>{mode === 'sign-in' ? 'Sign in to orgplane' : 'Create your orgplane account'}</h1>
@@ -35,6 +44,12 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
         <FormError error={error} />
         <button type="submit" disabled={busy}>{mode === 'sign-in' ? 'Sign in' : 'Create account'}</button>
       </form>
+      {mode === 'sign-in' && (
+        <p>
+          Your organization uses single sign-on?{' '}
+          <button type="button" class="link" onClick={() => { setMode('sso'); setError(undefined); }}>Sign in with SSO</button>
+        </p>
+      )}
       <p>
         {mode === 'sign-in' ? 'No account yet? ' : 'Already have an account? '}
         <button type="button" class="link" onClick={() => { setMode(mode === 'sign-in' ? 'sign-up' : 'sign-in'); setError(undefined); }}>
