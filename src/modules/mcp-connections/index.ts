@@ -13,10 +13,20 @@ import { mcpConnectionRoutes } from './routes.ts';
 import { mcpToolRoutes } from './tool-routes.ts';
 import { createMcpConnectionService } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
+import { createMcpHealthJob, type McpHealthJob } from './health-job.ts';
+import { createConnectionStore } from './store.ts';
 
 export type { TeamDirectory } from './deps.ts';
 export { probeLimits } from './probing.ts';
 export { authorizeLimits } from './oauth/service.ts';
+export type { HealthRunSummary, McpHealthJob } from './health-job.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The background credential health job of this process; null when it does not run (MCP_HEALTH_INTERVAL_SECONDS=0, RUN_WORKERS=false). */
+    mcpHealth: McpHealthJob | null;
+  }
+}
 
 export interface McpConnectionsModuleDeps {
   db: Database;
@@ -30,7 +40,8 @@ export interface McpConnectionsModuleDeps {
 
 /**
  * Registers the connections and plugins routes and the OAuth module. OAuth is built first: the
- * connections service is built with its hooks (a missing one fails here, at boot).
+ * connections service is built with its hooks (a missing one fails here, at boot). In a process that
+ * runs workers, the background credential health job (health-job.ts) starts too, and stops on close.
  */
 export async function registerMcpConnections(app: FastifyInstance, deps: McpConnectionsModuleDeps): Promise<void> {
   requireDependencies('mcp-connections', deps, ['db', 'config', 'secrets', 'outbound', 'members', 'teams']);
@@ -47,4 +58,14 @@ export async function registerMcpConnections(app: FastifyInstance, deps: McpConn
   });
   await app.register(mcpConnectionRoutes, { service });
   await app.register(mcpToolRoutes, { service });
+
+  const settings = deps.config.mcpHealth;
+  if (settings.intervalSeconds > 0 && deps.config.runWorkers) {
+    const job = createMcpHealthJob({ db: deps.db, store: createConnectionStore(), secrets: deps.secrets, outbound: deps.outbound, oauth, settings, log: app.log });
+    job.start();
+    app.decorate('mcpHealth', job);
+    app.addHook('onClose', async () => job.stop());
+  } else {
+    app.decorate('mcpHealth', null);
+  }
 }
