@@ -240,7 +240,7 @@ export interface McpHealthSettings {
   failureThreshold: number;
   /** How often a process looks for due checks. */
   pollSeconds: number;
-  /** An OAuth access token is refreshed this long before it expires (at most half its lifetime). */
+  /** An OAuth access token is refreshed by the job this long before it expires. */
   refreshMarginSeconds: number;
   /** How long a process holds a connection it checks; one that dies leaves it to expire. */
   leaseSeconds: number;
