@@ -25,7 +25,7 @@ import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { openApiKey } from './credentials.ts';
 import type { ConnectionOAuthHooks, CredentialCheck } from './deps.ts';
-import { claimDueConnections, dueCredentials, recordCheck, recordInconclusive, releaseConnection, scheduleProbe, type DueCredential } from './health-store.ts';
+import { claimDueConnections, dueCredentials, recordCheck, recordInconclusive, releaseConnections, scheduleProbe, type DueCredential } from './health-store.ts';
 import { probeConnection } from './probe/index.ts';
 import type { ConnectionRow, ConnectionStore } from './store.ts';
 
@@ -79,13 +79,15 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
       });
       if (claimed.length === 0) break;
       seen.push(...claimed.map((claim) => claim.id));
-      await eachAtMost(settings.concurrency, claimed, async (claim) => {
-        try {
+      try {
+        await eachAtMost(settings.concurrency, claimed, async (claim) => {
           if (!stopping) await checkConnection(claim.organizationId, claim.id, now, nextProbeAt, summary);
-        } finally {
-          await releaseConnection(deps.db, claim.organizationId, claim.id, token);
-        }
-      });
+        });
+      } finally {
+        // One statement per batch; a connection checked early in it is held a little longer, harmlessly
+        // (it is no longer due, and the lease only keeps other processes off it).
+        await releaseConnections(deps.db, claimed, token);
+      }
     }
     return summary;
   }

@@ -126,10 +126,13 @@ export async function recordInconclusive(
   return rows[0];
 }
 
-/** Ends this run's lease on the connection (not one another process took after it expired). */
-export async function releaseConnection(q: Queryable, organizationId: string, id: string, token: string): Promise<void> {
+/** Ends this run's leases on the connections (not one another process took after it expired). */
+export async function releaseConnections(q: Queryable, claims: Array<{ organizationId: string; id: string }>, token: string): Promise<void> {
+  if (claims.length === 0) return;
   await q.query(
-    'UPDATE mcp_connections SET health_lease_until = NULL, health_lease_token = NULL WHERE organization_id = $1 AND id = $2 AND health_lease_token = $3',
-    [organizationId, id, token],
+    `UPDATE mcp_connections c SET health_lease_until = NULL, health_lease_token = NULL
+       FROM unnest($1::text[], $2::text[]) AS released (organization_id, id)
+      WHERE c.organization_id = released.organization_id AND c.id = released.id AND c.health_lease_token = $3`,
+    [claims.map((claim) => claim.organizationId), claims.map((claim) => claim.id), token],
   );
 }
