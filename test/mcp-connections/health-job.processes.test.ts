@@ -1,13 +1,18 @@
 // The background credential health job across processes: two app instances on one database share
 // the due connections and check each once per run (counted at the servers); a connection another
 // process holds (leased) waits for its lease to end; MCP_HEALTH_INTERVAL_SECONDS=0 runs nothing,
-// while an app with an interval checks by itself on its timer.
+// while an app with an interval checks by itself on its timer; `orgplane worker` runs the job too.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
+import { startStreamableServer } from '../support/mcp-servers.ts';
+import { spawnCli, stopProcess } from '../support/process.ts';
 import { connectThroughOAuth, createOAuthConnection } from '../mcp-oauth/helpers.ts';
-import { LOOPBACK } from './helpers.ts';
+import { createConnection, LOOPBACK } from './helpers.ts';
 import { HOUR, healthSettings, refreshesIssued, removeAfter, useHealthWorld, viewOf } from './health-helpers.ts';
 
 // Small batches, so two processes claiming at once take turns rather than one taking everything.
@@ -108,4 +113,34 @@ test('MCP_HEALTH_INTERVAL_SECONDS=0: no job and nothing checked; with an interva
   assert.equal(s.stats.mcpRequests, requests, 'nothing ran');
   const { rows } = await world.app.db.query<{ due: Date | null }>('SELECT health_due_at AS due FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
   assert.equal(rows[0]!.due, null);
+});
+
+test('`orgplane worker` runs the checks too (a deployment whose API processes run with RUN_WORKERS=false)', { skip: testBackend !== 'postgres' && 'the worker opens the database itself: PostgreSQL only' }, async (t) => {
+  const server = await startStreamableServer({ apiKey: 'worker-key' });
+  t.after(() => server.close());
+  const connection = await createConnection(world.app.url, world.tenant.admin.token, { name: 'Keyed', url: server.url, authType: 'apikey', credentialMode: 'shared', apiKey: 'worker-key', access: { orgWide: true } });
+  removeAfter(t, world, connection.id);
+  const requests = server.requests.length;
+  const worker = spawnCli(['worker'], {
+    DATABASE_URL: world.app.databaseUrl!,
+    ORGPLANE_SECRET_KEY: world.app.config.secretKey!,
+    DATA_DIR: await mkdtemp(path.join(tmpdir(), 'orgplane-worker-')),
+    ALLOWED_PRIVATE_NETWORKS: LOOPBACK.join(','),
+    // Polls every second, so its first run comes at once.
+    MCP_HEALTH_INTERVAL_SECONDS: '1',
+  });
+  let due: Date | null = null;
+  try {
+    const started = Date.now();
+    while (due === null && Date.now() - started < 30_000 && worker.child.exitCode === null) {
+      await sleep(100);
+      const { rows } = await world.app.db.query<{ due: Date | null }>('SELECT health_due_at AS due FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
+      due = rows[0]!.due;
+    }
+  } finally {
+    assert.equal(await stopProcess(worker), 0, worker.output());
+  }
+  assert.notEqual(due, null, `the worker checked the credential:\n${worker.output()}`);
+  assert.ok(server.requests.length > requests);
+  assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');
 });

@@ -8,6 +8,9 @@ import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { ConnectionDeps, TeamDirectory } from './deps.ts';
 import { registerMcpOAuth } from './oauth/index.ts';
+import { createMcpOAuthService } from './oauth/service.ts';
+import { deriveStateKey } from './oauth/state.ts';
+import { loadOrCreateKeyRing } from '../../platform/secrets.ts';
 import { connectionRecords } from './records.ts';
 import { mcpConnectionRoutes } from './routes.ts';
 import { mcpToolRoutes } from './tool-routes.ts';
@@ -68,4 +71,28 @@ export async function registerMcpConnections(app: FastifyInstance, deps: McpConn
   } else {
     app.decorate('mcpHealth', null);
   }
+}
+
+/**
+ * The background credential health job outside an HTTP app (`orgplane worker`); null when
+ * MCP_HEALTH_INTERVAL_SECONDS is 0. The OAuth service it refreshes tokens with is built as the app
+ * builds it (its state key from the same key ring), without routes.
+ */
+export async function startMcpHealthWorker(deps: Omit<McpConnectionsModuleDeps, 'teams'> & { log: Parameters<typeof createMcpHealthJob>[0]['log'] }): Promise<McpHealthJob | null> {
+  const settings = deps.config.mcpHealth;
+  if (settings.intervalSeconds === 0) return null;
+  const keyRing = await loadOrCreateKeyRing(deps.config.secretKey, deps.config.dataDir);
+  const oauth = createMcpOAuthService({
+    db: deps.db,
+    config: deps.config,
+    secrets: deps.secrets,
+    outbound: deps.outbound,
+    stateKey: deriveStateKey(keyRing),
+    connections: connectionRecords(),
+    members: deps.members,
+    logger: deps.log,
+  });
+  const job = createMcpHealthJob({ db: deps.db, store: createConnectionStore(), secrets: deps.secrets, outbound: deps.outbound, oauth, settings, log: deps.log });
+  job.start();
+  return job;
 }
