@@ -9,6 +9,10 @@
 // granted, and the new token is refused too, the server rejects the authorization
 // (authorization_rejected), or, if no probe has ever passed since the authorization, the
 // authorization failed its validation (post_authorization_validation_failed).
+//
+// A token the server gave without a refresh token cannot be refreshed: within the margin, the forced
+// refresh marks it credential_expired then, up to the margin (5 minutes) before it stops working, rather
+// than at a poll after it has: a reconnect is needed either way, and the person is told sooner.
 import type { CredentialCheck } from '../deps.ts';
 import { probeConnection, type ProbeResult } from '../probe/index.ts';
 import type { ConnectionRow } from '../store.ts';
