@@ -11,6 +11,7 @@ import { createOrganizationDirectory, createOrganizationService, type Plan } fro
 import { bootstrapBodySchema, createUserService } from './modules/users/index.ts';
 import { createPasswordSignInPolicy } from './modules/sso/index.ts';
 import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
+import { startMcpHealthWorker } from './modules/mcp-connections/index.ts';
 import { startMessengerWorker } from './modules/messenger/index.ts';
 import { loggerOptions } from './http/logging.ts';
 import { createOutboundClient } from './platform/outbound.ts';
@@ -30,7 +31,7 @@ Usage:
   orgplane org set-plan <organizationId> <free|team|enterprise>
   orgplane audit verify [--org ID]       check the audit hash chains (or one organization's); exit 1 at the first broken link
   orgplane audit prune                   remove audit events older than AUDIT_RETENTION_DAYS (leaving checkpoints)
-  orgplane worker                        run queue workers only
+  orgplane worker                        run queue workers only (and the MCP credential health checks)
   orgplane probe <url> [--api-key K]     probe an MCP server; prints the diagnostic JSON
   orgplane --help
 
@@ -183,11 +184,14 @@ async function main(argv: string[]): Promise<number> {
         log,
       });
       const auditStreams = startAuditStreamWorker({ db, secrets, outbound, settings: config.auditStream, log });
+      const members = createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours });
+      const mcpHealth = await startMcpHealthWorker({ db, config, secrets, outbound, members, log });
       log.info({ backend: db.backend }, 'orgplane worker running');
       const stop = async (signal: string) => {
         log.info({ signal }, 'worker shutting down: finishing jobs in hand');
         await worker.stop();
         await auditStreams.stop();
+        await mcpHealth?.stop();
         await outbound.close();
         await db.close();
         process.exit(0);

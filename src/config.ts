@@ -34,6 +34,8 @@ export const configVariables = [
   ['AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one audit-log stream retry delay'],
   ['AUDIT_STREAM_BATCH_SIZE', '100', 'events per POST to an audit-log stream (1 to 1000)'],
   ['AUDIT_STREAM_POLL_SECONDS', '1', 'how often idle audit-log stream workers look for new events (0.1 to 60)'],
+  ['MCP_HEALTH_INTERVAL_SECONDS', '3600', 'how often a process that runs workers probes each stored MCP credential (OAuth tokens are also refreshed before they expire); 0 turns the background checks off (0 to 604800)'],
+  ['MCP_HEALTH_FAILURE_THRESHOLD', '3', 'consecutive background checks that fail without a definite answer (server unreachable, 5xx) before a credential is marked reconnect_required (1 to 100)'],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
   ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '2', 'first delivery retry delay; each retry waits about twice as long (with jitter)'],
   ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one delivery retry delay'],
@@ -154,6 +156,9 @@ const environmentSchema = z.object({
   AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
   AUDIT_STREAM_BATCH_SIZE: integerSetting(100, 1, 1000),
   AUDIT_STREAM_POLL_SECONDS: z.coerce.number().min(0.1).max(60).default(1),
+  // At most a week: a credential checked less often than that is not being watched.
+  MCP_HEALTH_INTERVAL_SECONDS: integerSetting(3600, 0, 604_800),
+  MCP_HEALTH_FAILURE_THRESHOLD: integerSetting(3, 1, 100),
   // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
   // are counts. The queue refuses an expiry over 24 hours.
   MESSENGER_DELIVERY_ATTEMPTS: integerSetting(8, 1, 1000),
@@ -223,6 +228,25 @@ export interface Config {
   auditStream: AuditStreamSettings;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
   messengerDelivery: DeliverySettings;
+  /** Background checks of MCP credentials (MCP_HEALTH_*). */
+  mcpHealth: McpHealthSettings;
+}
+
+/** How MCP credentials are checked in the background (MCP_HEALTH_*); the job is off when intervalSeconds is 0. */
+export interface McpHealthSettings {
+  /** Time between two probes of one credential; 0: no background checks. */
+  intervalSeconds: number;
+  /** Consecutive inconclusive failures before reconnect_required. */
+  failureThreshold: number;
+  /** How often a process looks for due checks. */
+  pollSeconds: number;
+  /** An OAuth access token is refreshed by the job this long before it expires. */
+  refreshMarginSeconds: number;
+  /** How long a process holds a connection it checks; one that dies leaves it to expire. */
+  leaseSeconds: number;
+  /** Connections claimed per query, and checked at once per process. */
+  batchSize: number;
+  concurrency: number;
 }
 
 /** How audit-log streams are delivered (AUDIT_STREAM_*). */
@@ -303,6 +327,17 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       pollingIntervalSeconds: env.AUDIT_STREAM_POLL_SECONDS,
       deliveryTimeoutMs: 10_000,
       leaseSeconds: 60,
+    },
+    mcpHealth: {
+      intervalSeconds: env.MCP_HEALTH_INTERVAL_SECONDS,
+      failureThreshold: env.MCP_HEALTH_FAILURE_THRESHOLD,
+      // Looked at more often than the interval, so a token is refreshed within its margin.
+      pollSeconds: Math.max(1, Math.min(60, env.MCP_HEALTH_INTERVAL_SECONDS)),
+      refreshMarginSeconds: 300,
+      // Longer than a connection's checks take (probes are bounded at 15 s each, run one at a time per connection).
+      leaseSeconds: 900,
+      batchSize: 20,
+      concurrency: 4,
     },
     messengerDelivery: {
       maxAttempts: env.MESSENGER_DELIVERY_ATTEMPTS,

@@ -136,6 +136,9 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: Tes
     signUpAttemptsPerAddress: 1_000_000,
     // Likewise for starting SSO sign-ins (the fuzz run starts hundreds); test/sso/sso-start-limits.test.ts sets its own.
     ssoStartAttemptsPerAddress: 1_000_000,
+    // The background MCP credential checks would probe the test servers of any file that runs long
+    // enough; test/mcp-connections/health-job*.test.ts turn them on (and drive them) themselves.
+    mcpHealth: { ...loadConfig({}).mcpHealth, intervalSeconds: 0 },
     ...overrides,
   };
 

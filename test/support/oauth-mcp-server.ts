@@ -73,6 +73,11 @@ export interface OAuthMcpServerOptions {
   denyAuthorization?: boolean;
   /** MCP endpoint path (default '/mcp'). */
   mcpPath?: string;
+  /**
+   * Read at every MCP request: the endpoint answers 401 invalid_token to every access token, even one
+   * just issued (a server that no longer accepts this client), while the token endpoint keeps issuing.
+   */
+  rejectAccessTokens?: boolean;
 }
 
 interface CodeRecord {
@@ -304,7 +309,7 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
     },
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       const record = accessTokens.get(token);
-      if (!record || record.revoked) throw new InvalidTokenError('Invalid access token');
+      if (!record || record.revoked || options.rejectAccessTokens) throw new InvalidTokenError('Invalid access token');
       return {
         token,
         clientId: record.clientId,

@@ -51,6 +51,8 @@ const numericSettings: Array<[name: string, good: string, tooSmall: string, tooL
   ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '5', '0', '3601'],
   ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '100', '0', '1000001'],
   ['SSO_START_ATTEMPTS_PER_ADDRESS', '500', '0', '1000001'],
+  ['MCP_HEALTH_INTERVAL_SECONDS', '600', '-1', '604801'],
+  ['MCP_HEALTH_FAILURE_THRESHOLD', '5', '0', '101'],
 ];
 
 test('DESKTOP_DOWNLOAD_URL has no made-up default: unset is null; an http(s) URL is taken; anything else stops the start naming it', () => {
@@ -78,6 +80,10 @@ test('every numeric setting takes a whole number in its range; a fraction (2.5, 
   }
   assert.equal(loadConfig({ MESSENGER_DELIVERY_ATTEMPTS: '5' }).messengerDelivery.maxAttempts, 5);
   assert.equal(loadConfig({ SESSION_TTL_HOURS: '24' }).sessionTtlHours, 24);
+  // The background MCP credential checks: hourly by default, 0 turns them off.
+  assert.deepEqual([loadConfig({}).mcpHealth.intervalSeconds, loadConfig({}).mcpHealth.failureThreshold], [3600, 3]);
+  assert.equal(loadConfig({ MCP_HEALTH_INTERVAL_SECONDS: '0' }).mcpHealth.intervalSeconds, 0);
+  assert.equal(loadConfig({ MCP_HEALTH_FAILURE_THRESHOLD: '5' }).mcpHealth.failureThreshold, 5);
   assert.equal(loadConfig({}).sessionTtlHours, 720);
   assert.equal(loadConfig({}).signUpAttemptsPerAddress, 20);
   assert.equal(loadConfig({}).ssoStartAttemptsPerAddress, 100);

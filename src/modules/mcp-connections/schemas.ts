@@ -115,9 +115,11 @@ export const connectionSchema = z
       .describe(
         'Of the credential the caller would use (their own on per_member connections, the shared one otherwise). `unknown`: none stored, ' +
         'or stored and not yet checked; `ready`: accepted by the server at its last check (the credential was stored after a probe, ' +
-        'a test passed, or an OAuth token was obtained); `reconnect_required`: the server refused it (`authorization_rejected`), ' +
+        'a test passed, a background check passed, or an OAuth token was obtained or refreshed); `reconnect_required`: the server refused it (`authorization_rejected`), ' +
         'it expired and could not be refreshed (`credential_expired`), or it failed the check after authorization ' +
-        '(`post_authorization_validation_failed`). Storing a new credential starts again from its probe; an identity change deletes it.',
+        '(`post_authorization_validation_failed`). Storing a new credential starts again from its probe; an identity change deletes it. ' +
+        'Background checks (every `MCP_HEALTH_INTERVAL_SECONDS`) refresh OAuth tokens before they expire and probe each credential; ' +
+        'after `MCP_HEALTH_FAILURE_THRESHOLD` checks in a row that reach no answer (server unreachable, 5xx) the credential is `reconnect_required` too.',
       ),
     credentialHealthReason: z.enum(['authorization_rejected', 'credential_expired', 'post_authorization_validation_failed']).nullable().optional(),
     credentialHealthCheckedAt: timestampSchema.nullable().optional(),

@@ -267,15 +267,17 @@ export function createConnectionStore() {
       );
       await q.query(
         `INSERT INTO mcp_connection_credentials (id, organization_id, connection_id, member_id, kind, identity_fingerprint, secret_sealed,
-           health, health_checked_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $8 = 'unknown' THEN NULL ELSE clock_timestamp() END)`,
+           health, health_checked_at, validated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $8 = 'unknown' THEN NULL ELSE clock_timestamp() END,
+           CASE WHEN $8 = 'ready' THEN clock_timestamp() END)`,
         [row.id, row.organizationId, row.connectionId, row.memberId, row.kind, row.identityFingerprint, row.secretSealed, row.health],
       );
     },
 
     async setCredentialHealth(q: Queryable, organizationId: string, credentialId: string, health: Health, reason: HealthReason | null): Promise<void> {
       await q.query(
-        `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = clock_timestamp(), updated_at = clock_timestamp()
+        `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = clock_timestamp(), updated_at = clock_timestamp(),
+                health_failures = 0, validated_at = CASE WHEN $3 = 'ready' THEN clock_timestamp() ELSE validated_at END
           WHERE organization_id = $1 AND id = $2`,
         [organizationId, credentialId, health, reason],
       );

@@ -119,6 +119,7 @@ export async function updateRefreshedCredential(
   );
 }
 
+/** What a check found: `ready` only after the server accepted the token (it then counts as validated). */
 export async function markCredentialHealth(
   db: Queryable,
   organizationId: string,
@@ -127,7 +128,8 @@ export async function markCredentialHealth(
   reason: CredentialHealthReason | null,
 ): Promise<void> {
   await db.query(
-    `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = clock_timestamp(), updated_at = clock_timestamp()
+    `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = clock_timestamp(), updated_at = clock_timestamp(),
+            health_failures = 0, validated_at = CASE WHEN $3 = 'ready' THEN clock_timestamp() ELSE validated_at END
       WHERE organization_id = $1 AND id = $2`,
     [organizationId, id, health, reason],
   );

@@ -59,5 +59,6 @@ export async function registerMcpOAuth(app: FastifyInstance, deps: McpOAuthModul
     dropIdentityState: dropOAuthFlowState,
     // POST .../test of an OAuth connection: refresh first, classify a refused token, one step-up.
     testConnection: (row, memberId) => service.testConnection(row, memberId),
+    checkCredential: (row, credential, wants) => service.checkCredential(row, credential, wants),
   };
 }

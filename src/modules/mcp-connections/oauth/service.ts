@@ -10,6 +10,7 @@
 //   complete-authorization.ts the callback
 //   access-tokens.ts         a usable token (refresh), disconnect (revoke)
 //   connection-test.ts       POST .../test of an OAuth connection, with one scope step-up
+//   health-check.ts          the background health job's check of one credential
 // This file assembles them into the service the routes and the connections module call.
 
 import type { Config } from '../../../config.ts';
@@ -20,6 +21,7 @@ import { disconnect, usableAccessToken } from './access-tokens.ts';
 import type { CallbackQuery } from './callback.ts';
 import { completeAuthorization, type RequestOrigin } from './complete-authorization.ts';
 import { testOAuthConnection } from './connection-test.ts';
+import { checkOAuthCredential } from './health-check.ts';
 import type { OAuthDeps } from './deps.ts';
 import { authorize } from './start-authorization.ts';
 import type { CallbackMode } from './state.ts';
@@ -54,6 +56,9 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
     accessToken: (organizationId: string, connectionId: string, memberId: string | null, options?: { forceRefresh?: boolean; scopes?: string[] }) =>
       usableAccessToken(deps, organizationId, connectionId, memberId, options),
     testConnection: (connection: ConnectionRow, memberId: string | null) => testOAuthConnection(deps, connection, memberId),
+    /** The background health job's check of one credential (health-check.ts). */
+    checkCredential: (connection: ConnectionRow, credential: { memberId: string | null; validated: boolean }, wants: { refresh: boolean; probe: boolean }) =>
+      checkOAuthCredential(deps, connection, credential, wants),
   };
 }
 
