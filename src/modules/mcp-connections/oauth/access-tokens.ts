@@ -76,7 +76,7 @@ export async function usableAccessToken(
         fetch: deps.fetch,
       });
       const next: OAuthTokenSecret = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, scopes: tokens.scopes };
-      await updateRefreshedCredential(tx, organizationId, row.id, sealOAuthSecret(deps.secrets, connection.identityFingerprint, next), tokens.expiresAt, tokens.scopes);
+      await updateRefreshedCredential(tx, organizationId, row.id, sealOAuthSecret(deps.secrets, connection.identityFingerprint, next), tokens.expiresAt, tokens.scopes, tokens.account);
       return { status: 'ok', accessToken: tokens.accessToken, scopes: tokens.scopes, refreshed: true };
     } catch (error) {
       if (!(error instanceof OAuthFlowError)) throw error;

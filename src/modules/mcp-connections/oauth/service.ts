@@ -46,9 +46,10 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
   return {
     /** The document served at GET /oauth/client-metadata.json. */
     clientMetadataDocument: () => clientMetadataDocument(deps.publicUrl),
-    authorize: (ctx: CallerContext, connectionId: string) => authorize(deps, ctx, connectionId),
-    callback: (origin: RequestOrigin, mode: CallbackMode, pathConnectionId: string | null, query: CallbackQuery) =>
-      completeAuthorization(deps, origin, mode, pathConnectionId, query),
+    /** `browserNonce`: the binding nonce the calling browser already carries (browser-binding.ts), if any. */
+    authorize: (ctx: CallerContext, connectionId: string, browserNonce: string | null) => authorize(deps, ctx, connectionId, browserNonce),
+    callback: (origin: RequestOrigin, mode: CallbackMode, pathConnectionId: string | null, query: CallbackQuery, browserNonce: string | null) =>
+      completeAuthorization(deps, origin, mode, pathConnectionId, query, browserNonce),
     disconnect: (ctx: CallerContext, connectionId: string) => disconnect(deps, ctx, connectionId),
     /** A usable access token for the member (or the shared identity, memberId null); other modules and tests call it. */
     accessToken: (organizationId: string, connectionId: string, memberId: string | null, options?: { forceRefresh?: boolean; scopes?: string[] }) =>
