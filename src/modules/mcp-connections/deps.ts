@@ -29,6 +29,11 @@ export interface ConnectionOAuthHooks {
   dropIdentityState(tx: Queryable, organizationId: string, connectionId: string): Promise<void>;
   /** POST .../test of an OAuth connection: refresh first, why a token was refused, one scope step-up. */
   testConnection(row: ConnectionRow, memberId: string | null): Promise<TestResult>;
+  /**
+   * In the transaction deleting the connection, before its rows go: reads its OAuth tokens and their
+   * client, and returns what revokes them at the authorization server (RFC 7009), to run once it commits.
+   */
+  prepareRevocation(tx: Queryable, connection: ConnectionRow): Promise<() => Promise<void>>;
 }
 
 export interface ConnectionDeps {

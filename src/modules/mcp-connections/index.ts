@@ -7,7 +7,7 @@ import type { Database } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { ConnectionDeps, TeamDirectory } from './deps.ts';
-import { registerMcpOAuth } from './oauth/index.ts';
+import { memberTokenRevocation, registerMcpOAuth } from './oauth/index.ts';
 import { connectionRecords } from './records.ts';
 import { mcpConnectionRoutes } from './routes.ts';
 import { mcpToolRoutes } from './tool-routes.ts';
@@ -17,6 +17,14 @@ import { requireDependencies } from '../../platform/dependencies.ts';
 export type { TeamDirectory } from './deps.ts';
 export { probeLimits } from './probing.ts';
 export { authorizeLimits } from './oauth/service.ts';
+
+/**
+ * For the members module: removing a member revokes their MCP OAuth tokens at the authorization
+ * servers (RFC 7009, best effort, after the removal commits). Given to it as a removal hook.
+ */
+export function mcpMemberRemovalHook(deps: { db: Database; secrets: SecretBox; outbound: OutboundClient; config: Pick<Config, 'publicUrl'>; logger?: { warn(details: Record<string, unknown>, message: string): void } }) {
+  return memberTokenRevocation({ db: deps.db, secrets: deps.secrets, outbound: deps.outbound, publicUrl: deps.config.publicUrl, connections: connectionRecords(), ...(deps.logger ? { logger: deps.logger } : {}) });
+}
 
 export interface McpConnectionsModuleDeps {
   db: Database;

@@ -100,8 +100,8 @@ export async function getConnection(deps: Pick<ConnectionDeps, 'db' | 'store' | 
 /** The service the routes call: each method is one of this module's functions with the service's dependencies. */
 export function createMcpConnectionService(input: McpConnectionServiceDeps) {
   const { rateLimiter, ...rest } = input;
-  if (typeof input.oauth?.dropIdentityState !== 'function' || typeof input.oauth.testConnection !== 'function') {
-    throw new Error('mcp-connections: the OAuth hooks (dropIdentityState, testConnection) are needed to build the service');
+  if (typeof input.oauth?.dropIdentityState !== 'function' || typeof input.oauth.testConnection !== 'function' || typeof input.oauth.prepareRevocation !== 'function') {
+    throw new Error('mcp-connections: the OAuth hooks (dropIdentityState, testConnection, prepareRevocation) are needed to build the service');
   }
   const deps: ConnectionDeps = { ...rest, store: createConnectionStore(), limiter: rateLimiter ?? createRateLimiter(input.db) };
   return {

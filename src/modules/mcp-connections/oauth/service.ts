@@ -24,6 +24,8 @@ import type { OAuthDeps } from './deps.ts';
 import { authorize } from './start-authorization.ts';
 import type { CallbackMode } from './state.ts';
 import { clientMetadataDocument } from './urls.ts';
+import { prepareConnectionRevocation } from './revocation.ts';
+import type { Queryable } from '../../../db/database.ts';
 
 export type { AccessTokenResult } from './access-tokens.ts';
 export type { CallbackResult } from './complete-authorization.ts';
@@ -55,6 +57,8 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
     accessToken: (organizationId: string, connectionId: string, memberId: string | null, options?: { forceRefresh?: boolean; scopes?: string[] }) =>
       usableAccessToken(deps, organizationId, connectionId, memberId, options),
     testConnection: (connection: ConnectionRow, memberId: string | null) => testOAuthConnection(deps, connection, memberId),
+    /** In the transaction deleting the connection: what revokes its tokens once that commits (revocation.ts). */
+    prepareConnectionRevocation: (tx: Queryable, connection: ConnectionRow) => prepareConnectionRevocation(deps, tx, connection),
   };
 }
 
