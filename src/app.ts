@@ -35,7 +35,7 @@ import { createUserDirectory, registerUsers } from './modules/users/index.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
-import { registerMcpConnections } from './modules/mcp-connections/index.ts';
+import { mcpMemberRemovalHook, registerMcpConnections } from './modules/mcp-connections/index.ts';
 import { registerMessenger } from './modules/messenger/index.ts';
 import { registerMemory } from './modules/memory/index.ts';
 
@@ -206,7 +206,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
   });
   await registerOrganizations(app, { db, membership });
-  await registerMembers(app, { membership });
+  // Removing a member revokes their MCP OAuth tokens at the providers (the MCP module's hook).
+  await registerMembers(app, { membership, removalHooks: [mcpMemberRemovalHook({ db, secrets: deps.secrets, outbound, config, logger: app.log })] });
   await registerInvitations(app, { db, membership, users: userDirectory });
   await registerTeams(app, { db, membership });
   await registerApiKeys(app, { db, membership });

@@ -76,12 +76,23 @@ export async function startAuthorization(world: OAuthWorld, user: TestUser, conn
   return api(world.app.url, user.token).post(`/v1/mcp-connections/${connectionId}/oauth/authorize`);
 }
 
+/**
+ * The Cookie header of the browser that made this authorize call: the binding cookie its response
+ * set (what a browser would send back to the callback). Fails when none was set.
+ */
+export function browserOf(authorize: ApiResponse, extra: Record<string, string> = {}): Record<string, string> {
+  const set = authorize.headers.get('set-cookie');
+  const pair = set?.split(';')[0];
+  if (!pair?.startsWith('orgplane_mcp_oauth=')) throw new Error(`authorize set no binding cookie: ${set}`);
+  return { cookie: pair, ...extra };
+}
+
 /** authorize -> the server approves -> the browser lands on our callback; returns each step. */
 export async function connectThroughOAuth(world: OAuthWorld, user: TestUser, connectionId: string) {
   const authorize = await startAuthorization(world, user, connectionId);
   if (authorize.status !== 200) throw new Error(`authorize: ${authorize.status} ${authorize.text}`);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
   return { authorize, redirect, callback };
 }
 

@@ -12,7 +12,7 @@ import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
 import { api, type ApiResponse } from '../support/http.ts';
 import type { OAuthMcpServer } from '../support/oauth-mcp-server.ts';
-import { createOAuthConnection, followAuthorization, startAuthorization, useOAuthWorld } from './helpers.ts';
+import { browserOf, createOAuthConnection, followAuthorization, startAuthorization, useOAuthWorld } from './helpers.ts';
 
 const postgresOnly = { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' };
 
@@ -47,12 +47,12 @@ async function assertSameAsNow(again: Promise<ApiResponse>, response: ApiRespons
   assert.deepEqual(response.body, now.body);
 }
 
-/** authorize and approve; returns the callback path the browser would open. */
-async function approvedCallback(user: TestUser, connectionId: string): Promise<string> {
+/** authorize and approve; returns the callback path the browser would open, and the cookie it carries. */
+async function approvedCallback(user: TestUser, connectionId: string): Promise<{ path: string; headers: Record<string, string> }> {
   const authorize = await startAuthorization(world, user, connectionId);
   assert.equal(authorize.status, 200, authorize.text);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
-  return `${redirect.pathname}${redirect.search}`;
+  return { path: `${redirect.pathname}${redirect.search}`, headers: browserOf(authorize) };
 }
 
 describe('the member who authorizes removed as the authorization starts', () => {
@@ -88,7 +88,7 @@ describe('the member who authorized removed or demoted during the code exchange'
     const callbackPath = await approvedCallback(doomed, connection.id);
     // Holds the connection row: the callback claims its state, checks the member, exchanges the code, then waits to write.
     const holding = await holdLocks(world.app, 'SELECT 1 FROM mcp_connections WHERE id = $1 FOR UPDATE', [connection.id]);
-    const callingBack = api(world.app.url).get(callbackPath);
+    const callingBack = api(world.app.url).get(callbackPath.path, { headers: callbackPath.headers });
     await holding.waitForBlocked(1);
     const removed = await remove(doomed);
     assert.equal(removed.status, 204, removed.text);
@@ -105,7 +105,7 @@ describe('the member who authorized removed or demoted during the code exchange'
     const demoted = await newMember('demoted-at-callback', 'admin');
     const callbackPath = await approvedCallback(demoted, connection.id);
     const holding = await holdLocks(world.app, 'SELECT 1 FROM mcp_connections WHERE id = $1 FOR UPDATE', [connection.id]);
-    const callingBack = api(world.app.url).get(callbackPath);
+    const callingBack = api(world.app.url).get(callbackPath.path, { headers: callbackPath.headers });
     await holding.waitForBlocked(1);
     assert.equal((await setRole(demoted, 'member')).status, 200);
     await holding.release();
@@ -117,7 +117,7 @@ describe('the member who authorized removed or demoted during the code exchange'
     assert.equal((await setRole(demoted, 'admin')).status, 200);
     const again = await approvedCallback(demoted, connection.id);
     assert.equal((await setRole(demoted, 'member')).status, 200);
-    await assertSameAsNow(api(world.app.url).get(again), response, 403, 'forbidden');
+    await assertSameAsNow(api(world.app.url).get(again.path, { headers: again.headers }), response, 403, 'forbidden');
     assert.equal(await count('mcp_connection_credentials', connection.id), 0, 'no shared credential');
   });
 
@@ -126,7 +126,7 @@ describe('the member who authorized removed or demoted during the code exchange'
     for (let round = 0; round < 6; round++) {
       const racer = await newMember(`racing-callback-${round}`);
       const callbackPath = await approvedCallback(racer, connection.id);
-      const [calledBack, removed] = await Promise.all([api(world.app.url).get(callbackPath), remove(racer)]);
+      const [calledBack, removed] = await Promise.all([api(world.app.url).get(callbackPath.path, { headers: callbackPath.headers }), remove(racer)]);
       assert.equal(removed.status, 204, removed.text);
       // 200 stored before the removal (which takes it away), 400 the removal took the pending authorization first, 403 in between.
       assert.ok([200, 400, 403].includes(calledBack.status), calledBack.text);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { deriveStateKey, signState } from '../../src/modules/mcp-connections/oauth/state.ts';
 import {
+  browserOf,
   connectThroughOAuth,
   createOAuthConnection,
   followAuthorization,
@@ -101,9 +102,9 @@ test('a server without PKCE S256 is refused with a diagnostic', async () => {
 test('state replay: the second callback with the same state is refused and stores nothing', async () => {
   const s = await world.server();
   const connection = await createOAuthConnection(world, s.url);
-  const { redirect, callback } = await connectThroughOAuth(world, world.tenant.member, connection.id);
+  const { authorize, redirect, callback } = await connectThroughOAuth(world, world.tenant.member, connection.id);
   assert.equal(callback.status, 200);
-  const replay = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  const replay = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
   assert.equal(replay.status, 400);
   assert.equal(replay.body.error, 'invalid_state');
   assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'authorization_code').length, 1, 'the replayed code never reached the server');
@@ -114,7 +115,7 @@ test('concurrent callbacks with the same state: exactly one stores', async () =>
   const connection = await createOAuthConnection(world, s.url);
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
-  const results = await Promise.all(Array.from({ length: 5 }, () => api(world.app.url).get(`${redirect.pathname}${redirect.search}`)));
+  const results = await Promise.all(Array.from({ length: 5 }, () => api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) })));
   assert.deepEqual(results.map((r) => r.status).sort(), [200, 400, 400, 400, 400]);
 });
 
@@ -133,15 +134,15 @@ test('an expired state is 400 state_expired; a state for another callback mode o
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
   // An isolated-v1 state brought to the shared callback.
-  const wrongMode = await api(world.app.url).get(`/v1/mcp-connections/oauth/callback${redirect.search}`);
+  const wrongMode = await api(world.app.url).get(`/v1/mcp-connections/oauth/callback${redirect.search}`, { headers: browserOf(authorize) });
   assert.equal(wrongMode.status, 400);
   assert.equal(wrongMode.body.error, 'invalid_state');
   // ... or to another connection's callback.
   const other = await createOAuthConnection(world, s.url);
-  const wrongConnection = await api(world.app.url).get(`/v1/mcp-connections/${other.id}/oauth/callback${redirect.search}`);
+  const wrongConnection = await api(world.app.url).get(`/v1/mcp-connections/${other.id}/oauth/callback${redirect.search}`, { headers: browserOf(authorize) });
   assert.equal(wrongConnection.status, 400);
   // Neither consumed it: the right callback still works.
-  const right = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  const right = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
   assert.equal(right.status, 200, right.text);
 });
 
@@ -161,7 +162,7 @@ test('identity change between authorize and callback: nothing is stored', async 
   });
   assert.equal(edited.status, 200, edited.text);
   assert.equal(edited.body.identityChanged, true);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
   assert.ok(callback.status === 400 || callback.status === 409, callback.text);
   assert.equal(await oauthRows('mcp_connection_credentials', connection.id), 0);
   assert.equal((await getConnection(world, world.tenant.member, connection.id)).connected, false);
@@ -175,7 +176,7 @@ test('identity change racing the callback (pending row still there): the identit
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
   // The identity changes without the edit route (as a concurrent edit would between claim and write).
   await world.app.db.query(`UPDATE mcp_connections SET identity_fingerprint = 'changed' WHERE id = $1`, [connection.id]);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
   assert.equal(callback.status, 409, callback.text);
   assert.equal(callback.body.error, 'connection_identity_changed');
   assert.equal(await oauthRows('mcp_connection_credentials', connection.id), 0);
@@ -187,7 +188,7 @@ test('connection deleted between authorize and callback: nothing is stored', asy
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
   assert.equal((await api(world.app.url, world.tenant.admin.token).delete(`/v1/mcp-connections/${connection.id}`)).status, 204);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
   assert.ok(callback.status === 400 || callback.status === 404, callback.text);
   const { rows } = await world.app.db.query('SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
   assert.equal(rows[0].n, 0);

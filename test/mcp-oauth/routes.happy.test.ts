@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { listToolsWith } from './mcp-client.ts';
-import { connectThroughOAuth, createOAuthConnection, followAuthorization, getConnection, useOAuthWorld } from './helpers.ts';
+import { browserOf, connectThroughOAuth, createOAuthConnection, followAuthorization, getConnection, useOAuthWorld } from './helpers.ts';
 
 const world = useOAuthWorld();
 
@@ -196,7 +196,7 @@ test('a browser landing on the callback gets a page (success and failure), with 
   const authorize = await api(world.app.url, world.tenant.member.token).post(`/v1/mcp-connections/${connection.id}/oauth/authorize`);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
   const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
-  const page = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browser });
+  const page = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize, browser) });
   assert.equal(page.status, 200);
   assert.match(page.headers.get('content-type')!, /^text\/html/);
   assert.equal(page.headers.get('x-frame-options'), 'DENY');
@@ -204,12 +204,12 @@ test('a browser landing on the callback gets a page (success and failure), with 
   assert.match(page.text, /<h1 id="result">Connected<\/h1>/);
   assert.equal((await getConnection(world, world.tenant.member, connection.id)).connectedForMe, true);
   // The replay, from a browser: an error page with the status and the error code, escaped.
-  const replay = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browser });
+  const replay = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize, browser) });
   assert.equal(replay.status, 400);
   assert.match(replay.headers.get('content-type')!, /^text\/html/);
   assert.match(replay.text, /Not connected/);
   assert.match(replay.text, /<code id="code">invalid_state<\/code>/);
   // A program still gets JSON.
-  const json = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  const json = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
   assert.equal(json.body.error, 'invalid_state');
 });

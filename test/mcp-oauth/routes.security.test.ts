@@ -7,6 +7,7 @@ import { startTestApp } from '../support/app.ts';
 import { createTenant } from '../support/fixtures.ts';
 import { deriveStateKey, signState, verifyState } from '../../src/modules/mcp-connections/oauth/state.ts';
 import {
+  browserOf,
   connectThroughOAuth,
   createOAuthConnection,
   followAuthorization,
@@ -102,7 +103,7 @@ test('a member removed from the connection between authorize and callback gets n
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
   const replaced = await api(world.app.url, world.tenant.admin.token).put(`/v1/mcp-connections/${connection.id}/access`, { access: { orgWide: false, memberIds: [] } });
   assert.equal(replaced.status, 200, replaced.text);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`);
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
   assert.equal(callback.status, 403);
   const { rows } = await world.app.db.query('SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
   assert.equal(rows[0].n, 0);

@@ -105,8 +105,11 @@ test('a connection deleted while its test steps up scopes: 404, not a key violat
     ...scopes,
     onMcpRequest: async (n) => {
       if (n - base !== challengeAt) return;
-      const deleted = await api(world.app.url, world.tenant.admin.token).delete(`/v1/mcp-connections/${connectionId}`);
-      assert.equal(deleted.status, 204, deleted.text);
+      // A delete committed at this moment, straight in the database: DELETE /v1/mcp-connections/{id}
+      // also revokes the token at this server, and a revoked token would make this very request a
+      // 401 before it got to the 403 the step-up is about.
+      const deleted = await world.app.db.query('DELETE FROM mcp_connections WHERE id = $1', [connectionId]);
+      assert.equal(deleted.rowCount, 1);
     },
   });
   const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
@@ -116,4 +119,30 @@ test('a connection deleted while its test steps up scopes: 404, not a key violat
   const tested = await testRoute(connection.id);
   assert.equal(tested.status, 404, tested.text);
   assert.equal(tested.body.error, 'connection_not_found');
+});
+
+test('the MCP server answers 401 to a token just refreshed: reconnect_required, authorization_rejected', async () => {
+  // Tokens of 30 s are within the refresh margin: the test refreshes first, successfully.
+  const s = await world.server({ accessTokenTtlSeconds: 30 });
+  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
+  await connectThroughOAuth(world, world.tenant.admin, connection.id);
+  s.rejectAtResource(true);
+  const tested = await testRoute(connection.id);
+  assert.equal(tested.status, 200, tested.text);
+  assert.equal(tested.body.ok, false);
+  assert.equal(tested.body.diagnostic.phase, 'AUTH_RESOURCE_VALIDATION');
+  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length, 1, 'the refresh succeeded');
+  const seen = await getConnection(world, world.tenant.admin, connection.id);
+  assert.equal(seen.credentialHealth, 'reconnect_required');
+  assert.equal(seen.credentialHealthReason, 'authorization_rejected');
+  assert.equal(seen.needsReconnect, true);
+  assert.equal(seen.reconnectActionOwner, 'organization_admin');
+  // The same refusal of a token that was not just refreshed stays post_authorization_validation_failed.
+  const long = await world.server();
+  const other = await createOAuthConnection(world, long.url, { credentialMode: 'shared', name: 'Long-lived' });
+  await connectThroughOAuth(world, world.tenant.admin, other.id);
+  long.rejectAtResource(true);
+  assert.equal((await testRoute(other.id)).body.ok, false);
+  assert.equal(long.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length, 0);
+  assert.equal((await getConnection(world, world.tenant.admin, other.id)).credentialHealthReason, 'post_authorization_validation_failed');
 });

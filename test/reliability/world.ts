@@ -161,7 +161,9 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   const approval = await fetch(authorize.body.authorizationUrl, { redirect: 'manual' });
   await approval.body?.cancel();
   const landing = new URL(approval.headers.get('location')!);
-  must(await api(app.url).get(`${landing.pathname}${landing.search}`), 200, 'oauth callback');
+  // The browser that called authorize comes back with the binding cookie it was given.
+  const binding = authorize.headers.get('set-cookie')?.split(';')[0] ?? '';
+  must(await api(app.url).get(`${landing.pathname}${landing.search}`, { headers: { cookie: binding } }), 200, 'oauth callback');
   const registered = oauthServer.stats.registrations[0]?.client_secret;
   if (registered) planted.dynamicClientSecret = registered;
   const plugin = await asOwner.post('/v1/plugins', { manifest: { name: 'Docs plugin', version: '1.0.0', mcpConnections: [{ name: 'Plugin docs', url: mcp.url, authType: 'none', credentialMode: 'shared' }] } });

@@ -53,6 +53,8 @@ export interface McpServerOptions {
   /** Prompt names and resource URIs the server offers (declaring those capabilities). */
   prompts?: string[];
   resources?: string[];
+  /** Declare no `tools` capability (a server of prompts or resources only). */
+  withoutTools?: boolean;
   /** serverInfo of initialize (default orgplane-test-server 1.0.0). */
   serverInfo?: { name: string; version: string };
   /** When set, every request must carry `Authorization: Bearer <apiKey>` (or `headerName: apiKey`). */
@@ -73,14 +75,17 @@ export interface McpServerOptions {
 
 /** One SDK Server with the requested tools and fault. */
 function buildSdkServer(options: McpServerOptions): Server {
-  const capabilities = { tools: {}, ...(options.prompts ? { prompts: {} } : {}), ...(options.resources ? { resources: {} } : {}) };
+  const capabilities = { ...(options.withoutTools ? {} : { tools: {} }), ...(options.prompts ? { prompts: {} } : {}), ...(options.resources ? { resources: {} } : {}) };
   const server = new Server(options.serverInfo ?? { name: 'orgplane-test-server', version: '1.0.0' }, { capabilities });
   const tools = options.tools ?? ['echo', 'add'];
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    if (options.fault === 'tools_list_error') throw new McpError(options.errorCode ?? ErrorCode.InternalError, 'tool catalog unavailable');
-    if (options.toolDefinitions) return { tools: options.toolDefinitions() } as never;
-    return { tools: tools.map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' as const } })) };
-  });
+  // The SDK refuses a handler for a capability the server does not declare.
+  if (!options.withoutTools) {
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      if (options.fault === 'tools_list_error') throw new McpError(options.errorCode ?? ErrorCode.InternalError, 'tool catalog unavailable');
+      if (options.toolDefinitions) return { tools: options.toolDefinitions() } as never;
+      return { tools: tools.map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' as const } })) };
+    });
+  }
   const prompts = options.prompts;
   if (prompts) server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: prompts.map((name) => ({ name })) }));
   const resources = options.resources;

@@ -78,6 +78,10 @@ export interface OAuthMcpServerOptions {
    * just issued (a server that no longer accepts this client), while the token endpoint keeps issuing.
    */
   rejectAccessTokens?: boolean;
+  /** Claims of an OpenID Connect ID token added to every token response (an unsigned JWT: header.claims.signature). */
+  idTokenClaims?: Record<string, unknown>;
+  /** Fields added to every token response (providers' own: user_id, tenant_id, ...). */
+  tokenResponseExtras?: Record<string, unknown>;
 }
 
 interface CodeRecord {
@@ -136,6 +140,12 @@ export interface OAuthMcpServer {
   revokeAll(): void;
   /** Registers a client after start (its redirect URIs often depend on ids created later). */
   addClient(client: PreRegisteredTestClient): void;
+  /**
+   * The MCP endpoint refuses every access token (401 invalid_token) while on, tokens issued later
+   * included, although the token endpoint goes on issuing and refreshing them: a resource that
+   * no longer accepts the grant its authorization server still honours.
+   */
+  rejectAtResource(on: boolean): void;
   /** Issues an access token directly (as if a grant had happened), for resource-side tests. */
   issueAccessToken(clientId: string, scopes?: string[], ttlSeconds?: number): string;
   close(): Promise<void>;
@@ -186,6 +196,15 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
   const accessTokens = new Map<string, TokenRecord>();
   const refreshTokens = new Map<string, RefreshRecord>();
   const ttl = () => options.accessTokenTtlSeconds ?? 3600;
+  let rejectingAtResource = false;
+  const accountFields = (): Record<string, unknown> => {
+    const fields: Record<string, unknown> = { ...options.tokenResponseExtras };
+    if (options.idTokenClaims) {
+      const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      fields.id_token = `${part({ alg: 'RS256', typ: 'JWT' })}.${part({ iss: issuer, aud: 'client', iat: Math.floor(Date.now() / 1000), ...options.idTokenClaims })}.${randomBytes(32).toString('base64url')}`;
+    }
+    return fields;
+  };
 
   async function fetchClientMetadataDocument(clientId: string): Promise<OAuthClientInformationFull | undefined> {
     stats.clientMetadataFetches.push(clientId);
@@ -236,7 +255,7 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
       revoked: false,
       grantId,
     });
-    const tokens: OAuthTokens = { access_token: accessToken, token_type: 'Bearer', expires_in: ttl(), scope: scopes.join(' ') };
+    const tokens: OAuthTokens = { access_token: accessToken, token_type: 'Bearer', expires_in: ttl(), scope: scopes.join(' '), ...accountFields() };
     if (options.issueRefreshTokens !== false) {
       const refreshToken = `rt_${randomBytes(24).toString('base64url')}`;
       refreshTokens.set(refreshToken, { clientId, scopes, resource, revoked: false, grantId });
@@ -305,11 +324,11 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
         revoked: false,
         grantId: record.grantId,
       });
-      return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl(), scope: record.scopes.join(' ') };
+      return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl(), scope: record.scopes.join(' '), ...accountFields() };
     },
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       const record = accessTokens.get(token);
-      if (!record || record.revoked || options.rejectAccessTokens) throw new InvalidTokenError('Invalid access token');
+      if (!record || record.revoked || options.rejectAccessTokens || rejectingAtResource) throw new InvalidTokenError('Invalid access token');
       return {
         token,
         clientId: record.clientId,
@@ -490,6 +509,9 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
         redirect_uris: c.redirectUris,
         token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? (c.clientSecret ? 'client_secret_basic' : 'none'),
       });
+    },
+    rejectAtResource(on) {
+      rejectingAtResource = on;
     },
     issueAccessToken(clientId, scopes = [], ttlSeconds = 3600) {
       const token = `at_${randomBytes(24).toString('base64url')}`;

@@ -109,3 +109,16 @@ export async function upsertToolPolicy(
     [organizationId, connectionId, policy.mode, JSON.stringify(policy.tools), policy.destructiveNeedsApproval, updatedBy],
   );
 }
+
+/** The capabilities each connection's server declared at its last successful probe, with the identity probed. */
+export async function capabilitiesOf(q: Queryable, organizationId: string, connectionIds: string[]): Promise<Map<string, { identityFingerprint: string; capabilities: Record<string, unknown> }>> {
+  const found = new Map<string, { identityFingerprint: string; capabilities: Record<string, unknown> }>();
+  if (connectionIds.length === 0) return found;
+  const { rows } = await q.query<{ connectionId: string; identityFingerprint: string; capabilities: Record<string, unknown> }>(
+    `SELECT connection_id AS "connectionId", identity_fingerprint AS "identityFingerprint", capabilities
+       FROM mcp_connection_catalogs WHERE organization_id = $1 AND connection_id = ANY($2::text[])`,
+    [organizationId, connectionIds],
+  );
+  for (const { connectionId, ...catalog } of rows) found.set(connectionId, catalog);
+  return found;
+}

@@ -31,6 +31,11 @@ export interface ConnectionOAuthHooks {
   testConnection(row: ConnectionRow, memberId: string | null): Promise<TestResult>;
   /** The background health job's check of one OAuth credential (oauth/health-check.ts). */
   checkCredential(row: ConnectionRow, credential: { memberId: string | null; validated: boolean }, wants: { refresh: boolean; probe: boolean }): Promise<CredentialCheck>;
+  /**
+   * In the transaction deleting the connection, before its rows go: reads its OAuth tokens and their
+   * client, and returns what revokes them at the authorization server (RFC 7009), to run once it commits.
+   */
+  prepareRevocation(tx: Queryable, connection: ConnectionRow): Promise<() => Promise<void>>;
 }
 
 /**

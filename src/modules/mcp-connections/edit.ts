@@ -4,6 +4,7 @@ import { redacted, type CallerContext } from '../../platform/write-context.ts';
 import { checkAccess, connectionNotFound, requireAdmin, writeWithAccess } from './access.ts';
 import { connectionFields, oauthColumns } from './connection-fields.ts';
 import { recordCatalog } from './catalog-store.ts';
+import { recordAuthRequirement } from './auth-requirement.ts';
 import { connectionIdentity } from './connection-identity.ts';
 import type { ServerCatalog } from './probe/index.ts';
 import { apiKeyRequired, storeSuppliedApiKey } from './credentials.ts';
@@ -74,6 +75,8 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     tx.audit({ action: 'mcp_connection.updated', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
   });
   if (catalog) await recordCatalog(db, organizationId, id, identity.identityFingerprint, catalog);
+  // A no-auth probe that passed sent no credential: the server demands none.
+  if (catalog && input.authType === 'none') await recordAuthRequirement(db, organizationId, id, input.url, 'none');
 
   const presented = await presentAfterWrite(deps, ctx.actor, organizationId, id);
   const credentialNeeded = input.authType === 'oauth' || input.authType === 'apikey';

@@ -7,10 +7,10 @@ import type { Database } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { ConnectionDeps, TeamDirectory } from './deps.ts';
-import { registerMcpOAuth } from './oauth/index.ts';
 import { createMcpOAuthService } from './oauth/service.ts';
 import { deriveStateKey } from './oauth/state.ts';
 import { loadOrCreateKeyRing } from '../../platform/secrets.ts';
+import { memberTokenRevocation, registerMcpOAuth } from './oauth/index.ts';
 import { connectionRecords } from './records.ts';
 import { mcpConnectionRoutes } from './routes.ts';
 import { mcpToolRoutes } from './tool-routes.ts';
@@ -29,6 +29,14 @@ declare module 'fastify' {
     /** The background credential health job of this process; null when it does not run (MCP_HEALTH_INTERVAL_SECONDS=0, RUN_WORKERS=false). */
     mcpHealth: McpHealthJob | null;
   }
+}
+
+/**
+ * For the members module: removing a member revokes their MCP OAuth tokens at the authorization
+ * servers (RFC 7009, best effort, after the removal commits). Given to it as a removal hook.
+ */
+export function mcpMemberRemovalHook(deps: { db: Database; secrets: SecretBox; outbound: OutboundClient; config: Pick<Config, 'publicUrl'>; logger?: { warn(details: Record<string, unknown>, message: string): void } }) {
+  return memberTokenRevocation({ db: deps.db, secrets: deps.secrets, outbound: deps.outbound, publicUrl: deps.config.publicUrl, connections: connectionRecords(), ...(deps.logger ? { logger: deps.logger } : {}) });
 }
 
 export interface McpConnectionsModuleDeps {

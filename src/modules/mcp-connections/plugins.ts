@@ -56,20 +56,27 @@ export async function uninstallPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>
   if (!deleted) throw notFound('plugin_not_found', 'No such plugin in this organization');
 }
 
-/** Deletes a connection (its credentials and access go with it), unless a plugin requires it. */
-export async function removeConnection(deps: Pick<ConnectionDeps, 'db' | 'store'>, ctx: CallerContext, id: string): Promise<void> {
+/**
+ * Deletes a connection (its credentials and access go with it), unless a plugin requires it; its
+ * OAuth tokens are then revoked at the authorization server, best effort.
+ */
+export async function removeConnection(deps: Pick<ConnectionDeps, 'db' | 'store' | 'oauth'>, ctx: CallerContext, id: string): Promise<void> {
   const { store } = deps;
   const { organizationId } = requireAdmin(ctx.actor);
-  await writeTransaction(deps.db, ctx, async (tx) => {
+  const revoke = await writeTransaction(deps.db, ctx, async (tx) => {
     // Locked: a plugin being installed meanwhile links it only before or after this decision.
-    if (!(await store.findConnection(tx, organizationId, id, true))) throw connectionNotFound();
+    const row = await store.findConnection(tx, organizationId, id, true);
+    if (!row) throw connectionNotFound();
     // A plugin that needs it would be left pointing at nothing: the plugin goes first.
     const plugins = await store.pluginLinks(tx, organizationId, [id]);
     if (plugins.length > 0) {
       const names = [...new Set(plugins.map((link) => link.name))].join(', ');
       throw conflict('connection_required', `The plugin ${names} requires this connection: uninstall the plugin first (DELETE /v1/plugins/{pluginId}), then delete it`);
     }
+    const revocation = row.authType === 'oauth' ? await deps.oauth.prepareRevocation(tx, row) : null;
     await store.deleteConnection(tx, organizationId, id);
     tx.audit({ action: 'mcp_connection.deleted', organizationId, target: { type: 'mcp_connection', id } });
+    return revocation;
   });
+  await revoke?.();
 }

@@ -6,8 +6,9 @@ import { connectionNotFound, requireAdmin } from './access.ts';
 import { openApiKey } from './credentials.ts';
 import type { ConnectionDeps, TestResult } from './deps.ts';
 import { recordCatalog } from './catalog-store.ts';
+import { observeAuthRequirement, recordAuthRequirement } from './auth-requirement.ts';
 import { probeConnection, type Diagnostic, type ProbeResult, type ServerCatalog } from './probe/index.ts';
-import type { AuthType, CredentialMode } from './store.ts';
+import type { AuthType, ConnectionRow, CredentialMode } from './store.ts';
 
 // A probe dials a tenant-chosen server for up to 15 s; these bound how many a tenant (and one
 // member, who can trigger probes by storing their own key) can start, across all processes.
@@ -61,12 +62,20 @@ export async function validateByProbe(deps: ProbeDeps, url: string, authType: Au
  * makes, so it is written outside a write's transaction, as each probe's outcome arrives.
  */
 export async function testConnection(deps: ConnectionDeps, ctx: CallerContext, id: string): Promise<TestResult> {
-  const { db, store, secrets } = deps;
   const { organizationId, memberId } = requireAdmin(ctx.actor);
-  const row = await store.findConnection(db, organizationId, id);
+  const row = await deps.store.findConnection(deps.db, organizationId, id);
   if (!row) throw connectionNotFound();
   await allowProbe(deps, organizationId, memberId);
-  if (row.authType === 'oauth') return deps.oauth.testConnection(row, row.credentialMode === 'shared' ? null : memberId);
+  // First, not beside the test: what the server demands of a client with no credential at all
+  // (requiredAuthType), one unauthenticated request (two or three more when it refuses).
+  const required = await observeAuthRequirement(row.url, (url, init) => deps.outbound.fetch(url, init));
+  if (required) await recordAuthRequirement(deps.db, organizationId, id, row.url, required);
+  return row.authType === 'oauth' ? deps.oauth.testConnection(row, row.credentialMode === 'shared' ? null : memberId) : testStored(deps, row, memberId);
+}
+
+async function testStored(deps: ConnectionDeps, row: ConnectionRow, memberId: string | null): Promise<TestResult> {
+  const { db, store, secrets } = deps;
+  const { organizationId, id } = row;
   const credentials = await store.credentialsFor(db, organizationId, [id], memberId);
   const credential = row.credentialMode === 'shared' ? credentials.shared.get(id) : credentials.mine.get(id);
   const apiKey = credential && row.authType === 'apikey' ? openApiKey(secrets, row.identityFingerprint, credential.secretSealed) : null;

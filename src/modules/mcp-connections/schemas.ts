@@ -124,9 +124,46 @@ export const connectionSchema = z
     credentialHealthReason: z.enum(['authorization_rejected', 'credential_expired', 'post_authorization_validation_failed']).nullable().optional(),
     credentialHealthCheckedAt: timestampSchema.nullable().optional(),
     reconnectActionOwner: z.enum(['member', 'organization_admin']).nullable().optional(),
-    externalAccountId: z.string().nullable().optional(),
-    grantedScopes: z.array(z.string()).optional(),
-    tenantId: z.string().nullable().optional(),
+    externalAccountId: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        'The account at the provider the caller\'s OAuth credential belongs to: the `sub` claim of the ID token the token endpoint returned, else its `user_id` or ' +
+          '`account_id` field. null: no credential, an API key, or a provider that named no account. Kept across refreshes unless a refresh names another.',
+      ),
+    grantedScopes: z
+      .array(z.string())
+      .optional()
+      .describe('Scopes the authorization server granted the caller\'s OAuth credential (its `scope`, or what was asked when it said none); empty without one'),
+    tenantId: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('The provider\'s tenant (directory, workspace) of that credential: the ID token\'s `tid` claim, else the token response\'s `tenant_id`. null when the provider named none'),
+    requiredAuthType: authTypeSchema
+      .nullable()
+      .optional()
+      .describe(
+        'What the server demands, as the last check saw it (POST .../test, and creating or editing a no-auth connection): an unauthenticated MCP request answered is `none`; ' +
+          'refused with OAuth discovery behind it (RFC 9728 resource metadata, or RFC 8414 metadata at its origin) is `oauth`; refused without is `apikey`. ' +
+          'null until a check saw the server at its current url.',
+      ),
+    authTypeMismatch: z
+      .boolean()
+      .optional()
+      .describe('authType differs from requiredAuthType. Absent while requiredAuthType is null (nothing to compare with)'),
+    authPolicyConfirmed: z
+      .boolean()
+      .optional()
+      .describe('A check saw the server demand exactly the configured authType (requiredAuthType equals authType); false while that is unknown or differs'),
+    missingFeatures: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Server capabilities the workspace needs that the server did not declare at its last successful probe of this identity. The workspace lists and calls tools, so the one ' +
+          'needed feature is `tools` (the MCP `tools` capability); empty: nothing missing. Absent until a probe of the current url, authType and credentialMode succeeded.',
+      ),
     oauthClientConfigured: z.boolean().optional(),
     oauthClientRequired: z.boolean().optional(),
     setupRequired: z.boolean().optional(),
@@ -134,7 +171,15 @@ export const connectionSchema = z
     oauthCallbackUrl: z.string().nullable().optional(),
     oauthSharedCallbackUrl: z.string().nullable().optional(),
     oauthClientMetadataUrl: z.string().nullable().optional(),
-    oauthCallbackMode: z.enum(['shared-v1', 'isolated-v1', 'legacy-v1']).nullable().optional(),
+    oauthCallbackMode: z
+      .enum(['shared-v1', 'isolated-v1', 'legacy-v1'])
+      .nullable()
+      .optional()
+      .describe(
+        '`shared-v1`: the client is identified by this service\'s client ID metadata document and returns to the shared callback; `isolated-v1`: any other client, ' +
+          'returning to the connection\'s own callback. `legacy-v1` is never produced: this service has had no callback before these two, so no client was ' +
+          'registered with a legacy redirect URI; the value stays in the enum for clients written against the contract.',
+      ),
     oauthRegistrationSource: z.enum(['pre-registered', 'client-metadata', 'dynamic']).nullable().optional(),
     issuerReviewRequired: z.boolean().optional().describe('The authorization server no longer matches the configured issuer: an administrator must review it'),
     authorizationServerIssuer: z.string().nullable().optional(),

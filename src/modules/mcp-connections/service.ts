@@ -44,6 +44,7 @@ import { allowProbe, testConnection, validateByProbe } from './probing.ts';
 import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
 import { createConnectionStore, type AccessSet } from './store.ts';
 import { recordCatalog } from './catalog-store.ts';
+import { recordAuthRequirement } from './auth-requirement.ts';
 import { listTools, setToolPolicy, type ToolPolicyInput } from './tools.ts';
 import { presentAfterWrite, presentConnections } from './view.ts';
 
@@ -78,6 +79,8 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
     tx.audit({ action: 'mcp_connection.created', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
   });
   if (catalog) await recordCatalog(deps.db, organizationId, id, identity.identityFingerprint, catalog);
+  // A no-auth probe that passed sent no credential: the server demands none.
+  if (catalog && input.authType === 'none') await recordAuthRequirement(deps.db, organizationId, id, input.url, 'none');
   return presentAfterWrite(deps, caller, organizationId, id);
 }
 
@@ -97,8 +100,8 @@ export async function getConnection(deps: Pick<ConnectionDeps, 'db' | 'store' | 
 /** The service the routes call: each method is one of this module's functions with the service's dependencies. */
 export function createMcpConnectionService(input: McpConnectionServiceDeps) {
   const { rateLimiter, ...rest } = input;
-  if (typeof input.oauth?.dropIdentityState !== 'function' || typeof input.oauth.testConnection !== 'function') {
-    throw new Error('mcp-connections: the OAuth hooks (dropIdentityState, testConnection) are needed to build the service');
+  if (typeof input.oauth?.dropIdentityState !== 'function' || typeof input.oauth.testConnection !== 'function' || typeof input.oauth.prepareRevocation !== 'function') {
+    throw new Error('mcp-connections: the OAuth hooks (dropIdentityState, testConnection, prepareRevocation) are needed to build the service');
   }
   const deps: ConnectionDeps = { ...rest, store: createConnectionStore(), limiter: rateLimiter ?? createRateLimiter(input.db) };
   return {

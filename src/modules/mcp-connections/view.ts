@@ -5,7 +5,8 @@ import type { Caller } from '../../http/caller.ts';
 import { isoTimestamp, isoTimestampOrNull } from '../../http/schemas.ts';
 import { connectionNotFound, organizationOf } from './access.ts';
 import type { ConnectionDeps } from './deps.ts';
-import { toolPoliciesOf } from './catalog-store.ts';
+import { capabilitiesOf, toolPoliciesOf } from './catalog-store.ts';
+import { authPolicyFields, authRequirementsOf, missingFeatures } from './auth-requirement.ts';
 import { toolPolicyView } from './tool-policy-view.ts';
 import type { DiscoveryPath } from './oauth/legacy-discovery.ts';
 import { discoveryPaths, issuerReviewFlags } from './oauth/store.ts';
@@ -19,16 +20,20 @@ export async function presentConnections(deps: ViewDeps, caller: Caller, rows: C
   const { store } = deps;
   const { organizationId, memberId, isAdmin } = organizationOf(caller);
   const ids = rows.map((row) => row.id);
-  const [access, credentials, links, issuerReview, toolPolicies, paths] = await Promise.all([
+  const [access, credentials, links, issuerReview, toolPolicies, paths, requirements, capabilities] = await Promise.all([
     isAdmin ? store.accessOf(q, organizationId, ids) : Promise.resolve(undefined),
     store.credentialsFor(q, organizationId, ids, memberId),
     store.pluginLinks(q, organizationId, ids),
     issuerReviewFlags(q, organizationId, ids),
     toolPoliciesOf(q, organizationId, ids),
     discoveryPaths(q, organizationId, ids),
+    authRequirementsOf(q, organizationId, ids),
+    capabilitiesOf(q, organizationId, ids),
   ]);
   return rows.map((row) => ({
     ...connectionView(deps.publicUrl, row, access?.get(row.id), credentials, links, issuerReview.has(row.id)),
+    ...authPolicyFields(row.authType, row.url, requirements.get(row.id)),
+    ...missingFeaturesField(row, capabilities.get(row.id)),
     toolPolicy: toolPolicyView(toolPolicies.get(row.id)),
     ...(row.authType === 'oauth' ? { oauthDiscoveryPath: (paths.get(row.id) ?? null) as DiscoveryPath | null } : {}),
   }));
@@ -39,6 +44,12 @@ export async function presentAfterWrite(deps: ViewDeps, caller: Caller, organiza
   const row = await deps.store.findConnection(deps.db, organizationId, id);
   if (!row) throw connectionNotFound();
   return (await presentConnections(deps, caller, [row]))[0]!;
+}
+
+/** Present once a probe of the connection's current identity has seen the server's capabilities. */
+function missingFeaturesField(row: ConnectionRow, catalog: { identityFingerprint: string; capabilities: Record<string, unknown> } | undefined) {
+  const missing = missingFeatures(catalog && catalog.identityFingerprint === row.identityFingerprint ? catalog.capabilities : undefined);
+  return missing ? { missingFeatures: missing } : {};
 }
 
 function connectionView(

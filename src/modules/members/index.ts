@@ -3,6 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { memberRoutes } from './routes.ts';
 import { createMemberService, type MemberServiceDeps } from './service.ts';
+
+export type { MemberRemovalHook } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 
 export async function registerMembers(app: FastifyInstance, deps: MemberServiceDeps): Promise<void> {

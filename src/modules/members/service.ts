@@ -6,8 +6,18 @@ import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import type { MemberRecord, MembershipCore } from '../identity/index.ts';
 
+/**
+ * What another module does when a member is removed, for what it keeps of theirs that the removal's
+ * cascade deletes (the MCP connections' OAuth tokens, revoked at their providers): called in the
+ * removal's transaction before the member's rows go, it returns what runs once the removal commits.
+ */
+export interface MemberRemovalHook {
+  beforeRemoval(tx: Queryable, organizationId: string, memberId: string): Promise<() => Promise<void>>;
+}
+
 export interface MemberServiceDeps {
   membership: Pick<MembershipCore, 'requireMembership' | 'changeMembers' | 'listMembers' | 'getMember' | 'setMemberRole' | 'deleteMember'>;
+  removalHooks?: MemberRemovalHook[];
 }
 
 export function createMemberService(deps: MemberServiceDeps) {
@@ -40,13 +50,18 @@ export function createMemberService(deps: MemberServiceDeps) {
       const acting = await membership.requireMembership(ctx.actor, organizationId);
       const leavingThemselves = acting.memberId === memberId;
       if (!leavingThemselves && acting.role === 'member') throw forbidden('Only owners and admins remove other members');
-      await membership.changeMembers(ctx, organizationId, async (tx) => {
+      const afterwards = await membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
+        const pending: Array<() => Promise<void>> = [];
+        for (const hook of deps.removalHooks ?? []) pending.push(await hook.beforeRemoval(tx, organizationId, memberId));
         // Leaving is the person's own choice; a removal stands against SSO's just-in-time provisioning.
         await membership.deleteMember(tx, organizationId, memberId, leavingThemselves ? undefined : 'administrator');
         tx.audit({ action: leavingThemselves ? 'member.left' : 'member.removed', organizationId, target: { type: 'member', id: member.id, name: member.email }, changes: { role: member.role } });
+        return pending;
       });
+      // Committed: the hooks' follow-ups (best effort by contract) cannot undo the removal.
+      for (const run of afterwards) await run();
     },
 
     async transferOwnership(ctx: CallerContext, organizationId: string, memberId: string) {

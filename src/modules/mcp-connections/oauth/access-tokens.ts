@@ -17,6 +17,7 @@ import {
   type OAuthTokenSecret,
 } from './credential-store.ts';
 import type { OAuthDeps } from './deps.ts';
+import type { OAuthClientCredentials } from './registration.ts';
 import { fetchAuthorizationServerMetadata } from './discovery.ts';
 import { OAuthFlowError, type CredentialHealthReason } from './errors.ts';
 import { adminRoles, visibleConnection } from './guards.ts';
@@ -76,7 +77,7 @@ export async function usableAccessToken(
         fetch: deps.fetch,
       });
       const next: OAuthTokenSecret = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, scopes: tokens.scopes };
-      await updateRefreshedCredential(tx, organizationId, row.id, sealOAuthSecret(deps.secrets, connection.identityFingerprint, next), tokens.expiresAt, tokens.scopes);
+      await updateRefreshedCredential(tx, organizationId, row.id, sealOAuthSecret(deps.secrets, connection.identityFingerprint, next), tokens.expiresAt, tokens.scopes, tokens.account);
       return { status: 'ok', accessToken: tokens.accessToken, scopes: tokens.scopes, refreshed: true };
     } catch (error) {
       if (!(error instanceof OAuthFlowError)) throw error;
@@ -113,11 +114,16 @@ export async function disconnect(deps: OAuthDeps, ctx: CallerContext, connection
   if (secret) await revokeQuietly(deps, connection, secret);
 }
 
-async function revokeQuietly(deps: OAuthDeps, connection: ConnectionRow, secret: OAuthTokenSecret): Promise<void> {
+/**
+ * Revokes the tokens at the authorization server when it offers revocation; a failure is logged
+ * (never the token) and swallowed. `client`: the client that obtained them, when it was read before
+ * its row went (a deleted connection); otherwise it is read now.
+ */
+export async function revokeQuietly(deps: Pick<OAuthDeps, 'db' | 'secrets' | 'publicUrl' | 'fetch' | 'connections' | 'logger'>, connection: ConnectionRow, secret: OAuthTokenSecret, known?: OAuthClientCredentials): Promise<void> {
   try {
     const metadata = await fetchAuthorizationServerMetadata(secret.issuer, deps.fetch);
     if (!metadata.revocation_endpoint) return;
-    const client = await refreshClient(deps, connection, secret, deps.db);
+    const client = known ?? (await refreshClient(deps, connection, secret, deps.db));
     const tokens: Array<[string | null, 'refresh_token' | 'access_token']> = [
       [secret.refreshToken, 'refresh_token'],
       [secret.accessToken, 'access_token'],

@@ -13,7 +13,8 @@ import { oauthFailure } from './diagnostic.ts';
 import { OAuthFlowError } from './errors.ts';
 import { mayConnect } from './guards.ts';
 import { verifyState, type CallbackMode, type CredentialSubject } from './state.ts';
-import { claimPendingAuthorization } from './store.ts';
+import { claimPendingAuthorization, pendingBinding } from './store.ts';
+import { browserMismatch, sameBrowser } from './browser-binding.ts';
 import { exchangeAuthorizationCode } from './tokens.ts';
 
 /** The request a callback arrives on (who acts is read from its pending authorization). */
@@ -27,7 +28,7 @@ export interface CallbackResult {
 
 /**
  * The callback (both modes). Order matters: the state (signature, expiry, mode, path) before
- * anything else; then the single-use claim; then issuer and code; then the connection and the
+ * anything else; then the browser (the one that started it, browser-binding.ts); then the single-use claim; then issuer and code; then the connection and the
  * member as they are now; the code exchange; and finally the write, in a transaction that
  * locks the connection row and then the member, so that neither an identity edit nor a removal
  * or demotion can slip between the check and the write.
@@ -38,6 +39,7 @@ export async function completeAuthorization(
   mode: CallbackMode,
   pathConnectionId: string | null,
   query: CallbackQuery,
+  carriedNonce: string | null,
 ): Promise<CallbackResult> {
   const invalidState = (message: string) => new ApiError(400, 'invalid_state', message);
   const checked = verifyState(query.state, deps.stateKey);
@@ -49,6 +51,10 @@ export async function completeAuthorization(
   if (state.mode !== mode || (mode === 'isolated-v1' && pathConnectionId !== state.cid)) {
     throw invalidState('This authorization belongs to another callback');
   }
+  // The browser before the claim: another person's browser refused leaves the authorization to its starter.
+  const binding = await pendingBinding(deps.db, state.org, state.id);
+  if (binding === null) throw invalidState('This authorization was already completed, cancelled or has expired');
+  if (!sameBrowser(carriedNonce, binding)) throw browserMismatch();
   const pending = await claimPendingAuthorization(deps.db, state.org, state.id);
   if (!pending) throw invalidState('This authorization was already completed, cancelled or has expired');
   if (
@@ -149,6 +155,7 @@ export async function completeAuthorization(
       secretSealed: sealOAuthSecret(deps.secrets, pending.identity_fingerprint, secret),
       expiresAt: tokens.expiresAt,
       grantedScopes: tokens.scopes,
+      account: tokens.account,
     });
   });
   return { connectionId: pending.connection_id, subject: pending.subject, grantedScopes: tokens.scopes };

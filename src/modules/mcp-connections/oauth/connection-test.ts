@@ -20,7 +20,8 @@ import { addStepUpScopes, recordConnectionRegistration } from './store.ts';
  * POST /v1/mcp-connections/{id}/test for an OAuth connection (the connections module hands
  * these over): the stored token, refreshed first when it is about to expire, presented to the
  * probe. A token the MCP server rejects with 401 although it looks valid is
- * post_authorization_validation_failed (phase AUTH_RESOURCE_VALIDATION). A 403
+ * post_authorization_validation_failed (phase AUTH_RESOURCE_VALIDATION); one the authorization
+ * server has just issued (by a refresh) and the MCP server still rejects is authorization_rejected. A 403
  * insufficient_scope tries one step-up: a refresh asking for the scopes the server named, and
  * one more probe; if that cannot be had, the scopes are remembered for the next authorization
  * and the credential needs a reconnect.
@@ -45,6 +46,9 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
   if (token.status === 'unavailable') return failed(token.error);
 
   let accessToken = token.accessToken;
+  // Issued by the authorization server moments ago (a refresh, or the step-up's): refused anyway,
+  // the server rejects the authorization itself, not a stale token.
+  let justIssued = token.refreshed;
   let steppedUp = false;
   for (;;) {
     const result = await probeWith(accessToken);
@@ -64,6 +68,7 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
         const upgraded = await usableAccessToken(deps, organizationId, connection.id, memberId, { forceRefresh: true, scopes: wanted });
         if (upgraded.status === 'ok') {
           accessToken = upgraded.accessToken;
+          justIssued = true;
           continue;
         }
         // Written with the connection held: deleted meanwhile, the test is a 404 (not a key violation).
@@ -75,7 +80,7 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
       await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
       return outcome;
     }
-    const reason: CredentialHealthReason = status === 403 ? 'authorization_rejected' : 'post_authorization_validation_failed';
+    const reason: CredentialHealthReason = status === 403 || justIssued ? 'authorization_rejected' : 'post_authorization_validation_failed';
     await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', reason);
     return outcome;
   }

@@ -10,6 +10,7 @@ import type { Queryable } from '../../../db/database.ts';
 import type { SecretBox } from '../../../platform/secrets.ts';
 import type { CredentialHealthReason } from './errors.ts';
 import type { RegistrationSource } from './registration.ts';
+import type { ProviderAccount } from './account.ts';
 
 export interface OAuthTokenSecret {
   accessToken: string;
@@ -86,7 +87,17 @@ export async function findOAuthCredential(
 /** Stores (replacing) the member's or the shared OAuth credential, healthy, with its expiry and scopes. */
 export async function saveOAuthCredential(
   db: Queryable,
-  row: { id: string; organizationId: string; connectionId: string; memberId: string | null; identityFingerprint: string; secretSealed: string; expiresAt: Date | null; grantedScopes: string[] },
+  row: {
+    id: string;
+    organizationId: string;
+    connectionId: string;
+    memberId: string | null;
+    identityFingerprint: string;
+    secretSealed: string;
+    expiresAt: Date | null;
+    grantedScopes: string[];
+    account?: ProviderAccount;
+  },
 ): Promise<void> {
   await db.query(
     `DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2 AND member_id IS NOT DISTINCT FROM $3`,
@@ -95,9 +106,20 @@ export async function saveOAuthCredential(
   await db.query(
     `INSERT INTO mcp_connection_credentials
        (id, organization_id, connection_id, member_id, kind, identity_fingerprint, secret_sealed, expires_at, granted_scopes,
-        health, health_reason, health_checked_at, obtained_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'oauth', $5, $6, $7, $8, 'ready', NULL, clock_timestamp(), clock_timestamp(), clock_timestamp())`,
-    [row.id, row.organizationId, row.connectionId, row.memberId, row.identityFingerprint, row.secretSealed, row.expiresAt, JSON.stringify(row.grantedScopes)],
+        external_account_id, tenant_id, health, health_reason, health_checked_at, obtained_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'oauth', $5, $6, $7, $8, $9, $10, 'ready', NULL, clock_timestamp(), clock_timestamp(), clock_timestamp())`,
+    [
+      row.id,
+      row.organizationId,
+      row.connectionId,
+      row.memberId,
+      row.identityFingerprint,
+      row.secretSealed,
+      row.expiresAt,
+      JSON.stringify(row.grantedScopes),
+      row.account?.externalAccountId ?? null,
+      row.account?.tenantId ?? null,
+    ],
   );
 }
 
@@ -109,13 +131,16 @@ export async function updateRefreshedCredential(
   secretSealed: string,
   expiresAt: Date | null,
   grantedScopes: string[],
+  account?: ProviderAccount,
 ): Promise<void> {
+  // A refresh response that names no account (most do not) keeps what the authorization named.
   await db.query(
     `UPDATE mcp_connection_credentials
         SET secret_sealed = $3, expires_at = $4, granted_scopes = $5, health = 'ready', health_reason = NULL,
+            external_account_id = COALESCE($6, external_account_id), tenant_id = COALESCE($7, tenant_id),
             health_checked_at = clock_timestamp(), updated_at = clock_timestamp()
       WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id, secretSealed, expiresAt, JSON.stringify(grantedScopes)],
+    [organizationId, id, secretSealed, expiresAt, JSON.stringify(grantedScopes), account?.externalAccountId ?? null, account?.tenantId ?? null],
   );
 }
 

@@ -12,6 +12,7 @@ import { mcpOAuthRoutes } from './routes.ts';
 import { createMcpOAuthService, type McpOAuthService } from './service.ts';
 import { deriveStateKey } from './state.ts';
 import { deleteConnectionState, deletePendingAuthorizations, deleteRegisteredClients } from './store.ts';
+import { prepareMemberRevocation } from './revocation.ts';
 
 /**
  * Runs inside the edit transaction that changes a connection's identity: pending authorizations
@@ -29,6 +30,25 @@ declare module 'fastify' {
     /** The MCP OAuth service (token refresh for other modules; tests drive it directly). */
     mcpOAuth: McpOAuthService;
   }
+}
+
+/**
+ * What removing a member does to their MCP OAuth tokens: in the removal's transaction it reads them
+ * (and the clients that obtained them); what it returns revokes them at the authorization servers
+ * once the removal has committed (RFC 7009, best effort).
+ */
+export function memberTokenRevocation(deps: { db: Database; secrets: SecretBox; outbound: OutboundClient; publicUrl: string; connections: OAuthDeps['connections']; logger?: OAuthDeps['logger'] }) {
+  const oauth = {
+    db: deps.db,
+    secrets: deps.secrets,
+    publicUrl: deps.publicUrl,
+    fetch: ((url, init) => deps.outbound.fetch(url, init)) as OAuthDeps['fetch'],
+    connections: deps.connections,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  };
+  return {
+    beforeRemoval: (tx: Queryable, organizationId: string, memberId: string) => prepareMemberRevocation(oauth, tx, organizationId, memberId),
+  };
 }
 
 export interface McpOAuthModuleDeps extends Pick<OAuthDeps, 'connections' | 'members'> {
@@ -60,5 +80,6 @@ export async function registerMcpOAuth(app: FastifyInstance, deps: McpOAuthModul
     // POST .../test of an OAuth connection: refresh first, classify a refused token, one step-up.
     testConnection: (row, memberId) => service.testConnection(row, memberId),
     checkCredential: (row, credential, wants) => service.checkCredential(row, credential, wants),
+    prepareRevocation: (tx, connection) => service.prepareConnectionRevocation(tx, connection),
   };
 }

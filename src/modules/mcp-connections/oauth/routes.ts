@@ -10,6 +10,7 @@ import type { CallbackResult, McpOAuthService } from './service.ts';
 import type { RequestOrigin } from './complete-authorization.ts';
 import { htmlPageHeaders } from '../../../http/html-page.ts';
 import { callbackPage, wantsHtml } from './page.ts';
+import { bindingNonceOf } from './browser-binding.ts';
 import { ApiError, errorHandler } from '../../../http/errors.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -40,7 +41,10 @@ const callbackResponses = {
     .object({ status: z.literal('connected'), connectionId: z.string(), subject: z.enum(['member', 'shared']), grantedScopes: z.array(z.string()) })
     .describe('The credential is stored'),
   400: errorBodySchema.describe('invalid_state (forged, replayed, or for another callback), state_expired, issuer_mismatch (RFC 9207), invalid_request'),
-  403: errorBodySchema.describe('authorization_denied (the user or server declined) or forbidden (the member may no longer connect this identity)'),
+  403: errorBodySchema.describe(
+    'authorization_denied (the user or server declined), browser_mismatch (the browser does not carry the orgplane_mcp_oauth cookie its authorize call set: the URL was opened in another browser; nothing stored, and the authorization stays for its own browser until it expires) ' +
+      'or forbidden (the member may no longer connect this identity)',
+  ),
   404: errorBodySchema.describe('connection_not_found: the connection was deleted meanwhile; nothing stored'),
   409: errorBodySchema.describe('connection_identity_changed or oauth_client_changed: nothing stored'),
   502: failureWithDiagnostic.describe('oauth_token_exchange_failed: the authorization server did not exchange the code for a token; `diagnostic` says why'),
@@ -55,7 +59,10 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       summary: 'Start connecting through OAuth: returns the URL to send the user to',
       description:
         'For a per_member connection, any member who may use it connects their own account; for a shared connection, owners and admins connect the organization\'s identity. ' +
-        'Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator.',
+        'Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator. ' +
+        'The response sets the cookie `orgplane_mcp_oauth` (HttpOnly, SameSite=Lax, Secure when PUBLIC_URL is https, Path `/v1/mcp-connections/`, ten minutes), a random nonce that binds the authorization to this browser: ' +
+        'open the URL in the browser that made this call (the console does, calling from its page), since the callback refuses a browser without it (403 `browser_mismatch`). ' +
+        'A browser that already carries the cookie keeps its nonce, so several authorizations may be in progress in one browser.',
       params,
       response: {
         200: z.object({
@@ -70,8 +77,9 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         502: failureWithDiagnostic.describe('oauth_discovery_failed or oauth_registration_failed: the MCP server\'s authorization server could not be discovered, or refused to register this client; `diagnostic` says which step failed'),
       },
     },
-  }, async (request) => {
-    const result = await service.authorize(writeContextOf(request), request.params.connectionId);
+  }, async (request, reply) => {
+    const result = await service.authorize(writeContextOf(request), request.params.connectionId, bindingNonceOf(request.headers.cookie));
+    reply.header('set-cookie', result.browserCookie);
     return { authorizationUrl: result.authorizationUrl, expiresAt: isoTimestamp(result.expiresAt), callbackMode: result.callbackMode };
   });
 
@@ -97,12 +105,12 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         tags: ['MCP Connections'],
         operationId: 'mcpOAuthCallbackShared',
         summary: 'OAuth callback shared by all connections (shared-v1)',
-        description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state.',
+        description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state and bound to the browser that started it by the orgplane_mcp_oauth cookie.',
         querystring: callbackQuery,
         response: callbackResponses,
       },
     }, async (request, reply) => {
-      const result = await service.callback(originOf(request), 'shared-v1', null, request.query);
+      const result = await service.callback(originOf(request), 'shared-v1', null, request.query, bindingNonceOf(request.headers.cookie));
       return respond(request, reply, result);
     });
 
@@ -111,13 +119,13 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         tags: ['MCP Connections'],
         operationId: 'mcpOAuthCallbackIsolated',
         summary: 'OAuth callback of one connection (isolated-v1)',
-        description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state, which must name this connection.',
+        description: 'Where the authorization server sends the browser back. Authenticated by the signed, single-use state, which must name this connection, and bound to the browser that started it by the orgplane_mcp_oauth cookie.',
         params,
         querystring: callbackQuery,
         response: callbackResponses,
       },
     }, async (request, reply) => {
-      const result = await service.callback(originOf(request), 'isolated-v1', request.params.connectionId, request.query);
+      const result = await service.callback(originOf(request), 'isolated-v1', request.params.connectionId, request.query, bindingNonceOf(request.headers.cookie));
       return respond(request, reply, result);
     });
   });

@@ -26,6 +26,8 @@ import type { OAuthDeps } from './deps.ts';
 import { authorize } from './start-authorization.ts';
 import type { CallbackMode } from './state.ts';
 import { clientMetadataDocument } from './urls.ts';
+import { prepareConnectionRevocation } from './revocation.ts';
+import type { Queryable } from '../../../db/database.ts';
 
 export type { AccessTokenResult } from './access-tokens.ts';
 export type { CallbackResult } from './complete-authorization.ts';
@@ -48,9 +50,10 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
   return {
     /** The document served at GET /oauth/client-metadata.json. */
     clientMetadataDocument: () => clientMetadataDocument(deps.publicUrl),
-    authorize: (ctx: CallerContext, connectionId: string) => authorize(deps, ctx, connectionId),
-    callback: (origin: RequestOrigin, mode: CallbackMode, pathConnectionId: string | null, query: CallbackQuery) =>
-      completeAuthorization(deps, origin, mode, pathConnectionId, query),
+    /** `browserNonce`: the binding nonce the calling browser already carries (browser-binding.ts), if any. */
+    authorize: (ctx: CallerContext, connectionId: string, browserNonce: string | null) => authorize(deps, ctx, connectionId, browserNonce),
+    callback: (origin: RequestOrigin, mode: CallbackMode, pathConnectionId: string | null, query: CallbackQuery, browserNonce: string | null) =>
+      completeAuthorization(deps, origin, mode, pathConnectionId, query, browserNonce),
     disconnect: (ctx: CallerContext, connectionId: string) => disconnect(deps, ctx, connectionId),
     /** A usable access token for the member (or the shared identity, memberId null); other modules and tests call it. */
     accessToken: (organizationId: string, connectionId: string, memberId: string | null, options?: { forceRefresh?: boolean; scopes?: string[] }) =>
@@ -59,6 +62,8 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
     /** The background health job's check of one credential (health-check.ts). */
     checkCredential: (connection: ConnectionRow, credential: { memberId: string | null; validated: boolean }, wants: { refresh: boolean; probe: boolean }) =>
       checkOAuthCredential(deps, connection, credential, wants),
+    /** In the transaction deleting the connection: what revokes its tokens once that commits (revocation.ts). */
+    prepareConnectionRevocation: (tx: Queryable, connection: ConnectionRow) => prepareConnectionRevocation(deps, tx, connection),
   };
 }
 

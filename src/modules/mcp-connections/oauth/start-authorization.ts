@@ -6,6 +6,7 @@ import { newId } from '../../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
 import type { ConnectionRow } from '../store.ts';
 import { buildAuthorizationUrl, createPkcePair, selectScopes } from './authorize.ts';
+import { bindingCookie, bindingHash, browserNonce } from './browser-binding.ts';
 import { clientFor, discoverFor } from './client-acquisition.ts';
 import type { OAuthDeps } from './deps.ts';
 import { adminRoles, holdConnection, sharedNeedsAdmin, visibleConnection } from './guards.ts';
@@ -35,7 +36,8 @@ export async function authorize(
   deps: OAuthDeps,
   ctx: CallerContext,
   connectionId: string,
-): Promise<{ authorizationUrl: string; expiresAt: Date; callbackMode: CallbackMode }> {
+  carriedNonce: string | null,
+): Promise<{ authorizationUrl: string; expiresAt: Date; callbackMode: CallbackMode; browserCookie: string }> {
   const caller = ctx.actor;
   const connection = await visibleConnection(deps, caller, connectionId);
   if (connection.authType !== 'oauth') throw new ApiError(409, 'not_oauth_connection', 'This connection does not use OAuth');
@@ -49,6 +51,7 @@ export async function authorize(
   const { client, source, mode, redirectUri } = await clientFor(deps, connection, discovery, scopes);
 
   const pkce = createPkcePair();
+  const nonce = browserNonce(carriedNonce);
   const id = newId('moa');
   const expiresAt = new Date(Date.now() + AUTHORIZATION_TTL_SECONDS * 1000);
   await deleteExpiredPendingAuthorizations(deps.db, connection.organizationId);
@@ -79,6 +82,7 @@ export async function authorize(
       client_id: client.clientId,
       code_verifier_sealed: deps.secrets.seal(pkce.verifier),
       expires_at: expiresAt,
+      browser_binding_hash: bindingHash(nonce),
     });
   });
   const state = signState(
@@ -104,5 +108,5 @@ export async function authorize(
     resource: discovery.resource,
     scopes,
   });
-  return { authorizationUrl, expiresAt, callbackMode: mode };
+  return { authorizationUrl, expiresAt, callbackMode: mode, browserCookie: bindingCookie(deps.publicUrl, nonce, AUTHORIZATION_TTL_SECONDS) };
 }

@@ -23,14 +23,17 @@ export interface PendingAuthorizationRow {
   client_id: string;
   code_verifier_sealed: string;
   expires_at: Date;
+  /** SHA-256 (hex) of the nonce in the starting browser's cookie (browser-binding.ts). */
+  browser_binding_hash: string;
 }
 
 export async function insertPendingAuthorization(db: Queryable, row: PendingAuthorizationRow): Promise<void> {
   await db.query(
     `INSERT INTO mcp_oauth_pending_authorizations
        (id, organization_id, connection_id, identity_fingerprint, member_id, subject, callback_mode, redirect_uri, issuer,
-        iss_parameter_supported, token_endpoint, resource, scopes, registration_source, client_id, code_verifier_sealed, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+        iss_parameter_supported, token_endpoint, resource, scopes, registration_source, client_id, code_verifier_sealed, expires_at,
+        browser_binding_hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     [
       row.id,
       row.organization_id,
@@ -49,8 +52,18 @@ export async function insertPendingAuthorization(db: Queryable, row: PendingAuth
       row.client_id,
       row.code_verifier_sealed,
       row.expires_at,
+      row.browser_binding_hash,
     ],
   );
+}
+
+/** The browser binding of a pending authorization, without claiming it (null: none, or expired). */
+export async function pendingBinding(db: Queryable, organizationId: string, id: string): Promise<string | null> {
+  const { rows } = await db.query<{ browser_binding_hash: string }>(
+    `SELECT browser_binding_hash FROM mcp_oauth_pending_authorizations WHERE organization_id = $1 AND id = $2 AND expires_at > now()`,
+    [organizationId, id],
+  );
+  return rows[0]?.browser_binding_hash ?? null;
 }
 
 /**

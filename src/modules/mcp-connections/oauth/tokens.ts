@@ -5,6 +5,7 @@
 import { OAuthTokensSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { OAuthFlowError, readOAuthAnswer, requestFailure, type CredentialHealthReason, type FetchLike, type OAuthPhase } from './errors.ts';
 import type { OAuthClientCredentials } from './registration.ts';
+import { providerAccountOf, type ProviderAccount } from './account.ts';
 
 export interface TokenSet {
   accessToken: string;
@@ -13,6 +14,8 @@ export interface TokenSet {
   /** Absolute expiry of the access token; null when the server did not say. */
   expiresAt: Date | null;
   scopes: string[];
+  /** The provider's account and tenant of the token, when its response names them (account.ts). */
+  account: ProviderAccount;
 }
 
 /** RFC 6749 §2.3.1: Basic credentials are the form-urlencoded id and secret. */
@@ -63,6 +66,7 @@ export function tokenSetFrom(body: unknown, now: Date, previousRefreshToken: str
     expiresAt,
     // RFC 6749 §5.1: an omitted scope means the requested scope was granted.
     scopes: t.scope ? t.scope.split(/\s+/).filter(Boolean) : requestedScopes,
+    account: providerAccountOf(body),
   };
 }
 
