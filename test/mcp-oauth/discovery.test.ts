@@ -1,6 +1,8 @@
 // Discovery against real SDK-built OAuth-protected MCP servers on loopback.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   authorizationServerMetadataUrls,
   chooseAuthorizationServer,
@@ -168,6 +170,42 @@ test('2025-03-26 without any metadata: the default endpoints at the origin; meta
   // Metadata at the origin naming another issuer is a mix-up risk: refused.
   const liar = await server({ resourceMetadataInChallenge: false, resourceMetadataAt: 'none', advertisedIssuer: 'https://elsewhere.example/' });
   await rejectsWith(discover({ serverUrl: liar.url, fetch: testFetch }), 'issuer_mismatch');
+});
+
+test('2025-03-26 metadata at the origin may name an issuer with a path there (the conformance suite\'s server); another port is another origin, refused', async () => {
+  // No RFC 9728 anywhere; the origin's RFC 8414 document names `<origin>/oauth` (or `issuerFor`'s
+  // answer), its endpoints under it: the MCP conformance suite's 2025-03-26 back-compat server.
+  let issuerFor = (origin: string) => `${origin}/oauth`;
+  const legacy = createServer((request, response) => {
+    const origin = `http://127.0.0.1:${(legacy.address() as AddressInfo).port}`;
+    request.resume();
+    if (request.url === '/.well-known/oauth-authorization-server') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+        issuer: issuerFor(origin),
+        authorization_endpoint: `${origin}/oauth/authorize`,
+        token_endpoint: `${origin}/oauth/token`,
+        registration_endpoint: `${origin}/oauth/register`,
+        response_types_supported: ['code'],
+        code_challenge_methods_supported: ['S256'],
+      }));
+    } else if (request.url === '/mcp') {
+      response.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => legacy.listen(0, '127.0.0.1', resolve));
+  after(() => new Promise<void>((resolve) => legacy.close(() => resolve())));
+  const origin = `http://127.0.0.1:${(legacy.address() as AddressInfo).port}`;
+  const found = await discover({ serverUrl: `${origin}/mcp`, fetch: testFetch });
+  assert.equal(found.discoveryPath, 'legacy-metadata');
+  assert.equal(found.issuer, `${origin}/oauth`);
+  assert.equal(found.metadata.token_endpoint, `${origin}/oauth/token`);
+  assert.equal(found.resource, `${origin}/mcp`);
+  issuerFor = (at) => `${at.replace(/:\d+$/, '')}:1/oauth`;
+  await rejectsWith(discover({ serverUrl: `${origin}/mcp`, fetch: testFetch }), 'issuer_mismatch');
+  issuerFor = (at) => `${at}/oauth?tenant=a`;
+  await rejectsWith(discover({ serverUrl: `${origin}/mcp`, fetch: testFetch }), 'issuer_mismatch');
 });
 
 test('an unreachable server is a retryable discovery failure', async () => {

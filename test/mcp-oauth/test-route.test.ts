@@ -146,3 +146,30 @@ test('the MCP server answers 401 to a token just refreshed: reconnect_required, 
   assert.equal(long.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length, 0);
   assert.equal((await getConnection(world, world.tenant.admin, other.id)).credentialHealthReason, 'post_authorization_validation_failed');
 });
+
+test('stepUp (for callers of the server other than the test, a tool call refused with 403): a refresh for the named scopes, else the next authorization asks for them', async () => {
+  const scopes = { scopesSupported: ['files:read', 'files:write'], requiredScopes: ['files:write'] };
+  const service = world.app.app.mcpOAuth;
+  const insufficient = 'Bearer error="insufficient_scope", scope="files:write"';
+
+  const widening = await world.server({ ...scopes, allowScopeUpgradeOnRefresh: true });
+  const a = await createOAuthConnection(world, widening.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  await connectThroughOAuth(world, world.tenant.admin, a.id);
+  // Not an insufficient_scope challenge: nothing to step up to, nothing changed.
+  assert.equal(await service.stepUp(world.tenant.orgId, a.id, null, ['files:read'], 'Bearer error="invalid_token"'), null);
+  assert.equal(widening.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length, 0);
+  const token = await service.stepUp(world.tenant.orgId, a.id, null, ['files:read'], insufficient);
+  assert.ok(token, 'a refreshed token');
+  assert.equal(widening.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length, 1);
+  assert.deepEqual([...(await getConnection(world, world.tenant.admin, a.id)).grantedScopes].sort(), ['files:read', 'files:write']);
+
+  const fixed = await world.server(scopes);
+  const b = await createOAuthConnection(world, fixed.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  await connectThroughOAuth(world, world.tenant.admin, b.id);
+  assert.equal(await service.stepUp(world.tenant.orgId, b.id, null, ['files:read'], insufficient), null);
+  assert.equal((await getConnection(world, world.tenant.admin, b.id)).credentialHealth, 'reconnect_required');
+  const again = await startAuthorization(world, world.tenant.admin, b.id);
+  assert.equal(new URL(again.body.authorizationUrl).searchParams.get('scope'), 'files:read files:write');
+  // Another organization's connection id is not found from this one.
+  assert.equal(await service.stepUp(world.tenant.otherOrgId, b.id, null, ['files:read'], insufficient), null);
+});

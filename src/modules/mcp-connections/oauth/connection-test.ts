@@ -63,27 +63,40 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
     const { status, challenge } = await resourceChallenge(connection.url, accessToken, deps.fetch).catch(() => ({ status: 0, challenge: null }));
     if (status === 403 && challenge?.error === 'insufficient_scope' && !steppedUp) {
       steppedUp = true;
-      const wanted = stepUp(token.scopes, challenge.scope);
-      if (wanted) {
-        const upgraded = await usableAccessToken(deps, organizationId, connection.id, memberId, { forceRefresh: true, scopes: wanted });
-        if (upgraded.status === 'ok') {
-          accessToken = upgraded.accessToken;
-          justIssued = true;
-          continue;
-        }
-        // Written with the connection held: deleted meanwhile, the test is a 404 (not a key violation).
-        await deps.db.transaction(async (tx) => {
-          await holdConnection(deps, tx, connection);
-          await addStepUpScopes(tx, organizationId, connection.id, connection.identityFingerprint, wanted);
-        });
-      }
-      await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
-      return outcome;
+      const upgraded = await stepUpScope(deps, connection, memberId, token.scopes, challenge.scope);
+      if (!upgraded) return outcome;
+      accessToken = upgraded;
+      justIssued = true;
+      continue;
     }
     const reason: CredentialHealthReason = status === 403 || justIssued ? 'authorization_rejected' : 'post_authorization_validation_failed';
     await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', reason);
     return outcome;
   }
+}
+
+/**
+ * One scope step-up after the MCP server refused a token of `grantedScopes` with 403
+ * insufficient_scope naming `challengeScope` (from the test's probe, or from whoever called the
+ * server with a token of `usableAccessToken`): a refresh asking for the scopes granted and named.
+ * Answers the new access token; or null, when nothing new was named or the refresh was refused:
+ * then the scopes are remembered for the next authorization and the credential needs a reconnect.
+ */
+export async function stepUpScope(deps: OAuthDeps, connection: ConnectionRow, memberId: string | null, grantedScopes: string[], challengeScope: string | null | undefined): Promise<string | null> {
+  const organizationId = connection.organizationId;
+  const wanted = stepUp(grantedScopes, challengeScope);
+  if (wanted) {
+    const upgraded = await usableAccessToken(deps, organizationId, connection.id, memberId, { forceRefresh: true, scopes: wanted });
+    if (upgraded.status === 'ok') return upgraded.accessToken;
+    // Written with the connection held: deleted meanwhile, the caller gets a 404 (not a key violation).
+    await deps.db.transaction(async (tx) => {
+      await holdConnection(deps, tx, connection);
+      await addStepUpScopes(tx, organizationId, connection.id, connection.identityFingerprint, wanted);
+    });
+  }
+  const credential = await findOAuthCredential(deps.db, organizationId, connection.id, memberId);
+  if (credential) await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
+  return null;
 }
 
 /**

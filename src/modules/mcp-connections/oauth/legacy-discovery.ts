@@ -3,7 +3,7 @@
 // URL without its path; its RFC 8414 metadata at `/.well-known/oauth-authorization-server`; and,
 // when there is none (404), the default endpoints `/authorize`, `/token` and `/register` there.
 // The same checks as the current spec's discovery hold for metadata found: the issuer it names
-// (the origin), the code flow, PKCE S256. Default endpoints say nothing of PKCE: 2025-03-26 makes
+// (at the origin), the code flow, PKCE S256. Default endpoints say nothing of PKCE: 2025-03-26 makes
 // PKCE mandatory for every client and server, so S256 is used (and assumed).
 import { OAuthMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { AuthorizationServerMetadata } from './discovery.ts';
@@ -50,8 +50,7 @@ export async function discoverLegacy(serverUrl: string, fetchFn: FetchLike): Pro
   const parsed = OAuthMetadataSchema.safeParse(body);
   if (!parsed.success) throw new OAuthFlowError(phase, 'metadata_invalid', 'The authorization server metadata is not valid (RFC 8414)');
   const metadata = parsed.data as AuthorizationServerMetadata;
-  const strip = (value: string) => value.replace(/\/$/, '');
-  if (strip(metadata.issuer) !== origin) {
+  if (!sameOrigin(metadata.issuer, origin)) {
     throw new OAuthFlowError(phase, 'issuer_mismatch', `The authorization server metadata names another issuer (${printable(metadata.issuer)}) than the MCP server's origin`);
   }
   if (!metadata.response_types_supported.includes('code')) {
@@ -61,4 +60,18 @@ export async function discoverLegacy(serverUrl: string, fetchFn: FetchLike): Pro
     throw new OAuthFlowError(phase, 'pkce_not_supported', 'The authorization server does not advertise PKCE with S256');
   }
   return { metadata, path: 'legacy-metadata' };
+}
+
+/**
+ * Under 2025-03-26 the authorization server is the MCP server's origin, and the document came from
+ * there: the issuer it names may carry a path (the conformance suite's server says `<origin>/oauth`,
+ * with its endpoints under it), but an issuer on another origin is a mix-up risk and refused.
+ */
+function sameOrigin(issuer: string, origin: string): boolean {
+  try {
+    const url = new URL(issuer);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === origin && !url.search && !url.hash;
+  } catch {
+    return false;
+  }
 }

@@ -20,7 +20,8 @@ import type { ConnectionRow } from '../store.ts';
 import { disconnect, usableAccessToken } from './access-tokens.ts';
 import type { CallbackQuery } from './callback.ts';
 import { completeAuthorization, type RequestOrigin } from './complete-authorization.ts';
-import { testOAuthConnection } from './connection-test.ts';
+import { stepUpScope, testOAuthConnection } from './connection-test.ts';
+import { parseWwwAuthenticate } from './discovery.ts';
 import { checkOAuthCredential } from './health-check.ts';
 import type { OAuthDeps } from './deps.ts';
 import { authorize } from './start-authorization.ts';
@@ -58,6 +59,17 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
     /** A usable access token for the member (or the shared identity, memberId null); other modules and tests call it. */
     accessToken: (organizationId: string, connectionId: string, memberId: string | null, options?: { forceRefresh?: boolean; scopes?: string[] }) =>
       usableAccessToken(deps, organizationId, connectionId, memberId, options),
+    /**
+     * After the MCP server answered a token of accessToken() (granted `scopes`) with 403 and this
+     * WWW-Authenticate: for insufficient_scope, one step-up (connection-test.ts stepUpScope): a new
+     * token, or null (the next authorization asks for the scopes; the credential needs a reconnect).
+     */
+    stepUp: async (organizationId: string, connectionId: string, memberId: string | null, scopes: string[], wwwAuthenticate: string | null): Promise<string | null> => {
+      const challenge = parseWwwAuthenticate(wwwAuthenticate);
+      const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
+      if (!connection || connection.authType !== 'oauth' || challenge?.error !== 'insufficient_scope') return null;
+      return stepUpScope(deps, connection, memberId, scopes, challenge.scope);
+    },
     testConnection: (connection: ConnectionRow, memberId: string | null) => testOAuthConnection(deps, connection, memberId),
     /** The background health job's check of one credential (health-check.ts). */
     checkCredential: (connection: ConnectionRow, credential: { memberId: string | null; validated: boolean }, wants: { refresh: boolean; probe: boolean }) =>
