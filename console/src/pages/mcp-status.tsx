@@ -3,6 +3,7 @@
 // page follows the connection until the credential arrives.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type paths } from '../api.ts';
+import { ApiKeyForm, DisconnectButton } from './mcp-credentials.tsx';
 import { diagnosticOf, DiagnosticView, healthText, loadConnection, type Connection } from './mcp-parts.tsx';
 
 type TestResult = paths['/v1/mcp-connections/{connectionId}/test']['post']['responses'][200]['content']['application/json'];
@@ -35,7 +36,9 @@ export function ConnectionStatus({ connection, isAdmin, onChanged }: Props) {
       <div class="actions-row">
         {isAdmin && <button type="button" onClick={test} disabled={testing}>{testing ? 'Testing…' : 'Test the connection'}</button>}
         {connection.authType === 'oauth' && <OAuthConnect connection={connection} isAdmin={isAdmin} onChanged={onChanged} />}
+        <DisconnectButton connection={connection} isAdmin={isAdmin} onChanged={onChanged} />
       </div>
+      {connection.authType === 'apikey' && <ApiKeyForm connection={connection} isAdmin={isAdmin} onChanged={onChanged} />}
       <p role="status" class="progress">{testing ? 'Testing: reaching the server, authorizing, and listing its tools…' : ''}</p>
       {testError && <p role="alert" class="form-error">{errorMessage(testError)}</p>}
       {result?.ok && (

@@ -80,7 +80,7 @@ export function ToolsSection({ connectionId, isAdmin, version }: { connectionId:
             {catalog.catalogUpdatedAt
               ? `Catalog of ${catalog.serverInfo ? `${catalog.serverInfo.name} ${catalog.serverInfo.version}` : 'the server'}` +
                 `${catalog.protocolVersion ? ` (MCP ${catalog.protocolVersion})` : ''}, taken ${new Date(catalog.catalogUpdatedAt).toLocaleString()}.`
-              : 'No catalog yet: test the connection (or connect it) to list the tools the server offers.'}
+              : 'No catalog yet: test the connection to list the tools the server offers.'}
             {catalog.truncated ? ' The server offers more than is stored: only part of its catalog is listed.' : ''}
           </p>
           {catalog.tools.length === 0 && catalog.catalogUpdatedAt && <p class="empty">The server offers no tools.</p>}
