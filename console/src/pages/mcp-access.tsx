@@ -41,9 +41,30 @@ export function AccessEditor({ organizationId, access, onChange, error, path = '
   const [loadError, setLoadError] = useState<ApiError>();
 
   useEffect(() => {
-    const params = { path: { organizationId }, query: { limit: 100 } };
-    api.GET('/v1/orgs/{organizationId}/members', { params }).then((answer) => (answer.data ? setMembers(answer.data.members) : setLoadError(answer.error as ApiError)));
-    api.GET('/v1/orgs/{organizationId}/teams', { params }).then((answer) => (answer.data ? setTeams(answer.data.teams) : setLoadError(answer.error as ApiError)));
+    // Every page of both lists: a person not listed could not be granted access here.
+    const query = (cursor: string | undefined) => ({ path: { organizationId }, query: { limit: 100, ...(cursor ? { cursor } : {}) } });
+    (async () => {
+      const all: Member[] = [];
+      let cursor: string | undefined;
+      do {
+        const answer = await api.GET('/v1/orgs/{organizationId}/members', { params: query(cursor) });
+        if (!answer.data) return setLoadError(answer.error as ApiError);
+        all.push(...answer.data.members);
+        cursor = answer.data.nextCursor ?? undefined;
+      } while (cursor);
+      setMembers(all);
+    })();
+    (async () => {
+      const all: Team[] = [];
+      let cursor: string | undefined;
+      do {
+        const answer = await api.GET('/v1/orgs/{organizationId}/teams', { params: query(cursor) });
+        if (!answer.data) return setLoadError(answer.error as ApiError);
+        all.push(...answer.data.teams);
+        cursor = answer.data.nextCursor ?? undefined;
+      } while (cursor);
+      setTeams(all);
+    })();
   }, [organizationId]);
 
   const toggle = (key: 'memberIds' | 'teamIds', id: string, on: boolean) =>
