@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, session, type ApiError, type paths } from './api.ts';
 import { AuditLogPage } from './pages/audit-log.tsx';
 import { InvitationsPage } from './pages/invitations.tsx';
+import { McpConnectionsPage } from './pages/mcp-connections.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { navigate, usePath } from './router.ts';
 
@@ -10,6 +11,7 @@ type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'
 const sections = [
   { path: '/members', label: 'Members', page: MembersPage },
   { path: '/invitations', label: 'Invitations', page: InvitationsPage },
+  { path: '/mcp-connections', label: 'MCP connections', page: McpConnectionsPage },
   { path: '/audit-log', label: 'Audit log', page: AuditLogPage },
 ];
 

@@ -1,0 +1,150 @@
+// Credentials in the console, in Chromium against the real server. OAuth, with a real OAuth-protected MCP
+// server (the SDK's authorization handlers, approving at once): the button starts the authorization
+// through the API, the browser follows it in a second window to the callback, and the page shows the
+// resulting credential health, for one's own account (per member) and for the organization's (shared).
+// API keys, with an SDK server that demands one: a member stores their own (a wrong one is refused with
+// the probe's diagnostic) and disconnects after a confirmation.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'playwright-core';
+import { useTenantApp } from '../support/harness.ts';
+import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
+
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
+const t = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
+
+let oauthServer: OAuthMcpServer;
+let keyed: RunningServer;
+let browser: Browser;
+let page: Page;
+
+before(async () => {
+  if (skipWithoutChromium) return;
+  await t.ready;
+  [oauthServer, keyed] = await Promise.all([startOAuthMcpServer(), startStreamableServer({ apiKey: 'the-right-key' })]);
+  browser = await launchChromium();
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+});
+after(async () => {
+  await browser?.close();
+  await Promise.all([oauthServer?.close(), keyed?.close()]);
+});
+
+async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const admin = () => t.as(t.tenant.admin.token);
+
+/** Clicks `button`, follows the authorization window to its end, and returns that window's text. */
+async function authorizeIn(buttonName: string): Promise<string> {
+  const opened = page.context().waitForEvent('page');
+  await page.getByRole('button', { name: buttonName }).click();
+  const popup = await opened;
+  await popup.getByRole('heading', { name: 'Connected' }).waitFor();
+  const text = await popup.locator('body').innerText();
+  await popup.close();
+  return text;
+}
+
+test('an admin adds an OAuth connection; a scope too long is refused beside its field', { skip: skipWithoutChromium }, async () => {
+  await page.goto(`${t.app.url}/mcp-connections/new`);
+  await page.getByLabel('Email').fill(t.tenant.admin.email);
+  await page.getByLabel('Password').fill(t.tenant.admin.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Add an MCP connection' }).waitFor();
+  await page.getByLabel('Name').fill('Files');
+  await page.getByLabel('Server URL').fill(oauthServer.url);
+  await page.getByLabel('Authentication', { exact: true }).selectOption('oauth');
+  await page.getByLabel('Credential mode').selectOption('per_member');
+  const scopes = page.getByLabel('Requested scopes (separated by spaces)');
+  await scopes.fill(`files ${'x'.repeat(256)}`);
+  await page.getByRole('button', { name: 'Check and add' }).click();
+  await waitUntil(async () => (await scopes.getAttribute('aria-invalid')) === 'true', 'the scopes are marked invalid');
+  assert.match(await page.locator('[id="field-requestedScopes-error"]').innerText(), /255/);
+  await assertAccessible(page, 'OAuth fields with an error');
+
+  await scopes.fill('');
+  await page.getByRole('button', { name: 'Check and add' }).click();
+  await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+  await page.getByText('Not connected: connect your account').waitFor();
+});
+
+test('connect your account: the authorization runs in a second window and the page shows the credential as ready', { skip: skipWithoutChromium }, async () => {
+  const text = await authorizeIn('Connect your account');
+  assert.match(text, /authorized/);
+  await page.getByRole('status').filter({ hasText: 'Authorization finished. Credential health: Ready.' }).waitFor();
+  const connectionId = new URL(page.url()).pathname.split('/').pop()!;
+  const stored = (await admin().get(`/v1/mcp-connections/${connectionId}`)).body;
+  assert.equal(stored.connectedForMe, true);
+  assert.equal(stored.credentialHealth, 'ready');
+  assert.equal(oauthServer.stats.tokenRequests.filter((request) => request.outcome === 'issued').length, 1);
+  await page.getByRole('button', { name: 'Connect your account again' }).waitFor();
+  await assertAccessible(page, 'OAuth connection, connected');
+  await screenshot(page, 'mcp-connection-oauth');
+});
+
+test("connect the organization's account on a shared connection", { skip: skipWithoutChromium }, async () => {
+  const created = await admin().post('/v1/mcp-connections', { name: 'Shared files', url: oauthServer.url, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true } });
+  assert.equal(created.status, 201, created.text);
+  await page.goto(`${t.app.url}/mcp-connections/${created.body.id}`);
+  await page.getByText('Not connected: an admin must connect it').waitFor();
+  await authorizeIn("Connect the organization's account");
+  await page.getByRole('status').filter({ hasText: 'Authorization finished. Credential health: Ready.' }).waitFor();
+  const stored = (await admin().get(`/v1/mcp-connections/${created.body.id}`)).body;
+  assert.equal(stored.connected, true);
+  assert.equal(stored.credentialHealth, 'ready');
+  // A member sees it connected for them too (the shared identity), and no button to connect it.
+  const forMember = (await t.as(t.tenant.member.token).get(`/v1/mcp-connections/${created.body.id}`)).body;
+  assert.equal(forMember.connectedForMe, true);
+});
+
+test('a member stores their own API key (a wrong one shows the diagnostic), then disconnects after a confirmation', { skip: skipWithoutChromium }, async () => {
+  const created = await admin().post('/v1/mcp-connections', {
+    name: 'Tickets', url: keyed.url, authType: 'apikey', credentialMode: 'per_member', access: { orgWide: false, memberIds: [t.tenant.member.memberId] },
+  });
+  assert.equal(created.status, 201, created.text);
+  const connectionId = created.body.id;
+  const member = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await member.goto(`${t.app.url}/mcp-connections`);
+  await member.getByLabel('Email').fill(t.tenant.member.email);
+  await member.getByLabel('Password').fill(t.tenant.member.password);
+  await member.getByRole('button', { name: 'Sign in' }).click();
+  await member.getByRole('table', { name: 'MCP connections of this organization' }).getByRole('link', { name: 'Tickets' }).click();
+  await member.getByText('Not connected: connect your account').waitFor();
+  // A member sees no settings, access or delete: those are for owners and admins.
+  assert.equal(await member.getByRole('form', { name: 'Connection settings' }).count(), 0);
+  assert.equal(await member.getByRole('button', { name: 'Delete this connection' }).count(), 0);
+
+  const form = member.getByRole('form', { name: 'Your API key' });
+  await form.getByLabel('Your API key').fill('a-wrong-key');
+  await form.getByRole('button', { name: 'Check and store the key' }).click();
+  const diagnostic = member.getByRole('alert', { name: 'The key did not pass the check; nothing was stored' });
+  await diagnostic.waitFor();
+  assert.match(await diagnostic.innerText(), /Who must act\s+\S/);
+  await assertAccessible(member, 'a refused API key');
+
+  await form.getByLabel('Your API key').fill('the-right-key');
+  await form.getByRole('button', { name: 'Check and store the key' }).click();
+  await form.getByText('The key passed the check and is stored.').waitFor();
+  await member.getByText('Ready', { exact: true }).waitFor();
+  const stored = await t.as(t.tenant.member.token).get(`/v1/mcp-connections/${connectionId}`);
+  assert.equal(stored.body.connectedForMe, true);
+  assert.ok(!stored.text.includes('the-right-key'));
+  assert.equal(await form.getByLabel('Your API key').inputValue(), '', 'the key is not kept in the page');
+
+  await member.getByRole('button', { name: 'Disconnect your account' }).click();
+  const dialog = member.getByRole('dialog', { name: 'Disconnect your account?' });
+  await dialog.waitFor();
+  await assertAccessible(member, 'disconnect confirmation');
+  await dialog.getByRole('button', { name: 'Disconnect' }).click();
+  await member.getByText('Not connected: connect your account').waitFor();
+  assert.equal((await t.as(t.tenant.member.token).get(`/v1/mcp-connections/${connectionId}`)).body.connectedForMe, false);
+  await member.close();
+});
