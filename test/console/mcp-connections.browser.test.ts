@@ -66,7 +66,7 @@ test('an admin signs in; the list is empty and says what to do next', { skip: sk
   await page.goto(`${t.app.url}/`);
   await page.getByLabel('Email').fill(t.tenant.admin.email);
   await page.getByLabel('Password').fill(t.tenant.admin.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Members' }).waitFor();
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'MCP connections' }).click();
   await page.getByRole('heading', { name: 'MCP connections' }).waitFor();

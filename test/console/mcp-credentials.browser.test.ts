@@ -57,7 +57,7 @@ test('an admin adds an OAuth connection; a scope too long is refused beside its 
   await page.goto(`${t.app.url}/mcp-connections/new`);
   await page.getByLabel('Email').fill(t.tenant.admin.email);
   await page.getByLabel('Password').fill(t.tenant.admin.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Add an MCP connection' }).waitFor();
   await page.getByLabel('Name').fill('Files');
   await page.getByLabel('Server URL').fill(oauthServer.url);
@@ -115,7 +115,7 @@ test('a member stores their own API key (a wrong one shows the diagnostic), then
   await member.goto(`${t.app.url}/mcp-connections`);
   await member.getByLabel('Email').fill(t.tenant.member.email);
   await member.getByLabel('Password').fill(t.tenant.member.password);
-  await member.getByRole('button', { name: 'Sign in' }).click();
+  await member.getByRole('button', { name: 'Sign in', exact: true }).click();
   await member.getByRole('table', { name: 'MCP connections of this organization' }).getByRole('link', { name: 'Tickets' }).click();
   await member.getByText('Not connected: connect your account').waitFor();
   // A member sees no settings, access or delete: those are for owners and admins.
