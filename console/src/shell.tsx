@@ -2,6 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, session, type ApiError, type paths } from './api.ts';
 import { InvitationsPage } from './pages/invitations.tsx';
 import { MembersPage } from './pages/members.tsx';
+import { TeamsPage } from './pages/teams.tsx';
+import { ApiKeysPage } from './pages/api-keys.tsx';
+import { InstallLinksPage } from './pages/install-links.tsx';
 import { navigate, usePath } from './router.ts';
 
 type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
@@ -9,6 +12,9 @@ type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'
 const sections = [
   { path: '/members', label: 'Members', page: MembersPage },
   { path: '/invitations', label: 'Invitations', page: InvitationsPage },
+  { path: '/teams', label: 'Teams', page: TeamsPage },
+  { path: '/api-keys', label: 'API keys', page: ApiKeysPage },
+  { path: '/install-links', label: 'Install links', page: InstallLinksPage },
 ];
 
 export function Shell({ onSignedOut }: { onSignedOut: () => void }) {
