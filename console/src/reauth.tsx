@@ -24,7 +24,7 @@ api.use({
     if (response.status !== 403 || !original) return undefined;
     const body = (await response.clone().json().catch(() => null)) as ApiError | null;
     if (body?.error !== 'reauth') return undefined;
-    pending ??= askForPassword(body.message).finally(() => { pending = null; });
+    pending ??= askForPassword().finally(() => { pending = null; });
     if (!(await pending)) return undefined;
     return fetch(original);
   },
@@ -33,7 +33,7 @@ api.use({
   },
 });
 
-function askForPassword(reason: string | undefined): Promise<boolean> {
+function askForPassword(): Promise<boolean> {
   const host = document.createElement('div');
   document.body.append(host);
   return new Promise<boolean>((resolve) => {
@@ -42,11 +42,11 @@ function askForPassword(reason: string | undefined): Promise<boolean> {
       host.remove();
       resolve(ok);
     };
-    render(<ReauthDialog reason={reason} onDone={done} />, host);
+    render(<ReauthDialog onDone={done} />, host);
   });
 }
 
-function ReauthDialog({ reason, onDone }: { reason: string | undefined; onDone: (ok: boolean) => void }) {
+function ReauthDialog({ onDone }: { onDone: (ok: boolean) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [password, setPassword] = useState('');
   const [error, setError] = useState<ApiError>();
@@ -67,7 +67,8 @@ function ReauthDialog({ reason, onDone }: { reason: string | undefined; onDone: 
     <dialog ref={dialog} aria-labelledby="reauth-title" aria-describedby="reauth-reason" onCancel={() => onDone(false)}>
       <h2 id="reauth-title">Confirm it is you</h2>
       <p id="reauth-reason">
-        {reason ?? 'This change needs a recent sign-in.'} Enter your password; the change you asked for then continues.
+        {/* The API's message is written for integrators (it names routes); a person needs less. */}
+        This change needs a recent sign-in. Enter your password and the change you asked for continues.
       </p>
       <form onSubmit={submit} noValidate>
         <Field label="Your password" name="password" type="password" value={password} onInput={setPassword} error={error} autoComplete="current-password" />

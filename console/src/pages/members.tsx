@@ -104,7 +104,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
                   </td>
                   <td>{member.status}</td>
                   {manager && (
-                    <td class="row-actions">
+                    <td><div class="row-actions">
                       {owner && member.role !== 'owner' && (
                         <button type="button" class="secondary" disabled={busy} aria-label={`Transfer ownership to ${member.email}`}
                           onClick={() => setPending({ kind: 'transfer', member })}>Transfer ownership</button>
@@ -113,7 +113,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
                         <button type="button" class="danger" disabled={busy} aria-label={`Remove ${member.email}`}
                           onClick={() => setPending({ kind: 'remove', member })}>Remove</button>
                       )}
-                    </td>
+                    </div></td>
                   )}
                 </tr>
               );
