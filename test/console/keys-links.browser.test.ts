@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { ageSession } from '../identity/reauth-support.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
-import { consoleToken, horizontalOverflow, signInAs, waitUntil } from './session.ts';
+import { consoleToken, horizontalOverflow, signInAs, waitUntil, signOut } from './session.ts';
 
 const t = useTenantApp();
 let browser: Browser;
@@ -124,7 +124,7 @@ test('install links: an owner mints one and copies it; it opens the install page
 });
 
 test('a member: no API keys (the page says who manages them); install links minted but not rotated; 390×844', { skip: skipWithoutChromium }, async () => {
-  await page.getByRole('button', { name: 'Sign out' }).click();
+  await signOut(page);
   await signInAs(page, t.app.url, t.tenant.member, '/api-keys');
   await page.getByText(/Only owners and admins manage API keys/).waitFor();
   assert.equal(await page.getByLabel('Key name').count(), 0);

@@ -9,7 +9,7 @@ import { useTenantApp } from '../support/harness.ts';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { ageSession } from '../identity/reauth-support.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
-import { consoleToken, horizontalOverflow, signInAs, waitUntil } from './session.ts';
+import { consoleToken, horizontalOverflow, signInAs, waitUntil, signOut } from './session.ts';
 
 const t = useTenantApp();
 let browser: Browser;
@@ -128,7 +128,7 @@ test('transferring ownership (stale session: prompt, then resumed) makes the own
 });
 
 test('a member sees the list only, at 1280×800 and 390×844', { skip: skipWithoutChromium }, async () => {
-  await page.getByRole('button', { name: 'Sign out' }).click();
+  await signOut(page);
   await signInAs(page, t.app.url, t.tenant.member);
   await table().getByRole('cell', { name: t.tenant.admin.email, exact: true }).waitFor();
   assert.equal(await page.getByRole('combobox', { name: /^Role of / }).count(), 0);
@@ -140,7 +140,7 @@ test('a member sees the list only, at 1280×800 and 390×844', { skip: skipWitho
 });
 
 test('the owner\'s actions work by keyboard and fit 390×844', { skip: skipWithoutChromium }, async () => {
-  await page.getByRole('button', { name: 'Sign out' }).click();
+  await signOut(page);
   await signInAs(page, t.app.url, t.tenant.admin);
   await page.setViewportSize({ width: 390, height: 844 });
   const remove = page.getByRole('button', { name: `Remove ${t.tenant.member.email}` });

@@ -32,3 +32,9 @@ export async function consoleToken(page: Page): Promise<string> {
 export async function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 }
+
+/** Signs out through the shell and waits until the sign-in page is back (the server ended the session). */
+export async function signOut(page: Page) {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
+}

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
-import { horizontalOverflow, signInAs, waitUntil } from './session.ts';
+import { horizontalOverflow, signInAs, waitUntil, signOut } from './session.ts';
 
 const t = useTenantApp();
 let browser: Browser;
@@ -91,7 +91,7 @@ test('the page works by keyboard and fits 390×844', { skip: skipWithoutChromium
 });
 
 test('a member sees the teams and who is in them, and no way to change them', { skip: skipWithoutChromium }, async () => {
-  await page.getByRole('button', { name: 'Sign out' }).click();
+  await signOut(page);
   await signInAs(page, t.app.url, t.tenant.member, '/teams');
   const card = page.getByRole('region', { name: 'Platform', exact: true });
   await card.getByRole('list', { name: 'Members of Platform' }).getByText(t.tenant.owner.email).waitFor();
