@@ -4,6 +4,8 @@ import { session } from './api.ts';
 import { SignInPage } from './pages/sign-in.tsx';
 import { SsoCallbackPage, ssoCallbackPath } from './pages/sso-sign-in.tsx';
 import { Shell } from './shell.tsx';
+// Registers the re-authentication prompt on the api client, for every page.
+import './reauth.tsx';
 import './styles.css';
 
 function App() {

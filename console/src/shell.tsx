@@ -4,6 +4,9 @@ import { AuditLogPage } from './pages/audit-log.tsx';
 import { InvitationsPage } from './pages/invitations.tsx';
 import { McpConnectionsPage } from './pages/mcp-connections.tsx';
 import { MembersPage } from './pages/members.tsx';
+import { TeamsPage } from './pages/teams.tsx';
+import { ApiKeysPage } from './pages/api-keys.tsx';
+import { InstallLinksPage } from './pages/install-links.tsx';
 import { navigate, usePath } from './router.ts';
 
 type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
@@ -11,6 +14,9 @@ type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'
 const sections = [
   { path: '/members', label: 'Members', page: MembersPage },
   { path: '/invitations', label: 'Invitations', page: InvitationsPage },
+  { path: '/teams', label: 'Teams', page: TeamsPage },
+  { path: '/api-keys', label: 'API keys', page: ApiKeysPage },
+  { path: '/install-links', label: 'Install links', page: InstallLinksPage },
   { path: '/mcp-connections', label: 'MCP connections', page: McpConnectionsPage },
   { path: '/audit-log', label: 'Audit log', page: AuditLogPage },
 ];

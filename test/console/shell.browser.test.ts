@@ -52,9 +52,9 @@ test('a wrong password is refused with the API message; the right one opens the 
   await page.getByRole('heading', { name: 'Members' }).waitFor();
   const table = page.getByRole('table', { name: 'Members of this organization' });
   for (const person of [t.tenant.owner, t.tenant.admin, t.tenant.member]) {
-    await table.getByRole('cell', { name: person.email }).waitFor();
+    await table.getByRole('cell', { name: person.email, exact: true }).waitFor();
   }
-  assert.equal(await table.getByRole('cell', { name: t.tenant.otherAdmin.email }).count(), 0);
+  assert.equal(await table.getByRole('cell', { name: t.tenant.otherAdmin.email, exact: true }).count(), 0);
   assert.match(await page.getByText(/^Plan:/).innerText(), /Plan: (free|team|enterprise)/);
   await assertAccessible(page, 'members');
   await screenshot(page, 'members');
@@ -78,7 +78,7 @@ test('the organization switcher makes another organization active and shows its 
   const rows = page.getByRole('table', { name: 'Members of this organization' }).getByRole('row');
   // The new organization has one member, the owner: a header row and one row.
   await waitUntil(async () => (await rows.count()) === 2, 'the second organization\'s members show');
-  await rows.getByRole('cell', { name: t.tenant.owner.email }).waitFor();
+  await rows.getByRole('cell', { name: t.tenant.owner.email, exact: true }).waitFor();
   const consoleToken = await page.evaluate(() => sessionStorage.getItem('orgplane.session'));
   const me = await t.as(consoleToken!).get('/v1/me');
   assert.equal(me.body.activeOrganizationId, created.body.organization.id);

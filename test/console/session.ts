@@ -1,0 +1,40 @@
+// What the console's page tests share beyond the browser: signing a person in through the sign-in
+// page, the console's own session token, and waiting for the page to catch up with its API calls.
+import type { Page } from 'playwright-core';
+import type { TestUser } from '../support/fixtures.ts';
+
+/** Polls `check` until it holds (the page updates after its API call answers). */
+export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Opens the console at `path` and signs `user` in with their password: a fresh session of its own. */
+export async function signInAs(page: Page, baseUrl: string, user: TestUser, path = '/members') {
+  await page.goto(`${baseUrl}${path}`);
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** The session token the console keeps in sessionStorage. */
+export async function consoleToken(page: Page): Promise<string> {
+  const token = await page.evaluate(() => sessionStorage.getItem('orgplane.session'));
+  if (!token) throw new Error('the console holds no session');
+  return token;
+}
+
+/** Asserts nothing scrolls sideways (the 390×844 check). */
+export async function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+}
+
+/** Signs out through the shell and waits until the sign-in page is back (the server ended the session). */
+export async function signOut(page: Page) {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
+}
