@@ -17,7 +17,7 @@ export async function signInAs(page: Page, baseUrl: string, user: TestUser, path
   await page.goto(`${baseUrl}${path}`);
   await page.getByLabel('Email').fill(user.email);
   await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
