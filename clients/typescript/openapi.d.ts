@@ -609,7 +609,7 @@ export interface paths {
         put?: never;
         /**
          * Start connecting through OAuth: returns the URL to send the user to
-         * @description For a per_member connection, any member who may use it connects their own account; for a shared connection, owners and admins connect the organization's identity. Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator.
+         * @description For a per_member connection, any member who may use it connects their own account; for a shared connection, owners and admins connect the organization's identity. Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator. The response sets the cookie `orgplane_mcp_oauth` (HttpOnly, SameSite=Lax, Secure when PUBLIC_URL is https, Path `/v1/mcp-connections/`, ten minutes), a random nonce that binds the authorization to this browser: open the URL in the browser that made this call (the console does, calling from its page), since the callback refuses a browser without it (403 `browser_mismatch`). A browser that already carries the cookie keeps its nonce, so several authorizations may be in progress in one browser.
          */
         post: operations["authorizeMcpConnection"];
         delete?: never;
@@ -627,7 +627,7 @@ export interface paths {
         };
         /**
          * OAuth callback shared by all connections (shared-v1)
-         * @description Where the authorization server sends the browser back. Authenticated by the signed, single-use state.
+         * @description Where the authorization server sends the browser back. Authenticated by the signed, single-use state and bound to the browser that started it by the orgplane_mcp_oauth cookie.
          */
         get: operations["mcpOAuthCallbackShared"];
         put?: never;
@@ -647,7 +647,7 @@ export interface paths {
         };
         /**
          * OAuth callback of one connection (isolated-v1)
-         * @description Where the authorization server sends the browser back. Authenticated by the signed, single-use state, which must name this connection.
+         * @description Where the authorization server sends the browser back. Authenticated by the signed, single-use state, which must name this connection, and bound to the browser that started it by the orgplane_mcp_oauth cookie.
          */
         get: operations["mcpOAuthCallbackIsolated"];
         put?: never;
@@ -2087,9 +2087,20 @@ export interface components {
             credentialHealthReason?: ("authorization_rejected" | "credential_expired" | "post_authorization_validation_failed") | null;
             credentialHealthCheckedAt?: string | null;
             reconnectActionOwner?: ("member" | "organization_admin") | null;
+            /** @description The account at the provider the caller's OAuth credential belongs to: the `sub` claim of the ID token the token endpoint returned, else its `user_id` or `account_id` field. null: no credential, an API key, or a provider that named no account. Kept across refreshes unless a refresh names another. */
             externalAccountId?: string | null;
+            /** @description Scopes the authorization server granted the caller's OAuth credential (its `scope`, or what was asked when it said none); empty without one */
             grantedScopes?: string[];
+            /** @description The provider's tenant (directory, workspace) of that credential: the ID token's `tid` claim, else the token response's `tenant_id`. null when the provider named none */
             tenantId?: string | null;
+            /** @description What the server demands, as the last check saw it (POST .../test, and creating or editing a no-auth connection): an unauthenticated MCP request answered is `none`; refused with OAuth discovery behind it (RFC 9728 resource metadata, or RFC 8414 metadata at its origin) is `oauth`; refused without is `apikey`. null until a check saw the server at its current url. */
+            requiredAuthType?: ("oauth" | "apikey" | "none") | null;
+            /** @description authType differs from requiredAuthType. Absent while requiredAuthType is null (nothing to compare with) */
+            authTypeMismatch?: boolean;
+            /** @description A check saw the server demand exactly the configured authType (requiredAuthType equals authType); false while that is unknown or differs */
+            authPolicyConfirmed?: boolean;
+            /** @description Server capabilities the workspace needs that the server did not declare at its last successful probe of this identity. The workspace lists and calls tools, so the one needed feature is `tools` (the MCP `tools` capability); empty: nothing missing. Absent until a probe of the current url, authType and credentialMode succeeded. */
+            missingFeatures?: string[];
             oauthClientConfigured?: boolean;
             oauthClientRequired?: boolean;
             setupRequired?: boolean;
@@ -2097,6 +2108,7 @@ export interface components {
             oauthCallbackUrl?: string | null;
             oauthSharedCallbackUrl?: string | null;
             oauthClientMetadataUrl?: string | null;
+            /** @description `shared-v1`: the client is identified by this service's client ID metadata document and returns to the shared callback; `isolated-v1`: any other client, returning to the connection's own callback. `legacy-v1` is never produced: this service has had no callback before these two, so no client was registered with a legacy redirect URI; the value stays in the enum for clients written against the contract. */
             oauthCallbackMode?: ("shared-v1" | "isolated-v1" | "legacy-v1") | null;
             oauthRegistrationSource?: ("pre-registered" | "client-metadata" | "dynamic") | null;
             /** @description The authorization server no longer matches the configured issuer: an administrator must review it */
@@ -2136,9 +2148,20 @@ export interface components {
             credentialHealthReason?: ("authorization_rejected" | "credential_expired" | "post_authorization_validation_failed") | null;
             credentialHealthCheckedAt?: string | null;
             reconnectActionOwner?: ("member" | "organization_admin") | null;
+            /** @description The account at the provider the caller's OAuth credential belongs to: the `sub` claim of the ID token the token endpoint returned, else its `user_id` or `account_id` field. null: no credential, an API key, or a provider that named no account. Kept across refreshes unless a refresh names another. */
             externalAccountId?: string | null;
+            /** @description Scopes the authorization server granted the caller's OAuth credential (its `scope`, or what was asked when it said none); empty without one */
             grantedScopes?: string[];
+            /** @description The provider's tenant (directory, workspace) of that credential: the ID token's `tid` claim, else the token response's `tenant_id`. null when the provider named none */
             tenantId?: string | null;
+            /** @description What the server demands, as the last check saw it (POST .../test, and creating or editing a no-auth connection): an unauthenticated MCP request answered is `none`; refused with OAuth discovery behind it (RFC 9728 resource metadata, or RFC 8414 metadata at its origin) is `oauth`; refused without is `apikey`. null until a check saw the server at its current url. */
+            requiredAuthType?: ("oauth" | "apikey" | "none") | null;
+            /** @description authType differs from requiredAuthType. Absent while requiredAuthType is null (nothing to compare with) */
+            authTypeMismatch?: boolean;
+            /** @description A check saw the server demand exactly the configured authType (requiredAuthType equals authType); false while that is unknown or differs */
+            authPolicyConfirmed?: boolean;
+            /** @description Server capabilities the workspace needs that the server did not declare at its last successful probe of this identity. The workspace lists and calls tools, so the one needed feature is `tools` (the MCP `tools` capability); empty: nothing missing. Absent until a probe of the current url, authType and credentialMode succeeded. */
+            missingFeatures?: string[];
             oauthClientConfigured?: boolean;
             oauthClientRequired?: boolean;
             setupRequired?: boolean;
@@ -2146,6 +2169,7 @@ export interface components {
             oauthCallbackUrl?: string | null;
             oauthSharedCallbackUrl?: string | null;
             oauthClientMetadataUrl?: string | null;
+            /** @description `shared-v1`: the client is identified by this service's client ID metadata document and returns to the shared callback; `isolated-v1`: any other client, returning to the connection's own callback. `legacy-v1` is never produced: this service has had no callback before these two, so no client was registered with a legacy redirect URI; the value stays in the enum for clients written against the contract. */
             oauthCallbackMode?: ("shared-v1" | "isolated-v1" | "legacy-v1") | null;
             oauthRegistrationSource?: ("pre-registered" | "client-metadata" | "dynamic") | null;
             /** @description The authorization server no longer matches the configured issuer: an administrator must review it */
@@ -5057,7 +5081,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description authorization_denied (the user or server declined) or forbidden (the member may no longer connect this identity) */
+            /** @description authorization_denied (the user or server declined), browser_mismatch (the browser does not carry the binding cookie its authorize call set: the URL was opened in another browser; nothing stored, and the authorization stays for its own browser until it expires) or forbidden (the member may no longer connect this identity) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5065,7 +5089,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "authorization_denied" | "forbidden";
+                        error: "authorization_denied" | "browser_mismatch" | "forbidden";
                     };
                 };
             };
@@ -5164,7 +5188,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description authorization_denied (the user or server declined) or forbidden (the member may no longer connect this identity) */
+            /** @description authorization_denied (the user or server declined), browser_mismatch (the browser does not carry the binding cookie its authorize call set: the URL was opened in another browser; nothing stored, and the authorization stays for its own browser until it expires) or forbidden (the member may no longer connect this identity) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5172,7 +5196,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "authorization_denied" | "forbidden";
+                        error: "authorization_denied" | "browser_mismatch" | "forbidden";
                     };
                 };
             };

@@ -218,9 +218,10 @@ describe('edit (spec operation 1)', () => {
     const pending = () =>
       app.db.query(
         `INSERT INTO mcp_oauth_pending_authorizations (id, organization_id, connection_id, identity_fingerprint, member_id, subject, callback_mode,
-           redirect_uri, issuer, iss_parameter_supported, token_endpoint, resource, scopes, registration_source, client_id, code_verifier_sealed, expires_at)
+           redirect_uri, issuer, iss_parameter_supported, token_endpoint, resource, scopes, registration_source, client_id, code_verifier_sealed, expires_at,
+           browser_binding_hash)
          VALUES ($1, $2, $3, $4, $5, 'member', 'isolated-v1', 'https://x/cb', 'https://auth.example', true, 'https://auth.example/token',
-           'https://mcp.oauth.example/mcp', '[]', 'dynamic', 'client', 'v1:placeholder', now() + interval '10 minutes')`,
+           'https://mcp.oauth.example/mcp', '[]', 'dynamic', 'client', 'v1:placeholder', now() + interval '10 minutes', repeat('0', 64))`,
         [`pend_${Date.now()}_${Math.random()}`, tenant.orgId, created.id, fingerprint, tenant.member.memberId],
       );
     await pending();

@@ -42,7 +42,7 @@ const callbackResponses = {
     .describe('The credential is stored'),
   400: errorBodySchema.describe('invalid_state (forged, replayed, or for another callback), state_expired, issuer_mismatch (RFC 9207), invalid_request'),
   403: errorBodySchema.describe(
-    'authorization_denied (the user or server declined), browser_mismatch (the browser does not carry the orgplane_mcp_oauth cookie its authorize call set: the URL was opened in another browser; nothing stored, and the authorization stays for its own browser until it expires) ' +
+    'authorization_denied (the user or server declined), browser_mismatch (the browser does not carry the binding cookie its authorize call set: the URL was opened in another browser; nothing stored, and the authorization stays for its own browser until it expires) ' +
       'or forbidden (the member may no longer connect this identity)',
   ),
   404: errorBodySchema.describe('connection_not_found: the connection was deleted meanwhile; nothing stored'),
