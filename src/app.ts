@@ -207,7 +207,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await registerOrganizations(app, { db, membership });
   // Removing a member revokes their MCP OAuth tokens at the providers (the MCP module's hook).
-  await registerMembers(app, { membership, removalHooks: [mcpMemberRemovalHook({ db, secrets: deps.secrets, outbound, config, logger: app.log })] });
+  // Removing a member (by an admin, themselves, or SCIM) revokes their MCP OAuth tokens at the providers.
+  const removalHooks = [mcpMemberRemovalHook({ db, secrets: deps.secrets, outbound, config, logger: app.log })];
+  await registerMembers(app, { membership, removalHooks });
   await registerInvitations(app, { db, membership, users: userDirectory });
   await registerTeams(app, { db, membership });
   await registerApiKeys(app, { db, membership });
@@ -234,7 +236,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     signIn: { redirectUris: config.ssoRedirectUris, clockSkewSeconds: config.ssoClockSkewSeconds, startAttemptsPerAddress: config.ssoStartAttemptsPerAddress },
     rateLimiter,
   });
-  await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl });
+  await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl, removalHooks });
   await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership });
   await registerMemory(app, { db });
 

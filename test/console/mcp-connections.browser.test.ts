@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
+import { waitUntil } from './session.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const t = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
@@ -43,14 +44,6 @@ after(async () => {
   await browser?.close();
   await Promise.all([docs, mirror, failing].map((server) => server?.close()));
 });
-
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const admin = () => t.as(t.tenant.admin.token);
 const stored = async () => (await admin().get(`/v1/mcp-connections/${connectionId}`)).body;

@@ -11,6 +11,7 @@ import { useTenantApp } from '../support/harness.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
+import { waitUntil } from './session.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const t = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
@@ -31,14 +32,6 @@ after(async () => {
   await browser?.close();
   await Promise.all([oauthServer?.close(), keyed?.close()]);
 });
-
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const admin = () => t.as(t.tenant.admin.token);
 

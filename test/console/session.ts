@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import type { TestUser } from '../support/fixtures.ts';
 
 /** Polls `check` until it holds (the page updates after its API call answers). */
-export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 5000) {
+export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);

@@ -6,6 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { uniqueEmail } from '../support/fixtures.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
+import { waitUntil } from './session.ts';
 
 const t = useTenantApp();
 let browser: Browser;
@@ -21,15 +22,6 @@ before(async () => {
 after(async () => {
   await browser?.close();
 });
-
-/** Polls `check` until it holds (the page updates after its API call answers). */
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function signIn(email: string, password: string) {
   await page.getByLabel('Email').fill(email);

@@ -3,6 +3,7 @@
 import type { Database } from '../../db/database.ts';
 import type { WriteContext } from '../../platform/write-context.ts';
 import type { MembershipCore } from '../identity/index.ts';
+import type { MemberRemovalHook } from '../members/index.ts';
 import type { SsoDirectory } from '../sso/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import { ScimError } from './errors.ts';
@@ -34,6 +35,8 @@ export interface ScimDeps {
   sso: SsoDirectory;
   /** PUBLIC_URL/scim/v2 */
   baseUrl: string;
+  /** What other modules do when a member is removed (the members module's hooks: MCP OAuth tokens revoked). */
+  removalHooks?: MemberRemovalHook[] | undefined;
 }
 
 export type Doc = Record<string, unknown>;

@@ -23,6 +23,7 @@ export interface ScimModuleDeps {
   sso: SsoDirectory;
   /** PUBLIC_URL, no trailing slash */
   publicUrl: string;
+  removalHooks?: ScimDeps['removalHooks'];
 }
 
 export async function registerScim(app: FastifyInstance, deps: ScimModuleDeps): Promise<void> {
@@ -34,6 +35,7 @@ export async function registerScim(app: FastifyInstance, deps: ScimModuleDeps): 
     users: deps.users,
     sso: deps.sso,
     baseUrl: `${deps.publicUrl}${SCIM_PREFIX}`,
+    removalHooks: deps.removalHooks,
   });
   await app.register(scimManagementRoutes, { scim });
   await app.register(scimServerRoutes, { scim, prefix: SCIM_PREFIX, documentationUri: `${deps.publicUrl}/docs` });

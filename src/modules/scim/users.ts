@@ -256,7 +256,8 @@ export function patchUser(deps: ScimDeps, ctx: ScimContext, id: string, body: un
 
 /** Deleting a provisioned user removes them from the organization and revokes their sessions. */
 export async function deleteUser(deps: ScimDeps, ctx: ScimContext, id: string): Promise<void> {
-  await writeTransaction(deps.db, ctx, async (tx) => {
+  const afterwards = await writeTransaction(deps.db, ctx, async (tx) => {
+    const pending: Array<() => Promise<void>> = [];
     await holdMemberChanges(deps, tx, ctx);
     const row = await deps.store.findUser(tx, ctx.organizationId, id, true);
     if (!row) throw new ScimError(404, `User ${id} not found`);
@@ -264,11 +265,15 @@ export async function deleteUser(deps: ScimDeps, ctx: ScimContext, id: string): 
     const member = await deps.membership.getMemberByUser(ctx.organizationId, row.user_id, tx);
     if (member?.role === 'owner') throw ownerUntouchable();
     if (member) {
+      for (const hook of deps.removalHooks ?? []) pending.push(await hook.beforeRemoval(tx, ctx.organizationId, member.id));
       // Recorded as SCIM's: SSO sign-in must not provision them back (just-in-time).
       await deps.membership.deleteMember(tx, ctx.organizationId, member.id, 'scim');
       await deps.membership.revokeUserSessions(tx, row.user_id);
     }
     await deps.store.deleteUser(tx, ctx.organizationId, id);
     tx.audit({ action: 'scim_user.deleted', target: { type: 'scim_user', id, name: row.user_name } });
+    return pending;
   });
+  // Committed: the hooks' follow-ups (best effort, such as revoking OAuth tokens) cannot undo the removal.
+  for (const run of afterwards) await run();
 }
