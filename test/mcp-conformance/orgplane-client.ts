@@ -8,6 +8,7 @@
 import type { TestApp } from '../support/app.ts';
 import type { Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
+import { browserOf } from '../mcp-oauth/helpers.ts';
 import { callToolAsProbe } from './tool-call.ts';
 
 export interface ConformanceWorld {
@@ -104,7 +105,8 @@ async function connect(world: ConformanceWorld, connectionId: string, steps: str
   if (approval.status < 300 || approval.status > 399 || !location) throw new ScenarioFailed(`the authorization endpoint answered ${approval.status}`);
   const back = new URL(location);
   if (back.origin !== world.app.url) throw new ScenarioFailed(`the authorization server redirected to ${back.origin}, not to orgplane`);
-  const callback = await api(world.app.url).get(`${back.pathname}${back.search}`);
+  // The browser that called authorize: it carries the binding cookie back to orgplane's callback.
+  const callback = await api(world.app.url).get(`${back.pathname}${back.search}`, { headers: browserOf(authorize) });
   expect(steps, 'orgplane callback', callback, 200);
   if (callback.body?.status !== 'connected') throw new ScenarioFailed(`the callback did not connect: ${callback.text}`);
 }
