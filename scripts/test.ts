@@ -5,11 +5,15 @@
 // that a hung file can never hang the run. A file that fails is run once more and the second result
 // counts; every such retry is printed, so flakiness stays visible instead of silently passing.
 //
+// The slowest files start first (their last measured durations are in test/durations.json), so that a
+// long file is not the one left running alone at the end; the run prints the slowest files it saw, and
+// TEST_RECORD_DURATIONS=1 writes this run's durations back to that file.
+//
 // Before any test, the module boundaries of src/ are checked (.dependency-cruiser.mjs, the same check as
 // `npm run lint:boundaries`): its summary is printed, and a violation fails the run. The tests still run,
 // so one run shows both.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, globSync } from 'node:fs';
+import { existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
 import { pgliteTemplateFiles } from '../src/db/pglite-template.ts';
 
 const patterns = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['test/**/*.test.ts'];
@@ -17,6 +21,12 @@ const files = [...new Set(patterns.flatMap((pattern) => globSync(pattern)))].sor
 const backends = process.env.ORGPLANE_TEST_BACKEND ? [process.env.ORGPLANE_TEST_BACKEND] : ['postgres', 'pglite'];
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 8 * 60_000);
+const durationsFile = 'test/durations.json';
+/** Seconds per "<backend> <file>", from the run that last recorded them. */
+const knownDurations: Record<string, number> = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
+// A file not measured yet may well be slow (a new browser test): it starts early rather than last.
+const unmeasuredSeconds = 60;
+const expectedSeconds = ({ file, backend }: Run) => knownDurations[`${backend} ${file}`] ?? unmeasuredSeconds;
 
 // Every PGlite test database starts from the migrated template; after a migration was added or
 // changed since `npm ci` it is made again here, once, rather than each database migrating itself.
@@ -41,6 +51,7 @@ const boundariesHold = checkBoundaries();
 
 interface FileResult {
   file: string;
+  seconds: number;
   passed: number;
   failed: number;
   skipped: number;
@@ -51,6 +62,7 @@ interface FileResult {
 
 function runFile(file: string, backend: string): Promise<FileResult> {
   return new Promise((resolve) => {
+    const started = Date.now();
     const child = spawn(
       process.execPath,
       ['--test', '--test-timeout=180000', '--test-force-exit', file],
@@ -67,7 +79,7 @@ function runFile(file: string, backend: string): Promise<FileResult> {
       clearTimeout(timer);
       const count = (label: string) => Number(new RegExp(`^ℹ ${label} (\\d+)`, 'm').exec(output)?.[1] ?? 0);
       const failed = count('fail') + count('cancelled');
-      resolve({ file, passed: count('pass'), failed, skipped: count('skipped'), todo: count('todo'), ok: code === 0 && failed === 0, output });
+      resolve({ file, seconds: (Date.now() - started) / 1000, passed: count('pass'), failed, skipped: count('skipped'), todo: count('todo'), ok: code === 0 && failed === 0, output });
     });
   });
 }
@@ -100,7 +112,8 @@ let failed = 0;
 let skipped = 0;
 const started = Date.now();
 console.log(`\n=== test suite on ${backends.join(' and ')}: ${files.length} files each ===`);
-const first = await runAll(backends.flatMap((backend) => files.map((file) => ({ file, backend }))));
+const runs = backends.flatMap((backend) => files.map((file) => ({ file, backend })));
+const first = await runAll(runs.sort((a, b) => expectedSeconds(b) - expectedSeconds(a)));
 const retried = first.filter((result) => !result.ok);
 const second = retried.length > 0 ? await runAll(retried.map(({ file, backend }) => ({ file, backend }))) : [];
 for (const result of retried) console.log(`[scripts/test.ts] RETRIED after a failure on ${result.backend}: ${result.file}`);
@@ -114,6 +127,16 @@ for (const result of final.values()) {
 for (const backend of backends) {
   const failing = [...final.values()].filter((result) => result.backend === backend && !result.ok).map((result) => result.file);
   console.log(`=== ${backend}: ${failing.length === 0 ? 'all files passed' : `failing: ${failing.join(', ')}`} ===`);
+}
+const slowest = [...first].sort((a, b) => b.seconds - a.seconds).slice(0, 15);
+console.log('\nslowest files (first attempt):');
+for (const result of slowest) console.log(`  ${result.seconds.toFixed(1).padStart(6)} s  ${result.backend} ${result.file}`);
+if (process.env.TEST_RECORD_DURATIONS === '1') {
+  const recorded = { ...knownDurations };
+  for (const result of first) recorded[`${result.backend} ${result.file}`] = Math.round(result.seconds * 10) / 10;
+  const sorted = Object.fromEntries(Object.entries(recorded).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(durationsFile, `${JSON.stringify(sorted, null, 2)}\n`);
+  console.log(`durations written to ${durationsFile}`);
 }
 console.log(`\nsuite finished in ${Math.round((Date.now() - started) / 1000)} s on ${backends.join(' and ')}`);
 if (!boundariesHold) console.log('module boundaries violated: see the check printed before the tests');

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
+import { horizontalOverflow, signInAs, waitUntil } from './session.ts';
 
 const t = useTenantApp();
 let browser: Browser;
@@ -21,14 +22,9 @@ after(async () => {
   await browser?.close();
 });
 
-async function signIn(person: { email: string; password: string }) {
-  await page.goto(`${t.app.url}/audit-log`);
-  await page.getByLabel('Email').fill(person.email);
-  await page.getByLabel('Password').fill(person.password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-}
-
 const events = () => page.getByRole('table', { name: 'Audit events, newest first' });
+// One row per event; each has a hidden details row after it, which is not counted.
+const eventRows = () => page.locator('table.audit tbody tr:not(.event-details)');
 
 test('an owner sees the events of real changes, newest first, with their details', { skip: skipWithoutChromium }, async () => {
   const { owner, orgId } = t.tenant;
@@ -36,7 +32,7 @@ test('an owner sees the events of real changes, newest first, with their details
     const created = await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name });
     assert.equal(created.status, 201, created.text);
   }
-  await signIn(owner);
+  await signInAs(page, t.app.url, owner, '/audit-log');
   await page.getByRole('heading', { name: 'Audit log' }).waitFor();
   const rows = events().getByRole('row');
   await rows.filter({ hasText: 'team.created' }).first().waitFor();
@@ -47,7 +43,7 @@ test('an owner sees the events of real changes, newest first, with their details
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
   const details = page.locator(`#${await toggle.getAttribute('aria-controls')}`);
   assert.match(await details.innerText(), /"name": "Support"/);
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  const overflow = await horizontalOverflow(page);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 1280 wide`);
   await assertAccessible(page, 'audit log');
   await screenshot(page, 'audit-log');
@@ -58,7 +54,7 @@ test('filters narrow the list and say so when nothing matches; clearing brings e
   await page.getByRole('button', { name: 'Apply filters' }).click();
   const rows = events().getByRole('row');
   // A header row and the three team events.
-  await page.waitForFunction("document.querySelectorAll('table.audit tbody tr:not(.event-details)').length === 3");
+  await waitUntil(async () => (await eventRows().count()) === 3, 'the three team events are listed');
   for (const text of await rows.allInnerTexts()) if (!text.startsWith('When') && text.trim()) assert.match(text, /team\.created/);
 
   await page.getByLabel('Outcome').selectOption('denied');
@@ -75,7 +71,7 @@ test('a filter the API refuses is shown beside its field, and the list stays', {
   const actor = page.getByLabel('Actor (id or e-mail)');
   await actor.fill('x'.repeat(600));
   await page.getByRole('button', { name: 'Apply filters' }).click();
-  await page.waitForFunction("document.querySelector('#field-actor')?.getAttribute('aria-invalid') === 'true'");
+  await waitUntil(async () => (await actor.getAttribute('aria-invalid')) === 'true', 'the actor field is marked invalid');
   assert.match(await page.locator('#field-actor-error').innerText(), /\S/);
   assert.ok((await events().getByRole('row').count()) > 1, 'the events shown before stay');
   await actor.fill('');
@@ -85,9 +81,9 @@ test('older events load page by page', { skip: skipWithoutChromium }, async () =
   const { owner, orgId } = t.tenant;
   for (let i = 0; i < 50; i++) await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name: `Paged ${i}` });
   await page.getByRole('button', { name: 'Apply filters' }).click();
-  await page.waitForFunction("document.querySelectorAll('table.audit tbody tr:not(.event-details)').length === 50");
+  await waitUntil(async () => (await eventRows().count()) === 50, 'the first page of 50 events is listed');
   await page.getByRole('button', { name: 'Load older events' }).click();
-  await page.waitForFunction("document.querySelectorAll('table.audit tbody tr:not(.event-details)').length > 50");
+  await waitUntil(async () => (await eventRows().count()) > 50, 'older events are appended');
   // Each event's id (in its hidden details row, so read as text content).
   const ids = await page.locator('table.audit tbody tr.event-details').evaluateAll((rows) => rows.map((row) => row.querySelector('dd')?.textContent));
   assert.equal(new Set(ids).size, ids.length, 'no event twice');
@@ -118,12 +114,12 @@ test('verification reports an intact chain, then the event changed behind the AP
 
 test('a member is told the log is for owners and admins, at 390×844 too', { skip: skipWithoutChromium }, async () => {
   await page.getByRole('button', { name: 'Sign out' }).click();
-  await signIn(t.tenant.member);
+  await signInAs(page, t.app.url, t.tenant.member, '/audit-log');
   await page.getByRole('heading', { name: 'Audit log' }).waitFor();
   await page.getByRole('alert').filter({ hasText: 'Only owners and admins can read the audit log.' }).waitFor();
   assert.equal(await events().count(), 0);
   await page.setViewportSize({ width: 390, height: 844 });
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  const overflow = await horizontalOverflow(page);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 390 wide`);
   await assertAccessible(page, 'audit log as a member, phone');
 });

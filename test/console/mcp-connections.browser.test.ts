@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
-import { waitUntil } from './session.ts';
+import { horizontalOverflow, waitUntil } from './session.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const t = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
@@ -195,7 +195,7 @@ test('the connection page fits 390×844 without sideways scrolling', { skip: ski
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('heading', { level: 1 }).waitFor();
   // After a resize the browser may take a frame or two to lay the page out again.
-  const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  const overflow = () => horizontalOverflow(page);
   await waitUntil(async () => (await overflow()) <= 0, 'the page stops scrolling sideways at 390 wide', 3000).catch(async (error) => {
     throw new Error(`${error.message}: it scrolls by ${await overflow()}px`);
   });

@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { uniqueEmail } from '../support/fixtures.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
-import { waitUntil } from './session.ts';
+import { horizontalOverflow, waitUntil } from './session.ts';
 
 const t = useTenantApp();
 let browser: Browser;
@@ -84,7 +84,7 @@ test('the navigation works by keyboard, and at 390×844', { skip: skipWithoutChr
   assert.equal(await link.getAttribute('aria-current'), 'page');
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('heading', { name: 'Members' }).waitFor();
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  const overflow = await horizontalOverflow(page);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 390 wide`);
   await assertAccessible(page, 'members at 390×844');
   await screenshot(page, 'members-phone');

@@ -7,6 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { api } from '../support/http.ts';
 import { startOidcWorld, type OidcWorld } from '../sso/oidc-support.ts';
 import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
+import { waitUntil } from './session.ts';
 
 let world: OidcWorld;
 let browser: Browser;
@@ -66,7 +67,7 @@ test('an e-mail whose domain has no SSO gets the API\'s message beside the field
   await page.getByLabel('Work email').fill('not-an-address');
   await page.getByRole('button', { name: 'Continue with SSO' }).click();
   const field = page.getByLabel('Work email');
-  await page.waitForFunction("document.querySelector('#field-email')?.getAttribute('aria-invalid') === 'true'");
+  await waitUntil(async () => (await field.getAttribute('aria-invalid')) === 'true', 'the e-mail field is marked invalid');
   assert.match(await page.locator(`#${await field.getAttribute('aria-describedby')}`).innerText(), /\S/);
   await assertAccessible(page, 'SSO sign-in with an error');
   await page.getByRole('button', { name: 'Use a password instead' }).click();
