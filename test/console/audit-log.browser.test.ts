@@ -1,30 +1,19 @@
 // The console's audit log page, clicked through in Chromium against the real server on this run's
 // backend: the events of real changes, filters, paging, both exports, chain verification (also of a
 // chain changed behind the API's back), and a member's refusal; axe-core scans each state.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import type { Browser, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
-import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
-import { horizontalOverflow, signInAs, waitUntil } from './session.ts';
+import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
+import { horizontalOverflow, signInAs, signOut, waitUntil } from './session.ts';
 
 const t = useTenantApp();
-let browser: Browser;
-let page: Page;
-before(async () => {
-  if (skipWithoutChromium) return;
-  await t.ready;
-  browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true })).newPage();
-});
-after(async () => {
-  await browser?.close();
-});
+const ui = useConsolePage(() => t.ready, { acceptDownloads: true });
 
-const events = () => page.getByRole('table', { name: 'Audit events, newest first' });
+const events = () => ui.page.getByRole('table', { name: 'Audit events, newest first' });
 // One row per event; each has a hidden details row after it, which is not counted.
-const eventRows = () => page.locator('table.audit tbody tr:not(.event-details)');
+const eventRows = () => ui.page.locator('table.audit tbody tr:not(.event-details)');
 
 test('an owner sees the events of real changes, newest first, with their details', { skip: skipWithoutChromium }, async () => {
   const { owner, orgId } = t.tenant;
@@ -32,8 +21,8 @@ test('an owner sees the events of real changes, newest first, with their details
     const created = await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name });
     assert.equal(created.status, 201, created.text);
   }
-  await signInAs(page, t.app.url, owner, '/audit-log');
-  await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+  await signInAs(ui.page, t.app.url, owner, '/audit-log');
+  await ui.page.getByRole('heading', { name: 'Audit log' }).waitFor();
   const rows = events().getByRole('row');
   await rows.filter({ hasText: 'team.created' }).first().waitFor();
   // Newest first: the last team created is the first team row.
@@ -41,38 +30,38 @@ test('an owner sees the events of real changes, newest first, with their details
   const toggle = rows.filter({ hasText: 'Support' }).first().getByRole('button', { name: /^Details of team\.created/ });
   await toggle.click();
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
-  const details = page.locator(`#${await toggle.getAttribute('aria-controls')}`);
+  const details = ui.page.locator(`#${await toggle.getAttribute('aria-controls')}`);
   assert.match(await details.innerText(), /"name": "Support"/);
-  const overflow = await horizontalOverflow(page);
+  const overflow = await horizontalOverflow(ui.page);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 1280 wide`);
-  await assertAccessible(page, 'audit log');
-  await screenshot(page, 'audit-log');
+  await assertAccessible(ui.page, 'audit log');
+  await screenshot(ui.page, 'audit-log');
 });
 
 test('filters narrow the list and say so when nothing matches; clearing brings every event back', { skip: skipWithoutChromium }, async () => {
-  await page.getByLabel('Action or prefix').fill('team.');
-  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await ui.page.getByLabel('Action or prefix').fill('team.');
+  await ui.page.getByRole('button', { name: 'Apply filters' }).click();
   const rows = events().getByRole('row');
   // A header row and the three team events.
   await waitUntil(async () => (await eventRows().count()) === 3, 'the three team events are listed');
   for (const text of await rows.allInnerTexts()) if (!text.startsWith('When') && text.trim()) assert.match(text, /team\.created/);
 
-  await page.getByLabel('Outcome').selectOption('denied');
-  await page.getByRole('button', { name: 'Apply filters' }).click();
-  await page.getByText('No event matches these filters').waitFor();
-  await assertAccessible(page, 'audit log, nothing matches');
+  await ui.page.getByLabel('Outcome').selectOption('denied');
+  await ui.page.getByRole('button', { name: 'Apply filters' }).click();
+  await ui.page.getByText('No event matches these filters').waitFor();
+  await assertAccessible(ui.page, 'audit log, nothing matches');
 
-  await page.getByRole('button', { name: 'Clear' }).click();
+  await ui.page.getByRole('button', { name: 'Clear' }).click();
   await events().waitFor();
-  assert.equal(await page.getByLabel('Action or prefix').inputValue(), '');
+  assert.equal(await ui.page.getByLabel('Action or prefix').inputValue(), '');
 });
 
 test('a filter the API refuses is shown beside its field, and the list stays', { skip: skipWithoutChromium }, async () => {
-  const actor = page.getByLabel('Actor (id or e-mail)');
+  const actor = ui.page.getByLabel('Actor (id or e-mail)');
   await actor.fill('x'.repeat(600));
-  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await ui.page.getByRole('button', { name: 'Apply filters' }).click();
   await waitUntil(async () => (await actor.getAttribute('aria-invalid')) === 'true', 'the actor field is marked invalid');
-  assert.match(await page.locator('#field-actor-error').innerText(), /\S/);
+  assert.match(await ui.page.locator('#field-actor-error').innerText(), /\S/);
   assert.ok((await events().getByRole('row').count()) > 1, 'the events shown before stay');
   await actor.fill('');
 });
@@ -80,18 +69,18 @@ test('a filter the API refuses is shown beside its field, and the list stays', {
 test('older events load page by page', { skip: skipWithoutChromium }, async () => {
   const { owner, orgId } = t.tenant;
   for (let i = 0; i < 50; i++) await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name: `Paged ${i}` });
-  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await ui.page.getByRole('button', { name: 'Apply filters' }).click();
   await waitUntil(async () => (await eventRows().count()) === 50, 'the first page of 50 events is listed');
-  await page.getByRole('button', { name: 'Load older events' }).click();
+  await ui.page.getByRole('button', { name: 'Load older events' }).click();
   await waitUntil(async () => (await eventRows().count()) > 50, 'older events are appended');
   // Each event's id (in its hidden details row, so read as text content).
-  const ids = await page.locator('table.audit tbody tr.event-details').evaluateAll((rows) => rows.map((row) => row.querySelector('dd')?.textContent));
+  const ids = await ui.page.locator('table.audit tbody tr.event-details').evaluateAll((rows) => rows.map((row) => row.querySelector('dd')?.textContent));
   assert.equal(new Set(ids).size, ids.length, 'no event twice');
 });
 
 test('exports download the filtered range as CSV and NDJSON', { skip: skipWithoutChromium }, async () => {
   for (const [button, format] of [['Export CSV', 'csv'], ['Export NDJSON', 'ndjson']] as const) {
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
+    const [download] = await Promise.all([ui.page.waitForEvent('download'), ui.page.getByRole('button', { name: button }).click()]);
     assert.equal(download.suggestedFilename(), `audit-events.${format}`);
     const text = await readFile((await download.path())!, 'utf8');
     assert.match(text, /team\.created/);
@@ -101,25 +90,25 @@ test('exports download the filtered range as CSV and NDJSON', { skip: skipWithou
 });
 
 test('verification reports an intact chain, then the event changed behind the API\'s back', { skip: skipWithoutChromium }, async () => {
-  await page.getByRole('button', { name: 'Verify the chain' }).click();
-  await page.getByText(/^The chain verifies: \d+ events/).waitFor();
+  await ui.page.getByRole('button', { name: 'Verify the chain' }).click();
+  await ui.page.getByText(/^The chain verifies: \d+ events/).waitFor();
 
   const { rows } = await t.app.db.query<{ id: string }>(
     `SELECT id FROM audit_events WHERE organization_id = $1 AND action = 'team.created' ORDER BY seq LIMIT 1`, [t.tenant.orgId]);
   await t.app.db.query(`UPDATE audit_events SET target_name = 'Forged' WHERE id = $1`, [rows[0]!.id]);
-  await page.getByRole('button', { name: 'Verify the chain' }).click();
-  await page.getByText(`The chain is broken at event ${rows[0]!.id}`).waitFor();
-  await assertAccessible(page, 'audit log, broken chain');
+  await ui.page.getByRole('button', { name: 'Verify the chain' }).click();
+  await ui.page.getByText(`The chain is broken at event ${rows[0]!.id}`).waitFor();
+  await assertAccessible(ui.page, 'audit log, broken chain');
 });
 
 test('a member is told the log is for owners and admins, at 390×844 too', { skip: skipWithoutChromium }, async () => {
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await signInAs(page, t.app.url, t.tenant.member, '/audit-log');
-  await page.getByRole('heading', { name: 'Audit log' }).waitFor();
-  await page.getByRole('alert').filter({ hasText: 'Only owners and admins can read the audit log.' }).waitFor();
+  await signOut(ui.page);
+  await signInAs(ui.page, t.app.url, t.tenant.member, '/audit-log');
+  await ui.page.getByRole('heading', { name: 'Audit log' }).waitFor();
+  await ui.page.getByRole('alert').filter({ hasText: 'Only owners and admins can read the audit log.' }).waitFor();
   assert.equal(await events().count(), 0);
-  await page.setViewportSize({ width: 390, height: 844 });
-  const overflow = await horizontalOverflow(page);
+  await ui.page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await horizontalOverflow(ui.page);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 390 wide`);
-  await assertAccessible(page, 'audit log as a member, phone');
+  await assertAccessible(ui.page, 'audit log as a member, phone');
 });

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { after, before } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 
 export const chromiumPath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 export const skipWithoutChromium = chromiumPath ? false : 'Chromium is not installed (apt-get install -y chromium)';
@@ -13,6 +14,32 @@ export function launchChromium(): Promise<Browser> {
     executablePath: chromiumPath!,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-component-update', '--disable-sync'],
   });
+}
+
+export interface ConsolePage {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+}
+
+/**
+ * The before/after hooks of a console test file: after `prepare` (the app and whatever servers the file
+ * needs), Chromium is launched once and opens one 1280×800 page, which the file's tests share in order;
+ * the browser is closed after them. Its fields are set when the tests run.
+ */
+export function useConsolePage(prepare?: () => Promise<unknown>, contextOptions: BrowserContextOptions = {}): ConsolePage {
+  const ui = {} as ConsolePage;
+  before(async () => {
+    if (skipWithoutChromium) return;
+    await prepare?.();
+    ui.browser = await launchChromium();
+    ui.context = await ui.browser.newContext({ viewport: { width: 1280, height: 800 }, ...contextOptions });
+    ui.page = await ui.context.newPage();
+  });
+  after(async () => {
+    await ui.browser?.close();
+  });
+  return ui;
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

@@ -4,13 +4,12 @@
 // resulting credential health, for one's own account (per member) and for the organization's (shared).
 // API keys, with an SDK server that demands one: a member stores their own (a wrong one is refused with
 // the probe's diagnostic) and disconnects after a confirmation.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
-import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
+import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
 import { waitUntil } from './session.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
@@ -18,18 +17,12 @@ const t = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
 
 let oauthServer: OAuthMcpServer;
 let keyed: RunningServer;
-let browser: Browser;
-let page: Page;
 
-before(async () => {
-  if (skipWithoutChromium) return;
+const ui = useConsolePage(async () => {
   await t.ready;
   [oauthServer, keyed] = await Promise.all([startOAuthMcpServer(), startStreamableServer({ apiKey: 'the-right-key' })]);
-  browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
 });
 after(async () => {
-  await browser?.close();
   await Promise.all([oauthServer?.close(), keyed?.close()]);
 });
 
@@ -37,8 +30,8 @@ const admin = () => t.as(t.tenant.admin.token);
 
 /** Clicks `button`, follows the authorization window to its end, and returns that window's text. */
 async function authorizeIn(buttonName: string): Promise<string> {
-  const opened = page.context().waitForEvent('page');
-  await page.getByRole('button', { name: buttonName }).click();
+  const opened = ui.page.context().waitForEvent('page');
+  await ui.page.getByRole('button', { name: buttonName }).click();
   const popup = await opened;
   await popup.getByRole('heading', { name: 'Connected' }).waitFor();
   const text = await popup.locator('body').innerText();
@@ -47,49 +40,49 @@ async function authorizeIn(buttonName: string): Promise<string> {
 }
 
 test('an admin adds an OAuth connection; a scope too long is refused beside its field', { skip: skipWithoutChromium }, async () => {
-  await page.goto(`${t.app.url}/mcp-connections/new`);
-  await page.getByLabel('Email').fill(t.tenant.admin.email);
-  await page.getByLabel('Password').fill(t.tenant.admin.password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('heading', { name: 'Add an MCP connection' }).waitFor();
-  await page.getByLabel('Name').fill('Files');
-  await page.getByLabel('Server URL').fill(oauthServer.url);
-  await page.getByLabel('Authentication', { exact: true }).selectOption('oauth');
-  await page.getByLabel('Credential mode').selectOption('per_member');
-  const scopes = page.getByLabel('Requested scopes (separated by spaces)');
+  await ui.page.goto(`${t.app.url}/mcp-connections/new`);
+  await ui.page.getByLabel('Email').fill(t.tenant.admin.email);
+  await ui.page.getByLabel('Password').fill(t.tenant.admin.password);
+  await ui.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await ui.page.getByRole('heading', { name: 'Add an MCP connection' }).waitFor();
+  await ui.page.getByLabel('Name').fill('Files');
+  await ui.page.getByLabel('Server URL').fill(oauthServer.url);
+  await ui.page.getByLabel('Authentication', { exact: true }).selectOption('oauth');
+  await ui.page.getByLabel('Credential mode').selectOption('per_member');
+  const scopes = ui.page.getByLabel('Requested scopes (separated by spaces)');
   await scopes.fill(`files ${'x'.repeat(256)}`);
-  await page.getByRole('button', { name: 'Check and add' }).click();
+  await ui.page.getByRole('button', { name: 'Check and add' }).click();
   await waitUntil(async () => (await scopes.getAttribute('aria-invalid')) === 'true', 'the scopes are marked invalid');
-  assert.match(await page.locator('[id="field-requestedScopes-error"]').innerText(), /255/);
-  await assertAccessible(page, 'OAuth fields with an error');
+  assert.match(await ui.page.locator('[id="field-requestedScopes-error"]').innerText(), /255/);
+  await assertAccessible(ui.page, 'OAuth fields with an error');
 
   await scopes.fill('');
-  await page.getByRole('button', { name: 'Check and add' }).click();
-  await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
-  await page.getByText('Not connected: connect your account').waitFor();
+  await ui.page.getByRole('button', { name: 'Check and add' }).click();
+  await ui.page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+  await ui.page.getByText('Not connected: connect your account').waitFor();
 });
 
 test('connect your account: the authorization runs in a second window and the page shows the credential as ready', { skip: skipWithoutChromium }, async () => {
   const text = await authorizeIn('Connect your account');
   assert.match(text, /authorized/);
-  await page.getByRole('status').filter({ hasText: 'Authorization finished. Credential health: Ready.' }).waitFor();
-  const connectionId = new URL(page.url()).pathname.split('/').pop()!;
+  await ui.page.getByRole('status').filter({ hasText: 'Authorization finished. Credential health: Ready.' }).waitFor();
+  const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
   const stored = (await admin().get(`/v1/mcp-connections/${connectionId}`)).body;
   assert.equal(stored.connectedForMe, true);
   assert.equal(stored.credentialHealth, 'ready');
   assert.equal(oauthServer.stats.tokenRequests.filter((request) => request.outcome === 'issued').length, 1);
-  await page.getByRole('button', { name: 'Connect your account again' }).waitFor();
-  await assertAccessible(page, 'OAuth connection, connected');
-  await screenshot(page, 'mcp-connection-oauth');
+  await ui.page.getByRole('button', { name: 'Connect your account again' }).waitFor();
+  await assertAccessible(ui.page, 'OAuth connection, connected');
+  await screenshot(ui.page, 'mcp-connection-oauth');
 });
 
 test("connect the organization's account on a shared connection", { skip: skipWithoutChromium }, async () => {
   const created = await admin().post('/v1/mcp-connections', { name: 'Shared files', url: oauthServer.url, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true } });
   assert.equal(created.status, 201, created.text);
-  await page.goto(`${t.app.url}/mcp-connections/${created.body.id}`);
-  await page.getByText('Not connected: an admin must connect it').waitFor();
+  await ui.page.goto(`${t.app.url}/mcp-connections/${created.body.id}`);
+  await ui.page.getByText('Not connected: an admin must connect it').waitFor();
   await authorizeIn("Connect the organization's account");
-  await page.getByRole('status').filter({ hasText: 'Authorization finished. Credential health: Ready.' }).waitFor();
+  await ui.page.getByRole('status').filter({ hasText: 'Authorization finished. Credential health: Ready.' }).waitFor();
   const stored = (await admin().get(`/v1/mcp-connections/${created.body.id}`)).body;
   assert.equal(stored.connected, true);
   assert.equal(stored.credentialHealth, 'ready');
@@ -104,7 +97,7 @@ test('a member stores their own API key (a wrong one shows the diagnostic), then
   });
   assert.equal(created.status, 201, created.text);
   const connectionId = created.body.id;
-  const member = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  const member = await (await ui.browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   await member.goto(`${t.app.url}/mcp-connections`);
   await member.getByLabel('Email').fill(t.tenant.member.email);
   await member.getByLabel('Password').fill(t.tenant.member.password);

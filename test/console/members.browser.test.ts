@@ -2,57 +2,48 @@
 // session is asked for its password by the re-authentication prompt and the change resumes), removal
 // and ownership transfer after a confirmation, and a member who sees the list only. axe-core scans
 // every state it reaches.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { ageSession } from '../identity/reauth-support.ts';
-import { assertAccessible, launchChromium, screenshot, skipWithoutChromium } from './browser.ts';
+import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
 import { consoleToken, horizontalOverflow, signInAs, waitUntil, signOut } from './session.ts';
 
 const t = useTenantApp();
-let browser: Browser;
-let page: Page;
 let leaving: TestUser;
-before(async () => {
-  if (skipWithoutChromium) return;
+const ui = useConsolePage(async () => {
   await t.ready;
   leaving = await signUp(t.app.url, 'leaving');
   await addMember(t.app.url, t.tenant.owner, t.tenant.orgId, leaving, 'member');
-  browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-});
-after(async () => {
-  await browser?.close();
 });
 
-const table = () => page.getByRole('table', { name: 'Members of this organization' });
+const table = () => ui.page.getByRole('table', { name: 'Members of this organization' });
 async function roleOnServer(memberId: string): Promise<string | undefined> {
   const listed = await t.as(t.tenant.owner.token).get(`/v1/orgs/${t.tenant.orgId}/members`);
   return listed.body.members.find((member: { id: string }) => member.id === memberId)?.role;
 }
 
 test('the owner is offered role changes, removal and transfer on every member but the owner', { skip: skipWithoutChromium }, async () => {
-  await signInAs(page, t.app.url, t.tenant.owner);
+  await signInAs(ui.page, t.app.url, t.tenant.owner);
   await table().getByRole('cell', { name: t.tenant.member.email, exact: true }).waitFor();
   for (const person of [t.tenant.admin, t.tenant.member, leaving]) {
-    await page.getByRole('combobox', { name: `Role of ${person.email}` }).waitFor();
-    await page.getByRole('button', { name: `Transfer ownership to ${person.email}` }).waitFor();
-    await page.getByRole('button', { name: `Remove ${person.email}` }).waitFor();
+    await ui.page.getByRole('combobox', { name: `Role of ${person.email}` }).waitFor();
+    await ui.page.getByRole('button', { name: `Transfer ownership to ${person.email}` }).waitFor();
+    await ui.page.getByRole('button', { name: `Remove ${person.email}` }).waitFor();
   }
-  assert.equal(await page.getByRole('combobox', { name: `Role of ${t.tenant.owner.email}` }).count(), 0);
-  assert.equal(await page.getByRole('button', { name: `Remove ${t.tenant.owner.email}` }).count(), 0);
-  await assertAccessible(page, 'members as the owner');
-  await screenshot(page, 'members-manage');
+  assert.equal(await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.owner.email}` }).count(), 0);
+  assert.equal(await ui.page.getByRole('button', { name: `Remove ${t.tenant.owner.email}` }).count(), 0);
+  await assertAccessible(ui.page, 'members as the owner');
+  await screenshot(ui.page, 'members-manage');
 });
 
 test('a role change on a stale session asks for the password, refuses a wrong one, then resumes the change', { skip: skipWithoutChromium }, async () => {
-  await ageSession(t.app, await consoleToken(page));
-  await page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).selectOption('admin');
-  await page.getByRole('button', { name: `Save the role of ${t.tenant.member.email}` }).click();
+  await ageSession(t.app, await consoleToken(ui.page));
+  await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).selectOption('admin');
+  await ui.page.getByRole('button', { name: `Save the role of ${t.tenant.member.email}` }).click();
 
-  const prompt = page.getByRole('dialog', { name: 'Confirm it is you' });
+  const prompt = ui.page.getByRole('dialog', { name: 'Confirm it is you' });
   await prompt.waitFor();
   assert.equal(await roleOnServer(t.tenant.member.memberId), 'member', 'nothing changes before the re-authentication');
   const password = prompt.getByLabel('Your password');
@@ -60,44 +51,44 @@ test('a role change on a stale session asks for the password, refuses a wrong on
   await prompt.getByRole('button', { name: 'Confirm and continue' }).click();
   await waitUntil(async () => (await password.getAttribute('aria-invalid')) === 'true' || (await prompt.getByRole('alert').count()) > 0, 'the wrong password is refused');
   assert.ok(await prompt.isVisible(), 'the prompt stays open after a wrong password');
-  await assertAccessible(page, 're-authentication prompt');
-  await screenshot(page, 'reauth');
+  await assertAccessible(ui.page, 're-authentication prompt');
+  await screenshot(ui.page, 'reauth');
 
   await password.fill(t.tenant.owner.password);
   await prompt.getByRole('button', { name: 'Confirm and continue' }).click();
   await prompt.waitFor({ state: 'detached' });
-  await page.getByRole('status').filter({ hasText: `${t.tenant.member.email} is now an admin.` }).waitFor();
+  await ui.page.getByRole('status').filter({ hasText: `${t.tenant.member.email} is now an admin.` }).waitFor();
   assert.equal(await roleOnServer(t.tenant.member.memberId), 'admin', 'the same request was re-sent after the re-authentication');
-  const me = await t.as(await consoleToken(page)).get('/v1/me');
+  const me = await t.as(await consoleToken(ui.page)).get('/v1/me');
   assert.equal(me.status, 200, 'the console keeps its session');
 
   // Fresh now: the next change goes straight through, without a prompt.
-  await page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).selectOption('member');
-  await page.getByRole('button', { name: `Save the role of ${t.tenant.member.email}` }).click();
-  await page.getByRole('status').filter({ hasText: `${t.tenant.member.email} is now a member.` }).waitFor();
-  assert.equal(await page.getByRole('dialog', { name: 'Confirm it is you' }).count(), 0);
+  await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).selectOption('member');
+  await ui.page.getByRole('button', { name: `Save the role of ${t.tenant.member.email}` }).click();
+  await ui.page.getByRole('status').filter({ hasText: `${t.tenant.member.email} is now a member.` }).waitFor();
+  assert.equal(await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).count(), 0);
   assert.equal(await roleOnServer(t.tenant.member.memberId), 'member');
 });
 
 test('cancelling the prompt leaves the role as it was and says why', { skip: skipWithoutChromium }, async () => {
-  await ageSession(t.app, await consoleToken(page));
-  await page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).selectOption('admin');
-  await page.getByRole('button', { name: `Save the role of ${t.tenant.member.email}` }).click();
-  const prompt = page.getByRole('dialog', { name: 'Confirm it is you' });
+  await ageSession(t.app, await consoleToken(ui.page));
+  await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).selectOption('admin');
+  await ui.page.getByRole('button', { name: `Save the role of ${t.tenant.member.email}` }).click();
+  const prompt = ui.page.getByRole('dialog', { name: 'Confirm it is you' });
   await prompt.waitFor();
-  await page.keyboard.press('Escape');
+  await ui.page.keyboard.press('Escape');
   await prompt.waitFor({ state: 'detached' });
-  await page.getByRole('alert').filter({ hasText: /\S/ }).waitFor();
+  await ui.page.getByRole('alert').filter({ hasText: /\S/ }).waitFor();
   assert.equal(await roleOnServer(t.tenant.member.memberId), 'member');
 });
 
 test('removing a member asks first; cancel keeps them, confirming removes them', { skip: skipWithoutChromium }, async () => {
-  await page.reload();
-  const remove = page.getByRole('button', { name: `Remove ${leaving.email}` });
+  await ui.page.reload();
+  const remove = ui.page.getByRole('button', { name: `Remove ${leaving.email}` });
   await remove.click();
-  const dialog = page.getByRole('dialog', { name: `Remove ${leaving.name}?` });
+  const dialog = ui.page.getByRole('dialog', { name: `Remove ${leaving.name}?` });
   await dialog.waitFor();
-  await assertAccessible(page, 'remove confirmation');
+  await assertAccessible(ui.page, 'remove confirmation');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'hidden' });
   assert.equal(await roleOnServer(leaving.memberId), 'member', 'cancel keeps the member');
@@ -109,49 +100,49 @@ test('removing a member asks first; cancel keeps them, confirming removes them',
 });
 
 test('transferring ownership (stale session: prompt, then resumed) makes the owner an admin and withdraws the transfer', { skip: skipWithoutChromium }, async () => {
-  await ageSession(t.app, await consoleToken(page));
-  await page.getByRole('button', { name: `Transfer ownership to ${t.tenant.admin.email}` }).click();
-  const dialog = page.getByRole('dialog', { name: 'Transfer ownership?' });
+  await ageSession(t.app, await consoleToken(ui.page));
+  await ui.page.getByRole('button', { name: `Transfer ownership to ${t.tenant.admin.email}` }).click();
+  const dialog = ui.page.getByRole('dialog', { name: 'Transfer ownership?' });
   await dialog.waitFor();
   await dialog.getByRole('button', { name: 'Transfer ownership' }).click();
-  const prompt = page.getByRole('dialog', { name: 'Confirm it is you' });
+  const prompt = ui.page.getByRole('dialog', { name: 'Confirm it is you' });
   await prompt.waitFor();
   await prompt.getByLabel('Your password').fill(t.tenant.owner.password);
-  await page.keyboard.press('Enter');
-  await page.getByRole('status').filter({ hasText: /is now the owner/ }).waitFor();
+  await ui.page.keyboard.press('Enter');
+  await ui.page.getByRole('status').filter({ hasText: /is now the owner/ }).waitFor();
   assert.equal(await roleOnServer(t.tenant.admin.memberId), 'owner');
   assert.equal(await roleOnServer(t.tenant.owner.memberId), 'admin');
   // An admin now: role changes stay, transfers go.
-  await waitUntil(async () => (await page.getByRole('button', { name: /^Transfer ownership to / }).count()) === 0, 'the transfer buttons go');
-  await page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).waitFor();
-  assert.equal(await page.getByRole('combobox', { name: `Role of ${t.tenant.admin.email}` }).count(), 0, 'the new owner\'s role is fixed');
+  await waitUntil(async () => (await ui.page.getByRole('button', { name: /^Transfer ownership to / }).count()) === 0, 'the transfer buttons go');
+  await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).waitFor();
+  assert.equal(await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.admin.email}` }).count(), 0, 'the new owner\'s role is fixed');
 });
 
 test('a member sees the list only, at 1280×800 and 390×844', { skip: skipWithoutChromium }, async () => {
-  await signOut(page);
-  await signInAs(page, t.app.url, t.tenant.member);
+  await signOut(ui.page);
+  await signInAs(ui.page, t.app.url, t.tenant.member);
   await table().getByRole('cell', { name: t.tenant.admin.email, exact: true }).waitFor();
-  assert.equal(await page.getByRole('combobox', { name: /^Role of / }).count(), 0);
-  assert.equal(await page.getByRole('button', { name: /^(Remove|Transfer ownership) / }).count(), 0);
-  await assertAccessible(page, 'members as a member');
-  await page.setViewportSize({ width: 390, height: 844 });
-  assert.ok((await horizontalOverflow(page)) <= 0, 'no sideways scrolling at 390 wide');
-  await page.setViewportSize({ width: 1280, height: 800 });
+  assert.equal(await ui.page.getByRole('combobox', { name: /^Role of / }).count(), 0);
+  assert.equal(await ui.page.getByRole('button', { name: /^(Remove|Transfer ownership) / }).count(), 0);
+  await assertAccessible(ui.page, 'members as a member');
+  await ui.page.setViewportSize({ width: 390, height: 844 });
+  assert.ok((await horizontalOverflow(ui.page)) <= 0, 'no sideways scrolling at 390 wide');
+  await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
 test('the owner\'s actions work by keyboard and fit 390×844', { skip: skipWithoutChromium }, async () => {
-  await signOut(page);
-  await signInAs(page, t.app.url, t.tenant.admin);
-  await page.setViewportSize({ width: 390, height: 844 });
-  const remove = page.getByRole('button', { name: `Remove ${t.tenant.member.email}` });
+  await signOut(ui.page);
+  await signInAs(ui.page, t.app.url, t.tenant.admin);
+  await ui.page.setViewportSize({ width: 390, height: 844 });
+  const remove = ui.page.getByRole('button', { name: `Remove ${t.tenant.member.email}` });
   await remove.focus();
-  await page.keyboard.press('Enter');
-  const dialog = page.getByRole('dialog', { name: `Remove ${t.tenant.member.name}?` });
+  await ui.page.keyboard.press('Enter');
+  const dialog = ui.page.getByRole('dialog', { name: `Remove ${t.tenant.member.name}?` });
   await dialog.waitFor();
-  await page.keyboard.press('Escape');
+  await ui.page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
-  assert.ok((await horizontalOverflow(page)) <= 0, 'no sideways scrolling at 390 wide');
-  await assertAccessible(page, 'members as the owner at 390×844');
-  await screenshot(page, 'members-manage-phone');
-  await page.setViewportSize({ width: 1280, height: 800 });
+  assert.ok((await horizontalOverflow(ui.page)) <= 0, 'no sideways scrolling at 390 wide');
+  await assertAccessible(ui.page, 'members as the owner at 390×844');
+  await screenshot(ui.page, 'members-manage-phone');
+  await ui.page.setViewportSize({ width: 1280, height: 800 });
 });

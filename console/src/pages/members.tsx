@@ -28,25 +28,30 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
     void load();
   }, [organizationId]);
 
-  async function run(progress: string, action: () => Promise<{ error?: unknown }>, done: string) {
+  // The list is read again before the change is announced and the controls come back, so a pick made
+  // after the announcement is never wiped by the reload of the change before it.
+  async function run(progress: string, action: () => Promise<{ error?: unknown }>, done: string, settle?: () => void) {
     setBusy(true);
     setError(undefined);
     setStatus(progress);
     const answer = await action();
-    setBusy(false);
     if (answer.error) {
+      setBusy(false);
       setStatus('');
+      settle?.();
       return setError(answer.error as ApiError);
     }
-    setStatus(done);
     await Promise.all([load(), reloadCaller()]);
+    settle?.();
+    setBusy(false);
+    setStatus(done);
   }
 
   async function saveRole(member: Member, role: Role) {
     await run(`Saving the role of ${member.email}…`,
       () => api.PATCH('/v1/orgs/{organizationId}/members/{memberId}', { params: { path: { organizationId, memberId: member.id } }, body: { role } }),
-      `${member.email} is now ${role === 'admin' ? 'an admin' : 'a member'}.`);
-    setRoles(({ [member.id]: _, ...rest }) => rest);
+      `${member.email} is now ${role === 'admin' ? 'an admin' : 'a member'}.`,
+      () => setRoles(({ [member.id]: _, ...rest }) => rest));
   }
 
   async function confirmPending() {
