@@ -10,27 +10,34 @@ interface FieldProps {
   error?: ApiError | undefined;
   autoComplete?: string;
   required?: boolean;
+  /** A <textarea> (documents such as metadata or a certificate) instead of an <input>. */
+  multiline?: boolean;
+  /** Help under the label, tied to the control by aria-describedby. */
+  hint?: string;
 }
 
 /** A labelled input with the API's messages for its field under it, tied to it by aria-describedby. */
-export function Field({ label, name, type = 'text', value, onInput, error, autoComplete, required = true }: FieldProps) {
+export function Field({ label, name, type = 'text', value, onInput, error, autoComplete, required = true, multiline = false, hint }: FieldProps) {
   const messages = fieldErrors(error, name);
   const id = `field-${name}`;
+  const describedBy = [hint ? `${id}-hint` : '', messages.length > 0 ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const common = {
+    id,
+    name,
+    value,
+    required,
+    autoComplete,
+    'aria-invalid': messages.length > 0,
+    'aria-describedby': describedBy,
+    onInput: (event: Event) => onInput((event.target as HTMLInputElement).value),
+  };
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input
-        id={id}
-        name={name}
+      {hint && <p id={`${id}-hint`} class="hint">{hint}</p>}
+      {multiline ? <textarea rows={6} spellcheck={false} {...common} />
         // Preact types <input> attributes as a union by `type`; a union-typed `type` matches none of its members.
-        type={type as 'text'}
-        value={value}
-        required={required}
-        autoComplete={autoComplete}
-        aria-invalid={messages.length > 0}
-        aria-describedby={messages.length > 0 ? `${id}-error` : undefined}
-        onInput={(event) => onInput((event.target as HTMLInputElement).value)}
-      />
+        : <input type={type as 'text'} {...common} />}
       {messages.length > 0 && <p id={`${id}-error`} class="field-error">{messages.join(' ')}</p>}
     </div>
   );

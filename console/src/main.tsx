@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { session } from './api.ts';
 import { SignInPage } from './pages/sign-in.tsx';
 import { SsoCallbackPage, ssoCallbackPath } from './pages/sso-sign-in.tsx';
+import { SsoTestReturnPage, ssoTestReturnPath } from './pages/sso-test.tsx';
 import { Shell } from './shell.tsx';
 // Registers the re-authentication prompt on the api client, for every page.
 import './reauth.tsx';
@@ -12,6 +13,8 @@ function App() {
   const [signedIn, setSignedIn] = useState(session.token !== null);
   // Back from the identity provider: the code is exchanged even in a tab that had a session (a new sign-in).
   const [ssoReturn, setSsoReturn] = useState(location.pathname === ssoCallbackPath);
+  // A test sign-in's window (opened by the SSO page) shows its outcome whoever is signed in there.
+  if (location.pathname === ssoTestReturnPath) return <SsoTestReturnPage />;
   if (ssoReturn) return <SsoCallbackPage onSignedIn={() => { setSsoReturn(false); setSignedIn(true); }} />;
   return signedIn ? <Shell onSignedOut={() => setSignedIn(false)} /> : <SignInPage onSignedIn={() => setSignedIn(true)} />;
 }

@@ -7,6 +7,8 @@ import { MembersPage } from './pages/members.tsx';
 import { TeamsPage } from './pages/teams.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { InstallLinksPage } from './pages/install-links.tsx';
+import { ScimPage } from './pages/scim.tsx';
+import { SsoSetupPage } from './pages/sso-setup.tsx';
 import { navigate, usePath } from './router.ts';
 
 type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
@@ -17,6 +19,8 @@ const sections = [
   { path: '/teams', label: 'Teams', page: TeamsPage },
   { path: '/api-keys', label: 'API keys', page: ApiKeysPage },
   { path: '/install-links', label: 'Install links', page: InstallLinksPage },
+  { path: '/sso', label: 'SSO', page: SsoSetupPage },
+  { path: '/scim', label: 'SCIM', page: ScimPage },
   { path: '/mcp-connections', label: 'MCP connections', page: McpConnectionsPage },
   { path: '/audit-log', label: 'Audit log', page: AuditLogPage },
 ];
