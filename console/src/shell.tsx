@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, session, type ApiError, type paths } from './api.ts';
 import { AuditLogPage } from './pages/audit-log.tsx';
+import { AuditStreamPage } from './pages/audit-stream.tsx';
 import { InvitationsPage } from './pages/invitations.tsx';
 import { McpConnectionsPage } from './pages/mcp-connections.tsx';
 import { MembersPage } from './pages/members.tsx';
@@ -21,6 +22,7 @@ const sections = [
   { path: '/install-links', label: 'Install links', page: InstallLinksPage },
   { path: '/sso', label: 'SSO', page: SsoSetupPage },
   { path: '/scim', label: 'SCIM', page: ScimPage },
+  { path: '/audit-stream', label: 'Audit stream', page: AuditStreamPage },
   { path: '/mcp-connections', label: 'MCP connections', page: McpConnectionsPage },
   { path: '/audit-log', label: 'Audit log', page: AuditLogPage },
 ];
