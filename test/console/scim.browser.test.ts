@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { startOidcWorld, type OidcWorld } from '../sso/oidc-support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { horizontalOverflow, signInAs, signOut, waitUntil } from './session.ts';
+import { checkPhoneLayout, expectToldWhoManages, signInAs, signOut, waitUntil } from './session.ts';
 
 let world: OidcWorld;
 const ui = useConsolePage(async () => {
@@ -82,20 +82,13 @@ test('rotation asks first (Escape keeps the token), then the old token stops wor
 });
 
 test('at 390×844 nothing scrolls sideways', { skip: skipWithoutChromium }, async () => {
-  await ui.page.setViewportSize({ width: 390, height: 844 });
-  await ui.page.getByRole('heading', { name: 'SCIM provisioning' }).waitFor();
-  assert.equal(await horizontalOverflow(ui.page), 0);
-  await assertAccessible(ui.page, 'SCIM, phone');
-  await ui.page.setViewportSize({ width: 1280, height: 800 });
+  await checkPhoneLayout(ui.page, 'SCIM');
 });
 
 test('a member is told who manages SCIM; an organization without SSO is told what SCIM needs', { skip: skipWithoutChromium }, async () => {
-  await signOut(ui.page);
-  await signInAs(ui.page, world.app.url, world.tenant.member, '/scim');
-  await ui.page.getByText('Only owners and admins manage SCIM provisioning.').waitFor();
-  await ui.page.getByText(`${world.tenant.owner.name} (${world.tenant.owner.email}), owner`).waitFor();
+  const { owner, admin, member } = world.tenant;
+  await expectToldWhoManages(ui.page, world.app.url, member, '/scim', 'SCIM provisioning', [{ ...owner, role: 'owner' }, { ...admin, role: 'admin' }]);
   assert.equal(await ui.page.getByRole('button', { name: /SCIM token/ }).count(), 0);
-  await assertAccessible(ui.page, 'SCIM, member');
 
   await signOut(ui.page);
   await signInAs(ui.page, world.app.url, world.tenant.otherAdmin, '/scim');

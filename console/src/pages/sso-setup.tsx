@@ -2,10 +2,10 @@
 // domain with its verification explained, a test sign-in, and requiring SSO once a sign-in has worked.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError } from '../api.ts';
+import { AdminPage, settle } from '../admin-page.tsx';
 import { useCaller } from '../caller.ts';
 import { ConfirmDialog } from '../confirm.tsx';
 import { CopyField } from '../copy.tsx';
-import { ManagedBy } from '../managers.tsx';
 import { draftOf, identityOf, SsoConnectionForm, type SsoConnection, type SsoDraft } from './sso-connection-form.tsx';
 import { SignInHealth, TestSignIn } from './sso-test.tsx';
 
@@ -17,15 +17,7 @@ export function SsoSetupPage({ organizationId }: { organizationId: string }) {
   const [draft, setDraft] = useState<SsoDraft>(draftOf(null));
 
   async function load(): Promise<SsoConnection | null> {
-    const answer = await api.GET('/v1/sso/connection');
-    if (answer.data) {
-      setConnection(answer.data.connection);
-      return answer.data.connection;
-    }
-    const error = answer.error as ApiError;
-    if (error.error === 'sso_connection_not_found') setConnection(null);
-    else setLoadError(error);
-    return null;
+    return settle(await api.GET('/v1/sso/connection'), 'sso_connection_not_found', (answer) => setConnection(answer?.connection ?? null), setLoadError)?.connection ?? null;
   }
   useEffect(() => {
     setConnection(undefined);
@@ -37,42 +29,37 @@ export function SsoSetupPage({ organizationId }: { organizationId: string }) {
     setDraft(draftOf(next));
   }
 
-  const heading = <h1 id="sso-heading">Single sign-on (SSO)</h1>;
-  if (loadError?.error === 'forbidden') {
-    return <section aria-labelledby="sso-heading">{heading}<ManagedBy organizationId={organizationId} what="single sign-on" /></section>;
-  }
-  if (loadError) return <section aria-labelledby="sso-heading">{heading}<p role="alert" class="form-error">{errorMessage(loadError)}</p></section>;
-  if (connection === undefined) return <section aria-labelledby="sso-heading">{heading}<p>Loading the SSO connection…</p></section>;
-
   return (
     <section aria-labelledby="sso-heading" class="sso-setup">
-      {heading}
-      <p>People with an address in your domain sign in through your identity provider (OIDC or SAML). Set up the connection, prove the domain is yours with a DNS record, test a sign-in, then you may require SSO.</p>
-      {connection && (
-        <dl class="summary">
-          <dt>Protocol</dt><dd>{connection.protocol === 'oidc' ? 'OpenID Connect' : 'SAML 2.0'}</dd>
-          <dt>Domain</dt><dd>{connection.domain} ({connection.domainVerified ? 'verified' : 'not verified yet'})</dd>
-          <dt>Sign-in tested</dt><dd>{connection.ssoReady ? 'yes' : 'not yet'}</dd>
-          <dt>SSO required</dt><dd>{connection.ssoRequired ? 'yes' : 'no'}</dd>
-        </dl>
-      )}
-      <section class="card" aria-labelledby="sso-connection-heading">
-        <h2 id="sso-connection-heading">{connection ? 'Connection' : '1. Set up the connection'}</h2>
-        {!connection && <p class="note">No SSO connection yet. Register orgplane as an application at your identity provider, then fill this in.</p>}
-        <SsoConnectionForm organizationId={organizationId} connection={connection} draft={draft} onDraft={setDraft} onSaved={saved} />
-        {connection && <ProviderSettings connection={connection} />}
-      </section>
-      {connection && (
-        <>
-          <DomainVerification connection={connection} onVerified={setConnection} />
-          <section class="card" aria-labelledby="sso-test-heading">
-            <h2 id="sso-test-heading">Test sign-in</h2>
-            <SignInHealth connection={connection} />
-            <TestSignIn connection={connection} callerEmail={caller?.email ?? ''} reload={load} />
-          </section>
-          <RequireSso connection={connection} draft={draft} onChanged={setConnection} />
-        </>
-      )}
+      <AdminPage organizationId={organizationId} heading={<h1 id="sso-heading">Single sign-on (SSO)</h1>} what="single sign-on"
+        loadError={loadError} loading={connection === undefined}>
+        <p>People with an address in your domain sign in through your identity provider (OIDC or SAML). Set up the connection, prove the domain is yours with a DNS record, test a sign-in, then you may require SSO.</p>
+        {connection && (
+          <dl class="summary">
+            <dt>Protocol</dt><dd>{connection.protocol === 'oidc' ? 'OpenID Connect' : 'SAML 2.0'}</dd>
+            <dt>Domain</dt><dd>{connection.domain} ({connection.domainVerified ? 'verified' : 'not verified yet'})</dd>
+            <dt>Sign-in tested</dt><dd>{connection.ssoReady ? 'yes' : 'not yet'}</dd>
+            <dt>SSO required</dt><dd>{connection.ssoRequired ? 'yes' : 'no'}</dd>
+          </dl>
+        )}
+        <section class="card" aria-labelledby="sso-connection-heading">
+          <h2 id="sso-connection-heading">{connection ? 'Connection' : '1. Set up the connection'}</h2>
+          {!connection && <p class="note">No SSO connection yet. Register orgplane as an application at your identity provider, then fill this in.</p>}
+          <SsoConnectionForm organizationId={organizationId} connection={connection ?? null} draft={draft} onDraft={setDraft} onSaved={saved} />
+          {connection && <ProviderSettings connection={connection} />}
+        </section>
+        {connection && (
+          <>
+            <DomainVerification connection={connection} onVerified={setConnection} />
+            <section class="card" aria-labelledby="sso-test-heading">
+              <h2 id="sso-test-heading">Test sign-in</h2>
+              <SignInHealth connection={connection} />
+              <TestSignIn connection={connection} callerEmail={caller?.email ?? ''} reload={load} />
+            </section>
+            <RequireSso connection={connection} draft={draft} onChanged={setConnection} />
+          </>
+        )}
+      </AdminPage>
     </section>
   );
 }
