@@ -48,6 +48,7 @@ export async function checkPhoneLayout(page: Page, label: string, screenshotName
     const overflow = await horizontalOverflow(page);
     assert.ok(overflow <= 0, `${label}: the page scrolls sideways by ${overflow}px at 390 wide`);
     await assertAccessible(page, `${label} at 390×844`);
+    await page.evaluate('scrollTo(0, 0)');
     if (screenshotName) await screenshot(page, screenshotName);
   } finally {
     await page.setViewportSize({ width: 1280, height: 800 });

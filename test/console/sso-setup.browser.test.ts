@@ -132,6 +132,7 @@ test('a test sign-in in a second window: refused for a stranger with what to do,
   assert.equal((await connectionOnServer()).ssoReady, true);
   await waitUntil(async () => !(await requireButton.isDisabled()), 'Require SSO is offered');
   await assertAccessible(ui.page, 'SSO setup, tested');
+  await testCard.evaluate((element) => element.scrollIntoView());
   await screenshot(ui.page, 'sso-setup');
 });
 

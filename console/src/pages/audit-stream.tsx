@@ -83,7 +83,7 @@ export function AuditStreamPage({ organizationId }: { organizationId: string }) 
         loadError={loadError} loading={stream === undefined}>
         <p>Sends every event of the audit log, in order, to your SIEM's HTTP endpoint: signed NDJSON batches (header <code>X-Orgplane-Signature</code>, an HMAC-SHA256 of the body under the signing secret).</p>
         {!stream && <p class="note">No stream yet. A new stream starts with the events recorded from then on; export the audit log for older ones.</p>}
-        <form class="inline-form" onSubmit={(event) => { event.preventDefault(); void put({ url, enabled }, stream ? 'Saved.' : 'The stream was created. Copy the signing secret now.'); }}
+        <form class="inline-form stream-form" onSubmit={(event) => { event.preventDefault(); void put({ url, enabled }, stream ? 'Saved.' : 'The stream was created. Copy the signing secret now.'); }}
           noValidate aria-label="Audit stream settings">
           <Field label="Receiver URL" name="url" type="url" value={url} onInput={setUrl} error={error} autoComplete="off" />
           <label class="choice">

@@ -40,7 +40,7 @@ export function SignInHealth({ connection }: { connection: SsoConnection }) {
         ? <>Last successful SSO sign-in: <strong>{when(connection.lastSignInAt)}</strong>.</>
         : 'No SSO sign-in has succeeded on this connection as it is configured now.'}</p>
       {failure && (
-        <div class={failedLast ? 'diagnostic' : 'note'} role="group" aria-label="Last refused sign-in">
+        <div class={failedLast ? 'diagnostic' : 'diagnostic earlier'} role="group" aria-label="Last refused sign-in">
           <h3>{failedLast ? 'The last sign-in was refused' : 'An earlier sign-in was refused'}</h3>
           <dl>
             <dt>When</dt><dd>{when(failure.occurredAt)}</dd>
