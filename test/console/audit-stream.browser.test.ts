@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { useTenantApp } from '../support/harness.ts';
 import { eventually, expectedSignature, startSiemReceiver, streamConfig, type SiemReceiver } from '../audit/stream-support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { checkPhoneLayout, expectToldWhoManages, signInAs, waitUntil } from './session.ts';
+import { checkPhoneLayout, dismissWithEscape, expectToldWhoManages, signInAs, waitUntil } from './session.ts';
 
 const t = useTenantApp({ config: streamConfig({ maxAttempts: 2 }) });
 let receiver: SiemReceiver;
@@ -72,9 +72,7 @@ test('a receiver that keeps failing stops the stream, with its error; resuming d
 test('rotating the secret and removing the stream ask first; Escape changes nothing', { skip: skipWithoutChromium }, async () => {
   await ui.page.getByRole('button', { name: 'Rotate signing secret' }).click();
   const rotate = ui.page.getByRole('dialog', { name: 'Rotate the signing secret?' });
-  await rotate.waitFor();
-  await ui.page.keyboard.press('Escape');
-  await rotate.waitFor({ state: 'detached' });
+  await dismissWithEscape(ui.page, rotate);
   assert.equal(await ui.page.getByRole('region', { name: 'New signing secret' }).count(), 0);
 
   await ui.page.getByRole('button', { name: 'Rotate signing secret' }).click();

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { startOidcWorld, type OidcWorld } from '../sso/oidc-support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { checkPhoneLayout, expectToldWhoManages, signInAs, signOut, waitUntil } from './session.ts';
+import { checkPhoneLayout, dismissWithEscape, expectToldWhoManages, signInAs, signOut, waitUntil } from './session.ts';
 
 let world: OidcWorld;
 const ui = useConsolePage(async () => {
@@ -67,8 +67,7 @@ test('rotation asks first (Escape keeps the token), then the old token stops wor
   const dialog = ui.page.getByRole('dialog', { name: 'Rotate the SCIM token?' });
   await dialog.waitFor();
   await assertAccessible(ui.page, 'SCIM rotation question');
-  await ui.page.keyboard.press('Escape');
-  await dialog.waitFor({ state: 'detached' });
+  await dismissWithEscape(ui.page, dialog);
   assert.equal(await ui.page.getByRole('region', { name: 'New SCIM token' }).count(), 0, 'Escape made no token');
   assert.equal((await users(firstToken)).status, 200, 'Escape kept the first token working');
 

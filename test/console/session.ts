@@ -1,7 +1,7 @@
 // What the console's page tests share beyond the browser: signing a person in through the sign-in
 // page, the console's own session token, and waiting for the page to catch up with its API calls.
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import type { TestUser } from '../support/fixtures.ts';
 import { assertAccessible, screenshot } from './browser.ts';
 
@@ -65,4 +65,11 @@ export async function expectToldWhoManages(page: Page, baseUrl: string, member: 
   await page.getByText(`Only owners and admins manage ${what}.`).waitFor();
   for (const manager of managers) await page.getByText(`${manager.name} (${manager.email}), ${manager.role}`).waitFor();
   await assertAccessible(page, `${path} as a member`);
+}
+
+/** Closes an open `dialog` with Escape, as a keyboard user would, and waits until it is gone. */
+export async function dismissWithEscape(page: Page, dialog: Locator) {
+  await dialog.waitFor();
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
 }

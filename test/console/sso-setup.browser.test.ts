@@ -12,7 +12,7 @@ import { setPlanAsOperator } from '../support/identity.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { startSamlIdp, type TestSamlIdp } from '../support/saml-idp.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { checkPhoneLayout, expectToldWhoManages, signInAs, waitUntil } from './session.ts';
+import { checkPhoneLayout, dismissWithEscape, expectToldWhoManages, signInAs, waitUntil } from './session.ts';
 
 const dns = await startDnsServer();
 const t = useTenantApp({ config: { dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'] } });
@@ -141,9 +141,7 @@ test('a test sign-in in a second window: refused for a stranger with what to do,
 test('requiring SSO asks first, then ends the members\' password sessions; it can be released', { skip: skipWithoutChromium }, async () => {
   await ui.page.getByRole('button', { name: 'Require SSO' }).click();
   const dialog = ui.page.getByRole('dialog', { name: 'Require SSO for example.test?' });
-  await dialog.waitFor();
-  await ui.page.keyboard.press('Escape');
-  await dialog.waitFor({ state: 'detached' });
+  await dismissWithEscape(ui.page, dialog);
   assert.equal((await connectionOnServer()).ssoRequired, false, 'Escape changed nothing');
 
   await ui.page.getByRole('button', { name: 'Require SSO' }).click();
