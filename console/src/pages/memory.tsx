@@ -126,7 +126,7 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
         <button type="submit" disabled={busy}>Add memory</button>
       </form>
       <FormError error={addError} />
-      <form role="search" class="inline-form" onSubmit={find} noValidate aria-label="Search your memories">
+      <form role="search" class="inline-form" onSubmit={find} noValidate aria-label="Memory search">
         <Field label="Search your memories" name="q" type="text" value={query} onInput={setQuery} error={searchError} autoComplete="off" />
         <button type="submit" disabled={busy}>Search</button>
         {search && <button type="button" class="secondary" onClick={() => { setSearch(null); setQuery(''); }}>Show all memories</button>}
