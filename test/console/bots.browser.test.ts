@@ -10,7 +10,7 @@ import type { Bot } from '../support/bot-platform.ts';
 import { api } from '../support/http.ts';
 import { eventually, expectedSignature, startMessengerEnv, type MessengerEnv } from '../messenger/support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { horizontalOverflow, signInAs, signOut, waitUntil } from './session.ts';
+import { assertFitsPhone, cancelThenConfirm, signInAs, signOut, waitUntil } from './session.ts';
 
 let env: MessengerEnv;
 let bot: Bot;
@@ -109,33 +109,22 @@ test('the bot\'s updates are followed until delivered (signed with the secret sh
 test('the bot page and the list fit 390×844', { skip: skipWithoutChromium }, async () => {
   await ui.page.setViewportSize({ width: 390, height: 844 });
   await ui.page.getByRole('heading', { name: 'Dead letters' }).scrollIntoViewIfNeeded();
-  assert.ok((await horizontalOverflow(ui.page)) <= 0, 'no sideways scrolling at 390 wide');
-  await assertAccessible(ui.page, 'bot at 390×844');
-  await screenshot(ui.page, 'bot-phone');
+  await assertFitsPhone(ui.page, 'bot', 'bot-phone');
 
   await ui.page.getByRole('link', { name: '← All bots' }).click();
   const link = ui.page.getByRole('table', { name: 'Connected bots' }).getByRole('link', { name: `@${bot.username}` });
   await link.waitFor();
-  assert.ok((await horizontalOverflow(ui.page)) <= 0, 'no sideways scrolling at 390 wide');
-  await assertAccessible(ui.page, 'bots at 390×844');
+  await assertFitsPhone(ui.page, 'bots', 'bots-phone');
   await link.click();
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
 test('a bot is disconnected after a confirmation; cancelling keeps it', { skip: skipWithoutChromium }, async () => {
-  const disconnect = ui.page.getByRole('button', { name: `Disconnect @${bot.username}` });
-  await disconnect.click();
-  const dialog = ui.page.getByRole('dialog', { name: `Disconnect @${bot.username}?` });
-  await dialog.waitFor();
-  await assertAccessible(ui.page, 'disconnect confirmation');
-  await dialog.getByRole('button', { name: 'Cancel' }).click();
-  await dialog.waitFor({ state: 'hidden' });
   const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
-  assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 200, 'cancel keeps the bot');
-  assert.equal(env.platform.callsTo('deleteWebhook', bot.token).length, 0);
-
-  await disconnect.click();
-  await dialog.getByRole('button', { name: 'Disconnect bot' }).click();
+  await cancelThenConfirm(ui.page, ui.page.getByRole('button', { name: `Disconnect @${bot.username}` }), `Disconnect @${bot.username}?`, 'Disconnect bot', async () => {
+    assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 200, 'cancel keeps the bot');
+    assert.equal(env.platform.callsTo('deleteWebhook', bot.token).length, 0);
+  });
   await ui.page.getByText(/No bots connected yet\./).waitFor();
   assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 404);
   assert.equal(env.platform.callsTo('deleteWebhook', bot.token).length, 1, 'the webhook was removed from the platform');

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useTenantApp } from '../support/harness.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { horizontalOverflow, signInAs, signOut, waitUntil } from './session.ts';
+import { assertFitsPhone, cancelThenConfirm, signInAs, signOut, waitUntil } from './session.ts';
 
 const t = useTenantApp();
 const ui = useConsolePage(() => t.ready);
@@ -83,15 +83,9 @@ test('a search lists the matching memories with the matching words marked, stems
 
 test('a memory is deleted after a confirmation; cancelling keeps it', { skip: skipWithoutChromium }, async () => {
   const remove = ui.page.getByRole('button', { name: 'Delete the memory “Prefers answers in French”' });
-  await remove.click();
-  const dialog = ui.page.getByRole('dialog', { name: 'Delete this memory?' });
-  await dialog.waitFor();
-  await assertAccessible(ui.page, 'delete memory confirmation');
-  await dialog.getByRole('button', { name: 'Cancel' }).click();
-  await dialog.waitFor({ state: 'hidden' });
-  assert.ok((await contentsOnServer()).includes('Prefers answers in French'), 'cancel keeps the memory');
-  await remove.click();
-  await dialog.getByRole('button', { name: 'Delete memory' }).click();
+  await cancelThenConfirm(ui.page, remove, 'Delete this memory?', 'Delete memory', async () => {
+    assert.ok((await contentsOnServer()).includes('Prefers answers in French'), 'cancel keeps the memory');
+  });
   await ui.page.getByRole('status').filter({ hasText: /was deleted/ }).waitFor();
   await remove.waitFor({ state: 'detached' });
   assert.ok(!(await contentsOnServer()).includes('Prefers answers in French'));
@@ -107,9 +101,7 @@ test('the page works by keyboard and fits 390×844', { skip: skipWithoutChromium
   const results = ui.page.getByRole('list', { name: 'Search results, most relevant first' });
   await results.locator('mark').first().waitFor();
   assert.deepEqual(await results.locator('mark').allInnerTexts(), ['release']);
-  assert.ok((await horizontalOverflow(ui.page)) <= 0, 'no sideways scrolling at 390 wide');
-  await assertAccessible(ui.page, 'memory at 390×844');
-  await screenshot(ui.page, 'memory-phone');
+  await assertFitsPhone(ui.page, 'memory', 'memory-phone');
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 

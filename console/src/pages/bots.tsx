@@ -1,7 +1,7 @@
 // /bots: the organization's messaging-bot connections and the form that connects one (owners and
 // admins); /bots/<id> is one connection with its updates and dead letters.
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type components } from '../api.ts';
+import { api, errorMessage, readAll, type ApiError, type components } from '../api.ts';
 import { CopyField } from '../copy.tsx';
 import { Field, FormError } from '../forms.tsx';
 import { navigate, usePath } from '../router.ts';
@@ -40,15 +40,9 @@ function BotList({ organizationId }: { organizationId: string }) {
   const [created, setCreated] = useState<{ connection: BotConnection; deliverySecret: string } | null>(null);
 
   async function load() {
-    const all: BotConnection[] = [];
-    let cursor: string | undefined;
-    do {
-      const answer = await api.GET('/v1/messenger/connections', { params: { query: { limit: 100, cursor } } });
-      if (!answer.data) return setLoadError(answer.error as ApiError);
-      all.push(...answer.data.connections);
-      cursor = answer.data.nextCursor ?? undefined;
-    } while (cursor);
-    setConnections(all);
+    const read = await readAll((cursor) => api.GET('/v1/messenger/connections', { params: { query: { limit: 100, cursor } } }), (page) => page.connections);
+    if (read.error) return setLoadError(read.error);
+    setConnections(read.items);
   }
   useEffect(() => {
     setConnections(null);
