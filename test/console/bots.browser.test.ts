@@ -119,6 +119,34 @@ test('the bot page and the list fit 390×844', { skip: skipWithoutChromium }, as
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
+test('settings: a bad delivery URL is refused beside its field, a good one saved; disabled after a confirmation, the platform\'s updates are refused until enabled again', { skip: skipWithoutChromium }, async () => {
+  const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
+  const stored = async () => (await admin().get(`/v1/messenger/connections/${connectionId}`)).body.connection;
+  const url = field('Delivery URL');
+  await url.fill('http://user:secret@receiver.example.test/updates');
+  await ui.page.getByRole('button', { name: 'Save delivery URL' }).click();
+  await waitUntil(async () => (await url.getAttribute('aria-invalid')) === 'true', 'the URL is marked invalid');
+  assert.match(await describedText('deliveryUrl'), /user:password/);
+  assert.equal((await stored()).deliveryUrl, env.receiver.url);
+  await url.fill(`${env.receiver.url}?fixed=1`);
+  await ui.page.getByRole('button', { name: 'Save delivery URL' }).click();
+  await ui.page.getByRole('status').filter({ hasText: 'The delivery URL was saved' }).waitFor();
+  assert.equal((await stored()).deliveryUrl, `${env.receiver.url}?fixed=1`);
+  await ui.page.getByText(`${env.receiver.url}?fixed=1`, { exact: true }).waitFor();
+
+  await cancelThenConfirm(ui.page, ui.page.getByRole('button', { name: 'Disable the bot' }), `Disable @${bot.username}?`, 'Disable bot', async () => {
+    assert.equal((await stored()).status, 'active', 'cancel keeps the bot active');
+  });
+  await ui.page.getByText('Disabled: updates are refused').waitFor();
+  assert.equal((await stored()).status, 'disabled');
+  const refused = await env.platform.deliver(bot.token, env.platform.messageUpdate(bot.token, { chatId: 503, text: 'while disabled' }));
+  assert.deepEqual(refused.json, { ok: true, accepted: false, reason: 'connection_disabled' });
+  await ui.page.getByRole('button', { name: 'Enable the bot' }).click();
+  await ui.page.getByText('Active: updates are accepted').waitFor();
+  assert.equal((await stored()).status, 'active');
+  await assertAccessible(ui.page, 'bot settings');
+});
+
 test('a bot is disconnected after a confirmation; cancelling keeps it', { skip: skipWithoutChromium }, async () => {
   const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
   await cancelThenConfirm(ui.page, ui.page.getByRole('button', { name: `Disconnect @${bot.username}` }), `Disconnect @${bot.username}?`, 'Disconnect bot', async () => {

@@ -1,8 +1,10 @@
-// /bots/<id>: one bot connection, its recent updates with their delivery state, its dead letters, and
-// disconnecting it. The API has no route to deliver a dead letter again, so none is offered.
+// /bots/<id>: one bot connection, its recent updates with their delivery state, its dead letters, its
+// settings (delivery URL, enabled), and disconnecting it. The API has no route to deliver a dead letter
+// again, so none is offered.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type components } from '../api.ts';
 import { ConfirmDialog } from '../confirm.tsx';
+import { Field, FormError } from '../forms.tsx';
 import { navigate } from '../router.ts';
 
 type BotConnection = components['schemas']['MessengerConnection'];
@@ -116,6 +118,8 @@ export function BotPage({ connectionId }: { connectionId: string }) {
         )}
       </section>
 
+      <SettingsSection connection={connection} onSaved={setConnection} />
+
       <section aria-labelledby="bot-delete-heading" class="danger-zone">
         <h2 id="bot-delete-heading">Disconnect</h2>
         <p>Disconnecting removes the webhook from the platform and deletes this connection with its updates.</p>
@@ -125,6 +129,55 @@ export function BotPage({ connectionId }: { connectionId: string }) {
         <ConfirmDialog title={`Disconnect ${name}?`}
           message="The platform stops sending this bot's messages here. Updates not yet delivered are discarded and never delivered. This cannot be undone; connect the bot again to resume."
           confirmLabel="Disconnect bot" onConfirm={disconnect} onCancel={() => setDeleting(false)} />
+      )}
+    </section>
+  );
+}
+
+function SettingsSection({ connection, onSaved }: { connection: BotConnection; onSaved: (connection: BotConnection) => void }) {
+  const [deliveryUrl, setDeliveryUrl] = useState(connection.deliveryUrl);
+  const [error, setError] = useState<ApiError>();
+  const [status, setStatus] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [confirmDisable, setConfirmDisable] = useState(false);
+  const active = connection.status === 'active';
+
+  async function save(body: { enabled?: boolean; deliveryUrl?: string }, done: string) {
+    setConfirmDisable(false);
+    setError(undefined);
+    setBusy(true);
+    setStatus('Saving…');
+    const answer = await api.PATCH('/v1/messenger/connections/{connectionId}', { params: { path: { connectionId: connection.id } }, body });
+    setBusy(false);
+    if (answer.error) {
+      setStatus('');
+      return setError(answer.error as ApiError);
+    }
+    setStatus(done);
+    onSaved(answer.data.connection);
+  }
+
+  return (
+    <section aria-labelledby="bot-settings-heading">
+      <h2 id="bot-settings-heading">Settings</h2>
+      <form class="inline-form" noValidate aria-label="Change the delivery URL"
+        onSubmit={(event) => { event.preventDefault(); void save({ deliveryUrl }, 'The delivery URL was saved: updates are delivered there from now on, retries included.'); }}>
+        <Field label="Delivery URL" name="deliveryUrl" type="url" value={deliveryUrl} onInput={setDeliveryUrl} error={error} autoComplete="off" />
+        <button type="submit" disabled={busy}>Save delivery URL</button>
+      </form>
+      <p>{active
+        ? 'Disabling refuses the updates the platform sends from then on (they are not kept); updates already accepted are still delivered. Disable the bot before disconnecting it to let them drain.'
+        : 'Disabled: the updates the platform sends are refused and not kept. Enable the bot to accept them again.'}</p>
+      <button type="button" class="secondary" disabled={busy}
+        onClick={() => (active ? setConfirmDisable(true) : void save({ enabled: true }, 'The bot is enabled: its updates are accepted again.'))}>
+        {active ? 'Disable the bot' : 'Enable the bot'}
+      </button>
+      <FormError error={error} />
+      <p role="status">{status}</p>
+      {confirmDisable && (
+        <ConfirmDialog title={`Disable @${connection.botUsername}?`}
+          message="Messages people send the bot while it is disabled are refused and lost; updates already accepted are still delivered."
+          confirmLabel="Disable bot" onConfirm={() => save({ enabled: false }, 'The bot is disabled: new updates are refused.')} onCancel={() => setConfirmDisable(false)} />
       )}
     </section>
   );
