@@ -114,3 +114,14 @@ test('memories are their writer\'s own: the owner of the same organization sees 
   await ui.page.getByText('No memory matches “release”. Try other words, or show all memories.').waitFor();
   assert.equal(await ui.page.getByText('The release freezes on Thursdays').count(), 0);
 });
+
+test('a long bank is listed 50 at a time, with the older ones on request', { skip: skipWithoutChromium }, async () => {
+  const memories = Array.from({ length: 51 }, (_, i) => ({ content: `Note number ${i + 1}` }));
+  assert.equal((await t.as(t.tenant.owner.token).post('/v1/memory/batch', { memories })).status, 201);
+  await ui.page.getByRole('button', { name: 'Show all memories' }).click();
+  const list = ui.page.getByRole('list', { name: 'Your memories, newest first' });
+  await waitUntil(async () => (await list.locator(':scope > li').count()) === 50, 'the first 50 are listed');
+  await ui.page.getByRole('button', { name: 'Load older memories' }).click();
+  await waitUntil(async () => (await list.locator(':scope > li').count()) === 51, 'the 51st is listed');
+  assert.equal(await ui.page.getByRole('button', { name: 'Load older memories' }).count(), 0);
+});

@@ -87,6 +87,13 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
     setStatus('');
   }
 
+  // Read again: assistants may have written memories while the search was shown.
+  async function showAll() {
+    setSearch(null);
+    setQuery('');
+    await load();
+  }
+
   async function remove(memory: Memory | Found) {
     setDeleting(null);
     setBusy(true);
@@ -129,7 +136,7 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
       <form role="search" class="inline-form" onSubmit={find} noValidate aria-label="Memory search">
         <Field label="Search your memories" name="q" type="text" value={query} onInput={setQuery} error={searchError} autoComplete="off" />
         <button type="submit" disabled={busy}>Search</button>
-        {search && <button type="button" class="secondary" onClick={() => { setSearch(null); setQuery(''); }}>Show all memories</button>}
+        {search && <button type="button" class="secondary" onClick={showAll}>Show all memories</button>}
       </form>
       <FormError error={searchError} />
       <p role="status">{status}</p>
