@@ -101,6 +101,7 @@ test('the page works by keyboard and fits 390×844', { skip: skipWithoutChromium
   const results = ui.page.getByRole('list', { name: 'Search results, most relevant first' });
   await results.locator('mark').first().waitFor();
   assert.deepEqual(await results.locator('mark').allInnerTexts(), ['release']);
+  await results.scrollIntoViewIfNeeded();
   await assertFitsPhone(ui.page, 'memory', 'memory-phone');
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });

@@ -126,7 +126,7 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
   return (
     <section aria-labelledby="memory-heading">
       <h1 id="memory-heading">Memory</h1>
-      <p>Your own memories in this organization: facts, preferences and decisions your assistants can look up. Only you can read them, admins included.</p>
+      <p>Your own memories in this organization: facts, preferences and decisions your assistants can look up. Nobody else can read them, admins included.</p>
       <form class="memory-add" onSubmit={add} noValidate aria-label="Add a memory">
         <Field label="Memory" name="content" multiline value={content} onInput={setContent} error={addError} autoComplete="off" />
         <Field label="Tags (optional, separated by commas)" name="tags" value={tags} onInput={setTags} error={addError} required={false} autoComplete="off" />
