@@ -10,27 +10,31 @@ interface FieldProps {
   error?: ApiError | undefined;
   autoComplete?: string;
   required?: boolean;
+  /** A <textarea> for text of several lines. */
+  multiline?: boolean;
 }
 
 /** A labelled input with the API's messages for its field under it, tied to it by aria-describedby. */
-export function Field({ label, name, type = 'text', value, onInput, error, autoComplete, required = true }: FieldProps) {
+export function Field({ label, name, type = 'text', value, onInput, error, autoComplete, required = true, multiline = false }: FieldProps) {
   const messages = fieldErrors(error, name);
   const id = `field-${name}`;
+  const common = {
+    id,
+    name,
+    value,
+    required,
+    autoComplete,
+    'aria-invalid': messages.length > 0,
+    'aria-describedby': messages.length > 0 ? `${id}-error` : undefined,
+    onInput: (event: Event) => onInput((event.target as HTMLInputElement | HTMLTextAreaElement).value),
+  };
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input
-        id={id}
-        name={name}
+      {multiline ? <textarea {...common} rows={4} /> : (
         // Preact types <input> attributes as a union by `type`; a union-typed `type` matches none of its members.
-        type={type as 'text'}
-        value={value}
-        required={required}
-        autoComplete={autoComplete}
-        aria-invalid={messages.length > 0}
-        aria-describedby={messages.length > 0 ? `${id}-error` : undefined}
-        onInput={(event) => onInput((event.target as HTMLInputElement).value)}
-      />
+        <input {...common} type={type as 'text'} />
+      )}
       {messages.length > 0 && <p id={`${id}-error`} class="field-error">{messages.join(' ')}</p>}
     </div>
   );

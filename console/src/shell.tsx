@@ -7,6 +7,8 @@ import { MembersPage } from './pages/members.tsx';
 import { TeamsPage } from './pages/teams.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { InstallLinksPage } from './pages/install-links.tsx';
+import { MemoryPage } from './pages/memory.tsx';
+import { BotsPage } from './pages/bots.tsx';
 import { navigate, usePath } from './router.ts';
 
 type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
@@ -19,6 +21,8 @@ const sections = [
   { path: '/install-links', label: 'Install links', page: InstallLinksPage },
   { path: '/mcp-connections', label: 'MCP connections', page: McpConnectionsPage },
   { path: '/audit-log', label: 'Audit log', page: AuditLogPage },
+  { path: '/memory', label: 'Memory', page: MemoryPage },
+  { path: '/bots', label: 'Bots', page: BotsPage },
 ];
 
 export function Shell({ onSignedOut }: { onSignedOut: () => void }) {

@@ -1,7 +1,9 @@
 // What the console's page tests share beyond the browser: signing a person in through the sign-in
 // page, the console's own session token, and waiting for the page to catch up with its API calls.
-import type { Page } from 'playwright-core';
+import assert from 'node:assert/strict';
+import type { Locator, Page } from 'playwright-core';
 import type { TestUser } from '../support/fixtures.ts';
+import { assertAccessible, screenshot } from './browser.ts';
 
 /** Polls `check` until it holds (the page updates after its API call answers). */
 export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 10_000) {
@@ -37,4 +39,27 @@ export async function horizontalOverflow(page: Page): Promise<number> {
 export async function signOut(page: Page) {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
+}
+
+/** The checks of a page at 390×844 (the caller sets the viewport): no sideways scrolling, axe-core, the screenshot. */
+export async function assertFitsPhone(page: Page, label: string, screenshotName: string) {
+  assert.ok((await horizontalOverflow(page)) <= 0, `${label}: no sideways scrolling at 390 wide`);
+  await assertAccessible(page, `${label} at 390×844`);
+  await screenshot(page, screenshotName);
+}
+
+/**
+ * A destructive action's confirmation: `open` shows the dialog (scanned by axe-core), Cancel closes it
+ * and `kept` checks that nothing changed, then `open` again and `confirmLabel` goes ahead.
+ */
+export async function cancelThenConfirm(page: Page, open: Locator, dialogName: string, confirmLabel: string, kept: () => Promise<void>) {
+  await open.click();
+  const dialog = page.getByRole('dialog', { name: dialogName });
+  await dialog.waitFor();
+  await assertAccessible(page, `${dialogName} (confirmation)`);
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await kept();
+  await open.click();
+  await dialog.getByRole('button', { name: confirmLabel }).click();
 }
