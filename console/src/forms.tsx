@@ -10,7 +10,7 @@ interface FieldProps {
   error?: ApiError | undefined;
   autoComplete?: string;
   required?: boolean;
-  /** A <textarea> (documents such as metadata or a certificate) instead of an <input>. */
+  /** A <textarea> for text of several lines. */
   multiline?: boolean;
   /** Help under the label, tied to the control by aria-describedby. */
   hint?: string;
@@ -29,15 +29,16 @@ export function Field({ label, name, type = 'text', value, onInput, error, autoC
     autoComplete,
     'aria-invalid': messages.length > 0,
     'aria-describedby': describedBy,
-    onInput: (event: Event) => onInput((event.target as HTMLInputElement).value),
+    onInput: (event: Event) => onInput((event.target as HTMLInputElement | HTMLTextAreaElement).value),
   };
   return (
     <div class="field">
       <label for={id}>{label}</label>
       {hint && <p id={`${id}-hint`} class="hint">{hint}</p>}
-      {multiline ? <textarea rows={6} spellcheck={false} {...common} />
+      {multiline ? <textarea {...common} rows={4} /> : (
         // Preact types <input> attributes as a union by `type`; a union-typed `type` matches none of its members.
-        : <input type={type as 'text'} {...common} />}
+        <input {...common} type={type as 'text'} />
+      )}
       {messages.length > 0 && <p id={`${id}-error`} class="field-error">{messages.join(' ')}</p>}
     </div>
   );

@@ -10,6 +10,8 @@ import { ApiKeysPage } from './pages/api-keys.tsx';
 import { InstallLinksPage } from './pages/install-links.tsx';
 import { ScimPage } from './pages/scim.tsx';
 import { SsoSetupPage } from './pages/sso-setup.tsx';
+import { MemoryPage } from './pages/memory.tsx';
+import { BotsPage } from './pages/bots.tsx';
 import { navigate, usePath } from './router.ts';
 
 type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
@@ -25,6 +27,8 @@ const sections = [
   { path: '/audit-stream', label: 'Audit stream', page: AuditStreamPage },
   { path: '/mcp-connections', label: 'MCP connections', page: McpConnectionsPage },
   { path: '/audit-log', label: 'Audit log', page: AuditLogPage },
+  { path: '/memory', label: 'Memory', page: MemoryPage },
+  { path: '/bots', label: 'Bots', page: BotsPage },
 ];
 
 export function Shell({ onSignedOut }: { onSignedOut: () => void }) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { useTenantApp } from '../support/harness.ts';
 import { eventually, expectedSignature, startSiemReceiver, streamConfig, type SiemReceiver } from '../audit/stream-support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { checkPhoneLayout, dismissWithEscape, expectToldWhoManages, signInAs, waitUntil } from './session.ts';
+import { assertFitsPhone, dismissWithEscape, expectToldWhoManages, signInAs, waitUntil } from './session.ts';
 
 const t = useTenantApp({ config: streamConfig({ maxAttempts: 2 }) });
 let receiver: SiemReceiver;
@@ -89,7 +89,10 @@ test('rotating the secret and removing the stream ask first; Escape changes noth
 });
 
 test('at 390×844 nothing scrolls sideways; a member is told who manages the stream', { skip: skipWithoutChromium }, async () => {
-  await checkPhoneLayout(ui.page, 'Audit stream');
+  await ui.page.setViewportSize({ width: 390, height: 844 });
+  await ui.page.evaluate('scrollTo(0, 0)');
+  await assertFitsPhone(ui.page, 'Audit stream', 'audit-stream-phone');
+  await ui.page.setViewportSize({ width: 1280, height: 800 });
   const { owner, admin, member } = t.tenant;
   await expectToldWhoManages(ui.page, t.app.url, member, '/audit-stream', 'the audit stream', [{ ...owner, role: 'owner' }, { ...admin, role: 'admin' }]);
   assert.equal(await ui.page.getByRole('form', { name: 'Audit stream settings' }).count(), 0);

@@ -125,8 +125,12 @@ test('a member sees the list only, at 1280×800 and 390×844', { skip: skipWitho
   assert.equal(await ui.page.getByRole('combobox', { name: /^Role of / }).count(), 0);
   assert.equal(await ui.page.getByRole('button', { name: /^(Remove|Transfer ownership) / }).count(), 0);
   await assertAccessible(ui.page, 'members as a member');
+  // Stacked at 390 wide, the rows lose their column headings: each cell names its column instead.
+  const emailLabel = () => ui.page.evaluate<string>(`getComputedStyle(document.querySelector('table.members td[data-label="Email"]'), '::before').content`);
+  assert.equal(await emailLabel(), 'none', 'beside a column heading a cell names nothing');
   await ui.page.setViewportSize({ width: 390, height: 844 });
   assert.ok((await horizontalOverflow(ui.page)) <= 0, 'no sideways scrolling at 390 wide');
+  assert.equal(await emailLabel(), '"Email: "');
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 

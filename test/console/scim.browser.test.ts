@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { startOidcWorld, type OidcWorld } from '../sso/oidc-support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { checkPhoneLayout, dismissWithEscape, expectToldWhoManages, signInAs, signOut, waitUntil } from './session.ts';
+import { assertFitsPhone, dismissWithEscape, expectToldWhoManages, signInAs, signOut, waitUntil } from './session.ts';
 
 let world: OidcWorld;
 const ui = useConsolePage(async () => {
@@ -81,7 +81,10 @@ test('rotation asks first (Escape keeps the token), then the old token stops wor
 });
 
 test('at 390×844 nothing scrolls sideways', { skip: skipWithoutChromium }, async () => {
-  await checkPhoneLayout(ui.page, 'SCIM');
+  await ui.page.setViewportSize({ width: 390, height: 844 });
+  await ui.page.evaluate('scrollTo(0, 0)');
+  await assertFitsPhone(ui.page, 'SCIM', 'scim-phone');
+  await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
 test('a member is told who manages SCIM; an organization without SSO is told what SCIM needs', { skip: skipWithoutChromium }, async () => {

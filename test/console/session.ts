@@ -41,18 +41,27 @@ export async function signOut(page: Page) {
   await page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
 }
 
-/** The 390×844 check: nothing scrolls sideways and axe-core passes (and the screenshot, if named); back to 1280×800 after. */
-export async function checkPhoneLayout(page: Page, label: string, screenshotName?: string) {
-  await page.setViewportSize({ width: 390, height: 844 });
-  try {
-    const overflow = await horizontalOverflow(page);
-    assert.ok(overflow <= 0, `${label}: the page scrolls sideways by ${overflow}px at 390 wide`);
-    await assertAccessible(page, `${label} at 390×844`);
-    await page.evaluate('scrollTo(0, 0)');
-    if (screenshotName) await screenshot(page, screenshotName);
-  } finally {
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
+/** The checks of a page at 390×844 (the caller sets the viewport): no sideways scrolling, axe-core, the screenshot. */
+export async function assertFitsPhone(page: Page, label: string, screenshotName: string) {
+  assert.ok((await horizontalOverflow(page)) <= 0, `${label}: no sideways scrolling at 390 wide`);
+  await assertAccessible(page, `${label} at 390×844`);
+  await screenshot(page, screenshotName);
+}
+
+/**
+ * A destructive action's confirmation: `open` shows the dialog (scanned by axe-core), Cancel closes it
+ * and `kept` checks that nothing changed, then `open` again and `confirmLabel` goes ahead.
+ */
+export async function cancelThenConfirm(page: Page, open: Locator, dialogName: string, confirmLabel: string, kept: () => Promise<void>) {
+  await open.click();
+  const dialog = page.getByRole('dialog', { name: dialogName });
+  await dialog.waitFor();
+  await assertAccessible(page, `${dialogName} (confirmation)`);
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await kept();
+  await open.click();
+  await dialog.getByRole('button', { name: confirmLabel }).click();
 }
 
 /**

@@ -12,7 +12,7 @@ import { setPlanAsOperator } from '../support/identity.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { startSamlIdp, type TestSamlIdp } from '../support/saml-idp.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { checkPhoneLayout, dismissWithEscape, expectToldWhoManages, signInAs, waitUntil } from './session.ts';
+import { assertFitsPhone, dismissWithEscape, expectToldWhoManages, signInAs, waitUntil } from './session.ts';
 
 const dns = await startDnsServer();
 const t = useTenantApp({ config: { dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'] } });
@@ -197,7 +197,10 @@ test('SAML: a certificate that is not one is refused beside its field; metadata 
 });
 
 test('at 390×844 nothing scrolls sideways', { skip: skipWithoutChromium }, async () => {
-  await checkPhoneLayout(ui.page, 'SSO setup', 'sso-setup-phone');
+  await ui.page.setViewportSize({ width: 390, height: 844 });
+  await ui.page.evaluate('scrollTo(0, 0)');
+  await assertFitsPhone(ui.page, 'SSO setup', 'sso-setup-phone');
+  await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
 test('a member is told who manages SSO, and gets no form', { skip: skipWithoutChromium }, async () => {

@@ -1,12 +1,15 @@
 // SSO sign-in through the console, in Chromium: the work e-mail, the test identity provider's own login
 // page (oidc-provider on loopback), back to the console's callback, a session. Then what goes wrong: a
-// domain without SSO, and a callback this tab did not start or with a code that is not valid.
+// domain without SSO, and a callback this tab did not start or with a code that is not valid. And the
+// step-up of a session signed in through SSO: the re-authentication prompt sends the person to the
+// identity provider in a second window, and the refused change goes through once it answered.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { ageSession } from '../identity/reauth-support.ts';
 import { api } from '../support/http.ts';
 import { startOidcWorld, type OidcWorld } from '../sso/oidc-support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { waitUntil } from './session.ts';
+import { consoleToken as sessionOf, waitUntil } from './session.ts';
 
 let world: OidcWorld;
 const ui = useConsolePage(async () => {
@@ -45,6 +48,50 @@ test('a member signs in with SSO from the console: the IdP login page, back, the
   assert.equal(me.body.session.authMethod, 'sso');
   assert.equal(me.body.activeOrganizationId, orgId);
   assert.equal(await ui.page.evaluate(() => sessionStorage.getItem('orgplane.sso.verifier')), null, 'the verifier is gone once used');
+});
+
+/** Signs `account` in at the test identity provider's own login form (in whichever page shows it). */
+async function idpLogin(page: typeof ui.page, account: string) {
+  await page.waitForURL((url) => url.origin !== world.app.url);
+  await page.fill('input[name="login"]', account);
+  await page.fill('input[name="password"]', 'any password');
+  await page.click('button[type="submit"]');
+}
+
+test('an SSO session asked to re-authenticate confirms at its identity provider in a second window, and the change goes through', { skip: skipWithoutChromium, timeout: 120_000 }, async () => {
+  const { admin, member, orgId, owner } = world.tenant;
+  // An owner signed in through SSO, whose sign-in is older than privileged changes allow; in a browser
+  // of their own (the identity provider remembers the member's sign-in in this one).
+  world.idp.addAccount({ sub: 'console-owner', email: owner.email, email_verified: true, name: owner.name });
+  const context = await ui.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(`${world.app.url}/`);
+  await page.getByRole('button', { name: 'Sign in with SSO' }).click();
+  await page.getByLabel('Work email').fill(owner.email);
+  await page.getByRole('button', { name: 'Continue with SSO' }).click();
+  await idpLogin(page, 'console-owner');
+  await page.getByRole('heading', { name: 'Members' }).waitFor();
+  const token = await sessionOf(page);
+  await ageSession(world.app, token);
+
+  await page.getByRole('combobox', { name: `Role of ${member.email}` }).selectOption('admin');
+  await page.getByRole('button', { name: `Save the role of ${member.email}` }).click();
+  const prompt = page.getByRole('dialog', { name: 'Confirm it is you' });
+  await prompt.getByRole('button', { name: 'Continue with SSO' }).waitFor();
+  assert.equal(await prompt.getByLabel('Your password').count(), 0, 'an SSO session is not asked for a password');
+  await assertAccessible(page, 're-authentication through SSO');
+  const [provider] = await Promise.all([page.waitForEvent('popup'), prompt.getByRole('button', { name: 'Continue with SSO' }).click()]);
+  await idpLogin(provider, 'console-owner');
+  await provider.waitForEvent('close');
+
+  await prompt.waitFor({ state: 'detached' });
+  await page.getByRole('status').filter({ hasText: `${member.email} is now an admin.` }).waitFor();
+  const members = await api(world.app.url, admin.token).get(`/v1/orgs/${orgId}/members`);
+  assert.equal(members.body.members.find((m: { id: string }) => m.id === member.memberId)?.role, 'admin', 'the refused request was re-sent');
+  const me = await api(world.app.url, token).get('/v1/me');
+  assert.equal(me.body.session.authMethod, 'sso');
+  assert.ok(Date.now() - Date.parse(me.body.session.authenticatedAt) < 60_000, 'the same session was refreshed');
+  await context.close();
 });
 
 test('an e-mail whose domain has no SSO gets the API\'s message beside the field', { skip: skipWithoutChromium }, async () => {

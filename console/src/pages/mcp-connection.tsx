@@ -19,6 +19,8 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
   const [catalogVersion, setCatalogVersion] = useState(0);
   const [deleting, setDeleting] = useState(false);
   const [deleteError, setDeleteError] = useState<ApiError>();
+  const [uninstalling, setUninstalling] = useState<{ pluginId: string; name: string } | null>(null);
+  const [pluginError, setPluginError] = useState<ApiError>();
 
   async function reload() {
     const answer = await loadConnection(connectionId);
@@ -49,6 +51,16 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
     navigate('/mcp-connections');
   }
 
+  // The connection stays: the plugin no longer requires it nor manages its identity.
+  async function uninstall() {
+    const plugin = uninstalling!;
+    setUninstalling(null);
+    setPluginError(undefined);
+    const answer = await api.DELETE('/v1/plugins/{pluginId}', { params: { path: { pluginId: plugin.pluginId } } });
+    if (answer.error) return setPluginError(answer.error as ApiError);
+    await reload();
+  }
+
   const back = <p><a href="/mcp-connections" onClick={(event) => { event.preventDefault(); navigate('/mcp-connections'); }}>← All connections</a></p>;
   if (!connection || !latest) {
     return <section aria-label="MCP connection">{back}<p aria-live="polite">{loadError ? errorMessage(loadError) : 'Loading the connection…'}</p></section>;
@@ -63,8 +75,25 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
         <dt>URL</dt><dd class="url">{latest.url}</dd>
         <dt>Authentication</dt><dd>{authTypeLabels[latest.authType]}{latest.authType !== 'none' ? ` · ${credentialModeLabels[latest.credentialMode]}` : ''}</dd>
         <dt>Credential health</dt><dd data-health={latest.credentialHealth}>{healthText(latest)}</dd>
-        {latest.requiredBy.length > 0 && <><dt>Required by</dt><dd>{latest.requiredBy.map((plugin) => plugin.name).join(', ')}</dd></>}
+        {latest.requiredBy.length > 0 && (
+          <><dt>Required by</dt><dd>
+            <ul class="plugins">
+              {latest.requiredBy.map((plugin) => (
+                <li key={plugin.pluginId}>
+                  {plugin.name}
+                  {isAdmin && <button type="button" class="secondary" aria-label={`Uninstall the plugin ${plugin.name}`} onClick={() => setUninstalling(plugin)}>Uninstall</button>}
+                </li>
+              ))}
+            </ul>
+          </dd></>
+        )}
       </dl>
+      {pluginError && <p role="alert" class="form-error">{errorMessage(pluginError)}</p>}
+      {uninstalling && (
+        <ConfirmDialog title={`Uninstall ${uninstalling.name}?`}
+          message="The plugin no longer requires this connection nor manages its URL and authentication. The connection and its credentials stay."
+          confirmLabel="Uninstall" onConfirm={() => void uninstall()} onCancel={() => setUninstalling(null)} />
+      )}
       <ConnectionStatus connection={latest} isAdmin={isAdmin} onChanged={refreshHealth} />
       <ToolsSection connectionId={connectionId} isAdmin={isAdmin} version={catalogVersion} />
       {isAdmin && (

@@ -1,15 +1,18 @@
-// /mcp-connections: the list; /mcp-connections/new and /mcp-connections/<id> are the pages under it.
+// /mcp-connections: the list; /mcp-connections/new, /mcp-connections/install-plugin and
+// /mcp-connections/<id> are the pages under it.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError } from '../api.ts';
 import { navigate, usePath } from '../router.ts';
 import { McpConnectionPage } from './mcp-connection.tsx';
 import { McpCreatePage } from './mcp-create.tsx';
 import { authTypeLabels, healthText, type Connection } from './mcp-parts.tsx';
+import { PluginInstallPage } from './plugin-install.tsx';
 
 export function McpConnectionsPage({ organizationId }: { organizationId: string }) {
   const path = usePath();
   const rest = path.replace(/^\/mcp-connections\/?/, '');
   if (rest === 'new') return <McpCreatePage organizationId={organizationId} />;
+  if (rest === 'install-plugin') return <PluginInstallPage />;
   if (rest) return <McpConnectionPage key={rest} organizationId={organizationId} connectionId={decodeURIComponent(rest)} />;
   return <ConnectionList organizationId={organizationId} />;
 }
@@ -46,7 +49,10 @@ function ConnectionList({ organizationId }: { organizationId: string }) {
     <section aria-labelledby="mcp-heading">
       <div class="page-head">
         <h1 id="mcp-heading">MCP connections</h1>
-        <a class="button" href="/mcp-connections/new" onClick={link('/mcp-connections/new')}>Add a connection</a>
+        <div class="page-actions">
+          <a class="button" href="/mcp-connections/new" onClick={link('/mcp-connections/new')}>Add a connection</a>
+          <a class="button secondary" href="/mcp-connections/install-plugin" onClick={link('/mcp-connections/install-plugin')}>Install a plugin</a>
+        </div>
       </div>
       {error && <p role="alert" class="form-error">{errorMessage(error)}</p>}
       {connections === null && !error && <p aria-live="polite">Loading connections…</p>}

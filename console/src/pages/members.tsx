@@ -91,9 +91,9 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
               const picked = roles[member.id];
               return (
                 <tr key={member.id}>
-                  <td>{member.name}</td>
-                  <td>{member.email}</td>
-                  <td>
+                  <td data-label="Name">{member.name}</td>
+                  <td data-label="Email">{member.email}</td>
+                  <td data-label="Role">
                     {editable ? (
                       <span class="role-edit">
                         <select aria-label={`Role of ${member.email}`} value={picked ?? member.role} disabled={busy}
@@ -107,7 +107,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
                       </span>
                     ) : member.role}
                   </td>
-                  <td>{member.status}</td>
+                  <td data-label="Status">{member.status}</td>
                   {manager && (
                     <td><div class="row-actions">
                       {owner && member.role !== 'owner' && (

@@ -6,8 +6,11 @@ import { api, errorMessage, session, type ApiError } from '../api.ts';
 import { Field, FormError } from '../forms.tsx';
 
 // The verifier waits in sessionStorage while the browser is at the identity provider: the same tab
-// comes back to the callback, and no other tab or site can read it.
-const verifierKey = 'orgplane.sso.verifier';
+// comes back to the callback, and no other tab or site can read it. (A step-up's window, opened by the
+// console, starts with a copy of the console tab's sessionStorage: the verifier and the session.)
+export const verifierKey = 'orgplane.sso.verifier';
+/** The message a step-up's window sends the console tab that opened it, once the session is refreshed. */
+export const reauthenticatedMessage = 'orgplane.sso.reauthenticated';
 export const ssoCallbackPath = '/sso/callback';
 
 function base64url(bytes: Uint8Array): string {
@@ -62,6 +65,7 @@ export function SsoSignInForm({ onCancel }: { onCancel: () => void }) {
 /** Where the identity provider's sign-in returns (through orgplane's callback, which adds `?code=`). */
 export function SsoCallbackPage({ onSignedIn }: { onSignedIn: () => void }) {
   const [error, setError] = useState<string>();
+  const [confirmed, setConfirmed] = useState(false);
 
   async function exchange() {
     const code = new URLSearchParams(location.search).get('code');
@@ -72,12 +76,28 @@ export function SsoCallbackPage({ onSignedIn }: { onSignedIn: () => void }) {
     if (!code || !codeVerifier) return setError('This sign-in link was not started in this tab, or was used already. Start again.');
     const answer = await api.POST('/v1/auth/sso/token', { body: { code, codeVerifier } });
     if (answer.error) return setError(errorMessage(answer.error as ApiError));
+    if (answer.data.authenticatedAt) {
+      // A step-up, in the window the re-authentication prompt opened: the console tab's session is
+      // fresh now; that tab re-sends its refused request once told.
+      window.opener?.postMessage({ kind: reauthenticatedMessage }, location.origin);
+      setConfirmed(true);
+      window.close();
+      return;
+    }
     if (!answer.data.sessionToken) return setError('The identity provider answered without a new session. Start again.');
     session.set(answer.data.sessionToken);
     onSignedIn();
   }
   useEffect(() => void exchange(), []);
 
+  if (confirmed) {
+    return (
+      <main class="auth">
+        <h1>You are confirmed</h1>
+        <p role="status">Your sign-in is fresh again. Go back to the console window: the change you asked for continues there.</p>
+      </main>
+    );
+  }
   return (
     <main class="auth">
       <h1>{error ? 'SSO sign-in did not finish' : 'Signing you in'}</h1>

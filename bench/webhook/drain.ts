@@ -1,0 +1,119 @@
+// How fast the delivery workers drain a backlog, and where their time goes: BENCH_PENDING updates in
+// BENCH_CHATS chats on a fresh database, then the real delivery loop and processor (delivery-loop.ts,
+// worker.ts: lease, signed POST through the guarded client, settle) delivering to the benchmark's
+// receiver in its own process, until nothing is pending. Reports updates/s and, per delivered update,
+// the wall time the loop spent waiting on its takes, the attempts' own time (summed over the concurrent
+// attempts, so it can exceed the wall time) and the number of take statements.
+//
+//   node_modules/.bin/node bench/webhook/drain.ts            (both backends; BENCH_BACKENDS=postgres for one)
+//   BENCH_CONCURRENCY=8,32 ...                               (MESSENGER_DELIVERY_CONCURRENCY values to try)
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../../src/config.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { createOutboundClient } from '../../src/platform/outbound.ts';
+import { createSecretBox } from '../../src/platform/secrets.ts';
+import { startDeliveryLoop } from '../../src/modules/messenger/delivery-loop.ts';
+import { createBotApi } from '../../src/modules/messenger/platform.ts';
+import { createQueueStore } from '../../src/modules/messenger/queue-store.ts';
+import { createMessengerStore } from '../../src/modules/messenger/store.ts';
+import { createDeliveryProcessor } from '../../src/modules/messenger/worker.ts';
+import { createDatabase, spawnServer } from '../support/servers.ts';
+
+const pending = Number(process.env.BENCH_PENDING ?? 10_000);
+const chats = Number(process.env.BENCH_CHATS ?? 500);
+const concurrencies = (process.env.BENCH_CONCURRENCY ?? '8').split(',').map(Number);
+// Versions of each pending row left dead before the drain (as lease, retry and claim updates leave
+// them after a load round, before autovacuum came by); 0: a vacuumed table.
+const deadVersions = Number(process.env.BENCH_DEAD_VERSIONS ?? 0);
+const backends = (process.env.BENCH_BACKENDS ?? 'postgres,pglite').split(',') as ('postgres' | 'pglite')[];
+
+const receiver = await spawnServer(['bench/webhook/receiver.ts'], {});
+const secrets = createSecretBox(randomBytes(32).toString('base64'));
+const outbound = createOutboundClient({ allowedPrivateNetworks: ['127.0.0.0/8'] });
+const baseSettings = loadConfig({}).messengerDelivery;
+
+console.log(`Draining ${pending} updates in ${chats} chats (${deadVersions} dead versions of each) to a receiver in its own process`);
+console.log('| backend | concurrency | updates/s | take wait ms / update | takes / update | attempt ms / update (summed) | settle ms / update (summed) |');
+console.log('|---|---|---|---|---|---|---|');
+try {
+  for (const backend of backends) {
+    for (const concurrency of concurrencies) {
+      const postgres = backend === 'postgres' ? await createDatabase() : undefined;
+      const db = await openDatabase(postgres ? { databaseUrl: postgres.url } : { pgliteDataDir: 'memory://' });
+      try {
+        await migrate(db);
+        await db.query(`INSERT INTO organizations (id, name) VALUES ('org_bench', 'Bench')`);
+        await db.query(
+          `INSERT INTO messenger_connections (id, organization_id, bot_id, bot_username, bot_token_sealed, webhook_secret_hash, delivery_url, delivery_secret_sealed)
+           VALUES ('emc_bench', 'org_bench', 1, 'bench_bot', $1, 'hash', $2, $3)`,
+          [secrets.seal('1:bench-token'), `${receiver.url}/deliver`, secrets.seal('bench-delivery-secret')],
+        );
+        await db.query(
+          `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, order_key, body)
+           SELECT 'emc_bench', g, 'org_bench', (g % $2)::text, 'chat:' || (g % $2), '{"update_id":' || g || ',"message":{"text":"hi"}}' FROM generate_series(1, $1) g`,
+          [pending, chats],
+        );
+        if (postgres) await db.query('VACUUM ANALYZE messenger_updates');
+        for (let i = 0; i < deadVersions; i++) await db.query(`UPDATE messenger_updates SET leased_until = now() - interval '1 hour'`);
+
+        const settings = { ...baseSettings, concurrency };
+        const processor = createDeliveryProcessor({
+          db, store: createMessengerStore(), secrets, outbound, settings,
+          botApi: createBotApi({ apiRoot: 'http://127.0.0.1:9', outbound }),
+        });
+        const queueStore = createQueueStore();
+        const spent = { takeMs: 0, takes: 0, attemptMs: 0, settleMs: 0 };
+        const timedQueueStore: typeof queueStore = {
+          ...queueStore,
+          async take(...args) {
+            const started = performance.now();
+            try {
+              return await queueStore.take(...args);
+            } finally {
+              spent.takeMs += performance.now() - started;
+              spent.takes++;
+            }
+          },
+          async markDelivered(...args) {
+            const started = performance.now();
+            try {
+              return await queueStore.markDelivered(...args);
+            } finally {
+              spent.settleMs += (performance.now() - started) * args[1].length;
+            }
+          },
+        };
+        const started = performance.now();
+        const loop = startDeliveryLoop({
+          db, queueStore: timedQueueStore, settings,
+          attempt: async (update) => {
+            const begun = performance.now();
+            try {
+              return await processor.attempt(update);
+            } finally {
+              spent.attemptMs += performance.now() - begun;
+            }
+          },
+          retryingError: (_attempt, error) => String(error),
+          deadError: (_attempts, error) => String(error),
+        });
+        for (;;) {
+          const { rows } = await db.query<{ left: string }>(`SELECT count(*) AS left FROM messenger_updates WHERE status <> 'delivered'`);
+          if (Number(rows[0]!.left) === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        const seconds = (performance.now() - started) / 1000;
+        await loop.stop();
+        const per = (value: number) => (value / pending).toFixed(2);
+        console.log(`| ${backend} | ${concurrency} | ${Math.round(pending / seconds)} | ${per(spent.takeMs)} | ${per(spent.takes)} | ${per(spent.attemptMs)} | ${per(spent.settleMs)} |`);
+      } finally {
+        await db.close();
+        await postgres?.drop();
+      }
+    }
+  }
+} finally {
+  await outbound.close();
+  await receiver.stop();
+}
