@@ -30,9 +30,6 @@ const baseline: Record<string, { checks: string[]; why: string }> = {
     checks: ['cimd-client-id-used'],
     why: 'orgplane does use its client ID metadata document URL as client_id (no registration), but the check wants the suite\'s own fixed URL, https://conformance-test.local/client-metadata.json',
   },
-  // orgplane connects users and shared identities through the authorization code flow only.
-  'auth/client-credentials-jwt': { checks: ['client-credentials-grant-type', 'client-credentials-jwt-verified'], why: 'the client_credentials grant (with private_key_jwt client authentication) is not implemented' },
-  'auth/client-credentials-basic': { checks: ['client-credentials-basic-auth', 'client-credentials-grant-type'], why: 'the client_credentials grant is not implemented' },
   'auth/cross-app-access-complete-flow': { checks: ['complete-flow-token-exchange', 'complete-flow-jwt-bearer'], why: 'enterprise cross-app access (token exchange for an ID-JAG, then the JWT bearer grant) is not implemented' },
 };
 
