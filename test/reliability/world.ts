@@ -12,7 +12,7 @@ import { createTenant, signUp, type Tenant, type TestUser } from '../support/fix
 import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
-import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import type { Config } from '../../src/config.ts';
 
 export const LOOPBACK = ['127.0.0.0/8', '::1/128'];

@@ -88,7 +88,7 @@ export function chooseRegistration(input: {
         clientId: preRegistered.clientId,
         clientSecret: preRegistered.clientSecret ?? null,
         authMethod: preRegisteredAuthMethod(preRegistered, metadata),
-        privateKey: preRegistered.privateKey ?? null,
+        ...(preRegistered.privateKey ? { privateKey: preRegistered.privateKey } : {}),
       },
     };
   }
