@@ -49,7 +49,7 @@ function keyFits(key: KeyObject, algorithm: SigningAlgorithm): boolean {
  */
 export function signingAlgorithmFor(pem: string, requested?: SigningAlgorithm | null): { algorithm: SigningAlgorithm } | { problem: string } {
   const key = readKey(pem);
-  if (!key) return { problem: 'Must be an unencrypted private key in PEM (PKCS#8 "BEGIN PRIVATE KEY", or PKCS#1 / SEC 1)' };
+  if (!key) return { problem: 'Must be an unencrypted private key in PEM (PKCS#8, PKCS#1 or SEC 1)' };
   const algorithm = requested ?? defaultAlgorithm(key);
   if (!algorithm) return { problem: `No signing algorithm is known for a ${key.asymmetricKeyType} key: use an RSA, EC (P-256, P-384, P-521) or Ed25519 key` };
   if (!keyFits(key, algorithm)) return { problem: `A ${key.asymmetricKeyType} key cannot sign ${algorithm}` };
