@@ -39,7 +39,8 @@ const baseline: Record<string, { checks: string[]; why: string }> = {
     why:
       'enterprise cross-app access (SEP-990) is not implemented. Its first step exchanges the member\'s ID token from the enterprise IdP for an ID-JAG (RFC 8693), ' +
       'and orgplane holds no such token: the SSO module checks the ID token at sign-in and keeps only its claims (src/modules/sso/oidc.ts exchange). ' +
-      'The scenario\'s ID token is minted by its own IdP, which offers no authorization endpoint, so no member can sign in through it: only a test that ' +
+      'The scenario\'s ID token is minted by its own IdP, which serves only its discovery document and a token endpoint (no authorization endpoint, ' +
+      'and the jwks_uri it lists is not served), so no member can sign in through it and orgplane could not verify the token: only a test that ' +
       'planted the token in orgplane could pass, and that would not be orgplane\'s flow',
   },
 };

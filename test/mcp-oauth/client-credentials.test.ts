@@ -93,6 +93,11 @@ test('private_key_jwt: an EC key signs ES256 and an RSA key PS256; the server ve
   const edited = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, { ...current_(current), oauthClient: { clientId: 'cc-ec', grantType: 'client_credentials' } });
   assert.equal(edited.status, 200, edited.text);
   assert.deepEqual([edited.body.oauthClientPrivateKeyConfigured, edited.body.oauthClientSigningAlgorithm, edited.body.oauthTokenEndpointAuthMethod], [true, 'ES256', 'private_key_jwt']);
+  // An algorithm the stored key cannot sign with is refused, not silently dropped.
+  const mismatch = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, { ...current_(edited.body), oauthClient: { clientId: 'cc-ec', signingAlgorithm: 'RS256' } });
+  assert.equal(mismatch.status, 400, mismatch.text);
+  assert.ok(mismatch.body.details.some((d: { path: string[] }) => d.path.join('.') === 'oauthClient.signingAlgorithm'), mismatch.text);
+  assert.equal((await admin().get(`/v1/mcp-connections/${withEc.body.id}`)).body.oauthClientSigningAlgorithm, 'ES256');
 });
 
 function current_(current: any) {

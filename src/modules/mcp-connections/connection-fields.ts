@@ -74,8 +74,13 @@ export function oauthColumns(secrets: SecretBox, current: ConnectionRow | undefi
 export function oauthClientProblems(columns: ReturnType<typeof oauthColumns>, input: ConnectionInput): ValidationDetail[] {
   const problems: ValidationDetail[] = [];
   const at = (field: string) => ['oauthClient', field];
-  if (input.oauthClient?.tokenEndpointAuthMethod === 'private_key_jwt' && !columns.oauthClientPrivateKeySealed) {
-    problems.push({ in: 'body', path: at('privateKey'), message: 'private_key_jwt needs privateKey' });
+  const client = input.oauthClient;
+  const secretMethod = client?.tokenEndpointAuthMethod === 'client_secret_basic' || client?.tokenEndpointAuthMethod === 'client_secret_post';
+  const wantsSigning = client?.tokenEndpointAuthMethod === 'private_key_jwt' || (client?.signingAlgorithm !== undefined && !secretMethod);
+  if (wantsSigning && !columns.oauthClientSigningAlgorithm) {
+    // With a key in this request its schema already said why; a stored key the new algorithm does not fit is said here.
+    if (!columns.oauthClientPrivateKeySealed) problems.push({ in: 'body', path: at('privateKey'), message: 'private_key_jwt needs privateKey' });
+    else if (client?.privateKey === undefined) problems.push({ in: 'body', path: at('signingAlgorithm'), message: 'The stored private key cannot sign with this algorithm' });
   }
   if (columns.oauthGrantType === 'client_credentials') {
     if (input.credentialMode !== 'shared') problems.push({ in: 'body', path: at('grantType'), message: 'client_credentials obtains the shared identity\'s token: credentialMode must be shared' });
