@@ -90,17 +90,18 @@ test('private_key_jwt: an EC key signs ES256 and an RSA key PS256; the server ve
 
   // An edit naming the same client without the key keeps it (and its algorithm).
   const current = (await admin().get(`/v1/mcp-connections/${withEc.body.id}`)).body;
-  const edited = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, { ...current_(current), oauthClient: { clientId: 'cc-ec', grantType: 'client_credentials' } });
+  const edited = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, { ...editBody(current), oauthClient: { clientId: 'cc-ec', grantType: 'client_credentials' } });
   assert.equal(edited.status, 200, edited.text);
   assert.deepEqual([edited.body.oauthClientPrivateKeyConfigured, edited.body.oauthClientSigningAlgorithm, edited.body.oauthTokenEndpointAuthMethod], [true, 'ES256', 'private_key_jwt']);
   // An algorithm the stored key cannot sign with is refused, not silently dropped.
-  const mismatch = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, { ...current_(edited.body), oauthClient: { clientId: 'cc-ec', signingAlgorithm: 'RS256' } });
+  const mismatch = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, { ...editBody(edited.body), oauthClient: { clientId: 'cc-ec', signingAlgorithm: 'RS256' } });
   assert.equal(mismatch.status, 400, mismatch.text);
   assert.ok(mismatch.body.details.some((d: { path: string[] }) => d.path.join('.') === 'oauthClient.signingAlgorithm'), mismatch.text);
   assert.equal((await admin().get(`/v1/mcp-connections/${withEc.body.id}`)).body.oauthClientSigningAlgorithm, 'ES256');
 });
 
-function current_(current: any) {
+/** The PUT body that keeps what `current` shows (the test then changes one thing). */
+function editBody(current: any) {
   return { name: current.name, url: current.url, authType: current.authType, credentialMode: current.credentialMode, access: { orgWide: true }, expectedUpdatedAt: current.updatedAt };
 }
 
@@ -175,12 +176,12 @@ test('an edit to client_credentials is judged like a create; authorize on such a
   const created = await create({ clientId: 'cc-basic', clientSecret: SECRET }, t);
   const current = (await admin().get(`/v1/mcp-connections/${created.body.id}`)).body;
   assert.equal(current.oauthGrantType, 'authorization_code');
-  const perMember = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...current_(current), credentialMode: 'per_member', oauthClient: { clientId: 'cc-basic', grantType: 'client_credentials' } });
+  const perMember = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...editBody(current), credentialMode: 'per_member', oauthClient: { clientId: 'cc-basic', grantType: 'client_credentials' } });
   assert.equal(perMember.status, 400, perMember.text);
   // Another client id drops the stored secret: nothing left to authenticate with.
-  const noSecret = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...current_(current), oauthClient: { clientId: 'other', grantType: 'client_credentials' } });
+  const noSecret = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...editBody(current), oauthClient: { clientId: 'other', grantType: 'client_credentials' } });
   assert.equal(noSecret.status, 400, noSecret.text);
-  const edited = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...current_(current), oauthClient: { clientId: 'cc-basic', grantType: 'client_credentials' } });
+  const edited = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...editBody(current), oauthClient: { clientId: 'cc-basic', grantType: 'client_credentials' } });
   assert.equal(edited.status, 200, edited.text);
   assert.equal(edited.body.oauthGrantType, 'client_credentials');
   assert.equal(edited.body.oauthClientSecretConfigured, true, 'the same client keeps its secret');
@@ -201,9 +202,9 @@ test('security: anonymous 401, a member 403, another organization 404; members n
     assert.equal((await api(world.app.url, token).post(`/v1/mcp-connections/${id}/test`)).status, status, who);
   }
   const current = (await admin().get(`/v1/mcp-connections/${id}`)).body;
-  const memberEdit = await api(world.app.url, world.tenant.member.token).put(`/v1/mcp-connections/${id}`, { ...current_(current), oauthClient: { clientId: 'cc-ec', privateKey: rsa.pem } });
+  const memberEdit = await api(world.app.url, world.tenant.member.token).put(`/v1/mcp-connections/${id}`, { ...editBody(current), oauthClient: { clientId: 'cc-ec', privateKey: rsa.pem } });
   assert.equal(memberEdit.status, 403);
-  const otherEdit = await api(world.app.url, world.tenant.otherAdmin.token).put(`/v1/mcp-connections/${id}`, { ...current_(current), oauthClient: { clientId: 'cc-ec', privateKey: rsa.pem } });
+  const otherEdit = await api(world.app.url, world.tenant.otherAdmin.token).put(`/v1/mcp-connections/${id}`, { ...editBody(current), oauthClient: { clientId: 'cc-ec', privateKey: rsa.pem } });
   assert.equal(otherEdit.status, 404);
   assert.equal((await admin().get(`/v1/mcp-connections/${id}`)).body.oauthClientSigningAlgorithm, 'ES256', 'neither edit changed the key');
   const seen = await api(world.app.url, world.tenant.member.token).get(`/v1/mcp-connections/${id}`);
