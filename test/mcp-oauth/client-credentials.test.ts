@@ -9,7 +9,7 @@ import { api } from '../support/http.ts';
 import type { OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { HOUR, removeAfter, useHealthWorld, viewOf } from '../mcp-connections/health-helpers.ts';
 import { credentialRows } from '../mcp-connections/helpers.ts';
-import { startAuthorization } from './helpers.ts';
+import { connectThroughOAuth, startAuthorization } from './helpers.ts';
 
 const world = useHealthWorld({ refreshMarginSeconds: 300 });
 const SECRET = 'cc-secret-7f3e9a1c5b2d4e6f8a0b';
@@ -98,6 +98,21 @@ test('private_key_jwt: an EC key signs ES256 and an RSA key PS256; the server ve
   assert.equal(mismatch.status, 400, mismatch.text);
   assert.ok(mismatch.body.details.some((d: { path: string[] }) => d.path.join('.') === 'oauthClient.signingAlgorithm'), mismatch.text);
   assert.equal((await admin().get(`/v1/mcp-connections/${withEc.body.id}`)).body.oauthClientSigningAlgorithm, 'ES256');
+});
+
+test('private_key_jwt also authenticates the authorization code flow: the code exchange and the refresh carry an assertion, no secret', async (t) => {
+  const created = await admin().post('/v1/mcp-connections', body({ clientId: 'code-ec', privateKey: ec.pem }, { credentialMode: 'per_member' }));
+  assert.equal(created.status, 201, created.text);
+  removeAfter(t, world, created.body.id);
+  assert.deepEqual([created.body.oauthGrantType, created.body.oauthTokenEndpointAuthMethod], ['authorization_code', 'private_key_jwt']);
+  s.addClient({ clientId: 'code-ec', redirectUris: [created.body.oauthCallbackUrl], tokenEndpointAuthMethod: 'private_key_jwt', publicKey: ec.publicKey });
+  const { callback } = await connectThroughOAuth(world, world.tenant.member, created.body.id);
+  assert.equal(callback.status, 200, callback.text);
+  assert.equal(callback.body.status, 'connected');
+  const refreshed = await world.app.app.mcpOAuth.accessToken(world.tenant.orgId, created.body.id, world.tenant.member.memberId, { forceRefresh: true });
+  assert.equal(refreshed.status, 'ok');
+  const requests = s.stats.tokenRequests.filter((r) => r.clientId === 'code-ec').map((r) => [r.grantType, r.authMethod, r.outcome]);
+  assert.deepEqual(requests, [['authorization_code', 'private_key_jwt', 'issued'], ['refresh_token', 'private_key_jwt', 'issued']]);
 });
 
 /** The PUT body that keeps what `current` shows (the test then changes one thing). */
