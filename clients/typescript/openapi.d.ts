@@ -2105,6 +2105,19 @@ export interface components {
             oauthClientRequired?: boolean;
             setupRequired?: boolean;
             oauthClientId?: string | null;
+            /**
+             * @description How the shared identity's tokens are obtained (oauthClient.grantType)
+             * @enum {string}
+             */
+            oauthGrantType?: "authorization_code" | "client_credentials";
+            /** @description The configured client's token endpoint authentication, as configured; null when none was named (then chosen from what the server supports) */
+            oauthTokenEndpointAuthMethod?: ("client_secret_basic" | "client_secret_post" | "private_key_jwt") | null;
+            /** @description A client secret is stored for the configured client (the secret itself is never returned) */
+            oauthClientSecretConfigured?: boolean;
+            /** @description A private key is stored for the configured client (the key itself is never returned) */
+            oauthClientPrivateKeyConfigured?: boolean;
+            /** @description private_key_jwt: the JWS algorithm of the client assertion; null otherwise */
+            oauthClientSigningAlgorithm?: ("RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512" | "EdDSA") | null;
             oauthCallbackUrl?: string | null;
             oauthSharedCallbackUrl?: string | null;
             oauthClientMetadataUrl?: string | null;
@@ -2166,6 +2179,19 @@ export interface components {
             oauthClientRequired?: boolean;
             setupRequired?: boolean;
             oauthClientId?: string | null;
+            /**
+             * @description How the shared identity's tokens are obtained (oauthClient.grantType)
+             * @enum {string}
+             */
+            oauthGrantType?: "authorization_code" | "client_credentials";
+            /** @description The configured client's token endpoint authentication, as configured; null when none was named (then chosen from what the server supports) */
+            oauthTokenEndpointAuthMethod?: ("client_secret_basic" | "client_secret_post" | "private_key_jwt") | null;
+            /** @description A client secret is stored for the configured client (the secret itself is never returned) */
+            oauthClientSecretConfigured?: boolean;
+            /** @description A private key is stored for the configured client (the key itself is never returned) */
+            oauthClientPrivateKeyConfigured?: boolean;
+            /** @description private_key_jwt: the JWS algorithm of the client assertion; null otherwise */
+            oauthClientSigningAlgorithm?: ("RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512" | "EdDSA") | null;
             oauthCallbackUrl?: string | null;
             oauthSharedCallbackUrl?: string | null;
             oauthClientMetadataUrl?: string | null;
@@ -4989,7 +5015,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_oauth_connection, or oauth_setup_required (no way to obtain a client: configure oauthClient) */
+            /** @description not_oauth_connection; client_credentials_grant (the connection obtains its token without a browser); or oauth_setup_required (no way to obtain a client: configure oauthClient) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4997,7 +5023,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "not_oauth_connection" | "oauth_setup_required";
+                        error: "not_oauth_connection" | "client_credentials_grant" | "oauth_setup_required";
                     };
                 };
             };
@@ -5554,10 +5580,25 @@ export interface operations {
                     apiKey?: string;
                     oauthClient?: {
                         clientId: string;
-                        /** @description Write-only */
+                        /** @description Write-only. Sealed at rest; kept when an edit names the same clientId without one */
                         clientSecret?: string;
-                        /** @enum {string} */
-                        tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post";
+                        /**
+                         * @description How the client authenticates at the token endpoint. `private_key_jwt` (RFC 7523): a JWT signed with `privateKey`, addressed to the authorization server's issuer. Left out: `private_key_jwt` when only a private key is given, else what the server prefers of the secret methods
+                         * @enum {string}
+                         */
+                        tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                        /** @description Write-only. private_key_jwt: the client's unencrypted private key in PEM (RSA, EC P-256/P-384/P-521 or Ed25519). Sealed at rest; kept when an edit names the same clientId without one */
+                        privateKey?: string;
+                        /**
+                         * @description private_key_jwt: the JWS algorithm of the client assertion. Left out: RS256 for an RSA key, the curve's ES256/ES384/ES512 for an EC key, EdDSA for Ed25519
+                         * @enum {string}
+                         */
+                        signingAlgorithm?: "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512" | "EdDSA";
+                        /**
+                         * @description `authorization_code` (the default): a person authorizes in a browser. `client_credentials` (RFC 6749 §4.4; shared connections only, and the client needs a secret or a private key): orgplane obtains the shared identity's token as the client itself, without a browser, on the first test or use, and again before it expires (the background health job)
+                         * @enum {string}
+                         */
+                        grantType?: "authorization_code" | "client_credentials";
                     };
                     authorizationServerIssuer?: string | null;
                     requestedScopes?: string[];
@@ -5742,10 +5783,25 @@ export interface operations {
                     apiKey?: string;
                     oauthClient?: {
                         clientId: string;
-                        /** @description Write-only */
+                        /** @description Write-only. Sealed at rest; kept when an edit names the same clientId without one */
                         clientSecret?: string;
-                        /** @enum {string} */
-                        tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post";
+                        /**
+                         * @description How the client authenticates at the token endpoint. `private_key_jwt` (RFC 7523): a JWT signed with `privateKey`, addressed to the authorization server's issuer. Left out: `private_key_jwt` when only a private key is given, else what the server prefers of the secret methods
+                         * @enum {string}
+                         */
+                        tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                        /** @description Write-only. private_key_jwt: the client's unencrypted private key in PEM (RSA, EC P-256/P-384/P-521 or Ed25519). Sealed at rest; kept when an edit names the same clientId without one */
+                        privateKey?: string;
+                        /**
+                         * @description private_key_jwt: the JWS algorithm of the client assertion. Left out: RS256 for an RSA key, the curve's ES256/ES384/ES512 for an EC key, EdDSA for Ed25519
+                         * @enum {string}
+                         */
+                        signingAlgorithm?: "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512" | "EdDSA";
+                        /**
+                         * @description `authorization_code` (the default): a person authorizes in a browser. `client_credentials` (RFC 6749 §4.4; shared connections only, and the client needs a secret or a private key): orgplane obtains the shared identity's token as the client itself, without a browser, on the first test or use, and again before it expires (the background health job)
+                         * @enum {string}
+                         */
+                        grantType?: "authorization_code" | "client_credentials";
                     };
                     authorizationServerIssuer?: string | null;
                     requestedScopes?: string[];

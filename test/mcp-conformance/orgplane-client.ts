@@ -35,6 +35,8 @@ export class ScenarioFailed extends Error {}
 export async function driveScenario(world: ConformanceWorld, request: ScenarioRequest, steps: string[]): Promise<void> {
   const admin = api(world.app.url, world.tenant.admin.token);
   const oauth = request.scenario.startsWith('auth/');
+  // The client credentials extension's scenarios (SEP-1046): orgplane obtains the token itself, no browser.
+  const byClient = request.scenario.startsWith('auth/client-credentials-');
 
   const created = await admin.post('/v1/mcp-connections', {
     name: `Conformance ${request.scenario}`.slice(0, 255),
@@ -42,12 +44,12 @@ export async function driveScenario(world: ConformanceWorld, request: ScenarioRe
     authType: oauth ? 'oauth' : 'none',
     credentialMode: 'shared',
     access: { orgWide: true },
-    ...preRegisteredClient(request.context),
+    ...preRegisteredClient(request.context, byClient),
   });
   expect(steps, 'create the connection', created, 201);
   const connectionId: string = created.body.id;
 
-  if (oauth) await connect(world, connectionId, steps);
+  if (oauth && !byClient) await connect(world, connectionId, steps);
 
   const tested = await admin.post(`/v1/mcp-connections/${connectionId}/test`);
   expect(steps, 'test the connection', tested, 200);
@@ -116,13 +118,19 @@ function expect(steps: string[], what: string, response: { status: number; text:
   if (response.status !== status) throw new ScenarioFailed(`${what} answered ${response.status}: ${response.text}`);
 }
 
-/** auth/pre-registration hands over the client the authorization server knows; orgplane takes it as configuration. */
-function preRegisteredClient(context: Record<string, unknown> | null): Record<string, unknown> {
+/**
+ * auth/pre-registration and the client credentials scenarios hand over the client the authorization
+ * server knows (with its secret, or the private key of private_key_jwt); orgplane takes it as configuration.
+ */
+function preRegisteredClient(context: Record<string, unknown> | null, byClient: boolean): Record<string, unknown> {
   if (typeof context?.client_id !== 'string') return {};
   return {
     oauthClient: {
       clientId: context.client_id,
       ...(typeof context.client_secret === 'string' ? { clientSecret: context.client_secret } : {}),
+      ...(typeof context.private_key_pem === 'string' ? { privateKey: context.private_key_pem, tokenEndpointAuthMethod: 'private_key_jwt' } : {}),
+      ...(typeof context.signing_algorithm === 'string' ? { signingAlgorithm: context.signing_algorithm } : {}),
+      ...(byClient ? { grantType: 'client_credentials' } : {}),
     },
   };
 }

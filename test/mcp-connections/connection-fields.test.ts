@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { TestApp } from '../support/app.ts';
 import type { Tenant } from '../support/fixtures.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
-import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { api, connectionBody, createConnection, setup } from './helpers.ts';
 
 let app: TestApp;

@@ -109,7 +109,7 @@ describe('400 invalid_request: every limit, with the path of the offending field
     ['oauthClient without clientId', { oauthClient: {} }, ['oauthClient', 'clientId']],
     ['clientId of 513 characters', { oauthClient: { clientId: long(513) } }, ['oauthClient', 'clientId']],
     ['clientSecret of 4097 characters', { oauthClient: { clientId: 'c', clientSecret: long(4097) } }, ['oauthClient', 'clientSecret']],
-    ['unknown tokenEndpointAuthMethod', { oauthClient: { clientId: 'c', tokenEndpointAuthMethod: 'private_key_jwt' } }, ['oauthClient', 'tokenEndpointAuthMethod']],
+    ['unknown tokenEndpointAuthMethod', { oauthClient: { clientId: 'c', tokenEndpointAuthMethod: 'tls_client_auth' } }, ['oauthClient', 'tokenEndpointAuthMethod']],
     ['issuer of 2049 characters', { authorizationServerIssuer: longUrl(2049) }, ['authorizationServerIssuer']],
     ['101 requested scopes', { requestedScopes: Array.from({ length: 101 }, (_, i) => `s${i}`) }, ['requestedScopes']],
     ['a scope of 256 characters', { requestedScopes: ['ok', long(256)] }, ['requestedScopes', 1]],

@@ -7,7 +7,7 @@ import type { HealthRunSummary, McpHealthJob } from '../../src/modules/mcp-conne
 import type { TestApp } from '../support/app.ts';
 import { useTenantApp, type TenantHarness } from '../support/harness.ts';
 import { api } from '../support/http.ts';
-import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server.ts';
+import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server/index.ts';
 import type { OAuthWorld } from '../mcp-oauth/helpers.ts';
 import { LOOPBACK } from './helpers.ts';
 

@@ -15,7 +15,7 @@ import {
   sameIssuer,
 } from '../../src/modules/mcp-connections/oauth/discovery.ts';
 import { OAuthFlowError } from '../../src/modules/mcp-connections/oauth/errors.ts';
-import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { strictFetch, testFetch } from './helpers.ts';
 
 const servers: OAuthMcpServer[] = [];

@@ -14,7 +14,7 @@ import { OAuthFlowError } from '../../src/modules/mcp-connections/oauth/errors.t
 import { clientMetadataDocument, clientMetadataUrl, isolatedCallbackUrl, sharedCallbackUrl } from '../../src/modules/mcp-connections/oauth/urls.ts';
 import type { OAuthClientCredentials } from '../../src/modules/mcp-connections/oauth/registration.ts';
 import type { DiscoveryResult } from '../../src/modules/mcp-connections/oauth/discovery.ts';
-import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { followAuthorization, testFetch } from './helpers.ts';
 import { listToolsWith } from './mcp-client.ts';
 

@@ -6,7 +6,7 @@ import type { TestApp } from '../support/app.ts';
 import type { Tenant, TestUser } from '../support/fixtures.ts';
 import { useTenantApp } from '../support/harness.ts';
 import { api, type ApiResponse } from '../support/http.ts';
-import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server.ts';
+import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server/index.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 

@@ -11,7 +11,7 @@ import { testBackend } from '../support/app.ts';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
 import { api, type ApiResponse } from '../support/http.ts';
-import type { OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import type { OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { browserOf, createOAuthConnection, followAuthorization, startAuthorization, useOAuthWorld } from './helpers.ts';
 
 const postgresOnly = { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
-import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { patchOp, rotateScimToken, scim, userBody, verifySso } from '../scim/helpers.ts';
 import { connectThroughOAuth, createOAuthConnection, type OAuthWorld } from './helpers.ts';
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
-import type { OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import type { OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { connectThroughOAuth, createOAuthConnection, useOAuthWorld } from './helpers.ts';
 
 const world = useOAuthWorld();

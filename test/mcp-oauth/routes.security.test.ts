@@ -14,7 +14,7 @@ import {
   startAuthorization,
   useOAuthWorld,
 } from './helpers.ts';
-import type { OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import type { OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 
 const world = useOAuthWorld();
 let s: OAuthMcpServer;

@@ -1,5 +1,5 @@
 // No secret leaks: the world plants known secrets through the API (passwords, session tokens, API
-// keys, an MCP server's API key, an OAuth client secret, bot tokens, the webhook and delivery secrets,
+// keys, an MCP server's API key, an OAuth client secret and private key, bot tokens, the webhook and delivery secrets,
 // the SCIM token, install-link and invitation tokens, an SSO client secret). Then every route is
 // called by every kind of caller, valid and with secrets stuffed into invalid input, and:
 // - no response body after the one that created a secret contains it,

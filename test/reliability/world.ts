@@ -3,7 +3,7 @@
 // DNS server), a tenant, and one of every resource, created through the API, so that generated
 // requests can name real ids and reach the handlers rather than stopping at a 404.
 
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startBotPlatform, type BotPlatform } from '../support/bot-platform.ts';
@@ -12,7 +12,7 @@ import { createTenant, signUp, type Tenant, type TestUser } from '../support/fix
 import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
-import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import type { Config } from '../../src/config.ts';
 
 export const LOOPBACK = ['127.0.0.0/8', '::1/128'];
@@ -151,6 +151,15 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
     oauthClient: { clientId: 'orgplane-client', clientSecret: oauthClientSecret },
   });
   must(oauth, 201, 'create oauth mcp connection');
+  // A client credentials connection authenticating with private_key_jwt: its key is write-only too
+  // (the planted value is the key's first base64 line, what any leak of the PEM would carry).
+  const clientKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  planted.oauthClientPrivateKey = clientKey.split('\n')[1]!;
+  const signing = await asOwner.post('/v1/mcp-connections', {
+    name: 'Reports', url: `${mcp.url}?client-credentials`, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true },
+    oauthClient: { clientId: 'orgplane-reports', privateKey: clientKey, grantType: 'client_credentials' },
+  });
+  must(signing, 201, 'create client credentials mcp connection');
   // A real OAuth connection: dynamic registration (its client secret), then the member's authorization
   // through the auto-approving server, so access and refresh tokens are stored.
   const connected = await asOwner.post('/v1/mcp-connections', { name: 'Files', url: oauthServer.url, authType: 'oauth', credentialMode: 'per_member', access: { orgWide: true } });

@@ -1,8 +1,8 @@
 // Spec operations 1 (edit a connection, with optimistic concurrency) and 2 (replace its access set).
-import { conflict } from '../../http/errors.ts';
+import { conflict, invalidRequest } from '../../http/errors.ts';
 import { redacted, type CallerContext } from '../../platform/write-context.ts';
 import { checkAccess, connectionNotFound, requireAdmin, writeWithAccess } from './access.ts';
-import { connectionFields, oauthColumns } from './connection-fields.ts';
+import { connectionFields, oauthClientProblems, oauthColumns } from './connection-fields.ts';
 import { recordCatalog } from './catalog-store.ts';
 import { recordAuthRequirement } from './auth-requirement.ts';
 import { connectionIdentity } from './connection-identity.ts';
@@ -37,6 +37,10 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     }
   }
 
+  // Judged again on the locked row below; here so that a refused client spends no probe.
+  const problems = oauthClientProblems(oauthColumns(deps.secrets, current, input, identityChanged), input);
+  if (problems.length > 0) throw invalidRequest(problems);
+
   // Probe only what changes connectivity: a new identity or a new key. Name and access edits
   // leave the server, the auth type and the credential as they were validated.
   let probed = false;
@@ -53,10 +57,13 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     const locked = await store.findConnection(tx, organizationId, id, true);
     if (!locked) throw connectionNotFound();
     if (locked.updatedAt.getTime() !== expected.getTime()) throw stale();
+    const clientColumns = oauthColumns(deps.secrets, locked, input, identityChanged);
+    const lockedProblems = oauthClientProblems(clientColumns, input);
+    if (lockedProblems.length > 0) throw invalidRequest(lockedProblems);
     const fields = connectionFields(identity, {
       name: input.name,
       orgWide: access.orgWide,
-      ...oauthColumns(deps.secrets, locked, input, identityChanged),
+      ...clientColumns,
       authorizationServerIssuer: input.authorizationServerIssuer === undefined ? locked.authorizationServerIssuer : input.authorizationServerIssuer,
       requestedScopes: input.requestedScopes === undefined ? locked.requestedScopes : [...new Set(input.requestedScopes)],
       health: identityChanged ? (probed && input.authType === 'none' ? 'ready' : 'unknown') : locked.health,
@@ -109,8 +116,19 @@ export function auditedConnectionFields(input: ConnectionInput, access: AccessSe
     credentialMode: input.credentialMode,
     access,
     ...(input.apiKey !== undefined ? { apiKey: redacted } : {}),
-    ...(input.oauthClient ? { oauthClient: { clientId: input.oauthClient.clientId, ...(input.oauthClient.clientSecret !== undefined ? { clientSecret: redacted } : {}) } } : {}),
+    ...(input.oauthClient ? { oauthClient: auditedClient(input.oauthClient) } : {}),
     ...(input.authorizationServerIssuer !== undefined ? { authorizationServerIssuer: input.authorizationServerIssuer } : {}),
     ...(input.requestedScopes !== undefined ? { requestedScopes: input.requestedScopes } : {}),
+  };
+}
+
+function auditedClient(client: NonNullable<ConnectionInput['oauthClient']>): Record<string, unknown> {
+  return {
+    clientId: client.clientId,
+    ...(client.clientSecret !== undefined ? { clientSecret: redacted } : {}),
+    ...(client.privateKey !== undefined ? { privateKey: redacted } : {}),
+    ...(client.tokenEndpointAuthMethod !== undefined ? { tokenEndpointAuthMethod: client.tokenEndpointAuthMethod } : {}),
+    ...(client.signingAlgorithm !== undefined ? { signingAlgorithm: client.signingAlgorithm } : {}),
+    ...(client.grantType !== undefined ? { grantType: client.grantType } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { errorBodySchema, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
 import { HEADER_VALUE_PATTERN, HEADER_VALUE_RULE } from './probe/credentials.ts';
 import { actionOwners, diagnosticPhases, highestPassedValues } from './probe/diagnostic.ts';
+import { signingAlgorithmFor, signingAlgorithms } from './oauth/client-assertion.ts';
 
 export const authTypeSchema = z.enum(['oauth', 'apikey', 'none']);
 export const credentialModeSchema = z.enum(['shared', 'per_member']);
@@ -46,11 +47,41 @@ export const accessInputSchema = z
   // which gives the spec's name, AccessInput.
   .meta({ id: 'Access', description: 'Who may use the connection: the whole organization, or these members and teams' });
 
-export const oauthClientInputSchema = z.object({
-  clientId: z.string().min(1).max(512),
-  clientSecret: z.string().min(1).max(4096).optional().describe('Write-only'),
-  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
-});
+export const grantTypeSchema = z.enum(['authorization_code', 'client_credentials']);
+export const tokenEndpointAuthMethodSchema = z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+
+export const oauthClientInputSchema = z
+  .object({
+    clientId: z.string().min(1).max(512),
+    clientSecret: z.string().min(1).max(4096).optional().describe('Write-only. Sealed at rest; kept when an edit names the same clientId without one'),
+    tokenEndpointAuthMethod: tokenEndpointAuthMethodSchema
+      .optional()
+      .describe(
+        'How the client authenticates at the token endpoint. `private_key_jwt` (RFC 7523): a JWT signed with `privateKey`, addressed to the authorization server\'s issuer. ' +
+          'Left out: `private_key_jwt` when only a private key is given, else what the server prefers of the secret methods',
+      ),
+    privateKey: z
+      .string()
+      .min(1)
+      .max(16384)
+      .optional()
+      .describe('Write-only. private_key_jwt: the client\'s unencrypted private key in PEM (RSA, EC P-256/P-384/P-521 or Ed25519). Sealed at rest; kept when an edit names the same clientId without one'),
+    signingAlgorithm: z
+      .enum(signingAlgorithms)
+      .optional()
+      .describe('private_key_jwt: the JWS algorithm of the client assertion. Left out: RS256 for an RSA key, the curve\'s ES256/ES384/ES512 for an EC key, EdDSA for Ed25519'),
+    grantType: grantTypeSchema
+      .optional()
+      .describe(
+        '`authorization_code` (the default): a person authorizes in a browser. `client_credentials` (RFC 6749 §4.4; shared connections only, and the client needs a secret or a private key): ' +
+          'orgplane obtains the shared identity\'s token as the client itself, without a browser, on the first test or use, and again before it expires (the background health job)',
+      ),
+  })
+  .superRefine((client, ctx) => {
+    if (client.privateKey === undefined) return;
+    const checked = signingAlgorithmFor(client.privateKey, client.signingAlgorithm);
+    if ('problem' in checked) ctx.addIssue({ code: 'custom', path: ['privateKey'], message: checked.problem });
+  });
 
 export const connectionInputSchema = z.object({
   name: z.string().min(1).max(255),
@@ -168,6 +199,14 @@ export const connectionSchema = z
     oauthClientRequired: z.boolean().optional(),
     setupRequired: z.boolean().optional(),
     oauthClientId: z.string().nullable().optional(),
+    oauthGrantType: grantTypeSchema.optional().describe('How the shared identity\'s tokens are obtained (oauthClient.grantType)'),
+    oauthTokenEndpointAuthMethod: tokenEndpointAuthMethodSchema
+      .nullable()
+      .optional()
+      .describe('The configured client\'s token endpoint authentication, as configured; null when none was named (then chosen from what the server supports)'),
+    oauthClientSecretConfigured: z.boolean().optional().describe('A client secret is stored for the configured client (the secret itself is never returned)'),
+    oauthClientPrivateKeyConfigured: z.boolean().optional().describe('A private key is stored for the configured client (the key itself is never returned)'),
+    oauthClientSigningAlgorithm: z.enum(signingAlgorithms).nullable().optional().describe('private_key_jwt: the JWS algorithm of the client assertion; null otherwise'),
     oauthCallbackUrl: z.string().nullable().optional(),
     oauthSharedCallbackUrl: z.string().nullable().optional(),
     oauthClientMetadataUrl: z.string().nullable().optional(),

@@ -29,12 +29,13 @@
 // ---------------------------------------------------------------------------------------------
 
 import type { Caller } from '../../http/caller.ts';
+import { invalidRequest } from '../../http/errors.ts';
 import { pageOf } from '../../http/schemas.ts';
 import { newId } from '../../platform/ids.ts';
 import { createRateLimiter, type RateLimiter } from '../../platform/rate-limiter.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import { checkAccess, loadVisible, organizationOf, requireAdmin, writeWithAccess } from './access.ts';
-import { connectionFields, oauthColumns } from './connection-fields.ts';
+import { connectionFields, oauthClientProblems, oauthColumns } from './connection-fields.ts';
 import { connectionIdentity } from './connection-identity.ts';
 import { apiKeyRequired, setApiKey, storeSuppliedApiKey } from './credentials.ts';
 import type { ConnectionDeps } from './deps.ts';
@@ -59,6 +60,9 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
   await checkAccess(deps, organizationId, input.access, ['access']);
   const identity = connectionIdentity(input.url, input.authType, input.credentialMode);
   if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
+  const clientColumns = oauthColumns(deps.secrets, undefined, input, false);
+  const problems = oauthClientProblems(clientColumns, input);
+  if (problems.length > 0) throw invalidRequest(problems);
   const probed = input.authType !== 'oauth';
   if (probed) await allowProbe(deps, organizationId, memberId);
   const catalog = await validateByProbe(deps, input.url, input.authType, input.credentialMode, input.apiKey);
@@ -67,7 +71,7 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
     const fields = connectionFields(identity, {
       name: input.name,
       orgWide: access.orgWide,
-      ...oauthColumns(deps.secrets, undefined, input, false),
+      ...clientColumns,
       authorizationServerIssuer: input.authorizationServerIssuer ?? null,
       requestedScopes: [...new Set(input.requestedScopes ?? [])],
       health: input.authType === 'none' && probed ? 'ready' : 'unknown',

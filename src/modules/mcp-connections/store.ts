@@ -2,6 +2,7 @@
 // the organization; nothing here decides rules (that is service.ts).
 
 import type { Queryable } from '../../db/database.ts';
+import type { SigningAlgorithm } from './oauth/client-assertion.ts';
 
 export type AuthType = 'oauth' | 'apikey' | 'none';
 export type CredentialMode = 'shared' | 'per_member';
@@ -60,7 +61,12 @@ export interface ConnectionFields {
   orgWide: boolean;
   oauthClientId: string | null;
   oauthClientSecretSealed: string | null;
-  oauthTokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | null;
+  oauthTokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | null;
+  /** private_key_jwt: the sealed PEM private key and the JWS algorithm of the client assertion. */
+  oauthClientPrivateKeySealed: string | null;
+  oauthClientSigningAlgorithm: SigningAlgorithm | null;
+  /** How the shared identity's tokens are obtained: a person authorizing, or the client itself (RFC 6749 §4.4). */
+  oauthGrantType: 'authorization_code' | 'client_credentials';
   oauthRegistrationSource: 'pre-registered' | 'client-metadata' | 'dynamic' | null;
   authorizationServerIssuer: string | null;
   requestedScopes: string[];
@@ -73,7 +79,9 @@ const connectionColumns = `
   c.id, c.organization_id AS "organizationId", c.name, c.url, c.normalized_url AS "normalizedUrl",
   c.auth_type AS "authType", c.credential_mode AS "credentialMode", c.identity_fingerprint AS "identityFingerprint",
   c.org_wide AS "orgWide", c.oauth_client_id AS "oauthClientId", c.oauth_client_secret_sealed AS "oauthClientSecretSealed",
-  c.oauth_token_endpoint_auth_method AS "oauthTokenEndpointAuthMethod", c.oauth_registration_source AS "oauthRegistrationSource",
+  CASE WHEN c.oauth_client_signing_alg IS NOT NULL THEN 'private_key_jwt' ELSE c.oauth_token_endpoint_auth_method END AS "oauthTokenEndpointAuthMethod",
+  c.oauth_client_private_key_sealed AS "oauthClientPrivateKeySealed", c.oauth_client_signing_alg AS "oauthClientSigningAlgorithm",
+  c.oauth_grant_type AS "oauthGrantType", c.oauth_registration_source AS "oauthRegistrationSource",
   c.oauth_client_required AS "oauthClientRequired", c.authorization_server_issuer AS "authorizationServerIssuer",
   c.requested_scopes AS "requestedScopes", c.health, c.health_reason AS "healthReason", c.health_checked_at AS "healthCheckedAt",
   c.created_by AS "createdBy", u.name AS "createdByName", c.created_at AS "createdAt",
@@ -85,6 +93,9 @@ const credentialColumns = `
   external_account_id AS "externalAccountId", tenant_id AS "tenantId", health, health_reason AS "healthReason",
   health_checked_at AS "healthCheckedAt", obtained_at AS "obtainedAt"`;
 
+// private_key_jwt is stored as its signing algorithm (migration 0204), the method column left NULL.
+const storedAuthMethod = (fields: ConnectionFields) => (fields.oauthTokenEndpointAuthMethod === 'private_key_jwt' ? null : fields.oauthTokenEndpointAuthMethod);
+
 // A new concurrency token: now, at millisecond precision, and always later than the previous one,
 // so two writes within one millisecond still give different tokens.
 const nextUpdatedAt = `GREATEST(date_trunc('milliseconds', clock_timestamp()), c.updated_at + interval '1 millisecond')`;
@@ -95,11 +106,14 @@ export function createConnectionStore() {
       await q.query(
         `INSERT INTO mcp_connections (id, organization_id, name, url, normalized_url, auth_type, credential_mode, identity_fingerprint,
            org_wide, oauth_client_id, oauth_client_secret_sealed, oauth_token_endpoint_auth_method, oauth_registration_source,
-           authorization_server_issuer, requested_scopes, health, health_reason, health_checked_at, created_by, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, date_trunc('milliseconds', clock_timestamp()))`,
+           authorization_server_issuer, requested_scopes, health, health_reason, health_checked_at, created_by,
+           oauth_client_private_key_sealed, oauth_client_signing_alg, oauth_grant_type, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+           date_trunc('milliseconds', clock_timestamp()))`,
         [row.id, row.organizationId, row.name, row.url, row.normalizedUrl, row.authType, row.credentialMode, row.identityFingerprint,
-          row.orgWide, row.oauthClientId, row.oauthClientSecretSealed, row.oauthTokenEndpointAuthMethod, row.oauthRegistrationSource,
-          row.authorizationServerIssuer, JSON.stringify(row.requestedScopes), row.health, row.healthReason, row.healthCheckedAt, row.createdBy],
+          row.orgWide, row.oauthClientId, row.oauthClientSecretSealed, storedAuthMethod(row), row.oauthRegistrationSource,
+          row.authorizationServerIssuer, JSON.stringify(row.requestedScopes), row.health, row.healthReason, row.healthCheckedAt, row.createdBy,
+          row.oauthClientPrivateKeySealed, row.oauthClientSigningAlgorithm, row.oauthGrantType],
       );
     },
 
@@ -166,14 +180,16 @@ export function createConnectionStore() {
            identity_fingerprint = $9, org_wide = $10, oauth_client_id = $11, oauth_client_secret_sealed = $12,
            oauth_token_endpoint_auth_method = $13, oauth_registration_source = $14, authorization_server_issuer = $15,
            requested_scopes = $16, health = $17, health_reason = $18, health_checked_at = $19,
+           oauth_client_private_key_sealed = $21, oauth_client_signing_alg = $22, oauth_grant_type = $23,
            identity_updated_at = CASE WHEN $20 THEN clock_timestamp() ELSE c.identity_updated_at END,
            updated_at = ${nextUpdatedAt}
          WHERE c.organization_id = $1 AND c.id = $2 AND c.updated_at = $3
          RETURNING c.updated_at AS "updatedAt"`,
         [organizationId, id, expectedUpdatedAt, fields.name, fields.url, fields.normalizedUrl, fields.authType, fields.credentialMode,
           fields.identityFingerprint, fields.orgWide, fields.oauthClientId, fields.oauthClientSecretSealed,
-          fields.oauthTokenEndpointAuthMethod, fields.oauthRegistrationSource, fields.authorizationServerIssuer,
-          JSON.stringify(fields.requestedScopes), fields.health, fields.healthReason, fields.healthCheckedAt, identityChanged],
+          storedAuthMethod(fields), fields.oauthRegistrationSource, fields.authorizationServerIssuer,
+          JSON.stringify(fields.requestedScopes), fields.health, fields.healthReason, fields.healthCheckedAt, identityChanged,
+          fields.oauthClientPrivateKeySealed, fields.oauthClientSigningAlgorithm, fields.oauthGrantType],
       );
       return rows[0];
     },

@@ -7,6 +7,7 @@ import { forbidden } from '../../../http/errors.ts';
 import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
 import type { ConnectionRow } from '../store.ts';
 import { refreshClient } from './client-acquisition.ts';
+import { clientCredentialsToken, obtainedByClient } from './client-credentials.ts';
 import {
   deleteOAuthCredential,
   findOAuthCredential,
@@ -45,6 +46,8 @@ export async function usableAccessToken(
 ): Promise<AccessTokenResult> {
   const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
   if (!connection || connection.authType !== 'oauth') return { status: 'none' };
+  // The client's own token is obtained again, not refreshed (client-credentials.ts).
+  if (obtainedByClient(connection, memberId)) return clientCredentialsToken(deps, connection, { ...(options.forceRefresh ? { force: true } : {}), ...(options.scopes ? { scopes: options.scopes } : {}) });
   const current = await findOAuthCredential(deps.db, organizationId, connectionId, memberId);
   if (!current) return { status: 'none' };
   const opened = openOAuthSecret(deps.secrets, connection.identityFingerprint, current.secretSealed);
@@ -69,6 +72,7 @@ export async function usableAccessToken(
       const client = await refreshClient(deps, connection, secret, tx);
       const tokens = await refreshAccessToken({
         tokenEndpoint: secret.tokenEndpoint,
+        issuer: secret.issuer,
         client,
         refreshToken: secret.refreshToken,
         resource: secret.resource,
@@ -129,7 +133,7 @@ export async function revokeQuietly(deps: Pick<OAuthDeps, 'db' | 'secrets' | 'pu
       [secret.accessToken, 'access_token'],
     ];
     for (const [token, tokenTypeHint] of tokens) {
-      if (token) await revokeToken({ revocationEndpoint: metadata.revocation_endpoint, client, token, tokenTypeHint, fetch: deps.fetch });
+      if (token) await revokeToken({ revocationEndpoint: metadata.revocation_endpoint, issuer: secret.issuer, client, token, tokenTypeHint, fetch: deps.fetch });
     }
   } catch (error) {
     deps.logger?.warn(

@@ -18,6 +18,7 @@ import {
   registerDynamicClient,
   type DynamicClient,
   type OAuthClientCredentials,
+  type PreRegisteredClient,
   type RegistrationPlan,
   type RegistrationSource,
 } from './registration.ts';
@@ -28,12 +29,14 @@ import { callbackModeFor, callbackUrl, clientMetadataUrl } from './urls.ts';
 
 type ClientDeps = Pick<OAuthDeps, 'db' | 'secrets' | 'publicUrl' | 'fetch' | 'connections' | 'logger'>;
 
-export function preRegisteredClient(deps: Pick<OAuthDeps, 'secrets'>, connection: ConnectionRow) {
+export function preRegisteredClient(deps: Pick<OAuthDeps, 'secrets'>, connection: ConnectionRow): PreRegisteredClient | null {
   if (!connection.oauthClientId) return null;
+  const signs = connection.oauthClientPrivateKeySealed && connection.oauthClientSigningAlgorithm;
   return {
     clientId: connection.oauthClientId,
     clientSecret: connection.oauthClientSecretSealed ? deps.secrets.open(connection.oauthClientSecretSealed) : null,
     tokenEndpointAuthMethod: connection.oauthTokenEndpointAuthMethod,
+    privateKey: signs ? { pem: deps.secrets.open(connection.oauthClientPrivateKeySealed!), algorithm: connection.oauthClientSigningAlgorithm! } : null,
   };
 }
 
@@ -78,7 +81,7 @@ export async function discoverFor(deps: ClientDeps, connection: ConnectionRow): 
 
 export async function tryDiscover(deps: ClientDeps, connection: ConnectionRow): Promise<DiscoveryResult | OAuthFlowError> {
   try {
-    const found = await discover({ serverUrl: connection.url, fetch: deps.fetch, pinnedIssuer: connection.authorizationServerIssuer });
+    const found = await discover({ serverUrl: connection.url, fetch: deps.fetch, pinnedIssuer: connection.authorizationServerIssuer, grant: connection.oauthGrantType });
     await recordDiscoveryPath(deps.db, connection.organizationId, connection.id, connection.identityFingerprint, found.discoveryPath);
     return found;
   } catch (error) {

@@ -95,6 +95,7 @@ export async function completeAuthorization(
   try {
     tokens = await exchangeAuthorizationCode({
       tokenEndpoint: pending.token_endpoint,
+      issuer: pending.issuer,
       client,
       code,
       codeVerifier: deps.secrets.open(pending.code_verifier_sealed),

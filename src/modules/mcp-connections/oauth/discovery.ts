@@ -287,7 +287,7 @@ export type AuthorizationServerMetadata = OAuthMetadata & {
 export async function fetchAuthorizationServerMetadata(
   issuer: string,
   fetchFn: FetchLike,
-  options: { pinned?: boolean } = {},
+  options: { pinned?: boolean; grant?: 'authorization_code' | 'client_credentials' } = {},
 ): Promise<AuthorizationServerMetadata> {
   const phase = 'AUTH_ISSUER_DISCOVERY';
   let issuerUrl: URL;
@@ -317,6 +317,8 @@ export async function fetchAuthorizationServerMetadata(
         issuerReviewRequired: options.pinned ?? false,
       });
     }
+    // The code flow and PKCE are the browser's; a client obtaining a token for itself uses neither.
+    if (options.grant === 'client_credentials') return metadata;
     if (!metadata.response_types_supported.includes('code')) {
       throw new OAuthFlowError(phase, 'code_flow_not_supported', 'The authorization server does not offer the authorization code flow');
     }
@@ -350,6 +352,8 @@ export async function discover(options: {
   fetch: FetchLike;
   pinnedIssuer?: string | null;
   challenge?: BearerChallenge | null;
+  /** The grant the token will come by (the authorization code flow unless said). */
+  grant?: 'authorization_code' | 'client_credentials';
 }): Promise<DiscoveryResult> {
   const challenge = options.challenge !== undefined ? options.challenge : await requestChallenge(options.serverUrl, options.fetch);
   const resource = await fetchProtectedResourceMetadata(options.serverUrl, options.fetch, challenge);
@@ -368,7 +372,7 @@ export async function discover(options: {
     };
   }
   const { issuer } = chooseAuthorizationServer(resource, options.pinnedIssuer);
-  const metadata = await fetchAuthorizationServerMetadata(issuer, options.fetch, { pinned: Boolean(options.pinnedIssuer) });
+  const metadata = await fetchAuthorizationServerMetadata(issuer, options.fetch, { pinned: Boolean(options.pinnedIssuer), ...(options.grant ? { grant: options.grant } : {}) });
   return {
     discoveryPath: resource ? 'protected-resource-metadata' : 'configured-issuer',
     resource: resource?.metadata.resource ?? serverUrl.href,

@@ -7,21 +7,25 @@
 import { OAuthClientInformationFullSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { OAuthFlowError, readOAuthAnswer, requestFailure, type FetchLike } from './errors.ts';
 import type { AuthorizationServerMetadata } from './discovery.ts';
+import type { SigningAlgorithm } from './client-assertion.ts';
 
 export type RegistrationSource = 'pre-registered' | 'client-metadata' | 'dynamic';
-export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 /** What the token endpoint needs to know about our client. */
 export interface OAuthClientCredentials {
   clientId: string;
   clientSecret?: string | null;
   authMethod: TokenEndpointAuthMethod;
+  /** private_key_jwt: the PEM private key and the algorithm the client assertion is signed with. */
+  privateKey?: { pem: string; algorithm: SigningAlgorithm } | null;
 }
 
 export interface PreRegisteredClient {
   clientId: string;
   clientSecret?: string | null;
-  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | null;
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | null;
+  privateKey?: { pem: string; algorithm: SigningAlgorithm } | null;
 }
 
 export interface DynamicClient extends OAuthClientCredentials {
@@ -57,6 +61,7 @@ export function clientMetadataUrlUsable(url: string | null | undefined): boolean
 
 /** The auth method for a pre-registered client: the configured one, else what the server prefers. */
 export function preRegisteredAuthMethod(client: PreRegisteredClient, metadata?: AuthorizationServerMetadata | null): TokenEndpointAuthMethod {
+  if (client.privateKey && (client.tokenEndpointAuthMethod === 'private_key_jwt' || !client.clientSecret)) return 'private_key_jwt';
   if (!client.clientSecret) return 'none';
   if (client.tokenEndpointAuthMethod) return client.tokenEndpointAuthMethod;
   const supported = metadata?.token_endpoint_auth_methods_supported;
@@ -83,6 +88,7 @@ export function chooseRegistration(input: {
         clientId: preRegistered.clientId,
         clientSecret: preRegistered.clientSecret ?? null,
         authMethod: preRegisteredAuthMethod(preRegistered, metadata),
+        ...(preRegistered.privateKey ? { privateKey: preRegistered.privateKey } : {}),
       },
     };
   }

@@ -72,7 +72,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         }),
         ...commonErrorResponses,
         404: notFoundBody,
-        409: errorBodySchema.describe('not_oauth_connection, or oauth_setup_required (no way to obtain a client: configure oauthClient)'),
+        409: errorBodySchema.describe('not_oauth_connection; client_credentials_grant (the connection obtains its token without a browser); or oauth_setup_required (no way to obtain a client: configure oauthClient)'),
         429: errorBodySchema.describe('rate_limited: too many authorizations started (Retry-After says when to retry)'),
         502: failureWithDiagnostic.describe('oauth_discovery_failed or oauth_registration_failed: the MCP server\'s authorization server could not be discovered, or refused to register this client; `diagnostic` says which step failed'),
       },

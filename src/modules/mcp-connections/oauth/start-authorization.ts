@@ -41,6 +41,9 @@ export async function authorize(
   const caller = ctx.actor;
   const connection = await visibleConnection(deps, caller, connectionId);
   if (connection.authType !== 'oauth') throw new ApiError(409, 'not_oauth_connection', 'This connection does not use OAuth');
+  if (connection.oauthGrantType === 'client_credentials') {
+    throw new ApiError(409, 'client_credentials_grant', 'This connection obtains its token with the client credentials grant, without a browser: POST .../test obtains it');
+  }
   const { subject, memberId } = subjectFor(caller, connection);
   const budget = await deps.limiter.hit(`mcp-oauth-authorize:${memberId}`, authorizeLimits.perMember, authorizeLimits.windowSeconds);
   if (!budget.allowed) throw rateLimited(budget, 'Too many authorizations started; retry later');

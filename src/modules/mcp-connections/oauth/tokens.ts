@@ -1,11 +1,12 @@
-// The token endpoint: client authentication (RFC 6749 §2.3.1), the authorization code exchange
-// (with the PKCE verifier and the resource indicator), refresh, and the classification of a
-// refusal into the credential health the API reports.
+// The token endpoint: client authentication (RFC 6749 §2.3.1, RFC 7523 §2.2), the authorization
+// code exchange (with the PKCE verifier and the resource indicator), the client credentials grant,
+// refresh, and the classification of a refusal into the credential health the API reports.
 
 import { OAuthTokensSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { OAuthFlowError, readOAuthAnswer, requestFailure, type CredentialHealthReason, type FetchLike, type OAuthPhase } from './errors.ts';
 import type { OAuthClientCredentials } from './registration.ts';
 import { providerAccountOf, type ProviderAccount } from './account.ts';
+import { signClientAssertion } from './client-assertion.ts';
 
 export interface TokenSet {
   accessToken: string;
@@ -23,8 +24,17 @@ function formEncode(value: string): string {
   return encodeURIComponent(value).replace(/%20/g, '+');
 }
 
-export function applyClientAuthentication(client: OAuthClientCredentials, headers: Headers, params: URLSearchParams): void {
+/** `issuer`: the authorization server's, the audience of a private_key_jwt assertion. */
+export function applyClientAuthentication(client: OAuthClientCredentials, headers: Headers, params: URLSearchParams, issuer: string | undefined): void {
   switch (client.authMethod) {
+    case 'private_key_jwt': {
+      if (!issuer) throw new Error('private_key_jwt needs the issuer the assertion is addressed to');
+      if (!client.privateKey) throw new OAuthFlowError('AUTH_TOKEN_ACQUISITION', 'client_key_missing', 'private_key_jwt needs a private key');
+      params.set('client_id', client.clientId);
+      params.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+      params.set('client_assertion', signClientAssertion({ clientId: client.clientId, audience: issuer, privateKeyPem: client.privateKey.pem, algorithm: client.privateKey.algorithm }));
+      return;
+    }
     case 'client_secret_basic': {
       if (!client.clientSecret) throw new OAuthFlowError('AUTH_TOKEN_ACQUISITION', 'client_secret_missing', 'client_secret_basic needs a client secret');
       const pair = `${formEncode(client.clientId)}:${formEncode(client.clientSecret)}`;
@@ -73,6 +83,8 @@ export function tokenSetFrom(body: unknown, now: Date, previousRefreshToken: str
 async function tokenRequest(options: {
   phase: OAuthPhase;
   tokenEndpoint: string;
+  /** The authorization server's issuer: the audience of a private_key_jwt assertion. */
+  issuer?: string;
   client: OAuthClientCredentials;
   params: URLSearchParams;
   fetch: FetchLike;
@@ -81,7 +93,7 @@ async function tokenRequest(options: {
   now?: () => Date;
 }): Promise<TokenSet> {
   const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
-  applyClientAuthentication(options.client, headers, options.params);
+  applyClientAuthentication(options.client, headers, options.params, options.issuer);
   let response: Response;
   try {
     // No redirects: a token request's body carries the code, the verifier, a refresh token or the
@@ -110,6 +122,8 @@ async function tokenRequest(options: {
 /** RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.5) and the resource indicator (RFC 8707 §2.2). */
 export function exchangeAuthorizationCode(options: {
   tokenEndpoint: string;
+  /** The authorization server's issuer: the audience of a private_key_jwt assertion. */
+  issuer?: string;
   client: OAuthClientCredentials;
   code: string;
   codeVerifier: string;
@@ -131,6 +145,8 @@ export function exchangeAuthorizationCode(options: {
 /** RFC 6749 §6. The resource indicator is sent again so the new token has the same audience. */
 export function refreshAccessToken(options: {
   tokenEndpoint: string;
+  /** The authorization server's issuer: the audience of a private_key_jwt assertion. */
+  issuer?: string;
   client: OAuthClientCredentials;
   refreshToken: string;
   resource: string;
@@ -148,6 +164,25 @@ export function refreshAccessToken(options: {
     previousRefreshToken: options.refreshToken,
     requestedScopes: options.requestScopes ?? options.scopes,
   });
+}
+
+/**
+ * RFC 6749 §4.4: a token for the client itself, no user and no browser. The resource indicator
+ * (RFC 8707) gives it the MCP server's audience; no refresh token is expected (§4.4.3), so a token
+ * near its expiry is obtained again the same way.
+ */
+export function clientCredentialsGrant(options: {
+  tokenEndpoint: string;
+  /** The authorization server's issuer: the audience of a private_key_jwt assertion. */
+  issuer?: string;
+  client: OAuthClientCredentials;
+  resource: string;
+  scopes: string[];
+  fetch: FetchLike;
+}): Promise<TokenSet> {
+  const params = new URLSearchParams({ grant_type: 'client_credentials', resource: options.resource });
+  if (options.scopes.length > 0) params.set('scope', options.scopes.join(' '));
+  return tokenRequest({ ...options, phase: 'AUTH_TOKEN_ACQUISITION', params, previousRefreshToken: null, requestedScopes: options.scopes });
 }
 
 /** Refresh this long before the access token expires, so a request never carries one that is about to. */
@@ -200,6 +235,8 @@ export function reconnectActionOwner(credentialMode: 'shared' | 'per_member'): '
  */
 export async function revokeToken(options: {
   revocationEndpoint: string;
+  /** The authorization server's issuer: the audience of a private_key_jwt assertion. */
+  issuer?: string;
   client: OAuthClientCredentials;
   token: string;
   tokenTypeHint: 'access_token' | 'refresh_token';
@@ -207,7 +244,7 @@ export async function revokeToken(options: {
 }): Promise<void> {
   const params = new URLSearchParams({ token: options.token, token_type_hint: options.tokenTypeHint });
   const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
-  applyClientAuthentication(options.client, headers, params);
+  applyClientAuthentication(options.client, headers, params, options.issuer);
   let response: Response;
   try {
     // No redirects, as for the token endpoint: the body carries the token.
