@@ -23,7 +23,11 @@ after(async () => {
 const admin = () => t.as(t.tenant.admin.token);
 const connectionsOnServer = async () => (await admin().get('/v1/mcp-connections?limit=100')).body.connections as { id: string; name: string; requiredBy: unknown[]; identityManagedBy: unknown[] }[];
 const manifestField = () => ui.page.getByLabel('Plugin manifest (JSON)');
-const fieldError = async () => ui.page.locator(`[id="${await manifestField().getAttribute('aria-describedby')}"]`).innerText();
+/** The message tied to the manifest field (empty while it has none). */
+async function fieldError(): Promise<string> {
+  const id = await manifestField().getAttribute('aria-describedby');
+  return id ? ui.page.locator(`[id="${id}"]`).innerText() : '';
+}
 const manifest = () => ({ name: 'Wiki plugin', version: '1.2.0', mcpConnections: [{ name: 'Wiki', url: wiki.url, authType: 'none', credentialMode: 'shared', manageIdentity: true }] });
 
 test('a manifest that is not JSON, or that the API refuses, is explained beside the field and installs nothing', { skip: skipWithoutChromium }, async () => {
@@ -39,7 +43,9 @@ test('a manifest that is not JSON, or that the API refuses, is explained beside 
 
   await manifestField().fill(JSON.stringify({ ...manifest(), mcpConnections: [{ ...manifest().mcpConnections[0], url: 'not a url' }] }));
   await ui.page.getByRole('button', { name: 'Install plugin' }).click();
-  await waitUntil(async () => /^mcpConnections\.0\.url: /.test(await fieldError()), 'the API\'s message names the connection\'s url');
+  await waitUntil(async () => /^mcpConnections\.0\.url: /.test(await fieldError()), 'the API\'s message names the connection\'s url').catch(async (error) => {
+    throw new Error(`${error.message}; the field says: ${await fieldError()}; the page says: ${await ui.page.locator('main').innerText()}`);
+  });
   await assertAccessible(ui.page, 'plugin install refused');
   assert.deepEqual(await connectionsOnServer(), [], 'nothing was installed');
 });

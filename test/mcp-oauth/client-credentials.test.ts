@@ -9,7 +9,7 @@ import { api } from '../support/http.ts';
 import type { OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { HOUR, removeAfter, useHealthWorld, viewOf } from '../mcp-connections/health-helpers.ts';
 import { credentialRows } from '../mcp-connections/helpers.ts';
-import { connectThroughOAuth, startAuthorization } from './helpers.ts';
+import { connectThroughOAuth, editBody, startAuthorization } from './helpers.ts';
 
 const world = useHealthWorld({ refreshMarginSeconds: 300 });
 const SECRET = 'cc-secret-7f3e9a1c5b2d4e6f8a0b';
@@ -114,11 +114,6 @@ test('private_key_jwt also authenticates the authorization code flow: the code e
   const requests = s.stats.tokenRequests.filter((r) => r.clientId === 'code-ec').map((r) => [r.grantType, r.authMethod, r.outcome]);
   assert.deepEqual(requests, [['authorization_code', 'private_key_jwt', 'issued'], ['refresh_token', 'private_key_jwt', 'issued']]);
 });
-
-/** The PUT body that keeps what `current` shows (the test then changes one thing). */
-function editBody(current: any) {
-  return { name: current.name, url: current.url, authType: current.authType, credentialMode: current.credentialMode, access: { orgWide: true }, expectedUpdatedAt: current.updatedAt };
-}
 
 test('the background job obtains a new token before the old one expires (no refresh token: the grant again)', async (t) => {
   const created = await create({ clientId: 'cc-basic', clientSecret: SECRET, grantType: 'client_credentials' }, t);

@@ -72,6 +72,11 @@ export async function createOAuthConnection(world: OAuthWorld, serverUrl: string
   return response.body;
 }
 
+/** The PUT body that keeps what `current` shows (the test then changes one thing). */
+export function editBody(current: any) {
+  return { name: current.name, url: current.url, authType: current.authType, credentialMode: current.credentialMode, access: { orgWide: true }, expectedUpdatedAt: current.updatedAt };
+}
+
 export async function startAuthorization(world: OAuthWorld, user: TestUser, connectionId: string): Promise<ApiResponse> {
   return api(world.app.url, user.token).post(`/v1/mcp-connections/${connectionId}/oauth/authorize`);
 }

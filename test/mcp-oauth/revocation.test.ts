@@ -1,12 +1,12 @@
 // OAuth tokens are revoked at the authorization server (RFC 7009) when orgplane forgets them without
-// the person asking: the connection deleted, the member removed. Best effort: a server that cannot
+// the person asking: the connection deleted, its identity changed by an edit, the member removed. Best effort: a server that cannot
 // be reached is logged (never the token) and the deletion stands.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import type { OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
-import { connectThroughOAuth, createOAuthConnection, useOAuthWorld } from './helpers.ts';
+import { connectThroughOAuth, createOAuthConnection, editBody, useOAuthWorld } from './helpers.ts';
 
 const world = useOAuthWorld();
 const owner = () => api(world.app.url, world.tenant.owner.token);
@@ -48,6 +48,29 @@ test('deleting a connection revokes every stored token of it (shared and each me
   assert.equal(deleted.status, 204, deleted.text);
   assert.deepEqual(s.stats.revocations.map((r) => r.kind).sort(), ['access_token', 'access_token', 'refresh_token', 'refresh_token']);
   for (const token of tokens) assert.equal(await resourceStatus(s, token), 401, 'dead at the server');
+});
+
+test('an edit that changes the connection\'s identity revokes the old identity\'s tokens; an edit of its name revokes nothing', async () => {
+  const s = await world.server();
+  const connection = await createOAuthConnection(world, s.url);
+  const { member, admin } = world.tenant;
+  assert.equal((await connectThroughOAuth(world, member, connection.id)).callback.status, 200);
+  const token = await storedToken(connection.id, member.memberId);
+  const edit = api(world.app.url, admin.token);
+
+  const renamed = await edit.put(`/v1/mcp-connections/${connection.id}`, { ...editBody(connection), name: 'Files (renamed)' });
+  assert.equal(renamed.status, 200, renamed.text);
+  assert.equal(renamed.body.identityChanged, false);
+  assert.equal(s.stats.revocations.length, 0, 'a name is not the identity');
+  assert.notEqual(await resourceStatus(s, token), 401, 'still usable');
+
+  const other = await world.server();
+  const moved = await edit.put(`/v1/mcp-connections/${connection.id}`, { ...editBody(renamed.body), url: other.url });
+  assert.equal(moved.status, 200, moved.text);
+  assert.equal(moved.body.identityChanged, true);
+  assert.deepEqual(s.stats.revocations.map((r) => r.kind).sort(), ['access_token', 'refresh_token'], 'revoked at the old identity\'s server');
+  assert.equal(other.stats.revocations.length, 0, 'the new server is not told of tokens it never issued');
+  assert.equal(await resourceStatus(s, token), 401, 'dead at the old server');
 });
 
 test('a connection of a dynamically registered client with a secret: the revocation authenticates as that client, although its row went with the connection', async () => {

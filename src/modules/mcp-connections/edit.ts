@@ -52,11 +52,14 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     probed = true;
   }
 
-  await writeWithAccess(deps, ctx, organizationId, input.access, async (tx, access) => {
+  const revokeOldTokens = await writeWithAccess(deps, ctx, organizationId, input.access, async (tx, access) => {
     // Re-read under a row lock: of concurrent edits with the same token exactly one gets here first.
     const locked = await store.findConnection(tx, organizationId, id, true);
     if (!locked) throw connectionNotFound();
     if (locked.updatedAt.getTime() !== expected.getTime()) throw stale();
+    // Read before the row changes: the old identity's tokens and the client that holds them, to be
+    // revoked at its authorization server once this commits (the new identity never uses them).
+    const revocation = identityChanged && locked.authType === 'oauth' ? await deps.oauth.prepareRevocation(tx, locked) : null;
     const clientColumns = oauthColumns(deps.secrets, locked, input, identityChanged);
     const lockedProblems = oauthClientProblems(clientColumns, input);
     if (lockedProblems.length > 0) throw invalidRequest(lockedProblems);
@@ -80,7 +83,9 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     await store.replaceAccess(tx, organizationId, id, access);
     await storeSuppliedApiKey(deps, tx, organizationId, id, memberId, identity.identityFingerprint, input);
     tx.audit({ action: 'mcp_connection.updated', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
+    return revocation;
   });
+  await revokeOldTokens?.();
   if (catalog) await recordCatalog(db, organizationId, id, identity.identityFingerprint, catalog);
   // A no-auth probe that passed sent no credential: the server demands none.
   if (catalog && input.authType === 'none') await recordAuthRequirement(db, organizationId, id, input.url, 'none');
