@@ -32,6 +32,7 @@ import { registerMembers } from './modules/members/index.ts';
 import { createOrganizationDirectory, registerOrganizations } from './modules/organizations/index.ts';
 import { createTeamDirectory, registerTeams } from './modules/teams/index.ts';
 import { createUserDirectory, registerUsers } from './modules/users/index.ts';
+import { createRedirectUriPolicy } from './platform/redirect-uris.ts';
 import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
@@ -204,6 +205,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, signUpAttemptsPerAddress: config.signUpAttemptsPerAddress, membership, organizations: organizationDirectory,
     // SSO's rule, handed in narrowed: users never imports the SSO module (which uses users' accounts).
     passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
+    // The desktop app's sign-in sends its code where SSO sign-in may send one.
+    redirectUriAllowed: createRedirectUriPolicy({ publicUrl: config.publicUrl, extra: config.ssoRedirectUris }),
   });
   await registerOrganizations(app, { db, membership });
   // Removing a member revokes their MCP OAuth tokens at the providers (the MCP module's hook).

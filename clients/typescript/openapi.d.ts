@@ -276,6 +276,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/desktop/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give the desktop app that opened the console a one-time code for a session of its own
+         * @description Called by the console at /desktop/sign-in, which the desktop app opens in the person's browser (RFC 8252) with `redirect_uri`, `code_challenge` (S256) and `state`, once the person is signed in and confirms. The answer is where the browser goes next: `redirectUri` with `code` (and `state`). The app then calls POST /v1/auth/desktop/token with the code and its verifier within 60 s. Allowed redirect URIs are those of SSO sign-in: a loopback address on any port, the `orgplane:` scheme, under this server's URL, and SSO_REDIRECT_URIS. The new session belongs to the same person, with the same active organization and authentication method; it is recorded when redeemed (`user.signed_in`, `method: "desktop"`).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        post: operations["authorizeDesktopSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/desktop/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange the desktop sign-in code for a session (the desktop app calls this)
+         * @description No authentication: the code and the verifier are the proof. The code is spent by the first call, whatever its outcome; `redirectUri` must be the one the code was given for (RFC 6749 4.1.3).
+         */
+        post: operations["exchangeDesktopSignInCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs": {
         parameters: {
             query?: never;
@@ -3467,6 +3509,123 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "rate_limited";
+                    };
+                };
+            };
+        };
+    };
+    authorizeDesktopSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redirectUri: string;
+                    /** @description BASE64URL(SHA-256(codeVerifier)), from the app */
+                    codeChallenge: string;
+                    /** @enum {string} */
+                    codeChallengeMethod: "S256";
+                    /** @description The app's own value, given back to it unchanged */
+                    state?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The redirect URI with `code` (and `state`): send the browser there */
+                        redirectTo: string;
+                    };
+                };
+            };
+            /** @description invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+        };
+    };
+    exchangeDesktopSignInCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                    codeVerifier: string;
+                    redirectUri: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: components["schemas"]["User"];
+                        /** @description Bearer token of the app's new session; shown only here */
+                        sessionToken: string;
+                        /** @description The session's active organization (the browser session's when the code was given) */
+                        organizationId: string | null;
+                    };
+                };
+            };
+            /** @description invalid_request: invalid body; invalid_grant: unknown, expired or used code, or a verifier or redirect URI that does not match */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request" | "invalid_grant";
                     };
                 };
             };

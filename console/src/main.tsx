@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import { session } from './api.ts';
+import { DesktopSignInPage, desktopSignInPath } from './pages/desktop-sign-in.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { SsoCallbackPage, ssoCallbackPath } from './pages/sso-sign-in.tsx';
 import { SsoTestReturnPage, ssoTestReturnPath } from './pages/sso-test.tsx';
@@ -16,6 +17,8 @@ function App() {
   // A test sign-in's window (opened by the SSO page) shows its outcome whoever is signed in there.
   if (location.pathname === ssoTestReturnPath) return <SsoTestReturnPage />;
   if (ssoReturn) return <SsoCallbackPage onSignedIn={() => { setSsoReturn(false); setSignedIn(true); }} />;
+  // The desktop app's sign-in: signed in first (as anywhere), then the confirmation page of its own.
+  if (signedIn && location.pathname === desktopSignInPath) return <DesktopSignInPage />;
   return signedIn ? <Shell onSignedOut={() => setSignedIn(false)} /> : <SignInPage onSignedIn={() => setSignedIn(true)} />;
 }
 

@@ -152,3 +152,6 @@ export function pageOf<T extends { id: string }>(rows: T[], limit: number): { it
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last ? encodeCursor({ after: last.id }) : null };
 }
+
+/** A PKCE code verifier or S256 challenge (RFC 7636: 43 to 128 unreserved characters). */
+export const pkceValueSchema = z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'Must be 43 to 128 characters of A-Z a-z 0-9 . _ ~ - (RFC 7636)');

@@ -12,6 +12,7 @@ import { prepareRequest, type Prepared } from '../reliability/requests.ts';
 import { startWorld, type World } from '../reliability/world.ts';
 import { followRedirects, startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { pkcePair } from '../sso/oidc-support.ts';
+import { authorizeBody, codeOf, loopbackRedirect } from '../desktop-sign-in/support.ts';
 import { eventsOfRequest, freshRequestId } from './helpers.ts';
 
 /** Mutating operations that write no event of their own, and why. */
@@ -22,6 +23,7 @@ const writesNoEvent: Record<string, string> = {
   mcpOAuthCallbackShared: 'reached only through a real authorization: the world completed one, and its mcp_connection.authorized event is checked below',
   mcpOAuthCallbackIsolated: 'the same as mcpOAuthCallbackShared, for isolated callbacks',
   startSsoSignIn: 'changes nothing anyone manages: it keeps a sign-in in progress (expiring in 10 minutes, spent by the callback); what becomes of it is recorded by the callback (sso.sign_in_failed, member.provisioned) and the exchange (user.signed_in), and a start that cannot read the IdP\'s configuration writes sso.sign_in_failed (test/sso/oidc-sign-in.audit.test.ts). The exchange below performs a start too',
+  authorizeDesktopSignIn: 'hands the desktop app a one-time code (a minute, spent by the exchange); redeeming it is the sign-in, recorded by exchangeDesktopSignInCode (user.signed_in with method desktop), which performs an authorize too',
   ssoSamlAcs: 'the middle of a SAML sign-in, as the OIDC callback (a GET) is of an OIDC one: what becomes of it is recorded by the exchange (user.signed_in), by just-in-time provisioning (member.provisioned) and, when refused, as sso.sign_in_failed (test/sso/saml-sign-in.audit.test.ts); it needs a SAML IdP the world does not run',
 };
 
@@ -82,6 +84,14 @@ test('every mutating operation, performed successfully, wrote its event in the s
   const operator = await signUp(world.app.url, 'operator');
   await world.app.db.query('UPDATE users SET is_instance_admin = true WHERE id = $1', [operator.userId]);
 
+  /** A desktop sign-in code the owner's session got, with the app's verifier and redirect. */
+  async function desktopCode() {
+    const pkce = pkcePair();
+    const authorized = await api(world.app.url, tenant.owner.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
+    assert.equal(authorized.status, 200, authorized.text);
+    return { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: loopbackRedirect };
+  }
+
   async function callerAndRequest(operation: Operation): Promise<{ token?: string; prepared: Prepared }> {
     const prepared = await prepareRequest(world, operation.operationId, operation.path);
     switch (operation.operationId) {
@@ -91,6 +101,7 @@ test('every mutating operation, performed successfully, wrote its event in the s
       case 'reauthenticate': return { token: tenant.owner.token, prepared: { ...prepared, body: { password: tenant.owner.password } } };
       case 'deleteMemory': return { token: tenant.member.token, prepared };
       case 'exchangeSsoCode': return { prepared: { ...prepared, body: await ssoCode() } };
+      case 'exchangeDesktopSignInCode': return { prepared: { ...prepared, body: await desktopCode() } };
       case 'authorizeMcpConnection': return { token: tenant.owner.token, prepared: { ...prepared, path: { ...prepared.path, connectionId: ids.connectedOauthConnectionId } } };
       case 'acceptInvitation': {
         const invitee = await signUp(world.app.url, 'invitee');

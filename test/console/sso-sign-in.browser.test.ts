@@ -21,10 +21,11 @@ after(async () => {
 
 const consoleToken = () => ui.page.evaluate(() => sessionStorage.getItem('orgplane.session'));
 
-test('a member signs in with SSO from the console: the IdP login page, back, the members page', { skip: skipWithoutChromium, timeout: 120_000 }, async () => {
+test('a member signs in with SSO from the console: the IdP login page, back to the page where it started', { skip: skipWithoutChromium, timeout: 120_000 }, async () => {
   const { member, orgId } = world.tenant;
   world.idp.addAccount({ sub: 'console-member', email: member.email, email_verified: true, name: member.name });
-  await ui.page.goto(`${world.app.url}/`);
+  // Started on a page of the console: the sign-in comes back to it (the desktop app's sign-in page relies on that).
+  await ui.page.goto(`${world.app.url}/teams`);
   await ui.page.getByRole('button', { name: 'Sign in with SSO' }).click();
   await ui.page.getByRole('heading', { name: 'Sign in with SSO' }).waitFor();
   await assertAccessible(ui.page, 'SSO sign-in');
@@ -38,8 +39,9 @@ test('a member signs in with SSO from the console: the IdP login page, back, the
   await ui.page.fill('input[name="password"]', 'any password');
   await ui.page.click('button[type="submit"]');
 
-  await ui.page.getByRole('heading', { name: 'Members' }).waitFor();
-  assert.equal(new URL(ui.page.url()).pathname, '/', 'the one-time code left the address bar');
+  await ui.page.getByRole('heading', { name: 'Teams' }).waitFor();
+  assert.equal(new URL(ui.page.url()).pathname, '/teams', 'back where the sign-in started');
+  assert.equal(new URL(ui.page.url()).search, '', 'the one-time code left the address bar');
   const token = await consoleToken();
   assert.ok(token);
   const me = await api(world.app.url, token).get('/v1/me');

@@ -70,6 +70,11 @@ test('a rotated link shows the "no longer valid" page with 404', { skip }, async
     const unknown = await page.goto(`${app.url}/install/opl_${'x'.repeat(43)}`);
     assert.equal(unknown!.status(), 404);
     assert.equal(await page.locator('h1').textContent(), 'This link is no longer valid');
+    // An address cut short is a person's link too: the same page, not a JSON error (found by the fuzz).
+    const cut = await page.goto(`${app.url}/install/`);
+    assert.equal(cut!.status(), 404);
+    assert.match(cut!.headers()['content-type'] ?? '', /^text\/html/);
+    assert.equal(await page.locator('h1').textContent(), 'This link is no longer valid');
   } finally {
     await page.close();
   }

@@ -42,6 +42,10 @@ const matrix: Record<string, Row> = {
   ssoSamlAcs: same(400),
   getSsoSamlMetadata: same(404),
   exchangeSsoCode: same(400),
+  // The desktop app's sign-in: a code for any signed-in person (their own session's); redeeming one
+  // needs no session, and a code never issued is 400 invalid_grant for everybody.
+  authorizeDesktopSignIn: session(200, 200, 200, 200),
+  exchangeDesktopSignInCode: same(400),
   getMe: session(200, 200, 200, 200),
   // Step-up with the password: the matrix sends a wrong one (403 invalid_credentials), which changes nothing.
   reauthenticate: session(403, 403, 403, 403),
@@ -316,6 +320,7 @@ const privileged: Record<string, { body?: unknown }> = {
   createInstallLink: { body: { rotate: true } },
   putAuditStream: {},
   deleteAuditStream: {},
+  authorizeDesktopSignIn: {},
 };
 
 test('every privileged route answers an old session 403 reauth (authentication_too_old)', { timeout: 600_000 }, async () => {

@@ -9,6 +9,8 @@ import { Field, FormError } from '../forms.tsx';
 // comes back to the callback, and no other tab or site can read it. (A step-up's window, opened by the
 // console, starts with a copy of the console tab's sessionStorage: the verifier and the session.)
 export const verifierKey = 'orgplane.sso.verifier';
+// Where the sign-in started (the desktop app's sign-in page, say): the callback returns there.
+const returnKey = 'orgplane.sso.return';
 /** The message a step-up's window sends the console tab that opened it, once the session is refreshed. */
 export const reauthenticatedMessage = 'orgplane.sso.reauthenticated';
 export const ssoCallbackPath = '/sso/callback';
@@ -45,6 +47,7 @@ export function SsoSignInForm({ onCancel }: { onCancel: () => void }) {
       return setError(answer.error as ApiError);
     }
     sessionStorage.setItem(verifierKey, pkce.verifier);
+    sessionStorage.setItem(returnKey, location.pathname + location.search);
     location.assign(answer.data.authorizationUrl);
   }
 
@@ -86,6 +89,10 @@ export function SsoCallbackPage({ onSignedIn }: { onSignedIn: () => void }) {
     }
     if (!answer.data.sessionToken) return setError('The identity provider answered without a new session. Start again.');
     session.set(answer.data.sessionToken);
+    // Only a path of this console (never another origin).
+    const back = sessionStorage.getItem(returnKey);
+    sessionStorage.removeItem(returnKey);
+    if (back?.startsWith('/') && !back.startsWith('//')) history.replaceState(null, '', back);
     onSignedIn();
   }
   useEffect(() => void exchange(), []);

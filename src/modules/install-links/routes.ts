@@ -30,6 +30,10 @@ const desktopConfigSchema = z
   .meta({ id: 'DesktopInstallConfig' });
 
 const tokenParams = z.object({ token: z.string().min(1).max(512) });
+// A person's browser gets a page whatever the address holds: an empty token (an address cut short) is
+// a link that is not valid (404 page), not a JSON error.
+const pageTokenParams = z.object({ token: z.string() });
+const isPlausibleToken = (token: string) => token.length > 0 && token.length <= 512;
 const rateLimitedResponse = errorBodySchema.describe(
   'rate_limited (with `message`): too many requests; `Retry-After` and `RateLimit-Limit/Remaining/Reset` say when to retry',
 );
@@ -113,7 +117,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       description:
         'An HTML page with the organization name, a download action (or, while DESKTOP_DOWNLOAD_URL is not set, a note that the download is not configured) and an open-in-app action. ' +
         'An unknown or rotated token gets a 404 "link no longer valid" page. Rate limited per client address like the configuration route.',
-      params: tokenParams,
+      params: pageTokenParams,
       produces: ['text/html'],
       // Strings sent as text/html: documented here, never serialized as JSON.
       response: {
@@ -130,7 +134,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       return reply.status(429).send(tooManyRequestsPage(limit.resetSeconds));
     }
     const token = request.params.token;
-    const target = await installLinks.resolve(token);
+    const target = isPlausibleToken(token) ? await installLinks.resolve(token) : undefined;
     if (!target) return reply.status(404).send(invalidLinkPage());
     const server = installLinks.publicUrl;
     return reply.status(200).send(

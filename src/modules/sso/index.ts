@@ -11,7 +11,7 @@ import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import { createOidcRelyingParty } from './oidc.ts';
-import { createRedirectUriPolicy } from './redirect-uris.ts';
+import { createRedirectUriPolicy } from '../../platform/redirect-uris.ts';
 import { createSamlServiceProvider } from './saml.ts';
 import { createSamlAcs } from './saml-acs.ts';
 import { samlRoutes } from './saml-routes.ts';

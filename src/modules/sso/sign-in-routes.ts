@@ -4,13 +4,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { bearerToken } from '../../http/auth.ts';
 import { escapeHtml, htmlPage, htmlPageHeaders } from '../../http/html-page.ts';
-import { errorBodySchema, isoTimestamp, timestampSchema } from '../../http/schemas.ts';
+import { errorBodySchema, isoTimestamp, pkceValueSchema, timestampSchema } from '../../http/schemas.ts';
 import { emailSchema } from '../identity/index.ts';
 import { toUser, userSchema } from '../users/index.ts';
 import { codeTtlSeconds, oidcCallbackPath, SignInRefused, type SignInService } from './sign-in.ts';
 
 const tags = ['SSO'];
-const pkceValue = z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'Must be 43 to 128 characters of A-Z a-z 0-9 . _ ~ - (RFC 7636)');
+const pkceValue = pkceValueSchema;
 
 export function refusedPage(message: string): string {
   return htmlPage('Sign-in refused', `<h1 id="refused">Sign-in refused</h1>\n<p id="reason">${escapeHtml(message)}</p>\n<p>Close this window and try again, or ask an administrator of your organization.</p>`);

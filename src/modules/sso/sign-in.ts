@@ -2,7 +2,7 @@
 // account (linked subject, verified e-mail, or just-in-time provisioning), and the one-time code the
 // caller's redirect URI receives and exchanges, with its PKCE verifier, for a session. No session token
 // ever travels in a URL.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { pkceVerifierMatches } from '../../platform/pkce.ts';
 import type { Database } from '../../db/database.ts';
 import { ApiError, invalidRequest, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
 import { OutboundBlockedError, OutboundResponseTooLargeError, OutboundTimeoutError } from '../../platform/outbound.ts';
@@ -81,13 +81,6 @@ export interface SignInServiceDeps {
 export const startLimitWindowSeconds = 15 * 60;
 
 export const oidcCallbackPath = '/v1/auth/sso/oidc/callback';
-const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
-
-function sameSecret(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
 
 export function createSignInService(deps: SignInServiceDeps) {
   const { db } = deps;
@@ -295,7 +288,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         await recordFailure(context, { organization_id: code.organization_id, id: code.connection_id }, category, error.message, { userId: code.user_id, health: false });
         throw error;
       };
-      if (!sameSecret(s256(input.codeVerifier), code.client_code_challenge)) return refuse(invalidGrant(), 'code_verifier_mismatch');
+      if (!pkceVerifierMatches(input.codeVerifier, code.client_code_challenge)) return refuse(invalidGrant(), 'code_verifier_mismatch');
       // A step-up refreshes the session that asked for it, and only that person's.
       if (code.reauthenticate && (!caller?.sessionId || caller.userId !== code.user_id)) return refuse(unauthorized(), 'reauthentication_session_mismatch');
       try {

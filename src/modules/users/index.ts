@@ -2,6 +2,8 @@
 // them, and how the module joins an app. Sessions themselves are the membership core's.
 import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/database.ts';
+import { createDesktopSignIn, type DesktopSignInDeps } from './desktop-sign-in.ts';
+import { desktopSignInRoutes } from './desktop-sign-in-routes.ts';
 import { userRoutes } from './routes.ts';
 import { createUserService, type UserService, type UserServiceDeps } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
@@ -39,10 +41,11 @@ export type PasswordSignInVerdict =
 export { createUserDirectory, createUserService, type UserService, type UserServiceDeps } from './service.ts';
 export { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
 
-/** Registers bootstrap, sign-up/in/out and GET /v1/me; the service is returned for the CLI. */
-export async function registerUsers(app: FastifyInstance, deps: UserServiceDeps): Promise<UserService> {
-  requireDependencies('users', deps, ['db', 'rateLimiter', 'signUpEnabled', 'signUpAttemptsPerAddress', 'membership', 'organizations', 'passwordSignInPolicy']);
+/** Registers bootstrap, sign-up/in/out, the desktop app's sign-in and GET /v1/me; the service is returned for the CLI. */
+export async function registerUsers(app: FastifyInstance, deps: UserServiceDeps & Pick<DesktopSignInDeps, 'redirectUriAllowed'>): Promise<UserService> {
+  requireDependencies('users', deps, ['db', 'rateLimiter', 'signUpEnabled', 'signUpAttemptsPerAddress', 'membership', 'organizations', 'passwordSignInPolicy', 'redirectUriAllowed']);
   const users = createUserService(deps);
   await app.register(userRoutes, { users });
+  await app.register(desktopSignInRoutes, { desktopSignIn: createDesktopSignIn(deps) });
   return users;
 }

@@ -1,5 +1,6 @@
-// Where SSO sign-in may send its one-time code: under PUBLIC_URL, a loopback address on any port
-// (RFC 8252 7.3, for native apps), the desktop app's own `orgplane:` scheme, and SSO_REDIRECT_URIS.
+// Where a sign-in may send its one-time code (SSO sign-in, and the desktop app's sign-in through the
+// console): under PUBLIC_URL, a loopback address on any port (RFC 8252 7.3, for native apps), the
+// desktop app's own `orgplane:` scheme, and SSO_REDIRECT_URIS.
 
 const loopbackHosts = new Set(['127.0.0.1', '[::1]', 'localhost']);
 

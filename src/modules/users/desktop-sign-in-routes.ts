@@ -1,0 +1,62 @@
+// HTTP of the desktop app's sign-in through the console (desktop-sign-in.ts): the console's authorize
+// call, and the app's exchange of the one-time code.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate, requestContextOf, writeContextOf } from '../../http/auth.ts';
+import { commonErrorResponses, errorBodySchema, pkceValueSchema } from '../../http/schemas.ts';
+import { desktopCodeTtlSeconds, type DesktopSignIn } from './desktop-sign-in.ts';
+import { toUser, userSchema } from './schemas.ts';
+
+const tags = ['Users'];
+const redirectUriSchema = z.string().min(1).max(2048);
+
+export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: DesktopSignIn }> = async (app, { desktopSignIn }) => {
+  app.post('/v1/auth/desktop/authorize', {
+    onRequest: authenticate({ freshAuthentication: true }),
+    schema: {
+      tags,
+      operationId: 'authorizeDesktopSignIn',
+      summary: 'Give the desktop app that opened the console a one-time code for a session of its own',
+      description:
+        'Called by the console at /desktop/sign-in, which the desktop app opens in the person\'s browser (RFC 8252) with `redirect_uri`, `code_challenge` ' +
+        '(S256) and `state`, once the person is signed in and confirms. The answer is where the browser goes next: `redirectUri` with `code` (and `state`). ' +
+        `The app then calls POST /v1/auth/desktop/token with the code and its verifier within ${desktopCodeTtlSeconds} s. Allowed redirect URIs are those of ` +
+        'SSO sign-in: a loopback address on any port, the `orgplane:` scheme, under this server\'s URL, and SSO_REDIRECT_URIS. The new session belongs to ' +
+        'the same person, with the same active organization and authentication method; it is recorded when redeemed (`user.signed_in`, `method: "desktop"`).',
+      body: z.object({
+        redirectUri: redirectUriSchema,
+        codeChallenge: pkceValueSchema.describe('BASE64URL(SHA-256(codeVerifier)), from the app'),
+        codeChallengeMethod: z.literal('S256'),
+        state: z.string().max(512).optional().describe('The app\'s own value, given back to it unchanged'),
+      }).strict(),
+      response: {
+        200: z.object({ redirectTo: z.string().describe('The redirect URI with `code` (and `state`): send the browser there') }),
+        ...commonErrorResponses,
+        400: errorBodySchema.describe('invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it)'),
+      },
+    },
+  }, async (request) => desktopSignIn.authorize(writeContextOf(request), request.body));
+
+  app.post('/v1/auth/desktop/token', {
+    schema: {
+      tags,
+      operationId: 'exchangeDesktopSignInCode',
+      summary: 'Exchange the desktop sign-in code for a session (the desktop app calls this)',
+      description:
+        'No authentication: the code and the verifier are the proof. The code is spent by the first call, whatever its outcome; `redirectUri` must be the ' +
+        'one the code was given for (RFC 6749 4.1.3).',
+      body: z.object({ code: z.string().min(1).max(512), codeVerifier: pkceValueSchema, redirectUri: redirectUriSchema }).strict(),
+      response: {
+        200: z.object({
+          user: userSchema,
+          sessionToken: z.string().describe('Bearer token of the app\'s new session; shown only here'),
+          organizationId: z.string().nullable().describe('The session\'s active organization (the browser session\'s when the code was given)'),
+        }),
+        400: errorBodySchema.describe('invalid_request: invalid body; invalid_grant: unknown, expired or used code, or a verifier or redirect URI that does not match'),
+      },
+    },
+  }, async (request) => {
+    const result = await desktopSignIn.exchange(requestContextOf(request), request.body);
+    return { user: toUser(result.user), sessionToken: result.sessionToken, organizationId: result.organizationId };
+  });
+};

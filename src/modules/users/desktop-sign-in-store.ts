@@ -1,0 +1,29 @@
+// SQL of the desktop app's sign-in codes (migration 0900). Keyed by the hash of a one-time code, which
+// belongs to exactly one person.
+import type { Queryable } from '../../db/database.ts';
+
+export interface DesktopSignInCodeRow {
+  user_id: string;
+  organization_id: string | null;
+  code_challenge: string;
+  redirect_uri: string;
+  auth_method: 'password' | 'sso';
+}
+
+export async function insertDesktopSignInCode(db: Queryable, row: DesktopSignInCodeRow & { code_hash: string; ttlSeconds: number }): Promise<void> {
+  await db.query('DELETE FROM desktop_sign_in_codes WHERE expires_at < now()', []);
+  await db.query(
+    `INSERT INTO desktop_sign_in_codes (code_hash, user_id, organization_id, code_challenge, redirect_uri, auth_method, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
+    [row.code_hash, row.user_id, row.organization_id, row.code_challenge, row.redirect_uri, row.auth_method, row.ttlSeconds],
+  );
+}
+
+/** Takes a code: once only (whatever the exchange then decides), and only before it expires. */
+export async function takeDesktopSignInCode(db: Queryable, codeHash: string): Promise<DesktopSignInCodeRow | undefined> {
+  const { rows } = await db.query<DesktopSignInCodeRow & { live: boolean }>(
+    'DELETE FROM desktop_sign_in_codes WHERE code_hash = $1 RETURNING *, expires_at > now() AS live',
+    [codeHash],
+  );
+  return rows[0]?.live ? rows[0] : undefined;
+}

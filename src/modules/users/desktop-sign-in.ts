@@ -1,0 +1,75 @@
+// The desktop app's sign-in through the console's pages (RFC 8252, with PKCE): the app opens the
+// console at /desktop/sign-in in the person's browser with its redirect URI (a loopback port, or the
+// `orgplane:` scheme) and a code challenge. Once the person is signed in there (password or SSO, as
+// always) and confirms, the console asks for a one-time code (authorize) and sends the browser to the
+// app with it; the app redeems it with its code verifier (exchange) for a session of its own. The
+// browser's session is never handed over, and nobody without the verifier can use the code.
+import type { Database } from '../../db/database.ts';
+import { ApiError, invalidRequest } from '../../http/errors.ts';
+import { pkceVerifierMatches } from '../../platform/pkce.ts';
+import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
+import type { MembershipCore } from '../identity/index.ts';
+import { insertDesktopSignInCode, takeDesktopSignInCode } from './desktop-sign-in-store.ts';
+import * as store from './store.ts';
+
+/** A code is redeemed within this long (the browser goes straight to the app, which redeems at once). */
+export const desktopCodeTtlSeconds = 60;
+
+export interface DesktopSignInDeps {
+  db: Database;
+  membership: Pick<MembershipCore, 'issueSession'>;
+  /** Where a one-time code may be sent: the rule SSO sign-in follows too (platform/redirect-uris.ts). */
+  redirectUriAllowed: (uri: string) => boolean;
+}
+
+const invalidGrant = () => new ApiError(400, 'invalid_grant', 'The code is unknown, expired, already used, or does not match the code verifier or the redirect URI');
+
+export function createDesktopSignIn(deps: DesktopSignInDeps) {
+  const { db } = deps;
+  return {
+    /** A one-time code for the calling session's person, and where the browser takes it. */
+    async authorize(ctx: CallerContext, input: { redirectUri: string; codeChallenge: string; state?: string | undefined }): Promise<{ redirectTo: string }> {
+      const caller = ctx.actor;
+      if (!deps.redirectUriAllowed(input.redirectUri)) {
+        throw invalidRequest([{ path: ['redirectUri'], message: 'Not a redirect URI a sign-in may use: a loopback address (http://127.0.0.1:PORT/...), the orgplane: scheme, or one of SSO_REDIRECT_URIS' }]);
+      }
+      const code = randomToken();
+      await insertDesktopSignInCode(db, {
+        code_hash: hashToken(code),
+        user_id: caller.userId!,
+        organization_id: caller.organizationId,
+        code_challenge: input.codeChallenge,
+        redirect_uri: input.redirectUri,
+        auth_method: caller.authMethod ?? 'password',
+        ttlSeconds: desktopCodeTtlSeconds,
+      });
+      const target = new URL(input.redirectUri);
+      target.searchParams.set('code', code);
+      if (input.state !== undefined) target.searchParams.set('state', input.state);
+      return { redirectTo: target.href };
+    },
+
+    /** The app's session, for the code and the verifier only the app holds. */
+    async exchange(ctx: WriteContext, input: { code: string; codeVerifier: string; redirectUri: string }) {
+      // Taken whatever follows: a code is spent by its first use, right or wrong.
+      const row = await takeDesktopSignInCode(db, hashToken(input.code));
+      if (!row || !pkceVerifierMatches(input.codeVerifier, row.code_challenge) || row.redirect_uri !== input.redirectUri) throw invalidGrant();
+      const user = await store.findUserById(db, row.user_id);
+      if (!user) throw invalidGrant();
+      const sessionToken = await writeTransaction(db, ctx, async (tx) => {
+        tx.audit({
+          action: 'user.signed_in',
+          organizationId: row.organization_id,
+          actorUserId: user.id,
+          target: { type: 'user', id: user.id, name: user.email },
+          changes: { method: 'desktop' },
+        });
+        return deps.membership.issueSession(tx, user.id, row.organization_id, row.auth_method);
+      });
+      return { user, sessionToken, organizationId: row.organization_id };
+    },
+  };
+}
+
+export type DesktopSignIn = ReturnType<typeof createDesktopSignIn>;

@@ -1,0 +1,51 @@
+// The desktop app's sign-in through the console, at the API: the signed-in browser session gets a
+// one-time code for the app's loopback redirect; the app redeems it with its verifier for a session
+// of its own, for the same person and organization; the sign-in is in the organization's audit log.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { useTenantApp } from '../support/harness.ts';
+import { authorizeBody, codeOf, loopbackRedirect, pkcePair } from './support.ts';
+
+const t = useTenantApp();
+
+test('authorize gives the browser the app\'s redirect with a code and its state; the code and verifier give the app its own session', async () => {
+  const { member, orgId } = t.tenant;
+  const pkce = pkcePair();
+  const authorized = await t.as(member.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
+  assert.equal(authorized.status, 200, authorized.text);
+  const target = new URL(authorized.body.redirectTo);
+  assert.equal(`${target.origin}${target.pathname}`, loopbackRedirect);
+  assert.equal(target.searchParams.get('state'), 'app-state-1');
+  assert.match(codeOf(authorized.body.redirectTo), /^[A-Za-z0-9_-]{40,}$/);
+
+  const exchanged = await t.as().post('/v1/auth/desktop/token', { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: loopbackRedirect });
+  assert.equal(exchanged.status, 200, exchanged.text);
+  assert.equal(exchanged.body.user.id, member.userId);
+  assert.equal(exchanged.body.organizationId, orgId);
+  assert.notEqual(exchanged.body.sessionToken, member.token, 'a session of its own, not the browser\'s');
+
+  const me = await t.as(exchanged.body.sessionToken).get('/v1/me');
+  assert.equal(me.status, 200);
+  assert.equal(me.body.user.id, member.userId);
+  assert.equal(me.body.activeOrganizationId, orgId);
+  assert.equal(me.body.session.authMethod, 'password', 'as the browser\'s session authenticated');
+  // Signing the app out leaves the browser signed in.
+  assert.equal((await t.as(exchanged.body.sessionToken).post('/v1/auth/sign-out')).status, 204);
+  assert.equal((await t.as(member.token).get('/v1/me')).status, 200);
+
+  const log = await t.as(t.tenant.owner.token).get(`/v1/orgs/${orgId}/audit-events?action=user.signed_in&limit=100`);
+  assert.equal(log.status, 200, log.text);
+  const desktop = log.body.events.filter((event: { changes?: { method?: string }; target: { id: string } }) => event.changes?.method === 'desktop' && event.target.id === member.userId);
+  assert.equal(desktop.length, 1, 'one sign-in recorded, when the code was redeemed');
+});
+
+test('the orgplane: scheme is a redirect the app may use too, without a state', async () => {
+  const pkce = pkcePair();
+  const authorized = await t.as(t.tenant.admin.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge, { redirectUri: 'orgplane://signed-in', state: undefined }));
+  assert.equal(authorized.status, 200, authorized.text);
+  assert.equal(new URL(authorized.body.redirectTo).protocol, 'orgplane:');
+  assert.equal(new URL(authorized.body.redirectTo).searchParams.has('state'), false);
+  const exchanged = await t.as().post('/v1/auth/desktop/token', { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: 'orgplane://signed-in' });
+  assert.equal(exchanged.status, 200, exchanged.text);
+  assert.equal(exchanged.body.user.id, t.tenant.admin.userId);
+});

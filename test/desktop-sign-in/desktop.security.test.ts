@@ -1,0 +1,52 @@
+// The desktop sign-in's security: only a signed-in person, recently authenticated, gets a code (not
+// anonymous, not a revoked or tampered session, not an API key, not a stale session: 403 reauth); a
+// code speaks for the person who got it and no one else; a code is never stored, only its hash.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { hashToken } from '../../src/platform/tokens.ts';
+import { ageSession, reauthBody } from '../identity/reauth-support.ts';
+import { signUp } from '../support/fixtures.ts';
+import { useTenantApp } from '../support/harness.ts';
+import { authorizeBody, codeOf, loopbackRedirect, pkcePair } from './support.ts';
+
+const t = useTenantApp();
+
+test('anonymous, a tampered or a signed-out session, an API key: 401; nothing is made', async () => {
+  const body = authorizeBody(pkcePair().challenge);
+  assert.equal((await t.as().post('/v1/auth/desktop/authorize', body)).status, 401);
+  const token = t.tenant.member.token;
+  assert.equal((await t.as(token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')).post('/v1/auth/desktop/authorize', body)).status, 401);
+  const leaving = await signUp(t.app.url, 'desktop-leaving');
+  await t.as(leaving.token).post('/v1/auth/sign-out');
+  assert.equal((await t.as(leaving.token).post('/v1/auth/desktop/authorize', body)).status, 401);
+
+  const key = await t.as(t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/api-keys`, { name: 'ci', role: 'admin' });
+  assert.equal(key.status, 201, key.text);
+  const byKey = await fetch(`${t.app.url}/v1/auth/desktop/authorize`, { method: 'POST', headers: { 'x-api-key': key.body.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  assert.equal(byKey.status, 401, 'an API key is not a session: the route does not take one');
+  const { rows } = await t.app.db.query('SELECT count(*)::int AS n FROM desktop_sign_in_codes');
+  assert.equal(rows[0].n, 0);
+});
+
+test('a session whose person authenticated long ago gets 403 reauth: the console asks them again before handing out a session', async () => {
+  const stale = await signUp(t.app.url, 'desktop-stale');
+  await ageSession(t.app, stale.token);
+  const refused = await t.as(stale.token).post('/v1/auth/desktop/authorize', authorizeBody(pkcePair().challenge));
+  assert.equal(refused.status, 403);
+  assert.deepEqual({ error: refused.body.error, reason: refused.body.reason }, reauthBody);
+});
+
+test('a code gives the session of the person who got it, in their organization, and only the hash is stored', async () => {
+  const { otherAdmin, otherOrgId } = t.tenant;
+  const pkce = pkcePair();
+  const authorized = await t.as(otherAdmin.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
+  const code = codeOf(authorized.body.redirectTo);
+  const { rows } = await t.app.db.query('SELECT code_hash FROM desktop_sign_in_codes');
+  assert.deepEqual(rows.map((row: { code_hash: string }) => row.code_hash), [hashToken(code)], 'the code itself is not stored');
+  const exchanged = await t.as(t.tenant.member.token).post('/v1/auth/desktop/token', { code, codeVerifier: pkce.verifier, redirectUri: loopbackRedirect });
+  assert.equal(exchanged.status, 200, exchanged.text);
+  assert.equal(exchanged.body.user.id, otherAdmin.userId, 'whoever calls, the code speaks for its own person');
+  assert.equal(exchanged.body.organizationId, otherOrgId);
+  const org = await t.as(exchanged.body.sessionToken).get('/v1/org');
+  assert.equal(org.body.organization.id, otherOrgId, 'and sees only that organization');
+});
