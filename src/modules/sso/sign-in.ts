@@ -102,7 +102,7 @@ export function createSignInService(deps: SignInServiceDeps) {
     byEmail: UserRecord | undefined,
   ): Promise<{ user: UserRecord; memberId: string }> {
     const organizationId = connection.organization_id;
-    const linked = await store.findLinkedUser(tx, connection.id, claims.sub);
+    const linked = await store.findLinkedUser(tx, connection.organization_id, connection.id, claims.sub);
     let user = linked ? await deps.users.getUser(linked, tx) : byEmail;
     let member = user ? await deps.membership.getMemberByUser(organizationId, user.id, tx) : undefined;
     if (member?.status === 'suspended') throw new SignInRefused(403, 'member_suspended', 'Your membership of this organization is suspended. Ask an administrator.', user!.id);
