@@ -95,7 +95,7 @@ export async function findActiveOrganizationsByTokens(db: Database, tokenHashes:
          SELECT coalesce(json_agg(json_build_object(
                   'id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'created_at', t.created_at)
                 ORDER BY t.name, t.id), '[]'::json) AS rows
-           FROM team_members tm JOIN teams t ON t.id = tm.team_id
+           FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
           WHERE tm.organization_id = o.id AND tm.member_id = caller.member_id
        ) teams ON true`,
     [tokenHashes],

@@ -370,8 +370,8 @@ export function createScimStore() {
         `SELECT gm.group_id, gm.scim_user_id, g.display_name AS group_display_name,
                 COALESCE(u.display_name, u.user_name) AS user_display
            FROM scim_group_members gm
-           JOIN scim_groups g ON g.id = gm.group_id
-           JOIN scim_users u ON u.id = gm.scim_user_id
+           JOIN scim_groups g ON g.organization_id = gm.organization_id AND g.id = gm.group_id
+           JOIN scim_users u ON u.organization_id = gm.organization_id AND u.id = gm.scim_user_id
           WHERE gm.organization_id = $1 AND ${by === 'group' ? 'gm.group_id' : 'gm.scim_user_id'} = ANY($2::text[])
           ORDER BY u.created_at, u.id`,
         [organizationId, ids],
