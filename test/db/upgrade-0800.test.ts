@@ -79,7 +79,7 @@ test('a database filled by the release before 0800 keeps every row, and the curr
 
   // Filled by the previous release, through its API.
   const old = await startServer(env, path.join(previous, 'src/main.ts'));
-  let tenant, teamId: string, memoryId: string;
+  let tenant, teamId: string, memoryId: string, apiKey: string, installToken: string;
   try {
     tenant = await createTenant(old.url);
     const owner = api(old.url, tenant.owner.token);
@@ -87,8 +87,12 @@ test('a database filled by the release before 0800 keeps every row, and the curr
     assert.equal(team.status, 201, team.text);
     teamId = team.body.team.id;
     assert.equal((await owner.post(`/v1/orgs/${tenant.orgId}/teams/${teamId}/members`, { memberId: tenant.member.memberId })).status, 204);
-    assert.equal((await owner.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'ci', role: 'member' })).status, 201);
-    assert.equal((await owner.post(`/v1/orgs/${tenant.orgId}/install-links`, {})).status, 201);
+    const key = await owner.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'ci', role: 'member' });
+    assert.equal(key.status, 201, key.text);
+    apiKey = key.body.key;
+    const link = await owner.post(`/v1/orgs/${tenant.orgId}/install-links`, {});
+    assert.equal(link.status, 201, link.text);
+    installToken = link.body.token;
     assert.equal((await owner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: 'pending@example.test', role: 'member' })).status, 201);
     const memory = await owner.post('/v1/memory', { content: 'The deploy key rotates every Monday\nAsk the platform team.', tags: ['ops'] });
     assert.equal(memory.status, 201, memory.text);
@@ -121,6 +125,10 @@ test('a database filled by the release before 0800 keeps every row, and the curr
     // A write after the upgrade: the sequences go on from the previous release's values.
     assert.equal((await owner.post('/v1/memory', { content: 'written after the upgrade' })).status, 201);
     assert.equal((await api(current.url, tenant.member.token).get('/v1/org')).status, 200);
+    // Secrets issued before tokens named their tenant are still found by their hash alone.
+    assert.doesNotMatch(apiKey, /\./);
+    assert.equal((await api(current.url).get(`/v1/orgs/${tenant.orgId}/members`, { headers: { 'x-api-key': apiKey } })).status, 200);
+    assert.equal((await api(current.url).get(`/v1/install-links/${installToken}`)).status, 200);
   } catch (error) {
     throw new Error(`${(error as Error).message}\nthe upgraded server's log:\n${current.output()}`, { cause: error });
   } finally {

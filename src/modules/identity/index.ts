@@ -106,8 +106,8 @@ export interface MembershipCore {
 }
 
 export { createMembershipCore, membershipRefusals, requireSignedInUser, type MembershipCoreDeps, type MembershipCoreService } from './service.ts';
-export { sessionTokenLookup, sessionTokenPrefix, apiKeyPrefix } from './tokens.ts';
-export { sessionCallerSql, type SessionCallerRow } from './store.ts';
+export { sessionTokenLookup, sessionTokenPrefix, apiKeyPrefix, type TokenBatch } from './tokens.ts';
+export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './store.ts';
 export {
   assignableRoleSchema,
   emailSchema,

@@ -1,5 +1,6 @@
 // SQL of the membership core: who a token belongs to, and the members table.
 import type { Database, Queryable } from '../../db/database.ts';
+import type { TokenBatch } from './tokens.ts';
 import type { AuthMethod, Role } from '../../http/caller.ts';
 import type { MemberRecord, MemberStatus, RemovedBy } from './index.ts';
 
@@ -41,20 +42,24 @@ export const sessionCallerSql = `
     JOIN users u ON u.id = s.user_id
     LEFT JOIN members m
       ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'
-   WHERE s.token_hash = ANY($1::text[]) AND s.revoked_at IS NULL AND s.expires_at > now()`;
+   WHERE s.token_hash = ANY($1::text[]) AND ($3::boolean OR s.user_id = ANY($2::text[]))
+     AND s.revoked_at IS NULL AND s.expires_at > now()`;
+
+/** The parameters of a statement that finds rows by a batch of tokens ($1 hashes, $2 tenants, $3 any without one). */
+export const tokenBatchParams = (batch: TokenBatch) => [batch.hashes, batch.tenants, batch.someWithoutTenant];
 
 // The lookups that authenticate requests run on every call, so they are prepared statements.
-export async function findSessionCallers(db: Database, tokenHashes: string[]): Promise<SessionCallerRow[]> {
-  const { rows } = await db.prepared<SessionCallerRow>('identity_session_callers', sessionCallerSql, [tokenHashes]);
+export async function findSessionCallers(db: Database, batch: TokenBatch): Promise<SessionCallerRow[]> {
+  const { rows } = await db.prepared<SessionCallerRow>('identity_session_callers', sessionCallerSql, tokenBatchParams(batch));
   return rows;
 }
 
-export async function findApiKeysByHashes(db: Database, keyHashes: string[]): Promise<ApiKeyCallerRow[]> {
+export async function findApiKeys(db: Database, batch: TokenBatch): Promise<ApiKeyCallerRow[]> {
   const { rows } = await db.prepared<ApiKeyCallerRow>(
     'identity_api_keys',
     `SELECT key_hash AS token_hash, id, organization_id, name, role, created_at
-       FROM api_keys WHERE key_hash = ANY($1::text[]) AND revoked_at IS NULL`,
-    [keyHashes],
+       FROM api_keys WHERE key_hash = ANY($1::text[]) AND ($3::boolean OR organization_id = ANY($2::text[])) AND revoked_at IS NULL`,
+    tokenBatchParams(batch),
   );
   return rows;
 }

@@ -27,7 +27,7 @@ export interface OrganizationServiceDeps {
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { db, membership } = deps;
-  const findActiveOrganization = sessionTokenLookup(db, (hashes) => store.findActiveOrganizationsByTokens(db, hashes));
+  const findActiveOrganization = sessionTokenLookup(db, (batch) => store.findActiveOrganizationsByTokens(db, batch));
 
   return {
     async createOrganization(ctx: CallerContext, name: string): Promise<OrganizationRecord> {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
+import { tokenCondition, type TokenLookup } from '../../platform/tokens.ts';
 import { ScimError } from './errors.ts';
 import type { AttrPath, Filter } from './filter.ts';
 
@@ -193,8 +194,9 @@ export function createScimStore() {
       return rows[0];
     },
 
-    async findConnectorByTokenHash(db: Queryable, tokenHash: string): Promise<ConnectorRow | undefined> {
-      const { rows } = await db.query<ConnectorRow>(`SELECT ${connectorColumns} FROM scim_connectors WHERE token_hash = $1`, [tokenHash]);
+    async findConnectorByToken(db: Queryable, lookup: TokenLookup): Promise<ConnectorRow | undefined> {
+      const { where, params } = tokenCondition(lookup, 'token_hash', 'organization_id');
+      const { rows } = await db.query<ConnectorRow>(`SELECT ${connectorColumns} FROM scim_connectors WHERE ${where}`, params);
       return rows[0];
     },
 
