@@ -8,7 +8,7 @@ import { forbidden, notFound, type MemberRefusals } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
-import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore, RemovedBy } from './index.ts';
+import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore, RemovedBy, SessionRef } from './index.ts';
 import * as store from './store.ts';
 import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.ts';
 
@@ -218,13 +218,13 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
       });
       return token;
     },
-    markSessionAuthenticated: (tx: Queryable, sessionId: string, method: AuthMethod) => store.markSessionAuthenticated(tx, sessionId, method),
-    revokeSession: (tx: Queryable, sessionId: string) => store.revokeSession(tx, sessionId),
+    markSessionAuthenticated: (tx: Queryable, session: SessionRef, method: AuthMethod) => store.markSessionAuthenticated(tx, session, method),
+    revokeSession: (tx: Queryable, session: SessionRef) => store.revokeSession(tx, session),
     revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
     revokePasswordSessionsInDomain: (tx: Queryable, organizationId: string, domain: string) => store.revokePasswordSessionsInDomain(tx, organizationId, domain),
-    setSessionOrganization: (tx: Queryable, sessionId: string, organizationId: string) => store.setSessionOrganization(tx, sessionId, organizationId),
-    setSessionOrganizationIfUnusable: (tx: Queryable, sessionId: string, organizationId: string) =>
-      store.setSessionOrganizationIfUnusable(tx, sessionId, organizationId),
+    setSessionOrganization: (tx: Queryable, session: SessionRef, organizationId: string) => store.setSessionOrganization(tx, session, organizationId),
+    setSessionOrganizationIfUnusable: (tx: Queryable, session: SessionRef, organizationId: string) =>
+      store.setSessionOrganizationIfUnusable(tx, session, organizationId),
   } satisfies MembershipCore;
 }
 

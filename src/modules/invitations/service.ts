@@ -5,7 +5,7 @@ import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { membershipRefusals, requireSignedInUser, type MemberRecord, type MembershipCore } from '../identity/index.ts';
+import { membershipRefusals, requireSignedInUser, sessionOf, type MemberRecord, type MembershipCore } from '../identity/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import * as store from './store.ts';
 
@@ -68,7 +68,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
         await store.markInvitationAccepted(tx, invitation.organization_id, invitation.id);
         // A session with no usable active organization (none, or one the user is no longer an active
         // member of) gets the one just joined; a usable one is left alone.
-        await membership.setSessionOrganizationIfUnusable(tx, ctx.actor.sessionId!, invitation.organization_id);
+        await membership.setSessionOrganizationIfUnusable(tx, sessionOf(ctx.actor), invitation.organization_id);
         // Other invitations of this person to this organization have done their work; left pending,
         // one would let them back in after an administrator removed them.
         await store.expirePendingInvitations(tx, invitation.organization_id, invitation.email);
