@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, configVariables, loadConfig, type Config } from './config.ts';
 import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
+import { CitusMissingError, distribute } from './db/distribute.ts';
 import { migrate } from './db/migrate.ts';
 import { installAuditLog, listChains, pruneAuditEvents, startAuditStreamWorker, verifyChainOf } from './modules/audit/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
@@ -26,6 +27,7 @@ const usage = `orgplane: control plane for multi-tenant AI workspaces
 Usage:
   orgplane start                         migrate, then serve HTTP (and run queue workers unless RUN_WORKERS=false)
   orgplane migrate                       apply pending database migrations and exit
+  orgplane distribute                    on a Citus coordinator: distribute the tables by tenant (docs/scaling.md)
   orgplane bootstrap --email E --password P --name N --org O
                                          create the first user (instance administrator) and organization
   orgplane org set-plan <organizationId> <free|team|enterprise>
@@ -91,6 +93,15 @@ async function main(argv: string[]): Promise<number> {
       await db.close();
       console.log('migrations applied');
       return 0;
+    }
+    case 'distribute': {
+      const { db } = await openMigratedDatabase();
+      try {
+        for (const result of await distribute(db)) console.log(`${result.table}: ${result.outcome}`);
+        return 0;
+      } finally {
+        await db.close();
+      }
     }
     case 'bootstrap': {
       const { values } = parseArgs({
@@ -221,7 +232,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const apiError = error as { code?: string; message?: string };
     // Operator mistakes are told in one sentence, without a stack trace.
-    if (error instanceof ConfigError || error instanceof DataDirInUseError || error instanceof KeyRingMismatchError) console.error(`orgplane: ${error.message}`);
+    if (error instanceof ConfigError || error instanceof DataDirInUseError || error instanceof KeyRingMismatchError || error instanceof CitusMissingError) console.error(`orgplane: ${error.message}`);
     else console.error(apiError.code ? `${apiError.code}: ${apiError.message}` : error);
     process.exit(1);
   },

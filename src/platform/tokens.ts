@@ -22,3 +22,38 @@ export function tokenMatchesHash(token: string, storedHash: Buffer): boolean {
   const digest = hash('sha256', token, 'buffer');
   return digest.length === storedHash.length && timingSafeEqual(digest, storedHash);
 }
+
+/**
+ * A bearer secret that names its tenant: `<prefix><tenant id>.<secret>` (an organization's id, or the
+ * user's for a session). The lookup by hash then reads that tenant's rows only, which on a database
+ * distributed by tenant is one shard instead of every one (docs/scaling.md). The hash covers the whole
+ * token, so a token edited to name another tenant matches nothing.
+ */
+export function tenantToken(prefix: string, tenantId: string): string {
+  return `${prefix}${tenantId}.${randomToken()}`;
+}
+
+// A TypeID (src/platform/ids.ts): a lower-case prefix, '_', 26 base32 characters.
+const TENANT_ID = /^[a-z]+_[0-9a-z]{26}$/;
+
+/** What finds a token's row: its hash, and its tenant when the token names one (tokens issued before they did, not). */
+export interface TokenLookup {
+  hash: string;
+  tenant: string | undefined;
+}
+
+export function tokenLookup(token: string, prefix: string): TokenLookup {
+  const dot = token.startsWith(prefix) ? token.indexOf('.', prefix.length) : -1;
+  const tenant = dot === -1 ? undefined : token.slice(prefix.length, dot);
+  return { hash: hashToken(token), tenant: tenant !== undefined && TENANT_ID.test(tenant) ? tenant : undefined };
+}
+
+/**
+ * The WHERE condition of a lookup by one token (`$1` its hash, `$2` its tenant when it has one), and
+ * its parameters: `tenantColumn = $2` is what lets a distributed database route it to one shard.
+ */
+export function tokenCondition(lookup: TokenLookup, hashColumn: string, tenantColumn: string): { where: string; params: string[] } {
+  return lookup.tenant === undefined
+    ? { where: `${hashColumn} = $1`, params: [lookup.hash] }
+    : { where: `${tenantColumn} = $2 AND ${hashColumn} = $1`, params: [lookup.hash, lookup.tenant] };
+}

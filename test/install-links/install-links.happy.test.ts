@@ -14,8 +14,9 @@ test('a member mints a link: 256-bit URL-safe token, page URL under PUBLIC_URL, 
   assert.equal(response.status, 201, response.text);
   const { token, installPageUrl } = response.body;
   assert.deepEqual(Object.keys(response.body).sort(), ['installPageUrl', 'token']);
-  assert.match(token, /^[A-Za-z0-9_-]+$/);
-  const random = token.replace(/^opl_/, '');
+  // URL-safe: RFC 3986 unreserved characters only ('.' separates the organization's id, which the token names).
+  assert.match(token, /^[A-Za-z0-9_.-]+$/);
+  const random = token.replace(`opl_${t.tenant.orgId}.`, '');
   assert.ok(Buffer.from(random, 'base64url').length >= 32, 'at least 256 random bits');
   assert.equal(installPageUrl, `${t.app.config.publicUrl}/install/${token}`);
   assert.equal(response.headers.get('ratelimit-limit'), '20');

@@ -30,7 +30,7 @@ test('the first call creates the connector and returns the spec shape exactly', 
   assert.equal(body.connection.providerId, sso.body.connection.id);
   assert.match(body.connection.createdAt, iso);
   assert.match(body.connection.updatedAt, iso);
-  assert.match(body.scimToken, /^opscim_[A-Za-z0-9_-]{43}$/);
+  assert.match(body.scimToken, new RegExp(`^opscim_${env.tenant.orgId}\\.[A-Za-z0-9_-]{43}$`));
   // nothing has happened yet: only the count, no invented timestamps
   assert.deepEqual(body.health, { unresolvedFailureCount: 0 });
   // the token works against the SCIM server

@@ -39,9 +39,9 @@ export interface CliProcess {
  * Spawns `orgplane <args>` with `env` over this process's environment. DATABASE_URL is taken from
  * `env` only, so that a command meant for the embedded database never reaches a PostgreSQL by accident.
  */
-export function spawnCli(args: string[], env: Record<string, string>): CliProcess {
+export function spawnCli(args: string[], env: Record<string, string>, main = mainFile): CliProcess {
   const { DATABASE_URL: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, [mainFile, ...args], {
+  const child = spawn(process.execPath, [main, ...args], {
     // Test processes sign everyone up from 127.0.0.1: the per-address sign-up limit is raised as in startTestApp.
     env: { ...inherited, HOST: '127.0.0.1', LOG_LEVEL: 'warn', SIGN_UP_ATTEMPTS_PER_ADDRESS: '1000000', SSO_START_ATTEMPTS_PER_ADDRESS: '1000000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,11 +62,14 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
   return { code, output: cli.output() };
 }
 
-/** `orgplane start` on a free port; `healthy` resolves true once /health answers 200, false if it exits first. */
-export async function spawnServer(env: Record<string, string>): Promise<CliProcess & { url: string; healthy: Promise<boolean> }> {
+/**
+ * `orgplane start` on a free port; `healthy` resolves true once /health answers 200, false if it exits
+ * first. `main`: another checkout's src/main.ts (an earlier release, for upgrade tests).
+ */
+export async function spawnServer(env: Record<string, string>, main = mainFile): Promise<CliProcess & { url: string; healthy: Promise<boolean> }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = spawnCli(['start'], { PORT: String(port), ...env });
+  const server = spawnCli(['start'], { PORT: String(port), ...env }, main);
   const healthy = (async () => {
     const deadline = Date.now() + 60_000;
     while (server.child.exitCode === null && server.child.signalCode === null && Date.now() < deadline) {

@@ -3,7 +3,7 @@ import type { Database } from '../../db/database.ts';
 import type { Caller, Role } from '../../http/caller.ts';
 import { notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
-import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { hashToken, tenantToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { apiKeyPrefix, membershipRefusals, type MembershipCore } from '../identity/index.ts';
 import * as store from './store.ts';
@@ -20,7 +20,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   return {
     async createApiKey(ctx: CallerContext, organizationId: string, input: { name: string; role: 'admin' | 'member' }) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
-      const key = apiKeyPrefix + randomToken();
+      const key = tenantToken(apiKeyPrefix, organizationId);
       const keyId = newId(idPrefixes.apiKey);
       const apiKey = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion not committed yet must not leave a working key behind.

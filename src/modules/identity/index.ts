@@ -93,21 +93,30 @@ export interface MembershipCore {
   /** Issues a session for the user with `activeOrganizationId` active, authenticated now by `authMethod` (default password); its token, to be shown once. */
   issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod?: AuthMethod): Promise<string>;
   /** Records that the session's person has just authenticated again (step-up); the new time, or undefined when the session is no longer valid. */
-  markSessionAuthenticated(tx: Queryable, sessionId: string, method: AuthMethod): Promise<Date | undefined>;
-  revokeSession(tx: Queryable, sessionId: string): Promise<void>;
+  markSessionAuthenticated(tx: Queryable, session: SessionRef, method: AuthMethod): Promise<Date | undefined>;
+  revokeSession(tx: Queryable, session: SessionRef): Promise<void>;
   /** Ends every session of the user; the number ended. */
   revokeUserSessions(tx: Queryable, userId: string): Promise<number>;
   /** Ends the password sessions of the organization's members but its owner whose e-mail is in `domain` (SSO became required); the number ended. */
   revokePasswordSessionsInDomain(tx: Queryable, organizationId: string, domain: string): Promise<number>;
   /** Makes the organization the session's active one. */
-  setSessionOrganization(tx: Queryable, sessionId: string, organizationId: string): Promise<void>;
+  setSessionOrganization(tx: Queryable, session: SessionRef, organizationId: string): Promise<void>;
   /** Makes the organization the session's active one unless it has a usable one (an organization its user is an active member of); true when it changed. */
-  setSessionOrganizationIfUnusable(tx: Queryable, sessionId: string, organizationId: string): Promise<boolean>;
+  setSessionOrganizationIfUnusable(tx: Queryable, session: SessionRef, organizationId: string): Promise<boolean>;
 }
 
+/** A session, by its user (the column sessions are distributed by) and its id. */
+export interface SessionRef {
+  userId: string;
+  id: string;
+}
+
+/** The session a session caller speaks through (the routes that use it take session callers only). */
+export const sessionOf = (caller: Pick<Caller, 'userId' | 'sessionId'>): SessionRef => ({ userId: caller.userId!, id: caller.sessionId! });
+
 export { createMembershipCore, membershipRefusals, requireSignedInUser, type MembershipCoreDeps, type MembershipCoreService } from './service.ts';
-export { sessionTokenLookup, sessionTokenPrefix, apiKeyPrefix } from './tokens.ts';
-export { sessionCallerSql, type SessionCallerRow } from './store.ts';
+export { sessionTokenLookup, sessionTokenPrefix, apiKeyPrefix, type TokenBatch } from './tokens.ts';
+export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './store.ts';
 export {
   assignableRoleSchema,
   emailSchema,

@@ -6,9 +6,9 @@ import { lockUntilCommit } from '../../db/locks.ts';
 import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 import { forbidden, notFound, type MemberRefusals } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
-import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
-import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore, RemovedBy } from './index.ts';
+import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore, RemovedBy, SessionRef } from './index.ts';
 import * as store from './store.ts';
 import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.ts';
 
@@ -45,8 +45,8 @@ export interface MembershipCoreDeps {
 
 export function createMembershipCore(deps: MembershipCoreDeps) {
   const { db, invitations } = deps;
-  const findSessionCaller = batchedByTokenHash(db, (hashes) => store.findSessionCallers(db, hashes));
-  const findApiKey = batchedByTokenHash(db, (hashes) => store.findApiKeysByHashes(db, hashes));
+  const findSessionCaller = batchedByTokenHash(db, (batch) => store.findSessionCallers(db, batch));
+  const findApiKey = batchedByTokenHash(db, (batch) => store.findApiKeys(db, batch));
 
   /**
    * The caller's membership in `organizationId`, which need not be the active one. Someone who is not
@@ -119,7 +119,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
 
     async resolveSession(token: string): Promise<Caller | null> {
       if (!token.startsWith(sessionTokenPrefix) || token.length > 200) return null;
-      const row = await findSessionCaller(hashToken(token));
+      const row = await findSessionCaller(tokenLookup(token, sessionTokenPrefix));
       if (!row) return null;
       return {
         kind: 'session',
@@ -139,7 +139,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
 
     async resolveApiKey(key: string): Promise<Caller | null> {
       if (!key.startsWith(apiKeyPrefix) || key.length > 200) return null;
-      const row = await findApiKey(hashToken(key));
+      const row = await findApiKey(tokenLookup(key, apiKeyPrefix));
       if (!row) return null;
       return {
         kind: 'api_key',
@@ -207,7 +207,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     // Sessions: who a session token speaks for is this core's, so it issues, ends and re-points them.
     /** Issues a session for the user (its token, to be shown once) with `activeOrganizationId` active. */
     async issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod: AuthMethod = 'password'): Promise<string> {
-      const token = sessionTokenPrefix + randomToken();
+      const token = tenantToken(sessionTokenPrefix, userId);
       await store.insertSession(tx, {
         id: newId(idPrefixes.session),
         userId,
@@ -218,13 +218,13 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
       });
       return token;
     },
-    markSessionAuthenticated: (tx: Queryable, sessionId: string, method: AuthMethod) => store.markSessionAuthenticated(tx, sessionId, method),
-    revokeSession: (tx: Queryable, sessionId: string) => store.revokeSession(tx, sessionId),
+    markSessionAuthenticated: (tx: Queryable, session: SessionRef, method: AuthMethod) => store.markSessionAuthenticated(tx, session, method),
+    revokeSession: (tx: Queryable, session: SessionRef) => store.revokeSession(tx, session),
     revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
     revokePasswordSessionsInDomain: (tx: Queryable, organizationId: string, domain: string) => store.revokePasswordSessionsInDomain(tx, organizationId, domain),
-    setSessionOrganization: (tx: Queryable, sessionId: string, organizationId: string) => store.setSessionOrganization(tx, sessionId, organizationId),
-    setSessionOrganizationIfUnusable: (tx: Queryable, sessionId: string, organizationId: string) =>
-      store.setSessionOrganizationIfUnusable(tx, sessionId, organizationId),
+    setSessionOrganization: (tx: Queryable, session: SessionRef, organizationId: string) => store.setSessionOrganization(tx, session, organizationId),
+    setSessionOrganizationIfUnusable: (tx: Queryable, session: SessionRef, organizationId: string) =>
+      store.setSessionOrganizationIfUnusable(tx, session, organizationId),
   } satisfies MembershipCore;
 }
 

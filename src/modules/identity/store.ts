@@ -1,7 +1,8 @@
 // SQL of the membership core: who a token belongs to, and the members table.
 import type { Database, Queryable } from '../../db/database.ts';
+import type { TokenBatch } from './tokens.ts';
 import type { AuthMethod, Role } from '../../http/caller.ts';
-import type { MemberRecord, MemberStatus, RemovedBy } from './index.ts';
+import type { MemberRecord, MemberStatus, RemovedBy, SessionRef } from './index.ts';
 
 /** What a bearer token resolves to, read in one round trip on every authenticated request. */
 export interface SessionCallerRow {
@@ -41,20 +42,24 @@ export const sessionCallerSql = `
     JOIN users u ON u.id = s.user_id
     LEFT JOIN members m
       ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'
-   WHERE s.token_hash = ANY($1::text[]) AND s.revoked_at IS NULL AND s.expires_at > now()`;
+   WHERE s.token_hash = ANY($1::text[]) AND ($3::boolean OR s.user_id = ANY($2::text[]))
+     AND s.revoked_at IS NULL AND s.expires_at > now()`;
+
+/** The parameters of a statement that finds rows by a batch of tokens ($1 hashes, $2 tenants, $3 any without one). */
+export const tokenBatchParams = (batch: TokenBatch) => [batch.hashes, batch.tenants, batch.someWithoutTenant];
 
 // The lookups that authenticate requests run on every call, so they are prepared statements.
-export async function findSessionCallers(db: Database, tokenHashes: string[]): Promise<SessionCallerRow[]> {
-  const { rows } = await db.prepared<SessionCallerRow>('identity_session_callers', sessionCallerSql, [tokenHashes]);
+export async function findSessionCallers(db: Database, batch: TokenBatch): Promise<SessionCallerRow[]> {
+  const { rows } = await db.prepared<SessionCallerRow>('identity_session_callers', sessionCallerSql, tokenBatchParams(batch));
   return rows;
 }
 
-export async function findApiKeysByHashes(db: Database, keyHashes: string[]): Promise<ApiKeyCallerRow[]> {
+export async function findApiKeys(db: Database, batch: TokenBatch): Promise<ApiKeyCallerRow[]> {
   const { rows } = await db.prepared<ApiKeyCallerRow>(
     'identity_api_keys',
     `SELECT key_hash AS token_hash, id, organization_id, name, role, created_at
-       FROM api_keys WHERE key_hash = ANY($1::text[]) AND revoked_at IS NULL`,
-    [keyHashes],
+       FROM api_keys WHERE key_hash = ANY($1::text[]) AND ($3::boolean OR organization_id = ANY($2::text[])) AND revoked_at IS NULL`,
+    tokenBatchParams(batch),
   );
   return rows;
 }
@@ -183,18 +188,18 @@ export async function insertSession(
 }
 
 /** Records that the session's person has just authenticated again; the new time, or undefined when the session is no longer valid. */
-export async function markSessionAuthenticated(db: Queryable, sessionId: string, method: AuthMethod): Promise<Date | undefined> {
+export async function markSessionAuthenticated(db: Queryable, session: SessionRef, method: AuthMethod): Promise<Date | undefined> {
   const { rows } = await db.query<{ authenticated_at: Date }>(
     `UPDATE sessions SET authenticated_at = now(), auth_method = $2
-      WHERE id = $1 AND revoked_at IS NULL AND expires_at > now()
+      WHERE user_id = $3 AND id = $1 AND revoked_at IS NULL AND expires_at > now()
       RETURNING authenticated_at`,
-    [sessionId, method],
+    [session.id, method, session.userId],
   );
   return rows[0]?.authenticated_at;
 }
 
-export async function revokeSession(db: Queryable, sessionId: string): Promise<void> {
-  await db.query('UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [sessionId]);
+export async function revokeSession(db: Queryable, session: SessionRef): Promise<void> {
+  await db.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $2 AND id = $1 AND revoked_at IS NULL', [session.id, session.userId]);
 }
 
 export async function revokeUserSessions(db: Queryable, userId: string): Promise<number> {
@@ -207,33 +212,35 @@ export async function revokeUserSessions(db: Queryable, userId: string): Promise
  * `domain` (the part after the last @, compared in lower case); the number ended.
  */
 export async function revokePasswordSessionsInDomain(db: Queryable, organizationId: string, domain: string): Promise<number> {
+  // The people first, then their sessions: sessions are a person's (distributed by user), members an
+  // organization's, so the two are not joined row by row.
   const { rowCount } = await db.query(
-    `UPDATE sessions s SET revoked_at = now()
-       FROM members m JOIN users u ON u.id = m.user_id
-      WHERE m.organization_id = $1 AND m.role <> 'owner' AND s.user_id = m.user_id
-        AND lower(substring(u.email from '[^@]*$')) = $2
-        AND s.auth_method = 'password' AND s.revoked_at IS NULL AND s.expires_at > now()`,
+    `UPDATE sessions SET revoked_at = now()
+      WHERE user_id IN (SELECT m.user_id FROM members m JOIN users u ON u.id = m.user_id
+                         WHERE m.organization_id = $1 AND m.role <> 'owner' AND lower(substring(u.email from '[^@]*$')) = $2)
+        AND auth_method = 'password' AND revoked_at IS NULL AND expires_at > now()`,
     [organizationId, domain],
   );
   return rowCount ?? 0;
 }
 
-export async function setSessionOrganization(db: Queryable, sessionId: string, organizationId: string): Promise<void> {
-  await db.query('UPDATE sessions SET active_organization_id = $2 WHERE id = $1', [sessionId, organizationId]);
+export async function setSessionOrganization(db: Queryable, session: SessionRef, organizationId: string): Promise<void> {
+  await db.query('UPDATE sessions SET active_organization_id = $2 WHERE user_id = $3 AND id = $1', [session.id, organizationId, session.userId]);
 }
 
 /**
  * Makes the organization the session's active one unless the session already has a usable one
  * (an organization its user is an active member of). True when it changed.
  */
-export async function setSessionOrganizationIfUnusable(db: Queryable, sessionId: string, organizationId: string): Promise<boolean> {
+export async function setSessionOrganizationIfUnusable(db: Queryable, session: SessionRef, organizationId: string): Promise<boolean> {
+  // The user's active memberships as a list, not a subquery correlated with the session row: sessions
+  // and members are distributed by different columns.
   const { rowCount } = await db.query(
     `UPDATE sessions s SET active_organization_id = $2
-      WHERE s.id = $1
-        AND (s.active_organization_id IS NULL OR NOT EXISTS (
-          SELECT 1 FROM members m
-           WHERE m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'))`,
-    [sessionId, organizationId],
+      WHERE s.user_id = $3 AND s.id = $1
+        AND (s.active_organization_id IS NULL OR s.active_organization_id NOT IN (
+          SELECT m.organization_id FROM members m WHERE m.user_id = $3 AND m.status = 'active'))`,
+    [session.id, organizationId, session.userId],
   );
   return rowCount === 1;
 }

@@ -1,7 +1,7 @@
 // The bearer secrets the membership core resolves, and how their lookups are batched.
 import type { Database } from '../../db/database.ts';
 import { batchesInFlight, createBatcher, type Batcher } from '../../platform/batcher.ts';
-import { hashToken } from '../../platform/tokens.ts';
+import { tokenLookup, type TokenLookup } from '../../platform/tokens.ts';
 
 export const sessionTokenPrefix = 'ops_';
 export const apiKeyPrefix = 'opk_';
@@ -11,13 +11,29 @@ export const apiKeyPrefix = 'opk_';
 const LOOKUP_BATCH_MAX = 256;
 const LOOKUP_OVERLAP_THRESHOLD = 16;
 
-/** Looks rows up by token hash in batches; each caller gets the row of its own hash, or undefined. */
-export function batchedByTokenHash<Row extends { token_hash: string }>(db: Database, find: (hashes: string[]) => Promise<Row[]>): Batcher<string, Row | undefined> {
-  return createBatcher<string, Row | undefined>({
-    async run(hashes) {
-      const rows = await find([...new Set(hashes)]);
+/**
+ * A batch's tokens, for its statement: their hashes, the tenants they name, and whether any names none
+ * (issued before tokens named their tenant): then the statement cannot keep to the named tenants.
+ */
+export interface TokenBatch {
+  hashes: string[];
+  tenants: string[];
+  someWithoutTenant: boolean;
+}
+
+/** Looks rows up by token in batches; each caller gets the row of its own token's hash, or undefined. */
+export function batchedByTokenHash<Row extends { token_hash: string }>(db: Database, find: (batch: TokenBatch) => Promise<Row[]>): Batcher<TokenLookup, Row | undefined> {
+  return createBatcher<TokenLookup, Row | undefined>({
+    async run(lookups) {
+      const tenants = new Set<string>();
+      for (const lookup of lookups) if (lookup.tenant !== undefined) tenants.add(lookup.tenant);
+      const rows = await find({
+        hashes: [...new Set(lookups.map((lookup) => lookup.hash))],
+        tenants: [...tenants],
+        someWithoutTenant: lookups.some((lookup) => lookup.tenant === undefined),
+      });
       const byHash = new Map(rows.map((row) => [row.token_hash, row]));
-      return hashes.map((hash) => byHash.get(hash));
+      return lookups.map((lookup) => byHash.get(lookup.hash));
     },
     maxBatch: LOOKUP_BATCH_MAX,
     maxInFlight: batchesInFlight(db.maxConnections),
@@ -29,8 +45,8 @@ export function batchedByTokenHash<Row extends { token_hash: string }>(db: Datab
  * A batched lookup by session token: undefined, without a database round trip, for a token that is not
  * a session token at all.
  */
-export function sessionTokenLookup<Row extends { token_hash: string }>(db: Database, find: (hashes: string[]) => Promise<Row[]>) {
+export function sessionTokenLookup<Row extends { token_hash: string }>(db: Database, find: (batch: TokenBatch) => Promise<Row[]>) {
   const lookup = batchedByTokenHash(db, find);
   return async (token: string | undefined): Promise<Row | undefined> =>
-    token?.startsWith(sessionTokenPrefix) ? lookup(hashToken(token)) : undefined;
+    token?.startsWith(sessionTokenPrefix) ? lookup(tokenLookup(token, sessionTokenPrefix)) : undefined;
 }

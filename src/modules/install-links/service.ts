@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.ts';
 import { forbidden, notFound, rateLimited, type MemberRefusals } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.ts';
-import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { MembershipCore, Role } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
@@ -24,7 +24,8 @@ export const lookupLimit = { limit: 60, windowSeconds: 60 };
 
 // A recognisable prefix lets secret scanners find leaked links; 32 random bytes = 256 bits.
 const tokenPrefix = 'opl_';
-const tokenPattern = /^opl_[A-Za-z0-9_-]{43}$/;
+// Since issue 25 a link names its organization (platform/tokens.ts tenantToken); older links do not.
+const tokenPattern = /^opl_(?:[a-z]+_[0-9a-z]{26}\.)?[A-Za-z0-9_-]{43}$/;
 
 /** Who may rotate: checked as the request begins and again, held, as the link is written. */
 const rotators: readonly Role[] = ['owner', 'admin'];
@@ -60,7 +61,7 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
       if (!limit.allowed) {
         throw rateLimited(limit, `Too many install links created; try again in ${limit.resetSeconds} seconds`);
       }
-      const token = tokenPrefix + randomToken(32);
+      const token = tenantToken(tokenPrefix, organizationId);
       await writeTransaction(db, ctx, async (tx) => {
         // Checked again, held until the link is written: a removal or suspension since the check
         // above (or one in progress) leaves the caller what a non-member gets.
@@ -93,7 +94,7 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
     /** The organization of a valid link; undefined for unknown, malformed or rotated tokens. */
     async resolve(token: string): Promise<InstallTarget | undefined> {
       if (!tokenPattern.test(token)) return undefined;
-      const row = await store.findActiveByHash(db, hashToken(token));
+      const row = await store.findActiveByToken(db, tokenLookup(token, tokenPrefix));
       return row ? { organizationId: row.organization_id, organizationName: row.organization_name } : undefined;
     },
 

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
+import { tokenCondition, type TokenLookup } from '../../platform/tokens.ts';
 
 export interface InstallLinkTarget {
   link_id: string;
@@ -29,12 +30,13 @@ export function createInstallLinkStore() {
     },
 
     /** The organization a still-valid link points to. */
-    async findActiveByHash(db: Queryable, tokenHash: string): Promise<InstallLinkTarget | undefined> {
+    async findActiveByToken(db: Queryable, lookup: TokenLookup): Promise<InstallLinkTarget | undefined> {
+      const { where, params } = tokenCondition(lookup, 'l.token_hash', 'l.organization_id');
       const { rows } = await db.query<InstallLinkTarget>(
         `SELECT l.id AS link_id, o.id AS organization_id, o.name AS organization_name
            FROM install_links l JOIN organizations o ON o.id = l.organization_id
-          WHERE l.token_hash = $1 AND l.revoked_at IS NULL`,
-        [tokenHash],
+          WHERE ${where} AND l.revoked_at IS NULL`,
+        params,
       );
       return rows[0];
     },

@@ -3,9 +3,9 @@ import type { Database } from '../../db/database.ts';
 import type { Caller, Role } from '../../http/caller.ts';
 import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
-import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { membershipRefusals, requireSignedInUser, type MemberRecord, type MembershipCore } from '../identity/index.ts';
+import { membershipRefusals, requireSignedInUser, sessionOf, type MemberRecord, type MembershipCore } from '../identity/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import * as store from './store.ts';
 
@@ -26,7 +26,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
   return {
     async createInvitation(ctx: CallerContext, organizationId: string, input: { email: string; role: 'admin' | 'member' }) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
-      const token = invitationTokenPrefix + randomToken();
+      const token = tenantToken(invitationTokenPrefix, organizationId);
       const invitation = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion of the sender not committed yet would end their other
         // invitations but miss this one.
@@ -49,15 +49,15 @@ export function createInvitationService(deps: InvitationServiceDeps) {
 
     async acceptInvitation(ctx: CallerContext, token: string): Promise<MemberRecord> {
       const userId = requireSignedInUser(ctx.actor);
-      const tokenHash = hashToken(token);
+      const lookup = tokenLookup(token, invitationTokenPrefix);
       const invitationNotFound = () => notFound('invitation_not_found', 'This invitation does not exist, was already used, or has expired');
-      const organizationId = await store.findInvitationOrganization(db, tokenHash);
+      const organizationId = await store.findInvitationOrganization(db, lookup);
       if (!organizationId) throw invitationNotFound();
       // Accepting adds a member, so it waits for the organization's other member changes before it
       // locks anything: two accepts of one person's invitations (each ending the other's) then run one
       // after the other, and the second finds its invitation ended, instead of deadlocking.
       return membership.changeMembers(ctx, organizationId, async (tx) => {
-        const invitation = await store.findInvitationForUpdate(tx, tokenHash);
+        const invitation = await store.findInvitationForUpdate(tx, { hash: lookup.hash, tenant: organizationId });
         if (!invitation || invitation.accepted_at || invitation.expired) throw invitationNotFound();
         const user = (await users.getUser(userId, tx))!;
         if (user.email.toLowerCase() !== invitation.email.toLowerCase()) {
@@ -65,10 +65,10 @@ export function createInvitationService(deps: InvitationServiceDeps) {
         }
         const memberId = await membership.addMember(tx, invitation.organization_id, userId, invitation.role);
         if (!memberId) throw conflict('already_member', 'You are already a member of this organization');
-        await store.markInvitationAccepted(tx, invitation.id);
+        await store.markInvitationAccepted(tx, invitation.organization_id, invitation.id);
         // A session with no usable active organization (none, or one the user is no longer an active
         // member of) gets the one just joined; a usable one is left alone.
-        await membership.setSessionOrganizationIfUnusable(tx, ctx.actor.sessionId!, invitation.organization_id);
+        await membership.setSessionOrganizationIfUnusable(tx, sessionOf(ctx.actor), invitation.organization_id);
         // Other invitations of this person to this organization have done their work; left pending,
         // one would let them back in after an administrator removed them.
         await store.expirePendingInvitations(tx, invitation.organization_id, invitation.email);

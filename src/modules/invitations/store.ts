@@ -1,5 +1,6 @@
 // SQL of invitations.
 import type { Queryable } from '../../db/database.ts';
+import { tokenCondition, type TokenLookup } from '../../platform/tokens.ts';
 
 export interface InvitationRow {
   id: string;
@@ -32,8 +33,9 @@ export async function insertInvitationUnlessMember(
 }
 
 /** The organization of the invitation with this token hash, whatever its state (unlocked). */
-export async function findInvitationOrganization(db: Queryable, tokenHash: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ organization_id: string }>('SELECT organization_id FROM invitations WHERE token_hash = $1', [tokenHash]);
+export async function findInvitationOrganization(db: Queryable, lookup: TokenLookup): Promise<string | undefined> {
+  const { where, params } = tokenCondition(lookup, 'token_hash', 'organization_id');
+  const { rows } = await db.query<{ organization_id: string }>(`SELECT organization_id FROM invitations WHERE ${where}`, params);
   return rows[0]?.organization_id;
 }
 
@@ -43,17 +45,18 @@ export async function findInvitationOrganization(db: Queryable, tokenHash: strin
  * sender removed) by a transaction that began after this one did carries an end later than this
  * transaction's now(), and must still count as ended once the lock is had.
  */
-export async function findInvitationForUpdate(db: Queryable, tokenHash: string): Promise<(InvitationRow & { expired: boolean }) | undefined> {
+export async function findInvitationForUpdate(db: Queryable, lookup: TokenLookup): Promise<(InvitationRow & { expired: boolean }) | undefined> {
+  const { where, params } = tokenCondition(lookup, 'token_hash', 'organization_id');
   const { rows } = await db.query<InvitationRow & { expired: boolean }>(
     `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at, expires_at <= clock_timestamp() AS expired
-       FROM invitations WHERE token_hash = $1 FOR UPDATE`,
-    [tokenHash],
+       FROM invitations WHERE ${where} FOR UPDATE`,
+    params,
   );
   return rows[0];
 }
 
-export async function markInvitationAccepted(db: Queryable, id: string): Promise<void> {
-  await db.query('UPDATE invitations SET accepted_at = now() WHERE id = $1', [id]);
+export async function markInvitationAccepted(db: Queryable, organizationId: string, id: string): Promise<void> {
+  await db.query('UPDATE invitations SET accepted_at = now() WHERE organization_id = $1 AND id = $2', [organizationId, id]);
 }
 
 /**

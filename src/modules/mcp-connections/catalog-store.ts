@@ -42,7 +42,7 @@ export async function recordCatalog(q: Queryable, organizationId: string, connec
           prompt_count, resource_count, truncated, updated_at)
        SELECT c.organization_id, c.id, c.identity_fingerprint, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, clock_timestamp()
          FROM mcp_connections c WHERE c.organization_id = $1 AND c.id = $2 AND c.identity_fingerprint = $3
-       ON CONFLICT (connection_id) DO UPDATE SET
+       ON CONFLICT (organization_id, connection_id) DO UPDATE SET
          identity_fingerprint = EXCLUDED.identity_fingerprint, server_name = EXCLUDED.server_name, server_version = EXCLUDED.server_version,
          protocol_version = EXCLUDED.protocol_version, capabilities = EXCLUDED.capabilities, tools = EXCLUDED.tools,
          prompt_count = EXCLUDED.prompt_count, resource_count = EXCLUDED.resource_count, truncated = EXCLUDED.truncated,
@@ -103,7 +103,7 @@ export async function upsertToolPolicy(
   await q.query(
     `INSERT INTO mcp_connection_tool_policies AS p (organization_id, connection_id, mode, tools, destructive_needs_approval, updated_at, updated_by)
      VALUES ($1, $2, $3, $4::jsonb, $5, clock_timestamp(), $6)
-     ON CONFLICT (connection_id) DO UPDATE SET mode = EXCLUDED.mode, tools = EXCLUDED.tools,
+     ON CONFLICT (organization_id, connection_id) DO UPDATE SET mode = EXCLUDED.mode, tools = EXCLUDED.tools,
        destructive_needs_approval = EXCLUDED.destructive_needs_approval, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
      WHERE p.organization_id = $1`,
     [organizationId, connectionId, policy.mode, JSON.stringify(policy.tools), policy.destructiveNeedsApproval, updatedBy],

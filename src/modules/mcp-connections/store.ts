@@ -150,9 +150,11 @@ export function createConnectionStore() {
       if (member) {
         params.push(member.memberId);
         filter = `AND (c.org_wide
-          OR EXISTS (SELECT 1 FROM mcp_connection_members m WHERE m.connection_id = c.id AND m.member_id = $4)
-          OR EXISTS (SELECT 1 FROM mcp_connection_teams t JOIN team_members tm ON tm.team_id = t.team_id
-                      WHERE t.connection_id = c.id AND tm.member_id = $4))`;
+          OR EXISTS (SELECT 1 FROM mcp_connection_members m
+                      WHERE m.organization_id = c.organization_id AND m.connection_id = c.id AND m.member_id = $4)
+          OR EXISTS (SELECT 1 FROM mcp_connection_teams t
+                       JOIN team_members tm ON tm.organization_id = t.organization_id AND tm.team_id = t.team_id
+                      WHERE t.organization_id = c.organization_id AND t.connection_id = c.id AND tm.member_id = $4))`;
       }
       const { rows } = await q.query<ConnectionRow>(
         `SELECT ${connectionColumns} FROM mcp_connections c LEFT JOIN users u ON u.id = c.created_by
@@ -165,9 +167,11 @@ export function createConnectionStore() {
     async memberMayUse(q: Queryable, organizationId: string, connectionId: string, memberId: string): Promise<boolean> {
       const { rows } = await q.query(
         `SELECT 1 FROM mcp_connections c WHERE c.organization_id = $1 AND c.id = $2 AND (c.org_wide
-           OR EXISTS (SELECT 1 FROM mcp_connection_members m WHERE m.connection_id = c.id AND m.member_id = $3)
-           OR EXISTS (SELECT 1 FROM mcp_connection_teams t JOIN team_members tm ON tm.team_id = t.team_id
-                       WHERE t.connection_id = c.id AND tm.member_id = $3))`,
+           OR EXISTS (SELECT 1 FROM mcp_connection_members m
+                       WHERE m.organization_id = c.organization_id AND m.connection_id = c.id AND m.member_id = $3)
+           OR EXISTS (SELECT 1 FROM mcp_connection_teams t
+                        JOIN team_members tm ON tm.organization_id = t.organization_id AND tm.team_id = t.team_id
+                       WHERE t.organization_id = c.organization_id AND t.connection_id = c.id AND tm.member_id = $3))`,
         [organizationId, connectionId, memberId],
       );
       return rows.length > 0;

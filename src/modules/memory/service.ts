@@ -14,6 +14,7 @@ import {
   loadTerms,
   openSearch,
   scoredRows,
+  type BankRef,
   type BankKey,
   type BankStats,
   type MemoryRow,
@@ -183,7 +184,7 @@ const filterWindowFactor = 4;
  */
 async function bestRows(
   tx: Queryable,
-  bankId: number,
+  bank: BankRef,
   scores: ScoreTable,
   input: SearchInput,
   limit: number,
@@ -191,7 +192,7 @@ async function bestRows(
 ): Promise<ScoredRow[]> {
   if (scores.size === 0) return [];
   const filtered = (input.tags && input.tags.length > 0) || input.source !== undefined || input.scope !== undefined;
-  const query = { bankId, limit, withVectors, tags: input.tags, source: input.source, scope: input.scope };
+  const query = { bankId: bank.id, userId: bank.userId, limit, withVectors, tags: input.tags, source: input.source, scope: input.scope };
   if (!filtered) {
     const cut = limitthBest(scores, limit);
     const seqs: number[] = [];
@@ -301,7 +302,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
     async list(caller, page) {
       const bank = await findBank(db, bankOf(caller));
       if (!bank) return { items: [], next: null };
-      const rows = await listMemories(db, bank.id, page.limit + 1, page.after);
+      const rows = await listMemories(db, bank, page.limit + 1, page.after);
       const items = rows.slice(0, page.limit);
       const last = items[items.length - 1];
       return {
@@ -340,14 +341,14 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
         const weights = new Map(original.map((term) => [term, 1]));
         const { enabled, documents } = ranking.feedback;
         const plain = scoreAll(search, weights, own);
-        if (!enabled) return bestRows(tx, search.bank.id, plain.scores, input, input.limit);
+        if (!enabled) return bestRows(tx, search.bank, plain.scores, input, input.limit);
         // Feedback comes from the whole bank, filters aside, so that a memory's score depends on
         // the query and the bank only: a filter narrows the results without changing their scores.
-        const first = await bestRows(tx, search.bank.id, plain.scores, { q: input.q, limit: documents }, documents, true);
+        const first = await bestRows(tx, search.bank, plain.scores, { q: input.q, limit: documents }, documents, true);
         if (first.length === 0) return [];
         const expanded = expandQuery(search.bank, original, first);
         await loadTerms(tx, search, [...expanded.keys()]);
-        return bestRows(tx, search.bank.id, scoreAll(search, expanded, own, plain).scores, input, input.limit);
+        return bestRows(tx, search.bank, scoreAll(search, expanded, own, plain).scores, input, input.limit);
       });
       return rows.map((row) => {
         const { organizationId: _organizationId, ...memory } = toMemory(row);

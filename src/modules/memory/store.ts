@@ -28,8 +28,13 @@ export interface BankKey {
   organizationId: string | null;
 }
 
-export interface BankStats {
+/** A bank is found by its user (the distribution column of every memory table) and its id. */
+export interface BankRef {
+  userId: string;
   id: number;
+}
+
+export interface BankStats extends BankRef {
   docCount: number;
   headLengthSum: number;
   bodyLengthSum: number;
@@ -45,7 +50,7 @@ export async function findBank(db: Queryable, key: BankKey): Promise<BankStats |
     [key.userId, orgKey(key.organizationId)],
   );
   const row = rows[0];
-  return row && { id: row.id, docCount: row.doc_count, headLengthSum: row.head_length_sum, bodyLengthSum: row.body_length_sum };
+  return row && { userId: key.userId, id: row.id, docCount: row.doc_count, headLengthSum: row.head_length_sum, bodyLengthSum: row.body_length_sum };
 }
 
 /**
@@ -132,7 +137,7 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
          SELECT n.*, last.first_seq AS block_first_seq
            FROM n CROSS JOIN LATERAL (
              SELECT b.first_seq, b.last_seq, b.postings FROM memory_blocks b
-              WHERE b.bank_id = $1 AND b.term = n.term ORDER BY b.first_seq DESC LIMIT 1
+              WHERE b.user_id = $13 AND b.bank_id = $1 AND b.term = n.term ORDER BY b.first_seq DESC LIMIT 1
            ) last
           WHERE n.mergeable AND last.postings + n.postings <= $12 AND last.last_seq < n.first_seq
        ),
@@ -143,17 +148,17 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
                 min_head_length = least(b.min_head_length, tail.min_head_length), min_body_length = least(b.min_body_length, tail.min_body_length),
                 data = b.data || tail.data
            FROM tail
-          WHERE b.bank_id = $1 AND b.term = tail.term AND b.first_seq = tail.block_first_seq
+          WHERE b.user_id = $13 AND b.bank_id = $1 AND b.term = tail.term AND b.first_seq = tail.block_first_seq
          RETURNING b.term
        ),
        added AS (
-         INSERT INTO memory_blocks (bank_id, term, first_seq, last_seq, postings, max_head_tf, max_body_tf, min_head_length, min_body_length, data)
-         SELECT $1, n.term, n.first_seq, n.last_seq, n.postings, n.max_head_tf, n.max_body_tf, n.min_head_length, n.min_body_length, n.data
+         INSERT INTO memory_blocks (user_id, bank_id, term, first_seq, last_seq, postings, max_head_tf, max_body_tf, min_head_length, min_body_length, data)
+         SELECT $13, $1, n.term, n.first_seq, n.last_seq, n.postings, n.max_head_tf, n.max_body_tf, n.min_head_length, n.min_body_length, n.data
            FROM n WHERE NOT (n.mergeable AND n.term IN (SELECT term FROM merged))
        )
-       INSERT INTO memory_terms AS t (bank_id, term, df)
-       SELECT $1, n.term, sum(n.postings) FROM n GROUP BY n.term
-       ON CONFLICT (bank_id, term) DO UPDATE SET df = t.df + EXCLUDED.df`,
+       INSERT INTO memory_terms AS t (user_id, bank_id, term, df)
+       SELECT $13, $1, n.term, sum(n.postings) FROM n GROUP BY n.term
+       ON CONFLICT (user_id, bank_id, term) DO UPDATE SET df = t.df + EXCLUDED.df`,
       [
         bankId,
         blocks.map((b) => b.term),
@@ -167,6 +172,7 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
         blocks.map((b) => b.data),
         blocks.map((b) => b.mergeable),
         blockCapacity,
+        key.userId,
       ],
     );
   }
@@ -182,7 +188,7 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
 export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Promise<boolean> {
   const deleted = await tx.query<{ bank_id: number; seq: number; terms: string[]; head_length: number; body_length: number }>(
     `DELETE FROM memories m USING memory_banks b
-      WHERE m.id = $1 AND m.bank_id = b.id AND b.user_id = $2 AND b.org_key = $3
+      WHERE m.user_id = $2 AND m.id = $1 AND b.user_id = m.user_id AND b.id = m.bank_id AND b.org_key = $3
       RETURNING m.bank_id, m.seq, m.terms, m.head_length, m.body_length`,
     [id, key.userId, orgKey(key.organizationId)],
   );
@@ -191,20 +197,20 @@ export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Pro
   // The bank row first, as every writer of the bank does: it orders them (no deadlock on the counters).
   await tx.query(
     `UPDATE memory_banks SET doc_count = doc_count - 1, head_length_sum = head_length_sum - $2, body_length_sum = body_length_sum - $3
-      WHERE id = $1`,
-    [row.bank_id, row.head_length, row.body_length],
+      WHERE user_id = $4 AND id = $1`,
+    [row.bank_id, row.head_length, row.body_length, key.userId],
   );
-  await removePostings(tx, row.bank_id, row.terms, row.seq);
+  await removePostings(tx, { userId: key.userId, id: row.bank_id }, row.terms, row.seq);
   const sortedTerms = [...row.terms].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  await tx.query('UPDATE memory_terms SET df = df - 1 WHERE bank_id = $1 AND term = ANY($2::text[])', [row.bank_id, sortedTerms]);
-  await tx.query('DELETE FROM memory_terms WHERE bank_id = $1 AND term = ANY($2::text[]) AND df <= 0', [row.bank_id, sortedTerms]);
+  await tx.query('UPDATE memory_terms SET df = df - 1 WHERE user_id = $3 AND bank_id = $1 AND term = ANY($2::text[])', [row.bank_id, sortedTerms, key.userId]);
+  await tx.query('DELETE FROM memory_terms WHERE user_id = $3 AND bank_id = $1 AND term = ANY($2::text[]) AND df <= 0', [row.bank_id, sortedTerms, key.userId]);
   return true;
 }
 
 export async function getMemory(db: Queryable, key: BankKey, id: string): Promise<MemoryRow | undefined> {
   const { rows } = await db.query<MemoryRow>(
-    `SELECT ${memoryColumns} FROM memories m JOIN memory_banks b ON b.id = m.bank_id
-      WHERE m.id = $1 AND b.user_id = $2 AND b.org_key = $3`,
+    `SELECT ${memoryColumns} FROM memories m JOIN memory_banks b ON b.user_id = m.user_id AND b.id = m.bank_id
+      WHERE m.user_id = $2 AND m.id = $1 AND b.org_key = $3`,
     [id, key.userId, orgKey(key.organizationId)],
   );
   return rows[0];
@@ -213,15 +219,15 @@ export async function getMemory(db: Queryable, key: BankKey, id: string): Promis
 /** Newest first; `after` is the (createdAt, id) of the last memory of the previous page. */
 export async function listMemories(
   db: Queryable,
-  bankId: number,
+  bank: BankRef,
   limit: number,
   after: { createdAt: string; id: string } | undefined,
 ): Promise<(MemoryRow & { created_at_exact: string })[]> {
-  const params: unknown[] = [bankId, limit];
-  let where = 'm.bank_id = $1';
+  const params: unknown[] = [bank.id, limit, bank.userId];
+  let where = 'm.user_id = $3 AND m.bank_id = $1';
   if (after) {
     params.push(after.createdAt, after.id);
-    where += ' AND (m.created_at, m.id) < ($3::timestamptz, $4)';
+    where += ' AND (m.created_at, m.id) < ($4::timestamptz, $5)';
   }
   // created_at_exact keeps the microseconds a JS Date would drop, for the next page's cursor.
   const { rows } = await db.query<MemoryRow & { created_at_exact: string }>(
@@ -238,15 +244,15 @@ export async function listMemories(
  * last one starting at or before `seq`; a term whose posting is not there (blocks never overlap,
  * so this does not happen) is looked for in every block whose range covers `seq`.
  */
-async function removePostings(tx: Queryable, bankId: number, terms: string[], seq: number): Promise<void> {
+async function removePostings(tx: Queryable, bank: BankRef, terms: string[], seq: number): Promise<void> {
   const { rows: candidates } = await tx.query<{ term: string; first_seq: number; data: Buffer }>(
     `SELECT t.term, b.first_seq, b.data
        FROM unnest($2::text[]) AS t(term)
        CROSS JOIN LATERAL (
          SELECT first_seq, last_seq, data FROM memory_blocks
-          WHERE bank_id = $1 AND term = t.term AND first_seq <= $3 ORDER BY first_seq DESC LIMIT 1
+          WHERE user_id = $4 AND bank_id = $1 AND term = t.term AND first_seq <= $3 ORDER BY first_seq DESC LIMIT 1
        ) b`,
-    [bankId, terms, seq],
+    [bank.id, terms, seq, bank.userId],
   );
   const changed: { term: string; first_seq: number; data: Buffer }[] = [];
   const found = new Set<string>();
@@ -260,8 +266,8 @@ async function removePostings(tx: Queryable, bankId: number, terms: string[], se
   const missing = terms.filter((term) => !found.has(term));
   if (missing.length > 0) {
     const { rows } = await tx.query<{ term: string; first_seq: number; data: Buffer }>(
-      'SELECT term, first_seq, data FROM memory_blocks WHERE bank_id = $1 AND term = ANY($2::text[]) AND first_seq <= $3 AND last_seq >= $3',
-      [bankId, missing, seq],
+      'SELECT term, first_seq, data FROM memory_blocks WHERE user_id = $4 AND bank_id = $1 AND term = ANY($2::text[]) AND first_seq <= $3 AND last_seq >= $3',
+      [bank.id, missing, seq, bank.userId],
     );
     rows.forEach(take);
   }
@@ -270,11 +276,11 @@ async function removePostings(tx: Queryable, bankId: number, terms: string[], se
     `WITH c AS (SELECT * FROM unnest($2::text[], $3::bigint[], $4::bytea[]) AS c(term, first_seq, data)),
      emptied AS (
        DELETE FROM memory_blocks b USING c
-        WHERE b.bank_id = $1 AND b.term = c.term AND b.first_seq = c.first_seq AND length(c.data) = 0
+        WHERE b.user_id = $5 AND b.bank_id = $1 AND b.term = c.term AND b.first_seq = c.first_seq AND length(c.data) = 0
      )
      UPDATE memory_blocks b SET data = c.data, postings = b.postings - 1
-       FROM c WHERE b.bank_id = $1 AND b.term = c.term AND b.first_seq = c.first_seq AND length(c.data) > 0`,
-    [bankId, changed.map((c) => c.term), changed.map((c) => c.first_seq), changed.map((c) => c.data)],
+       FROM c WHERE b.user_id = $5 AND b.bank_id = $1 AND b.term = c.term AND b.first_seq = c.first_seq AND length(c.data) > 0`,
+    [bank.id, changed.map((c) => c.term), changed.map((c) => c.first_seq), changed.map((c) => c.data), bank.userId],
   );
 }
 
@@ -298,14 +304,14 @@ export async function openSearch(db: Queryable, key: BankKey, terms: string[]): 
   }>(
     `SELECT b.id, b.doc_count, b.head_length_sum, b.body_length_sum, k.term, k.postings, k.data
        FROM memory_banks b
-       LEFT JOIN memory_blocks k ON k.bank_id = b.id AND k.term = ANY($3::text[])
+       LEFT JOIN memory_blocks k ON k.user_id = b.user_id AND k.bank_id = b.id AND k.term = ANY($3::text[])
       WHERE b.user_id = $1 AND b.org_key = $2`,
     [key.userId, orgKey(key.organizationId), terms],
   );
   const first = rows[0];
   if (!first) return undefined;
   const start: SearchStart = {
-    bank: { id: first.id, docCount: first.doc_count, headLengthSum: first.head_length_sum, bodyLengthSum: first.body_length_sum },
+    bank: { userId: key.userId, id: first.id, docCount: first.doc_count, headLengthSum: first.head_length_sum, bodyLengthSum: first.body_length_sum },
     blocks: new Map(),
     df: new Map(),
     asked: new Set(terms),
@@ -320,8 +326,8 @@ export async function loadTerms(db: Queryable, start: SearchStart, wanted: strin
   if (terms.length === 0) return;
   for (const term of terms) start.asked.add(term);
   const { rows } = await db.query<{ term: string; postings: number; data: Buffer }>(
-    'SELECT term, postings, data FROM memory_blocks WHERE bank_id = $1 AND term = ANY($2::text[])',
-    [start.bank.id, terms],
+    'SELECT term, postings, data FROM memory_blocks WHERE user_id = $3 AND bank_id = $1 AND term = ANY($2::text[])',
+    [start.bank.id, terms, start.bank.userId],
   );
   addBlocks(start, rows);
 }
@@ -350,6 +356,7 @@ export interface ScoredRow extends MemoryRow {
 
 export interface RowsQuery {
   bankId: number;
+  userId: string;
   /** Scored memories (memory_seq and score units), in any order. */
   seqs: number[];
   scores: number[];
@@ -365,7 +372,7 @@ export interface RowsQuery {
  * then most recently updated, then id (descending).
  */
 export async function scoredRows(db: Queryable, q: RowsQuery): Promise<ScoredRow[]> {
-  const params: unknown[] = [q.bankId, q.seqs, q.scores, q.limit];
+  const params: unknown[] = [q.bankId, q.seqs, q.scores, q.limit, q.userId];
   const filters: string[] = [];
   if (q.tags && q.tags.length > 0) {
     params.push(q.tags);
@@ -383,7 +390,7 @@ export async function scoredRows(db: Queryable, q: RowsQuery): Promise<ScoredRow
   const best = `
     SELECT ${memoryColumns}, s.score_units${q.withVectors ? ', m.terms, m.head_tf, m.body_tf, m.head_length, m.body_length' : ''}
       FROM unnest($2::bigint[], $3::float8[]) AS s(memory_seq, score_units)
-      JOIN memories m ON m.seq = s.memory_seq AND m.bank_id = $1
+      JOIN memories m ON m.user_id = $5 AND m.seq = s.memory_seq AND m.bank_id = $1
      ${filters.length > 0 ? `WHERE ${filters.join(' AND ')}` : ''}
      ${order} LIMIT $4`;
   // The feedback pass needs the document frequency of each term of its few memories: asked here
@@ -391,7 +398,7 @@ export async function scoredRows(db: Queryable, q: RowsQuery): Promise<ScoredRow
   const sql = q.withVectors
     ? `SELECT top.*, (SELECT array_agg(coalesce(t.df, 0) ORDER BY u.ord)
                         FROM unnest(top.terms) WITH ORDINALITY AS u(term, ord)
-                        LEFT JOIN memory_terms t ON t.bank_id = $1 AND t.term = u.term) AS term_dfs
+                        LEFT JOIN memory_terms t ON t.user_id = $5 AND t.bank_id = $1 AND t.term = u.term) AS term_dfs
          FROM (${best}) top ${order}`
     : best;
   const { rows } = await db.query<ScoredRow>(sql, params);

@@ -60,14 +60,14 @@ const CLAIM_STATEMENT = `WITH input AS (
    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS i (connection_id, update_id, chat_id, body, order_key)
  ), named AS (
    -- Locked once per connection and statement: a concurrent delete waits for this commit
-   -- (its trigger then removes these claims) or, if first, leaves nothing to claim for.
+   -- (and then removes these claims) or, if first, leaves nothing to claim for.
    SELECT id, status, organization_id FROM messenger_connections WHERE id IN (SELECT DISTINCT connection_id FROM input)
    FOR KEY SHARE
  ), inserted AS (
    INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, body, order_key)
    SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id, i.body, i.order_key
      FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
-   ON CONFLICT (connection_id, update_id) DO NOTHING
+   ON CONFLICT (organization_id, connection_id, update_id) DO NOTHING
    RETURNING connection_id, update_id
  )
  SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status, NULL AS organization_id FROM inserted
@@ -131,8 +131,14 @@ export function createMessengerStore() {
       return rows[0];
     },
 
-    async deleteConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
-      const { rows } = await db.query<ConnectionRow>('DELETE FROM messenger_connections WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
+    /**
+     * Deletes the connection and then its updates, in the caller's transaction. Two statements: the
+     * first may wait for a claim that holds the connection (FOR KEY SHARE), and only a statement begun
+     * after that wait sees the claim's updates (a distributed table has no trigger to do it).
+     */
+    async deleteConnection(tx: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
+      const { rows } = await tx.query<ConnectionRow>('DELETE FROM messenger_connections WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
+      if (rows[0]) await tx.query('DELETE FROM messenger_updates WHERE organization_id = $1 AND connection_id = $2', [organizationId, id]);
       return rows[0];
     },
 

@@ -3,7 +3,7 @@ import type { Database, Queryable } from '../../db/database.ts';
 import { forbidden, notFound, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
-import { requireSignedInUser, sessionTokenLookup, type MemberRecord, type MembershipCore } from '../identity/index.ts';
+import { requireSignedInUser, sessionOf, sessionTokenLookup, type MemberRecord, type MembershipCore } from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
 import type { OrganizationDirectory, OrganizationRecord, Plan } from './index.ts';
 import * as store from './store.ts';
@@ -27,7 +27,7 @@ export interface OrganizationServiceDeps {
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { db, membership } = deps;
-  const findActiveOrganization = sessionTokenLookup(db, (hashes) => store.findActiveOrganizationsByTokens(db, hashes));
+  const findActiveOrganization = sessionTokenLookup(db, (batch) => store.findActiveOrganizationsByTokens(db, batch));
 
   return {
     async createOrganization(ctx: CallerContext, name: string): Promise<OrganizationRecord> {
@@ -35,7 +35,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       return writeTransaction(db, ctx, async (tx) => {
         const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
         await membership.addMember(tx, organization.id, userId, 'owner');
-        await membership.setSessionOrganization(tx, ctx.actor.sessionId!, organization.id);
+        await membership.setSessionOrganization(tx, sessionOf(ctx.actor), organization.id);
         tx.audit({ action: 'organization.created', organizationId: organization.id, target: { type: 'organization', id: organization.id, name }, changes: { name } });
         return organization;
       });
@@ -45,7 +45,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       requireSignedInUser(ctx.actor);
       await membership.requireMembership(ctx.actor, organizationId);
       await writeTransaction(db, ctx, async (tx) => {
-        await membership.setSessionOrganization(tx, ctx.actor.sessionId!, organizationId);
+        await membership.setSessionOrganization(tx, sessionOf(ctx.actor), organizationId);
         tx.audit({ action: 'session.organization_switched', organizationId, target: { type: 'session', id: ctx.actor.sessionId! }, changes: { activeOrganizationId: organizationId } });
       });
       return (await store.findOrganization(db, organizationId))!;

@@ -1,7 +1,7 @@
 // SQL of organizations, and the one statement behind GET /v1/org.
 import type { Database, Queryable } from '../../db/database.ts';
 import type { Role } from '../../http/caller.ts';
-import { sessionCallerSql, type MemberRecord, type SessionCallerRow } from '../identity/index.ts';
+import { sessionCallerSql, tokenBatchParams, type MemberRecord, type SessionCallerRow, type TokenBatch } from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
 import type { OrganizationRecord, Plan } from './index.ts';
 
@@ -69,7 +69,7 @@ export async function listOrganizationsOfUser(db: Queryable, userId: string): Pr
  * several sessions at once. The organization parts are null when a session has no active
  * organization it is a member of.
  */
-export async function findActiveOrganizationsByTokens(db: Database, tokenHashes: string[]): Promise<ActiveOrganizationRow[]> {
+export async function findActiveOrganizationsByTokens(db: Database, batch: TokenBatch): Promise<ActiveOrganizationRow[]> {
   const { rows } = await db.prepared<ActiveOrganizationRow>(
     'identity_active_organizations',
     `WITH caller AS (${sessionCallerSql})
@@ -95,10 +95,10 @@ export async function findActiveOrganizationsByTokens(db: Database, tokenHashes:
          SELECT coalesce(json_agg(json_build_object(
                   'id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'created_at', t.created_at)
                 ORDER BY t.name, t.id), '[]'::json) AS rows
-           FROM team_members tm JOIN teams t ON t.id = tm.team_id
+           FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
           WHERE tm.organization_id = o.id AND tm.member_id = caller.member_id
        ) teams ON true`,
-    [tokenHashes],
+    tokenBatchParams(batch),
   );
   return rows;
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
+import { tokenCondition, type TokenLookup } from '../../platform/tokens.ts';
 import { ScimError } from './errors.ts';
 import type { AttrPath, Filter } from './filter.ts';
 
@@ -193,8 +194,9 @@ export function createScimStore() {
       return rows[0];
     },
 
-    async findConnectorByTokenHash(db: Queryable, tokenHash: string): Promise<ConnectorRow | undefined> {
-      const { rows } = await db.query<ConnectorRow>(`SELECT ${connectorColumns} FROM scim_connectors WHERE token_hash = $1`, [tokenHash]);
+    async findConnectorByToken(db: Queryable, lookup: TokenLookup): Promise<ConnectorRow | undefined> {
+      const { where, params } = tokenCondition(lookup, 'token_hash', 'organization_id');
+      const { rows } = await db.query<ConnectorRow>(`SELECT ${connectorColumns} FROM scim_connectors WHERE ${where}`, params);
       return rows[0];
     },
 
@@ -370,8 +372,8 @@ export function createScimStore() {
         `SELECT gm.group_id, gm.scim_user_id, g.display_name AS group_display_name,
                 COALESCE(u.display_name, u.user_name) AS user_display
            FROM scim_group_members gm
-           JOIN scim_groups g ON g.id = gm.group_id
-           JOIN scim_users u ON u.id = gm.scim_user_id
+           JOIN scim_groups g ON g.organization_id = gm.organization_id AND g.id = gm.group_id
+           JOIN scim_users u ON u.organization_id = gm.organization_id AND u.id = gm.scim_user_id
           WHERE gm.organization_id = $1 AND ${by === 'group' ? 'gm.group_id' : 'gm.scim_user_id'} = ANY($2::text[])
           ORDER BY u.created_at, u.id`,
         [organizationId, ids],

@@ -2,13 +2,14 @@
 // resolution of a bearer token to the connector it stands for.
 import { ApiError, lacksRole, notFound, organizationNotFound, type MemberRefusals } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { hashToken, randomToken } from '../../platform/tokens.ts';
+import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { Caller, Role } from '../identity/index.ts';
 import type { ScimConnector, ScimDeps } from './context.ts';
 
 const tokenPrefix = 'opscim_';
-const tokenPattern = /^opscim_[A-Za-z0-9_-]{43}$/;
+// Since issue 25 a token names its organization (platform/tokens.ts tenantToken); older tokens do not.
+const tokenPattern = /^opscim_(?:[a-z]+_[0-9a-z]{26}\.)?[A-Za-z0-9_-]{43}$/;
 // Who may rotate the token: the roles of the route's check (routes.ts), checked again as it is written.
 const tokenRotators: readonly Role[] = ['owner', 'admin'];
 /** The route answers a caller who is not an active member 404 organization_not_found (withoutOrganization). */
@@ -23,7 +24,7 @@ export async function rotateToken(deps: ScimDeps, ctx: CallerContext) {
   if (!sso) {
     throw new ApiError(409, 'sso_required', 'SCIM provisioning needs an SSO connection with a verified domain: PUT /v1/sso/connection, then POST /v1/sso/verify-domain');
   }
-  const token = tokenPrefix + randomToken(32);
+  const token = tenantToken(tokenPrefix, organizationId);
   const connector = await writeTransaction(deps.db, ctx, async (tx) => {
     // The route checked the role as the request began; a removal, suspension or demotion committed
     // since must not leave a working token behind. With the member row held, one in progress either
@@ -53,6 +54,6 @@ export async function getConnection(deps: ScimDeps, caller: Caller) {
 /** The connector a SCIM bearer token stands for; null for a missing, malformed or rotated token. */
 export async function authenticate(deps: ScimDeps, token: string | undefined): Promise<ScimConnector | null> {
   if (!token || !tokenPattern.test(token)) return null;
-  const connector = await deps.store.findConnectorByTokenHash(deps.db, hashToken(token));
+  const connector = await deps.store.findConnectorByToken(deps.db, tokenLookup(token, tokenPrefix));
   return connector ? { organizationId: connector.organization_id, connectorId: connector.id } : null;
 }

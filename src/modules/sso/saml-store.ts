@@ -35,10 +35,11 @@ export function createSamlStore() {
 
     /** Records an accepted assertion; false when the IdP's assertion id is already recorded (unexpired) for the connection. */
     async recordAssertion(db: Queryable, row: { connectionId: string; organizationId: string; assertionId: string; expiresAt: Date }): Promise<boolean> {
-      await db.query('DELETE FROM sso_saml_assertions WHERE expires_at < now()', []);
+      // The organization's expired assertions: each organization's are pruned when it next signs someone in.
+      await db.query('DELETE FROM sso_saml_assertions WHERE organization_id = $1 AND expires_at < now()', [row.organizationId]);
       const { rows } = await db.query(
         `INSERT INTO sso_saml_assertions (connection_id, assertion_id, organization_id, expires_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (connection_id, assertion_id) DO NOTHING RETURNING 1`,
+         ON CONFLICT (organization_id, connection_id, assertion_id) DO NOTHING RETURNING 1`,
         [row.connectionId, row.assertionId, row.organizationId, row.expiresAt],
       );
       return rows.length === 1;

@@ -80,8 +80,11 @@ export function createSignInStore() {
       return rows[0]?.live ? rows[0] : undefined;
     },
 
-    async findLinkedUser(db: Queryable, connectionId: string, subject: string): Promise<string | undefined> {
-      const { rows } = await db.query<{ user_id: string }>('SELECT user_id FROM sso_identities WHERE connection_id = $1 AND subject = $2', [connectionId, subject]);
+    async findLinkedUser(db: Queryable, organizationId: string, connectionId: string, subject: string): Promise<string | undefined> {
+      const { rows } = await db.query<{ user_id: string }>(
+        'SELECT user_id FROM sso_identities WHERE organization_id = $1 AND connection_id = $2 AND subject = $3',
+        [organizationId, connectionId, subject],
+      );
       return rows[0]?.user_id;
     },
 
@@ -89,7 +92,7 @@ export function createSignInStore() {
     async link(db: Queryable, row: { connectionId: string; subject: string; organizationId: string; userId: string }): Promise<boolean> {
       const { rows } = await db.query<{ user_id: string }>(
         `INSERT INTO sso_identities (connection_id, subject, organization_id, user_id) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (connection_id, subject) DO UPDATE SET connection_id = EXCLUDED.connection_id
+         ON CONFLICT (organization_id, connection_id, subject) DO UPDATE SET connection_id = EXCLUDED.connection_id
          RETURNING user_id`,
         [row.connectionId, row.subject, row.organizationId, row.userId],
       );

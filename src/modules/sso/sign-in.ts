@@ -11,7 +11,7 @@ import type { Caller } from '../../http/caller.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import { sessionOf, type MembershipCore } from '../identity/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory, UserRecord } from '../users/index.ts';
 import type { OidcRelyingParty } from './oidc.ts';
@@ -95,7 +95,7 @@ export function createSignInService(deps: SignInServiceDeps) {
     byEmail: UserRecord | undefined,
   ): Promise<{ user: UserRecord; memberId: string }> {
     const organizationId = connection.organization_id;
-    const linked = await store.findLinkedUser(tx, connection.id, claims.sub);
+    const linked = await store.findLinkedUser(tx, connection.organization_id, connection.id, claims.sub);
     let user = linked ? await deps.users.getUser(linked, tx) : byEmail;
     let member = user ? await deps.membership.getMemberByUser(organizationId, user.id, tx) : undefined;
     if (member?.status === 'suspended') throw new SignInRefused(403, 'member_suspended', 'Your membership of this organization is suspended. Ask an administrator.', user!.id);
@@ -299,7 +299,7 @@ export function createSignInService(deps: SignInServiceDeps) {
           }
           const user = (await deps.users.getUser(code.user_id, tx))!;
           if (code.reauthenticate) {
-            const authenticatedAt = await deps.membership.markSessionAuthenticated(tx, caller!.sessionId!, 'sso');
+            const authenticatedAt = await deps.membership.markSessionAuthenticated(tx, sessionOf(caller!), 'sso');
             if (!authenticatedAt) throw unauthorized();
             tx.audit({ action: 'user.reauthenticated', organizationId: code.organization_id, target: { type: 'session', id: caller!.sessionId! }, changes: { authMethod: 'sso', connectionId: code.connection_id } });
             return { user, organizationId: code.organization_id, authenticatedAt };

@@ -32,9 +32,9 @@ export async function listTeams(db: Queryable, organizationId: string, limit: nu
   const { rows } = await db.query<TeamRecord & { member_ids: string[] }>(
     `SELECT t.id, t.organization_id, t.name, t.created_at,
             coalesce(array_agg(tm.member_id ORDER BY tm.member_id) FILTER (WHERE tm.member_id IS NOT NULL), '{}') AS member_ids
-       FROM teams t LEFT JOIN team_members tm ON tm.team_id = t.id
+       FROM teams t LEFT JOIN team_members tm ON tm.organization_id = t.organization_id AND tm.team_id = t.id
       WHERE t.organization_id = $1 AND ($2::text IS NULL OR t.id > $2)
-      GROUP BY t.id ORDER BY t.id LIMIT $3`,
+      GROUP BY t.organization_id, t.id ORDER BY t.id LIMIT $3`,
     [organizationId, after ?? null, limit],
   );
   return rows;

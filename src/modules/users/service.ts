@@ -9,7 +9,7 @@ import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import { redacted, systemContext, writeTransaction, type CallerContext, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
-import { requireSignedInUser, type MembershipCore } from '../identity/index.ts';
+import { requireSignedInUser, sessionOf, type MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { PasswordSignInPolicy, UserDirectory } from './index.ts';
 import * as store from './store.ts';
@@ -223,7 +223,7 @@ export function createUserService(deps: UserServiceDeps) {
       const { sessionId } = ctx.actor;
       if (sessionId) {
         await writeTransaction(db, ctx, async (tx) => {
-          await deps.membership.revokeSession(tx, sessionId);
+          await deps.membership.revokeSession(tx, sessionOf(ctx.actor));
           tx.audit({ action: 'user.signed_out', target: { type: 'session', id: sessionId } });
         });
       }
@@ -269,7 +269,7 @@ export function createUserService(deps: UserServiceDeps) {
           // In the active organization's log, flagged when that organization requires SSO (its owner's break-glass).
           changes: { authMethod: 'password', ...(policy.breakGlassOrganizationId && policy.breakGlassOrganizationId === caller.organizationId ? { breakGlass: true } : {}) },
         });
-        return deps.membership.markSessionAuthenticated(tx, caller.sessionId!, 'password');
+        return deps.membership.markSessionAuthenticated(tx, sessionOf(caller), 'password');
       });
       // Revoked or expired between the hook and here: it is no longer a session at all.
       if (!authenticatedAt) throw unauthorized();
