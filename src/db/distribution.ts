@@ -49,6 +49,7 @@ export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
   // which names no organization; they live minutes.
   sso_sign_in_requests: { kind: 'reference', why: 'found by the hash of the state the IdP returns, which names no organization; lives minutes' },
   sso_sign_in_codes: { kind: 'reference', why: 'found by the hash of the one-time code the caller redeems, which names no organization; lives minutes' },
+  desktop_sign_in_codes: { kind: 'reference', why: 'found by the hash of the one-time code the desktop app redeems, which names no organization; lives a minute' },
   sso_saml_requests: { kind: 'reference', why: 'found by the hash of the RelayState the IdP returns, which names no organization; lives minutes' },
   secret_key_checks: { kind: 'local', why: 'the key ring check every process runs at start, on the coordinator it connects to' },
   rate_limit_counters: { kind: 'local', why: 'counters by bucket (an address, an account), written on every limited request and joined with nothing' },
