@@ -9,8 +9,6 @@
 //   BENCH_CONCURRENCY=8,32 ...                               (MESSENGER_DELIVERY_CONCURRENCY values to try)
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config.ts';
-import { openDatabase } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
 import { createOutboundClient } from '../../src/platform/outbound.ts';
 import { createSecretBox } from '../../src/platform/secrets.ts';
 import { startDeliveryLoop } from '../../src/modules/messenger/delivery-loop.ts';
@@ -18,7 +16,8 @@ import { createBotApi } from '../../src/modules/messenger/platform.ts';
 import { createQueueStore } from '../../src/modules/messenger/queue-store.ts';
 import { createMessengerStore } from '../../src/modules/messenger/store.ts';
 import { createDeliveryProcessor } from '../../src/modules/messenger/worker.ts';
-import { createDatabase, spawnServer } from '../support/servers.ts';
+import { spawnServer } from '../support/servers.ts';
+import { openBacklog } from './backlog.ts';
 
 const pending = Number(process.env.BENCH_PENDING ?? 10_000);
 const chats = Number(process.env.BENCH_CHATS ?? 500);
@@ -39,22 +38,15 @@ console.log('|---|---|---|---|---|---|---|');
 try {
   for (const backend of backends) {
     for (const concurrency of concurrencies) {
-      const postgres = backend === 'postgres' ? await createDatabase() : undefined;
-      const db = await openDatabase(postgres ? { databaseUrl: postgres.url } : { pgliteDataDir: 'memory://' });
+      const { db, close } = await openBacklog(backend, {
+        pending,
+        chats,
+        deliveryUrl: `${receiver.url}/deliver`,
+        botTokenSealed: secrets.seal('1:bench-token'),
+        deliverySecretSealed: secrets.seal('bench-delivery-secret'),
+      });
       try {
-        await migrate(db);
-        await db.query(`INSERT INTO organizations (id, name) VALUES ('org_bench', 'Bench')`);
-        await db.query(
-          `INSERT INTO messenger_connections (id, organization_id, bot_id, bot_username, bot_token_sealed, webhook_secret_hash, delivery_url, delivery_secret_sealed)
-           VALUES ('emc_bench', 'org_bench', 1, 'bench_bot', $1, 'hash', $2, $3)`,
-          [secrets.seal('1:bench-token'), `${receiver.url}/deliver`, secrets.seal('bench-delivery-secret')],
-        );
-        await db.query(
-          `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, order_key, body)
-           SELECT 'emc_bench', g, 'org_bench', (g % $2)::text, 'chat:' || (g % $2), '{"update_id":' || g || ',"message":{"text":"hi"}}' FROM generate_series(1, $1) g`,
-          [pending, chats],
-        );
-        if (postgres) await db.query('VACUUM ANALYZE messenger_updates');
+        if (backend === 'postgres') await db.query('VACUUM ANALYZE messenger_updates');
         for (let i = 0; i < deadVersions; i++) await db.query(`UPDATE messenger_updates SET leased_until = now() - interval '1 hour'`);
 
         const settings = { ...baseSettings, concurrency };
@@ -108,8 +100,7 @@ try {
         const per = (value: number) => (value / pending).toFixed(2);
         console.log(`| ${backend} | ${concurrency} | ${Math.round(pending / seconds)} | ${per(spent.takeMs)} | ${per(spent.takes)} | ${per(spent.attemptMs)} | ${per(spent.settleMs)} |`);
       } finally {
-        await db.close();
-        await postgres?.drop();
+        await close();
       }
     }
   }

@@ -4,10 +4,8 @@
 // store (queue-store.ts) on a fresh database. Reports the milliseconds per delivered update spent
 // taking and settling. On PGlite these statements run in the server's own thread, between the
 // webhook's claims (see README.md, "the take").
-import { openDatabase } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
 import { createQueueStore, type KeyCursor, type LeasedUpdate } from '../../src/modules/messenger/queue-store.ts';
-import { createDatabase } from '../support/servers.ts';
+import { openBacklog } from './backlog.ts';
 
 const pending = Number(process.env.BENCH_PENDING ?? 15_000);
 const chats = Number(process.env.BENCH_CHATS ?? 500);
@@ -18,20 +16,8 @@ const queue = createQueueStore();
 
 console.log(`Delivery loop against a backlog of ${pending} updates in ${chats} chats, ${deliveries} deliveries, ${concurrency} leased at a time`);
 for (const backend of backends) {
-  const postgres = backend === 'postgres' ? await createDatabase() : undefined;
-  const db = await openDatabase(postgres ? { databaseUrl: postgres.url } : { pgliteDataDir: 'memory://' });
+  const { db, close } = await openBacklog(backend, { pending, chats });
   try {
-    await migrate(db);
-    await db.query(`INSERT INTO organizations (id, name) VALUES ('org_bench', 'Bench')`);
-    await db.query(
-      `INSERT INTO messenger_connections (id, organization_id, bot_id, bot_username, bot_token_sealed, webhook_secret_hash, delivery_url, delivery_secret_sealed)
-       VALUES ('emc_bench', 'org_bench', 1, 'bench_bot', 'sealed', 'hash', 'http://127.0.0.1:9/', 'sealed')`,
-    );
-    await db.query(
-      `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, order_key, body)
-       SELECT 'emc_bench', g, 'org_bench', (g % $2)::text, 'chat:' || (g % $2), '{"update_id":1}' FROM generate_series(1, $1) g`,
-      [pending, chats],
-    );
     let cursor: KeyCursor | null = null;
     const leased: LeasedUpdate[] = await queue.take(db, concurrency, 60, null);
     let takeMs = 0;
@@ -57,7 +43,6 @@ for (const backend of backends) {
     }
     console.log(`${backend}: per delivered update, take ${(takeMs / deliveries).toFixed(2)} ms (${(statements / deliveries).toFixed(2)} statements), settle ${(settleMs / deliveries).toFixed(2)} ms`);
   } finally {
-    await db.close();
-    await postgres?.drop();
+    await close();
   }
 }
