@@ -26,7 +26,7 @@ for (const backend of backends) {
     for (let i = 0; i < deliveries; i++) {
       const done = leased.shift()!;
       let started = performance.now();
-      await queue.markDelivered(db, [{ connectionId: done.connectionId, updateId: done.updateId, replyStatus: null, error: null }]);
+      await queue.markDelivered(db, [{ organizationId: done.organizationId, connectionId: done.connectionId, updateId: done.updateId, replyStatus: null, error: null }]);
       settleMs += performance.now() - started;
       started = performance.now();
       // As the delivery loop does: from the cursor, and round again from the first key at the end.

@@ -13,7 +13,7 @@ import type { DeliverySettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
 import { retryDelaySeconds } from '../../platform/signed-delivery.ts';
-import type { KeyCursor, LeasedUpdate, QueueStore } from './queue-store.ts';
+import type { DeliveredMark, KeyCursor, LeasedUpdate, QueueStore } from './queue-store.ts';
 
 export interface DeliveryLoopDeps {
   db: Database;
@@ -52,7 +52,7 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
   let woken = false;
   let sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
-  const markDelivered = createBatcher<{ connectionId: string; updateId: number; replyStatus: 'sent' | 'failed' | null; error: string | null }, void>({
+  const markDelivered = createBatcher<DeliveredMark, void>({
     run: async (items) => {
       await queueStore.markDelivered(db, items);
       return items.map(() => undefined);
@@ -96,7 +96,7 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
   async function settle(update: LeasedUpdate): Promise<void> {
     try {
       const reply = await deps.attempt(update);
-      await markDelivered({ connectionId: update.connectionId, updateId: update.updateId, replyStatus: reply.status, error: reply.error });
+      await markDelivered({ organizationId: update.organizationId, connectionId: update.connectionId, updateId: update.updateId, replyStatus: reply.status, error: reply.error });
       return;
     } catch (error) {
       const { connectionId, updateId, attempt } = update;

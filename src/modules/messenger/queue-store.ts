@@ -7,6 +7,7 @@ import type { Database, Queryable } from '../../db/database.ts';
 
 /** An update a worker has leased for one delivery attempt, with what the attempt needs. */
 export interface LeasedUpdate {
+  organizationId: string;
   connectionId: string;
   updateId: number;
   chatId: string | null;
@@ -53,9 +54,9 @@ const TAKE = `WITH RECURSIVE heads AS (
       WHERE status IN ('queued', 'retrying') AND order_key IS NOT NULL AND (connection_id, order_key) > (h.connection_id, h.order_key)
       ORDER BY connection_id, order_key, update_id LIMIT 1) n
  ), picked AS (
-   SELECT u.connection_id, u.update_id FROM heads h
+   SELECT u.organization_id, u.connection_id, u.update_id FROM heads h
      CROSS JOIN LATERAL (
-       SELECT x.connection_id, x.update_id FROM messenger_updates x
+       SELECT x.organization_id, x.connection_id, x.update_id FROM messenger_updates x
         -- order_key too, though (connection_id, update_id) is the key: with it the pending index is
         -- probed by its whole prefix; without it the planner chose that index anyway and read every
         -- pending entry of the connection for each head (36.8 ms against 7.9 ms for a take of 8 with
@@ -74,15 +75,18 @@ const TAKE = `WITH RECURSIVE heads AS (
  UPDATE messenger_updates m
     SET attempts = m.attempts + 1, last_attempt_at = now(), leased_until = now() + $2 * interval '1 second'
    FROM picked, messenger_connections c, ${WITHOUT_WAITING_FOR_FLUSH}
-  WHERE m.connection_id = picked.connection_id AND m.update_id = picked.update_id AND c.id = m.connection_id
- RETURNING m.connection_id, m.update_id, m.chat_id, m.order_key, m.attempts, m.body, c.delivery_url, c.delivery_secret_sealed, c.bot_token_sealed`;
+  WHERE m.organization_id = picked.organization_id AND m.connection_id = picked.connection_id AND m.update_id = picked.update_id
+    AND c.organization_id = m.organization_id AND c.id = m.connection_id
+ RETURNING m.organization_id, m.connection_id, m.update_id, m.chat_id, m.order_key, m.attempts, m.body, c.delivery_url, c.delivery_secret_sealed, c.bot_token_sealed`;
 
 const DELIVERED = `UPDATE messenger_updates m
     SET status = 'delivered', delivered_at = now(), reply_status = v.reply_status, last_error = v.last_error, body = NULL, leased_until = NULL
-   FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS v (connection_id, update_id, reply_status, last_error), ${WITHOUT_WAITING_FOR_FLUSH}
-  WHERE m.connection_id = v.connection_id AND m.update_id = v.update_id`;
+   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS v (organization_id, connection_id, update_id, reply_status, last_error),
+        ${WITHOUT_WAITING_FOR_FLUSH}
+  WHERE m.organization_id = v.organization_id AND m.connection_id = v.connection_id AND m.update_id = v.update_id`;
 
 interface TakenRow {
+  organization_id: string;
   connection_id: string;
   update_id: string;
   chat_id: string | null;
@@ -94,12 +98,22 @@ interface TakenRow {
   bot_token_sealed: string;
 }
 
+/** An attempt that delivered its update, to be marked (several together). */
+export interface DeliveredMark {
+  organizationId: string;
+  connectionId: string;
+  updateId: number;
+  replyStatus: 'sent' | 'failed' | null;
+  error: string | null;
+}
+
 export function createQueueStore() {
   return {
     /** Leases up to `limit` due updates of free keys after `after` (from the first key when null). */
     async take(db: Database, limit: number, leaseSeconds: number, after: KeyCursor | null): Promise<LeasedUpdate[]> {
       const { rows } = await db.prepared<TakenRow>('messenger_take', TAKE, [limit, leaseSeconds, after?.connectionId ?? '', after?.orderKey ?? '']);
       return rows.map((row) => ({
+        organizationId: row.organization_id,
         connectionId: row.connection_id,
         updateId: Number(row.update_id),
         chatId: row.chat_id,
@@ -113,8 +127,9 @@ export function createQueueStore() {
     },
 
     /** Marks updates delivered (whatever attempt delivered them) and drops their kept bodies. */
-    async markDelivered(db: Database, items: { connectionId: string; updateId: number; replyStatus: 'sent' | 'failed' | null; error: string | null }[]): Promise<void> {
+    async markDelivered(db: Database, items: DeliveredMark[]): Promise<void> {
       await db.prepared('messenger_delivered', DELIVERED, [
+        items.map((item) => item.organizationId),
         items.map((item) => item.connectionId),
         items.map((item) => item.updateId),
         items.map((item) => item.replyStatus),
@@ -126,12 +141,12 @@ export function createQueueStore() {
      * Ends a failed attempt: `retrying` (due again after `retryInSeconds`) or `dead`. Only the attempt
      * that holds the update settles it: a late answer of an attempt taken over since changes nothing.
      */
-    async markFailed(db: Queryable, update: { connectionId: string; updateId: number; attempt: number }, status: 'retrying' | 'dead', error: string, retryInSeconds: number): Promise<void> {
+    async markFailed(db: Queryable, update: Pick<LeasedUpdate, 'organizationId' | 'connectionId' | 'updateId' | 'attempt'>, status: 'retrying' | 'dead', error: string, retryInSeconds: number): Promise<void> {
       await db.query(
         `UPDATE messenger_updates
             SET status = $4, last_error = $5, leased_until = NULL, run_after = now() + $6 * interval '1 second'
-          WHERE connection_id = $1 AND update_id = $2 AND attempts = $3 AND status <> 'delivered'`,
-        [update.connectionId, update.updateId, update.attempt, status, error, retryInSeconds],
+          WHERE organization_id = $7 AND connection_id = $1 AND update_id = $2 AND attempts = $3 AND status <> 'delivered'`,
+        [update.connectionId, update.updateId, update.attempt, status, error, retryInSeconds, update.organizationId],
       );
     },
   };
