@@ -91,6 +91,37 @@ test("connect the organization's account on a shared connection", { skip: skipWi
   assert.equal(forMember.connectedForMe, true);
 });
 
+test('a client credentials client set up in the form: the test gets the organization\'s token without a browser, and the secret is not shown again', { skip: skipWithoutChromium }, async () => {
+  const secret = 'console-cc-secret-4b9e2d7a1c';
+  oauthServer.addClient({ clientId: 'console-cc', clientSecret: secret, redirectUris: [], clientCredentials: true });
+  await ui.page.goto(`${t.app.url}/mcp-connections/new`);
+  await ui.page.getByRole('heading', { name: 'Add an MCP connection' }).waitFor();
+  await ui.page.getByLabel('Name').fill('Reports');
+  await ui.page.getByLabel('Server URL').fill(oauthServer.url);
+  await ui.page.getByLabel('Authentication', { exact: true }).selectOption('oauth');
+  await ui.page.getByLabel('Credential mode').selectOption('shared');
+  await ui.page.getByLabel('Pre-registered client ID').fill('console-cc');
+  await ui.page.getByLabel('Client secret').fill(secret);
+  await ui.page.getByLabel('Grant').selectOption('client_credentials');
+  await ui.page.getByLabel('Token endpoint authentication').selectOption('client_secret_basic');
+  await assertAccessible(ui.page, 'client credentials fields');
+  await ui.page.getByRole('button', { name: 'Check and add' }).click();
+  await ui.page.getByRole('heading', { name: 'Reports', level: 1 }).waitFor();
+
+  await ui.page.getByRole('button', { name: 'Test the connection' }).click();
+  await ui.page.getByRole('alert').filter({ hasText: 'The test passed every check' }).waitFor();
+  const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
+  const stored = (await admin().get(`/v1/mcp-connections/${connectionId}`)).body;
+  assert.deepEqual([stored.oauthGrantType, stored.oauthTokenEndpointAuthMethod, stored.oauthClientSecretConfigured], ['client_credentials', 'client_secret_basic', true]);
+  const grants = oauthServer.stats.tokenRequests.filter((request) => request.clientId === 'console-cc' && request.grantType === 'client_credentials');
+  assert.ok(grants.length >= 1, 'the token came from the client credentials grant');
+  assert.equal(oauthServer.stats.authorizations.filter((authorization) => authorization.clientId === 'console-cc').length, 0, 'no browser authorization');
+  const form = ui.page.getByRole('form', { name: 'Connection settings' });
+  assert.equal(await form.getByLabel('Grant').inputValue(), 'client_credentials', 'the form shows the stored grant');
+  assert.equal(await form.getByLabel(/^Client secret/).inputValue(), '', 'the secret is write-only');
+  assert.ok(!(await ui.page.content()).includes(secret), 'nor anywhere in the page');
+});
+
 test('a member stores their own API key (a wrong one shows the diagnostic), then disconnects after a confirmation', { skip: skipWithoutChromium }, async () => {
   const created = await admin().post('/v1/mcp-connections', {
     name: 'Tickets', url: keyed.url, authType: 'apikey', credentialMode: 'per_member', access: { orgWide: false, memberIds: [t.tenant.member.memberId] },

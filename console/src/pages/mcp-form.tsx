@@ -12,13 +12,17 @@ export interface Draft {
   apiKey: string;
   clientId: string;
   clientSecret: string;
-  tokenEndpointAuthMethod: '' | 'client_secret_basic' | 'client_secret_post';
+  tokenEndpointAuthMethod: '' | NonNullable<Connection['oauthTokenEndpointAuthMethod']>;
+  grantType: NonNullable<Connection['oauthGrantType']>;
+  privateKey: string;
+  signingAlgorithm: '' | NonNullable<Connection['oauthClientSigningAlgorithm']>;
   issuer: string;
   scopes: string;
 }
 
 export const emptyDraft: Draft = {
-  name: '', url: '', authType: 'none', credentialMode: 'shared', apiKey: '', clientId: '', clientSecret: '', tokenEndpointAuthMethod: '', issuer: '', scopes: '',
+  name: '', url: '', authType: 'none', credentialMode: 'shared', apiKey: '', clientId: '', clientSecret: '', tokenEndpointAuthMethod: '',
+  grantType: 'authorization_code', privateKey: '', signingAlgorithm: '', issuer: '', scopes: '',
 };
 
 export function draftOf(connection: Connection): Draft {
@@ -30,6 +34,9 @@ export function draftOf(connection: Connection): Draft {
     credentialMode: connection.credentialMode,
     // Only a pre-registered client is the administrator's to edit; one obtained automatically is not sent back.
     clientId: connection.oauthRegistrationSource === 'pre-registered' ? (connection.oauthClientId ?? '') : '',
+    tokenEndpointAuthMethod: connection.oauthRegistrationSource === 'pre-registered' ? (connection.oauthTokenEndpointAuthMethod ?? '') : '',
+    grantType: connection.oauthGrantType ?? 'authorization_code',
+    signingAlgorithm: connection.oauthClientSigningAlgorithm ?? '',
     issuer: connection.authorizationServerIssuer ?? '',
     scopes: (connection.requestedScopes ?? []).join(' '),
   };
@@ -53,6 +60,9 @@ export function bodyOf(draft: Draft, editing: boolean) {
             clientId: draft.clientId,
             ...(draft.clientSecret ? { clientSecret: draft.clientSecret } : {}),
             ...(draft.tokenEndpointAuthMethod ? { tokenEndpointAuthMethod: draft.tokenEndpointAuthMethod } : {}),
+            ...(draft.privateKey ? { privateKey: draft.privateKey } : {}),
+            ...(draft.signingAlgorithm ? { signingAlgorithm: draft.signingAlgorithm } : {}),
+            grantType: draft.grantType,
           },
         }
       : {}),
@@ -135,9 +145,17 @@ export function ConnectionFields({ draft, onChange, error, editing, managedBy }:
           <Field label="Pre-registered client ID" name="oauthClient.clientId" value={draft.clientId} onInput={set('clientId')} error={error} autoComplete="off" required={false} />
           <Field label={editing ? 'Client secret (blank keeps the stored one)' : 'Client secret'} name="oauthClient.clientSecret" type="password" value={draft.clientSecret}
             onInput={set('clientSecret')} error={error} autoComplete="new-password" required={false} />
+          <Select label="Grant" name="oauthClient.grantType" value={draft.grantType}
+            options={{ authorization_code: 'Authorization code (a person signs in at the server)', client_credentials: 'Client credentials (the client alone, no browser; shared only)' }}
+            onChange={set('grantType')} error={error} />
           <Select label="Token endpoint authentication" name="oauthClient.tokenEndpointAuthMethod" value={draft.tokenEndpointAuthMethod}
-            options={{ '': 'As the server advertises', client_secret_basic: 'client_secret_basic', client_secret_post: 'client_secret_post' }}
+            options={{ '': 'As the server advertises', client_secret_basic: 'client_secret_basic', client_secret_post: 'client_secret_post', private_key_jwt: 'private_key_jwt (a signed assertion)' }}
             onChange={set('tokenEndpointAuthMethod')} error={error} />
+          <Field label={editing ? 'Private key, PEM, for private_key_jwt (blank keeps the stored one)' : 'Private key, PEM, for private_key_jwt'} name="oauthClient.privateKey"
+            multiline value={draft.privateKey} onInput={set('privateKey')} error={error} autoComplete="off" required={false} />
+          <Select label="Signing algorithm" name="oauthClient.signingAlgorithm" value={draft.signingAlgorithm}
+            options={{ '': 'From the key', RS256: 'RS256', RS384: 'RS384', RS512: 'RS512', PS256: 'PS256', PS384: 'PS384', PS512: 'PS512', ES256: 'ES256', ES384: 'ES384', ES512: 'ES512', EdDSA: 'EdDSA' }}
+            onChange={set('signingAlgorithm')} error={error} />
           <Field label="Authorization server issuer (when the server does not advertise one)" name="authorizationServerIssuer" type="url" value={draft.issuer}
             onInput={set('issuer')} error={error} autoComplete="off" required={false} />
           <div class="field">
