@@ -294,7 +294,11 @@ export interface SearchStart {
 }
 
 /**
- * The bank's statistics and the postings of some terms, in one statement (one snapshot).
+ * The bank's statistics and the postings of some terms, in one statement (one snapshot). Each term is
+ * its own probe of the primary key (user_id, bank_id, term, ...), in a subquery the planner cannot
+ * flatten (OFFSET 0): asked as `term = ANY(...)` or as a plain join, a table not analyzed yet (PGlite's
+ * never are) let the planner read every block of the bank and filter or hash them (4-7 ms at 5,000
+ * memories, issue 25's bench).
  * Undefined when the user has no bank here. A term's document frequency is its posting count.
  */
 export async function openSearch(db: Queryable, key: BankKey, terms: string[]): Promise<SearchStart | undefined> {
@@ -304,7 +308,10 @@ export async function openSearch(db: Queryable, key: BankKey, terms: string[]): 
   }>(
     `SELECT b.id, b.doc_count, b.head_length_sum, b.body_length_sum, k.term, k.postings, k.data
        FROM memory_banks b
-       LEFT JOIN memory_blocks k ON k.user_id = b.user_id AND k.bank_id = b.id AND k.term = ANY($3::text[])
+       LEFT JOIN LATERAL (
+         SELECT k.term, k.postings, k.data FROM unnest($3::text[]) AS w(term)
+          CROSS JOIN LATERAL (SELECT * FROM memory_blocks k WHERE k.user_id = b.user_id AND k.bank_id = b.id AND k.term = w.term OFFSET 0) k
+       ) k ON true
       WHERE b.user_id = $1 AND b.org_key = $2`,
     [key.userId, orgKey(key.organizationId), terms],
   );
@@ -326,7 +333,8 @@ export async function loadTerms(db: Queryable, start: SearchStart, wanted: strin
   if (terms.length === 0) return;
   for (const term of terms) start.asked.add(term);
   const { rows } = await db.query<{ term: string; postings: number; data: Buffer }>(
-    'SELECT term, postings, data FROM memory_blocks WHERE user_id = $3 AND bank_id = $1 AND term = ANY($2::text[])',
+    `SELECT k.term, k.postings, k.data FROM unnest($2::text[]) AS w(term)
+      CROSS JOIN LATERAL (SELECT * FROM memory_blocks k WHERE k.user_id = $3 AND k.bank_id = $1 AND k.term = w.term OFFSET 0) k`,
     [start.bank.id, terms, start.bank.userId],
   );
   addBlocks(start, rows);
@@ -387,18 +395,23 @@ export async function scoredRows(db: Queryable, q: RowsQuery): Promise<ScoredRow
     filters.push(`m.scope = $${params.length}`);
   }
   const order = 'ORDER BY score_units DESC, updated_at DESC, id DESC';
+  // Each scored memory is one probe of the unique key (user_id, seq), written so the planner cannot do
+  // otherwise: the bank's filter stays outside the LATERAL (its LIMIT keeps it out). Joined plainly, a
+  // table not analyzed yet (PGlite's are never) made "user_id = $5 AND bank_id = $1" look like one row,
+  // and the planner read the whole bank through its index to find the few: 24 ms against 5 ms per search
+  // at 5,000 memories (bench/memory-latency, issue 25).
+  const conditions = ['m.bank_id = $1', ...filters];
   const best = `
     SELECT ${memoryColumns}, s.score_units${q.withVectors ? ', m.terms, m.head_tf, m.body_tf, m.head_length, m.body_length' : ''}
       FROM unnest($2::bigint[], $3::float8[]) AS s(memory_seq, score_units)
-      JOIN memories m ON m.user_id = $5 AND m.seq = s.memory_seq AND m.bank_id = $1
-     ${filters.length > 0 ? `WHERE ${filters.join(' AND ')}` : ''}
+      CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = $5 AND x.seq = s.memory_seq LIMIT 1) m
+     WHERE ${conditions.join(' AND ')}
      ${order} LIMIT $4`;
   // The feedback pass needs the document frequency of each term of its few memories: asked here
-  // (after the limit) to save a round trip.
+  // (after the limit) to save a round trip. One probe of the primary key per term, for the same reason.
   const sql = q.withVectors
-    ? `SELECT top.*, (SELECT array_agg(coalesce(t.df, 0) ORDER BY u.ord)
-                        FROM unnest(top.terms) WITH ORDINALITY AS u(term, ord)
-                        LEFT JOIN memory_terms t ON t.user_id = $5 AND t.bank_id = $1 AND t.term = u.term) AS term_dfs
+    ? `SELECT top.*, (SELECT array_agg(coalesce((SELECT t.df FROM memory_terms t WHERE t.user_id = $5 AND t.bank_id = $1 AND t.term = u.term), 0) ORDER BY u.ord)
+                        FROM unnest(top.terms) WITH ORDINALITY AS u(term, ord)) AS term_dfs
          FROM (${best}) top ${order}`
     : best;
   const { rows } = await db.query<ScoredRow>(sql, params);
