@@ -83,7 +83,7 @@ test('install links: an owner mints one and copies it; it opens the install page
   const field = shown.getByRole('textbox', { name: 'Install page link' });
   await field.waitFor();
   const first = await field.inputValue();
-  assert.match(first, /\/install\/[A-Za-z0-9_-]{20,}$/);
+  assert.match(first, /\/install\/[A-Za-z0-9_.-]{20,}$/);
   await shown.getByRole('button', { name: 'Copy install page link' }).click();
   await shown.getByRole('status').filter({ hasText: 'Copied.' }).waitFor();
   assert.equal(await clipboard(), first);

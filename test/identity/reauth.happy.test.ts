@@ -94,7 +94,7 @@ describe('step-up re-authentication: happy paths', () => {
       }
     }
     assert.deepEqual(marked.sort(), [
-      'changeMemberRole', 'createApiKey', 'createInstallLink', 'deleteAuditStream', 'editMcpConnection', 'putAuditStream', 'putSsoConnection', 'replaceMcpConnectionAccess',
+      'authorizeDesktopSignIn', 'changeMemberRole', 'createApiKey', 'createInstallLink', 'deleteAuditStream', 'editMcpConnection', 'putAuditStream', 'putSsoConnection', 'replaceMcpConnectionAccess',
       'rotateScimToken', 'setMcpConnectionToolPolicy', 'transferOwnership',
     ]);
   });
