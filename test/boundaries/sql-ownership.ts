@@ -32,6 +32,7 @@ export const MIGRATION_RANGES: readonly { from: number; to: number; module: stri
   { from: 500, to: 599, module: 'messenger' },
   { from: 600, to: 699, module: PLATFORM },
   { from: 700, to: 799, module: 'audit' },
+  { from: 900, to: 999, module: 'users' },
 ];
 
 /**

@@ -23,7 +23,7 @@ test('every module refuses to register without its dependencies, naming them', a
     await assert.rejects(registerScim(app, {} as never), /^Error: scim: registered without db, membership, users, sso, publicUrl$/);
     await assert.rejects(registerMessenger(app, {} as never), /^Error: messenger: registered without db, config, secrets, membership$/);
     await assert.rejects(registerMemory(app, {} as never), /^Error: memory: registered without db$/);
-    await assert.rejects(registerUsers(app, { db: {} } as never), /^Error: users: registered without rateLimiter, signUpEnabled, signUpAttemptsPerAddress, membership, organizations, passwordSignInPolicy$/);
+    await assert.rejects(registerUsers(app, { db: {} } as never), /^Error: users: registered without rateLimiter, signUpEnabled, signUpAttemptsPerAddress, membership, organizations, passwordSignInPolicy, redirectUriAllowed$/);
     await assert.rejects(registerOrganizations(app, {} as never), /^Error: organizations: registered without db, membership$/);
     await assert.rejects(registerMembers(app, {} as never), /^Error: members: registered without membership$/);
     await assert.rejects(registerInvitations(app, { membership: {} } as never), /^Error: invitations: registered without db, users$/);
