@@ -5,21 +5,17 @@ import { writeTransaction, type CallerContext } from '../../platform/write-conte
 import type { Caller } from '../identity/index.ts';
 import { analyzeMemory, queryTerms } from './analyzer.ts';
 import { limitthBest, maxPostingCount, ScoreTable, scorePostings, scoreUnitsPerPoint } from './postings.ts';
+import { loadTerms, openSearch, scoredRows, type ScoredRow, type SearchStart } from './search-store.ts';
 import {
   deleteMemory,
   findBank,
   getMemory,
   insertMemories,
   listMemories,
-  loadTerms,
-  openSearch,
-  scoredRows,
   type BankRef,
   type BankKey,
   type BankStats,
   type MemoryRow,
-  type ScoredRow,
-  type SearchStart,
 } from './store.ts';
 
 export const memoryIdPrefix = 'mry';
