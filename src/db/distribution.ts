@@ -94,6 +94,9 @@ export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
   // A person's own data. Sessions are a person's, not an organization's: a session switches between
   // the person's organizations.
   sessions: byUser,
+  // The person's copy of their memberships (the membership core writes it with members): the session
+  // lookup joins it to the session on the person's node.
+  user_memberships: byUser,
   memory_banks: byUser,
   memories: byUser,
   memory_terms: byUser,

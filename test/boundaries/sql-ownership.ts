@@ -43,6 +43,7 @@ export const MIGRATION_RANGES: readonly { from: number; to: number; module: stri
 export const OWNER_BY_TABLE: Readonly<Record<string, string>> = {
   users: 'users',
   sessions: 'identity',
+  user_memberships: 'identity',
   organizations: 'organizations',
   teams: 'teams',
   team_members: 'teams',

@@ -33,15 +33,17 @@ const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.c
 
 /**
  * Valid (unexpired, unrevoked) sessions and each caller's active membership, by token hashes: every
- * authenticated request needs this, so concurrent requests share one statement (see the service).
+ * authenticated request needs this, so concurrent requests share one statement (see the service). The
+ * membership is read from the person's copy (user_memberships), which sits with their sessions on a
+ * distributed database, not from members, which sits with the organization.
  */
 export const sessionCallerSql = `
   SELECT s.token_hash, s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
-         m.id AS member_id, m.role, s.authenticated_at, s.auth_method, u.name, u.email
+         m.member_id, m.role, s.authenticated_at, s.auth_method, u.name, u.email
     FROM sessions s
     JOIN users u ON u.id = s.user_id
-    LEFT JOIN members m
-      ON m.organization_id = s.active_organization_id AND m.user_id = s.user_id AND m.status = 'active'
+    LEFT JOIN user_memberships m
+      ON m.user_id = s.user_id AND m.organization_id = s.active_organization_id AND m.status = 'active'
    WHERE s.token_hash = ANY($1::text[]) AND ($3::boolean OR s.user_id = ANY($2::text[]))
      AND s.revoked_at IS NULL AND s.expires_at > now()`;
 
@@ -71,9 +73,14 @@ export async function insertMember(db: Queryable, member: { id: string; organiza
      ON CONFLICT (organization_id, user_id) DO NOTHING`,
     [member.id, member.organizationId, member.userId, member.role],
   );
+  if (rowCount !== 1) return false;
+  await db.query(
+    `INSERT INTO user_memberships (user_id, organization_id, member_id, role, status) VALUES ($1, $2, $3, $4, 'active')`,
+    [member.userId, member.organizationId, member.id, member.role],
+  );
   // A member again (an invitation accepted, SCIM provisioning): an earlier removal no longer stands.
-  if (rowCount === 1) await db.query('DELETE FROM member_removals WHERE organization_id = $1 AND user_id = $2', [member.organizationId, member.userId]);
-  return rowCount === 1;
+  await db.query('DELETE FROM member_removals WHERE organization_id = $1 AND user_id = $2', [member.organizationId, member.userId]);
+  return true;
 }
 
 export async function recordRemoval(db: Queryable, organizationId: string, userId: string, removedBy: RemovedBy): Promise<void> {
@@ -110,8 +117,20 @@ export async function findMemberByUser(db: Queryable, organizationId: string, us
   return rows[0];
 }
 
+// The three changes of a member below change the person's copy of the membership (user_memberships)
+// in the same transaction: the member row first (its organization's), then the copy by its user.
+
 export async function setMemberRole(db: Queryable, organizationId: string, memberId: string, role: Role): Promise<void> {
-  await db.query('UPDATE members SET role = $3 WHERE organization_id = $1 AND id = $2', [organizationId, memberId, role]);
+  const { rows } = await db.query<{ user_id: string }>(
+    'UPDATE members SET role = $3 WHERE organization_id = $1 AND id = $2 RETURNING user_id',
+    [organizationId, memberId, role],
+  );
+  if (rows[0]) await updateUserMembership(db, rows[0].user_id, organizationId, { role });
+}
+
+async function updateUserMembership(db: Queryable, userId: string, organizationId: string, change: { role: Role } | { status: MemberStatus }): Promise<void> {
+  const [column, value] = 'role' in change ? ['role', change.role] : ['status', change.status];
+  await db.query(`UPDATE user_memberships SET ${column} = $3 WHERE user_id = $1 AND organization_id = $2`, [userId, organizationId, value]);
 }
 
 /** The member's user id, or undefined when there is no such member. */
@@ -120,6 +139,7 @@ export async function setMemberStatus(db: Queryable, organizationId: string, mem
     'UPDATE members SET status = $3 WHERE organization_id = $1 AND id = $2 RETURNING user_id',
     [organizationId, memberId, status],
   );
+  if (rows[0]) await updateUserMembership(db, rows[0].user_id, organizationId, { status });
   return rows[0]?.user_id;
 }
 
@@ -131,7 +151,9 @@ export async function deleteMember(db: Queryable, organizationId: string, member
       RETURNING m.user_id, u.email`,
     [organizationId, memberId],
   );
-  return rows[0] && { userId: rows[0].user_id, email: rows[0].email };
+  if (!rows[0]) return undefined;
+  await db.query('DELETE FROM user_memberships WHERE user_id = $1 AND organization_id = $2', [rows[0].user_id, organizationId]);
+  return { userId: rows[0].user_id, email: rows[0].email };
 }
 
 /**
@@ -233,13 +255,15 @@ export async function setSessionOrganization(db: Queryable, session: SessionRef,
  * (an organization its user is an active member of). True when it changed.
  */
 export async function setSessionOrganizationIfUnusable(db: Queryable, session: SessionRef, organizationId: string): Promise<boolean> {
-  // The user's active memberships as a list, not a subquery correlated with the session row: sessions
-  // and members are distributed by different columns.
+  // The person by the parameter, not by the session row: correlated, the planner may read the
+  // memberships of everyone once and hash them (a "hashed SubPlan"), which on a distributed database
+  // reads every node.
   const { rowCount } = await db.query(
     `UPDATE sessions s SET active_organization_id = $2
       WHERE s.user_id = $3 AND s.id = $1
-        AND (s.active_organization_id IS NULL OR s.active_organization_id NOT IN (
-          SELECT m.organization_id FROM members m WHERE m.user_id = $3 AND m.status = 'active'))`,
+        AND (s.active_organization_id IS NULL OR NOT EXISTS (
+          SELECT 1 FROM user_memberships m
+           WHERE m.user_id = $3 AND m.organization_id = s.active_organization_id AND m.status = 'active'))`,
     [session.id, organizationId, session.userId],
   );
   return rowCount === 1;

@@ -55,8 +55,8 @@ export async function setPlan(db: Queryable, id: string, plan: Plan): Promise<Or
 
 export async function listOrganizationsOfUser(db: Queryable, userId: string): Promise<(OrganizationRecord & { role: Role; member_id: string })[]> {
   const { rows } = await db.query<OrganizationRecord & { role: Role; member_id: string }>(
-    `SELECT o.id, o.name, o.plan, o.created_at, m.role, m.id AS member_id
-       FROM members m JOIN organizations o ON o.id = m.organization_id
+    `SELECT o.id, o.name, o.plan, o.created_at, m.role, m.member_id
+       FROM user_memberships m JOIN organizations o ON o.id = m.organization_id
       WHERE m.user_id = $1 AND m.status = 'active'
       ORDER BY o.created_at, o.id`,
     [userId],
