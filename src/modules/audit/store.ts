@@ -101,8 +101,10 @@ export interface EventFilter {
 }
 
 export function whereOf(filter: EventFilter): { sql: string; params: unknown[] } {
+  // An organization's events are its chain: chain_id is its id, and the column audit_events is keyed
+  // (and distributed) by.
   const params: unknown[] = [filter.organizationId];
-  const clauses = ['organization_id = $1'];
+  const clauses = ['chain_id = $1'];
   const add = (clause: (n: string) => string, value: unknown) => {
     params.push(value);
     clauses.push(clause(`$${params.length}`));

@@ -1,8 +1,8 @@
 // SQL of audit-log streams (migration 0701): the one stream of an organization, and its delivery
 // state. A stream's queue is its organization's chain itself: the events after cursor_seq, in seq
-// order. Workers take streams with FOR UPDATE SKIP LOCKED and lease them, so one attempt at a time
+// order (the chain's rows are found by chain_id, the organization's id, which is how audit_events is
+// distributed). Workers take streams with FOR UPDATE SKIP LOCKED and lease them, so one attempt at a time
 // delivers a stream whatever the number of processes; the lease number fences that attempt's settle.
-// Like the messenger's queue reads, the workers' statements follow the queue, not a tenant's request.
 import type { Database, Queryable } from '../../db/database.ts';
 
 export interface StreamRow {
@@ -46,7 +46,7 @@ export async function findStream(db: Queryable, organizationId: string): Promise
   const { rows } = await db.query<StreamView>(
     `SELECT ${COLUMNS}, p.pending_events, p.oldest_pending_at FROM audit_streams s
        CROSS JOIN LATERAL (SELECT count(*)::int AS pending_events, min(e.occurred_at) AS oldest_pending_at FROM audit_events e
-                            WHERE e.organization_id = s.organization_id AND e.seq > s.cursor_seq) p
+                            WHERE e.chain_id = s.organization_id AND e.seq > s.cursor_seq) p
       WHERE s.organization_id = $1`,
     [organizationId],
   );
@@ -63,7 +63,7 @@ export async function lockStream(tx: Queryable, organizationId: string): Promise
 export async function chainHead(tx: Queryable, organizationId: string): Promise<number> {
   const { rows } = await tx.query<{ head: string }>(
     `SELECT GREATEST(
-       (SELECT COALESCE(max(seq), 0) FROM audit_events WHERE organization_id = $1),
+       (SELECT COALESCE(max(seq), 0) FROM audit_events WHERE chain_id = $1),
        (SELECT COALESCE(max(seq), 0) FROM audit_checkpoints WHERE chain_id = $1)) AS head`,
     [organizationId],
   );
@@ -99,33 +99,46 @@ export async function deleteStream(tx: Queryable, organizationId: string): Promi
   return (rowCount ?? 0) > 0;
 }
 
-// Due streams (enabled, not dead, not waiting for a retry, not leased) that have an event after their
-// cursor, locked and leased; a stream another worker is taking is skipped, not waited for.
-const TAKE = `WITH picked AS (
-   SELECT s.organization_id FROM audit_streams s
-    WHERE s.enabled AND s.dead_at IS NULL AND s.run_after <= now()
+// A stream is due when it is enabled, not dead, not waiting for a retry, not leased, and its
+// organization's chain has an event after its cursor.
+const DUE = `s.enabled AND s.dead_at IS NULL AND s.run_after <= now()
       AND (s.leased_until IS NULL OR s.leased_until <= now())
-      AND EXISTS (SELECT 1 FROM audit_events e WHERE e.organization_id = s.organization_id AND e.seq > s.cursor_seq)
-    ORDER BY s.run_after
-    LIMIT $1
-    FOR UPDATE OF s SKIP LOCKED
+      AND EXISTS (SELECT 1 FROM audit_events e WHERE e.chain_id = s.organization_id AND e.seq > s.cursor_seq)`;
+
+// Which organizations have a due stream: a plain read across organizations, with no lock (a distributed
+// database runs a row lock only in a statement on one organization's rows). Each is then leased by a
+// statement that names it; one another worker leased in between is skipped, not waited for.
+const DUE_ORGANIZATIONS = `SELECT s.organization_id FROM audit_streams s WHERE ${DUE} ORDER BY s.run_after LIMIT $1`;
+
+const LEASE = `WITH picked AS (
+   SELECT s.organization_id FROM audit_streams s WHERE s.organization_id = $1 AND ${DUE}
+   FOR UPDATE OF s SKIP LOCKED
  )
  UPDATE audit_streams t
     SET leased_until = now() + $2 * interval '1 second', lease = t.lease + 1
    FROM picked
-  WHERE t.organization_id = picked.organization_id
+  WHERE t.organization_id = $1 AND picked.organization_id = t.organization_id
  RETURNING t.organization_id, t.url, t.signing_secret_sealed, t.cursor_seq, t.lease, t.failed_attempts`;
 
+type LeasedRow = { organization_id: string; url: string; signing_secret_sealed: string; cursor_seq: number; lease: number; failed_attempts: number };
+
 export async function takeStreams(db: Database, limit: number, leaseSeconds: number): Promise<LeasedStream[]> {
-  const { rows } = await db.query<{ organization_id: string; url: string; signing_secret_sealed: string; cursor_seq: number; lease: number; failed_attempts: number }>(TAKE, [limit, leaseSeconds]);
-  return rows.map((row) => ({
-    organizationId: row.organization_id,
-    url: row.url,
-    signingSecretSealed: row.signing_secret_sealed,
-    cursorSeq: row.cursor_seq,
-    lease: row.lease,
-    attempt: row.failed_attempts + 1,
-  }));
+  const due = await db.query<{ organization_id: string }>(DUE_ORGANIZATIONS, [limit]);
+  const leased: LeasedStream[] = [];
+  for (const { organization_id: organizationId } of due.rows) {
+    const { rows } = await db.query<LeasedRow>(LEASE, [organizationId, leaseSeconds]);
+    for (const row of rows) {
+      leased.push({
+        organizationId: row.organization_id,
+        url: row.url,
+        signingSecretSealed: row.signing_secret_sealed,
+        cursorSeq: row.cursor_seq,
+        lease: row.lease,
+        attempt: row.failed_attempts + 1,
+      });
+    }
+  }
+  return leased;
 }
 
 /** A batch was accepted: the cursor moves past it. Only the attempt holding the lease settles. */
