@@ -1,0 +1,112 @@
+// Whether a statement stays on one tenant (issue 25, item 3), read from PostgreSQL's own plan of it:
+// on Citus a statement runs on one node when every distributed table it reads is pinned to one value of
+// its distribution column, and a row lock (FOR UPDATE / SHARE / SKIP LOCKED) runs only there. The rules,
+// checked on the plan (EXPLAIN (FORMAT JSON)) of each statement:
+// - every scan of a distributed table has an equality on its distribution column: to a value, or to a
+//   column of a table it is joined with (co-located joins pair the distribution columns);
+// - a join condition never pairs a table distributed by organization with one distributed by user;
+// - a row lock never covers a scan that breaks the first rule, whatever the statement.
+// A few statements break a rule on purpose; they are listed below with their reason, and may not lock.
+import { TABLE_CLASSES, isDistributed } from '../../src/db/distribution.ts';
+import type { Queryable } from '../../src/db/database.ts';
+
+export interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Alias?: string;
+  'Index Cond'?: string;
+  'Recheck Cond'?: string;
+  Filter?: string;
+  'TID Cond'?: string;
+  'Hash Cond'?: string;
+  'Merge Cond'?: string;
+  'Join Filter'?: string;
+  Plans?: PlanNode[];
+}
+
+/**
+ * Statements that break a rule on purpose, found by a piece of their text: `fan-out`, a read across
+ * organizations (never a lock); `cross-distribution`, a join of a person's rows to an organization's.
+ */
+export const DELIBERATE: readonly { signature: string; allows: 'fan-out' | 'cross-distribution'; why: string }[] = [
+  {
+    signature: 'SELECT s.organization_id FROM audit_streams s WHERE',
+    allows: 'fan-out',
+    why: 'the audit stream workers find which organizations have a due stream (no lock); each is then leased by a statement that names it',
+  },
+  {
+    signature: 'SELECT 1 FROM messenger_connections WHERE bot_id = $1 AND organization_id <> $2',
+    allows: 'fan-out',
+    why: 'a bot may serve one organization: connecting it checks that no other organization has it (no lock)',
+  },
+  {
+    signature: 'owner.row AS owner',
+    allows: 'cross-distribution',
+    why: "GET /v1/org in one statement (issue 25): the session and its membership from the person's rows, then the organization's owner, member record and teams; on Citus it needs splitting in two (docs/scaling.md)",
+  },
+];
+
+const distributionColumns = new Map(
+  Object.entries(TABLE_CLASSES).flatMap(([table, kind]) => (isDistributed(kind) ? [[table, { column: kind.column, kind: kind.kind }] as const] : [])),
+);
+
+/** Every distributed table a statement's text names (a cheap filter before planning it). */
+export function distributedTablesIn(text: string): string[] {
+  return [...distributionColumns.keys()].filter((table) => new RegExp(`\\b${table}\\b`).test(text));
+}
+
+const equalityOn = (column: string) => new RegExp(`(^|[^\\w])(\\w+\\.)?${column}\\s*=|=\\s*(ANY\\s*\\()?\\(?(\\w+\\.)?${column}\\b`);
+
+function conditionsOf(node: PlanNode): string[] {
+  const own = [node['Index Cond'], node['Recheck Cond'], node.Filter, node['TID Cond']].filter((c): c is string => !!c);
+  // A bitmap heap scan's index conditions sit on its Bitmap Index Scan children.
+  if (node['Node Type'] === 'Bitmap Heap Scan') {
+    const stack = [...(node.Plans ?? [])];
+    while (stack.length) {
+      const child = stack.pop()!;
+      if (child['Index Cond']) own.push(child['Index Cond']);
+      stack.push(...(child.Plans ?? []));
+    }
+  }
+  return own;
+}
+
+/** What breaks the rules in one statement's plan (empty when it stays on one tenant). */
+export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolean; crossDistributionAllowed: boolean }): string[] {
+  const problems: string[] = [];
+  const aliases = new Map<string, string>();
+  (function collect(node: PlanNode) {
+    if (node['Relation Name'] && node.Alias) aliases.set(node.Alias, node['Relation Name']);
+    for (const child of node.Plans ?? []) collect(child);
+  })(root);
+
+  (function walk(node: PlanNode, joinConditions: string[], locked: boolean) {
+    const joins = [node['Hash Cond'], node['Merge Cond'], node['Join Filter']].filter((c): c is string => !!c);
+    const table = node['Relation Name'];
+    // A join shows as a join node's condition, or (a nested loop) in the inner scan's own condition,
+    // where this scan's columns are unqualified.
+    for (const condition of [...joins, ...conditionsOf(node)]) {
+      for (const [, left, right] of condition.matchAll(/(?:(\w+)\.)?\w+ = (?:(\w+)\.)?\w+/g)) {
+        const [leftTable, rightTable] = [left ? aliases.get(left) : table, right ? aliases.get(right) : table];
+        const [a, b] = [distributionColumns.get(leftTable ?? ''), distributionColumns.get(rightTable ?? '')];
+        if (a && b && a.kind !== b.kind && !options.crossDistributionAllowed) problems.push(`joins ${leftTable} (by ${a.column}) to ${rightTable} (by ${b.column}): ${condition}`);
+      }
+    }
+    const distributed = table ? distributionColumns.get(table) : undefined;
+    if (distributed && node['Node Type'] !== 'ModifyTable') {
+      const pinned = [...conditionsOf(node), ...joinConditions].some((condition) => equalityOn(distributed.column).test(condition));
+      if (!pinned && locked) problems.push(`locks rows of ${table} without naming its ${distributed.column}`);
+      else if (!pinned && !options.fanOutAllowed) problems.push(`reads ${table} without naming its ${distributed.column}`);
+    }
+    const inLock = locked || node['Node Type'] === 'LockRows';
+    for (const child of node.Plans ?? []) walk(child, [...joinConditions, ...joins], inLock);
+  })(root, [], false);
+  return problems;
+}
+
+/** The problems of a statement as the database plans it with the parameters it was run with. */
+export async function statementProblems(db: Queryable, statement: { text: string; values: unknown[] }): Promise<string[]> {
+  const allows = (kind: string) => DELIBERATE.some((known) => known.allows === kind && statement.text.includes(known.signature));
+  const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+  return routingProblems(rows[0]!['QUERY PLAN'][0].Plan, { fanOutAllowed: allows('fan-out'), crossDistributionAllowed: allows('cross-distribution') });
+}
