@@ -74,8 +74,10 @@ export async function insertMember(db: Queryable, member: { id: string; organiza
     [member.id, member.organizationId, member.userId, member.role],
   );
   if (rowCount !== 1) return false;
+  // The copy follows the row just written, whatever an earlier copy said.
   await db.query(
-    `INSERT INTO user_memberships (user_id, organization_id, member_id, role, status) VALUES ($1, $2, $3, $4, 'active')`,
+    `INSERT INTO user_memberships (user_id, organization_id, member_id, role, status) VALUES ($1, $2, $3, $4, 'active')
+     ON CONFLICT (user_id, organization_id) DO UPDATE SET member_id = EXCLUDED.member_id, role = EXCLUDED.role, status = EXCLUDED.status`,
     [member.userId, member.organizationId, member.id, member.role],
   );
   // A member again (an invitation accepted, SCIM provisioning): an earlier removal no longer stands.
