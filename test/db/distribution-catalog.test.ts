@@ -3,22 +3,13 @@
 // here: these are the checks its create_distributed_table and create_reference_table make, plus the
 // stricter "the tenant column first" of the multi-tenant model (an index that leads with it serves the
 // tenant's queries, one that merely contains it may not).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Queryable } from '../../src/db/database.ts';
 import { TABLE_CLASSES, isDistributed, type TableClass } from '../../src/db/distribution.ts';
-import { migrate } from '../../src/db/migrate.ts';
-import { openTestDatabase, type TestDatabase } from '../support/app.ts';
+import { useMigratedDatabase } from '../support/migrated-database.ts';
 
-let database: TestDatabase;
-
-before(async () => {
-  database = await openTestDatabase();
-  await migrate(database.db);
-});
-after(async () => {
-  await database?.drop();
-});
+const database = useMigratedDatabase();
 
 interface UniqueIndex { table: string; index: string; first_column: string | null; definition: string }
 interface ForeignKey { table: string; name: string; columns: string[]; referenced: string; referenced_columns: string[]; on_delete: string; definition: string }
