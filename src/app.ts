@@ -130,7 +130,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const membership = createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours });
   const organizationDirectory = createOrganizationDirectory({ db });
   const userDirectory = createUserDirectory({ db });
-  const teamDirectory = createTeamDirectory({ db });
+  const teamDirectory = createTeamDirectory({ db, membership });
   app.decorate('callerResolver', membership);
   app.decorate('authenticationPolicy', { reauthMaxAgeSeconds: config.reauthMaxAgeSeconds });
   app.decorateRequest('caller', null);

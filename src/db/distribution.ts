@@ -42,6 +42,7 @@ export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
   // Global, referenced by every tenant table.
   users: { kind: 'reference', why: 'a person belongs to several organizations; every tenant table that names a person references it' },
   organizations: { kind: 'reference', why: 'the tenants themselves: every tenant table references its organization, and GET /v1/org joins it' },
+  organization_owners: { kind: 'reference', why: "each organization's owner, copied from members: GET /v1/org shows it with the session, on the person's node" },
   // The SSO connection's verified domain is unique across organizations, and sign-in finds the
   // connection by an e-mail's domain before any organization is known: a global lookup.
   sso_connections: { kind: 'reference', why: 'a verified domain is unique across organizations, and sign-in finds the connection by domain before it knows the organization' },

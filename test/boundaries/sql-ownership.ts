@@ -44,6 +44,7 @@ export const OWNER_BY_TABLE: Readonly<Record<string, string>> = {
   users: 'users',
   sessions: 'identity',
   user_memberships: 'identity',
+  organization_owners: 'identity',
   organizations: 'organizations',
   teams: 'teams',
   team_members: 'teams',

@@ -7,8 +7,11 @@
 // - a join condition never pairs a table distributed by organization with one distributed by user;
 // - a row lock never covers a scan that breaks the first rule, whatever the statement.
 // A few statements break a rule on purpose; they are listed below with their reason, and may not lock.
+import assert from 'node:assert/strict';
+import { after } from 'node:test';
 import { TABLE_CLASSES, isDistributed } from '../../src/db/distribution.ts';
 import type { Queryable } from '../../src/db/database.ts';
+import { captureStatements } from '../support/statement-capture.ts';
 
 export interface PlanNode {
   'Node Type': string;
@@ -24,26 +27,23 @@ export interface PlanNode {
   Plans?: PlanNode[];
 }
 
-/**
- * Statements that break a rule on purpose, found by a piece of their text: `fan-out`, a read across
- * organizations (never a lock); `cross-distribution`, a join of a person's rows to an organization's.
- */
-export const DELIBERATE: readonly { signature: string; allows: 'fan-out' | 'cross-distribution'; why: string }[] = [
+/** Statements that read across organizations on purpose (never with a lock), found by a piece of their text. */
+export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] = [
   {
     signature: 'SELECT s.organization_id FROM audit_streams s WHERE',
-    allows: 'fan-out',
     why: 'the audit stream workers find which organizations have a due stream (no lock); each is then leased by a statement that names it',
   },
   {
     signature: 'SELECT 1 FROM messenger_connections WHERE bot_id = $1 AND organization_id <> $2',
-    allows: 'fan-out',
     why: 'a bot may serve one organization: connecting it checks that no other organization has it (no lock)',
   },
-  {
-    signature: 'owner.row AS owner',
-    allows: 'cross-distribution',
-    why: "GET /v1/org in one statement (issue 25): the session and its membership from the person's rows, then the organization's owner, member record and teams; on Citus it needs splitting in two (docs/scaling.md)",
-  },
+  // Secrets issued before tokens named their tenant (migration 0800) are found by their hash alone, in
+  // every shard, until they are replaced; a token that names no tenant is looked up that way too. A
+  // lock then names the tenant the read found (invitations/service.ts).
+  ...['WHERE token_hash = $1', 'WHERE l.token_hash = $1', '($3::boolean OR'].map((signature) => ({
+    signature,
+    why: 'a secret issued before tokens named their tenant, found by its hash alone',
+  })),
 ];
 
 const distributionColumns = new Map(
@@ -72,7 +72,7 @@ function conditionsOf(node: PlanNode): string[] {
 }
 
 /** What breaks the rules in one statement's plan (empty when it stays on one tenant). */
-export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolean; crossDistributionAllowed: boolean }): string[] {
+export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolean }): string[] {
   const problems: string[] = [];
   const aliases = new Map<string, string>();
   (function collect(node: PlanNode) {
@@ -89,7 +89,7 @@ export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolea
       for (const [, left, right] of condition.matchAll(/(?:(\w+)\.)?\w+ = (?:(\w+)\.)?\w+/g)) {
         const [leftTable, rightTable] = [left ? aliases.get(left) : table, right ? aliases.get(right) : table];
         const [a, b] = [distributionColumns.get(leftTable ?? ''), distributionColumns.get(rightTable ?? '')];
-        if (a && b && a.kind !== b.kind && !options.crossDistributionAllowed) problems.push(`joins ${leftTable} (by ${a.column}) to ${rightTable} (by ${b.column}): ${condition}`);
+        if (a && b && a.kind !== b.kind) problems.push(`joins ${leftTable} (by ${a.column}) to ${rightTable} (by ${b.column}): ${condition}`);
       }
     }
     const distributed = table ? distributionColumns.get(table) : undefined;
@@ -106,7 +106,31 @@ export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolea
 
 /** The problems of a statement as the database plans it with the parameters it was run with. */
 export async function statementProblems(db: Queryable, statement: { text: string; values: unknown[] }): Promise<string[]> {
-  const allows = (kind: string) => DELIBERATE.some((known) => known.allows === kind && statement.text.includes(known.signature));
+  const fanOutAllowed = DELIBERATE_FAN_OUT.some((known) => statement.text.includes(known.signature));
   const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
-  return routingProblems(rows[0]!['QUERY PLAN'][0].Plan, { fanOutAllowed: allows('fan-out'), crossDistributionAllowed: allows('cross-distribution') });
+  return routingProblems(rows[0]!['QUERY PLAN'][0].Plan, { fanOutAllowed });
+}
+
+/**
+ * For a test file whose flows should be checked: records every statement from now on, and returns the
+ * check to run in the file's last test, on the database the statements ran on. Statements of the test
+ * itself are checked too, so a test's own SQL names its tenant like the app's, except those that start
+ * with the comment `/* test *\/`: a test's look at a whole table (is a secret anywhere in it?).
+ */
+export function checkTenantRouting(): { assertStatementsStayOnOneTenant(db: Queryable, minimum: number): Promise<number> } {
+  const capture = captureStatements();
+  after(() => capture.stop());
+  return {
+    async assertStatementsStayOnOneTenant(db, minimum) {
+      const statements = capture.statements().filter((statement) => /^\s*(WITH|SELECT|INSERT|UPDATE|DELETE)\b/i.test(statement.text) && distributedTablesIn(statement.text).length > 0);
+      assert.ok(statements.length >= minimum, `${statements.length} statements captured, fewer than the ${minimum} expected`);
+      const problems: string[] = [];
+      for (const statement of statements) {
+        const found = await statementProblems(db, statement).catch((error: Error) => [`could not be planned: ${error.message}`]);
+        if (found.length > 0) problems.push(`${found.join('; ')}\n    in: ${statement.text.replace(/\s+/g, ' ').slice(0, 300)}`);
+      }
+      assert.deepEqual(problems, [], `${problems.length} of ${statements.length} statements leave their tenant:\n${problems.join('\n')}`);
+      return statements.length;
+    },
+  };
 }

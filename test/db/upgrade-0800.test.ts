@@ -132,7 +132,11 @@ test('a database filled by the release before 0800 keeps every row, and the curr
     assert.equal(search.body.results.length, 6, search.text);
     // A write after the upgrade: the sequences go on from the previous release's values.
     assert.equal((await owner.post('/v1/memory', { content: 'written after the upgrade' })).status, 201);
-    assert.equal((await api(current.url, tenant.member.token).get('/v1/org')).status, 200);
+    // GET /v1/org reads the copies migration 1000 made: the member's teams and the owner.
+    const memberView = await api(current.url, tenant.member.token).get('/v1/org');
+    assert.equal(memberView.status, 200, memberView.text);
+    assert.deepEqual(memberView.body.currentMemberTeams.map((team: { id: string }) => team.id), [teamId]);
+    assert.equal(memberView.body.organization.owner.memberId, tenant.owner.memberId);
     // Secrets issued before tokens named their tenant are still found by their hash alone.
     assert.doesNotMatch(apiKey, /\./);
     assert.equal((await api(current.url).get(`/v1/orgs/${tenant.orgId}/members`, { headers: { 'x-api-key': apiKey } })).status, 200);
@@ -145,8 +149,8 @@ test('a database filled by the release before 0800 keeps every row, and the curr
   const afterUpgrade = await count();
   // Every migration the previous release lacked (0800, and those added beside it since) was applied, and
   // the tables they created hold nothing yet, but for copies made from what was there: each person's
-  // copy of their memberships (1000) holds one row per member.
-  const copiedFrom: Record<string, string> = { user_memberships: 'members' };
+  // copy of their memberships (1000) holds one row per member, and each organization has its owner.
+  const copiedFrom: Record<string, string> = { user_memberships: 'members', organization_owners: 'organizations' };
   const migrationsOf = async (tree: string) => new Set((await readdir(path.join(tree, 'src/db/migrations'))).filter((name) => name.endsWith('.sql')));
   const previousMigrations = await migrationsOf(previous);
   const added = [...(await migrationsOf(root))].filter((name) => !previousMigrations.has(name));

@@ -88,6 +88,11 @@ export interface MembershipCore {
    * their own) until the person is a member again: SSO's just-in-time provisioning does not undo it.
    */
   deleteMember(tx: Queryable, organizationId: string, memberId: string, removedBy?: RemovedBy): Promise<void>;
+  /**
+   * After a change of the member's teams (in the caller's transaction): the person's copy of them, which
+   * GET /v1/org shows, is replaced by what `readTeams` reads once the copy is locked.
+   */
+  setMemberTeams(tx: Queryable, organizationId: string, memberId: string, readTeams: () => Promise<unknown[]>): Promise<void>;
   /** Who removed the user from the organization and when, while they have not become a member again. */
   getMemberRemoval(organizationId: string, userId: string, tx?: Queryable): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined>;
   /** Issues a session for the user with `activeOrganizationId` active, authenticated now by `authMethod` (default password); its token, to be shown once. */

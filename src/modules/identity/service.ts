@@ -10,6 +10,7 @@ import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore, RemovedBy, SessionRef } from './index.ts';
 import * as store from './store.ts';
+import * as copies from './membership-copy-store.ts';
 import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.ts';
 
 export type { Caller, Membership, Role } from '../../http/caller.ts';
@@ -203,6 +204,8 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     setMemberRole,
     /** Removing a member also ends the invitations they sent (in the caller's transaction). */
     deleteMember,
+    setMemberTeams: (tx: Queryable, organizationId: string, memberId: string, readTeams: () => Promise<unknown[]>) =>
+      copies.setMemberTeamsCopy(tx, organizationId, memberId, readTeams),
 
     // Sessions: who a session token speaks for is this core's, so it issues, ends and re-points them.
     /** Issues a session for the user (its token, to be shown once) with `activeOrganizationId` active. */

@@ -3,6 +3,7 @@ import type { Database, Queryable } from '../../db/database.ts';
 import type { TokenBatch } from './tokens.ts';
 import type { AuthMethod, Role } from '../../http/caller.ts';
 import type { MemberRecord, MemberStatus, RemovedBy, SessionRef } from './index.ts';
+import * as copies from './membership-copy-store.ts';
 
 /** What a bearer token resolves to, read in one round trip on every authenticated request. */
 export interface SessionCallerRow {
@@ -68,18 +69,15 @@ export async function findApiKeys(db: Database, batch: TokenBatch): Promise<ApiK
 
 /** True when the member was added; false when the user is a member of the organization already. */
 export async function insertMember(db: Queryable, member: { id: string; organizationId: string; userId: string; role: Role }): Promise<boolean> {
-  const { rowCount } = await db.query(
+  const { rows } = await db.query<{ status: MemberStatus; created_at: Date }>(
     `INSERT INTO members (id, organization_id, user_id, role) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (organization_id, user_id) DO NOTHING`,
+     ON CONFLICT (organization_id, user_id) DO NOTHING
+     RETURNING status, created_at`,
     [member.id, member.organizationId, member.userId, member.role],
   );
-  if (rowCount !== 1) return false;
-  // The copy follows the row just written, whatever an earlier copy said.
-  await db.query(
-    `INSERT INTO user_memberships (user_id, organization_id, member_id, role, status) VALUES ($1, $2, $3, $4, 'active')
-     ON CONFLICT (user_id, organization_id) DO UPDATE SET member_id = EXCLUDED.member_id, role = EXCLUDED.role, status = EXCLUDED.status`,
-    [member.userId, member.organizationId, member.id, member.role],
-  );
+  if (!rows[0]) return false;
+  await copies.writeMembershipCopy(db, { ...member, status: rows[0].status, createdAt: rows[0].created_at });
+  if (member.role === 'owner') await copies.copyOrganizationOwner(db, member.organizationId);
   // A member again (an invitation accepted, SCIM provisioning): an earlier removal no longer stands.
   await db.query('DELETE FROM member_removals WHERE organization_id = $1 AND user_id = $2', [member.organizationId, member.userId]);
   return true;
@@ -119,42 +117,43 @@ export async function findMemberByUser(db: Queryable, organizationId: string, us
   return rows[0];
 }
 
-// The three changes of a member below change the person's copy of the membership (user_memberships)
-// in the same transaction: the member row first (its organization's), then the copy by its user.
+// The three changes of a member below change its copies (membership-copy-store.ts) in the same
+// transaction: the member row first (its organization's), then the person's copy, then the owner's.
 
 export async function setMemberRole(db: Queryable, organizationId: string, memberId: string, role: Role): Promise<void> {
   const { rows } = await db.query<{ user_id: string }>(
     'UPDATE members SET role = $3 WHERE organization_id = $1 AND id = $2 RETURNING user_id',
     [organizationId, memberId, role],
   );
-  if (rows[0]) await updateUserMembership(db, rows[0].user_id, organizationId, { role });
-}
-
-async function updateUserMembership(db: Queryable, userId: string, organizationId: string, change: { role: Role } | { status: MemberStatus }): Promise<void> {
-  const [column, value] = 'role' in change ? ['role', change.role] : ['status', change.status];
-  await db.query(`UPDATE user_memberships SET ${column} = $3 WHERE user_id = $1 AND organization_id = $2`, [userId, organizationId, value]);
+  if (!rows[0]) return;
+  await copies.updateMembershipCopy(db, rows[0].user_id, organizationId, { role });
+  // To or from owner (a transfer demotes one and promotes the other): the owner's copy follows.
+  await copies.copyOrganizationOwner(db, organizationId);
 }
 
 /** The member's user id, or undefined when there is no such member. */
 export async function setMemberStatus(db: Queryable, organizationId: string, memberId: string, status: MemberStatus): Promise<string | undefined> {
-  const { rows } = await db.query<{ user_id: string }>(
-    'UPDATE members SET status = $3 WHERE organization_id = $1 AND id = $2 RETURNING user_id',
+  const { rows } = await db.query<{ user_id: string; role: Role }>(
+    'UPDATE members SET status = $3 WHERE organization_id = $1 AND id = $2 RETURNING user_id, role',
     [organizationId, memberId, status],
   );
-  if (rows[0]) await updateUserMembership(db, rows[0].user_id, organizationId, { status });
-  return rows[0]?.user_id;
+  if (!rows[0]) return undefined;
+  await copies.updateMembershipCopy(db, rows[0].user_id, organizationId, { status });
+  if (rows[0].role === 'owner') await copies.copyOrganizationOwner(db, organizationId);
+  return rows[0].user_id;
 }
 
 /** The removed member's user id and e-mail, or undefined when there was no such member. */
 export async function deleteMember(db: Queryable, organizationId: string, memberId: string): Promise<{ userId: string; email: string } | undefined> {
-  const { rows } = await db.query<{ user_id: string; email: string }>(
+  const { rows } = await db.query<{ user_id: string; email: string; role: Role }>(
     `DELETE FROM members m USING users u
       WHERE m.organization_id = $1 AND m.id = $2 AND u.id = m.user_id
-      RETURNING m.user_id, u.email`,
+      RETURNING m.user_id, u.email, m.role`,
     [organizationId, memberId],
   );
   if (!rows[0]) return undefined;
-  await db.query('DELETE FROM user_memberships WHERE user_id = $1 AND organization_id = $2', [rows[0].user_id, organizationId]);
+  await copies.deleteMembershipCopy(db, rows[0].user_id, organizationId);
+  if (rows[0].role === 'owner') await copies.copyOrganizationOwner(db, organizationId);
   return { userId: rows[0].user_id, email: rows[0].email };
 }
 

@@ -5,9 +5,6 @@ import { sessionCallerSql, tokenBatchParams, type MemberRecord, type SessionCall
 import type { TeamRecord } from '../teams/index.ts';
 import type { OrganizationRecord, Plan } from './index.ts';
 
-const memberJsonFields = `'id', m.id, 'organization_id', m.organization_id, 'user_id', m.user_id, 'role', m.role,
-  'status', m.status, 'created_at', m.created_at, 'name', u.name, 'email', u.email, 'image', u.image`;
-
 /** Rows built with json_build_object carry timestamps as ISO strings; callers turn them into Dates. */
 export type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
 
@@ -67,7 +64,9 @@ export async function listOrganizationsOfUser(db: Queryable, userId: string): Pr
 /**
  * Spec operation 7 in one round trip: the session check and everything GET /v1/org shows, for
  * several sessions at once. The organization parts are null when a session has no active
- * organization it is a member of.
+ * organization it is a member of. It reads the person's rows (the session, their copy of the
+ * membership with its teams) and global ones (the organization, its owner, the people), none of
+ * an organization's own tables: on a database distributed by tenant it stays on the person's node.
  */
 export async function findActiveOrganizationsByTokens(db: Database, batch: TokenBatch): Promise<ActiveOrganizationRow[]> {
   const { rows } = await db.prepared<ActiveOrganizationRow>(
@@ -76,28 +75,20 @@ export async function findActiveOrganizationsByTokens(db: Database, batch: Token
      SELECT caller.*,
             CASE WHEN o.id IS NULL THEN NULL ELSE json_build_object(
               'id', o.id, 'name', o.name, 'plan', o.plan, 'created_at', o.created_at) END AS organization,
-            owner.row AS owner,
-            current_member.row AS current_member,
-            teams.rows AS teams
+            CASE WHEN owner.member_id IS NULL THEN NULL ELSE json_build_object(
+              'id', owner.member_id, 'organization_id', owner.organization_id, 'user_id', owner.user_id, 'role', 'owner', 'status', owner.status,
+              'created_at', owner.member_since, 'name', owner_user.name, 'email', owner_user.email, 'image', owner_user.image) END AS owner,
+            CASE WHEN membership.member_id IS NULL THEN NULL ELSE json_build_object(
+              'id', membership.member_id, 'organization_id', membership.organization_id, 'user_id', membership.user_id, 'role', membership.role,
+              'status', membership.status, 'created_at', membership.member_since, 'name', member_user.name, 'email', member_user.email,
+              'image', member_user.image) END AS current_member,
+            membership.teams
        FROM caller
        LEFT JOIN organizations o ON o.id = caller.active_organization_id AND caller.member_id IS NOT NULL
-       LEFT JOIN LATERAL (
-         SELECT json_build_object(${memberJsonFields}) AS row
-           FROM members m JOIN users u ON u.id = m.user_id
-          WHERE m.organization_id = o.id AND m.role = 'owner'
-       ) owner ON true
-       LEFT JOIN LATERAL (
-         SELECT json_build_object(${memberJsonFields}) AS row
-           FROM members m JOIN users u ON u.id = m.user_id
-          WHERE m.id = caller.member_id AND m.organization_id = o.id
-       ) current_member ON true
-       LEFT JOIN LATERAL (
-         SELECT coalesce(json_agg(json_build_object(
-                  'id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'created_at', t.created_at)
-                ORDER BY t.name, t.id), '[]'::json) AS rows
-           FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
-          WHERE tm.organization_id = o.id AND tm.member_id = caller.member_id
-       ) teams ON true`,
+       LEFT JOIN organization_owners owner ON owner.organization_id = o.id
+       LEFT JOIN users owner_user ON owner_user.id = owner.user_id
+       LEFT JOIN user_memberships membership ON membership.user_id = caller.user_id AND membership.organization_id = o.id
+       LEFT JOIN users member_user ON member_user.id = membership.user_id`,
     tokenBatchParams(batch),
   );
   return rows;

@@ -11,20 +11,26 @@ import * as store from './store.ts';
 const teamManagerRoles: readonly Role[] = ['owner', 'admin'];
 
 /** What other modules use of teams (TeamDirectory). */
-export function createTeamDirectory(deps: { db: Database }) {
-  const { db } = deps;
+/** The member's teams changed in `tx`: the membership core's copy of them follows (GET /v1/org reads it). */
+const copyMemberTeams = (membership: Pick<MembershipCore, 'setMemberTeams'>, tx: Queryable, organizationId: string, memberId: string) =>
+  membership.setMemberTeams(tx, organizationId, memberId, () => store.memberTeams(tx, organizationId, memberId));
+
+export function createTeamDirectory(deps: { db: Database; membership: Pick<MembershipCore, 'setMemberTeams'> }) {
+  const { db, membership } = deps;
   return {
     /** Of `ids`, the ones that are teams of the organization. */
     listTeamIds: (organizationId: string, ids: string[], tx: Queryable = db) => store.existingTeamIds(tx, organizationId, ids),
     async addMemberToTeams(tx: Queryable, organizationId: string, memberId: string, teamIds: string[]): Promise<void> {
-      for (const teamId of await store.existingTeamIds(tx, organizationId, teamIds)) await store.addTeamMember(tx, organizationId, teamId, memberId);
+      const teams = await store.existingTeamIds(tx, organizationId, teamIds);
+      for (const teamId of teams) await store.addTeamMember(tx, organizationId, teamId, memberId);
+      if (teams.length > 0) await copyMemberTeams(membership, tx, organizationId, memberId);
     },
   } satisfies TeamDirectory;
 }
 
 export interface TeamServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember' | 'lockMember'>;
+  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember' | 'lockMember' | 'setMemberTeams'>;
 }
 
 export function createTeamService(deps: TeamServiceDeps) {
@@ -60,6 +66,7 @@ export function createTeamService(deps: TeamServiceDeps) {
         // (404), rather than met by the foreign key (a 500); one starting later waits and removes both.
         if (!(await membership.lockMember(tx, organizationId, memberId))) throw notFound('member_not_found', 'No such member in this organization');
         await store.addTeamMember(tx, organizationId, teamId, memberId);
+        await copyMemberTeams(membership, tx, organizationId, memberId);
         tx.audit({ action: 'team.member_added', organizationId, target: { type: 'team', id: teamId }, changes: { memberId } });
       });
     },
@@ -69,6 +76,7 @@ export function createTeamService(deps: TeamServiceDeps) {
       await requireTeam(organizationId, teamId);
       const removed = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.removeTeamMember(tx, organizationId, teamId, memberId);
+        if (done) await copyMemberTeams(membership, tx, organizationId, memberId);
         if (done) tx.audit({ action: 'team.member_removed', organizationId, target: { type: 'team', id: teamId }, changes: { memberId } });
         return done;
       });

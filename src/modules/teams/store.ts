@@ -55,3 +55,18 @@ export async function removeTeamMember(db: Queryable, organizationId: string, te
   );
   return rowCount === 1;
 }
+
+/**
+ * The member's teams as GET /v1/org shows them (by name), built here so that the copy the membership
+ * core keeps of them (user_memberships.teams) has the shape and timestamps of the table.
+ */
+export async function memberTeams(db: Queryable, organizationId: string, memberId: string): Promise<unknown[]> {
+  const { rows } = await db.query<{ teams: unknown[] }>(
+    `SELECT coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'created_at', t.created_at)
+                               ORDER BY t.name, t.id), '[]') AS teams
+       FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
+      WHERE tm.organization_id = $1 AND tm.member_id = $2`,
+    [organizationId, memberId],
+  );
+  return rows[0]!.teams;
+}
