@@ -137,7 +137,10 @@ export function createConnectionStore() {
 
     /**
      * A page of connections ordered by id. With `member`, only those the member may use: org-wide,
-     * granted to them, or granted to one of their teams.
+     * granted to them, or granted to one of their teams. The grants' subqueries name the organization
+     * as a parameter, not as c's column: correlated on the column, PostgreSQL planned them as hashed
+     * SubPlans that read every organization's grants (and Citus accepts such a subquery only when it
+     * is routed to one shard).
      */
     async listConnections(
       q: Queryable,
@@ -151,10 +154,10 @@ export function createConnectionStore() {
         params.push(member.memberId);
         filter = `AND (c.org_wide
           OR EXISTS (SELECT 1 FROM mcp_connection_members m
-                      WHERE m.organization_id = c.organization_id AND m.connection_id = c.id AND m.member_id = $4)
+                      WHERE m.organization_id = $1 AND m.connection_id = c.id AND m.member_id = $4)
           OR EXISTS (SELECT 1 FROM mcp_connection_teams t
                        JOIN team_members tm ON tm.organization_id = t.organization_id AND tm.team_id = t.team_id
-                      WHERE t.organization_id = c.organization_id AND t.connection_id = c.id AND tm.member_id = $4))`;
+                      WHERE t.organization_id = $1 AND t.connection_id = c.id AND tm.member_id = $4))`;
       }
       const { rows } = await q.query<ConnectionRow>(
         `SELECT ${connectionColumns} FROM mcp_connections c LEFT JOIN users u ON u.id = c.created_by
@@ -168,10 +171,10 @@ export function createConnectionStore() {
       const { rows } = await q.query(
         `SELECT 1 FROM mcp_connections c WHERE c.organization_id = $1 AND c.id = $2 AND (c.org_wide
            OR EXISTS (SELECT 1 FROM mcp_connection_members m
-                       WHERE m.organization_id = c.organization_id AND m.connection_id = c.id AND m.member_id = $3)
+                       WHERE m.organization_id = $1 AND m.connection_id = c.id AND m.member_id = $3)
            OR EXISTS (SELECT 1 FROM mcp_connection_teams t
                         JOIN team_members tm ON tm.organization_id = t.organization_id AND tm.team_id = t.team_id
-                       WHERE t.organization_id = c.organization_id AND t.connection_id = c.id AND tm.member_id = $3))`,
+                       WHERE t.organization_id = $1 AND t.connection_id = c.id AND tm.member_id = $3))`,
         [organizationId, connectionId, memberId],
       );
       return rows.length > 0;
