@@ -27,6 +27,7 @@ try {
     `INSERT INTO messenger_connections (id, organization_id, bot_id, bot_username, bot_token_sealed, webhook_secret_hash, delivery_url, delivery_secret_sealed)
      VALUES ('emc_bench', 'org_bench', 1, 'bench_bot', 'unused', 'unused', 'http://127.0.0.1:9/unused', 'unused')`,
   );
+  await db.query("INSERT INTO messenger_webhook_routes (connection_id, organization_id) VALUES ('emc_bench', 'org_bench')");
   const ingress = createIngress({ db, store: createMessengerStore() });
   let nextUpdateId = 1;
   const claimFor = async (ms: number) => {

@@ -19,7 +19,7 @@ for (const backend of backends) {
   const { db, close } = await openBacklog(backend, { pending, chats });
   try {
     let cursor: KeyCursor | null = null;
-    const leased: LeasedUpdate[] = await queue.take(db, concurrency, 60, null);
+    const leased: LeasedUpdate[] = await queue.take(db, 'org_bench', concurrency, 60, null);
     let takeMs = 0;
     let settleMs = 0;
     let statements = 0;
@@ -30,10 +30,10 @@ for (const backend of backends) {
       settleMs += performance.now() - started;
       started = performance.now();
       // As the delivery loop does: from the cursor, and round again from the first key at the end.
-      let taken = await queue.take(db, 1, 60, cursor);
+      let taken = await queue.take(db, 'org_bench', 1, 60, cursor);
       statements++;
       if (taken.length === 0 && cursor !== null) {
-        taken = await queue.take(db, 1, 60, null);
+        taken = await queue.take(db, 'org_bench', 1, 60, null);
         statements++;
       }
       takeMs += performance.now() - started;

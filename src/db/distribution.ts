@@ -52,6 +52,7 @@ export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
   sso_sign_in_codes: { kind: 'reference', why: 'found by the hash of the one-time code the caller redeems, which names no organization; lives minutes' },
   desktop_sign_in_codes: { kind: 'reference', why: 'found by the hash of the one-time code the desktop app redeems, which names no organization; lives a minute' },
   sso_saml_requests: { kind: 'reference', why: 'found by the hash of the RelayState the IdP returns, which names no organization; lives minutes' },
+  messenger_webhook_routes: { kind: 'reference', why: "which organization a bot connection belongs to: the platform's webhook names only the connection" },
   secret_key_checks: { kind: 'local', why: 'the key ring check every process runs at start, on the coordinator it connects to' },
   rate_limit_counters: { kind: 'local', why: 'counters by bucket (an address, an account), written on every limited request and joined with nothing' },
   schema_migrations: { kind: 'local', why: 'the migrations applied, read and written by `orgplane migrate` on the coordinator' },

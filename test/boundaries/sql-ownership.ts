@@ -45,6 +45,7 @@ export const OWNER_BY_TABLE: Readonly<Record<string, string>> = {
   sessions: 'identity',
   user_memberships: 'identity',
   organization_owners: 'identity',
+  messenger_webhook_routes: 'messenger',
   organizations: 'organizations',
   teams: 'teams',
   team_members: 'teams',

@@ -149,8 +149,9 @@ test('a database filled by the release before 0800 keeps every row, and the curr
   const afterUpgrade = await count();
   // Every migration the previous release lacked (0800, and those added beside it since) was applied, and
   // the tables they created hold nothing yet, but for copies made from what was there: each person's
-  // copy of their memberships (1000) holds one row per member, and each organization has its owner.
-  const copiedFrom: Record<string, string> = { user_memberships: 'members', organization_owners: 'organizations' };
+  // copy of their memberships (1000) holds one row per member, each organization has its owner, and each
+  // bot connection its webhook's route (1002).
+  const copiedFrom: Record<string, string> = { user_memberships: 'members', organization_owners: 'organizations', messenger_webhook_routes: 'messenger_connections' };
   const migrationsOf = async (tree: string) => new Set((await readdir(path.join(tree, 'src/db/migrations'))).filter((name) => name.endsWith('.sql')));
   const previousMigrations = await migrationsOf(previous);
   const added = [...(await migrationsOf(root))].filter((name) => !previousMigrations.has(name));

@@ -7,7 +7,11 @@ import { createJobQueue } from '../../src/platform/queue.ts';
 import { DELIVERY_QUEUE } from '../../src/modules/messenger/ingress.ts';
 import { deliveryQueueDefinition } from '../../src/modules/messenger/worker.ts';
 import { api } from '../support/http.ts';
+import { createTenant } from '../support/fixtures.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { connectBot, eventually, expectedSignature, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
+
+const tenantRouting = checkTenantRouting();
 
 describe('messenger webhook ingress', () => {
   let env: MessengerEnv;
@@ -172,12 +176,12 @@ describe('messenger webhook ingress', () => {
     for (const r of results.filter((r) => r.kind === 'disabled')) {
       assert.deepEqual(r.answer.json, { ok: true, accepted: false, reason: 'connection_disabled' });
     }
-    const stored = await env.app.db.query('SELECT connection_id, count(*)::int AS n FROM messenger_updates WHERE update_id >= 880000 AND update_id < 880010 GROUP BY connection_id');
+    const stored = await env.app.db.query('/* test */ SELECT connection_id, count(*)::int AS n FROM messenger_updates WHERE update_id >= 880000 AND update_id < 880010 GROUP BY connection_id');
     assert.deepEqual(stored.rows, [{ connection_id: bot.id, n: 10 }]);
     // Batches mixing new, duplicate and disabled updates queue each claimed update once: its claim row is
     // its queue entry (migration 0504), and no other job is written for it.
     const entries = await env.app.db.query(
-      `SELECT connection_id, update_id::int, order_key FROM messenger_updates WHERE update_id BETWEEN 880000 AND 880009 ORDER BY 2`,
+      `/* test */ SELECT connection_id, update_id::int, order_key FROM messenger_updates WHERE update_id BETWEEN 880000 AND 880009 ORDER BY 2`,
     );
     const orderKey = entries.rows[0]?.order_key;
     assert.equal(typeof orderKey, 'string', 'a pending entry has its ordering key');
@@ -204,7 +208,7 @@ describe('messenger webhook ingress', () => {
     const queued = await env.app.db.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND data::text LIKE '%kept  as  sent%'`, [DELIVERY_QUEUE]);
     assert.equal(queued.rows[0].n, 0);
     const stored = await eventually(async () => {
-      const { rows } = await env.app.db.query('SELECT status, body FROM messenger_updates WHERE connection_id = $1 AND update_id = $2', [bot.id, 990_002]);
+      const { rows } = await env.app.db.query('SELECT status, body FROM messenger_updates WHERE organization_id = $3 AND connection_id = $1 AND update_id = $2', [bot.id, 990_002, env.tenant.orgId]);
       return rows[0]?.status === 'delivered' ? rows[0] : undefined;
     }, { what: 'the delivered state' });
     assert.equal(stored.body, null);
@@ -237,8 +241,8 @@ describe('messenger webhook ingress', () => {
     const update = { update_id: 990_003, message: { message_id: 4, chat: { id: 505, type: 'private' }, text: 'from an older version' } };
     await env.app.db.query(
       `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
-       SELECT id, $2, organization_id, '505' FROM messenger_connections WHERE id = $1`,
-      [bot.id, update.update_id],
+       SELECT id, $2, organization_id, '505' FROM messenger_connections WHERE organization_id = $3 AND id = $1`,
+      [bot.id, update.update_id, env.tenant.orgId],
     );
     // The job as the previous version queued it, through a second queue client on the same database.
     const olderVersion = createJobQueue(env.app.db);
@@ -251,5 +255,38 @@ describe('messenger webhook ingress', () => {
     const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_003), { what: 'the delivery' });
     assert.deepEqual(delivery.json, { connectionId: bot.id, update });
     assert.equal(delivery.headers['x-orgplane-signature'], expectedSignature(bot.deliverySecret, delivery.body));
+  });
+
+  // A worker takes one organization's updates at a time and goes round the organizations that have any.
+  test("updates of bots in three organizations, sent together, are each delivered once, every chat's in order", async () => {
+    const bots = [bot];
+    for (let i = 0; i < 2; i++) {
+      const other = await createTenant(env.app.url);
+      bots.push(await connectBot(env, other.admin.token));
+    }
+    const sent: number[] = [];
+    await Promise.all(bots.map(async (connection, index) => {
+      const token = connection.bot.token;
+      const webhookSecret = env.platform.webhookOf(token)!.secretToken!;
+      for (let n = 0; n < 5; n++) {
+        const update = env.platform.messageUpdate(token, { chatId: 600 + index, text: `message ${n}` }) as { update_id: number };
+        const answer = await postUpdate(env.app.url, connection.id, update, webhookSecret);
+        assert.deepEqual(answer.json, { ok: true, accepted: true });
+        sent.push(update.update_id);
+      }
+    }));
+    await eventually(() => sent.every((id) => env.receiver.received.some((d) => d.json?.update?.update_id === id)), { what: 'every delivery' });
+    for (const [index, connection] of bots.entries()) {
+      const delivered = env.receiver.received.filter((d) => d.json?.connectionId === connection.id && d.json.update.message?.chat?.id === 600 + index);
+      const ids = delivered.map((d) => d.json.update.update_id as number);
+      assert.equal(ids.length, 5, `each of ${connection.id}'s updates delivered once`);
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'in update_id order');
+    }
+  });
+
+  // Issue 25: the ingress's, the workers' and the connection routes' statements stay on one tenant
+  // (test/db/tenant-routing.ts).
+  test('their statements stay on one tenant', async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(env.app.db, 20);
   });
 });

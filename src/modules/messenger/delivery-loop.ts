@@ -3,6 +3,11 @@
 // there was none, after the polling interval or when woken (an update accepted by this process, or a
 // delivery finished, which frees its key).
 //
+// A take is one organization's. The loop goes round the organizations that have updates pending: one
+// that filled its take keeps its turn after the others, one that did not leaves the round, and when the
+// round is empty the organizations are looked up again (at most once per take, so an organization whose
+// keys are all busy costs no more than a take and that lookup).
+//
 // Attempts and retries: an update's attempt is leased for MESSENGER_DELIVERY_EXPIRE_SECONDS; a worker
 // that dies mid-delivery leaves the lease to expire, and then any worker takes the update again (at
 // least once). A failed attempt is retried after about MESSENGER_DELIVERY_RETRY_DELAY_SECONDS, doubling
@@ -47,7 +52,9 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
   const concurrency = Math.max(1, settings.concurrency);
   const pollMs = Math.max(500, settings.pollingIntervalSeconds * 1000);
   const inFlight = new Set<Promise<void>>();
-  let cursor: KeyCursor | null = null;
+  // The organizations still to visit in this round, and where each one's walk of its keys resumes.
+  let round: string[] = [];
+  const cursors = new Map<string, KeyCursor | null>();
   let stopping = false;
   let woken = false;
   let sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
@@ -79,17 +86,42 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
     });
   }
 
-  /** Takes up to `free` updates, going round the keys from where the last take stopped. */
-  async function take(free: number): Promise<LeasedUpdate[]> {
-    const taken = await queueStore.take(db, free, settings.expireInSeconds, cursor);
+  /** Takes up to `want` of the organization's updates, going round its keys from where its last take stopped. */
+  async function takeOf(organizationId: string, want: number): Promise<LeasedUpdate[]> {
+    const cursor = cursors.get(organizationId) ?? null;
+    const taken = await queueStore.take(db, organizationId, want, settings.expireInSeconds, cursor);
     let next = lastKey(taken);
-    if (taken.length < free && cursor !== null) {
-      // The end of the keys: round again from the first (a leased key is not taken twice).
-      const more = await queueStore.take(db, free - taken.length, settings.expireInSeconds, null);
+    if (taken.length < want && cursor !== null) {
+      // The end of its keys: round again from the first (a leased key is not taken twice).
+      const more = await queueStore.take(db, organizationId, want - taken.length, settings.expireInSeconds, null);
       taken.push(...more);
       next = lastKey(more);
     }
-    cursor = next;
+    cursors.set(organizationId, next);
+    return taken;
+  }
+
+  /** Takes up to `free` updates, from the organizations of the round in turn. */
+  async function take(free: number): Promise<LeasedUpdate[]> {
+    const taken: LeasedUpdate[] = [];
+    const visited = new Set<string>();
+    let lookedUp = false;
+    while (taken.length < free) {
+      if (round.length === 0) {
+        if (lookedUp) break;
+        lookedUp = true;
+        const pending = new Set(await queueStore.organizationsWithPendingUpdates(db));
+        for (const organizationId of cursors.keys()) if (!pending.has(organizationId)) cursors.delete(organizationId);
+        round = [...pending].filter((organizationId) => !visited.has(organizationId));
+        continue;
+      }
+      const organizationId = round.shift()!;
+      visited.add(organizationId);
+      const want = free - taken.length;
+      const got = await takeOf(organizationId, want);
+      taken.push(...got);
+      if (got.length === want) round.push(organizationId);
+    }
     return taken;
   }
 

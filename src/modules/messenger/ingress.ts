@@ -48,7 +48,14 @@ export interface Ingress {
   forget(connectionId: string): void;
 }
 
+interface KnownConnection {
+  hash: Buffer;
+  organizationId: string;
+  expires: number;
+}
+
 interface ClaimRequest {
+  organizationId: string;
   connectionId: string;
   updateId: number;
   chatId: string | null;
@@ -65,10 +72,10 @@ const NO_SECRET_HASH = Buffer.from(hashToken('no connection has this secret'), '
 
 export function createIngress(deps: { db: Database; store: MessengerStore; onEnqueued?: () => void }): Ingress {
   const { db, store } = deps;
-  // connection id -> webhook secret hash. The hash never changes for a connection, and the claim
-  // statement re-checks that the connection exists and is active, so a stale entry can never make
-  // a deleted or disabled connection accept an update.
-  const secretHashes = new Map<string, { hash: Buffer; expires: number }>();
+  // connection id -> its webhook secret hash and organization. Neither ever changes for a connection,
+  // and the claim statement re-checks that the connection exists and is active, so a stale entry can
+  // never make a deleted or disabled connection accept an update.
+  const connections = new Map<string, KnownConnection>();
   // One claim statement at a time on PGlite (one connection). On PostgreSQL a few overlap, so that
   // one batch's round trip does not idle the stream; at most half the pool, the rest stays for
   // reads, the secret lookups and the workers. A second one starts only when 16 claims wait
@@ -81,18 +88,18 @@ export function createIngress(deps: { db: Database; store: MessengerStore; onEnq
     isolateOn: isDataError,
   });
 
-  async function loadSecretHash(connectionId: string): Promise<Buffer | undefined> {
-    const row = await store.getConnectionById(db, connectionId);
-    if (!row) {
-      secretHashes.delete(connectionId);
+  async function loadConnection(connectionId: string): Promise<KnownConnection | undefined> {
+    const row = await store.findConnectionByRoute(db, connectionId);
+    const hash = row && Buffer.from(row.webhook_secret_hash, 'hex');
+    // Not a SHA-256 digest: no secret can match it (and the comparison needs equal lengths).
+    if (!row || !hash || hash.length !== NO_SECRET_HASH.length) {
+      connections.delete(connectionId);
       return undefined;
     }
-    const stored = Buffer.from(row.webhook_secret_hash, 'hex');
-    // Not a SHA-256 digest: no secret can match it (and the comparison needs equal lengths).
-    if (stored.length !== NO_SECRET_HASH.length) return undefined;
-    if (secretHashes.size >= SECRET_CACHE_MAX) secretHashes.delete(secretHashes.keys().next().value!);
-    secretHashes.set(connectionId, { hash: stored, expires: Date.now() + SECRET_CACHE_TTL_MS });
-    return stored;
+    if (connections.size >= SECRET_CACHE_MAX) connections.delete(connections.keys().next().value!);
+    const known = { hash, organizationId: row.organization_id, expires: Date.now() + SECRET_CACHE_TTL_MS };
+    connections.set(connectionId, known);
+    return known;
   }
 
   function decide(secret: string | undefined, stored: Buffer | undefined): boolean {
@@ -130,18 +137,24 @@ export function createIngress(deps: { db: Database; store: MessengerStore; onEnq
 
   return {
     verifySecret(connectionId, secret) {
-      const cached = secretHashes.get(connectionId);
+      const cached = connections.get(connectionId);
       if (cached && cached.expires > Date.now()) return decide(secret, cached.hash);
-      return loadSecretHash(connectionId).then((stored) => decide(secret, stored));
+      return loadConnection(connectionId).then((known) => decide(secret, known?.hash));
     },
 
     claim(connectionId, update, body) {
       const chatId = chatIdOf(update);
-      return claimInBatch({ connectionId, updateId: update.update_id, chatId, orderKey: orderKeyOf(update, chatId), body });
+      const request = { connectionId, updateId: update.update_id, chatId, orderKey: orderKeyOf(update, chatId), body };
+      // Known since the secret was verified; an entry past its time still names the right organization.
+      const known = connections.get(connectionId);
+      if (known) return claimInBatch({ ...request, organizationId: known.organizationId });
+      return loadConnection(connectionId).then((found): Promise<ClaimOutcome> | ClaimOutcome =>
+        found ? claimInBatch({ ...request, organizationId: found.organizationId }) : { accepted: false, reason: 'connection_not_found' },
+      );
     },
 
     forget(connectionId) {
-      secretHashes.delete(connectionId);
+      connections.delete(connectionId);
     },
   };
 }

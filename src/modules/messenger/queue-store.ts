@@ -1,7 +1,8 @@
 // SQL of the delivery queue, which is the claims table itself (migration 0504): an accepted update's
 // row is its queue entry. A worker takes due entries with FOR UPDATE SKIP LOCKED and leases them;
-// it settles an attempt on the row (delivered, retrying with a due time, dead). Like the worker's other
-// reads, these follow the queue, not a tenant's request, so they are not filtered by organization.
+// it settles an attempt on the row (delivered, retrying with a due time, dead). A take walks one
+// organization's entries (a lock, and a recursive walk, run on Citus only within one tenant); which
+// organizations have entries pending is found by a plain read across them (ORGANIZATIONS_PENDING).
 
 import type { Database, Queryable } from '../../db/database.ts';
 
@@ -46,12 +47,12 @@ const WITHOUT_WAITING_FOR_FLUSH = `(SELECT set_config('synchronous_commit', 'off
 
 const TAKE = `WITH RECURSIVE heads AS (
    (SELECT connection_id, order_key, update_id FROM messenger_updates
-     WHERE status IN ('queued', 'retrying') AND order_key IS NOT NULL AND (connection_id, order_key) > ($3::text, $4::text)
+     WHERE organization_id = $5 AND status IN ('queued', 'retrying') AND order_key IS NOT NULL AND (connection_id, order_key) > ($3::text, $4::text)
      ORDER BY connection_id, order_key, update_id LIMIT 1)
    UNION ALL
    SELECT n.connection_id, n.order_key, n.update_id FROM heads h CROSS JOIN LATERAL (
      SELECT connection_id, order_key, update_id FROM messenger_updates
-      WHERE status IN ('queued', 'retrying') AND order_key IS NOT NULL AND (connection_id, order_key) > (h.connection_id, h.order_key)
+      WHERE organization_id = $5 AND status IN ('queued', 'retrying') AND order_key IS NOT NULL AND (connection_id, order_key) > (h.connection_id, h.order_key)
       ORDER BY connection_id, order_key, update_id LIMIT 1) n
  ), picked AS (
    SELECT u.organization_id, u.connection_id, u.update_id FROM heads h
@@ -61,12 +62,12 @@ const TAKE = `WITH RECURSIVE heads AS (
         -- probed by its whole prefix; without it the planner chose that index anyway and read every
         -- pending entry of the connection for each head (36.8 ms against 7.9 ms for a take of 8 with
         -- 13,000 pending in 500 chats, bench/webhook/README.md).
-        WHERE x.connection_id = h.connection_id AND x.order_key = h.order_key AND x.update_id = h.update_id
+        WHERE x.organization_id = $5 AND x.connection_id = h.connection_id AND x.order_key = h.order_key AND x.update_id = h.update_id
           AND x.status IN ('queued', 'retrying') AND x.body IS NOT NULL AND x.run_after <= now()
           AND (x.leased_until IS NULL OR x.leased_until <= now())
           AND NOT EXISTS (
             SELECT 1 FROM messenger_updates l
-             WHERE l.connection_id = h.connection_id AND l.order_key = h.order_key
+             WHERE l.organization_id = $5 AND l.connection_id = h.connection_id AND l.order_key = h.order_key
                AND l.leased_until IS NOT NULL AND l.status IN ('queued', 'retrying') AND l.leased_until > now())
         OFFSET 0) u
     LIMIT $1
@@ -75,9 +76,17 @@ const TAKE = `WITH RECURSIVE heads AS (
  UPDATE messenger_updates m
     SET attempts = m.attempts + 1, last_attempt_at = now(), leased_until = now() + $2 * interval '1 second'
    FROM picked, messenger_connections c, ${WITHOUT_WAITING_FOR_FLUSH}
-  WHERE m.organization_id = picked.organization_id AND m.connection_id = picked.connection_id AND m.update_id = picked.update_id
-    AND c.organization_id = m.organization_id AND c.id = m.connection_id
+  WHERE m.organization_id = $5 AND m.organization_id = picked.organization_id AND m.connection_id = picked.connection_id AND m.update_id = picked.update_id
+    AND c.organization_id = $5 AND c.id = m.connection_id
  RETURNING m.organization_id, m.connection_id, m.update_id, m.chat_id, m.order_key, m.attempts, m.body, c.delivery_url, c.delivery_secret_sealed, c.bot_token_sealed`;
+
+// The organizations with pending updates, for the workers to visit one by one: a plain read (no lock)
+// across every organization, one probe of the pending index per connection.
+const ORGANIZATIONS_PENDING = `SELECT c.organization_id FROM messenger_connections c
+  WHERE EXISTS (SELECT 1 FROM messenger_updates u
+                 WHERE u.organization_id = c.organization_id AND u.connection_id = c.id
+                   AND u.status IN ('queued', 'retrying') AND u.order_key IS NOT NULL)
+  GROUP BY c.organization_id`;
 
 const DELIVERED = `UPDATE messenger_updates m
     SET status = 'delivered', delivered_at = now(), reply_status = v.reply_status, last_error = v.last_error, body = NULL, leased_until = NULL
@@ -109,9 +118,18 @@ export interface DeliveredMark {
 
 export function createQueueStore() {
   return {
-    /** Leases up to `limit` due updates of free keys after `after` (from the first key when null). */
-    async take(db: Database, limit: number, leaseSeconds: number, after: KeyCursor | null): Promise<LeasedUpdate[]> {
-      const { rows } = await db.prepared<TakenRow>('messenger_take', TAKE, [limit, leaseSeconds, after?.connectionId ?? '', after?.orderKey ?? '']);
+    /** The organizations that have updates pending (due now or later). */
+    async organizationsWithPendingUpdates(db: Database): Promise<string[]> {
+      const { rows } = await db.prepared<{ organization_id: string }>('messenger_organizations_pending', ORGANIZATIONS_PENDING, []);
+      return rows.map((row) => row.organization_id);
+    },
+
+    /**
+     * Leases up to `limit` due updates of the organization's free keys after `after` (from its first
+     * key when null).
+     */
+    async take(db: Database, organizationId: string, limit: number, leaseSeconds: number, after: KeyCursor | null): Promise<LeasedUpdate[]> {
+      const { rows } = await db.prepared<TakenRow>('messenger_take', TAKE, [limit, leaseSeconds, after?.connectionId ?? '', after?.orderKey ?? '', organizationId]);
       return rows.map((row) => ({
         organizationId: row.organization_id,
         connectionId: row.connection_id,

@@ -1,6 +1,7 @@
-// SQL for bot connections and their updates. Every query on a tenant's rows filters on its
-// organization, except the two the platform-facing paths need (webhook lookup by connection id,
-// which is authenticated by the secret, and the worker's, which follows a job it was given).
+// SQL for bot connections and their updates. Every query on a tenant's rows names its organization.
+// The platform's webhook names only the connection: its organization is looked up first, in the global
+// messenger_webhook_routes (written with the connection), so that the connection's row is then read on
+// one tenant.
 
 import type { Database, Queryable } from '../../db/database.ts';
 
@@ -46,6 +47,13 @@ export interface NewConnection {
   createdByMemberId: string | null;
 }
 
+/** One update of one connection, named with its organization. */
+export interface UpdateKey {
+  organizationId: string;
+  connectionId: string;
+  updateId: number;
+}
+
 export interface ClaimInput {
   connectionId: string;
   updateId: number;
@@ -54,25 +62,33 @@ export interface ClaimInput {
   body: string;
   /** Which of the connection's updates are delivered one at a time, in update_id order (updates.ts). */
   orderKey: string;
+  /** The connection's organization, as its webhook route says. */
+  organizationId: string;
 }
 
 const CLAIM_STATEMENT = `WITH input AS (
-   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS i (connection_id, update_id, chat_id, body, order_key)
+   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[]) AS i (connection_id, update_id, chat_id, body, order_key, organization_id)
  ), named AS (
    -- Locked once per connection and statement: a concurrent delete waits for this commit
    -- (and then removes these claims) or, if first, leaves nothing to claim for.
-   SELECT id, status, organization_id FROM messenger_connections WHERE id IN (SELECT DISTINCT connection_id FROM input)
+   SELECT id, status, organization_id FROM messenger_connections
+    WHERE (organization_id, id) IN (SELECT DISTINCT organization_id, connection_id FROM input)
    FOR KEY SHARE
  ), inserted AS (
    INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, body, order_key)
    SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id, i.body, i.order_key
-     FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
+     FROM input i JOIN named c ON c.organization_id = i.organization_id AND c.id = i.connection_id AND c.status = 'active'
    ON CONFLICT (organization_id, connection_id, update_id) DO NOTHING
    RETURNING connection_id, update_id
  )
  SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status, NULL AS organization_id FROM inserted
  UNION ALL
  SELECT 'connection', id, NULL, status, organization_id FROM named`;
+
+async function getConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
+  const { rows } = await db.query<ConnectionRow>('SELECT * FROM messenger_connections WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+  return rows[0];
+}
 
 export function createMessengerStore() {
   return {
@@ -85,6 +101,7 @@ export function createMessengerStore() {
          RETURNING *`,
         [c.id, c.organizationId, c.botId, c.botUsername, c.botTokenSealed, c.webhookSecretHash, c.deliveryUrl, c.deliverySecretSealed, c.createdByMemberId],
       );
+      if (rows[0]) await db.query('INSERT INTO messenger_webhook_routes (connection_id, organization_id) VALUES ($1, $2)', [c.id, c.organizationId]);
       return rows[0];
     },
 
@@ -94,15 +111,12 @@ export function createMessengerStore() {
       return rows.length > 0;
     },
 
-    async getConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
-      const { rows } = await db.query<ConnectionRow>('SELECT * FROM messenger_connections WHERE organization_id = $1 AND id = $2', [organizationId, id]);
-      return rows[0];
-    },
+    getConnection,
 
-    /** For the webhook (authenticated by the secret) and the worker (following its job). */
-    async getConnectionById(db: Queryable, id: string): Promise<ConnectionRow | undefined> {
-      const { rows } = await db.query<ConnectionRow>('SELECT * FROM messenger_connections WHERE id = $1', [id]);
-      return rows[0];
+    /** For the webhook (authenticated by the secret) and a legacy job, which name only the connection. */
+    async findConnectionByRoute(db: Queryable, id: string): Promise<ConnectionRow | undefined> {
+      const { rows } = await db.query<{ organization_id: string }>('SELECT organization_id FROM messenger_webhook_routes WHERE connection_id = $1', [id]);
+      return rows[0] && getConnection(db, rows[0].organization_id, id);
     },
 
     async listConnections(db: Queryable, organizationId: string, after: string | undefined, limit: number): Promise<ConnectionRow[]> {
@@ -138,7 +152,10 @@ export function createMessengerStore() {
      */
     async deleteConnection(tx: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
       const { rows } = await tx.query<ConnectionRow>('DELETE FROM messenger_connections WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
-      if (rows[0]) await tx.query('DELETE FROM messenger_updates WHERE organization_id = $1 AND connection_id = $2', [organizationId, id]);
+      if (rows[0]) {
+        await tx.query('DELETE FROM messenger_updates WHERE organization_id = $1 AND connection_id = $2', [organizationId, id]);
+        await tx.query('DELETE FROM messenger_webhook_routes WHERE connection_id = $1', [id]);
+      }
       return rows[0];
     },
 
@@ -158,7 +175,7 @@ export function createMessengerStore() {
       const { rows } = await db.prepared<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null; organization_id: string | null }>(
         'messenger_claim',
         CLAIM_STATEMENT,
-        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), claims.map((claim) => claim.orderKey)],
+        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), claims.map((claim) => claim.orderKey), claims.map((claim) => claim.organizationId)],
       );
       const claimed = new Set<string>();
       const connections = new Map<string, { status: ConnectionStatus; organizationId: string }>();
@@ -193,32 +210,32 @@ export function createMessengerStore() {
      * 0502): counts the attempt on its own update and returns its id; undefined when it is gone or
      * delivered already. Every other update is its own queue entry (queue-store.ts).
      */
-    async startLegacyAttempt(db: Queryable, job: { connectionId: string; updateId: number }, attempt: number): Promise<{ updateId: number } | undefined> {
+    async startLegacyAttempt(db: Queryable, job: UpdateKey, attempt: number): Promise<{ updateId: number } | undefined> {
       const { rows } = await db.query<{ update_id: string }>(
         `UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now()
-          WHERE connection_id = $1 AND update_id = $2 AND status <> 'delivered'
+          WHERE organization_id = $4 AND connection_id = $1 AND update_id = $2 AND status <> 'delivered'
           RETURNING update_id`,
-        [job.connectionId, job.updateId, attempt],
+        [job.connectionId, job.updateId, attempt, job.organizationId],
       );
       const row = rows[0];
       return row && { updateId: Number(row.update_id) };
     },
 
-    async markDelivered(db: Queryable, connectionId: string, updateId: number, reply: { status: 'sent' | 'failed' | null; error: string | null }): Promise<void> {
+    async markDelivered(db: Queryable, update: UpdateKey, reply: { status: 'sent' | 'failed' | null; error: string | null }): Promise<void> {
       await db.query(
         `UPDATE messenger_updates
             SET status = 'delivered', delivered_at = now(), reply_status = $3, last_error = $4, body = NULL
-          WHERE connection_id = $1 AND update_id = $2`,
-        [connectionId, updateId, reply.status, reply.error],
+          WHERE organization_id = $5 AND connection_id = $1 AND update_id = $2`,
+        [update.connectionId, update.updateId, reply.status, reply.error, update.organizationId],
       );
     },
 
-    async markFailed(db: Queryable, connectionId: string, updateId: number, status: 'retrying' | 'dead', error: string): Promise<void> {
+    async markFailed(db: Queryable, update: UpdateKey, status: 'retrying' | 'dead', error: string): Promise<void> {
       await db.query(
         // A late failure report never downgrades an update another attempt already delivered.
         `UPDATE messenger_updates SET status = $3, last_error = $4
-          WHERE connection_id = $1 AND update_id = $2 AND status <> 'delivered'`,
-        [connectionId, updateId, status, error],
+          WHERE organization_id = $5 AND connection_id = $1 AND update_id = $2 AND status <> 'delivered'`,
+        [update.connectionId, update.updateId, status, error, update.organizationId],
       );
     },
   };

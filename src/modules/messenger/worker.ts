@@ -138,10 +138,11 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
   async function deliverLegacyJob(job: QueueJob<DeliveryJob>): Promise<void> {
     const { connectionId, chatId } = job.data;
     if (job.data.update === undefined) return;
-    const connection = await store.getConnectionById(db, connectionId);
+    const connection = await store.findConnectionByRoute(db, connectionId);
     // Deleted since: nothing to deliver to. The job completes.
     if (!connection) return;
-    const claim = await store.startLegacyAttempt(db, { connectionId, updateId: job.data.updateId }, job.attempt);
+    const organizationId = connection.organization_id;
+    const claim = await store.startLegacyAttempt(db, { organizationId, connectionId, updateId: job.data.updateId }, job.attempt);
     // Nothing left: gone, or delivered already by an attempt whose completion was lost.
     if (!claim) return;
     const { updateId } = claim;
@@ -156,10 +157,10 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
         deliverySecretSealed: connection.delivery_secret_sealed,
         botTokenSealed: connection.bot_token_sealed,
       });
-      await store.markDelivered(db, connectionId, updateId, reply);
+      await store.markDelivered(db, { organizationId, connectionId, updateId }, reply);
     } catch (error) {
       if (job.attempt < job.maxAttempts) {
-        await store.markFailed(db, connectionId, updateId, 'retrying', retryingError(job.attempt, error)).catch(() => {});
+        await store.markFailed(db, { organizationId, connectionId, updateId }, 'retrying', retryingError(job.attempt, error)).catch(() => {});
       }
       throw error;
     }
@@ -167,7 +168,10 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
 
   async function deadLetterLegacyJob(job: QueueJob<DeliveryJob>, error: unknown): Promise<void> {
     const { connectionId, updateId } = job.data;
-    await store.markFailed(db, connectionId, updateId, 'dead', deadError(job.attempt, error));
+    const connection = await store.findConnectionByRoute(db, connectionId);
+    // Deleted since: its updates went with it.
+    if (!connection) return;
+    await store.markFailed(db, { organizationId: connection.organization_id, connectionId, updateId }, 'dead', deadError(job.attempt, error));
     deps.log?.warn({ connectionId, updateId, attempts: job.attempt }, 'messenger: update dead-lettered');
   }
 
