@@ -3,8 +3,10 @@ import { test } from 'node:test';
 import { useTenantApp } from '../support/harness.ts';
 import { addMember, signUp } from '../support/fixtures.ts';
 import { allEvents, eventsOfRequest, freshRequestId } from './helpers.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 const t = useTenantApp();
+const tenantRouting = checkTenantRouting();
 
 test('a role change writes one event with who, what, where and the change, in its transaction', async () => {
   await t.ready;
@@ -45,7 +47,7 @@ test('a secret appears only as "redacted": a new API key is in no event, in clea
   const [row] = await eventsOfRequest(t.app, requestId);
   assert.equal(row.action, 'api_key.created');
   assert.deepEqual(row.changes, { name: 'audited key', role: 'member', key: 'redacted' });
-  const dump = JSON.stringify(await t.app.db.query('SELECT * FROM audit_events')).toLowerCase();
+  const dump = JSON.stringify(await t.app.db.query('/* test */ SELECT * FROM audit_events')).toLowerCase();
   assert.ok(!dump.includes(created.body.key.toLowerCase()), 'the key is nowhere in the log');
   const { createHash } = await import('node:crypto');
   assert.ok(!dump.includes(createHash('sha256').update(created.body.key).digest('hex')), 'nor its hash');
@@ -78,7 +80,7 @@ test('sign-in success and failure, and sign-out, are events of the account\'s or
   // An unknown account's failure has no organization: it is in the instance's own log only.
   const unknownEmail = `nobody.${Date.now()}@example.test`;
   assert.equal((await t.as().post('/v1/auth/sign-in', { email: unknownEmail, password: 'whatever-123' })).status, 401);
-  const { rows } = await t.app.db.query('SELECT organization_id, chain_id, target_name FROM audit_events WHERE action = $1 AND target_name = $2', ['user.sign_in_failed', unknownEmail]);
+  const { rows } = await t.app.db.query('/* test */ SELECT organization_id, chain_id, target_name FROM audit_events WHERE action = $1 AND target_name = $2', ['user.sign_in_failed', unknownEmail]);
   assert.deepEqual(rows, [{ organization_id: null, chain_id: 'instance', target_name: unknownEmail }]);
 });
 
@@ -129,4 +131,9 @@ test('the chain verifies', async () => {
   assert.equal(verified.status, 200);
   assert.equal(verified.body.ok, true);
   assert.ok(verified.body.checked > 5);
+});
+
+// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+test('their statements stay on one tenant', async () => {
+  await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 10);
 });

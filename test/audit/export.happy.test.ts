@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useTenantApp } from '../support/harness.ts';
 import { allEvents } from './helpers.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 const t = useTenantApp();
+const tenantRouting = checkTenantRouting();
 
 test('an exported line is the event as the list gives it (every field, nulls, changes, odd characters); CSV cells are quoted and defused', async () => {
   await t.ready;
@@ -31,7 +33,7 @@ test('an exported line is the event as the list gives it (every field, nulls, ch
 test('an export of 2,345 events (several pages) gives each once, in order, in NDJSON and CSV', async () => {
   await t.ready;
   const { owner, orgId } = t.tenant;
-  const { rows } = await t.app.db.query<{ head: number }>('SELECT max(seq) AS head FROM audit_events WHERE organization_id = $1', [orgId]);
+  const { rows } = await t.app.db.query<{ head: number }>('SELECT max(seq) AS head FROM audit_events WHERE chain_id = $1', [orgId]);
   const head = Number(rows[0]!.head);
   await t.app.db.query(
     `INSERT INTO audit_events (id, chain_id, seq, organization_id, occurred_at, action, outcome, actor_type, actor_id, target_type, target_id, changes, prev_hash, hash)
@@ -52,4 +54,9 @@ test('an export of 2,345 events (several pages) gives each once, in order, in ND
   const lines = csv.text.split('\r\n').filter(Boolean);
   assert.equal(lines.length, 1 + head + 2345);
   assert.match(lines.at(-1)!, /^"aud_export_2345",/);
+});
+
+// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+test('their statements stay on one tenant', async () => {
+  await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 10);
 });

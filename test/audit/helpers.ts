@@ -4,7 +4,7 @@ import { api } from '../support/http.ts';
 
 /** The events one request (by its X-Request-Id) wrote, read straight from the database. */
 export async function eventsOfRequest(app: TestApp, requestId: string) {
-  const { rows } = await app.db.query('SELECT * FROM audit_events WHERE request_id = $1 ORDER BY chain_id, seq', [requestId]);
+  const { rows } = await app.db.query('/* test */ SELECT * FROM audit_events WHERE request_id = $1 ORDER BY chain_id, seq', [requestId]);
   return rows;
 }
 

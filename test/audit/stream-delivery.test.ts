@@ -7,11 +7,13 @@ import { after, before, test } from 'node:test';
 import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { eventually, expectedSignature, startSiemReceiver, streamConfig, streamedEventsExpected, type SiemReceiver } from './stream-support.ts';
 
 let app: TestApp;
 let tenant: Tenant;
 let receiver: SiemReceiver;
+const tenantRouting = checkTenantRouting();
 before(async () => {
   receiver = await startSiemReceiver();
   app = await startTestApp(streamConfig({ maxAttempts: 3 }));
@@ -115,4 +117,9 @@ test('two app instances on one database: one batch of a stream in flight at a ti
     receiver.delayMs = 0;
     await second.close();
   }
+});
+
+// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+test('their statements stay on one tenant', async () => {
+  await tenantRouting.assertStatementsStayOnOneTenant(app.db, 10);
 });

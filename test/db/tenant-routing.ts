@@ -34,6 +34,10 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
     why: 'the audit stream workers find which organizations have a due stream (no lock); each is then leased by a statement that names it',
   },
   {
+    signature: 'SELECT c.organization_id FROM messenger_connections c',
+    why: 'the messenger delivery workers find which organizations have updates pending (no lock); each is then taken from by a statement that names it',
+  },
+  {
     signature: 'SELECT 1 FROM messenger_connections WHERE bot_id = $1 AND organization_id <> $2',
     why: 'a bot may serve one organization: connecting it checks that no other organization has it (no lock)',
   },

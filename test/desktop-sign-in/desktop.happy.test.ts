@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useTenantApp } from '../support/harness.ts';
 import { authorizeBody, codeOf, loopbackRedirect, pkcePair } from './support.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 const t = useTenantApp();
+const tenantRouting = checkTenantRouting();
 
 test('authorize gives the browser the app\'s redirect with a code and its state; the code and verifier give the app its own session', async () => {
   const { member, orgId } = t.tenant;
@@ -48,4 +50,9 @@ test('the orgplane: scheme is a redirect the app may use too, without a state', 
   const exchanged = await t.as().post('/v1/auth/desktop/token', { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: 'orgplane://signed-in' });
   assert.equal(exchanged.status, 200, exchanged.text);
   assert.equal(exchanged.body.user.id, t.tenant.admin.userId);
+});
+
+// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+test('their statements stay on one tenant', async () => {
+  await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 5);
 });

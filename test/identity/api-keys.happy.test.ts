@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTenantApp } from '../support/harness.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 describe('API keys: happy paths', () => {
   const harness = useTenantApp();
+  const tenantRouting = checkTenantRouting();
 
   it('API keys: the key is shown once, authenticates as x-api-key, and stops working when revoked', async () => {
     const owner = harness.as(harness.tenant.owner.token);
@@ -19,5 +21,10 @@ describe('API keys: happy paths', () => {
     assert.equal((await owner.delete(`/v1/orgs/${harness.tenant.orgId}/api-keys/${created.body.apiKey.id}`)).status, 204);
     const revoked = await harness.as().get(`/v1/orgs/${harness.tenant.orgId}/members`, { headers: { 'x-api-key': key } });
     assert.equal(revoked.status, 401);
+  });
+
+  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  it('their statements stay on one tenant', async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });
 });

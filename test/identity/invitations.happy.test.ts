@@ -5,8 +5,10 @@ import { api } from '../support/http.ts';
 import type { z } from 'zod';
 import type { createdInvitationSchema } from '../../src/modules/invitations/index.ts';
 import { useTenantApp } from '../support/harness.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 describe('invitations: happy paths', () => {
+  const tenantRouting = checkTenantRouting();
   const harness = useTenantApp();
 
   it('owners and admins list pending invitations newest first, without tokens, with cursor paging', async () => {
@@ -54,7 +56,7 @@ describe('invitations: happy paths', () => {
     const accepted = await invite(owner, joiner.email);
     assert.equal((await harness.as(joiner.token).post(`/v1/invitations/${accepted.token}/accept`)).status, 200);
     const expired = await invite(owner);
-    await harness.app.db.query(`UPDATE invitations SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.invitation.id]);
+    await harness.app.db.query(`UPDATE invitations SET expires_at = now() - interval '1 second' WHERE organization_id = $2 AND id = $1`, [expired.invitation.id, expired.invitation.organizationId]);
     // Ended by the service: its sender is demoted to member.
     const sender = await signUp(harness.app.url, 'sender');
     await addMember(harness.app.url, local.owner, local.orgId, sender, 'admin');
@@ -92,5 +94,10 @@ describe('invitations: happy paths', () => {
     // A new invitation to the revoked address works: revoking ends that one invitation, it bars nobody.
     const again = await owner.post(path, { email: wrongAddress.email, role: 'member' });
     assert.equal((await harness.as(wrongAddress.token).post(`/v1/invitations/${again.body.token}/accept`)).status, 200);
+  });
+
+  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  it('their statements stay on one tenant', async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });
 });

@@ -4,9 +4,11 @@ import { createTenant } from '../support/fixtures.ts';
 import type { z } from 'zod';
 import type { memberSchema } from '../../src/modules/identity/index.ts';
 import { useTenantApp } from '../support/harness.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 describe('members: happy paths', () => {
   const harness = useTenantApp();
+  const tenantRouting = checkTenantRouting();
 
   it('lists members with cursor paging', async () => {
     const client = harness.as(harness.tenant.member.token);
@@ -41,5 +43,10 @@ describe('members: happy paths', () => {
     const gone = await harness.as(local.member.token).get('/v1/org');
     assert.equal(gone.status, 404);
     assert.equal(gone.body.error, 'organization_not_found');
+  });
+
+  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  it('their statements stay on one tenant', async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });
 });

@@ -3,8 +3,10 @@ import { describe, it } from 'node:test';
 import type { z } from 'zod';
 import type { teamWithMemberIdsSchema } from '../../src/modules/teams/index.ts';
 import { useTenantApp } from '../support/harness.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 describe('teams: happy paths', () => {
+  const tenantRouting = checkTenantRouting();
   const harness = useTenantApp();
 
   it('teams: create, list with member ids, add and remove members', async () => {
@@ -18,5 +20,10 @@ describe('teams: happy paths', () => {
     assert.equal((await admin.delete(`/v1/orgs/${harness.tenant.orgId}/teams/${teamId}/members/${harness.tenant.member.memberId}`)).status, 204);
     listed = await harness.as(harness.tenant.member.token).get(`/v1/orgs/${harness.tenant.orgId}/teams`);
     assert.deepEqual(listed.body.teams.find((t: z.infer<typeof teamWithMemberIdsSchema>) => t.id === teamId).memberIds, []);
+  });
+
+  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  it('their statements stay on one tenant', async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });
 });

@@ -4,9 +4,11 @@ import { startTestApp } from '../support/app.ts';
 import { signUp } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { useTenantApp } from '../support/harness.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 describe('users and sessions: happy paths', () => {
   const harness = useTenantApp();
+  const tenantRouting = checkTenantRouting();
 
   it('bootstrap creates an instance administrator owning the first organization, once', async () => {
     const fresh = await startTestApp();
@@ -48,5 +50,10 @@ describe('users and sessions: happy paths', () => {
     const acme = me.body.organizations.find((o: { id: string }) => o.id === harness.tenant.orgId);
     assert.equal(acme.role, 'admin');
     assert.equal(acme.memberId, harness.tenant.admin.memberId);
+  });
+
+  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  it('their statements stay on one tenant', async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });
 });

@@ -3,8 +3,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { useTenantApp } from '../support/harness.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 
 const t = useTenantApp();
+const tenantRouting = checkTenantRouting();
 
 const mint = (token: string, body?: unknown) => t.as(token).post(`/v1/orgs/${t.tenant.orgId}/install-links`, body);
 const config = (token: string) => t.as().get(`/v1/install-links/${token}`);
@@ -71,7 +73,7 @@ test('only a hash of the token is stored', async () => {
   const { rows } = await t.app.db.query('SELECT * FROM install_links WHERE token_hash = $1', [hash]);
   assert.equal(rows.length, 1);
   assert.equal(rows[0].organization_id, t.tenant.orgId);
-  const dump = JSON.stringify((await t.app.db.query('SELECT * FROM install_links')).rows);
+  const dump = JSON.stringify((await t.app.db.query('/* test */ SELECT * FROM install_links')).rows);
   assert.ok(!dump.includes(body.token.slice(4)), 'the token itself is nowhere in the table');
 });
 
@@ -105,4 +107,9 @@ test('without DESKTOP_DOWNLOAD_URL (the default) the page says the download is n
   assert.match(html, /id="open-in-app"/);
   // the server said so as it started
   assert.ok(t.app.logLines.some((line) => line.level === 40 && /DESKTOP_DOWNLOAD_URL is not set/.test(String(line.msg))));
+});
+
+// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+test('their statements stay on one tenant', async () => {
+  await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 5);
 });

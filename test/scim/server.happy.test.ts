@@ -5,6 +5,7 @@ import { testBackend } from '../support/app.ts';
 import { api } from '../support/http.ts';
 import { holdLocks } from '../support/held-locks.ts';
 import { addMember, signUp } from '../support/fixtures.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { health, memberOf, patchOp, rotateScimToken, scim, startScimEnv, userBody, type ScimEnv } from './helpers.ts';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -12,6 +13,7 @@ const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 
 let env: ScimEnv;
 let client: ReturnType<typeof scim>;
+const tenantRouting = checkTenantRouting();
 before(async () => {
   // The fixtures' accounts use example.test addresses, so existing members can be provisioned too.
   env = await startScimEnv({ domain: 'example.test' });
@@ -96,7 +98,7 @@ test('a PUT with active false also suspends; a member removed meanwhile is re-ad
   const id = created.body.id;
   assert.equal((await client.put(`/Users/${id}`, userBody('returner@example.test', { active: false }))).body.active, false);
   assert.equal((await memberOf(env.app, env.tenant.orgId, 'returner@example.test'))?.status, 'suspended');
-  await env.app.db.query('DELETE FROM members WHERE organization_id = $1 AND user_id = (SELECT user_id FROM scim_users WHERE id = $2)', [env.tenant.orgId, id]);
+  await env.app.db.query('DELETE FROM members WHERE organization_id = $1 AND user_id = (SELECT user_id FROM scim_users WHERE organization_id = $1 AND id = $2)', [env.tenant.orgId, id]);
   const back = await client.put(`/Users/${id}`, userBody('returner@example.test', { active: true }));
   assert.equal(back.status, 200, back.text);
   assert.equal((await memberOf(env.app, env.tenant.orgId, 'returner@example.test'))?.status, 'active');
@@ -110,7 +112,7 @@ test('concurrent PATCHes of one user both take effect: a deactivation is not und
     const path = `/Users/${created.body.id}`;
     // On PostgreSQL the user's row is held locked until both requests wait for it, so they surely overlap;
     // PGlite has one connection and runs them one after the other.
-    const lock = testBackend === 'postgres' ? await holdLocks(env.app, 'SELECT 1 FROM scim_users WHERE id = $1 FOR UPDATE', [created.body.id]) : undefined;
+    const lock = testBackend === 'postgres' ? await holdLocks(env.app, 'SELECT 1 FROM scim_users WHERE organization_id = $2 AND id = $1 FOR UPDATE', [created.body.id, env.tenant.orgId]) : undefined;
     const requests = Promise.all([
       client.patch(path, patchOp({ op: 'replace', path: 'active', value: false })),
       client.patch(path, patchOp({ op: 'replace', path: 'title', value: `Title ${round}` })),
@@ -250,6 +252,11 @@ test('attributes of no supported schema are ignored, not stored and echoed back'
     assert.deepEqual(body.schemas, [USER]);
     assert.deepEqual(body.name, { givenName: 'Una', familyName: 'Known' });
   }
-  const { rows } = await env.app.db.query('SELECT resource::text AS text FROM scim_users WHERE id = $1', [created.body.id]);
+  const { rows } = await env.app.db.query('SELECT resource::text AS text FROM scim_users WHERE organization_id = $2 AND id = $1', [created.body.id, env.tenant.orgId]);
   assert.doesNotMatch(rows[0].text, /customThing|otherThing|badge|nickname2/);
+});
+
+// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+test('their statements stay on one tenant', async () => {
+  await tenantRouting.assertStatementsStayOnOneTenant(env.app.db, 20);
 });

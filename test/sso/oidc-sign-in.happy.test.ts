@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { api } from '../support/http.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { accountOf, appRedirectUri, signInAtIdp, startOidcWorld, type OidcWorld } from './oidc-support.ts';
 
 describe('OIDC sign-in: happy paths (oidc-provider on loopback)', () => {
+  const tenantRouting = checkTenantRouting();
   let world: OidcWorld;
   before(async () => { world = await startOidcWorld(); });
   after(async () => { await world?.close(); });
@@ -81,5 +83,10 @@ describe('OIDC sign-in: happy paths (oidc-provider on loopback)', () => {
     const org = await api(world.app.url, exchanged.body.sessionToken).get('/v1/org');
     assert.equal(org.body.currentMember.role, 'admin');
     assert.deepEqual(org.body.currentMemberTeams.map((t: { id: string }) => t.id), [team.body.team.id]);
+  });
+
+  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  it('their statements stay on one tenant', async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 20);
   });
 });

@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { api } from '../support/http.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { generateSamlKey } from '../support/saml-idp.ts';
 import { appRedirectUri, personOf, samlSignIn, startSamlWorld, type SamlWorld } from './saml-support.ts';
 
 describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
+  const tenantRouting = checkTenantRouting();
   let world: SamlWorld;
   before(async () => { world = await startSamlWorld(); });
   after(async () => { await world?.close(); });
@@ -134,5 +136,10 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
     const { member } = world.tenant;
     const flow = await samlSignIn(world, member.email, { nameId: member.email });
     assert.equal(flow.status, 303, flow.text);
+  });
+
+  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  it('their statements stay on one tenant', async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 20);
   });
 });
