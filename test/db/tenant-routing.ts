@@ -39,6 +39,10 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
     signature: 'SELECT 1 FROM messenger_connections WHERE bot_id = $1 AND organization_id <> $2',
     why: 'a bot may serve one organization: connecting it checks that no other organization has it (no lock)',
   },
+  {
+    signature: 'SELECT c.organization_id FROM mcp_connections c',
+    why: 'the MCP credential health job finds which organizations have a due connection (no lock); each is then claimed by a statement that names it',
+  },
   // Secrets issued before tokens named their tenant (migration 0800) are found by their hash alone, in
   // every shard, until they are replaced; a token that names no tenant is looked up that way too. A
   // lock then names the tenant the read found (invitations/service.ts).
