@@ -244,7 +244,7 @@ export interface McpHealthSettings {
   refreshMarginSeconds: number;
   /** How long a process holds a connection it checks; one that dies leaves it to expire. */
   leaseSeconds: number;
-  /** Connections claimed per query, and checked at once per process. */
+  /** Connections a process claims at a time (from one organization or several), and checks before claiming more. */
   batchSize: number;
   concurrency: number;
 }

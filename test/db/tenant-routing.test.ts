@@ -56,3 +56,17 @@ test('a deliberate read across organizations passes, but may not lock', async ()
   assert.deepEqual(await problems(discovery, [4]), []);
   assert.match((await problems(`${discovery} FOR UPDATE SKIP LOCKED`, [4])).join('\n'), /locks rows of audit_streams/);
 });
+
+test('a lock pinned only by a join on the distribution column (to a CTE, or between tables read whole) is caught; pinned to a value, it passes', async () => {
+  const claim = (pin: string) => `WITH due AS (
+       SELECT c.organization_id, c.id FROM mcp_connections c
+        WHERE ${pin} EXISTS (SELECT 1 FROM mcp_connection_credentials k WHERE k.organization_id = c.organization_id AND k.connection_id = c.id AND k.health_due_at IS NULL)
+        LIMIT 10 FOR NO KEY UPDATE OF c SKIP LOCKED)
+     UPDATE mcp_connections c SET health_lease_token = 'x' FROM due WHERE c.organization_id = due.organization_id AND c.id = due.id`;
+  assert.match((await problems(claim(''))).join('\n'), /locks rows of mcp_connections without naming its organization_id/);
+  assert.deepEqual(await problems(claim('c.organization_id = $1 AND'), ['org_a']), []);
+  const joined = (pin: string) => `SELECT t.id FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
+     WHERE ${pin} tm.member_id = $1 FOR UPDATE OF t`;
+  assert.match((await problems(joined(''), ['mem_a'])).join('\n'), /locks rows of teams without naming its organization_id/);
+  assert.deepEqual(await problems(joined('tm.organization_id = $2 AND'), ['mem_a', 'org_a']), []);
+});

@@ -5,7 +5,9 @@
 // - every scan of a distributed table has an equality on its distribution column: to a value, or to a
 //   column of a table it is joined with (co-located joins pair the distribution columns);
 // - a join condition never pairs a table distributed by organization with one distributed by user;
-// - a row lock never covers a scan that breaks the first rule, whatever the statement.
+// - a row lock never covers a scan that breaks the first rule, whatever the statement; and the scans it
+//   covers are pinned to a value, directly or by joins to scans that are: a join on the distribution
+//   column alone (to a CTE's rows, or between two tables read whole) is co-located, but spans every shard.
 // A few statements break a rule on purpose; they are listed below with their reason, and may not lock.
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
@@ -41,6 +43,10 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
     signature: 'SELECT 1 FROM messenger_connections WHERE bot_id = $1 AND organization_id <> $2',
     why: 'a bot may serve one organization: connecting it checks that no other organization has it (no lock)',
   },
+  {
+    signature: 'SELECT c.organization_id FROM mcp_connections c',
+    why: 'the MCP credential health job finds which organizations have a due connection (no lock); each is then claimed by a statement that names it',
+  },
   // Secrets issued before tokens named their tenant (migration 0800) are found by their hash alone, in
   // every shard, until they are replaced; a token that names no tenant is looked up that way too. A
   // lock then names the tenant the read found (invitations/service.ts).
@@ -75,6 +81,45 @@ function conditionsOf(node: PlanNode): string[] {
   return own;
 }
 
+// A distribution column equal to a literal or a parameter (EXPLAIN shows a custom plan's values inlined).
+const VALUE = `(?:ANY\\s*\\(\\s*)?\\(?(?:'|\\$\\d)`;
+const valueEqualityOn = (column: string) => new RegExp(`(^|[^\\w.])(\\w+\\.)?${column}\\s*=\\s*${VALUE}|'(::[\\w ]+)?\\)?\\s*=\\s*(\\w+\\.)?${column}\\b`);
+
+/**
+ * The aliases of distributed scans pinned to a value: by their own condition, or by an equality of
+ * distribution columns with a scan that is.
+ */
+function valuePinnedAliases(root: PlanNode, aliases: Map<string, string>): Set<string> {
+  const pinned = new Set<string>();
+  const pairs: Array<[string, string]> = [];
+  (function collect(node: PlanNode) {
+    const own = node.Alias;
+    const distributed = node['Relation Name'] ? distributionColumns.get(node['Relation Name']) : undefined;
+    if (own && distributed && node['Node Type'] !== 'ModifyTable' && conditionsOf(node).some((c) => valueEqualityOn(distributed.column).test(c))) pinned.add(own);
+    const conditions = [node['Hash Cond'], node['Merge Cond'], node['Join Filter'], ...conditionsOf(node)].filter((c): c is string => !!c);
+    for (const condition of conditions) {
+      for (const [, left, leftColumn, right, rightColumn] of condition.matchAll(/(?:(\w+)\.)?(\w+) = (?:(\w+)\.)?(\w+)/g)) {
+        const [a, b] = [left ?? own, right ?? own];
+        const onDistribution = (alias: string | undefined, column: string | undefined) => !!alias && distributionColumns.get(aliases.get(alias) ?? '')?.column === column;
+        if (a && b && a !== b && onDistribution(a, leftColumn) && onDistribution(b, rightColumn)) pairs.push([a, b]);
+      }
+    }
+    for (const child of node.Plans ?? []) collect(child);
+  })(root);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [a, b] of pairs) {
+      for (const [from, to] of [[a, b], [b, a]] as const) {
+        if (pinned.has(from) && !pinned.has(to)) {
+          pinned.add(to);
+          grew = true;
+        }
+      }
+    }
+  }
+  return pinned;
+}
+
 /** What breaks the rules in one statement's plan (empty when it stays on one tenant). */
 export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolean }): string[] {
   const problems: string[] = [];
@@ -83,6 +128,7 @@ export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolea
     if (node['Relation Name'] && node.Alias) aliases.set(node.Alias, node['Relation Name']);
     for (const child of node.Plans ?? []) collect(child);
   })(root);
+  const valuePinned = valuePinnedAliases(root, aliases);
 
   (function walk(node: PlanNode, joinConditions: string[], locked: boolean) {
     const joins = [node['Hash Cond'], node['Merge Cond'], node['Join Filter']].filter((c): c is string => !!c);
@@ -99,7 +145,7 @@ export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolea
     const distributed = table ? distributionColumns.get(table) : undefined;
     if (distributed && node['Node Type'] !== 'ModifyTable') {
       const pinned = [...conditionsOf(node), ...joinConditions].some((condition) => equalityOn(distributed.column).test(condition));
-      if (!pinned && locked) problems.push(`locks rows of ${table} without naming its ${distributed.column}`);
+      if (locked && !(pinned && node.Alias && valuePinned.has(node.Alias))) problems.push(`locks rows of ${table} without naming its ${distributed.column}`);
       else if (!pinned && !options.fanOutAllowed) problems.push(`reads ${table} without naming its ${distributed.column}`);
     }
     const inLock = locked || node['Node Type'] === 'LockRows';

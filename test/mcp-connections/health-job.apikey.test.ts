@@ -4,12 +4,14 @@
 // reconnect_required at once.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { startStreamableServer, type McpServerOptions } from '../support/mcp-servers.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { createConnection } from './helpers.ts';
 import { HOUR, removeAfter, useHealthWorld, viewOf } from './health-helpers.ts';
 
 const world = useHealthWorld({ failureThreshold: 3 });
+const tenantRouting = checkTenantRouting();
 const closers: Array<() => Promise<void>> = [];
 after(async () => {
   await Promise.allSettled(closers.map((close) => close()));
@@ -83,4 +85,10 @@ test('a key the server no longer accepts: authorization_rejected at once; a new 
   assert.equal(stored.status, 200, stored.text);
   assert.equal((await clock.at(HOUR + 2)).ready, 1);
   assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');
+});
+
+// Issue 25: the job's statements stay on one tenant, but for its read of which organizations have a
+// due connection (test/db/tenant-routing.ts).
+test('their statements stay on one tenant', async () => {
+  await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 40);
 });

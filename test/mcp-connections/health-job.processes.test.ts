@@ -1,7 +1,8 @@
 // The background credential health job across processes: two app instances on one database share
 // the due connections and check each once per run (counted at the servers); a connection another
-// process holds (leased) waits for its lease to end; MCP_HEALTH_INTERVAL_SECONDS=0 runs nothing,
-// while an app with an interval checks by itself on its timer; `orgplane worker` runs the job too.
+// process holds (leased) waits for its lease to end; connections of several organizations are each
+// checked once, by one process; MCP_HEALTH_INTERVAL_SECONDS=0 runs nothing, while an app with an
+// interval checks by itself on its timer; `orgplane worker` runs the job too.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,13 +12,16 @@ import path from 'node:path';
 import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { startStreamableServer } from '../support/mcp-servers.ts';
 import { spawnCli, stopProcess } from '../support/process.ts';
+import { createOrganization, signUp } from '../support/fixtures.ts';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { connectThroughOAuth, createOAuthConnection } from '../mcp-oauth/helpers.ts';
-import { createConnection, LOOPBACK } from './helpers.ts';
+import { api, createConnection, LOOPBACK } from './helpers.ts';
 import { HOUR, healthSettings, refreshesIssued, removeAfter, useHealthWorld, viewOf } from './health-helpers.ts';
 
 // Small batches, so two processes claiming at once take turns rather than one taking everything.
 const settings = { batchSize: 2, concurrency: 2 };
 const world = useHealthWorld(settings);
+const tenantRouting = checkTenantRouting();
 let second: TestApp;
 
 before(async () => {
@@ -77,8 +81,54 @@ test('a connection leased by another process is not checked until its lease has 
   const taken = await world.job(second).runOnce(new Date(leaseUntil.getTime() + 1000));
   assert.equal(taken.probes, 1);
   assert.ok(s.stats.mcpRequests > requests);
-  const { rows } = await world.app.db.query<{ lease: Date | null }>('SELECT health_lease_until AS lease FROM mcp_connections WHERE id = $1', [connection.id]);
+  const { rows } = await world.app.db.query<{ lease: Date | null }>('SELECT health_lease_until AS lease FROM mcp_connections WHERE organization_id = $1 AND id = $2', [
+    world.tenant.orgId,
+    connection.id,
+  ]);
   assert.equal(rows[0]!.lease, null, 'released after the check');
+});
+
+test('connections of three organizations, all due: one run checks each once, and two processes share them without checking one twice', async (t) => {
+  const third = await signUp(world.app.url, 'third');
+  await createOrganization(world.app.url, third, 'Initech');
+  // Uneven, so that an organization fills a batch (of 2) and the others take their turns around it.
+  const admins = [
+    { token: world.tenant.admin.token, connections: 3 },
+    { token: world.tenant.otherAdmin.token, connections: 1 },
+    { token: third.token, connections: 2 },
+  ];
+  const servers: Array<{ requests: string[] }> = [];
+  for (const admin of admins) {
+    for (let i = 0; i < admin.connections; i++) {
+      const server = await startStreamableServer({ apiKey: 'org-key' });
+      t.after(() => server.close());
+      const connection = await createConnection(world.app.url, admin.token, { name: `Keyed ${i}`, url: server.url, authType: 'apikey', credentialMode: 'shared', apiKey: 'org-key', access: { orgWide: true } });
+      t.after(async () => {
+        await api(world.app.url, admin.token).delete(`/v1/mcp-connections/${connection.id}`);
+      });
+      servers.push(server);
+    }
+  }
+  const requestsSince = (baseline: number[]) => servers.map((server, i) => server.requests.length - baseline[i]!);
+
+  // Never probed: all due. One run checks each connection once, whichever organization it is in.
+  let baseline = servers.map((server) => server.requests.length);
+  const clock = world.clock();
+  const run = await clock.at(0);
+  assert.deepEqual({ connections: run.connections, probes: run.probes, ready: run.ready }, { connections: 6, probes: 6, ready: 6 });
+  const perCheck = requestsSince(baseline)[0]!;
+  assert.ok(perCheck > 0);
+  assert.deepEqual(requestsSince(baseline), servers.map(() => perCheck), 'one check per connection');
+
+  // An interval later all are due again: two processes at once check each once between them.
+  baseline = servers.map((server) => server.requests.length);
+  const now = new Date(Date.now() + HOUR * 1000 + 1000);
+  const [first, other] = await Promise.all([world.job().runOnce(now), world.job(second).runOnce(now)]);
+  t.diagnostic(`first instance checked ${first.credentials}, second ${other.credentials}`);
+  assert.equal(first.probes + other.probes, 6);
+  assert.deepEqual(requestsSince(baseline), servers.map(() => perCheck), 'one check per connection');
+  const [again, againOther] = await Promise.all([world.job().runOnce(now), world.job(second).runOnce(now)]);
+  assert.equal(again.credentials + againOther.credentials, 0);
 });
 
 test('MCP_HEALTH_INTERVAL_SECONDS=0: no job and nothing checked; with an interval, the job checks by itself', async (t) => {
@@ -101,7 +151,7 @@ test('MCP_HEALTH_INTERVAL_SECONDS=0: no job and nothing checked; with an interva
   assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');
 
   // Make it due again, then give an app with interval 0 (and the same 50 ms poll) several times as long.
-  await world.app.db.query('UPDATE mcp_connection_credentials SET health_due_at = NULL WHERE connection_id = $1', [connection.id]);
+  await world.app.db.query('UPDATE mcp_connection_credentials SET health_due_at = NULL WHERE organization_id = $1 AND connection_id = $2', [world.tenant.orgId, connection.id]);
   const requests = s.stats.mcpRequests;
   const off = await startTestApp({ allowedPrivateNetworks: LOOPBACK, mcpHealth: healthSettings({ intervalSeconds: 0, pollSeconds: 0.05 }) }, { shareDatabaseWith: world.app });
   try {
@@ -111,7 +161,7 @@ test('MCP_HEALTH_INTERVAL_SECONDS=0: no job and nothing checked; with an interva
     await off.close();
   }
   assert.equal(s.stats.mcpRequests, requests, 'nothing ran');
-  const { rows } = await world.app.db.query<{ due: Date | null }>('SELECT health_due_at AS due FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
+  const { rows } = await world.app.db.query<{ due: Date | null }>('SELECT health_due_at AS due FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2', [world.tenant.orgId, connection.id]);
   assert.equal(rows[0]!.due, null);
 });
 
@@ -134,7 +184,7 @@ test('`orgplane worker` runs the checks too (a deployment whose API processes ru
     const started = Date.now();
     while (due === null && Date.now() - started < 30_000 && worker.child.exitCode === null) {
       await sleep(100);
-      const { rows } = await world.app.db.query<{ due: Date | null }>('SELECT health_due_at AS due FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
+      const { rows } = await world.app.db.query<{ due: Date | null }>('SELECT health_due_at AS due FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2', [world.tenant.orgId, connection.id]);
       due = rows[0]!.due;
     }
   } finally {
@@ -143,4 +193,10 @@ test('`orgplane worker` runs the checks too (a deployment whose API processes ru
   assert.notEqual(due, null, `the worker checked the credential:\n${worker.output()}`);
   assert.ok(server.requests.length > requests);
   assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');
+});
+
+// Issue 25: the job's statements stay on one tenant, but for its read of which organizations have a
+// due connection (test/db/tenant-routing.ts).
+test('their statements stay on one tenant', async () => {
+  await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 55);
 });

@@ -1,9 +1,9 @@
 // Credential health in the background (issue 21): every `pollSeconds` a process that runs workers
-// claims the connections with a due credential (health-store.ts: leased with SKIP LOCKED, so N
-// processes share them and each connection is checked by one process at a time), and checks each due
-// credential of a connection one after another: OAuth access tokens within the refresh margin of their
-// expiry are refreshed, and every credential (shared and each member's, OAuth and API keys) is probed
-// once per MCP_HEALTH_INTERVAL_SECONDS.
+// claims the connections with a due credential, organization by organization (health-store.ts: leased
+// with SKIP LOCKED, so N processes share them and each connection is checked by one process at a time),
+// and checks each due credential of a connection one after another: OAuth access tokens within the
+// refresh margin of their expiry are refreshed, and every credential (shared and each member's, OAuth
+// and API keys) is probed once per MCP_HEALTH_INTERVAL_SECONDS.
 //
 // What a check learned is written on the credential, which is what credentialHealth,
 // credentialHealthReason and credentialHealthCheckedAt report:
@@ -25,7 +25,16 @@ import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { openApiKey } from './credentials.ts';
 import type { ConnectionOAuthHooks, CredentialCheck } from './deps.ts';
-import { claimDueConnections, dueCredentials, recordCheck, recordInconclusive, releaseConnections, scheduleProbe, type DueCredential } from './health-store.ts';
+import {
+  claimDueConnections,
+  dueCredentials,
+  organizationsWithDueConnections,
+  recordCheck,
+  recordInconclusive,
+  releaseConnections,
+  scheduleProbe,
+  type DueCredential,
+} from './health-store.ts';
 import { probeConnection } from './probe/index.ts';
 import type { ConnectionRow, ConnectionStore } from './store.ts';
 
@@ -66,27 +75,21 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
   async function runOnce(now = new Date()): Promise<HealthRunSummary> {
     const summary: HealthRunSummary = { connections: 0, credentials: 0, probes: 0, refreshes: 0, ready: 0, inconclusive: 0, reconnectRequired: 0 };
     const token = randomUUID();
-    const seen: string[] = [];
     const nextProbeAt = new Date(now.getTime() + settings.intervalSeconds * 1000);
+    const nextBatch = claimsOfRun(deps.db, settings, now, token);
     while (!stopping) {
-      const claimed = await claimDueConnections(deps.db, {
-        now,
-        marginSeconds: settings.refreshMarginSeconds,
-        limit: settings.batchSize,
-        leaseUntil: new Date(now.getTime() + settings.leaseSeconds * 1000),
-        token,
-        exclude: seen,
-      });
-      if (claimed.length === 0) break;
-      seen.push(...claimed.map((claim) => claim.id));
+      const batch = await nextBatch();
+      if (batch.length === 0) break;
       try {
-        await eachAtMost(settings.concurrency, claimed, async (claim) => {
+        await eachAtMost(settings.concurrency, batch, async (claim) => {
           if (!stopping) await checkConnection(claim.organizationId, claim.id, now, nextProbeAt, summary);
         });
       } finally {
-        // One statement per batch; a connection checked early in it is held a little longer, harmlessly
-        // (it is no longer due, and the lease only keeps other processes off it).
-        await releaseConnections(deps.db, claimed, token);
+        // One statement per organization of the batch; a connection checked early in it is held a little
+        // longer, harmlessly (it is no longer due, and the lease only keeps other processes off it).
+        for (const [organizationId, ids] of Map.groupBy(batch, (claim) => claim.organizationId)) {
+          await releaseConnections(deps.db, organizationId, ids.map((claim) => claim.id), token);
+        }
       }
     }
     return summary;
@@ -179,6 +182,42 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
       clearInterval(timer);
       await running;
     },
+  };
+}
+
+/**
+ * A run's claims, a batch (`batchSize` connections) at a time. The organizations with due connections
+ * take turns: each claims what is left of the batch, and one that filled it goes to the back of the
+ * line, so an organization with many due connections does not hold the others back for the whole run.
+ * The organizations are looked up again once every turn is taken; when a lookup's turns claim nothing
+ * (all leased, or locked by another process's claim), nothing due is left unclaimed and the run ends.
+ */
+function claimsOfRun(db: Database, settings: McpHealthSettings, now: Date, token: string): () => Promise<Array<{ organizationId: string; id: string }>> {
+  const lease = { now, marginSeconds: settings.refreshMarginSeconds, leaseUntil: new Date(now.getTime() + settings.leaseSeconds * 1000), token };
+  // What this run has claimed, by organization: not claimed again even when still due (a check that
+  // could not write its result), so a run ends.
+  const seen = new Map<string, string[]>();
+  let turns: string[] = [];
+  return async () => {
+    const batch: Array<{ organizationId: string; id: string }> = [];
+    let lookedUp = false;
+    while (batch.length < settings.batchSize) {
+      if (turns.length === 0) {
+        // Every organization has had its turn: what the batch holds is checked before every shard is asked again.
+        if (batch.length > 0 || lookedUp) break;
+        turns = await organizationsWithDueConnections(db, { now, marginSeconds: settings.refreshMarginSeconds, exclude: [...seen.values()].flat() });
+        lookedUp = true;
+        continue;
+      }
+      const organizationId = turns.shift()!;
+      const limit = settings.batchSize - batch.length;
+      const earlier = seen.get(organizationId) ?? [];
+      const ids = await claimDueConnections(db, organizationId, { ...lease, limit, exclude: earlier });
+      seen.set(organizationId, [...earlier, ...ids]);
+      if (ids.length === limit) turns.push(organizationId);
+      for (const id of ids) batch.push({ organizationId, id });
+    }
+    return batch;
   };
 }
 

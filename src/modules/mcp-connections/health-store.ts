@@ -1,7 +1,8 @@
-// SQL of the background credential health job (health-job.ts). A process claims due connections
-// with FOR NO KEY UPDATE SKIP LOCKED and leases them (health_lease_until, health_lease_token on the
-// connection): any number of processes share the due connections, each checked by one of them, and a
-// process that dies holding a lease leaves the connection to whoever runs once the lease has ended.
+// SQL of the background credential health job (health-job.ts). A process finds which organizations
+// have a due connection, then claims each organization's with FOR NO KEY UPDATE SKIP LOCKED and leases
+// them (health_lease_until, health_lease_token on the connection): any number of processes share the
+// due connections, each checked by one of them, and a process that dies holding a lease leaves the
+// connection to whoever runs once the lease has ended.
 // NO KEY UPDATE, not UPDATE: it does not wait for (or block) the key-share locks OAuth writes hold.
 import type { Queryable } from '../../db/database.ts';
 import type { HealthReason } from './store.ts';
@@ -28,31 +29,55 @@ const dueCondition = `k.health <> 'reconnect_required' AND (
     k.health_due_at IS NULL OR k.health_due_at <= $1::timestamptz
     OR (k.kind = 'oauth' AND k.health_failures = 0 AND k.expires_at <= $1::timestamptz + make_interval(secs => $2::float8)))`;
 
+// A connection whose lease has ended (or that has none), not checked by this run yet.
+const claimable = (now: string, exclude: string) =>
+  `c.auth_type <> 'none' AND (c.health_lease_until IS NULL OR c.health_lease_until <= ${now}::timestamptz) AND NOT (c.id = ANY(${exclude}::text[]))`;
+
 /**
- * Leases up to `limit` connections with a due credential to this run (`token`), skipping those
- * another process holds or leased, and those this run has checked already (`exclude`).
+ * The organizations with a connection due and free to claim: a plain read across organizations, with
+ * no lock (a distributed database runs a row lock only in a statement on one organization's rows).
+ * Each is then claimed by a statement that names it; what another process leased in between is skipped.
+ */
+export async function organizationsWithDueConnections(q: Queryable, options: { now: Date; marginSeconds: number; exclude: string[] }): Promise<string[]> {
+  const { rows } = await q.query<{ organization_id: string }>(
+    `SELECT c.organization_id FROM mcp_connections c
+      WHERE ${claimable('$1', '$3')}
+        AND EXISTS (SELECT 1 FROM mcp_connection_credentials k
+                     WHERE k.organization_id = c.organization_id AND k.connection_id = c.id
+                       AND k.identity_fingerprint = c.identity_fingerprint AND ${dueCondition})
+      GROUP BY c.organization_id ORDER BY c.organization_id`,
+    [options.now, options.marginSeconds, options.exclude],
+  );
+  return rows.map((row) => row.organization_id);
+}
+
+/**
+ * Leases up to `limit` of the organization's connections with a due credential to this run (`token`),
+ * skipping those another process holds or leased, and those this run has checked already (`exclude`).
+ * The credentials' scan names the organization itself, not only through c: a correlated EXISTS may be
+ * planned as a hashed subplan that reads the whole table.
  */
 export async function claimDueConnections(
   q: Queryable,
+  organizationId: string,
   options: { now: Date; marginSeconds: number; limit: number; leaseUntil: Date; token: string; exclude: string[] },
-): Promise<Array<{ organizationId: string; id: string }>> {
-  const { rows } = await q.query<{ organizationId: string; id: string }>(
+): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
     `WITH claimed AS (
-       SELECT c.organization_id, c.id FROM mcp_connections c
-        WHERE c.auth_type <> 'none' AND (c.health_lease_until IS NULL OR c.health_lease_until <= $1::timestamptz)
-          AND NOT (c.id = ANY($6::text[]))
+       SELECT c.id FROM mcp_connections c
+        WHERE c.organization_id = $3 AND ${claimable('$1', '$7')}
           AND EXISTS (SELECT 1 FROM mcp_connection_credentials k
-                       WHERE k.organization_id = c.organization_id AND k.connection_id = c.id
+                       WHERE k.organization_id = $3 AND k.connection_id = c.id
                          AND k.identity_fingerprint = c.identity_fingerprint AND ${dueCondition})
-        ORDER BY c.organization_id, c.id
-        LIMIT $3
+        ORDER BY c.id
+        LIMIT $4
         FOR NO KEY UPDATE OF c SKIP LOCKED)
-     UPDATE mcp_connections c SET health_lease_until = $4, health_lease_token = $5
-       FROM claimed WHERE c.organization_id = claimed.organization_id AND c.id = claimed.id
-     RETURNING c.organization_id AS "organizationId", c.id`,
-    [options.now, options.marginSeconds, options.limit, options.leaseUntil, options.token, options.exclude],
+     UPDATE mcp_connections c SET health_lease_until = $5, health_lease_token = $6
+       FROM claimed WHERE c.organization_id = $3 AND c.id = claimed.id
+     RETURNING c.id`,
+    [options.now, options.marginSeconds, organizationId, options.limit, options.leaseUntil, options.token, options.exclude],
   );
-  return rows;
+  return rows.map((row) => row.id);
 }
 
 /** The due credentials of a leased connection, for its current identity only. */
@@ -126,13 +151,12 @@ export async function recordInconclusive(
   return rows[0];
 }
 
-/** Ends this run's leases on the connections (not one another process took after it expired). */
-export async function releaseConnections(q: Queryable, claims: Array<{ organizationId: string; id: string }>, token: string): Promise<void> {
-  if (claims.length === 0) return;
+/** Ends this run's leases on the organization's connections (not one another process took after it expired). */
+export async function releaseConnections(q: Queryable, organizationId: string, ids: string[], token: string): Promise<void> {
+  if (ids.length === 0) return;
   await q.query(
-    `UPDATE mcp_connections c SET health_lease_until = NULL, health_lease_token = NULL
-       FROM unnest($1::text[], $2::text[]) AS released (organization_id, id)
-      WHERE c.organization_id = released.organization_id AND c.id = released.id AND c.health_lease_token = $3`,
-    [claims.map((claim) => claim.organizationId), claims.map((claim) => claim.id), token],
+    `UPDATE mcp_connections SET health_lease_until = NULL, health_lease_token = NULL
+      WHERE organization_id = $1 AND id = ANY($2::text[]) AND health_lease_token = $3`,
+    [organizationId, ids, token],
   );
 }
