@@ -22,6 +22,11 @@ export interface BatcherOptions<T, R> {
   overlapThreshold?: number;
   /** True when a batch's error may belong to one of its items; its items are then run one by one. */
   isolateOn?: (error: unknown) => boolean;
+  /**
+   * Items that may not share a run (a statement that must stay on one tenant): a batch's items are run
+   * by key, one `run` per key, side by side (the pool bounds them), each failing or isolating alone.
+   */
+  groupBy?: (item: T) => string;
 }
 
 interface Waiting<T, R> {
@@ -58,12 +63,25 @@ export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R
       scheduled = false;
       while (canStart()) {
         inFlight += 1;
-        void runBatch(waiting.splice(0, maxBatch)).finally(() => {
+        void runGrouped(waiting.splice(0, maxBatch)).finally(() => {
           inFlight -= 1;
           schedule();
         });
       }
     });
+  }
+
+  async function runGrouped(batch: Waiting<T, R>[]) {
+    const { groupBy } = options;
+    if (!groupBy) return runBatch(batch);
+    const groups = new Map<string, Waiting<T, R>[]>();
+    for (const entry of batch) {
+      const key = groupBy(entry.item);
+      const group = groups.get(key);
+      if (group) group.push(entry);
+      else groups.set(key, [entry]);
+    }
+    await Promise.all([...groups.values()].map(runBatch));
   }
 
   async function runBatch(batch: Waiting<T, R>[]) {

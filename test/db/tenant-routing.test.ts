@@ -69,4 +69,10 @@ test('a lock pinned only by a join on the distribution column (to a CTE, or betw
      WHERE ${pin} tm.member_id = $1 FOR UPDATE OF t`;
   assert.match((await problems(joined(''), ['mem_a'])).join('\n'), /locks rows of teams without naming its organization_id/);
   assert.deepEqual(await problems(joined('tm.organization_id = $2 AND'), ['mem_a', 'org_a']), []);
+  // Several organizations named at once (the webhook's claims of a batch, before they were grouped by
+  // organization): each of their shards would be locked in one statement.
+  assert.match(
+    (await problems('SELECT id FROM messenger_connections WHERE organization_id = ANY($1) AND id = ANY($2) FOR KEY SHARE', [['org_a', 'org_b'], ['emc_a', 'emc_b']])).join('\n'),
+    /locks rows of messenger_connections without naming its organization_id/,
+  );
 });

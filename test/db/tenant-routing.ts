@@ -82,7 +82,8 @@ function conditionsOf(node: PlanNode): string[] {
 }
 
 // A distribution column equal to a literal or a parameter (EXPLAIN shows a custom plan's values inlined).
-const VALUE = `(?:ANY\\s*\\(\\s*)?\\(?(?:'|\\$\\d)`;
+// One value: `= ANY(array)` names several, and Citus sends such a statement to each of their shards.
+const VALUE = `\\(?(?:'|\\$\\d)`;
 const valueEqualityOn = (column: string) => new RegExp(`(^|[^\\w.])(\\w+\\.)?${column}\\s*=\\s*${VALUE}|'(::[\\w ]+)?\\)?\\s*=\\s*(\\w+\\.)?${column}\\b`);
 
 /**

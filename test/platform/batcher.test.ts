@@ -107,6 +107,30 @@ test('an error isolateOn does not claim fails the whole batch, which is not run 
   assert.deepEqual(runs, [[1, 2]]);
 });
 
+test('with groupBy, a batch runs once per key, side by side, and one key\'s failure is its own', async () => {
+  const runs: string[][] = [];
+  let running = 0;
+  let mostRunning = 0;
+  const call = createBatcher<string, string>({
+    async run(items) {
+      runs.push(items);
+      running += 1;
+      mostRunning = Math.max(mostRunning, running);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      running -= 1;
+      if (items.some((item) => item.startsWith('b'))) throw new Error('tenant b refused');
+      return items.map((item) => `stored ${item}`);
+    },
+    maxBatch: 100,
+    maxInFlight: 1,
+    groupBy: (item) => item[0]!,
+  });
+  const answers = await Promise.all(['a1', 'b1', 'a2', 'c1', 'b2'].map((item) => call(item).catch((error: Error) => error.message)));
+  assert.deepEqual(answers, ['stored a1', 'tenant b refused', 'stored a2', 'stored c1', 'tenant b refused']);
+  assert.deepEqual(runs, [['a1', 'a2'], ['b1', 'b2'], ['c1']], 'one run per key, the items in arrival order');
+  assert.equal(mostRunning, 3, 'the keys of one batch ran side by side');
+});
+
 test('batches in flight: half the pool, at least one (PGlite\'s single connection), at most the cap', () => {
   assert.deepEqual([1, 2, 3, 10, 20].map((connections) => batchesInFlight(connections)), [1, 1, 1, 5, 10]);
   assert.deepEqual([1, 10, 20].map((connections) => batchesInFlight(connections, 4)), [1, 4, 4]);

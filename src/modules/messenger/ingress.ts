@@ -2,8 +2,9 @@
 // the update: its claim row is also its delivery queue entry (one write per update, migration 0504).
 //
 // Group commit: claims arriving while a claim statement is in flight wait and go together in the
-// next one. A batch is one SQL statement (its own transaction) that inserts the claims; every caller is answered only after that statement returned, which
-// is after its commit, so nothing is acknowledged that is not stored. Under light load a batch is a
+// next one. A batch is one SQL statement (its own transaction) per organization whose claims it holds,
+// run side by side; every caller is answered only after its statement returned, which is after its
+// commit, so nothing is acknowledged that is not stored. Under light load a batch is a
 // single claim; under heavy load batches grow and the per-update cost falls. A batch the database
 // refuses for its data is claimed again one update at a time: an update it cannot store is answered
 // 503 alone, and the updates that shared its batch are stored and acknowledged.
@@ -86,6 +87,8 @@ export function createIngress(deps: { db: Database; store: MessengerStore; onEnq
     maxInFlight: batchesInFlight(db.maxConnections, 4),
     overlapThreshold: OVERLAP_THRESHOLD,
     isolateOn: isDataError,
+    // A claim statement stores one organization's updates (one shard on Citus, where its lock runs).
+    groupBy: (request) => request.organizationId,
   });
 
   async function loadConnection(connectionId: string): Promise<KnownConnection | undefined> {
@@ -117,7 +120,7 @@ export function createIngress(deps: { db: Database; store: MessengerStore; onEnq
     }
     const unique = [...firsts.values()];
     // One statement: the claims commit together, before it returns.
-    const result = await store.claim(db, unique);
+    const result = await store.claim(db, batch[0]!.organizationId, unique);
     const outcomes = new Map<string, ClaimOutcome>();
     for (const [key, item] of firsts) {
       const connection = result.connections.get(item.connectionId);

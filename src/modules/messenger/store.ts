@@ -62,22 +62,20 @@ export interface ClaimInput {
   body: string;
   /** Which of the connection's updates are delivered one at a time, in update_id order (updates.ts). */
   orderKey: string;
-  /** The connection's organization, as its webhook route says. */
-  organizationId: string;
 }
 
 const CLAIM_STATEMENT = `WITH input AS (
-   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[]) AS i (connection_id, update_id, chat_id, body, order_key, organization_id)
+   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS i (connection_id, update_id, chat_id, body, order_key)
  ), named AS (
    -- Locked once per connection and statement: a concurrent delete waits for this commit
    -- (and then removes these claims) or, if first, leaves nothing to claim for.
    SELECT id, status, organization_id FROM messenger_connections
-    WHERE (organization_id, id) IN (SELECT DISTINCT organization_id, connection_id FROM input)
+    WHERE organization_id = $6 AND id IN (SELECT DISTINCT connection_id FROM input)
    FOR KEY SHARE
  ), inserted AS (
    INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, body, order_key)
    SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id, i.body, i.order_key
-     FROM input i JOIN named c ON c.organization_id = i.organization_id AND c.id = i.connection_id AND c.status = 'active'
+     FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
    ON CONFLICT (organization_id, connection_id, update_id) DO NOTHING
    RETURNING connection_id, update_id
  )
@@ -160,8 +158,9 @@ export function createMessengerStore() {
     },
 
     /**
-     * Claims a batch of updates, in one statement (so one implicit transaction, one round trip, and a
-     * plan prepared once per connection): a row is inserted only for an active connection and only if
+     * Claims a batch of one organization's updates, in one statement (so one implicit transaction, one
+     * round trip, a plan prepared once per connection, and on Citus one shard, where its lock can run):
+     * a row is inserted only for an active connection of the organization and only if
      * the pair is new (the primary key decides, also between processes). The row is also the update's
      * delivery queue entry (migration 0504: its ordering key; due at once), so this one write is all
      * an accepted update costs. The statement has committed when it returns. A claim keeps the
@@ -170,12 +169,13 @@ export function createMessengerStore() {
      */
     async claim(
       db: Database,
+      organizationId: string,
       claims: ClaimInput[],
     ): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus; organizationId: string }> }> {
       const { rows } = await db.prepared<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null; organization_id: string | null }>(
         'messenger_claim',
         CLAIM_STATEMENT,
-        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), claims.map((claim) => claim.orderKey), claims.map((claim) => claim.organizationId)],
+        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), claims.map((claim) => claim.orderKey), organizationId],
       );
       const claimed = new Set<string>();
       const connections = new Map<string, { status: ConnectionStatus; organizationId: string }>();
