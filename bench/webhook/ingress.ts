@@ -9,7 +9,7 @@
 // order; after every orgplane round the run waits until its workers delivered everything, so no round
 // pays for another's deliveries. Then each at a steady offered rate (autocannon overallRate) for p99.
 import { startBotPlatform } from '../../test/support/bot-platform.ts';
-import { cpuPerRequest, processCpuMicros } from '../support/cpu.ts';
+import { cpuPerRequest, postgresCpuMicros, processCpuMicros } from '../support/cpu.ts';
 import { createDatabase, json, load, spawnServer, type BenchProcess, type LoadResult } from '../support/servers.ts';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -39,7 +39,17 @@ interface Target {
   delivers: boolean;
 }
 
-type Measured = LoadResult & { cpu: { serverUs: number; postgresUs: number; loadGeneratorUs: number }; receiverUs: number; deliveredPerSecond: number; drainSeconds: number };
+/** The drain after a round: CPU per delivered update, and how busy each party was over its wall time. */
+interface DrainCpu {
+  serverUsPerUpdate: number;
+  postgresUsPerUpdate: number;
+  receiverUsPerUpdate: number;
+  /** CPU time over wall time: 1.0 is one core kept busy throughout. */
+  serverCores: number;
+  postgresCores: number;
+}
+
+type Measured = LoadResult & { cpu: { serverUs: number; postgresUs: number; loadGeneratorUs: number }; receiverUs: number; deliveredPerSecond: number; drainSeconds: number; drain: DrainCpu | null };
 
 const platform = await startBotPlatform();
 const receiver = await spawnServer(['bench/webhook/receiver.ts'], {});
@@ -82,14 +92,27 @@ async function measure(target: Target, duration: number, overallRate?: number): 
   const deliveredDuring = (await delivered()) - deliveredBefore;
   target.accepted += result.requests - result.non2xx;
   let drainSeconds = 0;
+  let drain: DrainCpu | null = null;
   if (target.delivers) {
     // Every accepted update delivered before anything else is measured.
     const started = performance.now();
+    const before = { server: processCpuMicros(target.server.child.pid!) ?? 0, postgres: postgresCpuMicros(), receiver: processCpuMicros(receiver.child.pid!) ?? 0, delivered: await delivered() };
     while ((await delivered()) < deliveredFloor + target.accepted) await new Promise((resolve) => setTimeout(resolve, 100));
     drainSeconds = (performance.now() - started) / 1000;
+    const updates = Math.max(1, (await delivered()) - before.delivered);
+    const server = (processCpuMicros(target.server.child.pid!) ?? 0) - before.server;
+    const postgres = postgresCpuMicros() - before.postgres;
+    const wallMicros = Math.max(1, drainSeconds * 1e6);
+    drain = {
+      serverUsPerUpdate: Math.round(server / updates),
+      postgresUsPerUpdate: Math.round(postgres / updates),
+      receiverUsPerUpdate: Math.round(((processCpuMicros(receiver.child.pid!) ?? 0) - before.receiver) / updates),
+      serverCores: server / wallMicros,
+      postgresCores: postgres / wallMicros,
+    };
   }
   const receiverUs = Math.round(((processCpuMicros(receiver.child.pid!) ?? 0) - receiverBefore) / Math.max(1, result.requests));
-  return { ...result, receiverUs, deliveredPerSecond: Math.round(deliveredDuring / duration), drainSeconds };
+  return { ...result, receiverUs, deliveredPerSecond: Math.round(deliveredDuring / duration), drainSeconds, drain };
 }
 
 // Deliveries the receiver had counted before the orgplane-with-workers target of this backend started.
@@ -130,6 +153,13 @@ try {
       const mid = [...all].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor((all.length - 1) / 2)]!;
       const s = steady.get(target.name)!;
       lines.push(`| ${target.name} | ${mid.requestsPerSecond} | ${all.map((r) => r.requestsPerSecond).join(', ')} | ${mid.p50Ms} | ${mid.p99Ms} | ${mid.cpu.serverUs} / ${mid.cpu.postgresUs} / ${mid.cpu.loadGeneratorUs} / ${mid.receiverUs} | ${target.delivers ? mid.deliveredPerSecond : '-'} | ${target.delivers ? mid.drainSeconds.toFixed(1) : '-'} | ${s.requestsPerSecond}, ${s.p50Ms}, **${s.p99Ms}** |`);
+    }
+    const drains = (byTarget.get('orgplane') ?? []).flatMap((r) => (r.drain ? [{ ...r.drain, seconds: r.drainSeconds }] : []));
+    if (drains.length) {
+      lines.push('\nThe drain after each orgplane round (the workers alone, no load): CPU per delivered update, and cores kept busy over its wall time');
+      lines.push('\n| round | drain s | server us/update | postgres us/update | receiver us/update | server cores | postgres cores |');
+      lines.push('|---|---|---|---|---|---|---|');
+      drains.forEach((d, i) => lines.push(`| ${i + 1} | ${d.seconds.toFixed(1)} | ${d.serverUsPerUpdate} | ${d.postgresUsPerUpdate} | ${d.receiverUsPerUpdate} | ${d.serverCores.toFixed(2)} | ${d.postgresCores.toFixed(2)} |`));
     }
     lines.push(`\norgplane / hand-written, per round: ${ratios.map((r) => r.hand.toFixed(2)).join(', ')}; median **${median(ratios.map((r) => r.hand)).toFixed(2)}** (target >= 2)`);
     lines.push(`orgplane / claim alone, per round: ${ratios.map((r) => r.claim.toFixed(2)).join(', ')}; median **${median(ratios.map((r) => r.claim)).toFixed(2)}** (target >= 0.9)`);
