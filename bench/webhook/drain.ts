@@ -3,7 +3,9 @@
 // worker.ts: lease, signed POST through the guarded client, settle) delivering to the benchmark's
 // receiver in its own process, until nothing is pending. Reports updates/s and, per delivered update,
 // the wall time the loop spent waiting on its takes, the attempts' own time (summed over the concurrent
-// attempts, so it can exceed the wall time) and the number of take statements.
+// attempts, so it can exceed the wall time), the number of take statements, and the CPU the drain cost:
+// this process (which runs the loop and the attempts, as the server does), every postgres process (on
+// PGlite: included in this process), and the receiver.
 //
 //   node_modules/.bin/node bench/webhook/drain.ts            (both backends; BENCH_BACKENDS=postgres for one)
 //   BENCH_CONCURRENCY=8,32 ...                               (MESSENGER_DELIVERY_CONCURRENCY values to try)
@@ -16,6 +18,7 @@ import { createBotApi } from '../../src/modules/messenger/platform.ts';
 import { createQueueStore } from '../../src/modules/messenger/queue-store.ts';
 import { createMessengerStore } from '../../src/modules/messenger/store.ts';
 import { createDeliveryProcessor } from '../../src/modules/messenger/worker.ts';
+import { postgresCpuMicros, processCpuMicros } from '../support/cpu.ts';
 import { spawnServer } from '../support/servers.ts';
 import { openBacklog } from './backlog.ts';
 
@@ -33,8 +36,8 @@ const outbound = createOutboundClient({ allowedPrivateNetworks: ['127.0.0.0/8'] 
 const baseSettings = loadConfig({}).messengerDelivery;
 
 console.log(`Draining ${pending} updates in ${chats} chats (${deadVersions} dead versions of each) to a receiver in its own process`);
-console.log('| backend | concurrency | updates/s | take wait ms / update | takes / update | attempt ms / update (summed) | settle ms / update (summed) |');
-console.log('|---|---|---|---|---|---|---|');
+console.log('| backend | concurrency | updates/s | take wait ms / update | takes / update | attempt ms / update (summed) | settle ms / update (summed) | CPU us / update: loop process, postgres, receiver |');
+console.log('|---|---|---|---|---|---|---|---|');
 try {
   for (const backend of backends) {
     for (const concurrency of concurrencies) {
@@ -77,6 +80,7 @@ try {
           },
         };
         const started = performance.now();
+        const cpuBefore = { own: processCpuMicros(process.pid) ?? 0, postgres: postgresCpuMicros(), receiver: processCpuMicros(receiver.child.pid!) ?? 0 };
         const loop = startDeliveryLoop({
           db, queueStore: timedQueueStore, settings,
           attempt: async (update) => {
@@ -97,8 +101,14 @@ try {
         }
         const seconds = (performance.now() - started) / 1000;
         await loop.stop();
+        const cpuUs = (micros: number) => Math.round(micros / pending);
+        const cpu = [
+          cpuUs((processCpuMicros(process.pid) ?? 0) - cpuBefore.own),
+          backend === 'postgres' ? cpuUs(postgresCpuMicros() - cpuBefore.postgres) : '-',
+          cpuUs((processCpuMicros(receiver.child.pid!) ?? 0) - cpuBefore.receiver),
+        ].join(', ');
         const per = (value: number) => (value / pending).toFixed(2);
-        console.log(`| ${backend} | ${concurrency} | ${Math.round(pending / seconds)} | ${per(spent.takeMs)} | ${per(spent.takes)} | ${per(spent.attemptMs)} | ${per(spent.settleMs)} |`);
+        console.log(`| ${backend} | ${concurrency} | ${Math.round(pending / seconds)} | ${per(spent.takeMs)} | ${per(spent.takes)} | ${per(spent.attemptMs)} | ${per(spent.settleMs)} | ${cpu} |`);
       } finally {
         await close();
       }

@@ -124,6 +124,10 @@ describe('outbound client: requests', () => {
         res.writeHead(200, { 'content-type': 'text/plain' });
         for (let i = 0; i < 64; i += 1) res.write(Buffer.alloc(1024, 98));
         res.end();
+      } else if (path.startsWith('/echo')) {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, method: req.method, signature: req.headers['x-signature'] ?? null, body: Buffer.concat(chunks).toString() })));
       } else if (path === '/hang') {
         // never answers
       } else if (path === '/stall-body') {
@@ -265,5 +269,43 @@ describe('outbound client: requests', () => {
     const pending = allowing.fetch(`${server.url}/hang`, { signal: controller.signal, timeoutMs: 5_000 });
     controller.abort(new Error('caller gave up'));
     await assert.rejects(pending, /caller gave up/);
+  });
+
+  // post(): signed deliveries' lighter path, with the same guards.
+  test('post sends the body and headers, and reads the answer whole', async () => {
+    const answer = await allowing.post(`${server.url}/echo?x=1`, { headers: { 'content-type': 'application/json', 'x-signature': 'sha256=ab' }, body: '{"a":1}' });
+    assert.equal(answer.status, 201);
+    assert.deepEqual(JSON.parse(answer.text), { url: '/echo?x=1', method: 'POST', signature: 'sha256=ab', body: '{"a":1}' });
+    assert.equal(answer.readError, null);
+  });
+
+  test('post: loopback is refused without an allowance, and nothing reaches the server', async () => {
+    const before = server.seen.length;
+    await rejectsBlocked(strict.post(`${server.url}/echo`, { headers: {}, body: 'x' }), 'private_address');
+    await rejectsBlocked(allowing.post('http://metadata.internal.test/echo', { headers: {}, body: 'x' }), 'private_address');
+    await rejectsBlocked(allowing.post('ftp://127.0.0.1/echo', { headers: {}, body: 'x' }), 'unsupported_protocol');
+    await assert.rejects(allowing.post(`http://user:pw@127.0.0.1:${server.port}/echo`, { headers: {}, body: 'x' }), /includes credentials/);
+    assert.equal(server.seen.length, before);
+  });
+
+  test('post refuses a redirect rather than following it', async () => {
+    const before = server.seen.length;
+    await assert.rejects(allowing.post(`${server.url}/to-ok`, { headers: {}, body: 'x' }), /Redirect to http:\/\/127\.0\.0\.1:\d+ refused/);
+    assert.equal(server.seen.length, before + 1, 'the redirect target was not asked');
+  });
+
+  test('post: a declared answer above the cap is refused; an undeclared one is cut while reading', async () => {
+    await assert.rejects(allowing.post(`${server.url}/big-declared`, { headers: {}, body: 'x', maxResponseBytes: 1024 }), OutboundResponseTooLargeError);
+    const cut = await allowing.post(`${server.url}/big-chunked`, { headers: {}, body: 'x', maxResponseBytes: 4096 });
+    assert.equal(cut.status, 200);
+    assert.equal(cut.text, '');
+    assert.ok(cut.readError instanceof OutboundResponseTooLargeError);
+  });
+
+  test('post times out on a server that never answers, and on an answer that stalls', async () => {
+    await assert.rejects(allowing.post(`${server.url}/hang`, { headers: {}, body: 'x', timeoutMs: 200 }), OutboundTimeoutError);
+    const stalled = await allowing.post(`${server.url}/stall-body`, { headers: {}, body: 'x', timeoutMs: 300 });
+    assert.equal(stalled.status, 200);
+    assert.ok(stalled.readError instanceof OutboundTimeoutError);
   });
 });

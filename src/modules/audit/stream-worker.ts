@@ -44,10 +44,11 @@ export function startAuditStreamWorker(deps: AuditStreamWorkerDeps): AuditStream
   let sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
   async function post(stream: streams.LeasedStream, body: string, count: number): Promise<void> {
-    let response: Response;
+    let status: number;
     try {
-      response = await outbound.fetch(stream.url, {
-        method: 'POST',
+      // The answer is read (and discarded) so the connection can be reused; an unreadable one does
+      // not undo a 2xx.
+      ({ status } = await outbound.post(stream.url, {
         headers: {
           'content-type': 'application/x-ndjson; charset=utf-8',
           [SIGNATURE_HEADER]: signDelivery(secrets.open(stream.signingSecretSealed), body),
@@ -56,16 +57,13 @@ export function startAuditStreamWorker(deps: AuditStreamWorkerDeps): AuditStream
           'x-orgplane-attempt': String(stream.attempt),
         },
         body,
-        redirect: 'error',
         timeoutMs: settings.deliveryTimeoutMs,
         maxResponseBytes: 64 * 1024,
-      });
-      // Read (and discarded) so the connection can be reused; an unreadable answer does not undo a 2xx.
-      await response.arrayBuffer().catch(() => undefined);
+      }));
     } catch (error) {
       throw new StreamDeliveryError(`delivery failed: ${tenantVisibleError(error)}`);
     }
-    if (response.status < 200 || response.status > 299) throw new StreamDeliveryError(`the receiver answered HTTP ${response.status}`);
+    if (status < 200 || status > 299) throw new StreamDeliveryError(`the receiver answered HTTP ${status}`);
   }
 
   async function attempt(stream: streams.LeasedStream): Promise<void> {

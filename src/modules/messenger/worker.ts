@@ -14,7 +14,7 @@
 import type { DeliverySettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { createJobQueue, type JobQueue, type QueueDefinition, type QueueJob } from '../../platform/queue.ts';
-import type { OutboundClient } from '../../platform/outbound.ts';
+import type { OutboundClient, OutboundPostAnswer } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { SIGNATURE_HEADER, signDelivery, tenantVisibleError } from '../../platform/signed-delivery.ts';
 import { BotApiError, createBotApi, type BotApi } from './platform.ts';
@@ -84,10 +84,9 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
     const { connectionId, chatId, updateId } = target;
     const body = `{"connectionId":${JSON.stringify(connectionId)},"update":${target.body}}`;
     const deliverySecret = secrets.open(target.deliverySecretSealed);
-    let response: Response;
+    let answer: OutboundPostAnswer;
     try {
-      response = await outbound.fetch(target.deliveryUrl, {
-        method: 'POST',
+      answer = await outbound.post(target.deliveryUrl, {
         headers: {
           'content-type': 'application/json',
           [SIGNATURE_HEADER]: signDelivery(deliverySecret, body),
@@ -96,24 +95,17 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
           'x-orgplane-attempt': String(target.attempt),
         },
         body,
-        redirect: 'error',
         timeoutMs: settings.deliveryTimeoutMs,
         maxResponseBytes: 64 * 1024,
       });
     } catch (error) {
       throw new DeliveryError(`delivery failed: ${describe(error)}`);
     }
-    let text = '';
-    let unread: string | null = null;
-    try {
-      text = await response.text();
-    } catch (error) {
-      // Over the size cap or too slow: the update was delivered, but a reply in the answer is lost.
-      unread = `the delivery answer could not be read (${describe(error)}); a reply in it was not sent`;
-    }
-    if (response.status < 200 || response.status > 299) throw new DeliveryError(`delivery answered HTTP ${response.status}`);
+    // Over the size cap or too slow: the update was delivered, but a reply in the answer is lost.
+    const unread = answer.readError && `the delivery answer could not be read (${describe(answer.readError)}); a reply in it was not sent`;
+    if (answer.status < 200 || answer.status > 299) throw new DeliveryError(`delivery answered HTTP ${answer.status}`);
 
-    const replyText = replyTextOf(text);
+    const replyText = replyTextOf(answer.text);
     if (replyText === undefined) return { status: null, error: unread };
     if (!chatId) return { status: 'failed', error: 'reply ignored: the update has no chat' };
     try {
