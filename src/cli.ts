@@ -96,10 +96,12 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'distribute': {
       const { db } = await openMigratedDatabase();
+      const session = await db.pool.connect();
       try {
-        for (const result of await distribute(db)) console.log(`${result.table}: ${result.outcome}`);
+        for (const result of await distribute(session)) console.log(`${result.table}: ${result.outcome}`);
         return 0;
       } finally {
+        session.release();
         await db.close();
       }
     }

@@ -65,23 +65,49 @@ export async function distributionPlan(db: Queryable): Promise<DistributionStep[
   return steps;
 }
 
-/** Runs the plan on a Citus coordinator; refuses (CitusMissingError) a database without the extension. */
-export async function distribute(db: Queryable): Promise<DistributionResult[]> {
-  const { rows: citus } = await db.query(`SELECT 1 FROM pg_extension WHERE extname = 'citus'`);
+/**
+ * Runs the plan on a Citus coordinator, on one session (`session`: one connection, not a pool);
+ * refuses (CitusMissingError) a database without the extension.
+ */
+export async function distribute(session: Queryable): Promise<DistributionResult[]> {
+  const { rows: citus } = await session.query(`SELECT 1 FROM pg_extension WHERE extname = 'citus'`);
   if (citus.length === 0) throw new CitusMissingError();
-  const { rows: known } = await db.query<{ name: string }>(`SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition`);
+  // With this on (Citus's default), making `users` a reference table turns every table with a foreign
+  // key to it into a "Citus local table", and Citus then refuses to distribute one that another such
+  // table references (tried on Citus 13.2: mcp_connections, referenced by its members and teams).
+  await session.query('SET citus.enable_local_reference_table_foreign_keys = off');
+  await undoCitusLocalTables(session);
+  const { rows: known } = await session.query<{ name: string }>(`SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition`);
   const already = new Set(known.map((row) => row.name));
   const results: DistributionResult[] = [];
-  for (const step of await distributionPlan(db)) {
+  for (const step of await distributionPlan(session)) {
     if (already.has(step.table)) {
       results.push({ table: step.table, outcome: 'already a Citus table' });
       continue;
     }
-    await db.query(step.sql);
+    await session.query(step.sql);
     results.push({ table: step.table, outcome: TABLE_CLASSES[step.table]!.kind === 'reference' ? 'reference' : 'distributed' });
   }
   for (const [table, found] of Object.entries(TABLE_CLASSES)) {
     if (found.kind === 'local') results.push({ table, outcome: 'local' });
   }
   return results;
+}
+
+/**
+ * Tables of the schema that an earlier run (with Citus's default above) left as Citus local tables:
+ * made plain tables again, with the tables their foreign keys connect them to, so that this run gives
+ * them their class. Reference tables undone with them are made again by the plan.
+ */
+async function undoCitusLocalTables(session: Queryable): Promise<void> {
+  for (;;) {
+    const { rows } = await session.query<{ name: string }>(
+      `SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition
+        WHERE partmethod = 'n' AND repmodel <> 't' AND logicalrelid::regclass::text = ANY($1) ORDER BY 1 LIMIT 1`,
+      [Object.keys(TABLE_CLASSES)],
+    );
+    const local = rows[0]?.name;
+    if (!local) return;
+    await session.query('SELECT undistribute_table($1, cascade_via_foreign_keys => true)', [local]);
+  }
 }

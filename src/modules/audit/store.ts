@@ -167,7 +167,7 @@ export async function pruneChain(tx: Queryable, chainId: string, before: Date): 
   if (!last) return 0;
   await tx.query(
     `INSERT INTO audit_checkpoints (chain_id, seq, hash) VALUES ($1, $2, $3)
-     ON CONFLICT (chain_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, pruned_at = now()`,
+     ON CONFLICT (chain_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, pruned_at = excluded.pruned_at`,
     [chainId, last.seq, last.hash],
   );
   const { rowCount } = await tx.query('DELETE FROM audit_events WHERE chain_id = $1 AND seq <= $2', [chainId, last.seq]);

@@ -86,7 +86,7 @@ export async function insertMember(db: Queryable, member: { id: string; organiza
 export async function recordRemoval(db: Queryable, organizationId: string, userId: string, removedBy: RemovedBy): Promise<void> {
   await db.query(
     `INSERT INTO member_removals (organization_id, user_id, removed_by) VALUES ($1, $2, $3)
-     ON CONFLICT (organization_id, user_id) DO UPDATE SET removed_by = EXCLUDED.removed_by, removed_at = now()`,
+     ON CONFLICT (organization_id, user_id) DO UPDATE SET removed_by = EXCLUDED.removed_by, removed_at = EXCLUDED.removed_at`,
     [organizationId, userId, removedBy],
   );
 }

@@ -46,8 +46,7 @@ export async function recordCatalog(q: Queryable, organizationId: string, connec
          identity_fingerprint = EXCLUDED.identity_fingerprint, server_name = EXCLUDED.server_name, server_version = EXCLUDED.server_version,
          protocol_version = EXCLUDED.protocol_version, capabilities = EXCLUDED.capabilities, tools = EXCLUDED.tools,
          prompt_count = EXCLUDED.prompt_count, resource_count = EXCLUDED.resource_count, truncated = EXCLUDED.truncated,
-         updated_at = EXCLUDED.updated_at
-       WHERE k.organization_id = $1`,
+         updated_at = EXCLUDED.updated_at`,
       [
         organizationId,
         connectionId,

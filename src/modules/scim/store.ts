@@ -206,7 +206,7 @@ export function createScimStore() {
         `INSERT INTO scim_connectors (id, organization_id, provider_id, token_hash, token_rotated_at)
          VALUES ($1, $2, $3, $4, now())
          ON CONFLICT (organization_id) DO UPDATE
-           SET token_hash = EXCLUDED.token_hash, token_rotated_at = now(), provider_id = EXCLUDED.provider_id, updated_at = now()
+           SET token_hash = EXCLUDED.token_hash, token_rotated_at = EXCLUDED.token_rotated_at, provider_id = EXCLUDED.provider_id, updated_at = EXCLUDED.updated_at
          RETURNING ${connectorColumns}`,
         [input.id, input.organizationId, input.providerId, input.tokenHash],
       );

@@ -140,7 +140,7 @@ export async function saveRegisteredClient(db: Queryable, row: RegisteredClientR
            client_secret_expires_at = EXCLUDED.client_secret_expires_at,
            token_endpoint_auth_method = EXCLUDED.token_endpoint_auth_method,
            redirect_uris = EXCLUDED.redirect_uris,
-           created_at = now()
+           created_at = EXCLUDED.created_at
        -- Replace only a registration made for another identity or another callback; keep a valid one.
        WHERE mcp_oauth_registered_clients.identity_fingerprint <> EXCLUDED.identity_fingerprint
           OR mcp_oauth_registered_clients.redirect_uris <> EXCLUDED.redirect_uris
@@ -186,7 +186,7 @@ export async function upsertConnectionState(db: Queryable, row: Omit<ConnectionS
      ON CONFLICT (organization_id, connection_id) DO UPDATE
        SET identity_fingerprint = EXCLUDED.identity_fingerprint, issuer = EXCLUDED.issuer,
            registration_source = EXCLUDED.registration_source, setup_required = EXCLUDED.setup_required,
-           issuer_review_required = EXCLUDED.issuer_review_required, problem_code = EXCLUDED.problem_code, checked_at = now(),
+           issuer_review_required = EXCLUDED.issuer_review_required, problem_code = EXCLUDED.problem_code, checked_at = EXCLUDED.checked_at,
            step_up_scopes = CASE WHEN mcp_oauth_connection_state.identity_fingerprint = EXCLUDED.identity_fingerprint
                                  THEN mcp_oauth_connection_state.step_up_scopes ELSE '[]'::jsonb END`,
     [
