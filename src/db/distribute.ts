@@ -25,8 +25,13 @@ export interface DistributionResult {
   outcome: 'distributed' | 'reference' | 'already a Citus table' | 'local';
 }
 
-/** The steps for every classified table of the schema, in an order Citus accepts; `local` tables have none. */
-export async function distributionPlan(db: Queryable): Promise<DistributionStep[]> {
+/**
+ * The steps for every classified table of the schema, in an order Citus accepts; `local` tables have
+ * none, nor do those Citus already has (`existing`). A table of a kind that Citus already distributes is
+ * the one the kind's new tables are co-located with, so a run that completes an earlier one keeps one
+ * organization's rows on one node.
+ */
+export async function distributionPlan(db: Queryable, existing: ReadonlySet<string> = new Set()): Promise<DistributionStep[]> {
   const { rows: edges } = await db.query<{ from: string; to: string }>(
     `SELECT t.relname AS from, r.relname AS to
        FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid JOIN pg_class r ON r.oid = k.confrelid
@@ -51,12 +56,16 @@ export async function distributionPlan(db: Queryable): Promise<DistributionStep[
 
   const steps: DistributionStep[] = [];
   for (const table of ordered) {
-    if (TABLE_CLASSES[table]?.kind === 'reference') steps.push({ table, sql: `SELECT create_reference_table('${table}')` });
+    if (TABLE_CLASSES[table]?.kind === 'reference' && !existing.has(table)) steps.push({ table, sql: `SELECT create_reference_table('${table}')` });
   }
   const anchors = new Map<string, string>();
   for (const table of ordered) {
     const found = TABLE_CLASSES[table];
-    if (!found || !isDistributed(found)) continue;
+    if (found && isDistributed(found) && existing.has(table) && !anchors.has(found.kind)) anchors.set(found.kind, table);
+  }
+  for (const table of ordered) {
+    const found = TABLE_CLASSES[table];
+    if (!found || !isDistributed(found) || existing.has(table)) continue;
     const anchor = anchors.get(found.kind);
     const colocateWith = anchor ?? 'none';
     if (!anchor) anchors.set(found.kind, table);
@@ -79,12 +88,10 @@ export async function distribute(session: Queryable): Promise<DistributionResult
   await undoCitusLocalTables(session);
   const { rows: known } = await session.query<{ name: string }>(`SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition`);
   const already = new Set(known.map((row) => row.name));
-  const results: DistributionResult[] = [];
-  for (const step of await distributionPlan(session)) {
-    if (already.has(step.table)) {
-      results.push({ table: step.table, outcome: 'already a Citus table' });
-      continue;
-    }
+  const results: DistributionResult[] = Object.keys(TABLE_CLASSES)
+    .filter((table) => already.has(table))
+    .map((table) => ({ table, outcome: 'already a Citus table' }));
+  for (const step of await distributionPlan(session, already)) {
     await session.query(step.sql);
     results.push({ table: step.table, outcome: TABLE_CLASSES[step.table]!.kind === 'reference' ? 'reference' : 'distributed' });
   }

@@ -75,14 +75,16 @@ export async function listPendingInvitations(db: Queryable, organizationId: stri
 
 /**
  * Ends one pending invitation of the organization (expired, as below). False when it is not pending
- * there. Pending is judged against the clock once the row is had, as accepting judges it: an end
- * committed meanwhile counts even when its statement began after this one, so of two revocations at
- * once only one ends the invitation and the other finds nothing pending.
+ * there. Pending is judged once the row is had, against the time of a statement begun after that: an
+ * end committed meanwhile counts, so of two revocations at once only one ends the invitation and the
+ * other finds nothing pending. Two statements, in the caller's transaction, because the clock of the
+ * one that waited (clock_timestamp()) is a volatile function, which Citus refuses in an UPDATE's WHERE.
  */
-export async function endPendingInvitation(db: Queryable, organizationId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query(
+export async function endPendingInvitation(tx: Queryable, organizationId: string, id: string): Promise<boolean> {
+  await tx.query('SELECT 1 FROM invitations WHERE organization_id = $1 AND id = $2 FOR UPDATE', [organizationId, id]);
+  const { rowCount } = await tx.query(
     `UPDATE invitations SET expires_at = now()
-      WHERE organization_id = $1 AND id = $2 AND accepted_at IS NULL AND expires_at > clock_timestamp()`,
+      WHERE organization_id = $1 AND id = $2 AND accepted_at IS NULL AND expires_at > statement_timestamp()`,
     [organizationId, id],
   );
   return rowCount === 1;

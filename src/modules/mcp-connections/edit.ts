@@ -104,7 +104,7 @@ export async function replaceConnectionAccess(deps: ConnectionDeps, ctx: CallerC
   await writeWithAccess(deps, ctx, organizationId, input, async (tx, access) => {
     const locked = await store.findConnection(tx, organizationId, id, true);
     if (!locked) throw connectionNotFound();
-    await store.touchConnection(tx, organizationId, id, access.orgWide);
+    await store.touchConnection(tx, organizationId, id, access.orgWide, locked.updatedAt);
     await store.replaceAccess(tx, organizationId, id, access);
     tx.audit({ action: 'mcp_connection.access_replaced', organizationId, target: { type: 'mcp_connection', id, name: locked.name }, changes: { access } });
   });

@@ -96,9 +96,13 @@ const credentialColumns = `
 // private_key_jwt is stored as its signing algorithm (migration 0204), the method column left NULL.
 const storedAuthMethod = (fields: ConnectionFields) => (fields.oauthTokenEndpointAuthMethod === 'private_key_jwt' ? null : fields.oauthTokenEndpointAuthMethod);
 
-// A new concurrency token: now, at millisecond precision, and always later than the previous one,
-// so two writes within one millisecond still give different tokens.
-const nextUpdatedAt = `GREATEST(date_trunc('milliseconds', clock_timestamp()), c.updated_at + interval '1 millisecond')`;
+// A new concurrency token: now, at millisecond precision, and always later than the previous one
+// (`previous`: the parameter holding the token the row has, which the statement's WHERE or the caller's
+// lock makes sure of), so two writes within one millisecond still give different tokens. now() (the
+// transaction's start), not clock_timestamp(), and the previous token as a parameter, not the column:
+// Citus refuses in an UPDATE of a distributed table a volatile function, and a stable one (timestamptz +
+// interval is) applied to a column (tried on Citus 13.2).
+const nextUpdatedAt = (previous: string) => `GREATEST(date_trunc('milliseconds', now()), ${previous}::timestamptz + interval '1 millisecond')`;
 
 export function createConnectionStore() {
   return {
@@ -188,8 +192,8 @@ export function createConnectionStore() {
            oauth_token_endpoint_auth_method = $13, oauth_registration_source = $14, authorization_server_issuer = $15,
            requested_scopes = $16, health = $17, health_reason = $18, health_checked_at = $19,
            oauth_client_private_key_sealed = $21, oauth_client_signing_alg = $22, oauth_grant_type = $23,
-           identity_updated_at = CASE WHEN $20 THEN clock_timestamp() ELSE c.identity_updated_at END,
-           updated_at = ${nextUpdatedAt}
+           identity_updated_at = CASE WHEN $20 THEN now() ELSE c.identity_updated_at END,
+           updated_at = ${nextUpdatedAt('$3')}
          WHERE c.organization_id = $1 AND c.id = $2 AND c.updated_at = $3
          RETURNING c.updated_at AS "updatedAt"`,
         [organizationId, id, expectedUpdatedAt, fields.name, fields.url, fields.normalizedUrl, fields.authType, fields.credentialMode,
@@ -201,18 +205,22 @@ export function createConnectionStore() {
       return rows[0];
     },
 
-    /** Bumps the concurrency token (access replace changes the connection without other columns). */
-    async touchConnection(q: Queryable, organizationId: string, id: string, orgWide: boolean): Promise<void> {
-      await q.query(`UPDATE mcp_connections c SET org_wide = $3, updated_at = ${nextUpdatedAt} WHERE c.organization_id = $1 AND c.id = $2`, [
+    /**
+     * Bumps the concurrency token (access replace changes the connection without other columns), past
+     * `lockedUpdatedAt`: the token of the row the caller holds locked.
+     */
+    async touchConnection(q: Queryable, organizationId: string, id: string, orgWide: boolean, lockedUpdatedAt: Date): Promise<void> {
+      await q.query(`UPDATE mcp_connections c SET org_wide = $3, updated_at = ${nextUpdatedAt('$4')} WHERE c.organization_id = $1 AND c.id = $2`, [
         organizationId,
         id,
         orgWide,
+        lockedUpdatedAt,
       ]);
     },
 
     async setConnectionHealth(q: Queryable, organizationId: string, id: string, health: Health, reason: HealthReason | null): Promise<void> {
       await q.query(
-        `UPDATE mcp_connections SET health = $3, health_reason = $4, health_checked_at = clock_timestamp() WHERE organization_id = $1 AND id = $2`,
+        `UPDATE mcp_connections SET health = $3, health_reason = $4, health_checked_at = now() WHERE organization_id = $1 AND id = $2`,
         [organizationId, id, health, reason],
       );
     },
@@ -299,8 +307,8 @@ export function createConnectionStore() {
 
     async setCredentialHealth(q: Queryable, organizationId: string, credentialId: string, health: Health, reason: HealthReason | null): Promise<void> {
       await q.query(
-        `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = clock_timestamp(), updated_at = clock_timestamp(),
-                health_failures = 0, validated_at = CASE WHEN $3 = 'ready' THEN clock_timestamp() ELSE validated_at END
+        `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = now(), updated_at = now(),
+                health_failures = 0, validated_at = CASE WHEN $3 = 'ready' THEN now() ELSE validated_at END
           WHERE organization_id = $1 AND id = $2`,
         [organizationId, credentialId, health, reason],
       );

@@ -138,7 +138,7 @@ export async function updateRefreshedCredential(
     `UPDATE mcp_connection_credentials
         SET secret_sealed = $3, expires_at = $4, granted_scopes = $5, health = 'ready', health_reason = NULL,
             external_account_id = COALESCE($6, external_account_id), tenant_id = COALESCE($7, tenant_id),
-            health_checked_at = clock_timestamp(), updated_at = clock_timestamp()
+            health_checked_at = now(), updated_at = now()
       WHERE organization_id = $1 AND id = $2`,
     [organizationId, id, secretSealed, expiresAt, JSON.stringify(grantedScopes), account?.externalAccountId ?? null, account?.tenantId ?? null],
   );
@@ -153,8 +153,8 @@ export async function markCredentialHealth(
   reason: CredentialHealthReason | null,
 ): Promise<void> {
   await db.query(
-    `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = clock_timestamp(), updated_at = clock_timestamp(),
-            health_failures = 0, validated_at = CASE WHEN $3 = 'ready' THEN clock_timestamp() ELSE validated_at END
+    `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = now(), updated_at = now(),
+            health_failures = 0, validated_at = CASE WHEN $3 = 'ready' THEN now() ELSE validated_at END
       WHERE organization_id = $1 AND id = $2`,
     [organizationId, id, health, reason],
   );
