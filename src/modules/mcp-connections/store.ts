@@ -192,14 +192,16 @@ export function createConnectionStore() {
            oauth_token_endpoint_auth_method = $13, oauth_registration_source = $14, authorization_server_issuer = $15,
            requested_scopes = $16, health = $17, health_reason = $18, health_checked_at = $19,
            oauth_client_private_key_sealed = $21, oauth_client_signing_alg = $22, oauth_grant_type = $23,
-           identity_updated_at = CASE WHEN $20 THEN now() ELSE c.identity_updated_at END,
+           identity_updated_at = COALESCE($20::timestamptz, c.identity_updated_at),
            updated_at = ${nextUpdatedAt('$3')}
          WHERE c.organization_id = $1 AND c.id = $2 AND c.updated_at = $3
          RETURNING c.updated_at AS "updatedAt"`,
         [organizationId, id, expectedUpdatedAt, fields.name, fields.url, fields.normalizedUrl, fields.authType, fields.credentialMode,
           fields.identityFingerprint, fields.orgWide, fields.oauthClientId, fields.oauthClientSecretSealed,
           storedAuthMethod(fields), fields.oauthRegistrationSource, fields.authorizationServerIssuer,
-          JSON.stringify(fields.requestedScopes), fields.health, fields.healthReason, fields.healthCheckedAt, identityChanged,
+          JSON.stringify(fields.requestedScopes), fields.health, fields.healthReason, fields.healthCheckedAt,
+          // This process's clock: Citus refuses now() inside CASE or COALESCE in an UPDATE.
+          identityChanged ? new Date() : null,
           fields.oauthClientPrivateKeySealed, fields.oauthClientSigningAlgorithm, fields.oauthGrantType],
       );
       return rows[0];
