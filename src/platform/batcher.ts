@@ -74,14 +74,7 @@ export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R
   async function runGrouped(batch: Waiting<T, R>[]) {
     const { groupBy } = options;
     if (!groupBy) return runBatch(batch);
-    const groups = new Map<string, Waiting<T, R>[]>();
-    for (const entry of batch) {
-      const key = groupBy(entry.item);
-      const group = groups.get(key);
-      if (group) group.push(entry);
-      else groups.set(key, [entry]);
-    }
-    await Promise.all([...groups.values()].map(runBatch));
+    await Promise.all([...Map.groupBy(batch, (entry) => groupBy(entry.item)).values()].map(runBatch));
   }
 
   async function runBatch(batch: Waiting<T, R>[]) {

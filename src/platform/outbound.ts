@@ -174,9 +174,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
   });
 
   async function fetchOnce(url: URL, init: RequestInit, signal: AbortSignal): Promise<Response> {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new OutboundBlockedError('unsupported_protocol', `Only http and https URLs may be fetched, not ${url.protocol}`);
-    }
+    refuseUnlessHttp(url);
     try {
       return (await undiciFetch(url, {
         ...(init as Record<string, unknown>),
@@ -225,7 +223,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (!location || redirectMode === 'manual') break;
       await response.body?.cancel().catch(() => {});
-      if (redirectMode === 'error') fail(new TypeError(`Redirect to ${safeLocation(location, url)} refused (redirect: 'error')`));
+      if (redirectMode === 'error') fail(refusedRedirect(location, url));
       if (hops >= maxRedirects) fail(new OutboundBlockedError('too_many_redirects', `More than ${maxRedirects} redirects`));
       let next: URL;
       try {
@@ -271,9 +269,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
 
   async function post(input: string | URL, init: OutboundPostInit): Promise<OutboundPostAnswer> {
     const url = new URL(input);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new OutboundBlockedError('unsupported_protocol', `Only http and https URLs may be fetched, not ${url.protocol}`);
-    }
+    refuseUnlessHttp(url);
     // As fetch does: credentials in a URL are not silently dropped (the sender meant them to be sent).
     if (url.username || url.password) throw new TypeError(`Request cannot be constructed from a URL that includes credentials: ${url.href}`);
     const timeoutMs = init.timeoutMs ?? defaultTimeoutMs;
@@ -294,7 +290,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       const declared = Number(answer.headers['content-length']);
       if (location || (Number.isFinite(declared) && declared > maxBytes)) {
         answer.body.destroy();
-        if (location) throw new TypeError(`Redirect to ${safeLocation(String(location), url)} refused (redirect: 'error')`);
+        if (location) throw refusedRedirect(String(location), url);
         throw new OutboundResponseTooLargeError(maxBytes);
       }
       try {
@@ -377,6 +373,17 @@ async function readCapped(body: AsyncIterable<Buffer>, maxBytes: number): Promis
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function refuseUnlessHttp(url: URL): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new OutboundBlockedError('unsupported_protocol', `Only http and https URLs may be fetched, not ${url.protocol}`);
+  }
+}
+
+/** The error of a redirect the caller refused (redirect: 'error'), naming only where it led. */
+function refusedRedirect(location: string, from: URL): TypeError {
+  return new TypeError(`Redirect to ${safeLocation(location, from)} refused (redirect: 'error')`);
 }
 
 function safeLocation(location: string, base: URL): string {

@@ -69,19 +69,19 @@ const CLAIM_STATEMENT = `WITH input AS (
  ), named AS (
    -- Locked once per connection and statement: a concurrent delete waits for this commit
    -- (and then removes these claims) or, if first, leaves nothing to claim for.
-   SELECT id, status, organization_id FROM messenger_connections
+   SELECT id, status FROM messenger_connections
     WHERE organization_id = $6 AND id IN (SELECT DISTINCT connection_id FROM input)
    FOR KEY SHARE
  ), inserted AS (
    INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, body, order_key)
-   SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id, i.body, i.order_key
+   SELECT i.connection_id, i.update_id, $6, i.chat_id, i.body, i.order_key
      FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
    ON CONFLICT (organization_id, connection_id, update_id) DO NOTHING
    RETURNING connection_id, update_id
  )
- SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status, NULL AS organization_id FROM inserted
+ SELECT 'claimed' AS kind, connection_id AS id, update_id, NULL AS status FROM inserted
  UNION ALL
- SELECT 'connection', id, NULL, status, organization_id FROM named`;
+ SELECT 'connection', id, NULL, status FROM named`;
 
 async function getConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
   const { rows } = await db.query<ConnectionRow>('SELECT * FROM messenger_connections WHERE organization_id = $1 AND id = $2', [organizationId, id]);
@@ -171,17 +171,17 @@ export function createMessengerStore() {
       db: Database,
       organizationId: string,
       claims: ClaimInput[],
-    ): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus; organizationId: string }> }> {
-      const { rows } = await db.prepared<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null; organization_id: string | null }>(
+    ): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus }> }> {
+      const { rows } = await db.prepared<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null }>(
         'messenger_claim',
         CLAIM_STATEMENT,
         [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), claims.map((claim) => claim.orderKey), organizationId],
       );
       const claimed = new Set<string>();
-      const connections = new Map<string, { status: ConnectionStatus; organizationId: string }>();
+      const connections = new Map<string, { status: ConnectionStatus }>();
       for (const row of rows) {
         if (row.kind === 'claimed') claimed.add(`${row.id}:${row.update_id}`);
-        else connections.set(row.id, { status: row.status!, organizationId: row.organization_id! });
+        else connections.set(row.id, { status: row.status! });
       }
       return { claimed, connections };
     },
