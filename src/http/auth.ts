@@ -37,8 +37,9 @@ export interface AuthenticateOptions {
    * within REAUTH_MAX_AGE_SECONDS, else 403 `reauth`. Judged after the role, so a caller who may not call
    * the route at all hears that first. Never with `allowApiKey`: an API key has no person who could
    * authenticate again, so privileged operations are for people only. `'by-route'`: only some calls of the
-   * route are privileged (install-link rotation), so the route calls requireFreshAuthentication itself
-   * for those; the hook only documents it.
+   * route are privileged (install-link rotation, an admin removing another member, the shared credential
+   * of a connection), so the route or its service calls requireFreshAuthentication (or the
+   * FreshAuthenticationCheck it was handed) for those; the hook only documents it.
    */
   freshAuthentication?: boolean | 'by-route';
 }
@@ -62,6 +63,19 @@ export function requireFreshAuthentication(request: FastifyRequest): void {
   if (reauthMaxAgeSeconds === 0) return;
   const authenticatedAt = caller.authenticatedAt?.getTime();
   if (authenticatedAt === undefined || Date.now() - authenticatedAt > reauthMaxAgeSeconds * 1000) throw reauthRequired(reauthMaxAgeSeconds);
+}
+
+/**
+ * What a `freshAuthentication: 'by-route'` route hands its service: the service calls it once it knows
+ * that this call is the privileged kind (an admin removing someone else, the shared credential rather
+ * than the caller's own) and that the caller may make it at all, so a caller without the right hears
+ * that first. It throws 403 `reauth` for a session whose authentication is too old.
+ */
+export type FreshAuthenticationCheck = () => void;
+
+/** The check a `'by-route'` route hands its service (see FreshAuthenticationCheck). */
+export function freshAuthenticationCheck(request: FastifyRequest): FreshAuthenticationCheck {
+  return () => requireFreshAuthentication(request);
 }
 
 export function bearerToken(request: FastifyRequest): string | undefined {

@@ -44,7 +44,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
   });
 
   app.delete('/v1/orgs/:organizationId/api-keys/:apiKeyId', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: true }),
     schema: {
       tags: ['API Keys'],
       operationId: 'revokeApiKey',

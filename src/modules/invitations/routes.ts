@@ -11,7 +11,7 @@ const noContent = z.null().describe('No content');
 /** Invitations: send, list, revoke, accept. */
 export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationService }> = async (app, { invitations }) => {
   app.post('/v1/orgs/:organizationId/invitations', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: true }),
     schema: {
       tags: ['Invitations'],
       operationId: 'createInvitation',
@@ -66,7 +66,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   });
 
   app.delete('/v1/orgs/:organizationId/invitations/:invitationId', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: true }),
     schema: {
       tags: ['Invitations'],
       operationId: 'revokeInvitation',

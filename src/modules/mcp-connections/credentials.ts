@@ -2,6 +2,7 @@
 // edit, and PUT .../credentials, where a member stores their own key or an admin the shared one.
 // (OAuth credentials are written by ./oauth/credential-store.ts; the table is described in service.ts.)
 import type { Queryable } from '../../db/database.ts';
+import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import { conflict, forbidden, invalidRequest, notAnActiveMember } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
@@ -66,9 +67,10 @@ const sharedKeyNeedsAdmin = () => forbidden('Only owners and admins set the shar
 
 /**
  * The caller supplies their own API key (per-member connections, any member who may use it) or
- * the shared one (shared connections, owners and admins). Probed before it is stored.
+ * the shared one (shared connections, owners and admins; privileged, so `requireFresh` is asked
+ * before the key is probed). Probed before it is stored.
  */
-export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: string, apiKey: string) {
+export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: string, apiKey: string, requireFresh: FreshAuthenticationCheck) {
   const caller = ctx.actor;
   const { organizationId, memberId, isAdmin } = organizationOf(caller);
   const row = await loadVisible(deps, caller, id);
@@ -77,6 +79,7 @@ export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: st
   }
   const shared = row.credentialMode === 'shared';
   if (shared && !isAdmin) throw sharedKeyNeedsAdmin();
+  if (shared) requireFresh();
   if (!shared && !memberId) throw forbidden('A per-member API key belongs to a member of the organization');
   await allowProbe(deps, organizationId, memberId);
   const catalog = await validateByProbe(deps, row.url, 'apikey', row.credentialMode, apiKey);

@@ -3,7 +3,7 @@
 
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, connectionIdSchema, errorBodySchema, paginationQuerySchema } from '../../http/schemas.ts';
 import {
   connectionInputSchema,
@@ -28,10 +28,12 @@ const rateLimitedResponse = errorBodySchema.describe('rate_limited: too many ser
 const adminsOnly = authenticate({ roles: ['owner', 'admin'] });
 const members = authenticate({ organization: true });
 const adminsRecentlyAuthenticated = authenticate({ roles: ['owner', 'admin'], freshAuthentication: true });
+// Members for their own credential; the shared one is privileged, judged by the service once it knows which.
+const membersSharedRecentlyAuthenticated = authenticate({ organization: true, freshAuthentication: 'by-route' });
 
 export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnectionService }> = async (app, { service }) => {
   app.post('/v1/mcp-connections', {
-    onRequest: adminsOnly,
+    onRequest: adminsRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'createMcpConnection',
@@ -116,7 +118,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.replaceAccess(writeContextOf(request), request.params.connectionId, request.body.access));
 
   app.delete('/v1/mcp-connections/:connectionId', {
-    onRequest: adminsOnly,
+    onRequest: adminsRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'deleteMcpConnection',
@@ -143,14 +145,15 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request) => service.test(writeContextOf(request), request.params.connectionId));
 
   app.put('/v1/mcp-connections/:connectionId/credentials', {
-    onRequest: members,
+    onRequest: membersSharedRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'setMcpConnectionApiKey',
       summary: 'Store your API key for a connection',
       description:
         'Per-member API-key connections: any member who may use the connection stores their own key. Shared ones: owners and admins replace the shared key. ' +
-        'The key is probed against the server first (502 with a diagnostic when it does not work) and never returned.',
+        'The key is probed against the server first (502 with a diagnostic when it does not work) and never returned. ' +
+        'Replacing the shared key is privileged (below); storing your own key of a per-member connection needs no recent authentication.',
       params: connectionParams,
       body: setApiKeySchema,
       response: {
@@ -162,10 +165,10 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         502: validationFailedSchema,
       },
     },
-  }, async (request) => service.setApiKey(writeContextOf(request), request.params.connectionId, request.body.apiKey));
+  }, async (request) => service.setApiKey(writeContextOf(request), request.params.connectionId, request.body.apiKey, freshAuthenticationCheck(request)));
 
   app.post('/v1/plugins', {
-    onRequest: adminsOnly,
+    onRequest: adminsRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'installPlugin',
@@ -179,7 +182,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   }, async (request, reply) => reply.status(201).send({ plugin: await service.installPlugin(writeContextOf(request), request.body.manifest) }));
 
   app.delete('/v1/plugins/:pluginId', {
-    onRequest: adminsOnly,
+    onRequest: adminsRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'uninstallPlugin',

@@ -28,6 +28,7 @@
 // transaction, which deletes the pending authorizations.
 // ---------------------------------------------------------------------------------------------
 
+import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller } from '../../http/caller.ts';
 import { invalidRequest } from '../../http/errors.ts';
 import { pageOf } from '../../http/schemas.ts';
@@ -116,7 +117,7 @@ export function createMcpConnectionService(input: McpConnectionServiceDeps) {
     edit: (ctx: CallerContext, id: string, edit: EditConnectionInput) => editConnection(deps, ctx, id, edit),
     replaceAccess: (ctx: CallerContext, id: string, access: AccessSet) => replaceConnectionAccess(deps, ctx, id, access),
     test: (ctx: CallerContext, id: string) => testConnection(deps, ctx, id),
-    setApiKey: (ctx: CallerContext, id: string, apiKey: string) => setApiKey(deps, ctx, id, apiKey),
+    setApiKey: (ctx: CallerContext, id: string, apiKey: string, requireFresh: FreshAuthenticationCheck) => setApiKey(deps, ctx, id, apiKey, requireFresh),
     installPlugin: (ctx: CallerContext, manifest: PluginManifest) => installPlugin(deps, ctx, manifest),
     uninstallPlugin: (ctx: CallerContext, pluginId: string) => uninstallPlugin(deps, ctx, pluginId),
     listTools: (caller: Caller, id: string) => listTools(deps, caller, id),

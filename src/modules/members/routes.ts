@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import { assignableRoleSchema, memberIdSchema, memberSchema, organizationNotFoundResponse, organizationParams, toMember } from '../identity/index.ts';
 import type { MemberService } from './service.ts';
@@ -53,11 +53,14 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   });
 
   app.delete('/v1/orgs/:organizationId/members/:memberId', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Members'],
       operationId: 'removeMember',
       summary: 'Remove a member (owners and admins; anyone may remove themselves); the owner cannot be removed',
+      description:
+        'Needs a session of a member of the organization. ' +
+        'Removing another member is privileged (below); a member leaving the organization (their own member id) needs no recent authentication.',
       params: memberParams,
       response: {
         204: noContent,
@@ -67,7 +70,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
       },
     },
   }, async (request, reply) => {
-    await members.removeMember(writeContextOf(request), request.params.organizationId, request.params.memberId);
+    await members.removeMember(writeContextOf(request), request.params.organizationId, request.params.memberId, freshAuthenticationCheck(request));
     return reply.status(204).send(null);
   });
 

@@ -1,6 +1,7 @@
 // An organization's members: listing them, their roles, removals and the transfer of ownership. Every
 // change runs under the organization's member-change lock (the membership core's changeMembers).
 import type { Queryable } from '../../db/database.ts';
+import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller } from '../../http/caller.ts';
 import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
@@ -46,10 +47,12 @@ export function createMemberService(deps: MemberServiceDeps) {
       });
     },
 
-    async removeMember(ctx: CallerContext, organizationId: string, memberId: string): Promise<void> {
+    /** Anyone leaves; owners and admins remove others, which is privileged (`requireFresh`: a recent authentication). */
+    async removeMember(ctx: CallerContext, organizationId: string, memberId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
       const acting = await membership.requireMembership(ctx.actor, organizationId);
       const leavingThemselves = acting.memberId === memberId;
       if (!leavingThemselves && acting.role === 'member') throw forbidden('Only owners and admins remove other members');
+      if (!leavingThemselves) requireFresh();
       const afterwards = await membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');

@@ -3,7 +3,7 @@
 
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { invalidRequest } from '../../http/errors.ts';
 import { afterFromCursor, commonErrorResponses, decodeCursor, encodeCursor, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import type { FastifyRequest } from 'fastify';
@@ -21,6 +21,8 @@ import type { ActingMember, MessengerService } from './service.ts';
 
 const tags = ['Messaging'];
 const adminOnly = authenticate({ roles: ['owner', 'admin'] });
+// Where a bot's messages go is privileged: connecting one, pointing it elsewhere, deleting it.
+const adminRecentlyAuthenticated = authenticate({ roles: ['owner', 'admin'], freshAuthentication: true });
 const params = z.object({ connectionId: connectionIdSchema });
 const notFoundResponse = errorBodySchema.describe('connection_not_found: no such connection in the active organization');
 const platformResponse = errorBodySchema.describe('platform_error (the platform refused) or platform_unavailable');
@@ -44,7 +46,7 @@ const isBeforeCursor = (value: unknown): value is { before: number } =>
 
 export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService; publicUrl: string }> = async (app, { service, publicUrl }) => {
   app.post('/v1/messenger/connections', {
-    onRequest: adminOnly,
+    onRequest: adminRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'createMessengerConnection',
@@ -103,14 +105,15 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   });
 
   app.patch('/v1/messenger/connections/:connectionId', {
-    onRequest: adminOnly,
+    onRequest: authenticate({ roles: ['owner', 'admin'], freshAuthentication: 'by-route' }),
     schema: {
       tags,
       operationId: 'updateMessengerConnection',
       summary: 'Enable or disable a bot connection, or change its delivery URL',
       description:
         'While disabled, the webhook answers updates with `{ok: true, accepted: false, reason: "connection_disabled"}` and stores nothing; ' +
-        'updates accepted before are still delivered (and retried).',
+        'updates accepted before are still delivered (and retried). ' +
+        'Changing `deliveryUrl` is privileged (below); enabling or disabling alone needs no recent authentication.',
       params,
       body: z
         .object({ enabled: z.boolean().optional(), deliveryUrl: deliveryUrlSchema.optional() })
@@ -118,12 +121,13 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
       response: oneConnectionResponses,
     },
   }, async (request) => {
+    if (request.body.deliveryUrl !== undefined) requireFreshAuthentication(request);
     const row = await service.updateConnection(writeContextOf(request), request.params.connectionId, request.body);
     return { connection: toConnection(row, publicUrl) };
   });
 
   app.delete('/v1/messenger/connections/:connectionId', {
-    onRequest: adminOnly,
+    onRequest: adminRecentlyAuthenticated,
     schema: {
       tags,
       operationId: 'deleteMessengerConnection',

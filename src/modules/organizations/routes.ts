@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, bearerToken, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, bearerToken, callerOf, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { forbidden } from '../../http/errors.ts';
 import { commonErrorResponses, errorBodySchema } from '../../http/schemas.ts';
 import { memberSchema, organizationIdSchema, organizationNotFoundResponse, organizationParams, toMember } from '../identity/index.ts';
@@ -80,17 +80,19 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
   });
 
   app.put('/v1/admin/orgs/:organizationId/plan', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Admin'],
       operationId: 'setOrganizationPlan',
       summary: 'Set an organization\'s plan (instance administrators)',
+      description: 'Needs a session of an instance administrator (403 `forbidden` for anyone else), and is privileged (below): a plan decides what the organization may turn on (SSO, SCIM).',
       params: organizationParams,
       body: z.object({ plan: planSchema }),
       response: { 200: z.object({ organization: organizationSchema }), ...commonErrorResponses, 404: organizationNotFoundResponse },
     },
   }, async (request) => {
     if (!callerOf(request).isInstanceAdmin) throw forbidden('Only instance administrators set plans');
+    requireFreshAuthentication(request);
     const organization = await organizations.setPlan(writeContextOf(request), request.params.organizationId, request.body.plan);
     return { organization: toOrganization(organization) };
   });

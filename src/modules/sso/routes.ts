@@ -170,7 +170,8 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
   }, async (request) => ({ connection: view(await sso.getConnection(callerOf(request))) }));
 
   app.post('/v1/sso/verify-domain', {
-    onRequest: ownerOrAdmin,
+    // Verifying is what turns the connection on for the domain (sign-in through the IdP, just-in-time provisioning).
+    onRequest: authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found', freshAuthentication: true }),
     schema: {
       tags: ['SSO'],
       operationId: 'verifySsoDomain',

@@ -54,7 +54,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
 
   const teamParams = organizationParams.extend({ teamId: teamIdSchema });
   app.post('/v1/orgs/:organizationId/teams/:teamId/members', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: true }),
     schema: {
       tags: ['Teams'],
       operationId: 'addTeamMember',
@@ -69,7 +69,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   });
 
   app.delete('/v1/orgs/:organizationId/teams/:teamId/members/:memberId', {
-    onRequest: authenticate(),
+    onRequest: authenticate({ freshAuthentication: true }),
     schema: {
       tags: ['Teams'],
       operationId: 'removeTeamMember',

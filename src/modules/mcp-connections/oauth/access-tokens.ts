@@ -3,6 +3,7 @@
 //
 // The refresh transaction is not a write of a caller: the token is refreshed for whoever needs it
 // (a test, another module), so it is opened on the database, not through writeTransaction.
+import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
 import { forbidden } from '../../../http/errors.ts';
 import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
 import type { ConnectionRow } from '../store.ts';
@@ -98,12 +99,14 @@ export async function usableAccessToken(
  * shared one. The tokens are forgotten first, then revoked at the authorization server (RFC
  * 7009) when it offers revocation: best effort, since the user's intent is already done.
  */
-export async function disconnect(deps: OAuthDeps, ctx: CallerContext, connectionId: string): Promise<void> {
+export async function disconnect(deps: OAuthDeps, ctx: CallerContext, connectionId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
   const caller = ctx.actor;
   const connection = await visibleConnection(deps, caller, connectionId);
   let memberId: string | null;
   if (connection.credentialMode === 'shared') {
     if (!caller.role || !adminRoles.has(caller.role)) throw forbidden('Only owners and admins disconnect the shared identity of a connection');
+    // Taking the organization's credential away changes what every member can do: privileged.
+    requireFresh();
     memberId = null;
   } else {
     if (!caller.memberId) throw forbidden('Disconnecting needs a signed-in member, not an API key');

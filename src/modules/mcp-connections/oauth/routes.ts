@@ -3,7 +3,7 @@
 
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, writeContextOf } from '../../../http/auth.ts';
+import { authenticate, freshAuthenticationCheck, writeContextOf } from '../../../http/auth.ts';
 import { commonErrorResponses, connectionIdSchema, errorBodySchema, isoTimestamp } from '../../../http/schemas.ts';
 import { diagnosticSchema } from '../schemas.ts';
 import type { CallbackResult, McpOAuthService } from './service.ts';
@@ -52,7 +52,7 @@ const callbackResponses = {
 
 export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }> = async (app, { service }) => {
   app.post('/v1/mcp-connections/:connectionId/oauth/authorize', {
-    onRequest: authenticate({ organization: true }),
+    onRequest: authenticate({ organization: true, freshAuthentication: 'by-route' }),
     schema: {
       tags: ['MCP Connections'],
       operationId: 'authorizeMcpConnection',
@@ -62,7 +62,8 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         'Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator. ' +
         'The response sets the cookie `orgplane_mcp_oauth` (HttpOnly, SameSite=Lax, Secure when PUBLIC_URL is https, Path `/v1/mcp-connections/`, ten minutes), a random nonce that binds the authorization to this browser: ' +
         'open the URL in the browser that made this call (the console does, calling from its page), since the callback refuses a browser without it (403 `browser_mismatch`). ' +
-        'A browser that already carries the cookie keeps its nonce, so several authorizations may be in progress in one browser.',
+        'A browser that already carries the cookie keeps its nonce, so several authorizations may be in progress in one browser. ' +
+        'Authorizing the shared identity is privileged (below); a member connecting their own account of a per_member connection needs no recent authentication.',
       params,
       response: {
         200: z.object({
@@ -78,7 +79,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       },
     },
   }, async (request, reply) => {
-    const result = await service.authorize(writeContextOf(request), request.params.connectionId, bindingNonceOf(request.headers.cookie));
+    const result = await service.authorize(writeContextOf(request), request.params.connectionId, bindingNonceOf(request.headers.cookie), freshAuthenticationCheck(request));
     reply.header('set-cookie', result.browserCookie);
     return { authorizationUrl: result.authorizationUrl, expiresAt: isoTimestamp(result.expiresAt), callbackMode: result.callbackMode };
   });
@@ -131,16 +132,19 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
   });
 
   app.delete('/v1/mcp-connections/:connectionId/credentials', {
-    onRequest: authenticate({ organization: true }),
+    onRequest: authenticate({ organization: true, freshAuthentication: 'by-route' }),
     schema: {
       tags: ['MCP Connections'],
       operationId: 'disconnectMcpConnection',
       summary: 'Disconnect: delete your own credential (per_member) or the shared one (shared; owners and admins)',
+      description:
+        'Needs a session of an active member of the active organization who may use the connection. ' +
+        'Deleting the shared credential is privileged (below); deleting your own credential of a per_member connection needs no recent authentication.',
       params,
       response: { 204: z.null().describe('Disconnected (also when nothing was stored)'), ...commonErrorResponses, 404: notFoundBody },
     },
   }, async (request, reply) => {
-    await service.disconnect(writeContextOf(request), request.params.connectionId);
+    await service.disconnect(writeContextOf(request), request.params.connectionId, freshAuthenticationCheck(request));
     return reply.status(204).send(null);
   });
 

@@ -14,6 +14,7 @@
 // This file assembles them into the service the routes and the connections module call.
 
 import type { Config } from '../../../config.ts';
+import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
 import type { CallerContext } from '../../../platform/write-context.ts';
 import { createRateLimiter, type RateLimiter } from '../../../platform/rate-limiter.ts';
 import type { ConnectionRow } from '../store.ts';
@@ -51,11 +52,16 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
   return {
     /** The document served at GET /oauth/client-metadata.json. */
     clientMetadataDocument: () => clientMetadataDocument(deps.publicUrl),
-    /** `browserNonce`: the binding nonce the calling browser already carries (browser-binding.ts), if any. */
-    authorize: (ctx: CallerContext, connectionId: string, browserNonce: string | null) => authorize(deps, ctx, connectionId, browserNonce),
+    /**
+     * `browserNonce`: the binding nonce the calling browser already carries (browser-binding.ts), if any.
+     * `requireFresh`: asked before the organization's shared identity is authorized (privileged).
+     */
+    authorize: (ctx: CallerContext, connectionId: string, browserNonce: string | null, requireFresh: FreshAuthenticationCheck) =>
+      authorize(deps, ctx, connectionId, browserNonce, requireFresh),
     callback: (origin: RequestOrigin, mode: CallbackMode, pathConnectionId: string | null, query: CallbackQuery, browserNonce: string | null) =>
       completeAuthorization(deps, origin, mode, pathConnectionId, query, browserNonce),
-    disconnect: (ctx: CallerContext, connectionId: string) => disconnect(deps, ctx, connectionId),
+    /** `requireFresh`: asked before the shared credential is deleted (privileged); a member's own needs nothing more. */
+    disconnect: (ctx: CallerContext, connectionId: string, requireFresh: FreshAuthenticationCheck) => disconnect(deps, ctx, connectionId, requireFresh),
     /** A usable access token for the member (or the shared identity, memberId null); other modules and tests call it. */
     accessToken: (organizationId: string, connectionId: string, memberId: string | null, options?: { forceRefresh?: boolean; scopes?: string[] }) =>
       usableAccessToken(deps, organizationId, connectionId, memberId, options),

@@ -1,5 +1,6 @@
 // Starting an authorization (POST /v1/mcp-connections/{id}/oauth/authorize): who may connect which
 // identity, discovery, the client, a pending authorization, and the URL to send the user to.
+import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
 import type { Caller } from '../../../http/caller.ts';
 import { ApiError, forbidden, notAnActiveMember, rateLimited } from '../../../http/errors.ts';
 import { newId } from '../../../platform/ids.ts';
@@ -37,6 +38,7 @@ export async function authorize(
   ctx: CallerContext,
   connectionId: string,
   carriedNonce: string | null,
+  requireFresh: FreshAuthenticationCheck,
 ): Promise<{ authorizationUrl: string; expiresAt: Date; callbackMode: CallbackMode; browserCookie: string }> {
   const caller = ctx.actor;
   const connection = await visibleConnection(deps, caller, connectionId);
@@ -45,6 +47,8 @@ export async function authorize(
     throw new ApiError(409, 'client_credentials_grant', 'This connection obtains its token with the client credentials grant, without a browser: POST .../test obtains it');
   }
   const { subject, memberId } = subjectFor(caller, connection);
+  // Authorizing the organization's identity decides where every member's calls go: privileged.
+  if (subject === 'shared') requireFresh();
   const budget = await deps.limiter.hit(`mcp-oauth-authorize:${memberId}`, authorizeLimits.perMember, authorizeLimits.windowSeconds);
   if (!budget.allowed) throw rateLimited(budget, 'Too many authorizations started; retry later');
   const discovery = await discoverFor(deps, connection);
