@@ -31,6 +31,8 @@ describe('step-up re-authentication on every privileged route', () => {
   const stale = { owner: '', operator: '', member: '' };
   let operator: TestUser;
   let attacks: Attack[] = [];
+  /** A shared OAuth connection (authorization code), for the shared identity's authorization. */
+  let sharedOAuthId = '';
 
   const fresh = () => api(world.app.url, world.tenant.owner.token);
   const signInAgain = async (user: TestUser) => {
@@ -63,6 +65,7 @@ describe('step-up re-authentication on every privileged route', () => {
     const key = await must(fresh().post(`/v1/orgs/${org}/api-keys`, { name: 'kept key', role: 'member' }), 201);
     const doomed = await must(fresh().post('/v1/mcp-connections', { name: 'Kept connection', url: world.mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } }), 201);
     const sharedOAuth = await must(fresh().post('/v1/mcp-connections', { name: 'Shared files', url: `${world.oauthServer.url}?shared`, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true } }), 201);
+    sharedOAuthId = sharedOAuth.id;
     const bot = world.platform.addBot();
     const keptBot = await must(fresh().post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: world.receiverUrl }), 201);
     const newBot = world.platform.addBot();
@@ -231,5 +234,62 @@ describe('step-up re-authentication on every privileged route', () => {
     }
     assert.deepEqual(bypasses, [], `${bypasses.length} of ${attacks.length} privileged operations were done with an old session`);
     assert.deepEqual(traces, [], 'the refused operations changed nothing');
+  });
+
+  test('what is not privileged stays open to the same old session', { timeout: 600_000 }, async () => {
+    const { tenant, ids } = world;
+    const org = tenant.orgId;
+    const asOwner = api(world.app.url, stale.owner);
+    const asMember = api(world.app.url, stale.member);
+    const perMemberKeyed = await must(fresh().post('/v1/mcp-connections', { name: 'Own keys', url: world.mcpKeyed.url, authType: 'apikey', credentialMode: 'per_member', access: { orgWide: true } }), 201);
+    const leaver = await signUp(world.app.url, 'leaver');
+    await addMember(world.app.url, tenant.owner, org, leaver, 'member');
+    const leaverSession = await signInAgain(leaver);
+    await ageSession(world.app, leaverSession);
+
+    const open: Array<[string, () => Promise<ApiResponse>, number]> = [
+      ['an admin creates an (empty) team', () => asOwner.post(`/v1/orgs/${org}/teams`, { name: 'Empty team' }), 201],
+      ['an admin disables a bot', () => asOwner.patch(`/v1/messenger/connections/${ids.messengerConnectionId}`, { enabled: false }), 200],
+      ['an admin enables it again', () => asOwner.patch(`/v1/messenger/connections/${ids.messengerConnectionId}`, { enabled: true }), 200],
+      ['an admin probes a connection', () => asOwner.post(`/v1/mcp-connections/${ids.mcpConnectionId}/test`), 200],
+      ['a member mints an install link (no rotation)', () => asMember.post(`/v1/orgs/${org}/install-links`, {}), 201],
+      ['a member stores their own API key', () => asMember.put(`/v1/mcp-connections/${perMemberKeyed.id}/credentials`, { apiKey: world.planted.mcpApiKey }), 200],
+      ['a member connects their own OAuth account', () => asMember.post(`/v1/mcp-connections/${ids.oauthConnectionId}/oauth/authorize`), 200],
+      ['a member disconnects their own OAuth account', () => asMember.delete(`/v1/mcp-connections/${ids.connectedOauthConnectionId}/credentials`), 204],
+      ['a member keeps a memory', () => asMember.post('/v1/memory', { content: 'an old session may still remember' }), 201],
+      ['a member leaves the organization', () => api(world.app.url, leaverSession).delete(`/v1/orgs/${org}/members/${leaver.memberId}`), 204],
+    ];
+    const refused: string[] = [];
+    for (const [name, send, status] of open) {
+      const response = await send();
+      if (response.status !== status) refused.push(`${name}: expected ${status}, got ${response.status} ${response.text.slice(0, 120)}`);
+    }
+    assert.deepEqual(refused, []);
+  });
+
+  test('a caller who may not do the privileged thing at all is told so, not asked to re-authenticate', { timeout: 600_000 }, async () => {
+    const { tenant, ids } = world;
+    const org = tenant.orgId;
+    const asMember = api(world.app.url, stale.member);
+    const staleOther = await signInAgain(tenant.otherAdmin);
+    await ageSession(world.app, staleOther);
+    const refusals: Array<[string, () => Promise<ApiResponse>, number, string]> = [
+      ['a member removes another member', () => asMember.delete(`/v1/orgs/${org}/members/${tenant.admin.memberId}`), 403, 'forbidden'],
+      ['a member replaces a shared API key', () => asMember.put(`/v1/mcp-connections/${ids.mcpKeyedConnectionId}/credentials`, { apiKey: 'a-key-of-mine' }), 403, 'forbidden'],
+      ['a member disconnects a shared credential', () => asMember.delete(`/v1/mcp-connections/${ids.mcpKeyedConnectionId}/credentials`), 403, 'forbidden'],
+      ['a member authorizes a shared OAuth identity', () => asMember.post(`/v1/mcp-connections/${sharedOAuthId}/oauth/authorize`), 403, 'forbidden'],
+      ['a member creates an MCP connection', () => asMember.post('/v1/mcp-connections', { name: 'Mine', url: world.mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } }), 403, 'forbidden'],
+      ['a member installs a plugin', () => asMember.post('/v1/plugins', { manifest: { name: 'Mine', version: '1.0.0' } }), 403, 'forbidden'],
+      ['a member repoints a bot', () => asMember.patch(`/v1/messenger/connections/${ids.messengerConnectionId}`, { deliveryUrl: `${world.receiverUrl}?mine` }), 403, 'forbidden'],
+      ['an owner who is no operator sets a plan', () => api(world.app.url, stale.owner).put(`/v1/admin/orgs/${org}/plan`, { plan: 'free' }), 403, 'forbidden'],
+      ['another organization\'s admin authorizes this one\'s shared identity', () => api(world.app.url, staleOther).post(`/v1/mcp-connections/${sharedOAuthId}/oauth/authorize`), 404, 'connection_not_found'],
+      ['another organization\'s admin removes this one\'s member', () => api(world.app.url, staleOther).delete(`/v1/orgs/${org}/members/${tenant.member.memberId}`), 404, 'organization_not_found'],
+    ];
+    const wrong: string[] = [];
+    for (const [name, send, status, error] of refusals) {
+      const response = await send();
+      if (response.status !== status || response.body?.error !== error) wrong.push(`${name}: expected ${status} ${error}, got ${response.status} ${response.text.slice(0, 120)}`);
+    }
+    assert.deepEqual(wrong, []);
   });
 });
