@@ -5,11 +5,13 @@
 // secrets.
 
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { hashToken } from '../../src/platform/tokens.ts';
 import { FRESH_AUTHENTICATION } from '../../src/http/auth.ts';
 import { api } from '../support/http.ts';
-import { addMember } from '../support/fixtures.ts';
+import { addMember, signUp } from '../support/fixtures.ts';
+import { eventsOfRequest } from '../audit/helpers.ts';
 import { fillPath, loadOpenApi, type OpenApi } from './openapi.ts';
 import { prepareRequest } from './requests.ts';
 import { startWorld, type World } from './world.ts';
@@ -310,21 +312,53 @@ test('a caller refused by the matrix is refused the same way when the input is i
 });
 
 // Step-up re-authentication: every privileged route refuses a session whose person authenticated longer
-// ago than REAUTH_MAX_AGE_SECONDS with 403 reauth, for the caller the matrix lets through (the owner). The
-// list is written down here and must be exactly the operations the OpenAPI marks privileged.
-const privileged: Record<string, { body?: unknown }> = {
+// ago than REAUTH_MAX_AGE_SECONDS with 403 reauth, for the caller the matrix lets through (the owner; an
+// instance operator for the plan), and changes nothing: the request writes no event but its refusal (every
+// mutating operation that succeeds writes one, test/audit/coverage.test.ts). The list is written down here
+// and must be exactly the operations the OpenAPI marks privileged (test/system/fresh-authentication.test.ts
+// says why each is). An operation privileged only for some calls is sent one of those.
+interface PrivilegedCall {
+  /** Instead of the prepared body. */
+  body?: unknown;
+  /** Path values instead of the prepared ones. */
+  path?: (targets: { sharedOAuthConnectionId: string }) => Record<string, string>;
+  /** Who sends it with an old session (default the owner). */
+  caller?: 'operator';
+}
+const privileged: Record<string, PrivilegedCall> = {
   editMcpConnection: {},
   replaceMcpConnectionAccess: {},
   setMcpConnectionToolPolicy: {},
   rotateScimToken: {},
   putSsoConnection: {},
+  verifySsoDomain: {},
   createApiKey: {},
+  revokeApiKey: {},
+  createInvitation: { body: { email: 'stale.admin@example.test', role: 'admin' } },
+  revokeInvitation: {},
   changeMemberRole: {},
+  // The prepared request removes another member (a member leaving is not privileged).
+  removeMember: {},
   transferOwnership: {},
+  addTeamMember: {},
+  removeTeamMember: {},
+  setOrganizationPlan: { caller: 'operator' },
   createInstallLink: { body: { rotate: true } },
   putAuditStream: {},
   deleteAuditStream: {},
   authorizeDesktopSignIn: {},
+  createMcpConnection: {},
+  deleteMcpConnection: {},
+  // The shared key of the keyed connection, and its shared credential.
+  setMcpConnectionApiKey: {},
+  disconnectMcpConnection: {},
+  authorizeMcpConnection: { path: ({ sharedOAuthConnectionId }) => ({ connectionId: sharedOAuthConnectionId }) },
+  installPlugin: {},
+  uninstallPlugin: {},
+  createMessengerConnection: {},
+  // The prepared body changes deliveryUrl (enabling or disabling alone is not privileged).
+  updateMessengerConnection: {},
+  deleteMessengerConnection: {},
 };
 
 test('every privileged route answers an old session 403 reauth (authentication_too_old)', { timeout: 600_000 }, async () => {
@@ -333,25 +367,40 @@ test('every privileged route answers an old session 403 reauth (authentication_t
   // The requests are prepared as the owner (tokens.owner is their live session since the sign-out cell);
   // the privileged calls are made with another session of theirs, whose authentication is an hour old.
   world.tenant.owner.token = tokens.owner!;
-  const owner = (await api(world.app.url).post('/v1/auth/sign-in', { email: world.tenant.owner.email, password: world.tenant.owner.password })).body.sessionToken as string;
+  const signIn = async (user: { email: string; password: string }) => (await api(world.app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password })).body.sessionToken as string;
+  const operator = await signUp(world.app.url, 'operator');
+  await world.app.db.query('UPDATE users SET is_instance_admin = true WHERE id = $1', [operator.userId]);
+  const sharedOAuth = await api(world.app.url, world.tenant.owner.token).post('/v1/mcp-connections', {
+    name: 'Shared OAuth', url: `${world.oauthServer.url}?shared`, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true },
+  });
+  assert.equal(sharedOAuth.status, 201, sharedOAuth.text);
+  const targets = { sharedOAuthConnectionId: sharedOAuth.body.id as string };
+  const sessions = { owner: await signIn(world.tenant.owner), operator: await signIn(operator) };
   const mismatches: string[] = [];
-  const ownerSession = [hashToken(owner), world.tenant.owner.userId];
-  await world.app.db.query(`UPDATE sessions SET authenticated_at = now() - interval '1 hour' WHERE user_id = $2 AND token_hash = $1`, ownerSession);
+  const traces: string[] = [];
+  const aged = [[hashToken(sessions.owner), world.tenant.owner.userId], [hashToken(sessions.operator), operator.userId]];
+  for (const session of aged) await world.app.db.query(`UPDATE sessions SET authenticated_at = now() - interval '1 hour' WHERE user_id = $2 AND token_hash = $1`, session);
   try {
     for (const operation of openapi.operations.filter((op) => op.operationId in privileged)) {
+      const call = privileged[operation.operationId]!;
       const prepared = await prepareRequest(world, operation.operationId, operation.path);
-      const url = `${fillPath(operation.path, prepared.path)}${prepared.query ? `?${prepared.query}` : ''}`;
-      const body = privileged[operation.operationId]!.body ?? prepared.body;
-      const response = await api(world.app.url, owner).send<{ error?: string; reason?: string }>(operation.method, url, body);
+      const path = { ...prepared.path, ...call.path?.(targets) };
+      const url = `${fillPath(operation.path, path)}${prepared.query ? `?${prepared.query}` : ''}`;
+      const body = call.body ?? prepared.body;
+      const requestId = `stale-${operation.operationId}-${randomBytes(6).toString('hex')}`;
+      const response = await api(world.app.url, sessions[call.caller ?? 'owner']).send<{ error?: string; reason?: string }>(operation.method, url, body, { headers: { 'x-request-id': requestId } });
       cells++;
       if (response.status !== 403 || response.body?.error !== 'reauth' || response.body?.reason !== 'authentication_too_old') {
         mismatches.push(`${operation.operationId} with an old session: expected 403 reauth, got ${response.status} ${response.text.slice(0, 160)}`);
       }
+      const written = (await eventsOfRequest(world.app, requestId)).filter((event) => event.outcome !== 'denied');
+      if (written.length > 0) traces.push(`${operation.operationId} with an old session wrote ${written.map((event) => event.action).join(', ')}`);
     }
   } finally {
-    await world.app.db.query(`UPDATE sessions SET authenticated_at = now() WHERE user_id = $2 AND token_hash = $1`, ownerSession);
+    for (const session of aged) await world.app.db.query(`UPDATE sessions SET authenticated_at = now() WHERE user_id = $2 AND token_hash = $1`, session);
   }
   assert.deepEqual(mismatches, []);
+  assert.deepEqual(traces, [], 'a refused privileged operation changes nothing');
   console.log(`authorization matrix: ${Object.keys(privileged).length} reauth cells checked`);
 });
 
