@@ -44,6 +44,10 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
     why: 'a bot may serve one organization: connecting it checks that no other organization has it (no lock)',
   },
   {
+    signature: 'SELECT DISTINCT chain_id FROM audit_events WHERE occurred_at < $1',
+    why: 'audit retention (a minute after a worker process starts, then daily) finds which chains hold events past AUDIT_RETENTION_DAYS (no lock); each is then pruned by statements that name its chain',
+  },
+  {
     signature: 'SELECT c.organization_id FROM mcp_connections c',
     why: 'the MCP credential health job finds which organizations have a due connection (no lock); each is then claimed by a statement that names it',
   },
