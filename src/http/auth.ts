@@ -36,10 +36,12 @@ export interface AuthenticateOptions {
    * A privileged operation: the session's person must have authenticated (signed in, or re-authenticated)
    * within REAUTH_MAX_AGE_SECONDS, else 403 `reauth`. Judged after the role, so a caller who may not call
    * the route at all hears that first. Never with `allowApiKey`: an API key has no person who could
-   * authenticate again, so privileged operations are for people only. `'by-route'`: only some calls of the
-   * route are privileged (install-link rotation, an admin removing another member, the shared credential
-   * of a connection), so the route or its service calls requireFreshAuthentication (or the
-   * FreshAuthenticationCheck it was handed) for those; the hook only documents it.
+   * authenticate again, so privileged operations are for people only. `'by-route'`: the route or its
+   * service judges it, calling requireFreshAuthentication (or the FreshAuthenticationCheck it was handed),
+   * and the hook only documents it. For a route of which only some calls are privileged (install-link
+   * rotation, an admin removing another member, the shared credential of a connection), and for one under
+   * /v1/orgs/{organizationId}, whose caller's membership and role there only its service knows: so the
+   * role is judged first there too.
    */
   freshAuthentication?: boolean | 'by-route';
 }
@@ -68,8 +70,9 @@ export function requireFreshAuthentication(request: FastifyRequest): void {
 /**
  * What a `freshAuthentication: 'by-route'` route hands its service: the service calls it once it knows
  * that this call is the privileged kind (an admin removing someone else, the shared credential rather
- * than the caller's own) and that the caller may make it at all, so a caller without the right hears
- * that first. It throws 403 `reauth` for a session whose authentication is too old.
+ * than the caller's own) and that the caller may make it at all (a member of the organization in the
+ * path, with the role), so a caller without the right hears that first. It throws 403 `reauth` for a
+ * session whose authentication is too old.
  */
 export type FreshAuthenticationCheck = () => void;
 

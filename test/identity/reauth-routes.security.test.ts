@@ -27,8 +27,8 @@ describe('step-up re-authentication on every privileged route', () => {
   let world: World;
   let starting: Promise<World> | undefined;
   const hookTimeout = { timeout: 600_000 };
-  /** Sessions of the owner, the member and an instance operator whose last authentication is an hour old. */
-  const stale = { owner: '', operator: '', member: '' };
+  /** Sessions of the owner, the admin, the member and an instance operator whose last authentication is an hour old. */
+  const stale = { owner: '', operator: '', admin: '', member: '' };
   let operator: TestUser;
   let attacks: Attack[] = [];
   /** A shared OAuth connection (authorization code), for the shared identity's authorization. */
@@ -55,6 +55,7 @@ describe('step-up re-authentication on every privileged route', () => {
     await world.app.db.query('UPDATE users SET is_instance_admin = true WHERE id = $1', [operator.userId]);
     stale.owner = await signInAgain(tenant.owner);
     stale.operator = await signInAgain(operator);
+    stale.admin = await signInAgain(tenant.admin);
     stale.member = await signInAgain(tenant.member);
     for (const token of Object.values(stale)) await ageSession(world.app, token);
 
@@ -274,6 +275,12 @@ describe('step-up re-authentication on every privileged route', () => {
     const staleOther = await signInAgain(tenant.otherAdmin);
     await ageSession(world.app, staleOther);
     const refusals: Array<[string, () => Promise<ApiResponse>, number, string]> = [
+      ['a member invites someone', () => asMember.post(`/v1/orgs/${org}/invitations`, { email: 'friend@example.test', role: 'admin' }), 403, 'forbidden'],
+      ['a member creates an API key', () => asMember.post(`/v1/orgs/${org}/api-keys`, { name: 'mine', role: 'member' }), 403, 'forbidden'],
+      ['a member adds someone to a team', () => asMember.post(`/v1/orgs/${org}/teams/${ids.teamId}/members`, { memberId: tenant.admin.memberId }), 403, 'forbidden'],
+      ['a member changes a role', () => asMember.patch(`/v1/orgs/${org}/members/${tenant.admin.memberId}`, { role: 'member' }), 403, 'forbidden'],
+      ['an admin transfers ownership', () => api(world.app.url, stale.admin).post(`/v1/orgs/${org}/transfer-ownership`, { memberId: tenant.admin.memberId }), 403, 'forbidden'],
+      ['a member sets the audit stream', () => asMember.put(`/v1/orgs/${org}/audit-stream`, { url: world.receiverUrl, enabled: false }), 403, 'forbidden'],
       ['a member removes another member', () => asMember.delete(`/v1/orgs/${org}/members/${tenant.admin.memberId}`), 403, 'forbidden'],
       ['a member replaces a shared API key', () => asMember.put(`/v1/mcp-connections/${ids.mcpKeyedConnectionId}/credentials`, { apiKey: 'a-key-of-mine' }), 403, 'forbidden'],
       ['a member disconnects a shared credential', () => asMember.delete(`/v1/mcp-connections/${ids.mcpKeyedConnectionId}/credentials`), 403, 'forbidden'],
@@ -284,6 +291,8 @@ describe('step-up re-authentication on every privileged route', () => {
       ['an owner who is no operator sets a plan', () => api(world.app.url, stale.owner).put(`/v1/admin/orgs/${org}/plan`, { plan: 'free' }), 403, 'forbidden'],
       ['another organization\'s admin authorizes this one\'s shared identity', () => api(world.app.url, staleOther).post(`/v1/mcp-connections/${sharedOAuthId}/oauth/authorize`), 404, 'connection_not_found'],
       ['another organization\'s admin removes this one\'s member', () => api(world.app.url, staleOther).delete(`/v1/orgs/${org}/members/${tenant.member.memberId}`), 404, 'organization_not_found'],
+      ['another organization\'s admin invites into this one', () => api(world.app.url, staleOther).post(`/v1/orgs/${org}/invitations`, { email: 'spy@example.test', role: 'admin' }), 404, 'organization_not_found'],
+      ['another organization\'s admin revokes this one\'s API key', () => api(world.app.url, staleOther).delete(`/v1/orgs/${org}/api-keys/${ids.apiKeyId}`), 404, 'organization_not_found'],
     ];
     const wrong: string[] = [];
     for (const [name, send, status, error] of refusals) {

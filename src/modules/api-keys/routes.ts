@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import { assignableRoleSchema, organizationNotFoundResponse, organizationParams } from '../identity/index.ts';
 import { apiKeyIdSchema, apiKeySchema, toApiKey } from './schemas.ts';
@@ -11,7 +11,7 @@ const noContent = z.null().describe('No content');
 /** An organization's API keys: create (the key shown once), list, revoke. */
 export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = async (app, { apiKeys }) => {
   app.post('/v1/orgs/:organizationId/api-keys', {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['API Keys'],
       operationId: 'createApiKey',
@@ -22,7 +22,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
       response: { 201: z.object({ apiKey: apiKeySchema, key: z.string() }), ...commonErrorResponses, 404: organizationNotFoundResponse },
     },
   }, async (request, reply) => {
-    const result = await apiKeys.createApiKey(writeContextOf(request), request.params.organizationId, request.body);
+    const result = await apiKeys.createApiKey(writeContextOf(request), request.params.organizationId, request.body, freshAuthenticationCheck(request));
     return reply.status(201).send({ apiKey: toApiKey(result.apiKey), key: result.key });
   });
 
@@ -44,7 +44,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
   });
 
   app.delete('/v1/orgs/:organizationId/api-keys/:apiKeyId', {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['API Keys'],
       operationId: 'revokeApiKey',
@@ -53,7 +53,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
       response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('organization_not_found or api_key_not_found') },
     },
   }, async (request, reply) => {
-    await apiKeys.revokeApiKey(writeContextOf(request), request.params.organizationId, request.params.apiKeyId);
+    await apiKeys.revokeApiKey(writeContextOf(request), request.params.organizationId, request.params.apiKeyId, freshAuthenticationCheck(request));
     return reply.status(204).send(null);
   });
 };

@@ -1,5 +1,6 @@
 // Organization API keys: created by owners and admins, shown once, listed and revoked.
 import type { Database } from '../../db/database.ts';
+import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
 import { notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
@@ -18,8 +19,9 @@ export interface ApiKeyServiceDeps {
 export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const { db, membership } = deps;
   return {
-    async createApiKey(ctx: CallerContext, organizationId: string, input: { name: string; role: 'admin' | 'member' }) {
+    async createApiKey(ctx: CallerContext, organizationId: string, input: { name: string; role: 'admin' | 'member' }, requireFresh: FreshAuthenticationCheck) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
+      requireFresh();
       const key = tenantToken(apiKeyPrefix, organizationId);
       const keyId = newId(idPrefixes.apiKey);
       const apiKey = await writeTransaction(db, ctx, async (tx) => {
@@ -43,8 +45,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       return store.listApiKeys(db, organizationId, page.limit, page.after);
     },
 
-    async revokeApiKey(ctx: CallerContext, organizationId: string, apiKeyId: string): Promise<void> {
+    async revokeApiKey(ctx: CallerContext, organizationId: string, apiKeyId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
+      requireFresh();
       const revoked = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.revokeApiKey(tx, organizationId, apiKeyId);
         if (done) tx.audit({ action: 'api_key.revoked', organizationId, target: { type: 'api_key', id: apiKeyId } });

@@ -1,7 +1,7 @@
 // HTTP of the audit-log stream: one per organization, set, read and removed by owners and admins.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import { commonErrorResponses, deliveryUrlSchema, errorBodySchema, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
 import { organizationParams } from '../identity/index.ts';
 import type { AuditStreamService } from './stream-service.ts';
@@ -72,7 +72,7 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
   const path = '/v1/orgs/:organizationId/audit-stream';
 
   app.put(path, {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Audit'],
       operationId: 'putAuditStream',
@@ -96,7 +96,7 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
       },
     },
   }, async (request) => {
-    const { stream, signingSecret } = await streams.putStream(writeContextOf(request), request.params.organizationId, request.body);
+    const { stream, signingSecret } = await streams.putStream(writeContextOf(request), request.params.organizationId, request.body, freshAuthenticationCheck(request));
     return { stream: toStream(stream), signingSecret };
   });
 
@@ -117,7 +117,7 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
   }, async (request) => ({ stream: toStream(await streams.getStream(callerOf(request), request.params.organizationId)) }));
 
   app.delete(path, {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Audit'],
       operationId: 'deleteAuditStream',
@@ -131,7 +131,7 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
       },
     },
   }, async (request, reply) => {
-    await streams.deleteStream(writeContextOf(request), request.params.organizationId);
+    await streams.deleteStream(writeContextOf(request), request.params.organizationId, freshAuthenticationCheck(request));
     return reply.status(204).send(null);
   });
 };

@@ -2,6 +2,7 @@
 // here, shown once, stored sealed), reading its delivery state, removing it. Delivery is in stream-worker.ts.
 import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
+import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
 import { invalidRequest, notFound } from '../../http/errors.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
@@ -31,8 +32,14 @@ export function createAuditStreamService(deps: AuditStreamServiceDeps) {
      * event) or changes it. Returns the signing secret when one was generated: on creation, or when
      * `rotateSecret` asks for a new one.
      */
-    async putStream(ctx: CallerContext, organizationId: string, input: { url: string; enabled: boolean; rotateSecret?: boolean | undefined }): Promise<{ stream: streams.StreamView; signingSecret: string | null }> {
+    async putStream(
+      ctx: CallerContext,
+      organizationId: string,
+      input: { url: string; enabled: boolean; rotateSecret?: boolean | undefined },
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<{ stream: streams.StreamView; signingSecret: string | null }> {
       const acting = await membership.requireMembership(ctx.actor, organizationId, streamManagers);
+      requireFresh();
       if (await pointsToBlockedAddress(deps.outbound, input.url)) {
         throw invalidRequest([{ message: 'The URL points to an address outbound calls may not reach', path: ['url'], in: 'body' }]);
       }
@@ -69,8 +76,9 @@ export function createAuditStreamService(deps: AuditStreamServiceDeps) {
       return stream;
     },
 
-    async deleteStream(ctx: CallerContext, organizationId: string): Promise<void> {
+    async deleteStream(ctx: CallerContext, organizationId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
       const acting = await membership.requireMembership(ctx.actor, organizationId, streamManagers);
+      requireFresh();
       const deleted = await writeTransaction(db, ctx, async (tx) => {
         await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: streamManagers, refuse: membershipRefusals(streamManagers) });
         const done = await streams.deleteStream(tx, organizationId);

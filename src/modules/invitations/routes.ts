@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import { assignableRoleSchema, emailSchema, memberSchema, organizationNotFoundResponse, organizationParams, toMember } from '../identity/index.ts';
 import { createdInvitationSchema, invitationIdSchema, invitationSchema, toInvitation } from './schemas.ts';
@@ -11,7 +11,7 @@ const noContent = z.null().describe('No content');
 /** Invitations: send, list, revoke, accept. */
 export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationService }> = async (app, { invitations }) => {
   app.post('/v1/orgs/:organizationId/invitations', {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Invitations'],
       operationId: 'createInvitation',
@@ -32,7 +32,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
       },
     },
   }, async (request, reply) => {
-    const result = await invitations.createInvitation(writeContextOf(request), request.params.organizationId, request.body);
+    const result = await invitations.createInvitation(writeContextOf(request), request.params.organizationId, request.body, freshAuthenticationCheck(request));
     return reply.status(201).send({ invitation: toInvitation(result.invitation), token: result.token });
   });
 
@@ -66,7 +66,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   });
 
   app.delete('/v1/orgs/:organizationId/invitations/:invitationId', {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Invitations'],
       operationId: 'revokeInvitation',
@@ -86,7 +86,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
       },
     },
   }, async (request, reply) => {
-    await invitations.revokeInvitation(writeContextOf(request), request.params.organizationId, request.params.invitationId);
+    await invitations.revokeInvitation(writeContextOf(request), request.params.organizationId, request.params.invitationId, freshAuthenticationCheck(request));
     return reply.status(204).send(null);
   });
 

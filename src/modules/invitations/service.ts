@@ -1,5 +1,6 @@
 // Invitations: sent by owners and admins, listed, revoked, and accepted by the invitee.
 import type { Database } from '../../db/database.ts';
+import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
 import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
@@ -24,8 +25,9 @@ export interface InvitationServiceDeps {
 export function createInvitationService(deps: InvitationServiceDeps) {
   const { db, membership, users } = deps;
   return {
-    async createInvitation(ctx: CallerContext, organizationId: string, input: { email: string; role: 'admin' | 'member' }) {
+    async createInvitation(ctx: CallerContext, organizationId: string, input: { email: string; role: 'admin' | 'member' }, requireFresh: FreshAuthenticationCheck) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      requireFresh();
       const token = tenantToken(invitationTokenPrefix, organizationId);
       const invitation = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion of the sender not committed yet would end their other
@@ -87,8 +89,9 @@ export function createInvitationService(deps: InvitationServiceDeps) {
      * Ends a pending invitation, as a removal of its sender would: accepting it is then refused like an
      * unknown token. Whoever sent it; one of another organization, or one no longer pending, is not found.
      */
-    async revokeInvitation(ctx: CallerContext, organizationId: string, invitationId: string): Promise<void> {
+    async revokeInvitation(ctx: CallerContext, organizationId: string, invitationId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      requireFresh();
       const ended = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.endPendingInvitation(tx, organizationId, invitationId);
         if (done) tx.audit({ action: 'invitation.revoked', organizationId, target: { type: 'invitation', id: invitationId } });

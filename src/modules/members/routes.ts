@@ -33,7 +33,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
 
   const memberParams = organizationParams.extend({ memberId: memberIdSchema });
   app.patch('/v1/orgs/:organizationId/members/:memberId', {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Members'],
       operationId: 'changeMemberRole',
@@ -48,7 +48,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
       },
     },
   }, async (request) => {
-    const member = await members.changeMemberRole(writeContextOf(request), request.params.organizationId, request.params.memberId, request.body.role);
+    const member = await members.changeMemberRole(writeContextOf(request), request.params.organizationId, request.params.memberId, request.body.role, freshAuthenticationCheck(request));
     return { member: toMember(member) };
   });
 
@@ -75,7 +75,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   });
 
   app.post('/v1/orgs/:organizationId/transfer-ownership', {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Members'],
       operationId: 'transferOwnership',
@@ -89,7 +89,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
       },
     },
   }, async (request) => {
-    const member = await members.transferOwnership(writeContextOf(request), request.params.organizationId, request.body.memberId);
+    const member = await members.transferOwnership(writeContextOf(request), request.params.organizationId, request.body.memberId, freshAuthenticationCheck(request));
     return { member: toMember(member) };
   });
 };

@@ -36,8 +36,9 @@ export function createMemberService(deps: MemberServiceDeps) {
       return membership.listMembers(organizationId, page);
     },
 
-    async changeMemberRole(ctx: CallerContext, organizationId: string, memberId: string, role: 'admin' | 'member') {
+    async changeMemberRole(ctx: CallerContext, organizationId: string, memberId: string, role: 'admin' | 'member', requireFresh: FreshAuthenticationCheck) {
       await membership.requireMembership(ctx.actor, organizationId, ['owner', 'admin']);
+      requireFresh();
       return membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner') throw conflict('owner_role_fixed', 'The owner\'s role changes only by transferring ownership');
@@ -67,8 +68,9 @@ export function createMemberService(deps: MemberServiceDeps) {
       for (const run of afterwards) await run();
     },
 
-    async transferOwnership(ctx: CallerContext, organizationId: string, memberId: string) {
+    async transferOwnership(ctx: CallerContext, organizationId: string, memberId: string, requireFresh: FreshAuthenticationCheck) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, ['owner']);
+      requireFresh();
       return membership.changeMembers(ctx, organizationId, async (tx) => {
         // Still the owner: an earlier transfer may have made the caller an admin meanwhile.
         const self = await membership.getMember(organizationId, acting.memberId!, tx);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
 import { memberIdSchema, organizationNotFoundResponse, organizationParams } from '../identity/index.ts';
 import { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
@@ -54,7 +54,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
 
   const teamParams = organizationParams.extend({ teamId: teamIdSchema });
   app.post('/v1/orgs/:organizationId/teams/:teamId/members', {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Teams'],
       operationId: 'addTeamMember',
@@ -64,12 +64,12 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
       response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found') },
     },
   }, async (request, reply) => {
-    await teams.addTeamMember(writeContextOf(request), request.params.organizationId, request.params.teamId, request.body.memberId);
+    await teams.addTeamMember(writeContextOf(request), request.params.organizationId, request.params.teamId, request.body.memberId, freshAuthenticationCheck(request));
     return reply.status(204).send(null);
   });
 
   app.delete('/v1/orgs/:organizationId/teams/:teamId/members/:memberId', {
-    onRequest: authenticate({ freshAuthentication: true }),
+    onRequest: authenticate({ freshAuthentication: 'by-route' }),
     schema: {
       tags: ['Teams'],
       operationId: 'removeTeamMember',
@@ -78,7 +78,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
       response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found') },
     },
   }, async (request, reply) => {
-    await teams.removeTeamMember(writeContextOf(request), request.params.organizationId, request.params.teamId, request.params.memberId);
+    await teams.removeTeamMember(writeContextOf(request), request.params.organizationId, request.params.teamId, request.params.memberId, freshAuthenticationCheck(request));
     return reply.status(204).send(null);
   });
 };

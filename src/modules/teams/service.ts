@@ -1,5 +1,6 @@
 // Teams of an organization and who is in them.
 import type { Database, Queryable } from '../../db/database.ts';
+import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
 import { conflict, notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
@@ -58,8 +59,9 @@ export function createTeamService(deps: TeamServiceDeps) {
       return store.listTeams(db, organizationId, page.limit, page.after);
     },
 
-    async addTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string): Promise<void> {
+    async addTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
+      requireFresh();
       await requireTeam(organizationId, teamId);
       await writeTransaction(db, ctx, async (tx) => {
         // Held until the row is added: a removal committing meanwhile is waited for and seen here
@@ -71,8 +73,9 @@ export function createTeamService(deps: TeamServiceDeps) {
       });
     },
 
-    async removeTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string): Promise<void> {
+    async removeTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
+      requireFresh();
       await requireTeam(organizationId, teamId);
       const removed = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.removeTeamMember(tx, organizationId, teamId, memberId);
