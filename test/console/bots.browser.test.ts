@@ -10,7 +10,8 @@ import type { Bot } from '../support/bot-platform.ts';
 import { api } from '../support/http.ts';
 import { eventually, expectedSignature, startMessengerEnv, type MessengerEnv } from '../messenger/support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { assertFitsPhone, cancelThenConfirm, signInAs, signOut, waitUntil } from './session.ts';
+import { ageSession } from '../identity/reauth-support.ts';
+import { assertFitsPhone, cancelThenConfirm, confirmItIsYou, consoleToken, signInAs, signOut, waitUntil } from './session.ts';
 
 let env: MessengerEnv;
 let bot: Bot;
@@ -119,7 +120,7 @@ test('the bot page and the list fit 390×844', { skip: skipWithoutChromium }, as
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('settings: a bad delivery URL is refused beside its field, a good one saved; disabled after a confirmation, the platform\'s updates are refused until enabled again', { skip: skipWithoutChromium }, async () => {
+test('settings: a bad delivery URL is refused beside its field, a good one saved (a stale session confirms first); disabled after a confirmation (no prompt), the platform\'s updates are refused until enabled again', { skip: skipWithoutChromium }, async () => {
   const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
   const stored = async () => (await admin().get(`/v1/messenger/connections/${connectionId}`)).body.connection;
   const url = field('Delivery URL');
@@ -128,12 +129,18 @@ test('settings: a bad delivery URL is refused beside its field, a good one saved
   await waitUntil(async () => (await url.getAttribute('aria-invalid')) === 'true', 'the URL is marked invalid');
   assert.match(await describedText('deliveryUrl'), /user:password/);
   assert.equal((await stored()).deliveryUrl, env.receiver.url);
+  await ageSession(env.app, await consoleToken(ui.page));
   await url.fill(`${env.receiver.url}?fixed=1`);
   await ui.page.getByRole('button', { name: 'Save delivery URL' }).click();
+  await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
+  assert.equal((await stored()).deliveryUrl, env.receiver.url, 'the URL stays until the re-authentication');
+  await confirmItIsYou(ui.page, env.tenant.admin.password);
   await ui.page.getByRole('status').filter({ hasText: 'The delivery URL was saved' }).waitFor();
   assert.equal((await stored()).deliveryUrl, `${env.receiver.url}?fixed=1`);
   await ui.page.getByText(`${env.receiver.url}?fixed=1`, { exact: true }).waitFor();
 
+  // Enabling and disabling change no destination: a stale session does them without the prompt.
+  await ageSession(env.app, await consoleToken(ui.page));
   await cancelThenConfirm(ui.page, ui.page.getByRole('button', { name: 'Disable the bot' }), `Disable @${bot.username}?`, 'Disable bot', async () => {
     assert.equal((await stored()).status, 'active', 'cancel keeps the bot active');
   });
@@ -144,15 +151,19 @@ test('settings: a bad delivery URL is refused beside its field, a good one saved
   await ui.page.getByRole('button', { name: 'Enable the bot' }).click();
   await ui.page.getByText('Active: updates are accepted').waitFor();
   assert.equal((await stored()).status, 'active');
+  assert.equal(await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).count(), 0);
   await assertAccessible(ui.page, 'bot settings');
 });
 
-test('a bot is disconnected after a confirmation; cancelling keeps it', { skip: skipWithoutChromium }, async () => {
+test('a bot is disconnected after a confirmation (the session, still stale, confirms it is its person first); cancelling keeps it', { skip: skipWithoutChromium }, async () => {
   const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
   await cancelThenConfirm(ui.page, ui.page.getByRole('button', { name: `Disconnect @${bot.username}` }), `Disconnect @${bot.username}?`, 'Disconnect bot', async () => {
     assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 200, 'cancel keeps the bot');
     assert.equal(env.platform.callsTo('deleteWebhook', bot.token).length, 0);
   });
+  await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
+  assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 200, 'kept until the re-authentication');
+  await confirmItIsYou(ui.page, env.tenant.admin.password);
   await ui.page.getByText(/No bots connected yet\./).waitFor();
   assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 404);
   assert.equal(env.platform.callsTo('deleteWebhook', bot.token).length, 1, 'the webhook was removed from the platform');

@@ -10,7 +10,8 @@ import type { Page } from 'playwright-core';
 import { useTenantApp } from '../support/harness.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { horizontalOverflow, waitUntil } from './session.ts';
+import { ageSession } from '../identity/reauth-support.ts';
+import { confirmItIsYou, consoleToken, horizontalOverflow, waitUntil } from './session.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const t = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
@@ -223,7 +224,7 @@ test('a plugin-managed connection shows its identity fields locked, saying why',
   await screenshot(ui.page, 'mcp-connections');
 });
 
-test('delete asks first; cancel keeps the connection, confirm deletes it', { skip: skipWithoutChromium }, async () => {
+test('delete asks first; cancel keeps the connection, confirm (a stale session: after the re-authentication prompt) deletes it', { skip: skipWithoutChromium }, async () => {
   await ui.page.getByRole('table', { name: 'MCP connections of this organization' }).getByRole('link', { name: 'Docs (renamed elsewhere)' }).click();
   await ui.page.getByRole('button', { name: 'Delete this connection' }).click();
   const dialog = ui.page.getByRole('dialog', { name: 'Delete this connection?' });
@@ -233,8 +234,12 @@ test('delete asks first; cancel keeps the connection, confirm deletes it', { ski
   await dialog.waitFor({ state: 'hidden' });
   assert.equal((await admin().get(`/v1/mcp-connections/${connectionId}`)).status, 200);
 
+  await ageSession(t.app, await consoleToken(ui.page));
   await ui.page.getByRole('button', { name: 'Delete this connection' }).click();
   await dialog.getByRole('button', { name: 'Delete connection' }).click();
+  await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
+  assert.equal((await admin().get(`/v1/mcp-connections/${connectionId}`)).status, 200, 'kept until the re-authentication');
+  await confirmItIsYou(ui.page, t.tenant.admin.password);
   await ui.page.getByRole('heading', { name: 'MCP connections', level: 1 }).waitFor();
   assert.equal((await admin().get(`/v1/mcp-connections/${connectionId}`)).status, 404);
   assert.equal(await ui.page.getByRole('link', { name: 'Docs (renamed elsewhere)' }).count(), 0);

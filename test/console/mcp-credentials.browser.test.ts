@@ -10,7 +10,8 @@ import { useTenantApp } from '../support/harness.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { waitUntil } from './session.ts';
+import { ageSession } from '../identity/reauth-support.ts';
+import { confirmItIsYou, consoleToken, waitUntil } from './session.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const t = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
@@ -28,11 +29,16 @@ after(async () => {
 
 const admin = () => t.as(t.tenant.admin.token);
 
-/** Clicks `button`, follows the authorization window to its end, and returns that window's text. */
-async function authorizeIn(buttonName: string): Promise<string> {
+/**
+ * Clicks `button`, follows the authorization window to its end, and returns that window's text. With
+ * `password`, the session is stale: the console's re-authentication prompt is answered first, while the
+ * window it opened within the click waits for the authorization URL.
+ */
+async function authorizeIn(buttonName: string, password?: string): Promise<string> {
   const opened = ui.page.context().waitForEvent('page');
   await ui.page.getByRole('button', { name: buttonName }).click();
   const popup = await opened;
+  if (password) await confirmItIsYou(ui.page, password);
   await popup.getByRole('heading', { name: 'Connected' }).waitFor();
   const text = await popup.locator('body').innerText();
   await popup.close();
@@ -76,12 +82,13 @@ test('connect your account: the authorization runs in a second window and the pa
   await screenshot(ui.page, 'mcp-connection-oauth');
 });
 
-test("connect the organization's account on a shared connection", { skip: skipWithoutChromium }, async () => {
+test("connect the organization's account on a shared connection (a stale session confirms first)", { skip: skipWithoutChromium }, async () => {
   const created = await admin().post('/v1/mcp-connections', { name: 'Shared files', url: oauthServer.url, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true } });
   assert.equal(created.status, 201, created.text);
   await ui.page.goto(`${t.app.url}/mcp-connections/${created.body.id}`);
   await ui.page.getByText('Not connected: an admin must connect it').waitFor();
-  await authorizeIn("Connect the organization's account");
+  await ageSession(t.app, await consoleToken(ui.page));
+  await authorizeIn("Connect the organization's account", t.tenant.admin.password);
   await ui.page.getByRole('status').filter({ hasText: 'Authorization finished. Credential health: Ready.' }).waitFor();
   const stored = (await admin().get(`/v1/mcp-connections/${created.body.id}`)).body;
   assert.equal(stored.connected, true);

@@ -1,6 +1,7 @@
 // The members page in Chromium against the real server on this run's backend: role changes (a stale
 // session is asked for its password by the re-authentication prompt and the change resumes), removal
-// and ownership transfer after a confirmation, and a member who sees the list only. axe-core scans
+// and ownership transfer after a confirmation (each privileged too: a stale session walks through the
+// same prompt), and a member who sees the list only. axe-core scans
 // every state it reaches.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +9,7 @@ import { useTenantApp } from '../support/harness.ts';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { ageSession } from '../identity/reauth-support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { consoleToken, horizontalOverflow, signInAs, waitUntil, signOut } from './session.ts';
+import { confirmItIsYou, consoleToken, horizontalOverflow, signInAs, waitUntil, signOut } from './session.ts';
 
 const t = useTenantApp();
 let leaving: TestUser;
@@ -82,8 +83,10 @@ test('cancelling the prompt leaves the role as it was and says why', { skip: ski
   assert.equal(await roleOnServer(t.tenant.member.memberId), 'member');
 });
 
-test('removing a member asks first; cancel keeps them, confirming removes them', { skip: skipWithoutChromium }, async () => {
+test('removing a member asks first; cancel keeps them, confirming on a stale session asks for the password, then removes them', { skip: skipWithoutChromium }, async () => {
   await ui.page.reload();
+  // Stale since the cancelled prompt above: removing another member is privileged too.
+  await ageSession(t.app, await consoleToken(ui.page));
   const remove = ui.page.getByRole('button', { name: `Remove ${leaving.email}` });
   await remove.click();
   const dialog = ui.page.getByRole('dialog', { name: `Remove ${leaving.name}?` });
@@ -95,6 +98,9 @@ test('removing a member asks first; cancel keeps them, confirming removes them',
 
   await remove.click();
   await dialog.getByRole('button', { name: 'Remove member' }).click();
+  await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
+  assert.equal(await roleOnServer(leaving.memberId), 'member', 'nothing changes before the re-authentication');
+  await confirmItIsYou(ui.page, t.tenant.owner.password);
   await table().getByRole('cell', { name: leaving.email, exact: true }).waitFor({ state: 'detached' });
   assert.equal(await roleOnServer(leaving.memberId), undefined, 'removed on the server');
 });

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { useTenantApp } from '../support/harness.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { horizontalOverflow, signInAs, signOut, waitUntil } from './session.ts';
+import { ageSession } from '../identity/reauth-support.ts';
+import { confirmItIsYou, consoleToken, horizontalOverflow, signInAs, signOut, waitUntil } from './session.ts';
 
 const t = useTenantApp({ config: { allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'] } });
 let wiki: RunningServer;
@@ -50,10 +51,14 @@ test('a manifest that is not JSON, or that the API refuses, is explained beside 
   assert.deepEqual(await connectionsOnServer(), [], 'nothing was installed');
 });
 
-test('a manifest read from its file installs the plugin, which lists the connection it manages', { skip: skipWithoutChromium }, async () => {
+test('a manifest read from its file installs the plugin (a stale session confirms first), which lists the connection it manages', { skip: skipWithoutChromium }, async () => {
+  await ageSession(t.app, await consoleToken(ui.page));
   await ui.page.getByLabel('Or read it from a file').setInputFiles({ name: 'wiki-plugin.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(manifest(), null, 2)) });
   await waitUntil(async () => (await manifestField().inputValue()).includes('"Wiki plugin"'), 'the file is read into the field');
   await ui.page.getByRole('button', { name: 'Install plugin' }).click();
+  await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
+  assert.deepEqual(await connectionsOnServer(), [], 'nothing is installed before the re-authentication');
+  await confirmItIsYou(ui.page, t.tenant.admin.password);
   await ui.page.getByRole('status').filter({ hasText: 'Wiki plugin 1.2.0 is installed.' }).waitFor();
   const [created] = await connectionsOnServer();
   assert.equal(created?.name, 'Wiki');

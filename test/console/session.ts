@@ -30,6 +30,18 @@ export async function consoleToken(page: Page): Promise<string> {
   return token;
 }
 
+/**
+ * Answers the re-authentication prompt a stale session meets on a privileged action with `password`,
+ * and waits until it closes (the console then re-sends the refused request).
+ */
+export async function confirmItIsYou(page: Page, password: string) {
+  const prompt = page.getByRole('dialog', { name: 'Confirm it is you' });
+  await prompt.waitFor();
+  await prompt.getByLabel('Your password').fill(password);
+  await prompt.getByRole('button', { name: 'Confirm and continue' }).click();
+  await prompt.waitFor({ state: 'detached' });
+}
+
 /** Asserts nothing scrolls sideways (the 390×844 check). */
 export async function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');

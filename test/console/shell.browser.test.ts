@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { useTenantApp } from '../support/harness.ts';
 import { uniqueEmail } from '../support/fixtures.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { horizontalOverflow, waitUntil } from './session.ts';
+import { ageSession } from '../identity/reauth-support.ts';
+import { confirmItIsYou, horizontalOverflow, waitUntil } from './session.ts';
 
 const t = useTenantApp();
 const ui = useConsolePage(() => t.ready);
@@ -78,7 +79,7 @@ test('the navigation works by keyboard, and at 390×844', { skip: skipWithoutChr
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('invitations: a bad address is refused beside its field; an invitation is sent, listed, and revoked after a confirmation', { skip: skipWithoutChromium }, async () => {
+test('invitations: a bad address is refused beside its field; an invitation is sent (a stale session confirms first), listed, and revoked after a confirmation', { skip: skipWithoutChromium }, async () => {
   await ui.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Invitations' }).click();
   await ui.page.getByRole('heading', { name: 'Invitations' }).waitFor();
   const emailField = ui.page.getByLabel('Email to invite');
@@ -88,9 +89,11 @@ test('invitations: a bad address is refused beside its field; an invitation is s
   assert.match(await ui.page.locator(`#${await emailField.getAttribute('aria-describedby')}`).innerText(), /\S/);
 
   const invitee = uniqueEmail('invitee');
+  await ageSession(t.app, (await ui.page.evaluate(() => sessionStorage.getItem('orgplane.session')))!);
   await emailField.fill(invitee);
   await ui.page.getByLabel('Role').selectOption('admin');
   await ui.page.getByRole('button', { name: 'Invite', exact: true }).click();
+  await confirmItIsYou(ui.page, t.tenant.owner.password);
   const table = ui.page.getByRole('table', { name: 'Pending invitations' });
   await table.getByRole('cell', { name: invitee, exact: true }).waitFor();
   await assertAccessible(ui.page, 'invitations');

@@ -1,11 +1,13 @@
 // The teams page in Chromium against the real server on this run's backend: create (the API's message
-// beside the name field), add and remove members (after a confirmation), and a member's read-only view.
+// beside the name field), add and remove members (after a confirmation; on a stale session, after the
+// re-authentication prompt), and a member's read-only view.
 // axe-core scans every state it reaches.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useTenantApp } from '../support/harness.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { horizontalOverflow, signInAs, waitUntil, signOut } from './session.ts';
+import { ageSession } from '../identity/reauth-support.ts';
+import { confirmItIsYou, consoleToken, horizontalOverflow, signInAs, waitUntil, signOut } from './session.ts';
 
 const t = useTenantApp();
 const ui = useConsolePage(() => t.ready);
@@ -27,7 +29,9 @@ test('with no team yet the page says what to do; a blank name is refused beside 
   assert.match(await ui.page.locator(`#${await name.getAttribute('aria-describedby')}`).innerText(), /\S/);
 });
 
-test('a team is created, a member added, then removed after a confirmation', { skip: skipWithoutChromium }, async () => {
+test('a team is created (no prompt, on a stale session too), a member added (the prompt first), then removed after a confirmation', { skip: skipWithoutChromium }, async () => {
+  // Creating an empty team is not privileged; changing who is in one is.
+  await ageSession(t.app, await consoleToken(ui.page));
   await ui.page.getByLabel('Team name').fill('Platform');
   await ui.page.keyboard.press('Enter');
   const card = ui.page.getByRole('region', { name: 'Platform', exact: true });
@@ -42,6 +46,9 @@ test('a team is created, a member added, then removed after a confirmation', { s
 
   await card.getByLabel('Add to Platform').selectOption({ label: `${t.tenant.member.name} (${t.tenant.member.email})` });
   await card.getByRole('button', { name: 'Add the chosen member to Platform' }).click();
+  await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
+  assert.deepEqual((await teamOnServer('Platform'))!.memberIds, [], 'nobody is added before the re-authentication');
+  await confirmItIsYou(ui.page, t.tenant.admin.password);
   const list = card.getByRole('list', { name: 'Members of Platform' });
   await list.getByText(t.tenant.member.email).waitFor();
   assert.deepEqual((await teamOnServer('Platform'))!.memberIds, [t.tenant.member.memberId]);
