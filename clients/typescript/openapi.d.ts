@@ -388,7 +388,9 @@ export interface paths {
         get?: never;
         /**
          * Set an organization's plan (instance administrators)
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session of an instance administrator (403 `forbidden` for anyone else), and is privileged (below): a plan decides what the organization may turn on (SSO, SCIM).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         put: operations["setOrganizationPlan"];
         post?: never;
@@ -430,7 +432,9 @@ export interface paths {
         post?: never;
         /**
          * Remove a member (owners and admins; anyone may remove themselves); the owner cannot be removed
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session of a member of the organization. Removing another member is privileged (below); a member leaving the organization (their own member id) needs no recent authentication.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["removeMember"];
         options?: never;
@@ -482,6 +486,8 @@ export interface paths {
         /**
          * Invite someone by email (owners and admins)
          * @description The `token` is shown only in this response; the invitation expires after 7 days. An address that belongs to a member of the organization already (active or suspended) is refused with 409 `already_member`, and nothing is stored. An invitation holds only while its sender may invite: removing or suspending them, or making them a plain member, ends the invitations they sent that were not accepted yet (accepting one is then 404 `invitation_not_found`). Owners and admins see the pending ones with listInvitations and end one with revokeInvitation.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["createInvitation"];
         delete?: never;
@@ -503,6 +509,8 @@ export interface paths {
         /**
          * Revoke a pending invitation (owners and admins)
          * @description Ends the invitation, whoever sent it: its token stops working, and accepting it is then 404 `invitation_not_found`, exactly as for an unknown token; it no longer appears in listInvitations. A membership an invitation already created is not touched (remove the member for that). Only a pending invitation of this organization can be revoked: an unknown id, one of another organization, or one already accepted, expired, ended or revoked is 404 `invitation_not_found` (so revoking twice is 404 the second time, as for API keys); an `invitationId` that is not an invitation id at all (`inv_` and 26 base32 characters) is 400 `invalid_request`. To change an invitation's address or role, revoke it and send a new one.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["revokeInvitation"];
         options?: never;
@@ -566,6 +574,8 @@ export interface paths {
         /**
          * Add a member to a team (owners and admins)
          * @description Needs a session token (401 `unauthorized` without a valid one).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["addTeamMember"];
         delete?: never;
@@ -587,6 +597,8 @@ export interface paths {
         /**
          * Remove a member from a team (owners and admins)
          * @description Needs a session token (401 `unauthorized` without a valid one).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["removeTeamMember"];
         options?: never;
@@ -633,6 +645,8 @@ export interface paths {
         /**
          * Revoke an API key (owners and admins)
          * @description Needs a session token (401 `unauthorized` without a valid one).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -651,7 +665,9 @@ export interface paths {
         put?: never;
         /**
          * Start connecting through OAuth: returns the URL to send the user to
-         * @description For a per_member connection, any member who may use it connects their own account; for a shared connection, owners and admins connect the organization's identity. Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator. The response sets the cookie `orgplane_mcp_oauth` (HttpOnly, SameSite=Lax, Secure when PUBLIC_URL is https, Path `/v1/mcp-connections/`, ten minutes), a random nonce that binds the authorization to this browser: open the URL in the browser that made this call (the console does, calling from its page), since the callback refuses a browser without it (403 `browser_mismatch`). A browser that already carries the cookie keeps its nonce, so several authorizations may be in progress in one browser.
+         * @description For a per_member connection, any member who may use it connects their own account; for a shared connection, owners and admins connect the organization's identity. Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator. The response sets the cookie `orgplane_mcp_oauth` (HttpOnly, SameSite=Lax, Secure when PUBLIC_URL is https, Path `/v1/mcp-connections/`, ten minutes), a random nonce that binds the authorization to this browser: open the URL in the browser that made this call (the console does, calling from its page), since the callback refuses a browser without it (403 `browser_mismatch`). A browser that already carries the cookie keeps its nonce, so several authorizations may be in progress in one browser. Authorizing the shared identity is privileged (below); a member connecting their own account of a per_member connection needs no recent authentication.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["authorizeMcpConnection"];
         delete?: never;
@@ -710,13 +726,17 @@ export interface paths {
         get?: never;
         /**
          * Store your API key for a connection
-         * @description Per-member API-key connections: any member who may use the connection stores their own key. Shared ones: owners and admins replace the shared key. The key is probed against the server first (502 with a diagnostic when it does not work) and never returned.
+         * @description Per-member API-key connections: any member who may use the connection stores their own key. Shared ones: owners and admins replace the shared key. The key is probed against the server first (502 with a diagnostic when it does not work) and never returned. Replacing the shared key is privileged (below); storing your own key of a per-member connection needs no recent authentication.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         put: operations["setMcpConnectionApiKey"];
         post?: never;
         /**
          * Disconnect: delete your own credential (per_member) or the shared one (shared; owners and admins)
-         * @description Needs a session token (401 `unauthorized` without a valid one), of an active member of the active organization; otherwise 403 `forbidden`.
+         * @description Needs a session of an active member of the active organization who may use the connection. Deleting the shared credential is privileged (below); deleting your own credential of a per_member connection needs no recent authentication.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["disconnectMcpConnection"];
         options?: never;
@@ -760,6 +780,8 @@ export interface paths {
         /**
          * Connect an external MCP server
          * @description Owners and admins. API-key and no-auth servers are probed before anything is stored; a failure is 502 with a diagnostic.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["createMcpConnection"];
         delete?: never;
@@ -791,6 +813,8 @@ export interface paths {
         /**
          * Delete a connection and its credentials
          * @description Owners and admins. A connection an installed plugin requires is refused (409 `connection_required`) until the plugin is uninstalled.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["deleteMcpConnection"];
         options?: never;
@@ -852,6 +876,8 @@ export interface paths {
         /**
          * Install a marketplace plugin
          * @description The manifest declares the MCP connections the plugin requires; an existing connection with the same identity is reused, otherwise one is created (usable by nobody until access is granted). With `manageIdentity`, the plugin owns url, authType and credentialMode of that connection.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["installPlugin"];
         delete?: never;
@@ -873,6 +899,8 @@ export interface paths {
         /**
          * Uninstall a plugin (its connections stay, no longer required or managed by it)
          * @description Needs a session token (401 `unauthorized` without a valid one), of a member whose role in the active organization is owner or admin; otherwise 403 `forbidden`.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["uninstallPlugin"];
         options?: never;
@@ -1022,6 +1050,8 @@ export interface paths {
         /**
          * Verify the organization SSO domain
          * @description No request body. Looks up the TXT record named in the connection (`verification.recordName`) through the resolvers of `DNS_SERVERS` (the system resolvers by default) and, when one of its values equals `verification.recordValue` exactly (a record split into several strings is joined first), marks the domain verified. Verifying again is harmless. Failures: 422 `domain_verification_failed` when the record is missing or different (the body names `recordName`, `expectedValue` and `foundValues`; `retryable: false` until the record is changed); 502 `dns_lookup_failed` with `retryable: true` and `Retry-After` when DNS itself failed (timeout, SERVFAIL, unreachable), or with `retryable: false` and no `Retry-After` when the DNS server answered that it cannot do this lookup (NOTIMP, FORMERR): retrying will not help.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["verifySsoDomain"];
         delete?: never;
@@ -1400,6 +1430,8 @@ export interface paths {
         /**
          * Connect a messaging bot
          * @description Checks the token with the platform (`getMe`), generates a 256-bit webhook secret and registers the webhook (`setWebhook`, url `PUBLIC_URL/v1/webhooks/messenger/{connectionId}`). Returns `deliverySecret` once: the key of the `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the body>` header on every delivery.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["createMessengerConnection"];
         delete?: never;
@@ -1425,13 +1457,17 @@ export interface paths {
         /**
          * Delete a bot connection and its webhook (deleteWebhook)
          * @description The connection's updates are deleted with it: those acknowledged to the platform but not yet delivered (`queued` or `retrying`) are discarded and never delivered, and the platform does not send them again. To let them drain first, disable the connection (PATCH `enabled: false`: no new updates are accepted, accepted ones are still delivered and retried), and delete it once the updates route lists none `queued` or `retrying`.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["deleteMessengerConnection"];
         options?: never;
         head?: never;
         /**
          * Enable or disable a bot connection, or change its delivery URL
-         * @description While disabled, the webhook answers updates with `{ok: true, accepted: false, reason: "connection_disabled"}` and stores nothing; updates accepted before are still delivered (and retried).
+         * @description While disabled, the webhook answers updates with `{ok: true, accepted: false, reason: "connection_disabled"}` and stores nothing; updates accepted before are still delivered (and retried). Changing `deliveryUrl` is privileged (below); enabling or disabling alone needs no recent authentication.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         patch: operations["updateMessengerConnection"];
         trace?: never;
