@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, requestContextOf, writeContextOf } from '../../http/auth.ts';
-import { commonErrorResponses, errorBodySchema, pkceValueSchema } from '../../http/schemas.ts';
+import { commonErrorResponses, errorBodySchema, pkceValueSchema, secretString } from '../../http/schemas.ts';
 import { desktopCodeTtlSeconds, type DesktopSignIn } from './desktop-sign-in.ts';
 import { toUser, userSchema } from './schemas.ts';
 
@@ -51,7 +51,7 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
       response: {
         200: z.object({
           user: userSchema,
-          sessionToken: z.string().describe('Bearer token of the app\'s new session; shown only here'),
+          sessionToken: secretString('Bearer token of the app\'s new session; shown only here'),
           organizationId: z.string().nullable().describe('The session\'s active organization (the browser session\'s when the code was given)'),
         }),
         400: errorBodySchema.describe('invalid_request: invalid body; invalid_grant: unknown, expired or used code, or a verifier or redirect URI that does not match'),
