@@ -20,6 +20,7 @@ import { registerConsole } from './http/console.ts';
 import { createClientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
+import { noStoreForSecrets } from './http/no-store.ts';
 import { finishDocument } from './http/openapi.ts';
 import { registerAudit } from './modules/audit/index.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
@@ -146,6 +147,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerCors(app, { allowedOrigins: config.corsAllowedOrigins, excludedPrefixes: ['/v1/webhooks/'] });
 
   app.addHook('onRoute', documentAuthentication);
+  app.addHook('onRoute', noStoreForSecrets);
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',

@@ -287,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Give the desktop app that opened the console a one-time code for a session of its own
-         * @description Called by the console at /desktop/sign-in, which the desktop app opens in the person's browser (RFC 8252) with `redirect_uri`, `code_challenge` (S256) and `state`, once the person is signed in and confirms. The answer is where the browser goes next: `redirectUri` with `code` (and `state`). The app then calls POST /v1/auth/desktop/token with the code and its verifier within 60 s. Allowed redirect URIs are those of SSO sign-in: a loopback address on any port, the `orgplane:` scheme, under this server's URL, and SSO_REDIRECT_URIS. The new session belongs to the same person, with the same active organization and authentication method; it is recorded when redeemed (`user.signed_in`, `method: "desktop"`).
+         * @description Called by the console at /desktop/sign-in, which the desktop app opens in the person's browser (RFC 8252) with `redirect_uri`, `code_challenge` (S256) and `state`, once the person is signed in and confirms. The answer is where the browser goes next: `redirectUri` with `code` (and `state`). The app then calls POST /v1/auth/desktop/token with the code and its verifier within 60 s. Allowed redirect URIs are those of SSO sign-in: a loopback address on any port, the `orgplane:` scheme, under this server's URL, and SSO_REDIRECT_URIS. The new session belongs to the same person, with the same active organization and authentication method, and the same authentication time (`session.authenticatedAt` of GET /v1/me): it is no fresher than the browser's session, so a privileged operation from the app needs the person to re-authenticate as soon as the browser would. It is recorded when redeemed (`user.signed_in`, `method: "desktop"`).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1810,7 +1810,7 @@ export interface components {
         InstallLink: {
             /** @description The link token: a bearer secret (256 random bits, URL-safe). Anyone holding it can read the organization name and server URL. */
             token: string;
-            /** @description PUBLIC_URL/install/{token}: the page to share with people */
+            /** @description PUBLIC_URL/install/{token}: the page to share with people (it carries the token) */
             installPageUrl: string;
         };
         DesktopInstallConfig: {
@@ -1820,6 +1820,7 @@ export interface components {
             };
             /** @description Base URL of this orgplane server */
             serverUrl: string;
+            /** @description PUBLIC_URL/install/{token}: the page of this link (it carries the token) */
             installPageUrl: string;
         };
         Team: {
@@ -3018,12 +3019,15 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         stream: components["schemas"]["AuditStream"];
-                        /** @description The key of X-Orgplane-Signature; shown only here, when generated */
                         signingSecret: string | null;
                     };
                 };
@@ -3168,12 +3172,17 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         user: components["schemas"]["User"];
                         organization: components["schemas"]["Organization"];
+                        /** @description Bearer token of the administrator's session; shown only here */
                         sessionToken: string;
                     };
                 };
@@ -3225,6 +3234,10 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3305,6 +3318,10 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3641,6 +3658,10 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4361,11 +4382,16 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         invitation: components["schemas"]["Invitation"];
+                        /** @description Accepts the invitation (POST /v1/invitations/{token}/accept); shown only here */
                         token: string;
                     };
                 };
@@ -5007,11 +5033,16 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         apiKey: components["schemas"]["ApiKey"];
+                        /** @description The key, for `x-api-key`; shown only here */
                         key: string;
                     };
                 };
@@ -5150,10 +5181,15 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
+                        /** @description Where to send the browser: it carries the signed single-use state, and this answer sets the browser-binding cookie */
                         authorizationUrl: string;
                         /** @description The authorization must complete before this time */
                         expiresAt: string;
@@ -6661,6 +6697,10 @@ export interface operations {
             /** @description The new link: its token (shown only here) and the install page URL that carries it */
             201: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6743,6 +6783,10 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7308,6 +7352,10 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7462,6 +7510,10 @@ export interface operations {
             /** @description The SCIM connector (created if it did not exist) with a freshly rotated `scimToken`, shown only in this response; the previous token stops working */
             200: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9307,12 +9359,16 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         connection: components["schemas"]["MessengerConnection"];
-                        /** @description Shown only here */
+                        /** @description The key of each delivery's X-Orgplane-Signature; shown only here */
                         deliverySecret: string;
                     };
                 };

@@ -2,6 +2,7 @@
 // provider generate.
 
 import { STATUS_CODES } from 'node:http';
+import { NO_STORE, noStoreHeaderDocs } from './no-store.ts';
 
 type Json = unknown;
 
@@ -39,6 +40,7 @@ export function finishDocument<T extends { paths?: Json; components?: { schemas?
       for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
         if (response.description === 'Default Response') response.description = STATUS_CODES[status] ?? 'Response';
         if (Number(status) >= 400) enumerateErrorCodes(response);
+        if (operation[NO_STORE] && Number(status) < 400) response.headers = { ...response.headers, ...noStoreHeaderDocs };
       }
     }
   }

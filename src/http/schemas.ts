@@ -153,5 +153,18 @@ export function pageOf<T extends { id: string }>(rows: T[], limit: number): { it
   return { items, nextCursor: rows.length > limit && last ? encodeCursor({ after: last.id }) : null };
 }
 
+/** The schema extension (and OpenAPI keyword) that marks a response field carrying a secret. */
+export const SECRET_FIELD = 'x-secret';
+
+/**
+ * A response field that carries a secret: a session token, a key, a signing secret, or a URL with a
+ * token in it. Every route whose response schema has one answers with `Cache-Control: no-store`
+ * (http/no-store.ts), so no cache between the server and the client keeps a copy; a handler cannot
+ * forget it. Use it for every such field, in responses only (what a client sends is never echoed).
+ */
+export function secretString(description: string) {
+  return z.string().meta({ [SECRET_FIELD]: true }).describe(description);
+}
+
 /** A PKCE code verifier or S256 challenge (RFC 7636: 43 to 128 unreserved characters). */
 export const pkceValueSchema = z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'Must be 43 to 128 characters of A-Z a-z 0-9 . _ ~ - (RFC 7636)');

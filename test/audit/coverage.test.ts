@@ -8,11 +8,9 @@ import { after, before, test } from 'node:test';
 import { signUp } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { fillPath, loadOpenApi, type OpenApi, type Operation } from '../reliability/openapi.ts';
-import { prepareRequest, type Prepared } from '../reliability/requests.ts';
+import { prepareRequest, realDesktopCode, realSsoCode, type Prepared } from '../reliability/requests.ts';
 import { startWorld, type World } from '../reliability/world.ts';
-import { followRedirects, startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
-import { pkcePair } from '../sso/oidc-support.ts';
-import { authorizeBody, codeOf, loopbackRedirect } from '../desktop-sign-in/support.ts';
+import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { eventsOfRequest, freshRequestId } from './helpers.ts';
 
 /** Mutating operations that write no event of their own, and why. */
@@ -46,27 +44,6 @@ after(async () => {
   await (await starting?.catch(() => undefined))?.close();
 }, hookTimeout);
 
-/**
- * A one-time code from a real SSO sign-in: the world's connection (its verified domain kept) is pointed
- * at the test's OpenID Provider with just-in-time provisioning, and a new person of the domain signs in.
- */
-async function ssoCode(): Promise<{ code: string; codeVerifier: string }> {
-  const put = await api(world.app.url, world.tenant.owner.token).put('/v1/sso/connection', {
-    domain: world.domain, issuer: idp!.issuer, clientId: idp!.clientId, clientSecret: idp!.clientSecret, jitProvisioning: { enabled: true },
-  });
-  assert.equal(put.status, 200, put.text);
-  const email = `sso.${Date.now().toString(36)}@${world.domain}`;
-  const redirectUri = 'http://127.0.0.1:9/sso-done';
-  const pkce = pkcePair();
-  const started = await api(world.app.url).post('/v1/auth/sso/start', { email, redirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
-  assert.equal(started.status, 200, started.text);
-  idp!.signInAs({ sub: `sub-${email}`, email, email_verified: true, name: 'Sso Person' });
-  const reached = await followRedirects(started.body.authorizationUrl, redirectUri);
-  const code = reached.location ? new URL(reached.location).searchParams.get('code') : null;
-  assert.ok(code, `the SSO sign-in reached the redirect URI with a code: ${reached.status} ${reached.text.slice(0, 200)}`);
-  return { code, codeVerifier: pkce.verifier };
-}
-
 const mutating = (operation: Operation) => operation.method !== 'GET';
 
 // Deletions after the rest (the SCIM user and group are the world's), the SCIM token's rotation after
@@ -84,14 +61,6 @@ test('every mutating operation, performed successfully, wrote its event in the s
   const operator = await signUp(world.app.url, 'operator');
   await world.app.db.query('UPDATE users SET is_instance_admin = true WHERE id = $1', [operator.userId]);
 
-  /** A desktop sign-in code the owner's session got, with the app's verifier and redirect. */
-  async function desktopCode() {
-    const pkce = pkcePair();
-    const authorized = await api(world.app.url, tenant.owner.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
-    assert.equal(authorized.status, 200, authorized.text);
-    return { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: loopbackRedirect };
-  }
-
   async function callerAndRequest(operation: Operation): Promise<{ token?: string; prepared: Prepared }> {
     const prepared = await prepareRequest(world, operation.operationId, operation.path);
     switch (operation.operationId) {
@@ -100,8 +69,8 @@ test('every mutating operation, performed successfully, wrote its event in the s
       case 'setOrganizationPlan': return { token: operator.token, prepared };
       case 'reauthenticate': return { token: tenant.owner.token, prepared: { ...prepared, body: { password: tenant.owner.password } } };
       case 'deleteMemory': return { token: tenant.member.token, prepared };
-      case 'exchangeSsoCode': return { prepared: { ...prepared, body: await ssoCode() } };
-      case 'exchangeDesktopSignInCode': return { prepared: { ...prepared, body: await desktopCode() } };
+      case 'exchangeSsoCode': return { prepared: { ...prepared, body: await realSsoCode(world, idp!) } };
+      case 'exchangeDesktopSignInCode': return { prepared: { ...prepared, body: await realDesktopCode(world) } };
       case 'authorizeMcpConnection': return { token: tenant.owner.token, prepared: { ...prepared, path: { ...prepared.path, connectionId: ids.connectedOauthConnectionId } } };
       case 'acceptInvitation': {
         const invitee = await signUp(world.app.url, 'invitee');

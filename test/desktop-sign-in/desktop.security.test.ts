@@ -1,11 +1,13 @@
 // The desktop sign-in's security: only a signed-in person, recently authenticated, gets a code (not
 // anonymous, not a revoked or tampered session, not an API key, not a stale session: 403 reauth); a
-// code speaks for the person who got it and no one else; a code is never stored, only its hash.
+// code speaks for the person who got it and no one else; a code is never stored, only its hash; the
+// app's session is no fresher than the browser's that got the code, so a chain of codes cannot keep
+// an authentication fresh.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hashToken } from '../../src/platform/tokens.ts';
 import { ageSession, reauthBody } from '../identity/reauth-support.ts';
-import { signUp } from '../support/fixtures.ts';
+import { createOrganization, signUp } from '../support/fixtures.ts';
 import { useTenantApp } from '../support/harness.ts';
 import { authorizeBody, codeOf, loopbackRedirect, pkcePair } from './support.ts';
 
@@ -49,4 +51,46 @@ test('a code gives the session of the person who got it, in their organization, 
   assert.equal(exchanged.body.organizationId, otherOrgId);
   const org = await t.as(exchanged.body.sessionToken).get('/v1/org');
   assert.equal(org.body.organization.id, otherOrgId, 'and sees only that organization');
+});
+
+/** The browser session of a new organization's owner, its code redeemed: the app's session token. */
+async function desktopSessionOf(browserToken: string): Promise<string> {
+  const pkce = pkcePair();
+  const authorized = await t.as(browserToken).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
+  assert.equal(authorized.status, 200, authorized.text);
+  const exchanged = await t.as().post('/v1/auth/desktop/token', { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: loopbackRedirect });
+  assert.equal(exchanged.status, 200, exchanged.text);
+  return exchanged.body.sessionToken;
+}
+
+test('the app\'s session is as old as the browser\'s authentication: a browser session about to go stale cannot mint a fresh one (an API key: 403 reauth)', async () => {
+  const person = await signUp(t.app.url, 'desktop-aging');
+  const orgId = await createOrganization(t.app.url, person, 'Aging');
+  // The person signed in 870 s ago: the browser session is still fresh (REAUTH_MAX_AGE_SECONDS is 900),
+  // for half a minute more, and gets a code.
+  await ageSession(t.app, person.token, 870);
+  const desktop = await desktopSessionOf(person.token);
+
+  // A minute later: every session of the person is a minute older.
+  await t.app.db.query(`UPDATE sessions SET authenticated_at = authenticated_at - interval '60 seconds' WHERE user_id = $1`, [person.userId]);
+  const byBrowser = await t.as(person.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'from the browser', role: 'member' });
+  assert.equal(byBrowser.status, 403, byBrowser.text);
+  const byDesktop = await t.as(desktop).post(`/v1/orgs/${orgId}/api-keys`, { name: 'from the app', role: 'member' });
+  assert.equal(byDesktop.status, 403, `the app's session is as stale as the browser's: ${byDesktop.status} ${byDesktop.text}`);
+  assert.deepEqual({ error: byDesktop.body.error, reason: byDesktop.body.reason }, reauthBody);
+  const { rows } = await t.app.db.query('SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1', [orgId]);
+  assert.equal(rows[0].n, 0, 'no key was made');
+  const [browserMe, desktopMe] = await Promise.all([t.as(person.token).get('/v1/me'), t.as(desktop).get('/v1/me')]);
+  assert.equal(desktopMe.body.session.authenticatedAt, browserMe.body.session.authenticatedAt, 'the app\'s session says when the person last authenticated');
+});
+
+test('a chain of codes (the app\'s session authorizing another app) keeps the first authentication time; re-authenticating is the only way to refresh it', async () => {
+  const person = await signUp(t.app.url, 'desktop-chain');
+  await createOrganization(t.app.url, person, 'Chain');
+  await ageSession(t.app, person.token, 600);
+  const first = await desktopSessionOf(person.token);
+  const second = await desktopSessionOf(first);
+  const times = await Promise.all([person.token, first, second].map(async (token) => (await t.as(token).get('/v1/me')).body.session.authenticatedAt));
+  assert.equal(new Set(times).size, 1, `one authentication time along the chain: ${times.join(', ')}`);
+  assert.ok(Date.now() - Date.parse(times[0]) >= 600_000, 'the one the person signed in with');
 });

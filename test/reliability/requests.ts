@@ -4,6 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { addMember, signUp } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
+import { followRedirects, type TestIdp } from '../support/oidc-idp.ts';
+import { pkcePair } from '../sso/oidc-support.ts';
+import { authorizeBody, codeOf, loopbackRedirect } from '../desktop-sign-in/support.ts';
 import { realPathValues, type World } from './world.ts';
 
 const unique = () => randomBytes(4).toString('hex');
@@ -123,3 +126,33 @@ export async function prepareRequest(world: World, operationId: string, path: st
   }
 }
 
+
+/**
+ * A one-time code from a real SSO sign-in, for exchangeSsoCode: the world's connection (its verified
+ * domain kept) is pointed at a real OpenID Provider with just-in-time provisioning, and a new person of
+ * the domain signs in.
+ */
+export async function realSsoCode(world: World, idp: TestIdp): Promise<{ code: string; codeVerifier: string }> {
+  const put = await api(world.app.url, world.tenant.owner.token).put('/v1/sso/connection', {
+    domain: world.domain, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, jitProvisioning: { enabled: true },
+  });
+  if (put.status !== 200) throw new Error(`PUT /v1/sso/connection: ${put.status} ${put.text}`);
+  const email = `sso.${Date.now().toString(36)}.${unique()}@${world.domain}`;
+  const redirectUri = 'http://127.0.0.1:9/sso-done';
+  const pkce = pkcePair();
+  const started = await api(world.app.url).post('/v1/auth/sso/start', { email, redirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+  if (started.status !== 200) throw new Error(`start: ${started.status} ${started.text}`);
+  idp.signInAs({ sub: `sub-${email}`, email, email_verified: true, name: 'Sso Person' });
+  const reached = await followRedirects(started.body.authorizationUrl, redirectUri);
+  const code = reached.location ? new URL(reached.location).searchParams.get('code') : null;
+  if (!code) throw new Error(`the SSO sign-in did not reach the redirect URI with a code: ${reached.status} ${reached.text.slice(0, 200)}`);
+  return { code, codeVerifier: pkce.verifier };
+}
+
+/** A desktop sign-in code the owner's session got, with the app's verifier and redirect, for exchangeDesktopSignInCode. */
+export async function realDesktopCode(world: World): Promise<{ code: string; codeVerifier: string; redirectUri: string }> {
+  const pkce = pkcePair();
+  const authorized = await api(world.app.url, world.tenant.owner.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
+  if (authorized.status !== 200) throw new Error(`authorize: ${authorized.status} ${authorized.text}`);
+  return { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: loopbackRedirect };
+}

@@ -121,6 +121,36 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     assert.match(unsolicited.contentType ?? '', /text\/html/);
   });
 
+  it('answers shaped to keep the XML parser busy are refused before anything parses them: 40,000 levels deep, 50,000 elements (the assertion still validly signed), 4,001 attributes, a DOCTYPE', async () => {
+    // Outside the signed assertion, where a man in the middle (or the person's own browser) can add anything.
+    const inExtensions = (payload: string) => (signed: string) =>
+      signed.replace('</saml:Issuer><samlp:Status>', `</saml:Issuer><samlp:Extensions>${payload}</samlp:Extensions><samlp:Status>`);
+    const attributes = (count: number) => Array.from({ length: count }, (_, i) => `a${i}="v"`).join(' ');
+    const shapes: [string, (signed: string) => string, RegExp][] = [
+      // As deep as fits under the ACS's 512 KiB form limit, base64 and percent-encoded.
+      ['deep', inExtensions('<x>'.repeat(40_000) + '</x>'.repeat(40_000)), /nested more than 64 elements deep/],
+      ['wide', inExtensions('<x/>'.repeat(50_000)), /more than 2,000 elements/],
+      ['attributes', inExtensions(`<x ${attributes(2_001)}/><x ${attributes(2_000)}/>`), /more than 4,000 attributes/],
+      ['doctype', (signed) => signed.replace('<samlp:Response', '<!DOCTYPE samlp:Response [<!ENTITY e "x">]><samlp:Response'), /DOCTYPE/],
+    ];
+    const outcomes: string[] = [];
+    for (const [label, rewrite, message] of shapes) {
+      world.idp.afterSigning(rewrite);
+      try {
+        const flow = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
+        const error = await lastError(world);
+        const said = message.test(flow.text) && message.test(error?.message ?? '') ? 'says why' : `says ${JSON.stringify(error?.message)}`;
+        outcomes.push(`${label}: ${flow.status} ${flow.location ? 'signed in' : `page, ${error?.category}, ${said}`}`);
+      } finally {
+        world.idp.reset();
+      }
+    }
+    assert.deepEqual(outcomes, shapes.map(([label]) => `${label}: 400 page, assertion_rejected, says why`));
+    // The limits leave room for what an IdP sends: the same answer, unchanged, signs in.
+    const flow = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
+    assert.equal(flow.status, 303, flow.text);
+  });
+
   describe('replays, across two app instances sharing one database', () => {
     let second: TestApp;
     before(async () => {

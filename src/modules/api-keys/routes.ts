@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
-import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
+import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema, secretString } from '../../http/schemas.ts';
 import { assignableRoleSchema, organizationNotFoundResponse, organizationParams } from '../identity/index.ts';
 import { apiKeyIdSchema, apiKeySchema, toApiKey } from './schemas.ts';
 import type { ApiKeyService } from './service.ts';
@@ -19,7 +19,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
       description: 'Send it as `x-api-key`. The routes that accept an API key list the `apiKey` scheme in their security requirements (listing members and teams); every other route takes a session.',
       params: organizationParams,
       body: z.object({ name: z.string().trim().min(1).max(200), role: assignableRoleSchema }),
-      response: { 201: z.object({ apiKey: apiKeySchema, key: z.string() }), ...commonErrorResponses, 404: organizationNotFoundResponse },
+      response: { 201: z.object({ apiKey: apiKeySchema, key: secretString('The key, for `x-api-key`; shown only here') }), ...commonErrorResponses, 404: organizationNotFoundResponse },
     },
   }, async (request, reply) => {
     const result = await apiKeys.createApiKey(writeContextOf(request), request.params.organizationId, request.body, freshAuthenticationCheck(request));

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
-import { commonErrorResponses, deliveryUrlSchema, errorBodySchema, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
+import { commonErrorResponses, deliveryUrlSchema, errorBodySchema, isoTimestamp, isoTimestampOrNull, secretString, timestampSchema } from '../../http/schemas.ts';
 import { organizationParams } from '../identity/index.ts';
 import type { AuditStreamService } from './stream-service.ts';
 import type { StreamView } from './stream-store.ts';
@@ -90,7 +90,7 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
         rotateSecret: z.boolean().optional().describe('Generate a new signing secret (returned in this response); default false'),
       }).strict(),
       response: {
-        200: z.object({ stream: streamSchema, signingSecret: z.string().nullable().describe('The key of X-Orgplane-Signature; shown only here, when generated') }),
+        200: z.object({ stream: streamSchema, signingSecret: secretString('The key of X-Orgplane-Signature; shown only here, when generated').nullable() }),
         ...commonErrorResponses,
         404: notFoundResponse,
       },

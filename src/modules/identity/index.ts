@@ -95,8 +95,11 @@ export interface MembershipCore {
   setMemberTeams(tx: Queryable, organizationId: string, memberId: string, readTeams: () => Promise<unknown[]>): Promise<void>;
   /** Who removed the user from the organization and when, while they have not become a member again. */
   getMemberRemoval(organizationId: string, userId: string, tx?: Queryable): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined>;
-  /** Issues a session for the user with `activeOrganizationId` active, authenticated now by `authMethod` (default password); its token, to be shown once. */
-  issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod?: AuthMethod): Promise<string>;
+  /**
+   * Issues a session for the user with `activeOrganizationId` active, authenticated now by `authMethod` (default password); its token,
+   * to be shown once. `authenticatedAt`: a session handed on from another (the desktop app's) keeps that one's authentication time.
+   */
+  issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod?: AuthMethod, authenticatedAt?: Date): Promise<string>;
   /** Records that the session's person has just authenticated again (step-up); the new time, or undefined when the session is no longer valid. */
   markSessionAuthenticated(tx: Queryable, session: SessionRef, method: AuthMethod): Promise<Date | undefined>;
   revokeSession(tx: Queryable, session: SessionRef): Promise<void>;

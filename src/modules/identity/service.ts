@@ -209,7 +209,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
 
     // Sessions: who a session token speaks for is this core's, so it issues, ends and re-points them.
     /** Issues a session for the user (its token, to be shown once) with `activeOrganizationId` active. */
-    async issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod: AuthMethod = 'password'): Promise<string> {
+    async issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod: AuthMethod = 'password', authenticatedAt?: Date): Promise<string> {
       const token = tenantToken(sessionTokenPrefix, userId);
       await store.insertSession(tx, {
         id: newId(idPrefixes.session),
@@ -218,6 +218,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         activeOrganizationId,
         ttlHours: deps.sessionTtlHours,
         authMethod,
+        ...(authenticatedAt ? { authenticatedAt } : {}),
       });
       return token;
     },

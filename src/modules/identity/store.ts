@@ -201,12 +201,16 @@ export async function listMembers(db: Queryable, organizationId: string, limit: 
 
 export async function insertSession(
   db: Queryable,
-  session: { id: string; userId: string; tokenHash: string; activeOrganizationId: string | null; ttlHours: number; authMethod: AuthMethod },
+  session: { id: string; userId: string; tokenHash: string; activeOrganizationId: string | null; ttlHours: number; authMethod: AuthMethod; authenticatedAt?: Date },
 ): Promise<void> {
+  const params = [session.id, session.userId, session.tokenHash, session.activeOrganizationId, session.ttlHours, session.authMethod];
+  // The database's clock unless a time is handed on; not COALESCE($7, now()): Citus refuses now() inside
+  // COALESCE (docs/scaling.md).
+  const authenticatedAt = session.authenticatedAt === undefined ? 'now()' : '$7';
   await db.query(
     `INSERT INTO sessions (id, user_id, token_hash, active_organization_id, expires_at, authenticated_at, auth_method)
-     VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 * 3600), now(), $6)`,
-    [session.id, session.userId, session.tokenHash, session.activeOrganizationId, session.ttlHours, session.authMethod],
+     VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 * 3600), ${authenticatedAt}, $6)`,
+    session.authenticatedAt === undefined ? params : [...params, session.authenticatedAt],
   );
 }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { authenticate, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { BODY_OPTIONAL } from '../../http/openapi.ts';
 import { notFound, rateLimited, rateLimitHeaders } from '../../http/errors.ts';
-import { commonErrorResponses, errorBodySchema, typeIdSchema } from '../../http/schemas.ts';
+import { commonErrorResponses, errorBodySchema, secretString, typeIdSchema } from '../../http/schemas.ts';
 import { htmlPageHeaders } from '../../http/html-page.ts';
 import { installPage, invalidLinkPage, tooManyRequestsPage } from './page.ts';
 import { lookupLimit, mintLimit, type InstallLinkService } from './service.ts';
@@ -16,8 +16,8 @@ export interface InstallLinkRoutesOptions {
 
 const installLinkSchema = z
   .object({
-    token: z.string().describe('The link token: a bearer secret (256 random bits, URL-safe). Anyone holding it can read the organization name and server URL.'),
-    installPageUrl: z.string().describe('PUBLIC_URL/install/{token}: the page to share with people'),
+    token: secretString('The link token: a bearer secret (256 random bits, URL-safe). Anyone holding it can read the organization name and server URL.'),
+    installPageUrl: secretString('PUBLIC_URL/install/{token}: the page to share with people (it carries the token)'),
   })
   .meta({ id: 'InstallLink' });
 
@@ -25,7 +25,7 @@ const desktopConfigSchema = z
   .object({
     organization: z.object({ id: z.string(), name: z.string() }),
     serverUrl: z.string().describe('Base URL of this orgplane server'),
-    installPageUrl: z.string(),
+    installPageUrl: secretString('PUBLIC_URL/install/{token}: the page of this link (it carries the token)'),
   })
   .meta({ id: 'DesktopInstallConfig' });
 
@@ -99,7 +99,6 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
     const limit = await installLinks.hitLookupLimit(request.ip);
     if (!limit.allowed) throw rateLimited(limit, `Too many install link lookups; try again in ${limit.resetSeconds} seconds`);
     reply.headers(rateLimitHeaders(limit));
-    reply.header('cache-control', 'no-store');
     const target = await installLinks.resolve(request.params.token);
     if (!target) throw notFound('install_link_not_found', 'This install link is no longer valid');
     return {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoTimestamp, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
+import { isoTimestamp, secretString, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
 import { assignableRoleSchema } from '../identity/index.ts';
 import type { InvitationRow } from './store.ts';
 
@@ -10,7 +10,7 @@ export const invitationSchema = z
   .meta({ id: 'Invitation' });
 
 /** What createInvitation answers: the invitation and its token, shown only there. */
-export const createdInvitationSchema = z.object({ invitation: invitationSchema, token: z.string() });
+export const createdInvitationSchema = z.object({ invitation: invitationSchema, token: secretString('Accepts the invitation (POST /v1/invitations/{token}/accept); shown only here') });
 
 export const toInvitation = (row: InvitationRow) => ({
   id: row.id,

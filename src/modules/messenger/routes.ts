@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { invalidRequest } from '../../http/errors.ts';
-import { afterFromCursor, commonErrorResponses, decodeCursor, encodeCursor, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
+import { afterFromCursor, commonErrorResponses, decodeCursor, encodeCursor, errorBodySchema, pageOf, paginationQuerySchema, secretString } from '../../http/schemas.ts';
 import type { FastifyRequest } from 'fastify';
 import {
   botTokenSchema,
@@ -57,7 +57,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
         'of the `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the body>` header on every delivery.',
       body: z.object({ botToken: botTokenSchema, deliveryUrl: deliveryUrlSchema }),
       response: {
-        201: z.object({ connection: messengerConnectionSchema, deliverySecret: z.string().describe('Shown only here') }),
+        201: z.object({ connection: messengerConnectionSchema, deliverySecret: secretString('The key of each delivery\'s X-Orgplane-Signature; shown only here') }),
         400: errorBodySchema.describe('invalid_request, or invalid_bot_token: the platform did not accept the token'),
         401: commonErrorResponses[401],
         403: commonErrorResponses[403],

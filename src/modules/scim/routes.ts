@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
-import { commonErrorResponses, errorBodySchema, isoTimestamp, timestampSchema } from '../../http/schemas.ts';
+import { commonErrorResponses, errorBodySchema, isoTimestamp, secretString, timestampSchema } from '../../http/schemas.ts';
 import type { ConnectorRow, ScimService } from './service.ts';
 
 const connectionSchema = z.object({
@@ -31,7 +31,7 @@ const connectorSchema = z
     baseUrl: z.string().describe('SCIM 2.0 base URL of this server: PUBLIC_URL/scim/v2'),
     ssoReady: z.boolean(),
     connection: connectionSchema,
-    scimToken: z.string().describe('The new bearer token for the SCIM server; shown only in this response. The previous token stopped working.'),
+    scimToken: secretString('The new bearer token for the SCIM server; shown only in this response. The previous token stopped working.'),
     health: healthSchema,
   })
   .meta({ id: 'ScimConnector' });

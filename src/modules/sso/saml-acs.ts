@@ -1,10 +1,12 @@
 // SAML's assertion consumer service: the sign-in the RelayState names (taken once), the IdP's answer
-// checked (saml.ts), the assertion recorded as used, and then the same completion as OIDC's
-// (sign-in.ts: the e-mail in the verified domain, the account or just-in-time provisioning, the NameID
-// linked as the subject, the one-time code for the caller's redirect URI).
+// refused unread when its shape would keep the parser busy (saml-xml-shape.ts), then checked (saml.ts),
+// the assertion recorded as used, and then the same completion as OIDC's (sign-in.ts: the e-mail in the
+// verified domain, the account or just-in-time provisioning, the NameID linked as the subject, the
+// one-time code for the caller's redirect URI).
 import type { Database } from '../../db/database.ts';
 import type { WriteContext } from '../../platform/write-context.ts';
 import { SamlRejected, type SamlIdentity, type SamlServiceProvider } from './saml.ts';
+import { samlXmlShapeProblem } from './saml-xml-shape.ts';
 import { SignInRefused, type SignInService } from './sign-in.ts';
 import { createSignInStore } from './sign-in-store.ts';
 
@@ -28,6 +30,9 @@ export function createSamlAcs(deps: SamlAcsDeps) {
         throw new SignInRefused(status, category, message);
       };
       if (!form.SAMLResponse) return fail('assertion_rejected', 'The identity provider sent no SAMLResponse.', 400);
+      // Judged on the text, before any parser: see saml-xml-shape.ts.
+      const shapeProblem = samlXmlShapeProblem(Buffer.from(form.SAMLResponse, 'base64').toString('utf8'));
+      if (shapeProblem) return fail('assertion_rejected', shapeProblem, 400);
       let identity: SamlIdentity;
       try {
         identity = await deps.saml.validate(connection, request, form.SAMLResponse);

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { bearerToken } from '../../http/auth.ts';
 import { escapeHtml, htmlPage, htmlPageHeaders } from '../../http/html-page.ts';
-import { errorBodySchema, isoTimestamp, pkceValueSchema, timestampSchema } from '../../http/schemas.ts';
+import { errorBodySchema, isoTimestamp, pkceValueSchema, secretString, timestampSchema } from '../../http/schemas.ts';
 import { emailSchema } from '../identity/index.ts';
 import { toUser, userSchema } from '../users/index.ts';
 import { codeTtlSeconds, oidcCallbackPath, SignInRefused, type SignInService } from './sign-in.ts';
@@ -108,7 +108,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         200: z.object({
           user: userSchema,
           organizationId: z.string(),
-          sessionToken: z.string().optional().describe('Bearer token of the new session; shown only here'),
+          sessionToken: secretString('Bearer token of the new session; shown only here').optional(),
           authenticatedAt: timestampSchema.optional().describe('Step-up only: when the calling session is now authenticated'),
         }),
         400: errorBodySchema.describe('invalid_request, or invalid_grant: unknown, expired or used code, or a code verifier that does not match'),

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, requestContextOf, writeContextOf } from '../../http/auth.ts';
-import { commonErrorResponses, errorBodySchema, pkceValueSchema } from '../../http/schemas.ts';
+import { commonErrorResponses, errorBodySchema, pkceValueSchema, secretString } from '../../http/schemas.ts';
 import { desktopCodeTtlSeconds, type DesktopSignIn } from './desktop-sign-in.ts';
 import { toUser, userSchema } from './schemas.ts';
 
@@ -22,7 +22,9 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
         '(S256) and `state`, once the person is signed in and confirms. The answer is where the browser goes next: `redirectUri` with `code` (and `state`). ' +
         `The app then calls POST /v1/auth/desktop/token with the code and its verifier within ${desktopCodeTtlSeconds} s. Allowed redirect URIs are those of ` +
         'SSO sign-in: a loopback address on any port, the `orgplane:` scheme, under this server\'s URL, and SSO_REDIRECT_URIS. The new session belongs to ' +
-        'the same person, with the same active organization and authentication method; it is recorded when redeemed (`user.signed_in`, `method: "desktop"`).',
+        'the same person, with the same active organization and authentication method, and the same authentication time (`session.authenticatedAt` of ' +
+        'GET /v1/me): it is no fresher than the browser\'s session, so a privileged operation from the app needs the person to re-authenticate as soon as ' +
+        'the browser would. It is recorded when redeemed (`user.signed_in`, `method: "desktop"`).',
       body: z.object({
         redirectUri: redirectUriSchema,
         codeChallenge: pkceValueSchema.describe('BASE64URL(SHA-256(codeVerifier)), from the app'),
@@ -49,7 +51,7 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
       response: {
         200: z.object({
           user: userSchema,
-          sessionToken: z.string().describe('Bearer token of the app\'s new session; shown only here'),
+          sessionToken: secretString('Bearer token of the app\'s new session; shown only here'),
           organizationId: z.string().nullable().describe('The session\'s active organization (the browser session\'s when the code was given)'),
         }),
         400: errorBodySchema.describe('invalid_request: invalid body; invalid_grant: unknown, expired or used code, or a verifier or redirect URI that does not match'),

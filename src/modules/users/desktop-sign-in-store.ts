@@ -1,4 +1,4 @@
-// SQL of the desktop app's sign-in codes (migration 0900). Keyed by the hash of a one-time code, which
+// SQL of the desktop app's sign-in codes (migrations 0900, 0902). Keyed by the hash of a one-time code, which
 // belongs to exactly one person.
 import type { Queryable } from '../../db/database.ts';
 
@@ -8,14 +8,16 @@ export interface DesktopSignInCodeRow {
   code_challenge: string;
   redirect_uri: string;
   auth_method: 'password' | 'sso';
+  /** When the browser session that asked for the code last authenticated: the app's session inherits it. */
+  authenticated_at: Date;
 }
 
 export async function insertDesktopSignInCode(db: Queryable, row: DesktopSignInCodeRow & { code_hash: string; ttlSeconds: number }): Promise<void> {
   await db.query('DELETE FROM desktop_sign_in_codes WHERE expires_at < now()', []);
   await db.query(
-    `INSERT INTO desktop_sign_in_codes (code_hash, user_id, organization_id, code_challenge, redirect_uri, auth_method, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
-    [row.code_hash, row.user_id, row.organization_id, row.code_challenge, row.redirect_uri, row.auth_method, row.ttlSeconds],
+    `INSERT INTO desktop_sign_in_codes (code_hash, user_id, organization_id, code_challenge, redirect_uri, auth_method, authenticated_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+    [row.code_hash, row.user_id, row.organization_id, row.code_challenge, row.redirect_uri, row.auth_method, row.authenticated_at, row.ttlSeconds],
   );
 }
 

@@ -3,7 +3,8 @@
 // `orgplane:` scheme) and a code challenge. Once the person is signed in there (password or SSO, as
 // always) and confirms, the console asks for a one-time code (authorize) and sends the browser to the
 // app with it; the app redeems it with its code verifier (exchange) for a session of its own. The
-// browser's session is never handed over, and nobody without the verifier can use the code.
+// browser's session is never handed over, and nobody without the verifier can use the code. The app's
+// session is as recently authenticated as the browser's was, not more.
 import type { Database } from '../../db/database.ts';
 import { ApiError, invalidRequest } from '../../http/errors.ts';
 import { pkceVerifierMatches } from '../../platform/pkce.ts';
@@ -42,6 +43,8 @@ export function createDesktopSignIn(deps: DesktopSignInDeps) {
         code_challenge: input.codeChallenge,
         redirect_uri: input.redirectUri,
         auth_method: caller.authMethod ?? 'password',
+        // Authorize is behind freshAuthentication, so a session caller always has this time.
+        authenticated_at: caller.authenticatedAt!,
         ttlSeconds: desktopCodeTtlSeconds,
       });
       const target = new URL(input.redirectUri);
@@ -65,7 +68,9 @@ export function createDesktopSignIn(deps: DesktopSignInDeps) {
           target: { type: 'user', id: user.id, name: user.email },
           changes: { method: 'desktop' },
         });
-        return deps.membership.issueSession(tx, user.id, row.organization_id, row.auth_method);
+        // As fresh as the browser's session, never fresher: else authorizing and redeeming one code after
+        // another would refresh an authentication without the person ever proving who they are again.
+        return deps.membership.issueSession(tx, user.id, row.organization_id, row.auth_method, row.authenticated_at);
       });
       return { user, sessionToken, organizationId: row.organization_id };
     },

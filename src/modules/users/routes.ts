@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, requestContextOf, writeContextOf } from '../../http/auth.ts';
-import { commonErrorResponses, errorBodySchema, isoTimestamp, timestampSchema } from '../../http/schemas.ts';
+import { commonErrorResponses, errorBodySchema, isoTimestamp, secretString, timestampSchema } from '../../http/schemas.ts';
 import { emailSchema, personNameSchema } from '../identity/index.ts';
 import { organizationSchema, toOrganization } from '../organizations/index.ts';
 import { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
 import type { UserService } from './service.ts';
 
-const sessionResponse = z.object({ user: userSchema, sessionToken: z.string().describe('Bearer token; shown only here') });
+const sessionResponse = z.object({ user: userSchema, sessionToken: secretString('Bearer token; shown only here') });
 const noContent = z.null().describe('No content');
 
 /** Bootstrap, sign-up, sign-in, sign-out and the signed-in user. */
@@ -20,7 +20,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       description: 'Only while the instance has no organization; afterwards 409 `already_bootstrapped`.',
       body: bootstrapBodySchema,
       response: {
-        201: z.object({ user: userSchema, organization: organizationSchema, sessionToken: z.string() }),
+        201: z.object({ user: userSchema, organization: organizationSchema, sessionToken: secretString('Bearer token of the administrator\'s session; shown only here') }),
         400: commonErrorResponses[400],
         409: errorBodySchema.describe('already_bootstrapped'),
       },

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, freshAuthenticationCheck, writeContextOf } from '../../../http/auth.ts';
-import { commonErrorResponses, connectionIdSchema, errorBodySchema, isoTimestamp } from '../../../http/schemas.ts';
+import { commonErrorResponses, connectionIdSchema, errorBodySchema, isoTimestamp, secretString } from '../../../http/schemas.ts';
 import { diagnosticSchema } from '../schemas.ts';
 import type { CallbackResult, McpOAuthService } from './service.ts';
 import type { RequestOrigin } from './complete-authorization.ts';
@@ -67,7 +67,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       params,
       response: {
         200: z.object({
-          authorizationUrl: z.string(),
+          authorizationUrl: secretString('Where to send the browser: it carries the signed single-use state, and this answer sets the browser-binding cookie'),
           expiresAt: z.string().describe('The authorization must complete before this time'),
           callbackMode: z.enum(['shared-v1', 'isolated-v1']),
         }),
