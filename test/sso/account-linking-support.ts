@@ -43,13 +43,13 @@ export async function membersStatus(app: TestApp, token: string, orgId: string):
 
 /** Rows that would show a link or a membership of the account in the organization. */
 export async function traces(app: TestApp, orgId: string, userId: string) {
-  const members = (await app.db.query('SELECT id FROM members WHERE organization_id = $1 AND user_id = $2', [orgId, userId])).rows.length;
-  const links = (await app.db.query('SELECT subject FROM sso_identities WHERE organization_id = $1 AND user_id = $2', [orgId, userId])).rows.length;
+  const members = (await app.db.query('/* test */ SELECT id FROM members WHERE organization_id = $1 AND user_id = $2', [orgId, userId])).rows.length;
+  const links = (await app.db.query('/* test */ SELECT subject FROM sso_identities WHERE organization_id = $1 AND user_id = $2', [orgId, userId])).rows.length;
   return { members, links };
 }
 
 /** The account's sessions that are still valid. */
 export async function liveSessions(app: TestApp, userId: string): Promise<number> {
-  const { rows } = await app.db.query('SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now()', [userId]);
+  const { rows } = await app.db.query('/* test */ SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now()', [userId]);
   return rows.length;
 }

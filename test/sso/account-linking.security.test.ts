@@ -3,9 +3,13 @@
 // person later signs in through their organization's SSO (just-in-time provisioning on), the earlier
 // account must not become theirs. Before the linking rule, it did: the attacker's earlier session became a
 // member of the organization (its member list, the person's memories), and their password kept working.
-// Also: an account's first link ends the sessions opened before it.
+// Also: a sign-up racing the person's first sign-in, and an account's first link ending the sessions
+// opened before it.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { testBackend } from '../support/app.ts';
+import { holdLocks } from '../support/held-locks.ts';
 import { api } from '../support/http.ts';
 import { signInAtIdp, startOidcWorld, type OidcWorld } from './oidc-support.ts';
 import { samlSignIn, startSamlWorld, type SamlWorld } from './saml-support.ts';
@@ -107,6 +111,20 @@ for (const protocol of protocols) {
       const flow = await protocol.signIn(world, email);
       assert.equal(await membersStatus(world.app, attacker.token, world.tenant.orgId), 404, 'the attacker\'s earlier session sees the organization\'s members');
       assert.equal(flow.status, 403, flow.text);
+    });
+
+    it('a sign-up that commits while the person\'s first sign-in is provisioning them is not taken either', { skip: testBackend !== 'postgres' && 'needs PostgreSQL: a second connection holds the sign-up open' }, async () => {
+      const email = freshEmail('raced');
+      const attackerId = `usr_raced${randomBytes(6).toString('hex')}`;
+      // The row sign-up writes, held uncommitted: the sign-in looked the address up before and found none.
+      const signUp = await holdLocks(world.app, `INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, 'Not The Person', 'x')`, [attackerId, email]);
+      const flow = protocol.signIn(world, email);
+      await signUp.waitForBlocked(1);
+      await signUp.release();
+      const result = await flow;
+      assert.deepEqual(await traces(world.app, world.tenant.orgId, attackerId), { members: 0, links: 0 }, 'the account signed up during the sign-in became the person\'s');
+      assert.equal(result.status, 403, result.text);
+      assert.match(result.text, /was made while you were signing in/);
     });
 
     it('a member account\'s sessions opened before its first link to the identity provider end with it', async () => {
