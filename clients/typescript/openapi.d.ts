@@ -1059,7 +1059,7 @@ export interface paths {
         };
         /**
          * Where the OIDC identity provider returns the person's browser
-         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM (the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM provisioning them); someone who left on their own may be provisioned again. Each refusal is an `sso.sign_in_failed` audit event in the connection's organization (`changes.reason`: the category shown as the connection's `lastError`); a just-in-time provisioning is `member.provisioned`.
+         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM (the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM provisioning them); someone who left on their own may be provisioned again. Each refusal is an `sso.sign_in_failed` audit event in the connection's organization (`changes.reason`: the category shown as the connection's `lastError`); a just-in-time provisioning is `member.provisioned`. The identity provider's subject, once linked, finds its account. A subject not linked yet takes the account with the e-mail only when that account is a member of the organization, was provisioned by its SCIM, was linked by its SSO before, or has an e-mail address orgplane verified; any other existing account (one made by password sign-up, which proves nothing about the address) is refused with 403 `account_not_linkable` (recorded as `sso.sign_in_failed`), and nothing is linked or created. An account's first link to the organization's identity provider ends every session it had (`sso.account_linked`). A step-up (`reauthenticate: true`) is held to the same rule but links nothing and ends no session.
          */
         get: operations["ssoOidcCallback"];
         put?: never;
@@ -1121,7 +1121,7 @@ export interface paths {
         put?: never;
         /**
          * Where the SAML identity provider posts the person's browser (assertion consumer service)
-         * @description Not for API clients. The HTTP-POST binding: the IdP's form with `SAMLResponse` and the `RelayState` orgplane sent. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). The assertion must be signed by one of the connection's IdP certificates, name this connection's SP entity id as its audience, this URL as its bearer confirmation's Recipient and the response's Destination, answer the AuthnRequest of this sign-in (`InResponseTo`), be within its NotBefore/NotOnOrAfter (give or take SSO_CLOCK_SKEW_SECONDS), and not have been used before. The e-mail comes from an `email`/`mail` attribute or an emailAddress NameID, and must be in the organization's verified domain; the NameID is the subject linked to the account. A refused sign-in (expired or reused RelayState, a rejected or replayed assertion, an e-mail outside the domain, a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.
+         * @description Not for API clients. The HTTP-POST binding: the IdP's form with `SAMLResponse` and the `RelayState` orgplane sent. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). The assertion must be signed by one of the connection's IdP certificates, name this connection's SP entity id as its audience, this URL as its bearer confirmation's Recipient and the response's Destination, answer the AuthnRequest of this sign-in (`InResponseTo`), be within its NotBefore/NotOnOrAfter (give or take SSO_CLOCK_SKEW_SECONDS), and not have been used before. The e-mail comes from an `email`/`mail` attribute or an emailAddress NameID, and must be in the organization's verified domain; the NameID is the subject linked to the account. A refused sign-in (expired or reused RelayState, a rejected or replayed assertion, an e-mail outside the domain, a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403. The identity provider's subject, once linked, finds its account. A subject not linked yet takes the account with the e-mail only when that account is a member of the organization, was provisioned by its SCIM, was linked by its SSO before, or has an e-mail address orgplane verified; any other existing account (one made by password sign-up, which proves nothing about the address) is refused with 403 `account_not_linkable` (recorded as `sso.sign_in_failed`), and nothing is linked or created. An account's first link to the organization's identity provider ends every session it had (`sso.account_linked`). A step-up (`reauthenticate: true`) is held to the same rule but links nothing and ends no session.
          */
         post: operations["ssoSamlAcs"];
         delete?: never;
@@ -1863,7 +1863,7 @@ export interface components {
             ssoReady: boolean;
             /** @description The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes */
             lastSignInAt: string | null;
-            /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, subject_conflict; SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required; new ones may be added */
+            /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), email_not_verified, email_outside_domain, not_a_member, account_not_linkable (an account with the e-mail exists that the organization has no tie to: a member, SCIM, an earlier SSO link or an address orgplane verified), member_suspended, member_removed, subject_conflict; SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required; new ones may be added */
             lastError: {
                 category: string;
                 message: string;
@@ -7224,7 +7224,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description HTML page: the sign-in was refused, and why */
+            /** @description HTML page: the sign-in was refused, and why (`account_not_linkable`: an account with the e-mail exists that the organization has no tie to) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7394,7 +7394,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description HTML page: the sign-in was refused, and why */
+            /** @description HTML page: the sign-in was refused, and why (`account_not_linkable`: an account with the e-mail exists that the organization has no tie to) */
             403: {
                 headers: {
                     [name: string]: unknown;
