@@ -42,6 +42,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         '`codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server\'s URL, a loopback ' +
         'address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app\'s `orgplane:` scheme, and SSO_REDIRECT_URIS. ' +
         '`reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller\'s session (step-up). ' +
+        'The person signs in to an existing account only on a ground the callback (ssoOidcCallback) describes; else the callback refuses with `account_not_linkable`. ' +
         'No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` ' +
         '(100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends. ' +
         'Writes no audit event (it changes nothing anyone manages: the sign-in in progress expires, and the callback and the exchange record what becomes of it), ' +
