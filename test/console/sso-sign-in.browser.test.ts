@@ -2,7 +2,8 @@
 // page (oidc-provider on loopback), back to the console's callback, a session. Then what goes wrong: a
 // domain without SSO, and a callback this tab did not start or with a code that is not valid. And the
 // step-up of a session signed in through SSO: the re-authentication prompt sends the person to the
-// identity provider in a second window, and the refused change goes through once it answered.
+// identity provider in a second window, and the refused change goes through once it answered. And a
+// person whose address someone else signed up with first: orgplane refuses to take that account, and says so.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ageSession } from '../identity/reauth-support.ts';
@@ -134,4 +135,31 @@ test('a callback this tab did not start, or with a code that is not valid, signs
   assert.equal(await consoleToken(), null);
   await ui.page.getByRole('link', { name: 'Back to sign in' }).click();
   await ui.page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
+});
+
+test('someone signed up with the person\'s address before them: the SSO sign-in is refused with what to do, and no one is signed in', { skip: skipWithoutChromium, timeout: 120_000 }, async () => {
+  const email = `taken.${Date.now()}@example.test`;
+  const signedUp = await api(world.app.url).post('/v1/auth/sign-up', { email, password: 'a-long-enough-password-1', name: 'Not The Person' });
+  assert.equal(signedUp.status, 201, signedUp.text);
+  world.idp.addAccount({ sub: 'console-taken', email, email_verified: true, name: 'The Person' });
+  // A browser of the person's own (the identity provider remembers other sign-ins in the shared one).
+  const context = await ui.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(`${world.app.url}/`);
+  await page.getByRole('button', { name: 'Sign in with SSO' }).click();
+  await page.getByLabel('Work email').fill(email);
+  await page.getByRole('button', { name: 'Continue with SSO' }).click();
+  await idpLogin(page, 'console-taken');
+
+  await page.getByRole('heading', { name: 'Sign-in refused' }).waitFor();
+  const reason = await page.locator('#reason').innerText();
+  assert.match(reason, new RegExp(`An orgplane account with the e-mail address ${email.replaceAll('.', '\\.')} already exists`));
+  assert.match(reason, /sign in with its password and ask an administrator to invite you/);
+  assert.equal(new URL(page.url()).origin, world.app.url, 'orgplane\'s own page, on the console\'s origin');
+  await assertAccessible(page, 'SSO sign-in refused: an account the organization has no tie to');
+  await screenshot(page, 'sso-account-not-linkable');
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('orgplane.session')), null, 'no one signed in');
+  const members = await api(world.app.url, signedUp.body.sessionToken).get(`/v1/orgs/${world.tenant.orgId}/members`);
+  assert.equal(members.status, 404, 'the earlier account did not become a member');
+  await context.close();
 });

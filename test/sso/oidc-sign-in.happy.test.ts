@@ -52,16 +52,20 @@ describe('OIDC sign-in: happy paths (oidc-provider on loopback)', () => {
 
   it('step-up through SSO refreshes the calling session of the same person', async () => {
     const { admin, orgId } = world.tenant;
+    // The admin's first SSO sign-in (above) ended the sessions they had; their password opens one again.
+    const signedIn = await api(world.app.url).post('/v1/auth/sign-in', { email: admin.email, password: admin.password });
+    assert.equal(signedIn.status, 200, signedIn.text);
+    const session = signedIn.body.sessionToken as string;
     await world.app.db.query(`UPDATE sessions SET authenticated_at = now() - interval '1 hour' WHERE user_id = $1`, [admin.userId]);
-    assert.equal((await api(world.app.url, admin.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' })).body.error, 'reauth');
+    assert.equal((await api(world.app.url, session).post(`/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' })).body.error, 'reauth');
     const flow = await signInAtIdp(world, admin.email, accountOf(admin), { reauthenticate: true });
-    const refreshed = await api(world.app.url, admin.token).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier });
+    const refreshed = await api(world.app.url, session).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier });
     assert.equal(refreshed.status, 200, refreshed.text);
     assert.ok(refreshed.body.authenticatedAt);
     assert.equal(refreshed.body.sessionToken, undefined);
-    const me = await api(world.app.url, admin.token).get('/v1/me');
+    const me = await api(world.app.url, session).get('/v1/me');
     assert.equal(me.body.session.authMethod, 'sso');
-    assert.equal((await api(world.app.url, admin.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' })).status, 201);
+    assert.equal((await api(world.app.url, session).post(`/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' })).status, 201);
   });
 
   it('just-in-time provisioning, when enabled, adds an unknown person of the domain with the default role and teams', async () => {

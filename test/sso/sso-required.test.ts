@@ -18,6 +18,11 @@ describe('requiring SSO', () => {
     const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier });
     assert.equal(exchanged.status, 200, exchanged.text);
     memberSsoSession = exchanged.body.sessionToken;
+    // That first SSO sign-in ended the member's earlier sessions (a first link does). Until SSO is
+    // required their password still opens one: the password session that requiring SSO must end.
+    const again = await api(world.app.url).post('/v1/auth/sign-in', { email: member.email, password: member.password });
+    assert.equal(again.status, 200, again.text);
+    member.token = again.body.sessionToken;
     connection = (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection;
   });
   after(async () => { await world?.close(); });

@@ -19,6 +19,7 @@ const advice: Record<string, string> = {
   email_not_verified: 'The provider did not say the e-mail address is verified: verify it there, or have the provider send email_verified.',
   email_outside_domain: 'The address the provider gave is not in the connection\'s domain: sign in as someone with an address in it.',
   not_a_member: 'The person is not a member of this organization: invite them, or turn on just-in-time provisioning.',
+  account_not_linkable: 'An account with this address exists that nothing ties to this organization (made by password sign-up), so SSO did not take it over: if it is the person\'s, have them accept an invitation from it; if it is not, ask the instance\'s operator.',
   member_suspended: 'The person\'s membership is suspended: reactivate it (or have the directory do so).',
   member_removed: 'The person was removed from the organization: invite them again to let them in.',
   subject_conflict: 'The address is already linked to another identity at the provider: check that the provider gives each person one stable identifier.',

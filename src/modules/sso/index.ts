@@ -45,8 +45,8 @@ export interface SsoModuleDeps {
   /** Where the domain's verification record is looked up: DNS_SERVERS (the system's resolvers when empty) and DNS_TIMEOUT_MS. */
   dns: { servers: string[]; timeoutMs: number };
   /** Sign-in: accounts, members and sessions, default teams; requiring SSO ends password sessions. */
-  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember' | 'revokePasswordSessionsInDomain'>;
-  users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
+  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember' | 'revokePasswordSessionsInDomain' | 'revokeUserSessions'>;
+  users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'createUserWithoutPassword'>;
   teams: Pick<TeamDirectory, 'listTeamIds' | 'addMemberToTeams'>;
   /** The guarded client: identity providers (OIDC discovery, SAML metadata) are tenant-supplied URLs. */
   outbound: Pick<OutboundClient, 'fetch'>;

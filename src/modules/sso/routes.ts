@@ -45,7 +45,7 @@ const ssoConnectionSchema = z
       .describe('The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. ' +
         'Categories: discovery_failed (the issuer\'s configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), ' +
         'token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), ' +
-        'email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, subject_conflict; ' +
+        'email_not_verified, email_outside_domain, not_a_member, account_not_linkable (an account with the e-mail exists that the organization has no tie to: a member, SCIM, an earlier SSO link or an address orgplane verified), member_suspended, member_removed, subject_conflict; ' +
         'SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required; new ones may be added'),
     certificateExpiresAt: timestampSchema.nullable().describe('SAML: when the first of the IdP\'s signing certificates expires (replace it before then); null for OIDC'),
     createdAt: timestampSchema,

@@ -10,7 +10,7 @@ import { errorBodySchema } from '../../http/schemas.ts';
 import type { SamlAcs } from './saml-acs.ts';
 import { samlAcsPath, type SamlServiceProvider } from './saml.ts';
 import { createSamlStore } from './saml-store.ts';
-import { refusedPage } from './sign-in-routes.ts';
+import { accountLinkingRule, refusedPage } from './sign-in-routes.ts';
 import { codeTtlSeconds, SignInRefused } from './sign-in.ts';
 import type { Database } from '../../db/database.ts';
 
@@ -71,7 +71,7 @@ export const samlRoutes: FastifyPluginAsyncZod<{ db: Database; saml: SamlService
           '(`InResponseTo`), be within its NotBefore/NotOnOrAfter (give or take SSO_CLOCK_SKEW_SECONDS), and not have been used before. ' +
           'The e-mail comes from an `email`/`mail` attribute or an emailAddress NameID, and must be in the organization\'s verified domain; the NameID is the subject linked to the account. ' +
           'A refused sign-in (expired or reused RelayState, a rejected or replayed assertion, an e-mail outside the domain, a suspended member, ' +
-          'someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403.',
+          'someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403. ' + accountLinkingRule,
         consumes: ['application/x-www-form-urlencoded'],
         body: z.object({
           SAMLResponse: z.string().describe('The IdP\'s Response, base64'),
@@ -81,7 +81,7 @@ export const samlRoutes: FastifyPluginAsyncZod<{ db: Database; saml: SamlService
         response: {
           303: z.null().describe('To the redirect URI with the one-time code'),
           400: z.string().describe('HTML page: the sign-in expired or was already used, or the answer could not be read'),
-          403: z.string().describe('HTML page: the sign-in was refused, and why'),
+          403: z.string().describe('HTML page: the sign-in was refused, and why (`account_not_linkable`: an account with the e-mail exists that the organization has no tie to)'),
           409: z.string().describe('HTML page: the identity is linked to another account'),
         },
       },

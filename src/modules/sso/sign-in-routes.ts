@@ -12,6 +12,14 @@ import { codeTtlSeconds, oidcCallbackPath, SignInRefused, type SignInService } f
 const tags = ['SSO'];
 const pkceValue = pkceValueSchema;
 
+/** Which account a sign-in takes, as the callback and the ACS describe it. */
+export const accountLinkingRule =
+  'The identity provider\'s subject, once linked, finds its account. A subject not linked yet takes the account with the e-mail only when that account is a member ' +
+  'of the organization, was provisioned by its SCIM, was linked by its SSO before, or has an e-mail address orgplane verified; any other existing account ' +
+  '(one made by password sign-up, which proves nothing about the address) is refused with 403 `account_not_linkable` (recorded as `sso.sign_in_failed`), and nothing ' +
+  'is linked or created. An account\'s first link to the organization\'s identity provider ends every session it had (`sso.account_linked`). ' +
+  'A step-up (`reauthenticate: true`) is held to the same rule but links nothing and ends no session.';
+
 export function refusedPage(message: string): string {
   return htmlPage('Sign-in refused', `<h1 id="refused">Sign-in refused</h1>\n<p id="reason">${escapeHtml(message)}</p>\n<p>Close this window and try again, or ask an administrator of your organization.</p>`);
 }
@@ -34,6 +42,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         '`codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server\'s URL, a loopback ' +
         'address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app\'s `orgplane:` scheme, and SSO_REDIRECT_URIS. ' +
         '`reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller\'s session (step-up). ' +
+        'The person signs in to an existing account only on a ground the callback (ssoOidcCallback) describes; else the callback refuses with `account_not_linkable`. ' +
         'No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` ' +
         '(100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends. ' +
         'Writes no audit event (it changes nothing anyone manages: the sign-in in progress expires, and the callback and the exchange record what becomes of it), ' +
@@ -67,14 +76,15 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
         'is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM ' +
         '(the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM ' +
         'provisioning them); someone who left on their own may be provisioned again. Each refusal is an `sso.sign_in_failed` audit event in the ' +
-        'connection\'s organization (`changes.reason`: the category shown as the connection\'s `lastError`); a just-in-time provisioning is `member.provisioned`.',
+        'connection\'s organization (`changes.reason`: the category shown as the connection\'s `lastError`); a just-in-time provisioning is `member.provisioned`. ' +
+        accountLinkingRule,
       // Read by the handler, not validated here: whatever arrives, a person's browser gets a readable page, never JSON.
       querystring: z.looseObject({}).describe('`state`, and `code` or `error`, as the identity provider sends them'),
       produces: ['text/html'],
       response: {
         303: z.null().describe('To the redirect URI with the one-time code'),
         400: z.string().describe('HTML page: the sign-in link expired or was already used'),
-        403: z.string().describe('HTML page: the sign-in was refused, and why'),
+        403: z.string().describe('HTML page: the sign-in was refused, and why (`account_not_linkable`: an account with the e-mail exists that the organization has no tie to)'),
         409: z.string().describe('HTML page: the identity is linked to another account'),
         502: z.string().describe('HTML page: the identity provider could not be reached to complete the sign-in (recorded as the connection\'s `lastError`, provider_unavailable)'),
       },

@@ -88,6 +88,20 @@ export function createSignInStore() {
       return rows[0]?.user_id;
     },
 
+    /**
+     * What ties the account to the organization besides a membership: an IdP subject the organization's
+     * SSO linked to it before, and a SCIM user the organization's directory provisioned for it (scim's
+     * table, read here in one statement; SCIM depends on SSO, so it cannot be asked).
+     */
+    async findAccountTies(db: Queryable, organizationId: string, userId: string): Promise<{ linked: boolean; provisioned: boolean }> {
+      const { rows } = await db.query<{ linked: boolean; provisioned: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM sso_identities WHERE organization_id = $1 AND user_id = $2) AS linked,
+                EXISTS (SELECT 1 FROM scim_users WHERE organization_id = $1 AND user_id = $2) AS provisioned`,
+        [organizationId, userId],
+      );
+      return rows[0]!;
+    },
+
     /** Links the IdP subject to the account; false when the subject is linked to another account already. */
     async link(db: Queryable, row: { connectionId: string; subject: string; organizationId: string; userId: string }): Promise<boolean> {
       const { rows } = await db.query<{ user_id: string }>(

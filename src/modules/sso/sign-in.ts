@@ -1,7 +1,7 @@
 // SSO sign-in: home-realm discovery by the e-mail's verified domain, the IdP round trip (oidc.ts), the
-// account (linked subject, verified e-mail, or just-in-time provisioning), and the one-time code the
-// caller's redirect URI receives and exchanges, with its PKCE verifier, for a session. No session token
-// ever travels in a URL.
+// account (the linked subject's, an existing account of the e-mail only on a ground: account-linking.ts,
+// or just-in-time provisioning), and the one-time code the caller's redirect URI receives and exchanges,
+// with its PKCE verifier, for a session. No session token ever travels in a URL.
 import { pkceVerifierMatches } from '../../platform/pkce.ts';
 import type { Database } from '../../db/database.ts';
 import { ApiError, invalidRequest, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
@@ -14,6 +14,7 @@ import { writeTransaction, type WriteContext, type WriteTransaction } from '../.
 import { sessionOf, type MembershipCore } from '../identity/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory, UserRecord } from '../users/index.ts';
+import { accountAppearedMessage, accountNotLinkableMessage, createAccountLinking, type LinkGround } from './account-linking.ts';
 import type { OidcRelyingParty } from './oidc.ts';
 import type { SamlServiceProvider } from './saml.ts';
 import { createSignInStore, type SignInRequestRow } from './sign-in-store.ts';
@@ -59,7 +60,7 @@ function describeCause(error: unknown): string {
 }
 
 /** Refusals of the person (the organization's rules), recorded as `denied`; the others (the IdP's answer, its configuration) as `failure`. */
-const personRefusals = new Set(['email_not_verified', 'email_outside_domain', 'not_a_member', 'member_suspended', 'member_removed', 'subject_conflict', 'member_inactive', 'code_verifier_mismatch', 'reauthentication_session_mismatch']);
+const personRefusals = new Set(['email_not_verified', 'email_outside_domain', 'not_a_member', 'account_not_linkable', 'member_suspended', 'member_removed', 'subject_conflict', 'member_inactive', 'code_verifier_mismatch', 'reauthentication_session_mismatch']);
 
 export interface SignInServiceDeps {
   db: Database;
@@ -67,8 +68,8 @@ export interface SignInServiceDeps {
   oidc: OidcRelyingParty;
   /** A SAML connection's start: the AuthnRequest orgplane sends, and the URL that carries it. */
   saml: Pick<SamlServiceProvider, 'authorizationUrl'>;
-  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember'>;
-  users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'ensureUser'>;
+  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember' | 'revokeUserSessions'>;
+  users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'createUserWithoutPassword'>;
   teams: Pick<TeamDirectory, 'addMemberToTeams'>;
   publicUrl: string;
   redirectUriAllowed: (uri: string) => boolean;
@@ -85,14 +86,21 @@ export const oidcCallbackPath = '/v1/auth/sso/oidc/callback';
 export function createSignInService(deps: SignInServiceDeps) {
   const { db } = deps;
   const store = createSignInStore();
+  const linking = createAccountLinking(deps);
   const callbackUrl = `${deps.publicUrl}${oidcCallbackPath}`;
 
-  /** The account the IdP's person is, in the connection's organization, or a refusal. Inside the sign-in's transaction. */
+  /**
+   * The account the IdP's person is, in the connection's organization, or a refusal. Inside the sign-in's
+   * transaction. An account the subject is not linked to yet is taken only on a ground (account-linking.ts);
+   * a step-up (`reauthenticate`) re-authenticates the session that asked for it, so it links nothing and
+   * ends no session: the account is linked at its next sign-in.
+   */
   async function resolveAccount(
     tx: WriteTransaction,
     connection: SsoConnectionRow,
     claims: { sub: string; email: string; name?: string },
     byEmail: UserRecord | undefined,
+    reauthenticate: boolean,
   ): Promise<{ user: UserRecord; memberId: string }> {
     const organizationId = connection.organization_id;
     const linked = await store.findLinkedUser(tx, connection.organization_id, connection.id, claims.sub);
@@ -107,10 +115,23 @@ export function createSignInService(deps: SignInServiceDeps) {
         const by = removal.removedBy === 'scim' ? 'by your organization\'s directory (SCIM)' : 'by an administrator';
         throw new SignInRefused(403, 'member_removed', `You were removed from this organization ${by}. Ask an administrator to invite you again.`, user!.id);
       }
+    }
+    let firstLink: { ground: LinkGround } | undefined;
+    if (user && !linked) {
+      // Not named as the refusal's actor: whoever holds that account is not the person signing in.
+      const judged = await linking.judge(tx, organizationId, user, member !== undefined);
+      if (!judged.ground) throw new SignInRefused(403, 'account_not_linkable', accountNotLinkableMessage(user.email));
+      if (!judged.linkedBefore) firstLink = { ground: judged.ground };
+    }
+    if (!member) {
       if (!connection.jit_enabled) {
         throw new SignInRefused(403, 'not_a_member', 'You are not a member of this organization, and it does not add people at their first sign-in. Ask an administrator to invite you.', user?.id);
       }
-      user ??= await deps.users.ensureUser(tx, { email: claims.email, name: claims.name?.trim() || claims.email });
+      if (!user) {
+        user = await deps.users.createUserWithoutPassword(tx, { email: claims.email, name: claims.name?.trim() || claims.email });
+        if (!user) throw new SignInRefused(403, 'account_not_linkable', accountAppearedMessage(claims.email));
+        firstLink = { ground: 'just_in_time' };
+      }
       await deps.membership.addMember(tx, organizationId, user.id, connection.jit_default_role);
       member = (await deps.membership.getMemberByUser(organizationId, user.id, tx))!;
       await deps.teams.addMemberToTeams(tx, organizationId, member.id, connection.jit_default_team_ids);
@@ -122,7 +143,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         changes: { via: 'sso_just_in_time', protocol: connection.protocol, role: connection.jit_default_role, teamIds: connection.jit_default_team_ids },
       });
     }
-    if (!(await store.link(tx, { connectionId: connection.id, subject: claims.sub, organizationId, userId: user!.id }))) {
+    if (!reauthenticate && !linked && !(await linking.link(tx, connection, claims.sub, user!, firstLink))) {
       throw new SignInRefused(409, 'subject_conflict', 'This identity is linked to another account here. Ask an administrator.', user!.id);
     }
     return { user: user!, memberId: member.id };
@@ -253,7 +274,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         // Nobody is signed in yet: the person's events name them as the actor (actorUserId), as password sign-in's do.
         await writeTransaction(db, { ...context, actor: { kind: 'anonymous' } }, async (tx) => {
           const name = typeof claims.name === 'string' ? claims.name : undefined;
-          const { user } = await resolveAccount(tx, connection, { sub: claims.sub, email, ...(name ? { name } : {}) }, byEmail);
+          const { user } = await resolveAccount(tx, connection, { sub: claims.sub, email, ...(name ? { name } : {}) }, byEmail, request.reauthenticate);
           await store.insertCode(tx, {
             code_hash: hashToken(code),
             organization_id: connection.organization_id,

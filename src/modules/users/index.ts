@@ -16,6 +16,11 @@ export interface UserRecord {
   /** Null for an account without a password (it signs in through SSO). */
   password_hash: string | null;
   is_instance_admin: boolean;
+  /**
+   * When orgplane verified that the holder receives mail at `email`; null when it never did (nothing
+   * sets it yet: orgplane sends no mail). SSO sign-in may take a verified account as the person's.
+   */
+  email_verified_at: Date | null;
   created_at: Date;
 }
 
@@ -24,6 +29,11 @@ export interface UserDirectory {
   findUserByEmail(email: string): Promise<UserRecord | undefined>;
   /** Creates a user without a password (they sign in through SSO) unless one with the email exists. */
   ensureUser(tx: Queryable, input: { email: string; name: string }): Promise<UserRecord>;
+  /**
+   * Creates a user without a password (they sign in through SSO); undefined when an account has the
+   * e-mail already (one made since the caller looked, say), which the caller must judge before using it.
+   */
+  createUserWithoutPassword(tx: Queryable, input: { email: string; name: string }): Promise<UserRecord | undefined>;
   /** Sets a user's name and e-mail for a directory authoritative for the account; 409 email_taken when another account has it. */
   updateUserNameAndEmail(tx: Queryable, userId: string, input: { name: string; email: string }): Promise<void>;
 }

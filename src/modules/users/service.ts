@@ -41,6 +41,8 @@ export function createUserDirectory(deps: { db: Database }) {
       const created = await store.insertUser(tx, { id: newId(idPrefixes.user), email: input.email, name: input.name, passwordHash: null });
       return created ?? (await store.findUserByEmail(tx, input.email))!;
     },
+    createUserWithoutPassword: (tx: Queryable, input: { email: string; name: string }) =>
+      store.insertUser(tx, { id: newId(idPrefixes.user), email: input.email, name: input.name, passwordHash: null }),
     /**
      * Sets a user's name and e-mail, for a directory that is authoritative for the account. 409
      * email_taken when another account has the e-mail; the caller's transaction is then aborted.
