@@ -181,4 +181,15 @@ describe('SSO sign-in: attacks on the e-mail a provider asserts', () => {
     await assertRefused(entraWorld, refused, 'email_not_verified');
     assert.match((await connectionOf(entraWorld)).lastError.message, /email_verified/);
   });
+
+  it('only an owner or admin of the organization sets emailTrust: anonymous is 401, a member or another organization\'s admin 403, and nothing changes', async () => {
+    const world = await connect(certifiedDefault(), 'trust-owners.test');
+    const current = await connectionOf(world);
+    const body = { domain: current.domain, issuer: current.issuer, clientId: current.clientId, emailTrust: 'verified_domain' };
+    assert.equal((await api(base.app.url).put('/v1/sso/connection', body)).status, 401);
+    assert.equal((await api(base.app.url, world.tenant.member.token).put('/v1/sso/connection', body)).status, 403);
+    // Another organization's admin changes their own organization's connection (it has none on the enterprise plan): never this one.
+    assert.equal((await api(base.app.url, world.tenant.otherAdmin.token).put('/v1/sso/connection', body)).status, 403);
+    assert.equal((await connectionOf(world)).emailTrust, 'verified_claim');
+  });
 });
