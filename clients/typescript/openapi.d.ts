@@ -998,7 +998,7 @@ export interface paths {
         get: operations["getSsoConnection"];
         /**
          * Create or replace the SSO connection of the active organization
-         * @description Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. OIDC (`protocol: "oidc"`, the default): `issuer`, `clientId`, `clientSecret`; `clientSecret` is write-only: it is stored encrypted and kept when omitted. SAML (`protocol: "saml"`): the identity provider as exactly one of `idpMetadataXml`, `idpMetadataUrl` (fetched now, through the guarded outbound client: https, no private addresses unless ALLOWED_PRIVATE_NETWORKS), or `idpEntityId` + `idpSsoUrl` + `idpCertificates` (one PEM certificate, or two while the IdP rotates its key: assertions signed by either are accepted); the response then has `spEntityId`, `acsUrl` and `spMetadataUrl` to give the IdP, and `certificateExpiresAt`. An unreadable or expired certificate, a URL that is not https, metadata without an HTTP-Redirect SingleSignOnService or a signing certificate, are 400 `invalid_request` whose `details` name the field. Changing the domain resets verification and issues a new verification value; changing the protocol, issuer, client or IdP sign-on URL makes `ssoReady` false until a sign-in succeeds again (a new certificate does not). 409 `domain_taken` when another organization has verified the domain.
+         * @description Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. OIDC (`protocol: "oidc"`, the default): `issuer`, `clientId`, `clientSecret`; `clientSecret` is write-only: it is stored encrypted and kept when omitted. SAML (`protocol: "saml"`): the identity provider as exactly one of `idpMetadataXml`, `idpMetadataUrl` (fetched now, through the guarded outbound client: https, no private addresses unless ALLOWED_PRIVATE_NETWORKS), or `idpEntityId` + `idpSsoUrl` + `idpCertificates` (one PEM certificate, or two while the IdP rotates its key: assertions signed by either are accepted); the response then has `spEntityId`, `acsUrl` and `spMetadataUrl` to give the IdP, and `certificateExpiresAt`. An unreadable or expired certificate, a URL that is not https, metadata without an HTTP-Redirect SingleSignOnService or a signing certificate, are 400 `invalid_request` whose `details` name the field. Changing the domain resets verification and issues a new verification value; changing the protocol, issuer, client, IdP sign-on URL or `emailTrust` makes `ssoReady` false until a sign-in succeeds again (a new certificate does not). 409 `domain_taken` when another organization has verified the domain.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1858,12 +1858,14 @@ export interface components {
                 defaultRole: "member" | "admin";
                 defaultTeamIds: string[];
             };
+            /** @description OIDC: how the e-mail address the identity provider asserts is trusted (see the body of PUT); null for SAML, whose e-mail must be in the verified domain */
+            emailTrust: ("verified_claim" | "verified_domain") | null;
             ssoRequired: boolean;
             /** @description Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on) */
             ssoReady: boolean;
             /** @description The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes */
             lastSignInAt: string | null;
-            /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), email_not_verified, email_outside_domain, not_a_member, member_suspended, member_removed, subject_conflict; SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required; new ones may be added */
+            /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token or UserInfo answer failed a check: signature, iss, aud, exp/iat, nonce), userinfo_subject_mismatch (the UserInfo answer was about another sub than the ID token), idp_error (the IdP answered with an error), email_missing, email_not_verified, email_outside_domain, domain_not_verified (the connection's domain was not verified at the sign-in), not_a_member, member_suspended, member_removed, subject_conflict; SAML: assertion_rejected, assertion_replayed, reauthentication_required; new ones may be added */
             lastError: {
                 category: string;
                 message: string;
@@ -6875,6 +6877,11 @@ export interface operations {
                     clientId?: string;
                     /** @description OIDC: write-only, kept when omitted */
                     clientSecret?: string;
+                    /**
+                     * @description OIDC: how the e-mail address the identity provider asserts is trusted. `verified_claim` (the default): its `email` is used only when its `email_verified` is true (read from the ID token, else from UserInfo). `verified_domain`: the address, taken from `email`, else `upn`, else `preferred_username`, is trusted because it is in the organization's verified domain; for providers that never send `email_verified`, such as Microsoft Entra ID, and only for an issuer that is the organization's own directory. Under both, the domain must be verified at the sign-in, the address must be in it, and `email_verified: false` is always refused. Changing it makes `ssoReady` false until a sign-in succeeds again (so not while `ssoRequired` is on). Per provider: docs/api/sso-providers.md. Omitted: kept as stored
+                     * @enum {string}
+                     */
+                    emailTrust?: "verified_claim" | "verified_domain";
                     /** @description SAML: the identity provider's metadata document (an EntityDescriptor with an IDPSSODescriptor) */
                     idpMetadataXml?: string;
                     /** @description SAML: where to fetch the identity provider's metadata (https) */
