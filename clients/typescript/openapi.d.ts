@@ -1863,7 +1863,7 @@ export interface components {
             ssoRequired: boolean;
             /** @description Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on) */
             ssoReady: boolean;
-            /** @description The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes */
+            /** @description The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer, client or emailTrust changes */
             lastSignInAt: string | null;
             /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token or UserInfo answer failed a check: signature, iss, aud, exp/iat, nonce), userinfo_subject_mismatch (the UserInfo answer was about another sub than the ID token), idp_error (the IdP answered with an error), email_missing, email_not_verified, email_outside_domain, domain_not_verified (the connection's domain was not verified at the sign-in), not_a_member, member_suspended, member_removed, subject_conflict; SAML: assertion_rejected, assertion_replayed, reauthentication_required; new ones may be added */
             lastError: {

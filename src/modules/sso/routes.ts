@@ -39,7 +39,7 @@ const ssoConnectionSchema = z
     emailTrust: emailTrustSchema.nullable().describe('OIDC: how the e-mail address the identity provider asserts is trusted (see the body of PUT); null for SAML, whose e-mail must be in the verified domain'),
     ssoRequired: z.boolean(),
     ssoReady: z.boolean().describe('Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on)'),
-    lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes'),
+    lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer, client or emailTrust changes'),
     lastError: z.object({
       category: z.string(),
       message: z.string(),
