@@ -60,6 +60,21 @@ test('an owner sets up OIDC: a refused domain beside its field, then the connect
   assert.equal(await ui.page.getByRole('textbox', { name: 'Redirect URI' }).inputValue(), `${t.app.config.publicUrl}/v1/auth/sso/oidc/callback`);
 });
 
+test('an owner chooses how e-mail addresses are trusted: the provider\'s email_verified by default, or the verified domain (Entra)', { skip: skipWithoutChromium }, async () => {
+  const form = ui.page.getByRole('form', { name: 'SSO connection settings' });
+  const trust = form.getByRole('group', { name: 'Trust e-mail addresses' });
+  assert.equal(await trust.getByLabel(/When the provider says they are verified/).isChecked(), true, 'the default');
+  assert.equal((await connectionOnServer()).emailTrust, 'verified_claim');
+  await trust.getByLabel(/When they are in the verified domain/).check();
+  await form.getByRole('button', { name: 'Save connection' }).click();
+  await waitUntil(async () => (await connectionOnServer()).emailTrust === 'verified_domain', 'the choice is saved');
+  assert.equal(await ui.page.getByLabel('Client secret').inputValue(), '', 'the stored secret was kept, not shown');
+  assert.equal((await connectionOnServer()).clientSecretSet, true);
+  await assertAccessible(ui.page, 'SSO setup, e-mail trust');
+  await trust.evaluate((element) => element.scrollIntoView({ block: 'center' }));
+  await screenshot(ui.page, 'sso-email-trust');
+});
+
 test('verification explains a missing record, a wrong one and a DNS failure, then passes (by keyboard)', { skip: skipWithoutChromium }, async () => {
   const { recordName, recordValue } = (await connectionOnServer()).verification;
   const dnsCard = card('Domain verification');

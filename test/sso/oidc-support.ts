@@ -8,7 +8,7 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
-import { followRedirects, startTestIdp, type IdpAccount, type TestIdp } from '../support/oidc-idp.ts';
+import { followRedirects, startTestIdp, type IdpAccount, type TestIdp, type TestIdpOptions } from '../support/oidc-idp.ts';
 
 export const appRedirectUri = 'http://127.0.0.1:9/sso-done';
 
@@ -20,17 +20,34 @@ export interface OidcWorld {
   close(): Promise<void>;
 }
 
-export async function startOidcWorld(options: { interactive?: boolean; app?: Partial<Config> } = {}): Promise<OidcWorld> {
-  const dns = await startDnsServer();
-  const app = await startTestApp({ dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'], ...options.app });
-  const tenant = await createTenant(app.url);
-  await setPlanAsOperator(app, tenant.orgId, 'enterprise');
-  const idp = await startTestIdp({ redirectUri: `${app.config.publicUrl}/v1/auth/sso/oidc/callback`, ...(options.interactive ? { interactive: true } : {}) });
-  const put = await api(app.url, tenant.owner.token).put('/v1/sso/connection', { domain: 'example.test', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret });
+export interface OidcConnectionOptions {
+  /** The connection's domain, verified through the test's DNS server: example.test unless given. */
+  domain?: string;
+  /** How the IdP is shaped (test/sso/provider-shapes.ts); oidc-provider as it ships unless given. */
+  idp?: Omit<TestIdpOptions, 'redirectUri'>;
+  /** More of PUT /v1/sso/connection's body (emailTrust, jitProvisioning...). */
+  connection?: Record<string, unknown>;
+}
+
+/** A real OpenID Provider for `tenant`'s organization, and its SSO connection to it with a verified domain. */
+export async function connectOidc(app: TestApp, dns: TestDnsServer, tenant: Tenant, options: OidcConnectionOptions = {}): Promise<TestIdp> {
+  const idp = await startTestIdp({ redirectUri: `${app.config.publicUrl}/v1/auth/sso/oidc/callback`, ...options.idp });
+  const put = await api(app.url, tenant.owner.token).put('/v1/sso/connection', {
+    domain: options.domain ?? 'example.test', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, ...options.connection,
+  });
   if (put.status !== 200) throw new Error(`PUT /v1/sso/connection: ${put.status} ${put.text}`);
   dns.setTxt(put.body.connection.verification.recordName, [put.body.connection.verification.recordValue]);
   const verified = await api(app.url, tenant.owner.token).post('/v1/sso/verify-domain');
   if (verified.status !== 200) throw new Error(`verify-domain: ${verified.status} ${verified.text}`);
+  return idp;
+}
+
+export async function startOidcWorld(options: { interactive?: boolean; app?: Partial<Config> } & OidcConnectionOptions = {}): Promise<OidcWorld> {
+  const dns = await startDnsServer();
+  const app = await startTestApp({ dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'], ...options.app });
+  const tenant = await createTenant(app.url);
+  await setPlanAsOperator(app, tenant.orgId, 'enterprise');
+  const idp = await connectOidc(app, dns, tenant, { ...options, idp: { ...options.idp, ...(options.interactive ? { interactive: true } : {}) } });
   return {
     app, dns, idp, tenant,
     async close() {

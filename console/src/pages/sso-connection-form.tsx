@@ -1,7 +1,8 @@
 // The SSO connection's settings (PUT /v1/sso/connection): OIDC or SAML with every field the API takes,
 // just-in-time provisioning, and the API's messages beside the field they name. The client secret is
 // write-only: blank keeps the stored one. The API never returns a SAML identity provider's metadata or
-// certificates, so a SAML connection named by them needs them again to save a change.
+// certificates, so a SAML connection named by them needs them again to save a change. An OIDC connection
+// says how it trusts the e-mail its provider asserts (emailTrust; docs/api/sso-providers.md).
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type components } from '../api.ts';
 import { Field } from '../forms.tsx';
@@ -9,6 +10,7 @@ import { Field } from '../forms.tsx';
 export type SsoConnection = components['schemas']['SsoConnection'];
 type IdpSource = 'metadataUrl' | 'metadataXml' | 'manual';
 type Team = components['schemas']['Team'];
+type EmailTrust = NonNullable<SsoConnection['emailTrust']>;
 
 export interface SsoDraft {
   protocol: 'oidc' | 'saml';
@@ -16,6 +18,7 @@ export interface SsoDraft {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  emailTrust: EmailTrust;
   idpSource: IdpSource;
   idpMetadataUrl: string;
   idpMetadataXml: string;
@@ -36,6 +39,7 @@ export function draftOf(connection: SsoConnection | null): SsoDraft {
     issuer: saml ? '' : (connection?.issuer ?? ''),
     clientId: connection?.clientId ?? '',
     clientSecret: '',
+    emailTrust: connection?.emailTrust ?? 'verified_claim',
     idpSource: saml && !connection?.idpMetadataUrl ? 'manual' : 'metadataUrl',
     idpMetadataUrl: connection?.idpMetadataUrl ?? '',
     idpMetadataXml: '',
@@ -52,7 +56,10 @@ export function draftOf(connection: SsoConnection | null): SsoDraft {
 /** Who the identity provider is, as the API takes it: a PUT names it every time. */
 export function identityOf(draft: SsoDraft) {
   if (draft.protocol === 'oidc') {
-    return { protocol: 'oidc' as const, issuer: draft.issuer, clientId: draft.clientId, ...(draft.clientSecret ? { clientSecret: draft.clientSecret } : {}) };
+    return {
+      protocol: 'oidc' as const, issuer: draft.issuer, clientId: draft.clientId, emailTrust: draft.emailTrust,
+      ...(draft.clientSecret ? { clientSecret: draft.clientSecret } : {}),
+    };
   }
   if (draft.idpSource === 'metadataUrl') return { protocol: 'saml' as const, idpMetadataUrl: draft.idpMetadataUrl };
   if (draft.idpSource === 'metadataXml') return { protocol: 'saml' as const, idpMetadataXml: draft.idpMetadataXml };
@@ -69,7 +76,7 @@ export function bodyOf(draft: SsoDraft) {
 }
 
 // Fields of the form, for finding the API's messages that name none of them (shown above the button).
-const fields = ['domain', 'protocol', 'issuer', 'clientId', 'clientSecret', 'idpMetadataUrl', 'idpMetadataXml', 'idpEntityId', 'idpSsoUrl',
+const fields = ['domain', 'protocol', 'issuer', 'clientId', 'clientSecret', 'emailTrust', 'idpMetadataUrl', 'idpMetadataXml', 'idpEntityId', 'idpSsoUrl',
   'idpCertificates', 'idpCertificates.0', 'idpCertificates.1', 'jitProvisioning.enabled', 'jitProvisioning.defaultRole', 'jitProvisioning.defaultTeamIds'];
 
 export function unplacedMessages(error: ApiError | undefined): string[] {
@@ -138,6 +145,21 @@ export function SsoConnectionForm({ organizationId, connection, draft, onDraft, 
           <Field label="Client ID" name="clientId" value={draft.clientId} onInput={set('clientId')} error={error} autoComplete="off" />
           <Field label="Client secret" name="clientSecret" type="password" value={draft.clientSecret} onInput={set('clientSecret')} error={error}
             autoComplete="new-password" required={false} hint={secretHint} />
+          <fieldset aria-describedby="email-trust-hint">
+            <legend>Trust e-mail addresses</legend>
+            <label class="choice">
+              <input type="radio" name="emailTrust" checked={draft.emailTrust === 'verified_claim'} onChange={() => set('emailTrust')('verified_claim')} />
+              {' '}When the provider says they are verified (email_verified): Okta, Google, Keycloak, Auth0, JumpCloud
+            </label>
+            <label class="choice">
+              <input type="radio" name="emailTrust" checked={draft.emailTrust === 'verified_domain'} onChange={() => set('emailTrust')('verified_domain')} />
+              {' '}When they are in the verified domain: Microsoft Entra ID, which never sends email_verified
+            </label>
+            <p class="note" id="email-trust-hint">
+              Choose the domain only for your organization's own directory, where your administrators assign the addresses. A provider that says an address is not verified is refused either way.
+            </p>
+            {fieldErrors('emailTrust').map((message) => <p class="field-error">{message}</p>)}
+          </fieldset>
         </>
       ) : (
         <fieldset>

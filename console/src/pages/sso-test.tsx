@@ -16,7 +16,9 @@ const advice: Record<string, string> = {
   provider_unavailable: 'The identity provider could not be reached to finish the sign-in: try again, and check the network between orgplane and the provider.',
   token_rejected: 'The provider refused the code, or its ID token failed a check: check the client ID and secret, and that the redirect URI registered at the provider is the one shown above.',
   idp_error: 'The identity provider answered with an error: read its message, and check the application at the provider (is the person assigned to it?).',
-  email_not_verified: 'The provider did not say the e-mail address is verified: verify it there, or have the provider send email_verified.',
+  email_not_verified: 'The provider did not say the e-mail address is verified: verify it there, or have the provider send email_verified. A provider that never sends it (Microsoft Entra ID) needs "Trust e-mail addresses" set to the verified domain.',
+  domain_not_verified: 'The connection\'s domain was not verified when the person came back (it had changed): verify the domain, then test again.',
+  userinfo_subject_mismatch: 'The provider\'s UserInfo answer named another person than its ID token: check the provider (a proxy or a misconfiguration answering for someone else).',
   email_outside_domain: 'The address the provider gave is not in the connection\'s domain: sign in as someone with an address in it.',
   not_a_member: 'The person is not a member of this organization: invite them, or turn on just-in-time provisioning.',
   account_not_linkable: 'An account with this address exists that nothing ties to this organization (made by password sign-up), so SSO did not take it over: if it is the person\'s, have them accept an invitation from it; if it is not, ask the instance\'s operator.',
@@ -25,7 +27,7 @@ const advice: Record<string, string> = {
   subject_conflict: 'The address is already linked to another identity at the provider: check that the provider gives each person one stable identifier.',
   assertion_rejected: 'The SAML response failed a check (signature, audience, recipient or times): check the signing certificate, and that the provider uses the SP entity ID and ACS URL shown above.',
   assertion_replayed: 'The same SAML assertion arrived twice: start a new sign-in.',
-  email_missing: 'The SAML assertion named no e-mail address: send it as the NameID (emailAddress format) or as an email attribute.',
+  email_missing: 'The provider sent no e-mail address. OIDC: grant the email scope (or, trusting the verified domain, send upn or preferred_username). SAML: send it as the NameID (emailAddress format) or as an email attribute.',
   reauthentication_required: 'The identity provider did not ask the person to sign in again although orgplane asked it to (ForceAuthn).',
 };
 

@@ -1,11 +1,20 @@
 // The OIDC relying party, through openid-client: discovery (cached a few minutes per connection), the
 // authorization URL, and the code exchange with every check of the ID token (signature against the
-// IdP's JWKS, iss, aud, exp/iat within SSO_CLOCK_SKEW_SECONDS, nonce, PKCE, state). Every request to the
-// IdP goes through the guarded outbound client.
+// IdP's JWKS, iss, aud, exp/iat within SSO_CLOCK_SKEW_SECONDS, nonce, PKCE, state), then UserInfo when
+// the ID token lacks the person's claims (its `sub` must be the ID token's). Every request to the IdP
+// goes through the guarded outbound client.
 import * as client from 'openid-client';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
+import { claimsSuffice, combineClaims, type PersonClaims } from './email-trust.ts';
 import type { SsoConnectionRow } from './store.ts';
+
+/** The IdP's UserInfo answer is about another subject than its ID token: nothing in it may be used. */
+export class UserInfoSubjectMismatch extends Error {
+  constructor() {
+    super('The identity provider\'s UserInfo answer is about another person than its ID token (their sub claims differ), so the sign-in is refused.');
+  }
+}
 
 const discoveryCacheMs = 5 * 60 * 1000;
 const idpTimeoutSeconds = 10;
@@ -72,8 +81,11 @@ export function createOidcRelyingParty(deps: OidcRelyingPartyDeps) {
       return client.buildAuthorizationUrl(config, parameters).href;
     },
 
-    /** Exchanges the code and checks the ID token; its claims. Throws on any failed check. */
-    async exchange(connection: SsoConnectionRow, callbackUrl: URL, checks: { state: string; nonce: string; codeVerifier: string; reauthenticate: boolean }) {
+    /**
+     * Exchanges the code and checks the ID token; the person's claims, from the ID token and, when it
+     * lacks what the connection's e-mail trust needs, from UserInfo. Throws on any failed check.
+     */
+    async exchange(connection: SsoConnectionRow, callbackUrl: URL, checks: { state: string; nonce: string; codeVerifier: string; reauthenticate: boolean }): Promise<PersonClaims> {
       const config = await configurationFor(connection);
       const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
         pkceCodeVerifier: checks.codeVerifier,
@@ -83,9 +95,15 @@ export function createOidcRelyingParty(deps: OidcRelyingPartyDeps) {
         // Step-up: the person must have authenticated at the IdP within the last five minutes.
         ...(checks.reauthenticate ? { maxAge: 300 } : {}),
       });
-      const claims = tokens.claims();
-      if (!claims) throw new Error('The identity provider returned no ID token');
-      return claims;
+      const idToken = tokens.claims();
+      if (!idToken) throw new Error('The identity provider returned no ID token');
+      if (claimsSuffice(connection.email_trust, idToken)) return idToken;
+      // OpenID Connect Core 5.4: when an access token is issued, a provider may return the scopes'
+      // claims (email, email_verified, name...) from UserInfo only, as certified providers do by default.
+      if (!config.serverMetadata().userinfo_endpoint || !tokens.access_token) return idToken;
+      const userInfo = await client.fetchUserInfo(config, tokens.access_token, client.skipSubjectCheck);
+      if (userInfo.sub !== idToken.sub) throw new UserInfoSubjectMismatch();
+      return combineClaims(idToken, userInfo);
     },
   };
 }

@@ -6,7 +6,10 @@ import { oidcCallbackPath } from './sign-in.ts';
 import { maxMetadataBytes } from './saml-config.ts';
 import type { SamlServiceProvider } from './saml.ts';
 import { MAX_DOMAIN_LENGTH, recordNameFor, recordValueFor, type SsoService } from './service.ts';
+import { emailTrustModes } from './email-trust.ts';
 import type { SsoConnectionRow } from './store.ts';
+
+const emailTrustSchema = z.enum(emailTrustModes);
 
 const ssoConnectionSchema = z
   .object({
@@ -33,9 +36,10 @@ const ssoConnectionSchema = z
       defaultRole: z.enum(['member', 'admin']),
       defaultTeamIds: z.array(z.string()),
     }),
+    emailTrust: emailTrustSchema.nullable().describe('OIDC: how the e-mail address the identity provider asserts is trusted (see the body of PUT); null for SAML, whose e-mail must be in the verified domain'),
     ssoRequired: z.boolean(),
     ssoReady: z.boolean().describe('Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on)'),
-    lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer or client changes'),
+    lastSignInAt: timestampSchema.nullable().describe('The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer, client or emailTrust changes'),
     lastError: z.object({
       category: z.string(),
       message: z.string(),
@@ -44,9 +48,11 @@ const ssoConnectionSchema = z
     }).nullable()
       .describe('The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. ' +
         'Categories: discovery_failed (the issuer\'s configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), ' +
-        'token_rejected (the IdP refused the code, or the ID token failed a check: signature, iss, aud, exp/iat, nonce), idp_error (the IdP answered with an error), ' +
-        'email_not_verified, email_outside_domain, not_a_member, account_not_linkable (an account with the e-mail exists that the organization has no tie to: a member, SCIM, an earlier SSO link or an address orgplane verified), member_suspended, member_removed, subject_conflict; ' +
-        'SAML: assertion_rejected, assertion_replayed, email_missing, reauthentication_required; new ones may be added'),
+        'token_rejected (the IdP refused the code, or the ID token or UserInfo answer failed a check: signature, iss, aud, exp/iat, nonce), ' +
+        'userinfo_subject_mismatch (the UserInfo answer was about another sub than the ID token), idp_error (the IdP answered with an error), ' +
+        'email_missing, email_not_verified, email_outside_domain, domain_not_verified (the connection\'s domain was not verified at the sign-in), ' +
+        'not_a_member, account_not_linkable (an account with the e-mail exists that the organization has no tie to: a member, SCIM, an earlier SSO link or an address orgplane verified), member_suspended, member_removed, subject_conflict; ' +
+        'SAML: assertion_rejected, assertion_replayed, reauthentication_required; new ones may be added'),
     certificateExpiresAt: timestampSchema.nullable().describe('SAML: when the first of the IdP\'s signing certificates expires (replace it before then); null for OIDC'),
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
@@ -72,6 +78,7 @@ function toConnection(row: SsoConnectionRow, publicUrl: string, saml: Pick<SamlS
     idpSsoUrl: isSaml ? row.saml_idp_sso_url : null,
     idpMetadataUrl: isSaml ? row.saml_idp_metadata_url : null,
     jitProvisioning: { enabled: row.jit_enabled, defaultRole: row.jit_default_role, defaultTeamIds: row.jit_default_team_ids },
+    emailTrust: isSaml ? null : row.email_trust,
     ssoRequired: row.sso_required,
     ssoReady: row.last_sign_in_at !== null,
     lastSignInAt: isoTimestampOrNull(row.last_sign_in_at),
@@ -107,7 +114,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
         'rotates its key: assertions signed by either are accepted); the response then has `spEntityId`, `acsUrl` and `spMetadataUrl` to give the IdP, and ' +
         '`certificateExpiresAt`. An unreadable or expired certificate, a URL that is not https, metadata without an HTTP-Redirect SingleSignOnService or a signing ' +
         'certificate, are 400 `invalid_request` whose `details` name the field. Changing the domain resets verification ' +
-        'and issues a new verification value; changing the protocol, issuer, client or IdP sign-on URL makes `ssoReady` false until a sign-in succeeds again ' +
+        'and issues a new verification value; changing the protocol, issuer, client, IdP sign-on URL or `emailTrust` makes `ssoReady` false until a sign-in succeeds again ' +
         '(a new certificate does not). 409 `domain_taken` when another organization has verified the domain.',
       body: z
         .object({
@@ -124,6 +131,13 @@ export const ssoRoutes: FastifyPluginAsyncZod<{ sso: SsoService; publicUrl: stri
           issuer: z.url().max(2048).optional().describe('OIDC (required): the issuer whose discovery document is read'),
           clientId: z.string().min(1).max(512).optional().describe('OIDC (required)'),
           clientSecret: z.string().min(1).max(4096).optional().describe('OIDC: write-only, kept when omitted'),
+          emailTrust: emailTrustSchema.optional()
+            .describe('OIDC: how the e-mail address the identity provider asserts is trusted. `verified_claim` (the default): its `email` is used only when ' +
+              'its `email_verified` is true (read from the ID token, else from UserInfo). `verified_domain`: the address, taken from `email`, else `upn`, else ' +
+              '`preferred_username`, is trusted because it is in the organization\'s verified domain; for providers that never send `email_verified`, such ' +
+              'as Microsoft Entra ID, and only for an issuer that is the organization\'s own directory. Under both, the domain must be verified at the ' +
+              'sign-in, the address must be in it, and `email_verified: false` is always refused. Changing it makes `ssoReady` false until a sign-in ' +
+              'succeeds again (so not while `ssoRequired` is on). Per provider: docs/api/sso-providers.md. Omitted: kept as stored'),
           idpMetadataXml: z.string().min(1).max(maxMetadataBytes).optional().describe('SAML: the identity provider\'s metadata document (an EntityDescriptor with an IDPSSODescriptor)'),
           idpMetadataUrl: z.string().min(1).max(2048).optional().describe('SAML: where to fetch the identity provider\'s metadata (https)'),
           idpEntityId: z.string().min(1).max(1024).optional().describe('SAML, with idpSsoUrl and idpCertificates: the identity provider\'s entity id (the Issuer of its assertions)'),

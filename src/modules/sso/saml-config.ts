@@ -147,7 +147,7 @@ export async function resolveSamlIdp(input: SamlIdpInput, outbound: Pick<Outboun
 
 /** The identity provider settings a PUT gives: OIDC's issuer and client, or a SAML IdP. */
 export async function identityProviderOf(
-  input: SamlIdpInput & { protocol: 'oidc' | 'saml'; issuer?: string | undefined; clientId?: string | undefined; clientSecret?: string | undefined },
+  input: SamlIdpInput & { protocol: 'oidc' | 'saml'; issuer?: string | undefined; clientId?: string | undefined; clientSecret?: string | undefined; emailTrust?: string | undefined },
   outbound: Pick<OutboundClient, 'fetch'>,
 ): Promise<IdentityProviderSettings> {
   const samlFields = ['idpMetadataXml', 'idpMetadataUrl', 'idpEntityId', 'idpSsoUrl', 'idpCertificates'] as const;
@@ -161,6 +161,9 @@ export async function identityProviderOf(
   }
   const misplaced = (['issuer', 'clientId', 'clientSecret'] as const).find((name) => input[name] !== undefined);
   if (misplaced) throw refuse([misplaced], 'Only for protocol "oidc"; a SAML connection names its identity provider with idpMetadataXml, idpMetadataUrl, or idpEntityId, idpSsoUrl and idpCertificates', 'An OIDC setting was given for a SAML connection');
+  if (input.emailTrust !== undefined) {
+    throw refuse(['emailTrust'], 'Only for protocol "oidc"; a SAML assertion has no "verified" flag: its e-mail must be in the verified domain', 'An OIDC setting was given for a SAML connection');
+  }
   const idp = await resolveSamlIdp(input, outbound);
   return {
     protocol: 'saml',

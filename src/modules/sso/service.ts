@@ -12,6 +12,7 @@ import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import { identityProviderOf, type SamlIdpInput } from './saml-config.ts';
 import { describeDnsFailure, isPublicSuffix, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
+import type { EmailTrust } from './email-trust.ts';
 import { createSsoStore, type SsoConnectionRow } from './store.ts';
 
 export interface SsoServiceDeps {
@@ -44,6 +45,8 @@ export interface SsoConnectionInput extends SamlIdpInput {
   clientSecret?: string | undefined;
   jitProvisioning?: { enabled: boolean; defaultRole: 'member' | 'admin'; defaultTeamIds: string[] } | undefined;
   ssoRequired?: boolean | undefined;
+  /** OIDC only. */
+  emailTrust?: EmailTrust | undefined;
 }
 
 function enterprisePlanRequired(): ApiError {
@@ -51,7 +54,7 @@ function enterprisePlanRequired(): ApiError {
 }
 
 function ssoNotReady(): ApiError {
-  return new ApiError(409, 'sso_not_ready', 'SSO can be required only once someone has signed in through this connection (with its current domain, issuer and client); sign in with SSO first');
+  return new ApiError(409, 'sso_not_ready', 'SSO can be required only once someone has signed in through this connection (with its current domain, issuer, client and e-mail trust); sign in with SSO first');
 }
 
 function domainTaken(domain: string): ApiError {
@@ -118,6 +121,7 @@ export function createSsoService(deps: SsoServiceDeps) {
           jitDefaultRole: input.jitProvisioning?.defaultRole ?? existing?.jit_default_role ?? 'member',
           jitDefaultTeamIds: input.jitProvisioning ? teamIds : (existing?.jit_default_team_ids ?? []),
           ssoRequired: input.ssoRequired ?? existing?.sso_required ?? false,
+          emailTrust: input.emailTrust ?? existing?.email_trust ?? 'verified_claim',
         } as const;
         const connectionId = existing?.id ?? newId('sso');
         const audit = (extra: Record<string, unknown> = {}) => tx.audit({
@@ -148,10 +152,13 @@ export function createSsoService(deps: SsoServiceDeps) {
         // A new certificate (a rotation) is the same identity provider; another protocol, entity id or sign-on URL is not.
         const identityChanged = domainChanged || existing.protocol !== provider.protocol || existing.issuer !== provider.issuer
           || existing.client_id !== provider.clientId || existing.saml_idp_sso_url !== provider.samlIdpSsoUrl;
+        // Another way of trusting e-mails may refuse the people the connection let in so far: like another
+        // identity provider, it is not known to work until a sign-in succeeds with it.
+        const untested = identityChanged || (provider.protocol === 'oidc' && existing.email_trust !== settings.emailTrust);
         // Requiring SSO is allowed only once a sign-in has succeeded on this very connection, so that
         // nobody locks the organization out with a connection that does not work.
-        if (settings.ssoRequired && !existing.sso_required && (identityChanged || !existing.last_sign_in_at)) throw ssoNotReady();
-        if (settings.ssoRequired && identityChanged) throw ssoNotReady();
+        if (settings.ssoRequired && !existing.sso_required && (untested || !existing.last_sign_in_at)) throw ssoNotReady();
+        if (settings.ssoRequired && untested) throw ssoNotReady();
         // Turned on: from now on the members of the domain sign in with SSO only (the users module asks
         // createPasswordSignInPolicy), and the password sessions they have now end here, in the same
         // transaction, so requiring SSO takes effect at once. The owner's are kept (break-glass).
@@ -166,7 +173,7 @@ export function createSsoService(deps: SsoServiceDeps) {
           // Proof of control is for one domain: a new domain is unverified and gets a new token.
           verificationToken: domainChanged ? randomBytes(16).toString('hex') : existing.verification_token,
           domainVerifiedAt: domainChanged ? null : existing.domain_verified_at,
-          resetSignIns: identityChanged,
+          resetSignIns: untested,
           ...settings,
         });
       });

@@ -15,7 +15,8 @@ import { sessionOf, type MembershipCore } from '../identity/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory, UserRecord } from '../users/index.ts';
 import { accountAppearedMessage, accountNotLinkableMessage, createAccountLinking, type LinkGround } from './account-linking.ts';
-import type { OidcRelyingParty } from './oidc.ts';
+import { trustedEmail, type PersonClaims } from './email-trust.ts';
+import { UserInfoSubjectMismatch, type OidcRelyingParty } from './oidc.ts';
 import type { SamlServiceProvider } from './saml.ts';
 import { createSignInStore, type SignInRequestRow } from './sign-in-store.ts';
 import type { SsoConnectionRow } from './store.ts';
@@ -240,6 +241,7 @@ export function createSignInService(deps: SignInServiceDeps) {
           reauthenticate: request.reauthenticate,
         });
       } catch (error) {
+        if (error instanceof UserInfoSubjectMismatch) return fail('userinfo_subject_mismatch', error.message);
         // openid-client's messages name the failed check (signature, iss, aud, exp, nonce...) and never a token.
         if (unreachable(error)) return fail('provider_unavailable', `The identity provider could not be reached to complete the sign-in: ${describeCause(error)}`, 502);
         return fail('token_rejected', `The identity provider's answer was refused: ${error instanceof Error ? error.message : 'unknown error'}`);
@@ -249,32 +251,30 @@ export function createSignInService(deps: SignInServiceDeps) {
 
     /**
      * The end of every sign-in, whatever the protocol, once the IdP's answer has passed its checks: the
-     * e-mail (verified, in the connection's domain), the account, the one-time code, and where the
-     * browser goes next. SAML's ACS calls it too (saml-acs.ts). Refusals throw SignInRefused.
+     * e-mail (trusted under the connection's rule, in its verified domain: email-trust.ts), the account,
+     * the one-time code, and where the browser goes next. SAML's ACS calls it too (saml-acs.ts). Refusals throw SignInRefused.
      */
     async complete(
       context: Omit<WriteContext, 'actor'>,
       connection: SsoConnectionRow,
       request: Pick<SignInRequestRow, 'redirect_uri' | 'client_code_challenge' | 'reauthenticate'>,
-      claims: { sub: string; email?: unknown; email_verified?: unknown; name?: unknown },
+      claims: PersonClaims,
     ): Promise<string> {
-      const email = typeof claims.email === 'string' ? claims.email : undefined;
+      const trusted = trustedEmail(connection, claims);
+      const { email } = trusted;
       const fail = async (category: string, message: string, status = 403, userId?: string): Promise<never> => {
         await recordFailure(context, connection, category, message, { email, userId });
         throw new SignInRefused(status, category, message);
       };
-      if (!email || claims.email_verified !== true) return fail('email_not_verified', 'The identity provider did not confirm your e-mail address as verified.');
-      if (email.slice(email.lastIndexOf('@') + 1).toLowerCase() !== connection.domain) {
-        return fail('email_outside_domain', `Your e-mail address is not in ${connection.domain}, the domain this organization signs in with.`);
-      }
+      if (trusted.refused) return fail(trusted.refused, trusted.message);
       const code = randomToken();
       // Read before the transaction (the directory reads outside it): the account the verified e-mail names.
-      const byEmail = await deps.users.findUserByEmail(email);
+      const byEmail = await deps.users.findUserByEmail(trusted.email);
       try {
         // Nobody is signed in yet: the person's events name them as the actor (actorUserId), as password sign-in's do.
         await writeTransaction(db, { ...context, actor: { kind: 'anonymous' } }, async (tx) => {
           const name = typeof claims.name === 'string' ? claims.name : undefined;
-          const { user } = await resolveAccount(tx, connection, { sub: claims.sub, email, ...(name ? { name } : {}) }, byEmail, request.reauthenticate);
+          const { user } = await resolveAccount(tx, connection, { sub: claims.sub, email: trusted.email, ...(name ? { name } : {}) }, byEmail, request.reauthenticate);
           await store.insertCode(tx, {
             code_hash: hashToken(code),
             organization_id: connection.organization_id,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database.ts';
+import type { EmailTrust } from './email-trust.ts';
 
 export interface SsoConnectionRow {
   id: string;
@@ -16,6 +17,8 @@ export interface SsoConnectionRow {
   jit_default_role: 'member' | 'admin';
   jit_default_team_ids: string[];
   sso_required: boolean;
+  /** OIDC: how the e-mail the IdP asserts is trusted (email-trust.ts). */
+  email_trust: EmailTrust;
   last_sign_in_at: Date | null;
   last_error_at: Date | null;
   last_error_category: string | null;
@@ -35,6 +38,7 @@ export interface SignInSettings {
   jitDefaultRole: 'member' | 'admin';
   jitDefaultTeamIds: string[];
   ssoRequired: boolean;
+  emailTrust: EmailTrust;
 }
 
 /** What the connection signs in with: OIDC's client at an issuer, or a SAML IdP (`issuer` is then its entity id). */
@@ -49,7 +53,7 @@ export interface IdentityProviderSettings {
 }
 
 const columns = `id, organization_id, domain, issuer, client_id, client_secret_sealed, verification_token,
-  domain_verified_at, protocol, jit_enabled, jit_default_role, jit_default_team_ids, sso_required,
+  domain_verified_at, protocol, jit_enabled, jit_default_role, jit_default_team_ids, sso_required, email_trust,
   last_sign_in_at, last_error_at, last_error_category, last_error_message, saml_idp_sso_url, saml_idp_certificates,
   saml_idp_metadata_url, certificate_expires_at, created_at, updated_at`;
 
@@ -80,11 +84,11 @@ export function createSsoStore() {
       const { rows } = await db.query<SsoConnectionRow>(
         `INSERT INTO sso_connections (id, organization_id, domain, issuer, client_id, client_secret_sealed, verification_token,
                                       jit_enabled, jit_default_role, jit_default_team_ids, sso_required,
-                                      protocol, saml_idp_sso_url, saml_idp_certificates, saml_idp_metadata_url, certificate_expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${columns}`,
+                                      protocol, saml_idp_sso_url, saml_idp_certificates, saml_idp_metadata_url, certificate_expires_at, email_trust)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING ${columns}`,
         [row.id, row.organizationId, row.domain, row.issuer, row.clientId, row.clientSecretSealed, row.verificationToken,
           row.jitEnabled, row.jitDefaultRole, row.jitDefaultTeamIds, row.ssoRequired,
-          row.protocol, row.samlIdpSsoUrl, row.samlIdpCertificates, row.samlIdpMetadataUrl, row.certificateExpiresAt],
+          row.protocol, row.samlIdpSsoUrl, row.samlIdpCertificates, row.samlIdpMetadataUrl, row.certificateExpiresAt, row.emailTrust],
       );
       return rows[0]!;
     },
@@ -107,12 +111,14 @@ export function createSsoStore() {
                 domain_verified_at = $7, jit_enabled = $8, jit_default_role = $9, jit_default_team_ids = $10,
                 sso_required = $11, updated_at = now(),
                 last_sign_in_at = CASE WHEN $12 THEN NULL ELSE last_sign_in_at END,
-                protocol = $13, saml_idp_sso_url = $14, saml_idp_certificates = $15, saml_idp_metadata_url = $16, certificate_expires_at = $17
+                protocol = $13, saml_idp_sso_url = $14, saml_idp_certificates = $15, saml_idp_metadata_url = $16, certificate_expires_at = $17,
+                email_trust = $18
           WHERE organization_id = $1
           RETURNING ${columns}`,
         [organizationId, changes.domain, changes.issuer, changes.clientId, changes.clientSecretSealed, changes.verificationToken, changes.domainVerifiedAt,
           changes.jitEnabled, changes.jitDefaultRole, changes.jitDefaultTeamIds, changes.ssoRequired, changes.resetSignIns,
-          changes.protocol, changes.samlIdpSsoUrl, changes.samlIdpCertificates, changes.samlIdpMetadataUrl, changes.certificateExpiresAt],
+          changes.protocol, changes.samlIdpSsoUrl, changes.samlIdpCertificates, changes.samlIdpMetadataUrl, changes.certificateExpiresAt,
+          changes.emailTrust],
       );
       return rows[0]!;
     },
