@@ -93,9 +93,13 @@ describe('step-up re-authentication: happy paths', () => {
         }
       }
     }
+    // Why each write is privileged or not: test/system/fresh-authentication.test.ts.
     assert.deepEqual(marked.sort(), [
-      'authorizeDesktopSignIn', 'changeMemberRole', 'createApiKey', 'createInstallLink', 'deleteAuditStream', 'editMcpConnection', 'putAuditStream', 'putSsoConnection', 'replaceMcpConnectionAccess',
-      'rotateScimToken', 'setMcpConnectionToolPolicy', 'transferOwnership',
+      'addTeamMember', 'authorizeDesktopSignIn', 'authorizeMcpConnection', 'changeMemberRole', 'createApiKey', 'createInstallLink', 'createInvitation',
+      'createMcpConnection', 'createMessengerConnection', 'deleteAuditStream', 'deleteMcpConnection', 'deleteMessengerConnection', 'disconnectMcpConnection',
+      'editMcpConnection', 'installPlugin', 'putAuditStream', 'putSsoConnection', 'removeMember', 'removeTeamMember', 'replaceMcpConnectionAccess',
+      'revokeApiKey', 'revokeInvitation', 'rotateScimToken', 'setMcpConnectionApiKey', 'setMcpConnectionToolPolicy', 'setOrganizationPlan',
+      'transferOwnership', 'uninstallPlugin', 'updateMessengerConnection', 'verifySsoDomain',
     ]);
   });
 
