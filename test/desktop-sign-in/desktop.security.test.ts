@@ -1,15 +1,31 @@
 // The desktop sign-in's security: only a signed-in person, recently authenticated, gets a code (not
 // anonymous, not a revoked or tampered session, not an API key, not a stale session: 403 reauth); a
-// code speaks for the person who got it and no one else; a code is never stored, only its hash.
+// code speaks for the person who got it and no one else; a code is never stored, only its hash; and a
+// code goes only where the desktop app waits, never to a page of orgplane's own that would hand it on
+// (the attacker: another organization's admin with an identity provider of her own, test/sso/attacker-support.ts).
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { hashToken } from '../../src/platform/tokens.ts';
 import { ageSession, reauthBody } from '../identity/reauth-support.ts';
+import { startAttacker, type Attacker } from '../sso/attacker-support.ts';
+import { startDnsServer } from '../support/dns-server.ts';
 import { signUp } from '../support/fixtures.ts';
 import { useTenantApp } from '../support/harness.ts';
+import { followRedirects } from '../support/oidc-idp.ts';
 import { authorizeBody, codeOf, loopbackRedirect, pkcePair } from './support.ts';
 
-const t = useTenantApp();
+// The attacker's domain is verified through this DNS server, and her identity provider is on loopback.
+const dns = await startDnsServer();
+const t = useTenantApp({ config: { dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'] } });
+let attacker: Attacker;
+before(async () => {
+  await t.ready;
+  attacker = await startAttacker(t.app, dns, t.tenant);
+});
+after(async () => {
+  await attacker?.close();
+  await dns.close();
+});
 
 test('anonymous, a tampered or a signed-out session, an API key: 401; nothing is made', async () => {
   const body = authorizeBody(pkcePair().challenge);
@@ -49,4 +65,26 @@ test('a code gives the session of the person who got it, in their organization, 
   assert.equal(exchanged.body.organizationId, otherOrgId);
   const org = await t.as(exchanged.body.sessionToken).get('/v1/org');
   assert.equal(org.body.organization.id, otherOrgId, 'and sees only that organization');
+});
+
+test('a desktop link whose redirect URI is orgplane\'s own SSO callback cannot hand another organization\'s admin the session of the person who confirms', async () => {
+  const { owner } = t.tenant;
+  // A sign-in in progress of her own domain, whose callback exchanges codes at her identity provider.
+  const redirectUri = await attacker.ownCallback();
+  const pkce = pkcePair();
+  // The console's /desktop/sign-in page as her link opens it (no state of its own, so hers stays in
+  // the redirect URI): the owner confirms, and the browser goes where authorize says.
+  const authorized = await t.as(owner.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge, { redirectUri, state: undefined }));
+  let session: { userId: string } | undefined;
+  if (authorized.status === 200) {
+    const seen = attacker.idp.receivedCodes.length;
+    await followRedirects(authorized.body.redirectTo, 'about:nowhere');
+    for (const code of attacker.idp.receivedCodes.slice(seen)) {
+      const exchanged = await t.as().post('/v1/auth/desktop/token', { code, codeVerifier: pkce.verifier, redirectUri });
+      if (exchanged.status === 200) session = { userId: exchanged.body.user.id };
+    }
+  }
+  assert.equal(session, undefined, 'the attacker got the owner\'s session');
+  assert.equal(authorized.status, 400, authorized.text);
+  assert.deepEqual(authorized.body.details.map((detail: { path: string[] }) => detail.path), [['redirectUri']]);
 });

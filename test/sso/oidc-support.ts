@@ -8,7 +8,7 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
-import { followRedirects, startTestIdp, type IdpAccount, type TestIdp } from '../support/oidc-idp.ts';
+import { cookieHeader, followRedirects, keepCookies, startTestIdp, type CookieJar, type IdpAccount, type TestIdp } from '../support/oidc-idp.ts';
 
 export const appRedirectUri = 'http://127.0.0.1:9/sso-done';
 
@@ -61,3 +61,20 @@ export async function signInAtIdp(world: OidcWorld, email: string, account: IdpA
 
 export const accountOf = (user: { email: string; name?: string }, sub = `sub-${randomBytes(4).toString('hex')}`): IdpAccount =>
   ({ sub, email: user.email, email_verified: true, name: user.name ?? 'Someone' });
+
+/**
+ * Opens a started sign-in's authorization URL in the browser whose cookies are `jar`, as far as the
+ * identity provider: the provider's URL (what the browser is sent to once it leaves orgplane).
+ */
+export async function identityProviderUrl(app: TestApp, authorizationUrl: string, jar: CookieJar): Promise<string> {
+  let next = authorizationUrl;
+  for (let hop = 0; new URL(next).origin === new URL(app.url).origin; hop++) {
+    if (hop >= 5) throw new Error('orgplane kept the browser');
+    const response = await fetch(next, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
+    keepCookies(jar, response);
+    const location = response.headers.get('location');
+    if (!location) throw new Error(`orgplane did not send the browser on: ${response.status} ${await response.text()}`);
+    next = new URL(location, next).href;
+  }
+  return next;
+}

@@ -22,6 +22,8 @@ export interface TestIdp {
   signInAs(account: IdpAccount): void;
   /** Accounts known to the development login page (interactive mode): the login name is the sub. */
   addAccount(account: IdpAccount): void;
+  /** Every authorization code presented at its token endpoint, in order (what an IdP's operator can read). */
+  readonly receivedCodes: string[];
   close(): Promise<void>;
 }
 
@@ -57,6 +59,13 @@ export async function startTestIdp(input: { redirectUri: string; interactive?: b
     },
   });
   provider.proxy = false;
+  const receivedCodes: string[] = [];
+  const received = (ctx: any) => {
+    const code = ctx?.oidc?.params?.code;
+    if (typeof code === 'string') receivedCodes.push(code);
+  };
+  provider.on('grant.success', received);
+  provider.on('grant.error', received);
   const callback = provider.callback();
   server.on('request', async (req, res) => {
     try {
@@ -88,6 +97,7 @@ export async function startTestIdp(input: { redirectUri: string; interactive?: b
     addAccount(account) {
       accounts.set(account.sub, account);
     },
+    receivedCodes,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -95,21 +105,30 @@ export async function startTestIdp(input: { redirectUri: string; interactive?: b
   };
 }
 
+/** A browser's cookies, by name (they ignore ports and paths: these tests need no more). */
+export type CookieJar = Map<string, string>;
+
+export const cookieHeader = (jar: CookieJar) => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+
+/** Keeps the cookies a response sets. */
+export function keepCookies(jar: CookieJar, response: Response): void {
+  for (const header of response.headers.getSetCookie()) {
+    const [pair] = header.split(';');
+    const index = pair!.indexOf('=');
+    jar.set(pair!.slice(0, index).trim(), pair!.slice(index + 1));
+  }
+}
+
 /**
- * Follows redirects like a browser (keeping cookies, which ignore ports) from `url` until one leaves for
- * `stopAt` (an origin or a URL prefix): that location, or the last response when it never does.
+ * Follows redirects like a browser (keeping cookies in `jar`, a new one unless given) from `url` until one
+ * leaves for `stopAt` (an origin or a URL prefix): that location, or the last response when it never does.
  */
-export async function followRedirects(url: string, stopAt: string): Promise<{ location?: string; status: number; text: string; contentType: string | null }> {
-  const cookies = new Map<string, string>();
+export async function followRedirects(url: string, stopAt: string, jar: CookieJar = new Map()): Promise<{ location?: string; status: number; text: string; contentType: string | null }> {
   let next = url;
   for (let hop = 0; hop < 20; hop++) {
     if (next.startsWith(stopAt)) return { location: next, status: 0, text: '', contentType: null };
-    const response = await fetch(next, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
-    for (const header of response.headers.getSetCookie()) {
-      const [pair] = header.split(';');
-      const index = pair!.indexOf('=');
-      cookies.set(pair!.slice(0, index).trim(), pair!.slice(index + 1));
-    }
+    const response = await fetch(next, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
+    keepCookies(jar, response);
     const location = response.headers.get('location');
     if (response.status >= 300 && response.status < 400 && location) {
       next = new URL(location, next).href;
