@@ -46,17 +46,36 @@ export function pkcePair() {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-/** Starts a sign-in for `email` and lets the IdP log `account` in; where orgplane's callback sent the browser, or the page it showed. */
-export async function signInAtIdp(world: OidcWorld, email: string, account: IdpAccount, options: { reauthenticate?: boolean } = {}) {
+/**
+ * Starts a sign-in for `email` and opens its link in a browser of its own, as far as the identity
+ * provider: that browser (`jar`), the link (`authorizationUrl`), the provider's URL, and the PKCE verifier.
+ */
+export async function startInBrowser(world: { app: TestApp }, email: string, options: { reauthenticate?: boolean; redirectUri?: string } = {}) {
   const pkce = pkcePair();
   const started = await api(world.app.url).post('/v1/auth/sso/start', {
-    email, redirectUri: appRedirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256', ...(options.reauthenticate ? { reauthenticate: true } : {}),
+    email, redirectUri: options.redirectUri ?? appRedirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256', ...(options.reauthenticate ? { reauthenticate: true } : {}),
   });
   if (started.status !== 200) throw new Error(`start: ${started.status} ${started.text}`);
+  const jar: CookieJar = new Map();
+  const idpUrl = await identityProviderUrl(world.app, started.body.authorizationUrl, jar);
+  return { jar, idpUrl, verifier: pkce.verifier, authorizationUrl: started.body.authorizationUrl as string };
+}
+
+/** A request as the browser whose cookies are `jar`, its redirect not followed. */
+export function browserFetch(jar: CookieJar, url: string | URL, init: RequestInit = {}): Promise<Response> {
+  return fetch(url, { redirect: 'manual', ...init, headers: { ...(init.headers as Record<string, string> | undefined), cookie: cookieHeader(jar) } });
+}
+
+/**
+ * Starts a sign-in for `email` in a browser of its own and lets the IdP log `account` in; where
+ * orgplane's callback sent that browser, or the page it showed.
+ */
+export async function signInAtIdp(world: OidcWorld, email: string, account: IdpAccount, options: { reauthenticate?: boolean } = {}) {
+  const browser = await startInBrowser(world, email, options);
   world.idp.signInAs(account);
-  const result = await followRedirects(started.body.authorizationUrl, appRedirectUri);
+  const result = await followRedirects(browser.idpUrl, appRedirectUri, browser.jar);
   const code = result.location ? new URL(result.location).searchParams.get('code') ?? undefined : undefined;
-  return { ...result, code, verifier: pkce.verifier, authorizationUrl: started.body.authorizationUrl as string };
+  return { ...result, ...browser, code };
 }
 
 export const accountOf = (user: { email: string; name?: string }, sub = `sub-${randomBytes(4).toString('hex')}`): IdpAccount =>

@@ -8,7 +8,7 @@ import { followRedirects, type CookieJar } from '../support/oidc-idp.ts';
 import { generateSamlKey } from '../support/saml-idp.ts';
 import { startAttacker, type Attacker } from './attacker-support.ts';
 import { identityProviderUrl } from './oidc-support.ts';
-import { appRedirectUri, lastError, personOf, pkcePair, postToAcs, samlSignIn, startSamlWorld, type SamlWorld } from './saml-support.ts';
+import { appRedirectUri, lastError, personOf, pkcePair, postToAcs, samlSignIn, startInBrowser, startSamlWorld, type SamlWorld } from './saml-support.ts';
 
 describe('SAML sign-in: forged, tampered and replayed answers are refused', () => {
   let world: SamlWorld;
@@ -212,11 +212,11 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     it('the same answer posted to both instances at once signs in once', async () => {
       const { member } = world.tenant;
       // A fresh answer, posted by nobody yet.
-      const started = await api(world.app.url).post('/v1/auth/sso/start', { email: member.email, redirectUri: 'http://127.0.0.1:9/sso-done', codeChallenge: 'c'.repeat(43), codeChallengeMethod: 'S256' });
+      const browser = await startInBrowser(world, member.email);
       world.idp.signInAs(personOf(member));
-      const answer = await world.idp.answer(started.body.authorizationUrl);
+      const answer = await world.idp.answer(browser.idpUrl);
       const fields = { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState };
-      const results = await Promise.all([world.app.url, second.url, world.app.url, second.url].map((base) => postToAcs(`${base}/v1/auth/sso/saml/acs`, fields)));
+      const results = await Promise.all([world.app.url, second.url, world.app.url, second.url].map((base) => postToAcs(`${base}/v1/auth/sso/saml/acs`, fields, browser.jar)));
       assert.deepEqual(results.map((r) => r.status).sort(), [303, 400, 400, 400]);
     });
 

@@ -9,9 +9,9 @@ import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
 import { cookieHeader, type CookieJar } from '../support/oidc-idp.ts';
 import { startSamlIdp, type SamlAnswer, type SamlPerson, type TestSamlIdp } from '../support/saml-idp.ts';
-import { appRedirectUri, identityProviderUrl, pkcePair } from './oidc-support.ts';
+import { appRedirectUri, identityProviderUrl, pkcePair, startInBrowser } from './oidc-support.ts';
 
-export { appRedirectUri, pkcePair };
+export { appRedirectUri, pkcePair, startInBrowser };
 
 export interface SamlWorld {
   app: TestApp;
