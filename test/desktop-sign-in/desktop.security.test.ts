@@ -67,6 +67,19 @@ test('a code gives the session of the person who got it, in their organization, 
   assert.equal(org.body.organization.id, otherOrgId, 'and sees only that organization');
 });
 
+test('cancel needs no session (the person may cancel whether signed in or not), hands out nothing, and never answers another site', async () => {
+  const body = { redirectUri: loopbackRedirect, state: 's' };
+  const token = t.tenant.member.token;
+  for (const caller of [undefined, token, token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')]) {
+    const answer = await t.as(caller).post('/v1/auth/desktop/cancel', body);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.redirectTo, `${loopbackRedirect}?error=access_denied&state=s`);
+  }
+  // A link naming the attacker's site as the app: nothing to send the browser to.
+  const open = await t.as().post('/v1/auth/desktop/cancel', { redirectUri: 'https://attacker.example/phish', state: 's' });
+  assert.deepEqual([open.status, open.body.error, open.body.redirectTo], [400, 'invalid_request', undefined]);
+});
+
 test('a desktop link whose redirect URI is orgplane\'s own SSO callback cannot hand another organization\'s admin the session of the person who confirms', async () => {
   const { owner } = t.tenant;
   // A sign-in in progress of her own domain, whose callback exchanges codes at her identity provider.
