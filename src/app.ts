@@ -204,11 +204,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     retention: { days: config.auditRetentionDays, schedule: config.runWorkers },
     stream: { settings: config.auditStream, run: config.runWorkers },
   });
+  // Where a sign-in may send its one-time code: SSO sign-in, and the desktop app's (the same, but the console's pages).
+  const redirectUris = createRedirectUriPolicy({ publicUrl: config.publicUrl, listenPort: config.port, extra: config.ssoRedirectUris });
   await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, signUpAttemptsPerAddress: config.signUpAttemptsPerAddress, membership, organizations: organizationDirectory,
     // SSO's rule, handed in narrowed: users never imports the SSO module (which uses users' accounts).
     passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
-    // The desktop app's sign-in sends its code where SSO sign-in may send one.
-    redirectUriAllowed: createRedirectUriPolicy({ publicUrl: config.publicUrl, extra: config.ssoRedirectUris }),
+    redirectUriAllowed: redirectUris.desktopSignIn,
   });
   await registerOrganizations(app, { db, membership });
   // Removing a member revokes their MCP OAuth tokens at the providers (the MCP module's hook).
@@ -238,7 +239,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     teams: teamDirectory,
     outbound,
     publicUrl: config.publicUrl,
-    signIn: { redirectUris: config.ssoRedirectUris, clockSkewSeconds: config.ssoClockSkewSeconds, startAttemptsPerAddress: config.ssoStartAttemptsPerAddress },
+    signIn: { redirectUriAllowed: redirectUris.ssoSignIn, clockSkewSeconds: config.ssoClockSkewSeconds, startAttemptsPerAddress: config.ssoStartAttemptsPerAddress },
     rateLimiter,
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl, removalHooks });

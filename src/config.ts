@@ -17,7 +17,7 @@ export const configVariables = [
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
   ['CORS_ALLOWED_ORIGINS', '(empty)', 'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health and /openapi.json; empty: no cross-origin access'],
   ['DESKTOP_DOWNLOAD_URL', '(unset: the install page says the download is not configured)', 'where the install page\'s "Download" action points (an http(s) URL)'],
-  ['SSO_REDIRECT_URIS', '(empty)', 'comma-separated redirect URIs SSO sign-in may return to besides those under PUBLIC_URL, loopback (any port) and the desktop app\'s orgplane: scheme'],
+  ['SSO_REDIRECT_URIS', '(empty)', 'comma-separated redirect URIs, matched exactly, that SSO and desktop sign-in may return to besides the console\'s /sso/callback and /sso/test-done pages (SSO only), loopback on another port than this server\'s, and the desktop app\'s orgplane: scheme'],
   ['SSO_CLOCK_SKEW_SECONDS', '60', 'clock skew tolerated when checking ID token times (exp, iat) and SAML assertion times (0 to 600)'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
@@ -206,7 +206,7 @@ export interface Config {
   corsAllowedOrigins: string[];
   /** The install page's download action; null when DESKTOP_DOWNLOAD_URL is unset (the page says so). */
   desktopDownloadUrl: string | null;
-  /** Redirect URIs SSO sign-in may return to besides PUBLIC_URL's, loopback and orgplane: (SSO_REDIRECT_URIS). */
+  /** Redirect URIs, matched exactly, sign-ins may return to besides the console's pages, loopback and orgplane: (SSO_REDIRECT_URIS; platform/redirect-uris.ts). */
   ssoRedirectUris: string[];
   /** Clock skew tolerated in ID token and assertion times (SSO_CLOCK_SKEW_SECONDS). */
   ssoClockSkewSeconds: number;

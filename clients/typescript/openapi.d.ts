@@ -287,11 +287,31 @@ export interface paths {
         put?: never;
         /**
          * Give the desktop app that opened the console a one-time code for a session of its own
-         * @description Called by the console at /desktop/sign-in, which the desktop app opens in the person's browser (RFC 8252) with `redirect_uri`, `code_challenge` (S256) and `state`, once the person is signed in and confirms. The answer is where the browser goes next: `redirectUri` with `code` (and `state`). The app then calls POST /v1/auth/desktop/token with the code and its verifier within 60 s. Allowed redirect URIs are those of SSO sign-in: a loopback address on any port, the `orgplane:` scheme, under this server's URL, and SSO_REDIRECT_URIS. The new session belongs to the same person, with the same active organization and authentication method, and the same authentication time (`session.authenticatedAt` of GET /v1/me): it is no fresher than the browser's session, so a privileged operation from the app needs the person to re-authenticate as soon as the browser would. It is recorded when redeemed (`user.signed_in`, `method: "desktop"`).
+         * @description Called by the console at /desktop/sign-in, which the desktop app opens in the person's browser (RFC 8252) with `redirect_uri`, `code_challenge` (S256) and `state`, once the person is signed in and confirms. The answer is where the browser goes next: `redirectUri` with `code` (and `state`). The app then calls POST /v1/auth/desktop/token with the code and its verifier within 60 s. Allowed redirect URIs: a loopback address on any port but this server's own (`http://127.0.0.1:PORT/...`, `http://[::1]:PORT/...`, `http://localhost:PORT/...`, RFC 8252; never PORT nor PUBLIC_URL's port), the desktop app's `orgplane:` scheme, and SSO_REDIRECT_URIS, matched exactly; never another URL of this server (not even the console's pages), no fragment, no user name or password. The new session belongs to the same person, with the same active organization and authentication method, and the same authentication time (`session.authenticatedAt` of GET /v1/me): it is no fresher than the browser's session, so a privileged operation from the app needs the person to re-authenticate as soon as the browser would. It is recorded when redeemed (`user.signed_in`, `method: "desktop"`).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["authorizeDesktopSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/desktop/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Where to send the browser when the person cancels the desktop app's sign-in
+         * @description Called by the console at /desktop/sign-in when the person cancels: the answer is the app's redirect URI with `error=access_denied` (and `state`), RFC 6749 4.1.2.1, so that the app stops waiting. The console sends the browser only where this answers, so a link naming any other redirect URI sends it nowhere. Allowed redirect URIs: a loopback address on any port but this server's own (`http://127.0.0.1:PORT/...`, `http://[::1]:PORT/...`, `http://localhost:PORT/...`, RFC 8252; never PORT nor PUBLIC_URL's port), the desktop app's `orgplane:` scheme, and SSO_REDIRECT_URIS, matched exactly; never another URL of this server (not even the console's pages), no fragment, no user name or password. No authentication (the person may cancel whether signed in or not; nothing is handed out). Writes no audit event.
+         */
+        post: operations["cancelDesktopSignIn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1071,9 +1091,29 @@ export interface paths {
         put?: never;
         /**
          * Start an SSO sign-in for an e-mail address (home-realm discovery)
-         * @description The e-mail's domain picks the organization whose SSO connection has verified it; the answer is the identity provider's URL to open in a browser. The provider returns to orgplane, which redirects (303) to `redirectUri?code=...`; POST /v1/auth/sso/token exchanges that code, with the `codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: under this server's URL, a loopback address on any port (http://127.0.0.1:PORT/..., RFC 8252), the desktop app's `orgplane:` scheme, and SSO_REDIRECT_URIS. `reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller's session (step-up). The person signs in to an existing account only on a ground the callback (ssoOidcCallback) describes; else the callback refuses with `account_not_linkable`. No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` (100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends. Writes no audit event (it changes nothing anyone manages: the sign-in in progress expires, and the callback and the exchange record what becomes of it), except `sso.sign_in_failed` with reason `discovery_failed` when the identity provider's configuration cannot be read.
+         * @description The e-mail's domain picks the organization whose SSO connection has verified it; the answer is the sign-in's link, orgplane's own `GET /v1/auth/sso/authorize?request=...`, to open in the person's browser: it sends the browser on to the identity provider. The provider returns to orgplane, which redirects (303) to `redirectUri?code=...`; POST /v1/auth/sso/token exchanges that code, with the `codeVerifier` whose S256 hash was sent here as `codeChallenge`, for a session. Allowed redirect URIs: the console's own pages that receive the code, exactly as `PUBLIC_URL/sso/callback` and `PUBLIC_URL/sso/test-done` (no query string of their own); a loopback address on any port but this server's own (`http://127.0.0.1:PORT/...`, `http://[::1]:PORT/...`, `http://localhost:PORT/...`, RFC 8252; never PORT nor PUBLIC_URL's port); the desktop app's `orgplane:` scheme; and SSO_REDIRECT_URIS, matched exactly. No other URL of this server, no fragment, no user name or password. The sign-in is bound to the browser that opens `authorizationUrl` first: it gets the cookie `orgplane_sso` (HttpOnly, Path `/v1/auth/sso/`, Max-Age 600; SameSite=None and Secure when PUBLIC_URL is https, since a SAML identity provider posts its answer from another site; SameSite=Lax over http), a random secret whose SHA-256 is kept with the sign-in, and the OIDC callback and the SAML ACS refuse any browser that does not carry it (403 page, `browser_mismatch`) before using what the provider sent. `reauthenticate: true` makes the provider ask the person again (`prompt=login`) and the token call then refreshes the caller's session (step-up). The person signs in to an existing account only on a ground the callback (ssoOidcCallback) describes; else the callback refuses with `account_not_linkable`. No authentication: the provider authenticates the person. Limited per client address across all processes: `SSO_START_ATTEMPTS_PER_ADDRESS` (100 by default) attempts per fixed 15-minute window, whatever their answer; then 429 `rate_limited` with `Retry-After` until the window ends. Writes no audit event (it changes nothing anyone manages: the sign-in in progress expires, and the callback and the exchange record what becomes of it), except `sso.sign_in_failed` with reason `discovery_failed` when the identity provider's configuration cannot be read.
          */
         post: operations["startSsoSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sso/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sign-in's link: binds the sign-in to this browser, then sends it to the identity provider
+         * @description Not for API clients: the `authorizationUrl` POST /v1/auth/sso/start answers, opened in the person's browser. 303 to the identity provider, with `Set-Cookie: orgplane_sso=...`. The sign-in is bound to the browser that opens `authorizationUrl` first: it gets the cookie `orgplane_sso` (HttpOnly, Path `/v1/auth/sso/`, Max-Age 600; SameSite=None and Secure when PUBLIC_URL is https, since a SAML identity provider posts its answer from another site; SameSite=Lax over http), a random secret whose SHA-256 is kept with the sign-in, and the OIDC callback and the SAML ACS refuse any browser that does not carry it (403 page, `browser_mismatch`) before using what the provider sent. A browser that already carries the cookie keeps its secret, so several sign-ins may be in progress in one browser; the browser that opened the link may open it again, any other is refused. Writes no audit event.
+         */
+        get: operations["openSsoSignIn"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1089,7 +1129,7 @@ export interface paths {
         };
         /**
          * Where the OIDC identity provider returns the person's browser
-         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM (the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM provisioning them); someone who left on their own may be provisioned again. Each refusal is an `sso.sign_in_failed` audit event in the connection's organization (`changes.reason`: the category shown as the connection's `lastError`); a just-in-time provisioning is `member.provisioned`. The identity provider's subject, once linked, finds its account. A subject not linked yet takes the account with the e-mail only when that account is a member of the organization, was provisioned by its SCIM, was linked by its SSO before, or has an e-mail address orgplane verified; any other existing account (one made by password sign-up, which proves nothing about the address) is refused with 403 `account_not_linkable` (recorded as `sso.sign_in_failed`), and nothing is linked or created. An account's first link to the organization's identity provider ends every session it had (`sso.account_linked`). A step-up (`reauthenticate: true`) is held to the same rule but links nothing and ends no session.
+         * @description Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A browser that does not carry the `orgplane_sso` cookie of the one that opened the sign-in's link is refused first (403 page, `browser_mismatch`), before the code is sent to the provider, and the sign-in stays for its own browser. A refused sign-in (expired or reused state, a rejected ID token, an unverified e-mail or one outside the organization's domain, a suspended member, someone unknown while just-in-time provisioning is off, someone SCIM or an administrator removed from the organization) is a readable HTML page with status 400 or 403. Just-in-time provisioning adds only people who were never members: a removal by SCIM (the directory) or by an owner or admin stands until the organization makes the person a member again (an invitation accepted, or SCIM provisioning them); someone who left on their own may be provisioned again. Each refusal is an `sso.sign_in_failed` audit event in the connection's organization (`changes.reason`: the category shown as the connection's `lastError`); a just-in-time provisioning is `member.provisioned`. The identity provider's subject, once linked, finds its account. A subject not linked yet takes the account with the e-mail only when that account is a member of the organization, was provisioned by its SCIM, was linked by its SSO before, or has an e-mail address orgplane verified; any other existing account (one made by password sign-up, which proves nothing about the address) is refused with 403 `account_not_linkable` (recorded as `sso.sign_in_failed`), and nothing is linked or created. An account's first link to the organization's identity provider ends every session it had (`sso.account_linked`). A step-up (`reauthenticate: true`) is held to the same rule but links nothing and ends no session.
          */
         get: operations["ssoOidcCallback"];
         put?: never;
@@ -1151,7 +1191,7 @@ export interface paths {
         put?: never;
         /**
          * Where the SAML identity provider posts the person's browser (assertion consumer service)
-         * @description Not for API clients. The HTTP-POST binding: the IdP's form with `SAMLResponse` and the `RelayState` orgplane sent. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). The assertion must be signed by one of the connection's IdP certificates, name this connection's SP entity id as its audience, this URL as its bearer confirmation's Recipient and the response's Destination, answer the AuthnRequest of this sign-in (`InResponseTo`), be within its NotBefore/NotOnOrAfter (give or take SSO_CLOCK_SKEW_SECONDS), and not have been used before. The e-mail comes from an `email`/`mail` attribute or an emailAddress NameID, and must be in the organization's verified domain; the NameID is the subject linked to the account. A refused sign-in (expired or reused RelayState, a rejected or replayed assertion, an e-mail outside the domain, a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403. The identity provider's subject, once linked, finds its account. A subject not linked yet takes the account with the e-mail only when that account is a member of the organization, was provisioned by its SCIM, was linked by its SSO before, or has an e-mail address orgplane verified; any other existing account (one made by password sign-up, which proves nothing about the address) is refused with 403 `account_not_linkable` (recorded as `sso.sign_in_failed`), and nothing is linked or created. An account's first link to the organization's identity provider ends every session it had (`sso.account_linked`). A step-up (`reauthenticate: true`) is held to the same rule but links nothing and ends no session.
+         * @description Not for API clients. The HTTP-POST binding: the IdP's form with `SAMLResponse` and the `RelayState` orgplane sent. On success, 303 to the redirect URI given at start with `?code=` (single use, valid 60 seconds). A browser that does not carry the `orgplane_sso` cookie of the one that opened the sign-in's link is refused first (403 page, `browser_mismatch`), before the assertion is read or recorded, and the sign-in stays for its own browser. The assertion must be signed by one of the connection's IdP certificates, name this connection's SP entity id as its audience, this URL as its bearer confirmation's Recipient and the response's Destination, answer the AuthnRequest of this sign-in (`InResponseTo`), be within its NotBefore/NotOnOrAfter (give or take SSO_CLOCK_SKEW_SECONDS), and not have been used before. The e-mail comes from an `email`/`mail` attribute or an emailAddress NameID, and must be in the organization's verified domain; the NameID is the subject linked to the account. A refused sign-in (expired or reused RelayState, a rejected or replayed assertion, an e-mail outside the domain, a suspended member, someone unknown while just-in-time provisioning is off) is a readable HTML page with status 400 or 403. The identity provider's subject, once linked, finds its account. A subject not linked yet takes the account with the e-mail only when that account is a member of the organization, was provisioned by its SCIM, was linked by its SSO before, or has an e-mail address orgplane verified; any other existing account (one made by password sign-up, which proves nothing about the address) is refused with 403 `account_not_linkable` (recorded as `sso.sign_in_failed`), and nothing is linked or created. An account's first link to the organization's identity provider ends every session it had (`sso.account_linked`). A step-up (`reauthenticate: true`) is held to the same rule but links nothing and ends no session.
          */
         post: operations["ssoSamlAcs"];
         delete?: never;
@@ -3635,6 +3675,49 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "forbidden";
+                    };
+                };
+            };
+        };
+    };
+    cancelDesktopSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redirectUri: string;
+                    /** @description The app's own value, given back to it unchanged */
+                    state?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The redirect URI with `error=access_denied` (and `state`): send the browser there */
+                        redirectTo: string;
+                    };
+                };
+            };
+            /** @description invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
                     };
                 };
             };
@@ -7231,7 +7314,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Open this in the person's browser */
+                        /** @description The sign-in's link (`GET /v1/auth/sso/authorize?request=...`): open it in the person's browser, the one that is to finish the sign-in */
                         authorizationUrl: string;
                     };
                 };
@@ -7286,6 +7369,42 @@ export interface operations {
             };
         };
     };
+    openSsoSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider, with the binding cookie */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description HTML page: the link is unknown, or its sign-in expired or was used */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description HTML page: another browser opened this link first (`browser_mismatch`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
     ssoOidcCallback: {
         parameters: {
             query?: never;
@@ -7311,7 +7430,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description HTML page: the sign-in was refused, and why (`account_not_linkable`: an account with the e-mail exists that the organization has no tie to) */
+            /** @description HTML page: the sign-in was refused, and why (among others: `account_not_linkable`, an account with the e-mail exists that the organization has no tie to; `browser_mismatch`, another browser than the one that started it) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7485,7 +7604,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description HTML page: the sign-in was refused, and why (`account_not_linkable`: an account with the e-mail exists that the organization has no tie to) */
+            /** @description HTML page: the sign-in was refused, and why (among others: `account_not_linkable`, an account with the e-mail exists that the organization has no tie to; `browser_mismatch`, another browser than the one that started it) */
             403: {
                 headers: {
                     [name: string]: unknown;

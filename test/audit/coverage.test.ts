@@ -21,6 +21,7 @@ const writesNoEvent: Record<string, string> = {
   mcpOAuthCallbackShared: 'reached only through a real authorization: the world completed one, and its mcp_connection.authorized event is checked below',
   mcpOAuthCallbackIsolated: 'the same as mcpOAuthCallbackShared, for isolated callbacks',
   startSsoSignIn: 'changes nothing anyone manages: it keeps a sign-in in progress (expiring in 10 minutes, spent by the callback); what becomes of it is recorded by the callback (sso.sign_in_failed, member.provisioned, sso.account_linked) and the exchange (user.signed_in), and a start that cannot read the IdP\'s configuration writes sso.sign_in_failed (test/sso/oidc-sign-in.audit.test.ts). The exchange below performs a start too',
+  cancelDesktopSignIn: 'changes nothing: it answers where the browser goes when the person cancels the desktop app\'s sign-in (the app\'s redirect URI with access_denied)',
   authorizeDesktopSignIn: 'hands the desktop app a one-time code (a minute, spent by the exchange); redeeming it is the sign-in, recorded by exchangeDesktopSignInCode (user.signed_in with method desktop), which performs an authorize too',
   ssoSamlAcs: 'the middle of a SAML sign-in, as the OIDC callback (a GET) is of an OIDC one: what becomes of it is recorded by the exchange (user.signed_in), by just-in-time provisioning (member.provisioned), by the first link of an account (sso.account_linked) and, when refused, as sso.sign_in_failed (test/sso/saml-sign-in.audit.test.ts); it needs a SAML IdP the world does not run',
 };

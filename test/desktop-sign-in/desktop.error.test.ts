@@ -1,6 +1,7 @@
-// The desktop sign-in's documented errors: a redirect URI a sign-in may not use, a body that is not
-// valid, and every way a code is refused (400 invalid_grant): unknown, used, expired, another
-// verifier, another redirect URI. A refused code is spent all the same, and nothing is signed in.
+// The desktop sign-in's documented errors: a redirect URI a sign-in may not use (for a code, or for the
+// cancellation), a body that is not valid, and every way a code is refused (400 invalid_grant): unknown,
+// used, expired, another verifier, another redirect URI. A refused code is spent all the same, and
+// nothing is signed in.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useTenantApp } from '../support/harness.ts';
@@ -16,8 +17,18 @@ async function authorized() {
   return { ...pkce, code: codeOf(response.body.redirectTo) };
 }
 
-test('a redirect URI that is not loopback, the app\'s scheme or configured is 400 invalid_request naming it; no code is made', async () => {
-  for (const redirectUri of ['https://attacker.example/callback', 'http://192.168.1.5:8080/cb', 'http://127.0.0.1:5000/cb#fragment', 'http://user:pw@127.0.0.1:5000/cb', 'not a uri']) {
+/** Redirect URIs the desktop app may not use: elsewhere, and every URL of orgplane's own (its console's SSO pages too). */
+const refusedRedirects = () => {
+  const base = t.app.config.publicUrl;
+  const port = new URL(base).port;
+  return [
+    'https://attacker.example/callback', 'http://192.168.1.5:8080/cb', 'http://127.0.0.1:5000/cb#fragment', 'http://user:pw@127.0.0.1:5000/cb', 'not a uri',
+    `${base}/v1/auth/sso/oidc/callback?state=x`, `${base}/sso/callback`, `${base}/desktop/done`, `http://localhost:${port}/callback`, `http://[::1]:${port}/callback`,
+  ];
+};
+
+test('a redirect URI that is not loopback (on another port than orgplane\'s), the app\'s scheme or configured is 400 invalid_request naming it; no code is made', async () => {
+  for (const redirectUri of refusedRedirects()) {
     const refused = await t.as(t.tenant.member.token).post('/v1/auth/desktop/authorize', authorizeBody(pkcePair().challenge, { redirectUri }));
     assert.equal(refused.status, 400, redirectUri);
     assert.equal(refused.body.error, 'invalid_request');
@@ -60,4 +71,17 @@ test('an expired code is 400 invalid_grant', async () => {
   const expired = await authorized();
   await t.app.db.query(`UPDATE desktop_sign_in_codes SET expires_at = now() - interval '1 second'`);
   invalidGrant(await t.as().post('/v1/auth/desktop/token', { code: expired.code, codeVerifier: expired.verifier, redirectUri: loopbackRedirect }));
+});
+
+test('cancel: a redirect URI the app may not use, or a body that is not valid, is 400 invalid_request; nothing is answered to send the browser to', async () => {
+  for (const redirectUri of refusedRedirects()) {
+    const refused = await t.as(t.tenant.member.token).post('/v1/auth/desktop/cancel', { redirectUri, state: 's' });
+    assert.deepEqual([refused.status, refused.body.error], [400, 'invalid_request'], redirectUri);
+    assert.deepEqual(refused.body.details.map((detail: { path: string[] }) => detail.path), [['redirectUri']], redirectUri);
+    assert.equal(refused.body.redirectTo, undefined);
+  }
+  for (const body of [{}, { redirectUri: '' }, { redirectUri: loopbackRedirect, state: 'x'.repeat(513) }, { redirectUri: loopbackRedirect, extra: true }, { redirectUri: 'x'.repeat(2049) }]) {
+    const refused = await t.as().post('/v1/auth/desktop/cancel', body);
+    assert.deepEqual([refused.status, refused.body.error], [400, 'invalid_request'], JSON.stringify(body).slice(0, 100));
+  }
 });

@@ -52,6 +52,19 @@ test('the orgplane: scheme is a redirect the app may use too, without a state', 
   assert.equal(exchanged.body.user.id, t.tenant.admin.userId);
 });
 
+test('cancel answers the app\'s redirect with access_denied and its state (RFC 6749 4.1.2.1), and makes no code', async () => {
+  const cancelled = await t.as(t.tenant.member.token).post('/v1/auth/desktop/cancel', { redirectUri: loopbackRedirect, state: 'app-state-2' });
+  assert.equal(cancelled.status, 200, cancelled.text);
+  const target = new URL(cancelled.body.redirectTo);
+  assert.equal(`${target.origin}${target.pathname}`, loopbackRedirect);
+  assert.deepEqual([...target.searchParams], [['error', 'access_denied'], ['state', 'app-state-2']]);
+  const scheme = await t.as().post('/v1/auth/desktop/cancel', { redirectUri: 'orgplane://signed-in' });
+  assert.equal(scheme.status, 200, scheme.text);
+  assert.equal(scheme.body.redirectTo, 'orgplane://signed-in?error=access_denied');
+  const { rows } = await t.app.db.query('SELECT count(*)::int AS n FROM desktop_sign_in_codes WHERE redirect_uri = $1', ['orgplane://signed-in']);
+  assert.equal(rows[0].n, 0, 'cancelling hands out nothing');
+});
+
 // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 5);

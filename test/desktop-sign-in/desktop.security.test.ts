@@ -2,16 +2,32 @@
 // anonymous, not a revoked or tampered session, not an API key, not a stale session: 403 reauth); a
 // code speaks for the person who got it and no one else; a code is never stored, only its hash; the
 // app's session is no fresher than the browser's that got the code, so a chain of codes cannot keep
-// an authentication fresh.
+// an authentication fresh; and a code goes only where the desktop app waits, never to a page of
+// orgplane's own that would hand it on (the attacker: another organization's admin with an identity
+// provider of her own, test/sso/attacker-support.ts).
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { hashToken } from '../../src/platform/tokens.ts';
 import { ageSession, reauthBody } from '../identity/reauth-support.ts';
+import { startAttacker, type Attacker } from '../sso/attacker-support.ts';
+import { startDnsServer } from '../support/dns-server.ts';
 import { createOrganization, signUp } from '../support/fixtures.ts';
 import { useTenantApp } from '../support/harness.ts';
+import { followRedirects } from '../support/oidc-idp.ts';
 import { authorizeBody, codeOf, loopbackRedirect, pkcePair } from './support.ts';
 
-const t = useTenantApp();
+// The attacker's domain is verified through this DNS server, and her identity provider is on loopback.
+const dns = await startDnsServer();
+const t = useTenantApp({ config: { dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'] } });
+let attacker: Attacker;
+before(async () => {
+  await t.ready;
+  attacker = await startAttacker(t.app, dns, t.tenant);
+});
+after(async () => {
+  await attacker?.close();
+  await dns.close();
+});
 
 test('anonymous, a tampered or a signed-out session, an API key: 401; nothing is made', async () => {
   const body = authorizeBody(pkcePair().challenge);
@@ -93,4 +109,39 @@ test('a chain of codes (the app\'s session authorizing another app) keeps the fi
   const times = await Promise.all([person.token, first, second].map(async (token) => (await t.as(token).get('/v1/me')).body.session.authenticatedAt));
   assert.equal(new Set(times).size, 1, `one authentication time along the chain: ${times.join(', ')}`);
   assert.ok(Date.now() - Date.parse(times[0]) >= 600_000, 'the one the person signed in with');
+});
+
+test('cancel needs no session (the person may cancel whether signed in or not), hands out nothing, and never answers another site', async () => {
+  const body = { redirectUri: loopbackRedirect, state: 's' };
+  const token = t.tenant.member.token;
+  for (const caller of [undefined, token, token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')]) {
+    const answer = await t.as(caller).post('/v1/auth/desktop/cancel', body);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.redirectTo, `${loopbackRedirect}?error=access_denied&state=s`);
+  }
+  // A link naming the attacker's site as the app: nothing to send the browser to.
+  const open = await t.as().post('/v1/auth/desktop/cancel', { redirectUri: 'https://attacker.example/phish', state: 's' });
+  assert.deepEqual([open.status, open.body.error, open.body.redirectTo], [400, 'invalid_request', undefined]);
+});
+
+test('a desktop link whose redirect URI is orgplane\'s own SSO callback cannot hand another organization\'s admin the session of the person who confirms', async () => {
+  const { owner } = t.tenant;
+  // A sign-in in progress of her own domain, whose callback exchanges codes at her identity provider.
+  const redirectUri = await attacker.ownCallback();
+  const pkce = pkcePair();
+  // The console's /desktop/sign-in page as her link opens it (no state of its own, so hers stays in
+  // the redirect URI): the owner confirms, and the browser goes where authorize says.
+  const authorized = await t.as(owner.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge, { redirectUri, state: undefined }));
+  let session: { userId: string } | undefined;
+  if (authorized.status === 200) {
+    const seen = attacker.idp.receivedCodes.length;
+    await followRedirects(authorized.body.redirectTo, 'about:nowhere');
+    for (const code of attacker.idp.receivedCodes.slice(seen)) {
+      const exchanged = await t.as().post('/v1/auth/desktop/token', { code, codeVerifier: pkce.verifier, redirectUri });
+      if (exchanged.status === 200) session = { userId: exchanged.body.user.id };
+    }
+  }
+  assert.equal(session, undefined, 'the attacker got the owner\'s session');
+  assert.equal(authorized.status, 400, authorized.text);
+  assert.deepEqual(authorized.body.details.map((detail: { path: string[] }) => detail.path), [['redirectUri']]);
 });

@@ -38,16 +38,18 @@ const matrix: Record<string, Row> = {
   signUp: same(201),
   signIn: same(200),
   // SSO sign-in needs no session: an e-mail of a domain no organization verified (404 sso_not_configured),
-  // a callback without a state (400 page), a code never issued (400 invalid_grant).
+  // a link or a callback without its request or state (400 page), a code never issued (400 invalid_grant).
   startSsoSignIn: same(404),
+  openSsoSignIn: same(400),
   ssoOidcCallback: same(400),
   // SAML: the ACS without a RelayState (400 page); the SP metadata is public, and the world's connection is OIDC (404 for all).
   ssoSamlAcs: same(400),
   getSsoSamlMetadata: same(404),
   exchangeSsoCode: same(400),
-  // The desktop app's sign-in: a code for any signed-in person (their own session's); redeeming one
-  // needs no session, and a code never issued is 400 invalid_grant for everybody.
+  // The desktop app's sign-in: a code for any signed-in person (their own session's); cancelling and
+  // redeeming one need no session, and a code never issued is 400 invalid_grant for everybody.
   authorizeDesktopSignIn: session(200, 200, 200, 200),
+  cancelDesktopSignIn: same(200),
   exchangeDesktopSignInCode: same(400),
   getMe: session(200, 200, 200, 200),
   // Step-up with the password: the matrix sends a wrong one (403 invalid_credentials), which changes nothing.

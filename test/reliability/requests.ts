@@ -34,6 +34,7 @@ export async function prepareRequest(world: World, operationId: string, path: st
     case 'startSsoSignIn': return { path: values, body: { email: `someone.${unique()}@unconfigured.example`, redirectUri: 'http://127.0.0.1:9/done', codeChallenge: 'a'.repeat(43), codeChallengeMethod: 'S256' } };
     case 'exchangeSsoCode': return { path: values, body: { code: 'never-issued', codeVerifier: 'b'.repeat(43) } };
     case 'authorizeDesktopSignIn': return { path: values, body: { redirectUri: 'http://127.0.0.1:9/desktop', codeChallenge: 'c'.repeat(43), codeChallengeMethod: 'S256', state: 'matrix' } };
+    case 'cancelDesktopSignIn': return { path: values, body: { redirectUri: 'http://127.0.0.1:9/desktop', state: 'matrix' } };
     case 'exchangeDesktopSignInCode': return { path: values, body: { code: 'never-issued', codeVerifier: 'd'.repeat(43), redirectUri: 'http://127.0.0.1:9/desktop' } };
     case 'createOrganization': return { path: values, body: { name: `Org ${unique()}` } };
     case 'setActiveOrganization': return { path: values, body: { organizationId: tenant.orgId } };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { api } from '../support/http.ts';
 import { eventsOfRequest, freshRequestId } from '../audit/helpers.ts';
-import { accountOf, appRedirectUri, pkcePair, signInAtIdp, startOidcWorld, type OidcWorld } from './oidc-support.ts';
+import { accountOf, appRedirectUri, browserFetch, pkcePair, signInAtIdp, startInBrowser, startOidcWorld, type OidcWorld } from './oidc-support.ts';
 
 describe('OIDC sign-in: audit events', () => {
   let world: OidcWorld;
@@ -58,10 +58,9 @@ describe('OIDC sign-in: audit events', () => {
     assert.equal((await failures('not_a_member')).at(-1).changes.email, stranger);
 
     // The IdP answers with an error instead of a code.
-    const pkce = pkcePair();
-    const started = await api(world.app.url).post('/v1/auth/sso/start', { email: world.tenant.member.email, redirectUri: appRedirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
-    const state = new URL(started.body.authorizationUrl).searchParams.get('state')!;
-    const refused = await fetch(`${world.app.url}/v1/auth/sso/oidc/callback?state=${encodeURIComponent(state)}&error=access_denied`, { redirect: 'manual' });
+    const browser = await startInBrowser(world, world.tenant.member.email);
+    const state = new URL(browser.idpUrl).searchParams.get('state')!;
+    const refused = await browserFetch(browser.jar, `${world.app.url}/v1/auth/sso/oidc/callback?state=${encodeURIComponent(state)}&error=access_denied`);
     assert.equal(refused.status, 403);
     const [idpError] = await failures('idp_error');
     assert.equal(idpError.outcome, 'failure');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { api } from '../support/http.ts';
 import { followRedirects } from '../support/oidc-idp.ts';
-import { accountOf, appRedirectUri, pkcePair, signInAtIdp, startOidcWorld, type OidcWorld } from './oidc-support.ts';
+import { accountOf, appRedirectUri, browserFetch, pkcePair, signInAtIdp, startInBrowser, startOidcWorld, type OidcWorld } from './oidc-support.ts';
 
 describe('OIDC sign-in: refusals and bad input', () => {
   let world: OidcWorld;
@@ -28,12 +28,18 @@ describe('OIDC sign-in: refusals and bad input', () => {
   });
 
   it('start: redirect URIs outside the allowed ones, and bad PKCE parameters, are 400 with details', async () => {
-    for (const redirectUri of ['https://evil.example/cb', 'http://127.0.0.1.evil.example/cb', 'javascript:alert(1)', 'http://127.0.0.1:9/cb#frag', 'not a uri']) {
+    const base = world.app.config.publicUrl;
+    const port = new URL(base).port;
+    for (const redirectUri of [
+      'https://evil.example/cb', 'http://127.0.0.1.evil.example/cb', 'javascript:alert(1)', 'http://127.0.0.1:9/cb#frag', 'not a uri',
+      // Orgplane's own URLs, but the console's two pages exactly: its OIDC callback above all, on any loopback name.
+      `${base}/v1/auth/sso/oidc/callback?state=x`, `${base}/desktop/done`, `${base}/sso/callback?next=/`, `http://localhost:${port}/sso-done`, `http://[::1]:${port}/cb`,
+    ]) {
       const response = await start({ redirectUri });
       assert.equal(response.status, 400, redirectUri);
       assert.deepEqual(response.body.details[0].path, ['redirectUri']);
     }
-    for (const redirectUri of ['http://[::1]:5555/cb', 'orgplane://sso/done', `${world.app.config.publicUrl}/desktop/done`]) {
+    for (const redirectUri of ['http://[::1]:5555/cb', 'orgplane://sso/done', `${base}/sso/callback`, `${base}/sso/test-done`]) {
       assert.equal((await start({ redirectUri })).status, 200, redirectUri);
     }
     assert.equal((await start({ codeChallengeMethod: 'plain' })).status, 400);
@@ -46,15 +52,30 @@ describe('OIDC sign-in: refusals and bad input', () => {
     assert.equal(none.status, 400);
     assert.match(none.headers.get('content-type') ?? '', /text\/html/);
     assert.match(await none.text(), /expired or was already used/);
-    const pkce = pkcePair();
-    const started = await start({ codeChallenge: pkce.challenge });
+    const browser = await startInBrowser(world, world.tenant.member.email);
     world.idp.signInAs(accountOf(world.tenant.member));
-    const reached = await followRedirects(started.body.authorizationUrl, `${world.app.config.publicUrl}/v1/auth/sso/oidc/callback`);
-    const first = await fetch(reached.location!, { redirect: 'manual' });
+    const reached = await followRedirects(browser.idpUrl, `${world.app.config.publicUrl}/v1/auth/sso/oidc/callback`, browser.jar);
+    const first = await browserFetch(browser.jar, reached.location!);
     assert.equal(first.status, 303);
-    const replay = await fetch(reached.location!, { redirect: 'manual' });
+    const replay = await browserFetch(browser.jar, reached.location!);
     assert.equal(replay.status, 400);
     assert.match(replay.headers.get('content-type') ?? '', /text\/html/);
+  });
+
+  it('the link: no request, an unknown one, or one whose sign-in expired or was used, is a readable page (400) that sets no cookie', async () => {
+    const link = `${world.app.url}/v1/auth/sso/authorize`;
+    const expired = await start({});
+    await world.app.db.query(`UPDATE sso_sign_in_requests SET expires_at = now() - interval '1 second'`);
+    const used = await startInBrowser(world, world.tenant.member.email);
+    world.idp.signInAs(accountOf(world.tenant.member));
+    assert.ok((await followRedirects(used.idpUrl, appRedirectUri, used.jar)).location, 'the sign-in completed');
+    for (const url of [link, `${link}?request=`, `${link}?request=${'x'.repeat(43)}`, `${link}?request=${'x'.repeat(600)}`, `${link}?request=a&request=b`, expired.body.authorizationUrl, used.authorizationUrl]) {
+      const response = await browserFetch(used.jar, url);
+      assert.equal(response.status, 400, url);
+      assert.match(response.headers.get('content-type') ?? '', /text\/html/, url);
+      assert.match(await response.text(), /expired or was already used/, url);
+      assert.equal(response.headers.get('set-cookie'), null, url);
+    }
   });
 
   it('an e-mail the IdP did not verify, or one outside the verified domain, is refused with a page and recorded as the connection\'s last error', async () => {

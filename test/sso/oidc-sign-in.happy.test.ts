@@ -28,15 +28,19 @@ describe('OIDC sign-in: happy paths (oidc-provider on loopback)', () => {
     assert.equal(connection.body.connection.ssoReady, true);
   });
 
-  it('the authorization URL carries PKCE (S256), state, nonce and the callback; a step-up adds prompt=login', async () => {
+  it('start answers orgplane\'s link, which sends the browser to the IdP\'s URL with PKCE (S256), state, nonce and the callback; a step-up adds prompt=login', async () => {
     const flow = await signInAtIdp(world, world.tenant.admin.email, accountOf(world.tenant.admin));
-    const url = new URL(flow.authorizationUrl);
+    const link = new URL(flow.authorizationUrl);
+    assert.equal(`${link.origin}${link.pathname}`, `${world.app.config.publicUrl}/v1/auth/sso/authorize`);
+    assert.match(link.searchParams.get('request') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual([...link.searchParams.keys()], ['request'], 'the link carries nothing of the IdP\'s URL');
+    const url = new URL(flow.idpUrl);
     assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
     for (const name of ['state', 'nonce', 'code_challenge']) assert.ok(url.searchParams.get(name));
     assert.equal(url.searchParams.get('redirect_uri'), `${world.app.config.publicUrl}/v1/auth/sso/oidc/callback`);
     assert.equal(url.searchParams.get('prompt'), null);
     const stepUp = await signInAtIdp(world, world.tenant.admin.email, accountOf(world.tenant.admin), { reauthenticate: true });
-    assert.equal(new URL(stepUp.authorizationUrl).searchParams.get('prompt'), 'login');
+    assert.equal(new URL(stepUp.idpUrl).searchParams.get('prompt'), 'login');
   });
 
   it('the IdP subject is linked: after an e-mail change at the IdP the same account signs in', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { api } from '../support/http.ts';
 import { followRedirects } from '../support/oidc-idp.ts';
-import { accountOf, appRedirectUri, pkcePair, signInAtIdp, startOidcWorld, type OidcWorld } from './oidc-support.ts';
+import { accountOf, browserFetch, signInAtIdp, startInBrowser, startOidcWorld, type OidcWorld } from './oidc-support.ts';
 
 describe('OIDC sign-in: the connection\'s health', () => {
   let world: OidcWorld;
@@ -18,14 +18,16 @@ describe('OIDC sign-in: the connection\'s health', () => {
     return response.body.connection;
   };
   const callbackUrl = () => `${world.app.config.publicUrl}/v1/auth/sso/oidc/callback`;
-  /** Starts a sign-in and lets the IdP log the member in; the callback URL the IdP sends the browser to (with its code and state), not followed. */
+  /**
+   * Starts a sign-in in a browser and lets the IdP log the member in; the callback URL the IdP sends that
+   * browser to (with its code and state), not followed, and the browser.
+   */
   async function reachCallback() {
-    const started = await api(world.app.url).post('/v1/auth/sso/start', { email: world.tenant.member.email, redirectUri: appRedirectUri, codeChallenge: pkcePair().challenge, codeChallengeMethod: 'S256' });
-    assert.equal(started.status, 200, started.text);
+    const browser = await startInBrowser(world, world.tenant.member.email);
     world.idp.signInAs(accountOf(world.tenant.member));
-    const reached = await followRedirects(started.body.authorizationUrl, callbackUrl());
+    const reached = await followRedirects(browser.idpUrl, callbackUrl(), browser.jar);
     assert.ok(reached.location, reached.text);
-    return new URL(reached.location);
+    return { callback: new URL(reached.location), jar: browser.jar };
   }
 
   it('a new connection has neither; a success sets lastSignInAt; a refusal sets lastError with its time and keeps lastSignInAt', async () => {
@@ -54,8 +56,8 @@ describe('OIDC sign-in: the connection\'s health', () => {
     const put = (clientSecret: string) => api(world.app.url, owner.token).put('/v1/sso/connection', { domain: current.domain, issuer: current.issuer, clientId: current.clientId, clientSecret });
     assert.equal((await put('not-the-client-secret')).status, 200);
     try {
-      const callback = await reachCallback();
-      const page = await fetch(callback, { redirect: 'manual' });
+      const { callback, jar } = await reachCallback();
+      const page = await browserFetch(jar, callback);
       assert.equal(page.status, 403);
       const { lastError } = await connection();
       assert.equal(lastError.category, 'token_rejected');
@@ -67,9 +69,9 @@ describe('OIDC sign-in: the connection\'s health', () => {
   });
 
   it('an IdP that cannot be reached when the code is exchanged is provider_unavailable: a 502 page, and the error says so', async () => {
-    const callback = await reachCallback();
+    const { callback, jar } = await reachCallback();
     await world.idp.close();
-    const page = await fetch(callback, { redirect: 'manual' });
+    const page = await browserFetch(jar, callback);
     assert.equal(page.status, 502);
     assert.match(page.headers.get('content-type') ?? '', /text\/html/);
     const { lastError } = await connection();

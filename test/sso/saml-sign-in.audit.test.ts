@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freshRequestId, eventsOfRequest } from '../audit/helpers.ts';
 import { api } from '../support/http.ts';
-import { appRedirectUri, personOf, postToAcs, samlSignIn, startSamlWorld, type SamlWorld } from './saml-support.ts';
+import { personOf, postToAcs, samlSignIn, startInBrowser, startSamlWorld, type SamlWorld } from './saml-support.ts';
 
 describe('SAML sign-in: audit events', () => {
   let world: SamlWorld;
@@ -30,13 +30,12 @@ describe('SAML sign-in: audit events', () => {
 
   it('an answer that fails the checks writes sso.sign_in_failed (failure, protocol saml), without the assertion', async () => {
     const { member, orgId } = world.tenant;
-    const started = await api(world.app.url).post('/v1/auth/sso/start', { email: member.email, redirectUri: appRedirectUri, codeChallenge: 'x'.repeat(43), codeChallengeMethod: 'S256' });
-    assert.equal(started.status, 200, started.text);
+    const browser = await startInBrowser(world, member.email);
     world.idp.signInAs(personOf(member));
-    const answer = await world.idp.answer(started.body.authorizationUrl);
+    const answer = await world.idp.answer(browser.idpUrl);
     const forged = Buffer.from('<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol">not signed</samlp:Response>').toString('base64');
     const before = (await failures('assertion_rejected')).length;
-    const refused = await postToAcs(answer.action, { SAMLResponse: forged, RelayState: answer.RelayState });
+    const refused = await postToAcs(answer.action, { SAMLResponse: forged, RelayState: answer.RelayState }, browser.jar);
     assert.equal(refused.status, 403, refused.text.slice(0, 300));
     const events = await failures('assertion_rejected');
     assert.equal(events.length, before + 1);

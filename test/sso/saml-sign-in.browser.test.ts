@@ -1,6 +1,7 @@
 // A SAML sign-in in a real browser (headless Chromium from Debian's `chromium` package): the IdP's page
 // posts its signed answer to orgplane's ACS (HTTP-POST binding), which sends the browser on to the app's
-// loopback redirect URI with a one-time code; and a refused answer is a readable page, not JSON.
+// loopback redirect URI with a one-time code; and a refused answer is a readable page, not JSON, among
+// them the answer brought back by another browser than the one that opened the sign-in's link.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -8,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 import { api } from '../support/http.ts';
+import { identityProviderUrl } from './oidc-support.ts';
 import { personOf, pkcePair, startSamlWorld, type SamlWorld } from './saml-support.ts';
 
 const chromiumPath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -75,4 +77,19 @@ test('an unsigned answer is refused with a readable page in the browser', { skip
   } finally {
     world.idp.reset();
   }
+});
+
+test('the IdP\'s answer brought back by another browser than the one that opened the link is refused with a readable page', { skip, timeout: 120_000 }, async () => {
+  world.idp.signInAs(personOf(world.tenant.member));
+  const flow = await start(world.tenant.member.email);
+  // The link opened in one browser (whoever started the sign-in): the IdP's URL it leads to, sent to someone else.
+  const idpUrl = await identityProviderUrl(world.app, flow.url, new Map());
+  const before = codes.length;
+  const page = await browser.newPage();
+  await page.goto(idpUrl);
+  await page.waitForSelector('#refused');
+  assert.match(await page.textContent('#reason') ?? '', /started in another browser/);
+  assert.equal(new URL(page.url()).pathname, '/v1/auth/sso/saml/acs');
+  assert.equal(codes.length, before, 'no code reached the app');
+  await page.close();
 });

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { api } from '../support/http.ts';
 import { generateSamlKey } from '../support/saml-idp.ts';
-import { lastError, personOf, postToAcs, samlSignIn, startSamlWorld, type SamlWorld } from './saml-support.ts';
+import { lastError, personOf, postToAcs, samlSignIn, startInBrowser, startSamlWorld, type SamlWorld } from './saml-support.ts';
 
 describe('SAML: bad connection settings, bad ACS input, refused people', () => {
   let world: SamlWorld;
@@ -83,9 +83,9 @@ describe('SAML: bad connection settings, bad ACS input, refused people', () => {
       assert.match(response.headers.get('content-type') ?? '', /text\/html/, label);
       assert.match(await response.text(), /Sign-in refused/, label);
     }
-    const started = await api(world.app.url).post('/v1/auth/sso/start', { email: world.tenant.member.email, redirectUri: 'http://127.0.0.1:9/done', codeChallenge: 'd'.repeat(43), codeChallengeMethod: 'S256' });
-    const relayState = new URL(started.body.authorizationUrl).searchParams.get('RelayState')!;
-    const garbage = await postToAcs(acs, { SAMLResponse: Buffer.from('<not-saml/>').toString('base64'), RelayState: relayState });
+    const browser = await startInBrowser(world, world.tenant.member.email);
+    const relayState = new URL(browser.idpUrl).searchParams.get('RelayState')!;
+    const garbage = await postToAcs(acs, { SAMLResponse: Buffer.from('<not-saml/>').toString('base64'), RelayState: relayState }, browser.jar);
     assert.equal(garbage.status, 403);
     assert.match(garbage.contentType ?? '', /text\/html/);
     assert.equal((await lastError(world))?.category, 'assertion_rejected');

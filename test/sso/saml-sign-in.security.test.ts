@@ -4,13 +4,23 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { api } from '../support/http.ts';
+import { followRedirects, type CookieJar } from '../support/oidc-idp.ts';
 import { generateSamlKey } from '../support/saml-idp.ts';
-import { lastError, personOf, postToAcs, samlSignIn, startSamlWorld, type SamlWorld } from './saml-support.ts';
+import { startAttacker, type Attacker } from './attacker-support.ts';
+import { identityProviderUrl } from './oidc-support.ts';
+import { appRedirectUri, lastError, personOf, pkcePair, postToAcs, samlSignIn, startInBrowser, startSamlWorld, type SamlWorld } from './saml-support.ts';
 
 describe('SAML sign-in: forged, tampered and replayed answers are refused', () => {
   let world: SamlWorld;
-  before(async () => { world = await startSamlWorld(); });
-  after(async () => { await world?.close(); });
+  let attacker: Attacker;
+  before(async () => {
+    world = await startSamlWorld();
+    attacker = await startAttacker(world.app, world.dns, world.tenant);
+  });
+  after(async () => {
+    await attacker?.close();
+    await world?.close();
+  });
 
   /** Signs the member in with the IdP's next answer as tampered; asserts the refusal and returns the recorded error. */
   async function refused(label: string, person = personOf(world.tenant.member), status = 403) {
@@ -151,6 +161,63 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     assert.equal(flow.status, 303, flow.text);
   });
 
+  it('another organization\'s admin cannot have a SAML victim\'s code sent through orgplane\'s OIDC callback to her identity provider', async () => {
+    const victim = world.tenant.member;
+    // Her own OIDC sign-in, for her own domain: a state whose callback exchanges codes at her provider.
+    const trap = await attacker.ownCallback();
+    const pkce = pkcePair();
+    const started = await api(world.app.url).post('/v1/auth/sso/start', {
+      email: victim.email, redirectUri: trap, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256',
+    });
+    let session: { userId: string; organizationId: string } | undefined;
+    if (started.status === 200) {
+      // She opens the authorization URL herself and sends the victim the genuine one of the victim's IdP;
+      // the victim signs in, and her browser posts the IdP's answer to the ACS and follows orgplane.
+      const genuine = await identityProviderUrl(world.app, started.body.authorizationUrl, attacker.jar);
+      world.idp.signInAs(personOf(victim));
+      const answer = await world.idp.answer(genuine);
+      const victimsBrowser: CookieJar = new Map();
+      const seen = attacker.idp.receivedCodes.length;
+      const posted = await postToAcs(answer.action, { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState }, victimsBrowser);
+      if (posted.location) await followRedirects(posted.location, 'about:nowhere', victimsBrowser);
+      for (const code of attacker.idp.receivedCodes.slice(seen)) {
+        const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code, codeVerifier: pkce.verifier });
+        if (exchanged.status === 200) session = { userId: exchanged.body.user.id, organizationId: exchanged.body.organizationId };
+      }
+    }
+    assert.equal(session, undefined, 'the attacker signed in as the victim');
+    assert.equal(started.status, 400, started.text);
+    assert.deepEqual(started.body.details[0].path, ['redirectUri']);
+  });
+
+  it('the IdP\'s answer posted by another browser is refused (403 browser_mismatch page) before the assertion is used; the starter\'s browser posts it and signs in', async () => {
+    const { member } = world.tenant;
+    const pkce = pkcePair();
+    const started = await api(world.app.url).post('/v1/auth/sso/start', { email: member.email, redirectUri: appRedirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+    assert.equal(started.status, 200, started.text);
+    const starter: CookieJar = new Map();
+    world.idp.signInAs(personOf(member));
+    const answer = await world.idp.answer(await identityProviderUrl(world.app, started.body.authorizationUrl, starter));
+    const fields = { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState };
+
+    const elsewhere = await postToAcs(answer.action, fields);
+    assert.equal(elsewhere.status, 403, 'a browser without the binding cookie is refused');
+    assert.match(elsewhere.contentType ?? '', /text\/html/);
+    assert.match(elsewhere.text, /started in another browser/);
+    assert.equal((await postToAcs(answer.action, fields, new Map([['orgplane_sso', 'A'.repeat(43)]]))).status, 403, 'nor does a made-up cookie pass');
+    const { rows } = await world.app.db.query('SELECT count(*)::int AS n FROM sso_saml_assertions WHERE organization_id = $1', [world.tenant.orgId]);
+    const recordedBefore = rows[0].n;
+    assert.equal((await lastError(world))?.category, 'browser_mismatch');
+
+    const own = await postToAcs(answer.action, fields, starter);
+    assert.equal(own.status, 303, own.text);
+    const after = await world.app.db.query('SELECT count(*)::int AS n FROM sso_saml_assertions WHERE organization_id = $1', [world.tenant.orgId]);
+    assert.equal(after.rows[0].n, recordedBefore + 1, 'the assertion was first used by its own browser');
+    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: own.code, codeVerifier: pkce.verifier });
+    assert.equal(exchanged.status, 200, exchanged.text);
+    assert.equal(exchanged.body.user.id, member.userId);
+  });
+
   describe('replays, across two app instances sharing one database', () => {
     let second: TestApp;
     before(async () => {
@@ -175,11 +242,11 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     it('the same answer posted to both instances at once signs in once', async () => {
       const { member } = world.tenant;
       // A fresh answer, posted by nobody yet.
-      const started = await api(world.app.url).post('/v1/auth/sso/start', { email: member.email, redirectUri: 'http://127.0.0.1:9/sso-done', codeChallenge: 'c'.repeat(43), codeChallengeMethod: 'S256' });
+      const browser = await startInBrowser(world, member.email);
       world.idp.signInAs(personOf(member));
-      const answer = await world.idp.answer(started.body.authorizationUrl);
+      const answer = await world.idp.answer(browser.idpUrl);
       const fields = { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState };
-      const results = await Promise.all([world.app.url, second.url, world.app.url, second.url].map((base) => postToAcs(`${base}/v1/auth/sso/saml/acs`, fields)));
+      const results = await Promise.all([world.app.url, second.url, world.app.url, second.url].map((base) => postToAcs(`${base}/v1/auth/sso/saml/acs`, fields, browser.jar)));
       assert.deepEqual(results.map((r) => r.status).sort(), [303, 400, 400, 400]);
     });
 

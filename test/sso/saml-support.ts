@@ -7,10 +7,11 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
+import { cookieHeader, type CookieJar } from '../support/oidc-idp.ts';
 import { startSamlIdp, type SamlAnswer, type SamlPerson, type TestSamlIdp } from '../support/saml-idp.ts';
-import { appRedirectUri, pkcePair } from './oidc-support.ts';
+import { appRedirectUri, identityProviderUrl, pkcePair, startInBrowser } from './oidc-support.ts';
 
-export { appRedirectUri, pkcePair };
+export { appRedirectUri, pkcePair, startInBrowser };
 
 export interface SamlWorld {
   app: TestApp;
@@ -42,14 +43,21 @@ export async function startSamlWorld(overrides: Partial<Config> = {}): Promise<S
   };
 }
 
-/** Posts the IdP's form to the ACS as a browser would; the answer is not followed. */
-export async function postToAcs(url: string, fields: { SAMLResponse?: string; RelayState?: string }) {
-  const response = await fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields as Record<string, string>).toString() });
+/** Posts the IdP's form to the ACS as a browser (whose cookies are `jar`) would; the answer is not followed. */
+export async function postToAcs(url: string, fields: { SAMLResponse?: string; RelayState?: string }, jar: CookieJar = new Map()) {
+  const response = await fetch(url, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+    body: new URLSearchParams(fields as Record<string, string>).toString(),
+  });
   const location = response.headers.get('location') ?? undefined;
   return { status: response.status, location, contentType: response.headers.get('content-type'), text: await response.text(), code: location ? new URL(location).searchParams.get('code') ?? undefined : undefined };
 }
 
-/** Starts a sign-in for `email`, lets the IdP answer as `person`, and posts its form to orgplane's ACS (on `app`, the world's by default). */
+/**
+ * Starts a sign-in for `email` in a browser of its own, lets the IdP answer as `person`, and posts its
+ * form to orgplane's ACS from that browser (on `acsBase`, the world's app by default).
+ */
 export async function samlSignIn(world: SamlWorld, email: string, person: SamlPerson, options: { reauthenticate?: boolean; acsBase?: string } = {}) {
   const pkce = pkcePair();
   const started = await api(world.app.url).post('/v1/auth/sso/start', {
@@ -57,10 +65,12 @@ export async function samlSignIn(world: SamlWorld, email: string, person: SamlPe
   });
   if (started.status !== 200) throw new Error(`start: ${started.status} ${started.text}`);
   world.idp.signInAs(person);
-  const answer: SamlAnswer = await world.idp.answer(started.body.authorizationUrl);
+  const jar: CookieJar = new Map();
+  const idpUrl = await identityProviderUrl(world.app, started.body.authorizationUrl, jar);
+  const answer: SamlAnswer = await world.idp.answer(idpUrl);
   const action = options.acsBase ? `${options.acsBase}${new URL(answer.action).pathname}` : answer.action;
-  const posted = await postToAcs(action, { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState });
-  return { ...posted, verifier: pkce.verifier, answer, authorizationUrl: started.body.authorizationUrl as string };
+  const posted = await postToAcs(action, { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState }, jar);
+  return { ...posted, verifier: pkce.verifier, answer, jar, idpUrl, authorizationUrl: started.body.authorizationUrl as string };
 }
 
 export const personOf = (user: { email: string; name?: string }, nameId = user.email): SamlPerson => ({ nameId, email: user.email, name: user.name ?? 'Someone' });

@@ -57,6 +57,8 @@ export interface TestIdp {
   addAccount(account: IdpAccount): void;
   /** How many UserInfo requests the provider has answered. */
   userInfoRequests(): number;
+  /** Every authorization code presented at its token endpoint, in order (what an IdP's operator can read). */
+  readonly receivedCodes: string[];
   close(): Promise<void>;
 }
 
@@ -108,6 +110,13 @@ export async function startTestIdp(input: TestIdpOptions): Promise<TestIdp> {
     if (route === 'userinfo' && ctx.status === 200) userInfoRequests += 1;
     if (route && input.alter && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') ctx.body = input.alter(route, ctx.body);
   });
+  const receivedCodes: string[] = [];
+  const received = (ctx: any) => {
+    const code = ctx?.oidc?.params?.code;
+    if (typeof code === 'string') receivedCodes.push(code);
+  };
+  provider.on('grant.success', received);
+  provider.on('grant.error', received);
   const callback = provider.callback();
   server.on('request', async (req, res) => {
     try {
@@ -140,6 +149,7 @@ export async function startTestIdp(input: TestIdpOptions): Promise<TestIdp> {
       accounts.set(account.sub, account);
     },
     userInfoRequests: () => userInfoRequests,
+    receivedCodes,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -147,21 +157,30 @@ export async function startTestIdp(input: TestIdpOptions): Promise<TestIdp> {
   };
 }
 
+/** A browser's cookies, by name (they ignore ports and paths: these tests need no more). */
+export type CookieJar = Map<string, string>;
+
+export const cookieHeader = (jar: CookieJar) => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+
+/** Keeps the cookies a response sets. */
+export function keepCookies(jar: CookieJar, response: Response): void {
+  for (const header of response.headers.getSetCookie()) {
+    const [pair] = header.split(';');
+    const index = pair!.indexOf('=');
+    jar.set(pair!.slice(0, index).trim(), pair!.slice(index + 1));
+  }
+}
+
 /**
- * Follows redirects like a browser (keeping cookies, which ignore ports) from `url` until one leaves for
- * `stopAt` (an origin or a URL prefix): that location, or the last response when it never does.
+ * Follows redirects like a browser (keeping cookies in `jar`, a new one unless given) from `url` until one
+ * leaves for `stopAt` (an origin or a URL prefix): that location, or the last response when it never does.
  */
-export async function followRedirects(url: string, stopAt: string): Promise<{ location?: string; status: number; text: string; contentType: string | null }> {
-  const cookies = new Map<string, string>();
+export async function followRedirects(url: string, stopAt: string, jar: CookieJar = new Map()): Promise<{ location?: string; status: number; text: string; contentType: string | null }> {
   let next = url;
   for (let hop = 0; hop < 20; hop++) {
     if (next.startsWith(stopAt)) return { location: next, status: 0, text: '', contentType: null };
-    const response = await fetch(next, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
-    for (const header of response.headers.getSetCookie()) {
-      const [pair] = header.split(';');
-      const index = pair!.indexOf('=');
-      cookies.set(pair!.slice(0, index).trim(), pair!.slice(index + 1));
-    }
+    const response = await fetch(next, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
+    keepCookies(jar, response);
     const location = response.headers.get('location');
     if (response.status >= 300 && response.status < 400 && location) {
       next = new URL(location, next).href;

@@ -2,7 +2,9 @@
 // The app's link carries its redirect URI (a loopback port or the orgplane: scheme), its PKCE challenge
 // and its state. The person signs in here as always (password or SSO), then confirms; the console asks
 // the API for a one-time code for the app and sends the browser to the app with it. The app redeems the
-// code with its verifier for a session of its own: this tab's session never leaves the browser.
+// code with its verifier for a session of its own: this tab's session never leaves the browser. The link
+// is anyone's to make: the browser goes only where the API answers (authorize, or cancel), never to the
+// link's redirect URI as it stands.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type paths } from '../api.ts';
 
@@ -24,14 +26,6 @@ function appRequest(): AppRequest | string {
   if (!redirectUri || !codeChallenge) return 'This sign-in link is incomplete. Start signing in again from the desktop app.';
   if ((query.get('code_challenge_method') ?? 'S256') !== 'S256') return 'This sign-in link asks for a method orgplane does not offer. Update the desktop app.';
   return { redirectUri, codeChallenge, state: query.get('state') ?? undefined };
-}
-
-/** The app's redirect with an OAuth error (RFC 6749 4.1.2.1), so that it stops waiting. */
-function refusedRedirect(request: AppRequest): string {
-  const target = new URL(request.redirectUri);
-  target.searchParams.set('error', 'access_denied');
-  if (request.state !== undefined) target.searchParams.set('state', request.state);
-  return target.href;
 }
 
 export function DesktopSignInPage() {
@@ -59,10 +53,19 @@ export function DesktopSignInPage() {
     }
     location.assign(answer.data.redirectTo);
   }
-  function cancel() {
+  async function cancel() {
     if (typeof request === 'string') return;
+    setError(undefined);
     setLeaving('cancel');
-    location.assign(refusedRedirect(request));
+    // The app's redirect with access_denied, from the API, which refuses a redirect URI the app may not use.
+    const answer = await api.POST('/v1/auth/desktop/cancel', {
+      body: { redirectUri: request.redirectUri, ...(request.state !== undefined ? { state: request.state } : {}) },
+    });
+    if (answer.error) {
+      setLeaving(null);
+      return setError(answer.error as ApiError);
+    }
+    location.assign(answer.data.redirectTo);
   }
 
   const organization = me?.organizations.find((candidate) => candidate.id === me.activeOrganizationId);
@@ -84,7 +87,7 @@ export function DesktopSignInPage() {
       <p role="status">{leaving === 'continue' ? 'Returning to the desktop app… You can close this tab once it says you are signed in.' : leaving === 'cancel' ? 'Telling the desktop app you cancelled…' : ''}</p>
       <div class="actions">
         <button type="button" disabled={!me || leaving !== null} onClick={() => void proceed()}>Continue to the desktop app</button>
-        <button type="button" class="secondary" disabled={leaving !== null} onClick={cancel}>Cancel</button>
+        <button type="button" class="secondary" disabled={leaving !== null} onClick={() => void cancel()}>Cancel</button>
       </div>
     </main>
   );

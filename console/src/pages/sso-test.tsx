@@ -29,6 +29,7 @@ const advice: Record<string, string> = {
   assertion_replayed: 'The same SAML assertion arrived twice: start a new sign-in.',
   email_missing: 'The provider sent no e-mail address. OIDC: grant the email scope (or, trusting the verified domain, send upn or preferred_username). SAML: send it as the NameID (emailAddress format) or as an email attribute.',
   reauthentication_required: 'The identity provider did not ask the person to sign in again although orgplane asked it to (ForceAuthn).',
+  browser_mismatch: 'The sign-in came back to a browser that did not start it, or without the cookie orgplane set when it started: finish it in the browser that started it, and check that nothing between the browser and orgplane drops cookies (for SAML, orgplane must be served over https).',
 };
 
 const when = (iso: string) => new Date(iso).toLocaleString();

@@ -11,7 +11,6 @@ import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import { createOidcRelyingParty } from './oidc.ts';
-import { createRedirectUriPolicy } from '../../platform/redirect-uris.ts';
 import { createSamlServiceProvider } from './saml.ts';
 import { createSamlAcs } from './saml-acs.ts';
 import { samlRoutes } from './saml-routes.ts';
@@ -51,8 +50,11 @@ export interface SsoModuleDeps {
   /** The guarded client: identity providers (OIDC discovery, SAML metadata) are tenant-supplied URLs. */
   outbound: Pick<OutboundClient, 'fetch'>;
   publicUrl: string;
-  /** SSO_REDIRECT_URIS, SSO_CLOCK_SKEW_SECONDS and SSO_START_ATTEMPTS_PER_ADDRESS. */
-  signIn: { redirectUris: string[]; clockSkewSeconds: number; startAttemptsPerAddress: number };
+  /**
+   * Where a sign-in may send its code (platform/redirect-uris.ts: the console's pages, loopback, orgplane:,
+   * SSO_REDIRECT_URIS), SSO_CLOCK_SKEW_SECONDS and SSO_START_ATTEMPTS_PER_ADDRESS.
+   */
+  signIn: { redirectUriAllowed: (uri: string) => boolean; clockSkewSeconds: number; startAttemptsPerAddress: number };
   /** Starting sign-ins is limited per client address. */
   rateLimiter: RateLimiter;
 }
@@ -66,7 +68,7 @@ export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Pr
     ...deps,
     oidc: createOidcRelyingParty({ outbound: deps.outbound, secrets: deps.secrets, clockSkewSeconds: deps.signIn.clockSkewSeconds }),
     saml,
-    redirectUriAllowed: createRedirectUriPolicy({ publicUrl: deps.publicUrl, extra: deps.signIn.redirectUris }),
+    redirectUriAllowed: deps.signIn.redirectUriAllowed,
     startAttemptsPerAddress: deps.signIn.startAttemptsPerAddress,
   });
   await app.register(signInRoutes, { signIn });

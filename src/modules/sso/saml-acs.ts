@@ -1,8 +1,8 @@
-// SAML's assertion consumer service: the sign-in the RelayState names (taken once), the IdP's answer
-// refused unread when its shape would keep the parser busy (saml-xml-shape.ts), then checked (saml.ts),
-// the assertion recorded as used, and then the same completion as OIDC's (sign-in.ts: the e-mail in the
-// verified domain, the account or just-in-time provisioning, the NameID linked as the subject, the
-// one-time code for the caller's redirect URI).
+// SAML's assertion consumer service: the sign-in the RelayState names (its browser checked, then taken
+// once), the IdP's answer refused unread when its shape would keep the parser busy (saml-xml-shape.ts),
+// then checked (saml.ts), the assertion recorded as used, and then the same completion as OIDC's
+// (sign-in.ts: the e-mail in the verified domain, the account or just-in-time provisioning, the NameID
+// linked as the subject, the one-time code for the caller's redirect URI).
 import type { Database } from '../../db/database.ts';
 import type { WriteContext } from '../../platform/write-context.ts';
 import { SamlRejected, type SamlIdentity, type SamlServiceProvider } from './saml.ts';
@@ -12,17 +12,25 @@ import { createSignInStore } from './sign-in-store.ts';
 
 export interface SamlAcsDeps {
   db: Database;
-  saml: Pick<SamlServiceProvider, 'takeRequest' | 'validate' | 'recordAssertion'>;
-  signIn: Pick<SignInService, 'complete' | 'recordFailure'>;
+  saml: Pick<SamlServiceProvider, 'pendingRequest' | 'takeRequest' | 'validate' | 'recordAssertion'>;
+  signIn: Pick<SignInService, 'complete' | 'recordFailure' | 'refuseOtherBrowser'>;
 }
 
 export function createSamlAcs(deps: SamlAcsDeps) {
   const store = createSignInStore();
   return {
-    /** Where to send the browser (the redirect URI with a one-time code); refusals throw SignInRefused. */
-    async receive(context: Omit<WriteContext, 'actor'>, form: { SAMLResponse?: string | undefined; RelayState?: string | undefined }): Promise<string> {
-      const request = form.RelayState ? await deps.saml.takeRequest(form.RelayState) : undefined;
-      if (!request) throw new SignInRefused(400, 'unknown_state', 'This sign-in has expired or was already used. Start the sign-in again.');
+    /**
+     * Where to send the browser (the redirect URI with a one-time code); refusals throw SignInRefused.
+     * `carried`: the binding secret the posting browser carries (sign-in.ts, ssoBrowserCookie).
+     */
+    async receive(context: Omit<WriteContext, 'actor'>, form: { SAMLResponse?: string | undefined; RelayState?: string | undefined }, carried: string | null): Promise<string> {
+      const unknown = () => new SignInRefused(400, 'unknown_state', 'This sign-in has expired or was already used. Start the sign-in again.');
+      const pending = form.RelayState ? await deps.saml.pendingRequest(form.RelayState) : undefined;
+      if (!pending) throw unknown();
+      // The browser before the sign-in is taken or the assertion read: another browser's refusal leaves it to its own.
+      await deps.signIn.refuseOtherBrowser(context, pending, carried);
+      const request = await deps.saml.takeRequest(form.RelayState!);
+      if (!request) throw unknown();
       const connection = await store.findById(deps.db, request.organization_id, request.connection_id);
       if (connection?.protocol !== 'saml') throw new SignInRefused(400, 'unknown_state', 'The SSO connection changed during the sign-in. Start the sign-in again.');
       const fail = async (category: string, message: string, status = 403): Promise<never> => {

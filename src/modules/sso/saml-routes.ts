@@ -7,11 +7,12 @@ import { z } from 'zod';
 import { notFound } from '../../http/errors.ts';
 import { htmlPageHeaders } from '../../http/html-page.ts';
 import { errorBodySchema } from '../../http/schemas.ts';
+import { bindingSecretOf } from '../../platform/browser-binding.ts';
 import type { SamlAcs } from './saml-acs.ts';
 import { samlAcsPath, type SamlServiceProvider } from './saml.ts';
 import { createSamlStore } from './saml-store.ts';
 import { accountLinkingRule, refusedPage } from './sign-in-routes.ts';
-import { codeTtlSeconds, SignInRefused } from './sign-in.ts';
+import { codeTtlSeconds, SignInRefused, ssoBrowserCookie } from './sign-in.ts';
 import type { Database } from '../../db/database.ts';
 
 const tags = ['SSO'];
@@ -66,6 +67,8 @@ export const samlRoutes: FastifyPluginAsyncZod<{ db: Database; saml: SamlService
         description:
           'Not for API clients. The HTTP-POST binding: the IdP\'s form with `SAMLResponse` and the `RelayState` orgplane sent. ' +
           'On success, 303 to the redirect URI given at start with `?code=` (single use, valid ' + `${codeTtlSeconds}` + ' seconds). ' +
+          'A browser that does not carry the `orgplane_sso` cookie of the one that opened the sign-in\'s link is refused first (403 page, `browser_mismatch`), ' +
+          'before the assertion is read or recorded, and the sign-in stays for its own browser. ' +
           'The assertion must be signed by one of the connection\'s IdP certificates, name this connection\'s SP entity id as its audience, ' +
           'this URL as its bearer confirmation\'s Recipient and the response\'s Destination, answer the AuthnRequest of this sign-in ' +
           '(`InResponseTo`), be within its NotBefore/NotOnOrAfter (give or take SSO_CLOCK_SKEW_SECONDS), and not have been used before. ' +
@@ -81,7 +84,7 @@ export const samlRoutes: FastifyPluginAsyncZod<{ db: Database; saml: SamlService
         response: {
           303: z.null().describe('To the redirect URI with the one-time code'),
           400: z.string().describe('HTML page: the sign-in expired or was already used, or the answer could not be read'),
-          403: z.string().describe('HTML page: the sign-in was refused, and why (`account_not_linkable`: an account with the e-mail exists that the organization has no tie to)'),
+          403: z.string().describe('HTML page: the sign-in was refused, and why (among others: `account_not_linkable`, an account with the e-mail exists that the organization has no tie to; `browser_mismatch`, another browser than the one that started it)'),
           409: z.string().describe('HTML page: the identity is linked to another account'),
         },
       },
@@ -92,6 +95,7 @@ export const samlRoutes: FastifyPluginAsyncZod<{ db: Database; saml: SamlService
         const location = await acs.receive(
           { requestId: request.id, clientAddress: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null },
           { SAMLResponse: field(form.SAMLResponse), RelayState: field(form.RelayState) },
+          bindingSecretOf(typeof request.headers.cookie === 'string' ? request.headers.cookie : undefined, ssoBrowserCookie),
         );
         return reply.status(303).header('location', location).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send(null);
       } catch (error) {

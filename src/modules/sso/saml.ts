@@ -12,6 +12,7 @@ import { parseDomFromString } from '@node-saml/node-saml/lib/xml.js';
 import type { Database } from '../../db/database.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { createSamlStore, type SamlRequestRow } from './saml-store.ts';
+import type { OpenedSignIn, PendingSignIn } from './sign-in-store.ts';
 import type { SsoConnectionRow } from './store.ts';
 
 export const samlAcsPath = '/v1/auth/sso/saml/acs';
@@ -149,10 +150,18 @@ export function createSamlServiceProvider(deps: SamlServiceProviderDeps) {
       return generateServiceProviderMetadata({ issuer: spEntityId(connection.id), callbackUrl: acsUrl, identifierFormat: null, wantAssertionsSigned: true });
     },
 
-    /** Stores a new sign-in's request and answers the IdP URL carrying the AuthnRequest (and ForceAuthn for a step-up). */
-    async authorizationUrl(connection: SsoConnectionRow, input: { redirectUri: string; codeChallenge: string; reauthenticate: boolean }): Promise<string> {
+    /**
+     * Stores a new sign-in's request with what `link` keeps of the IdP URL that carries the AuthnRequest
+     * (and ForceAuthn for a step-up): the sign-in's link sends the browser there (sign-in.ts).
+     */
+    async startRequest(
+      connection: SsoConnectionRow,
+      input: { redirectUri: string; codeChallenge: string; reauthenticate: boolean },
+      link: (idpUrl: string) => Pick<SamlRequestRow, 'authorize_hash' | 'authorization_url_sealed'>,
+    ): Promise<void> {
       const requestId = `_${randomBytes(20).toString('hex')}`;
       const relayState = randomToken();
+      const idpUrl = await serviceProvider(connection, { requestId, forceAuthn: input.reauthenticate }).getAuthorizeUrlAsync(relayState, undefined, {});
       await store.insertRequest(deps.db, {
         relay_state_hash: hashToken(relayState),
         request_id: requestId,
@@ -161,9 +170,19 @@ export function createSamlServiceProvider(deps: SamlServiceProviderDeps) {
         redirect_uri: input.redirectUri,
         client_code_challenge: input.codeChallenge,
         reauthenticate: input.reauthenticate,
+        ...link(idpUrl),
         ttlSeconds: requestTtlSeconds,
       });
-      return serviceProvider(connection, { requestId, forceAuthn: input.reauthenticate }).getAuthorizeUrlAsync(relayState, undefined, {});
+    },
+
+    /** Opens a SAML sign-in's link in a browser (the link's id and the browser's secret, hashed). */
+    openRequest(authorizeHash: string, bindingHash: string): Promise<OpenedSignIn | undefined> {
+      return store.openRequest(deps.db, authorizeHash, bindingHash);
+    },
+
+    /** The live sign-in a RelayState names, without taking it. */
+    pendingRequest(relayState: string): Promise<PendingSignIn | undefined> {
+      return store.pendingRequest(deps.db, hashToken(relayState));
     },
 
     /** Takes the sign-in a RelayState names: once, and only before it expires. */

@@ -13,7 +13,26 @@ export interface SignInRequestRow {
   redirect_uri: string;
   client_code_challenge: string;
   reauthenticate: boolean;
+  /** Hash of the id of the sign-in's link (GET /v1/auth/sso/authorize?request=). */
+  authorize_hash: string;
+  /** The identity provider's URL the link sends the browser to. */
+  authorization_url_sealed: string;
+  /** Hash of the secret of the browser that opened the link first (browser-binding.ts); null until one did. */
+  browser_binding_hash: string | null;
   expires_at: Date;
+}
+
+/** A sign-in's link, opened: where the browser goes, and the browser the sign-in is bound to. */
+export interface OpenedSignIn {
+  authorization_url_sealed: string;
+  browser_binding_hash: string;
+}
+
+/** A sign-in in progress, as its return looks it up before taking it. */
+export interface PendingSignIn {
+  organization_id: string;
+  connection_id: string;
+  browser_binding_hash: string | null;
 }
 
 export interface SignInCodeRow {
@@ -41,15 +60,38 @@ export function createSignInStore() {
       return rows[0];
     },
 
-    async insertRequest(db: Queryable, row: Omit<SignInRequestRow, 'expires_at'> & { ttlSeconds: number }): Promise<void> {
+    async insertRequest(db: Queryable, row: Omit<SignInRequestRow, 'expires_at' | 'browser_binding_hash'> & { ttlSeconds: number }): Promise<void> {
       await db.query('DELETE FROM sso_sign_in_requests WHERE expires_at < now()', []);
       await db.query(
         `INSERT INTO sso_sign_in_requests (state_hash, organization_id, connection_id, nonce, code_verifier_sealed, redirect_uri,
-                                           client_code_challenge, reauthenticate, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+                                           client_code_challenge, reauthenticate, authorize_hash, authorization_url_sealed, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))`,
         [row.state_hash, row.organization_id, row.connection_id, row.nonce, row.code_verifier_sealed, row.redirect_uri,
-          row.client_code_challenge, row.reauthenticate, row.ttlSeconds],
+          row.client_code_challenge, row.reauthenticate, row.authorize_hash, row.authorization_url_sealed, row.ttlSeconds],
       );
+    },
+
+    /**
+     * Opens the link of a live sign-in in a browser: binds the sign-in to it when no browser opened the
+     * link before (the first one keeps it), and answers the bound browser and where the link leads.
+     */
+    async openRequest(db: Queryable, authorizeHash: string, bindingHash: string): Promise<OpenedSignIn | undefined> {
+      const { rows } = await db.query<OpenedSignIn>(
+        `UPDATE sso_sign_in_requests SET browser_binding_hash = COALESCE(browser_binding_hash, $2)
+          WHERE authorize_hash = $1 AND expires_at > now()
+          RETURNING authorization_url_sealed, browser_binding_hash`,
+        [authorizeHash, bindingHash],
+      );
+      return rows[0];
+    },
+
+    /** The live sign-in with this state, without taking it: its return checks the browser first. */
+    async pendingRequest(db: Queryable, stateHash: string): Promise<PendingSignIn | undefined> {
+      const { rows } = await db.query<PendingSignIn>(
+        'SELECT organization_id, connection_id, browser_binding_hash FROM sso_sign_in_requests WHERE state_hash = $1 AND expires_at > now()',
+        [stateHash],
+      );
+      return rows[0];
     },
 
     /** Takes the sign-in in progress with this state: once only, and only before it expires. */

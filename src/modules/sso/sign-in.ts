@@ -1,7 +1,10 @@
 // SSO sign-in: home-realm discovery by the e-mail's verified domain, the IdP round trip (oidc.ts), the
 // account (the linked subject's, an existing account of the e-mail only on a ground: account-linking.ts,
 // or just-in-time provisioning), and the one-time code the caller's redirect URI receives and exchanges,
-// with its PKCE verifier, for a session. No session token ever travels in a URL.
+// with its PKCE verifier, for a session. No session token ever travels in a URL. A sign-in is bound to
+// the browser that opens its link first (GET /v1/auth/sso/authorize, platform/browser-binding.ts): the
+// IdP's answer is used only when that browser brings it back.
+import { bindingCookie, bindingHash, browserSecret, sameBrowser, type BrowserBindingCookie } from '../../platform/browser-binding.ts';
 import { pkceVerifierMatches } from '../../platform/pkce.ts';
 import type { Database } from '../../db/database.ts';
 import { ApiError, invalidRequest, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
@@ -18,7 +21,7 @@ import { accountAppearedMessage, accountNotLinkableMessage, createAccountLinking
 import { trustedEmail, type PersonClaims } from './email-trust.ts';
 import { UserInfoSubjectMismatch, type OidcRelyingParty } from './oidc.ts';
 import type { SamlServiceProvider } from './saml.ts';
-import { createSignInStore, type SignInRequestRow } from './sign-in-store.ts';
+import { createSignInStore, type PendingSignIn, type SignInRequestRow } from './sign-in-store.ts';
 import type { SsoConnectionRow } from './store.ts';
 
 /** A sign-in at the IdP must come back within this long. */
@@ -61,18 +64,19 @@ function describeCause(error: unknown): string {
 }
 
 /** Refusals of the person (the organization's rules), recorded as `denied`; the others (the IdP's answer, its configuration) as `failure`. */
-const personRefusals = new Set(['email_not_verified', 'email_outside_domain', 'not_a_member', 'account_not_linkable', 'member_suspended', 'member_removed', 'subject_conflict', 'member_inactive', 'code_verifier_mismatch', 'reauthentication_session_mismatch']);
+const personRefusals = new Set(['email_not_verified', 'email_outside_domain', 'not_a_member', 'account_not_linkable', 'member_suspended', 'member_removed', 'subject_conflict', 'member_inactive', 'code_verifier_mismatch', 'reauthentication_session_mismatch', 'browser_mismatch']);
 
 export interface SignInServiceDeps {
   db: Database;
   secrets: SecretBox;
   oidc: OidcRelyingParty;
-  /** A SAML connection's start: the AuthnRequest orgplane sends, and the URL that carries it. */
-  saml: Pick<SamlServiceProvider, 'authorizationUrl'>;
+  /** A SAML connection's start (the AuthnRequest orgplane sends, and the URL that carries it), and its link opened. */
+  saml: Pick<SamlServiceProvider, 'startRequest' | 'openRequest'>;
   membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember' | 'revokeUserSessions'>;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'createUserWithoutPassword'>;
   teams: Pick<TeamDirectory, 'addMemberToTeams'>;
   publicUrl: string;
+  /** Where a sign-in may send its code (platform/redirect-uris.ts). */
   redirectUriAllowed: (uri: string) => boolean;
   rateLimiter: RateLimiter;
   /** SSO_START_ATTEMPTS_PER_ADDRESS, per startLimitWindowSeconds. */
@@ -83,6 +87,17 @@ export interface SignInServiceDeps {
 export const startLimitWindowSeconds = 15 * 60;
 
 export const oidcCallbackPath = '/v1/auth/sso/oidc/callback';
+/** A sign-in's link: where the browser goes first, to be bound to the sign-in before it leaves for the IdP. */
+export const authorizePath = '/v1/auth/sso/authorize';
+
+/**
+ * The cookie that binds a sign-in to its browser: on every route of the round trip (the link, the OIDC
+ * callback, the SAML ACS). SameSite=None (over https): a SAML IdP's answer is a cross-site form post.
+ */
+export const ssoBrowserCookie: BrowserBindingCookie = { name: 'orgplane_sso', path: '/v1/auth/sso/', sameSite: 'none' };
+
+const otherBrowser = 'This sign-in was started in another browser. Finish it in the browser that started it, or start the sign-in again from this one.';
+const unknownLink = 'This sign-in link has expired or was already used. Start the sign-in again.';
 
 export function createSignInService(deps: SignInServiceDeps) {
   const { db } = deps;
@@ -179,6 +194,32 @@ export function createSignInService(deps: SignInServiceDeps) {
   const service = {
     recordFailure,
 
+    /**
+     * The return of a sign-in in progress (the OIDC callback, the SAML ACS), before anything the IdP sent
+     * is used: refused, and recorded, unless the browser carries the secret of the one that opened the link.
+     */
+    async refuseOtherBrowser(context: Omit<WriteContext, 'actor'>, pending: PendingSignIn, carried: string | null): Promise<void> {
+      if (sameBrowser(carried, pending.browser_binding_hash)) return;
+      const connection = await store.findById(db, pending.organization_id, pending.connection_id);
+      await recordFailure(context, connection ?? { organization_id: pending.organization_id, id: pending.connection_id }, 'browser_mismatch', otherBrowser);
+      throw new SignInRefused(403, 'browser_mismatch', otherBrowser);
+    },
+
+    /**
+     * A browser opens a sign-in's link: the first one binds the sign-in to itself (the same one may open
+     * it again); any other is refused. Where the browser goes (the IdP), and the cookie it keeps.
+     */
+    async openLink(linkId: string | undefined, carried: string | null): Promise<{ location: string; cookie: string }> {
+      const secret = browserSecret(carried);
+      const linkHash = linkId ? hashToken(linkId) : undefined;
+      const opened = linkHash
+        ? (await store.openRequest(db, linkHash, bindingHash(secret))) ?? (await deps.saml.openRequest(linkHash, bindingHash(secret)))
+        : undefined;
+      if (!opened) throw new SignInRefused(400, 'unknown_state', unknownLink);
+      if (!sameBrowser(secret, opened.browser_binding_hash)) throw new SignInRefused(403, 'browser_mismatch', otherBrowser);
+      return { location: deps.secrets.open(opened.authorization_url_sealed), cookie: bindingCookie(ssoBrowserCookie, deps.publicUrl, secret, requestTtlSeconds) };
+    },
+
     /** Home-realm discovery and the IdP's authorization URL for a new sign-in. */
     async start(input: { email: string; redirectUri: string; codeChallenge: string; reauthenticate: boolean }, context: Omit<WriteContext, 'actor'>): Promise<string> {
       // Every attempt counts, whatever its answer: each one may fetch the IdP's configuration and stores
@@ -186,12 +227,22 @@ export function createSignInService(deps: SignInServiceDeps) {
       const limit = await deps.rateLimiter.hit(`sso-start:address:${context.clientAddress ?? 'unknown'}`, deps.startAttemptsPerAddress, startLimitWindowSeconds);
       if (!limit.allowed) throw rateLimited(limit, 'Too many SSO sign-ins started from this address; try again later');
       if (!deps.redirectUriAllowed(input.redirectUri)) {
-        throw invalidRequest([{ message: 'Not an allowed redirect URI: use one under this server\'s URL, a loopback address, the orgplane: scheme, or one of SSO_REDIRECT_URIS', path: ['redirectUri'] }], 'The redirect URI is not allowed');
+        throw invalidRequest([{
+          message: 'Not an allowed redirect URI: the console\'s /sso/callback or /sso/test-done page of this server (exactly), a loopback address on another port than this server\'s, the orgplane: scheme, or one of SSO_REDIRECT_URIS',
+          path: ['redirectUri'],
+        }], 'The redirect URI is not allowed');
       }
       const domain = input.email.slice(input.email.lastIndexOf('@') + 1).toLowerCase();
       const connection = await store.findByVerifiedDomain(db, domain);
       if (!connection) throw notFound('sso_not_configured', `No organization signs in with SSO for ${domain}; sign in with your password`);
-      if (connection.protocol === 'saml') return deps.saml.authorizationUrl(connection, input);
+      // The sign-in's link: the caller's browser opens it, is bound to the sign-in, and goes on to the IdP's URL.
+      const linkId = randomToken();
+      const link = (idpUrl: string) => ({ authorize_hash: hashToken(linkId), authorization_url_sealed: deps.secrets.seal(idpUrl) });
+      const linkUrl = `${deps.publicUrl}${authorizePath}?${new URLSearchParams({ request: linkId })}`;
+      if (connection.protocol === 'saml') {
+        await deps.saml.startRequest(connection, input, link);
+        return linkUrl;
+      }
       const state = randomToken();
       const nonce = randomToken();
       const codeVerifier = randomToken();
@@ -212,19 +263,24 @@ export function createSignInService(deps: SignInServiceDeps) {
         redirect_uri: input.redirectUri,
         client_code_challenge: input.codeChallenge,
         reauthenticate: input.reauthenticate,
+        ...link(authorizationUrl),
         ttlSeconds: requestTtlSeconds,
       });
-      return authorizationUrl;
+      return linkUrl;
     },
 
     /**
      * The IdP's return: checks everything, finds (or provisions) the account, and answers where to send
      * the browser: the caller's redirect URI with a one-time code. Refusals throw SignInRefused.
      */
-    async callback(context: Omit<WriteContext, 'actor'>, query: Record<string, string | undefined>, rawQuery: string): Promise<string> {
+    async callback(context: Omit<WriteContext, 'actor'>, query: Record<string, string | undefined>, rawQuery: string, carried: string | null): Promise<string> {
       const state = query.state;
-      const request = state ? await store.takeRequest(db, hashToken(state)) : undefined;
-      if (!request) throw new SignInRefused(400, 'unknown_state', 'This sign-in link has expired or was already used. Start the sign-in again.');
+      const pending = state ? await store.pendingRequest(db, hashToken(state)) : undefined;
+      if (!pending) throw new SignInRefused(400, 'unknown_state', unknownLink);
+      // The browser before the sign-in is taken: another browser's refusal leaves it to its own.
+      await service.refuseOtherBrowser(context, pending, carried);
+      const request = await store.takeRequest(db, hashToken(state!));
+      if (!request) throw new SignInRefused(400, 'unknown_state', unknownLink);
       const connection = await store.findById(db, request.organization_id, request.connection_id);
       if (!connection) throw new SignInRefused(400, 'unknown_state', 'The SSO connection changed during the sign-in. Start the sign-in again.');
       const fail = async (category: string, message: string, status = 403): Promise<never> => {

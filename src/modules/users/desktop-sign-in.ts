@@ -4,7 +4,9 @@
 // always) and confirms, the console asks for a one-time code (authorize) and sends the browser to the
 // app with it; the app redeems it with its code verifier (exchange) for a session of its own. The
 // browser's session is never handed over, and nobody without the verifier can use the code. The app's
-// session is as recently authenticated as the browser's was, not more.
+// session is as recently authenticated as the browser's was, not more. A code, or the app's
+// cancellation (cancel), goes only where the app waits: never to a page of orgplane's own
+// (platform/redirect-uris.ts), nor anywhere else the link names.
 import type { Database } from '../../db/database.ts';
 import { ApiError, invalidRequest } from '../../http/errors.ts';
 import { pkceVerifierMatches } from '../../platform/pkce.ts';
@@ -20,21 +22,31 @@ export const desktopCodeTtlSeconds = 60;
 export interface DesktopSignInDeps {
   db: Database;
   membership: Pick<MembershipCore, 'issueSession'>;
-  /** Where a one-time code may be sent: the rule SSO sign-in follows too (platform/redirect-uris.ts). */
+  /** Where a one-time code may be sent: loopback, the orgplane: scheme, SSO_REDIRECT_URIS (platform/redirect-uris.ts). */
   redirectUriAllowed: (uri: string) => boolean;
+}
+
+/** The app's redirect URI with `parameters` added. */
+function redirectWith(redirectUri: string, parameters: Record<string, string | undefined>): string {
+  const target = new URL(redirectUri);
+  for (const [name, value] of Object.entries(parameters)) if (value !== undefined) target.searchParams.set(name, value);
+  return target.href;
 }
 
 const invalidGrant = () => new ApiError(400, 'invalid_grant', 'The code is unknown, expired, already used, or does not match the code verifier or the redirect URI');
 
 export function createDesktopSignIn(deps: DesktopSignInDeps) {
   const { db } = deps;
+  const requireAllowed = (redirectUri: string) => {
+    if (!deps.redirectUriAllowed(redirectUri)) {
+      throw invalidRequest([{ path: ['redirectUri'], message: 'Not a redirect URI the desktop app may use: a loopback address on another port than this server\'s (http://127.0.0.1:PORT/...), the orgplane: scheme, or one of SSO_REDIRECT_URIS' }]);
+    }
+  };
   return {
     /** A one-time code for the calling session's person, and where the browser takes it. */
     async authorize(ctx: CallerContext, input: { redirectUri: string; codeChallenge: string; state?: string | undefined }): Promise<{ redirectTo: string }> {
       const caller = ctx.actor;
-      if (!deps.redirectUriAllowed(input.redirectUri)) {
-        throw invalidRequest([{ path: ['redirectUri'], message: 'Not a redirect URI a sign-in may use: a loopback address (http://127.0.0.1:PORT/...), the orgplane: scheme, or one of SSO_REDIRECT_URIS' }]);
-      }
+      requireAllowed(input.redirectUri);
       const code = randomToken();
       await insertDesktopSignInCode(db, {
         code_hash: hashToken(code),
@@ -47,10 +59,13 @@ export function createDesktopSignIn(deps: DesktopSignInDeps) {
         authenticated_at: caller.authenticatedAt!,
         ttlSeconds: desktopCodeTtlSeconds,
       });
-      const target = new URL(input.redirectUri);
-      target.searchParams.set('code', code);
-      if (input.state !== undefined) target.searchParams.set('state', input.state);
-      return { redirectTo: target.href };
+      return { redirectTo: redirectWith(input.redirectUri, { code, state: input.state }) };
+    },
+
+    /** Where the browser goes when the person cancels: the app's redirect URI with an OAuth error (RFC 6749 4.1.2.1), so that it stops waiting. */
+    cancel(input: { redirectUri: string; state?: string | undefined }): { redirectTo: string } {
+      requireAllowed(input.redirectUri);
+      return { redirectTo: redirectWith(input.redirectUri, { error: 'access_denied', state: input.state }) };
     },
 
     /** The app's session, for the code and the verifier only the app holds. */
