@@ -40,6 +40,7 @@ const writes: Record<string, Classification> = {
   exchangeSsoCode: not('sign-in itself: redeems the code of an SSO sign-in'),
   ssoSamlAcs: not('sign-in itself: the SAML assertion consumer'),
   exchangeDesktopSignInCode: not('sign-in itself: redeems a code a fresh session issued (authorizeDesktopSignIn is privileged)'),
+  cancelDesktopSignIn: not('hands out nothing: it tells the browser where the desktop app waits for its refusal (access_denied)'),
   authorizeDesktopSignIn: privileged,
   setActiveOrganization: not('the session\'s own pointer to one of its person\'s organizations'),
   createOrganization: not('a new, empty organization owned by the caller: nobody gains anything in an existing one'),
