@@ -10,10 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { createTenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
-import { followRedirects, type IdpAccount } from '../support/oidc-idp.ts';
+import { followRedirects, type CookieJar, type IdpAccount } from '../support/oidc-idp.ts';
 import { startSamlIdp } from '../support/saml-idp.ts';
 import { assertRefused, connectShape, connectionOf, signInThrough, startClaimsApp, type ClaimsApp, type ShapeWorld } from './oidc-claims-support.ts';
-import { appRedirectUri, pkcePair } from './oidc-support.ts';
+import { appRedirectUri, identityProviderUrl, pkcePair } from './oidc-support.ts';
 import { certifiedDefault, entra, keycloak, okta, type ProviderShape } from './provider-shapes.ts';
 import { postToAcs } from './saml-support.ts';
 
@@ -141,8 +141,9 @@ describe('SSO sign-in: attacks on the e-mail a provider asserts', () => {
       assert.equal(started.status, 200, started.text);
       assert.equal((await owner.put('/v1/sso/connection', { domain: 'victim-three.test', protocol: 'saml', idpMetadataXml: samlIdp.metadataXml })).status, 200);
       samlIdp.signInAs({ nameId: 'made-up', email: 'ceo@victim-three.test', name: 'Not the CEO' });
-      const answer = await samlIdp.answer(started.body.authorizationUrl);
-      const posted = await postToAcs(answer.action, { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState });
+      const browser: CookieJar = new Map();
+      const answer = await samlIdp.answer(await identityProviderUrl(base.app, started.body.authorizationUrl, browser));
+      const posted = await postToAcs(answer.action, { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState }, browser);
       assert.equal(posted.status, 403, posted.location ?? posted.text.slice(0, 300));
       assert.equal(posted.code, undefined);
       assert.equal((await owner.get('/v1/sso/connection')).body.connection.lastError?.category, 'domain_not_verified');
