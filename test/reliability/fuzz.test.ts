@@ -164,8 +164,10 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
     if (problem) fail(`pre-routing 4xx without the error shape: ${problem}`);
     return;
   }
-  // The install page is HTML for people (its 404 is the "link no longer valid" page), not a JSON API.
-  if (operation.operationId === 'installPage' || operation.operationId === 'ssoOidcCallback' || operation.operationId === 'ssoSamlAcs') {
+  // The install page is HTML for people (its 404 is the "link no longer valid" page), not a JSON API; so
+  // are the steps of an SSO sign-in a browser takes (its link, the OIDC callback, the SAML ACS).
+  const pages = ['installPage', 'openSsoSignIn', 'ssoOidcCallback', 'ssoSamlAcs'];
+  if (pages.includes(operation.operationId)) {
     if (status >= 400 && !contentType.includes('text/html')) fail(`${operation.operationId} error is not HTML`);
     return;
   }
