@@ -1,0 +1,81 @@
+// The real app on a real Citus cluster, for the tier's flows: a cluster of its own (test/support/citus-cluster.ts),
+// `orgplane distribute` run on it as an operator runs it, then the server on the coordinator.
+import { after, before } from 'node:test';
+import type { Config } from '../../src/config.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { citusUnavailable, distributeOn, startCitusCluster, type CitusCluster } from '../support/citus-cluster.ts';
+import { api } from '../support/http.ts';
+
+export interface CitusApp {
+  /** Why the tier cannot run here (pass it as the tests' `skip`), or undefined. */
+  readonly skip: string | undefined;
+  readonly cluster: CitusCluster;
+  readonly app: TestApp;
+  /** What `orgplane distribute` printed. */
+  readonly distributed: string;
+  /** Resolves once the app is up on the distributed schema (a file's own before() awaits it first). */
+  readonly ready: Promise<void>;
+  as(token?: string): ReturnType<typeof api>;
+  /**
+   * The errors the server logged (level error and above), each with its message and the database's: a
+   * statement Citus refuses answers 500, and its reason is only in the log.
+   */
+  serverErrors(): string[];
+}
+
+/** A log line's error, as text: the message, the SQLSTATE and what the database said. */
+function describeError(line: Record<string, unknown>): string {
+  const err = (line.err ?? line.error) as { message?: string; code?: string; detail?: string; hint?: string } | undefined;
+  const parts = [String(line.msg ?? ''), err?.code ? `SQLSTATE ${err.code}` : '', err?.message ?? '', err?.detail ?? '', err?.hint ?? ''];
+  const request = line.req as { method?: string; url?: string } | undefined;
+  return `${request?.method ?? ''} ${request?.url ?? ''} ${parts.filter(Boolean).join(' | ')}`.trim();
+}
+
+export function useCitusApp(config: Partial<Config> = {}): CitusApp {
+  const skip = citusUnavailable();
+  let cluster: CitusCluster | undefined;
+  let app: TestApp | undefined;
+  let distributed = '';
+  const started = Promise.withResolvers<void>();
+  started.promise.catch(() => {});
+  before(async () => {
+    if (skip) return started.resolve();
+    try {
+      cluster = await startCitusCluster();
+      distributed = await distributeOn(cluster);
+      app = await startTestApp(config, { databaseUrl: cluster.coordinatorUrl });
+      started.resolve();
+    } catch (error) {
+      started.reject(error);
+      throw error;
+    }
+  }, { timeout: 400_000 });
+  after(async () => {
+    const errors = (app?.logLines ?? []).filter((line) => typeof line.level === 'number' && line.level >= 50);
+    if (errors.length > 0) console.error(`the server logged ${errors.length} errors:\n${errors.map(describeError).join('\n')}`);
+    // The app first: its pool and workers end while the servers under them still run.
+    await app?.close();
+    await cluster?.stop();
+  });
+  return {
+    skip,
+    get cluster() {
+      if (!cluster) throw new Error(skip ?? 'the cluster starts in before(): use it inside a test or hook');
+      return cluster;
+    },
+    get app() {
+      if (!app) throw new Error(skip ?? 'the app starts in before(): use it inside a test or hook');
+      return app;
+    },
+    get distributed() {
+      return distributed;
+    },
+    ready: started.promise,
+    as(token?: string) {
+      return api(this.app.url, token);
+    },
+    serverErrors() {
+      return (app?.logLines ?? []).filter((line) => typeof line.level === 'number' && line.level >= 50).map(describeError);
+    },
+  };
+}
