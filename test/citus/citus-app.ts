@@ -49,7 +49,7 @@ export function useCitusApp(config: Partial<Config> = {}): CitusApp {
       started.reject(error);
       throw error;
     }
-  }, { timeout: 400_000 });
+  }, { timeout: 600_000 });
   after(async () => {
     const errors = (app?.logLines ?? []).filter((line) => typeof line.level === 'number' && line.level >= 50);
     if (errors.length > 0) console.error(`the server logged ${errors.length} errors:\n${errors.map(describeError).join('\n')}`);
