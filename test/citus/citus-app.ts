@@ -31,7 +31,11 @@ function describeError(line: Record<string, unknown>): string {
   return `${request?.method ?? ''} ${request?.url ?? ''} ${parts.filter(Boolean).join(' | ')}`.trim();
 }
 
-export function useCitusApp(config: Partial<Config> = {}): CitusApp {
+/**
+ * `config`: what differs from the test default, or a function that gives it once the cluster is up (to
+ * start the parties the app talks to first and name their URLs).
+ */
+export function useCitusApp(config: Partial<Config> | (() => Promise<Partial<Config>>) = {}): CitusApp {
   const skip = citusUnavailable();
   let cluster: CitusCluster | undefined;
   let app: TestApp | undefined;
@@ -43,7 +47,7 @@ export function useCitusApp(config: Partial<Config> = {}): CitusApp {
     try {
       cluster = await startCitusCluster();
       distributed = await distributeOn(cluster);
-      app = await startTestApp(config, { databaseUrl: cluster.coordinatorUrl });
+      app = await startTestApp(typeof config === 'function' ? await config() : config, { databaseUrl: cluster.coordinatorUrl });
       started.resolve();
     } catch (error) {
       started.reject(error);

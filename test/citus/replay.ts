@@ -59,6 +59,7 @@ export function replayGroup(group: string): void {
   const files = tenantRoutingFiles().filter((file) => replayGroupOf(file) === group);
   const captured = new Map<string, CapturedStatement[]>();
   const runOutputs = new Map<string, string>();
+  const ranHere = new Set<string>();
 
   before(async () => {
     if (citus.skip) return;
@@ -76,6 +77,7 @@ export function replayGroup(group: string): void {
       const [outputs] = await Promise.all([fillSpool(own, missing), citus.ready.catch(() => {})]);
       for (const [file, output] of outputs) {
         runOutputs.set(file, output);
+        ranHere.add(file);
         const found = await spooledStatements(own, file);
         if (found) captured.set(file, found);
       }
@@ -84,7 +86,7 @@ export function replayGroup(group: string): void {
     }
   }, { timeout: 20 * 60_000 });
 
-  test(`orgplane distribute makes the cluster's tables what src/db/distribution.ts says`, { skip: citus.skip, timeout: 300_000 }, async () => {
+  test(`orgplane distribute makes the cluster's tables what src/db/distribution.ts says`, { skip: citus.skip, timeout: 450_000 }, async () => {
     await citus.ready;
     const output = await distributeOn(citus.cluster);
     assert.match(output, /^users: reference$/m);
@@ -97,8 +99,9 @@ export function replayGroup(group: string): void {
   });
 
   for (const file of files) {
-    test(`Citus runs every statement ${file} checks`, { skip: citus.skip, timeout: 300_000 }, async () => {
+    test(`Citus runs every statement ${file} checks`, { skip: citus.skip, timeout: 300_000 }, async (t) => {
       const statements = captured.get(file);
+      t.diagnostic(ranHere.has(file) ? 'its statements: from running it here' : "its statements: from this npm test run's spool");
       assert.ok(statements, `${file} left no statements (its tenant-routing test did not run):\n${(runOutputs.get(file) ?? '').slice(-4000)}`);
       assert.ok(statements.length > 0, `${file} checked no statement`);
       const refusals = await replayStatements(citus.cluster.coordinatorUrl, statements);

@@ -1,16 +1,24 @@
 // A tenant's workspace on a real Citus cluster, through the real HTTP app: MCP connections (create, probe,
-// edit with the concurrency token, access, tool policy, tools, delete) and a person's memories (add,
-// batch, list, get, search with and without filters, delete). Every answer must be the one a single
+// edit with the concurrency token, access, tool policy, tools, delete), a person's memories (add,
+// batch, list, get, search with and without filters, delete) and a messenger bot (the webhook's claims,
+// the delivery workers' takes and settles). Every answer must be the one a single
 // PostgreSQL gives; a statement Citus refuses shows here as a 500.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
+import { startBotPlatform, type BotPlatform } from '../support/bot-platform.ts';
 import { memoryClient } from '../memory/helpers.ts';
+import { connectBot, eventually, postUpdate, startDeliveryReceiver, type DeliveryReceiver } from '../messenger/support.ts';
 import { useCitusApp } from './citus-app.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
-const citus = useCitusApp({ allowedPrivateNetworks: LOOPBACK });
+let platform: BotPlatform | undefined;
+let receiver: DeliveryReceiver | undefined;
+const citus = useCitusApp(async () => {
+  [platform, receiver] = await Promise.all([startBotPlatform(), startDeliveryReceiver()]);
+  return { allowedPrivateNetworks: LOOPBACK, messengerApiRoot: platform.url };
+});
 const { skip } = citus;
 let tenant: Tenant;
 let mcp: RunningServer;
@@ -21,7 +29,7 @@ before(async () => {
   [tenant, mcp] = await Promise.all([createTenant(citus.app.url), startStreamableServer({ tools: ['search', 'fetch'] })]);
 }, { timeout: 600_000 });
 after(async () => {
-  await mcp?.close();
+  await Promise.all([mcp?.close(), receiver?.close(), platform?.close()]);
 });
 
 test('memories: add, batch, list, get, search (ranked, filtered), delete', { skip }, async () => {
@@ -98,6 +106,32 @@ test('MCP connections: create (probed), get, list, test, edit with the concurren
 
   assert.equal((await admin.delete(`/v1/mcp-connections/${connection.id}`)).status, 204);
   assert.equal((await admin.get(`/v1/mcp-connections/${connection.id}`)).status, 404);
+});
+
+test('messenger: a bot connected, its updates claimed from the webhook, delivered in order per chat, a duplicate acknowledged once, the connection deleted', { skip }, async () => {
+  const env = { app: citus.app, platform: platform!, receiver: receiver!, tenant, close: async () => {} };
+  const bot = await connectBot(env);
+  const secret = platform!.webhookOf(bot.bot.token)!.secretToken!;
+  const chats = [501, 502, 501, 503, 501];
+  const updates = chats.map((chatId, index) => platform!.messageUpdate(bot.bot.token, { chatId, text: `message ${index}` }));
+  const ids = updates.map((update) => update.update_id as number);
+  for (const update of updates) {
+    const claimed = await postUpdate(citus.app.url, bot.id, update, secret);
+    assert.deepEqual([claimed.status, claimed.json], [200, { ok: true, accepted: true }]);
+  }
+  const duplicate = await postUpdate(citus.app.url, bot.id, updates[0], secret);
+  assert.deepEqual([duplicate.status, duplicate.json], [200, { ok: true, accepted: false, reason: 'duplicate' }]);
+  const delivered = () => receiver!.received.filter((d) => d.json?.connectionId === bot.id).map((d) => d.json.update.update_id as number);
+  await eventually(() => delivered().length >= updates.length || undefined, { what: 'every delivery' });
+  assert.deepEqual([...delivered()].sort((a, b) => a - b), [...ids].sort((a, b) => a - b));
+  const chat501 = ids.filter((_, index) => chats[index] === 501);
+  assert.deepEqual(delivered().filter((id) => chat501.includes(id)), chat501, "one chat's updates in order");
+  const listed = await eventually(async () => {
+    const response = await citus.as(tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+    return response.body.updates.length === updates.length ? response : undefined;
+  }, { what: 'the delivered state' });
+  assert.equal(listed.status, 200);
+  assert.equal((await citus.as(tenant.admin.token).delete(`/v1/messenger/connections/${bot.id}`)).status, 204);
 });
 
 test('the server logged no error', { skip }, () => {
