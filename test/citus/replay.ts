@@ -1,5 +1,5 @@
-// The statements the tenant-routing check covers (test/db/tenant-routing.ts), run on a real Citus
-// cluster: the check reads PostgreSQL's plan and says whether a statement stays on one tenant, but only
+// The statements the tenant-routing check covers (test/db/tenant-routing.ts), and those of its files
+// that name only reference tables, run on a real Citus cluster: the check reads PostgreSQL's plan and says whether a statement stays on one tenant, but only
 // Citus says whether it accepts it (now() inside CASE in an UPDATE, a subquery it cannot push down, a row
 // lock across shards are refused by Citus alone). Each statement runs in a transaction that is rolled
 // back, with the parameters of its first use in the flow that ran it. Its rows are not on the cluster, so
