@@ -17,10 +17,21 @@ export interface CitusApp {
   readonly ready: Promise<void>;
   as(token?: string): ReturnType<typeof api>;
   /**
-   * The errors the server logged (level error and above), each with its message and the database's: a
-   * statement Citus refuses answers 500, and its reason is only in the log.
+   * The errors the server logged (level error and above, and warnings that carry a database error), each
+   * with its message and the database's: a statement Citus refuses answers 500 (or 503), and its reason is
+   * only in the log.
    */
   serverErrors(): string[];
+}
+
+/**
+ * An error, or a warning that carries a database's error (the messenger webhook answers 503 and logs the
+ * reason as a warning: the platform retries).
+ */
+function isServerError(line: Record<string, unknown>): boolean {
+  if (typeof line.level !== 'number') return false;
+  const code = (line.err as { code?: unknown } | undefined)?.code;
+  return line.level >= 50 || (line.level >= 40 && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code));
 }
 
 /** A log line's error, as text: the message, the SQLSTATE and what the database said. */
@@ -55,7 +66,7 @@ export function useCitusApp(config: Partial<Config> | (() => Promise<Partial<Con
     }
   }, { timeout: 600_000 });
   after(async () => {
-    const errors = (app?.logLines ?? []).filter((line) => typeof line.level === 'number' && line.level >= 50);
+    const errors = (app?.logLines ?? []).filter(isServerError);
     if (errors.length > 0) console.error(`the server logged ${errors.length} errors:\n${errors.map(describeError).join('\n')}`);
     // The app first: its pool and workers end while the servers under them still run.
     await app?.close();
@@ -79,7 +90,7 @@ export function useCitusApp(config: Partial<Config> | (() => Promise<Partial<Con
       return api(this.app.url, token);
     },
     serverErrors() {
-      return (app?.logLines ?? []).filter((line) => typeof line.level === 'number' && line.level >= 50).map(describeError);
+      return (app?.logLines ?? []).filter(isServerError).map(describeError);
     },
   };
 }
