@@ -9,16 +9,29 @@
 // long file is not the one left running alone at the end; the run prints the slowest files it saw, and
 // TEST_RECORD_DURATIONS=1 writes this run's durations back to that file.
 //
+// The Citus tier (test/citus) starts its own cluster and runs once, whatever the backends (labelled
+// `citus`). Its replay files run the statements the tenant-routing check covered in the other files:
+// those files leave them in this run's statement spool (test/support/statement-spool.ts), and the replay
+// files start once the files they replay have run on the first backend.
+//
 // Before any test, the module boundaries of src/ are checked (.dependency-cruiser.mjs, the same check as
 // `npm run lint:boundaries`): its summary is printed, and a violation fails the run. The tests still run,
 // so one run shows both.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { pgliteTemplateFiles } from '../src/db/pglite-template.ts';
+import { SPOOL_VARIABLE, tenantRoutingFiles } from '../test/support/statement-spool.ts';
 
 const patterns = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['test/**/*.test.ts'];
 const files = [...new Set(patterns.flatMap((pattern) => globSync(pattern)))].sort();
 const backends = process.env.ORGPLANE_TEST_BACKEND ? [process.env.ORGPLANE_TEST_BACKEND] : ['postgres', 'pglite'];
+const citusTier = (file: string) => file.startsWith('test/citus/');
+// The Citus tier's own processes use the first backend for what they run besides the cluster.
+const citusBackend = backends[0]!;
+const perBackend = files.filter((file) => !citusTier(file));
+const once = files.filter(citusTier);
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 8 * 60_000);
 const durationsFile = 'test/durations.json';
@@ -60,13 +73,16 @@ interface FileResult {
   output: string;
 }
 
+const spool = mkdtempSync(path.join(tmpdir(), 'orgplane-statement-spool-'));
+process.on('exit', () => rmSync(spool, { recursive: true, force: true }));
+
 function runFile(file: string, backend: string): Promise<FileResult> {
   return new Promise((resolve) => {
     const started = Date.now();
     const child = spawn(
       process.execPath,
       ['--test', '--test-timeout=180000', '--test-force-exit', file],
-      { env: { ...process.env, ORGPLANE_TEST_BACKEND: backend }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, ORGPLANE_TEST_BACKEND: backend === 'citus' ? citusBackend : backend, [SPOOL_VARIABLE]: spool }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
@@ -89,18 +105,39 @@ interface Run {
   backend: string;
 }
 
+const runKey = ({ file, backend }: Run) => `${backend} ${file}`;
+
+/** The runs a run waits for: a Citus replay file starts after the tenant-routing files have run on the first backend. */
+const replayedRuns = once.length > 0 ? tenantRoutingFiles().map((file) => runKey({ file, backend: citusBackend })) : [];
+function prerequisites(run: Run): string[] {
+  return run.backend === 'citus' && path.basename(run.file).startsWith('replay-') ? replayedRuns : [];
+}
+
 // One pool for every (file, backend) pair: the second backend's files start while the first backend's
-// last files still run, so the cores are not left half idle at the turn.
+// last files still run, so the cores are not left half idle at the turn. A run whose prerequisites (in
+// this pool) have not finished yet is passed over until they have.
 async function runAll(runs: Run[]): Promise<(FileResult & Run)[]> {
   const results: (FileResult & Run)[] = [];
-  let next = 0;
+  const pending = [...runs];
+  const inPool = new Set(runs.map(runKey));
+  const finished = new Set<string>();
+  let changed = Promise.withResolvers<void>();
+  const ready = (run: Run) => prerequisites(run).every((key) => !inPool.has(key) || finished.has(key));
   await Promise.all(
     Array.from({ length: Math.min(concurrency, runs.length) }, async () => {
-      while (next < runs.length) {
-        const run = runs[next++]!;
-        const result = await runFile(run.file, run.backend);
-        process.stdout.write(`\n--- ${run.file} on ${run.backend} ---\n${result.output}`);
-        results.push({ ...result, backend: run.backend });
+      while (pending.length > 0) {
+        const index = pending.findIndex(ready);
+        if (index < 0) {
+          await changed.promise;
+          continue;
+        }
+        const [run] = pending.splice(index, 1);
+        const result = await runFile(run!.file, run!.backend);
+        process.stdout.write(`\n--- ${run!.file} on ${run!.backend} ---\n${result.output}`);
+        results.push({ ...result, backend: run!.backend });
+        finished.add(runKey(run!));
+        changed.resolve();
+        changed = Promise.withResolvers<void>();
       }
     }),
   );
@@ -111,8 +148,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const started = Date.now();
-console.log(`\n=== test suite on ${backends.join(' and ')}: ${files.length} files each ===`);
-const runs = backends.flatMap((backend) => files.map((file) => ({ file, backend })));
+console.log(`\n=== test suite on ${backends.join(' and ')}: ${perBackend.length} files each${once.length > 0 ? `, and the Citus tier once (${once.length} files)` : ''} ===`);
+const runs = [...backends.flatMap((backend) => perBackend.map((file) => ({ file, backend }))), ...once.map((file) => ({ file, backend: 'citus' }))];
 const first = await runAll(runs.sort((a, b) => expectedSeconds(b) - expectedSeconds(a)));
 const retried = first.filter((result) => !result.ok);
 const second = retried.length > 0 ? await runAll(retried.map(({ file, backend }) => ({ file, backend }))) : [];
@@ -124,7 +161,7 @@ for (const result of final.values()) {
   failed += result.ok ? 0 : Math.max(1, result.failed);
   skipped += result.skipped;
 }
-for (const backend of backends) {
+for (const backend of once.length > 0 ? [...backends, 'citus'] : backends) {
   const failing = [...final.values()].filter((result) => result.backend === backend && !result.ok).map((result) => result.file);
   console.log(`=== ${backend}: ${failing.length === 0 ? 'all files passed' : `failing: ${failing.join(', ')}`} ===`);
 }

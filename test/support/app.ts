@@ -98,6 +98,8 @@ export interface TestAppOptions {
   shareDatabaseWith?: TestApp;
   /** The built console the server serves (console/dist by default). */
   consoleDir?: string;
+  /** A PostgreSQL database the test made itself (a Citus coordinator's), used as it is and not dropped. */
+  databaseUrl?: string;
 }
 
 /**
@@ -113,6 +115,8 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: Tes
   if (options.shareDatabaseWith) {
     databaseUrl = options.shareDatabaseWith.databaseUrl;
     if (!databaseUrl) sharedDb = options.shareDatabaseWith.db;
+  } else if (options.databaseUrl) {
+    databaseUrl = options.databaseUrl;
   } else if (testBackend === 'postgres') {
     const created = await createPostgresDatabase();
     databaseUrl = created.url;

@@ -80,6 +80,8 @@ export async function insertStream(tx: Queryable, s: { organizationId: string; u
 /**
  * Changes the URL and whether it is enabled (and the secret, when given). Enabling clears the failures
  * and the dead letter, and makes the stream due at once: delivery resumes at its cursor, nothing skipped.
+ * The time comes from a joined one-row subquery (`clock.now`): Citus refuses now() inside CASE or
+ * COALESCE in an UPDATE of a distributed table (so does markFailed).
  */
 export async function updateStream(tx: Queryable, organizationId: string, changes: { url: string; enabled: boolean; signingSecretSealed: string | null }): Promise<void> {
   await tx.query(
@@ -87,8 +89,9 @@ export async function updateStream(tx: Queryable, organizationId: string, change
         SET url = $2, enabled = $3, signing_secret_sealed = COALESCE($4, signing_secret_sealed),
             failed_attempts = CASE WHEN $3 THEN 0 ELSE failed_attempts END,
             dead_at = CASE WHEN $3 THEN NULL ELSE dead_at END,
-            run_after = CASE WHEN $3 THEN now() ELSE run_after END,
+            run_after = CASE WHEN $3 THEN clock.now ELSE run_after END,
             updated_at = now()
+       FROM (SELECT now() AS now) clock
       WHERE organization_id = $1`,
     [organizationId, changes.url, changes.enabled, changes.signingSecretSealed],
   );
@@ -157,7 +160,8 @@ export async function markFailed(db: Queryable, stream: LeasedStream, error: str
     `UPDATE audit_streams
         SET failed_attempts = failed_attempts + 1, last_error = $3, last_error_at = now(), leased_until = NULL,
             run_after = now() + $4 * interval '1 second',
-            dead_at = CASE WHEN failed_attempts + 1 >= $5 THEN now() ELSE NULL END
+            dead_at = CASE WHEN failed_attempts + 1 >= $5 THEN clock.now ELSE NULL END
+       FROM (SELECT now() AS now) clock
       WHERE organization_id = $1 AND lease = $2
       RETURNING dead_at IS NOT NULL AS dead`,
     [stream.organizationId, stream.lease, error, retryInSeconds, maxAttempts],

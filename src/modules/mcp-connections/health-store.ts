@@ -102,7 +102,11 @@ export async function dueCredentials(
   return rows;
 }
 
-/** A check that learned something: the health it found (a passed probe validates), and the next probe. */
+/**
+ * A check that learned something: the health it found (a passed probe validates), and the next probe.
+ * The time inside CASE comes from a joined one-row subquery (`clock.now`): Citus refuses now() inside
+ * CASE or COALESCE in an UPDATE of a distributed table (so does recordInconclusive).
+ */
 export async function recordCheck(
   q: Queryable,
   organizationId: string,
@@ -114,7 +118,8 @@ export async function recordCheck(
   await q.query(
     `UPDATE mcp_connection_credentials
         SET health = $3, health_reason = $4, health_checked_at = now(), updated_at = now(), health_failures = 0,
-            validated_at = CASE WHEN $3 = 'ready' THEN now() ELSE validated_at END, health_due_at = $5
+            validated_at = CASE WHEN $3 = 'ready' THEN clock.now ELSE validated_at END, health_due_at = $5
+       FROM (SELECT now() AS now) clock
       WHERE organization_id = $1 AND id = $2`,
     [organizationId, id, health, reason, nextProbeAt],
   );
@@ -142,8 +147,9 @@ export async function recordInconclusive(
         SET health_failures = k.health_failures + 1, health_due_at = $5,
             health = CASE WHEN k.health_failures + 1 >= $3 THEN 'reconnect_required' ELSE k.health END,
             health_reason = CASE WHEN k.health_failures + 1 >= $3 THEN $4 ELSE k.health_reason END,
-            health_checked_at = CASE WHEN k.health_failures + 1 >= $3 THEN now() ELSE k.health_checked_at END,
+            health_checked_at = CASE WHEN k.health_failures + 1 >= $3 THEN clock.now ELSE k.health_checked_at END,
             updated_at = now()
+       FROM (SELECT now() AS now) clock
       WHERE k.organization_id = $1 AND k.id = $2 AND k.health <> 'reconnect_required'
       RETURNING k.health_failures AS failures, k.health`,
     [organizationId, id, threshold, reason, nextProbeAt],

@@ -17,7 +17,9 @@ export interface SearchStart {
  * its own probe of the primary key (user_id, bank_id, term, ...), in a subquery the planner cannot
  * flatten (OFFSET 0): asked as `term = ANY(...)` or as a plain join, a table not analyzed yet (PGlite's
  * never are) let the planner read every block of the bank and filter or hash them (4-7 ms at 5,000
- * memories, issue 25's bench).
+ * memories, issue 25's bench). Every scan names the user as a value (`k.user_id = $1`, not the bank's
+ * column): Citus then sends the whole statement to the user's node, where a lateral join that copies
+ * the column is a subquery it cannot push down (test/citus).
  * Undefined when the user has no bank here. A term's document frequency is its posting count.
  */
 export async function openSearch(db: Queryable, key: BankKey, terms: string[]): Promise<SearchStart | undefined> {
@@ -29,7 +31,7 @@ export async function openSearch(db: Queryable, key: BankKey, terms: string[]): 
        FROM memory_banks b
        LEFT JOIN LATERAL (
          SELECT k.term, k.postings, k.data FROM unnest($3::text[]) AS w(term)
-          CROSS JOIN LATERAL (SELECT * FROM memory_blocks k WHERE k.user_id = b.user_id AND k.bank_id = b.id AND k.term = w.term OFFSET 0) k
+          CROSS JOIN LATERAL (SELECT * FROM memory_blocks k WHERE k.user_id = $1 AND k.bank_id = b.id AND k.term = w.term OFFSET 0) k
        ) k ON true
       WHERE b.user_id = $1 AND b.org_key = $2`,
     [key.userId, orgKey(key.organizationId), terms],

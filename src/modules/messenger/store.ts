@@ -64,18 +64,23 @@ export interface ClaimInput {
   orderKey: string;
 }
 
-const CLAIM_STATEMENT = `WITH input AS (
-   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS i (connection_id, update_id, chat_id, body, order_key)
- ), named AS (
+// The rows to insert read the connections table itself besides the locked CTE (which they join, so the
+// lock comes first): on Citus an INSERT ... SELECT whose source reads a distributed table of the same
+// tenant runs on that tenant's shard, while one that reads only a function and a CTE is pulled to the
+// coordinator and copied into the shard, where Citus 13.2 failed (missing data for column "status",
+// test/citus).
+const CLAIM_STATEMENT = `WITH named AS (
    -- Locked once per connection and statement: a concurrent delete waits for this commit
    -- (and then removes these claims) or, if first, leaves nothing to claim for.
    SELECT id, status FROM messenger_connections
-    WHERE organization_id = $6 AND id IN (SELECT DISTINCT connection_id FROM input)
+    WHERE organization_id = $6 AND id = ANY($1::text[])
    FOR KEY SHARE
  ), inserted AS (
    INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, body, order_key)
-   SELECT i.connection_id, i.update_id, $6, i.chat_id, i.body, i.order_key
-     FROM input i JOIN named c ON c.id = i.connection_id AND c.status = 'active'
+   SELECT i.connection_id, i.update_id, c.organization_id, i.chat_id, i.body, i.order_key
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS i (connection_id, update_id, chat_id, body, order_key)
+     JOIN messenger_connections c ON c.organization_id = $6 AND c.id = i.connection_id
+     JOIN named n ON n.id = c.id AND n.status = 'active'
    ON CONFLICT (organization_id, connection_id, update_id) DO NOTHING
    RETURNING connection_id, update_id
  )

@@ -54,7 +54,7 @@ export function createSamlStore() {
     /** Takes the request with this RelayState: once only (whatever the answer then turns out to be), and only before it expires. */
     async takeRequest(db: Queryable, relayStateHash: string): Promise<SamlRequestRow | undefined> {
       const { rows } = await db.query<SamlRequestRow & { live: boolean }>(
-        'DELETE FROM sso_saml_requests WHERE relay_state_hash = $1 RETURNING *, expires_at > now() AS live',
+        'DELETE FROM sso_saml_requests r USING (SELECT now() AS now) clock WHERE r.relay_state_hash = $1 RETURNING r.*, r.expires_at > clock.now AS live',
         [relayStateHash],
       );
       return rows[0]?.live ? rows[0] : undefined;

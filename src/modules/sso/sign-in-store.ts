@@ -94,10 +94,13 @@ export function createSignInStore() {
       return rows[0];
     },
 
-    /** Takes the sign-in in progress with this state: once only, and only before it expires. */
+    /**
+     * Takes the sign-in in progress with this state: once only, and only before it expires. The time
+     * comes from a joined one-row subquery: Citus refuses now() in the RETURNING clause of a DELETE.
+     */
     async takeRequest(db: Queryable, stateHash: string): Promise<SignInRequestRow | undefined> {
       const { rows } = await db.query<SignInRequestRow>(
-        'DELETE FROM sso_sign_in_requests WHERE state_hash = $1 RETURNING *, expires_at > now() AS live',
+        'DELETE FROM sso_sign_in_requests r USING (SELECT now() AS now) clock WHERE r.state_hash = $1 RETURNING r.*, r.expires_at > clock.now AS live',
         [stateHash],
       );
       const row = rows[0] as (SignInRequestRow & { live: boolean }) | undefined;
@@ -116,7 +119,7 @@ export function createSignInStore() {
     /** Takes a code: once only (whatever the exchange then decides), and only before it expires. */
     async takeCode(db: Queryable, codeHash: string): Promise<SignInCodeRow | undefined> {
       const { rows } = await db.query<SignInCodeRow & { live: boolean }>(
-        'DELETE FROM sso_sign_in_codes WHERE code_hash = $1 RETURNING *, expires_at > now() AS live',
+        'DELETE FROM sso_sign_in_codes c USING (SELECT now() AS now) clock WHERE c.code_hash = $1 RETURNING c.*, c.expires_at > clock.now AS live',
         [codeHash],
       );
       return rows[0]?.live ? rows[0] : undefined;

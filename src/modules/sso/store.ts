@@ -123,11 +123,15 @@ export function createSsoStore() {
       return rows[0]!;
     },
 
-    /** Marks the domain verified, unless the connection changed domain since it was read. */
+    /**
+     * Marks the domain verified, unless the connection changed domain since it was read. The time inside
+     * COALESCE comes from a joined one-row subquery: Citus refuses now() there in an UPDATE.
+     */
     async markVerified(db: Queryable, organizationId: string, domain: string, verificationToken: string): Promise<SsoConnectionRow | undefined> {
       const { rows } = await db.query<SsoConnectionRow>(
         `UPDATE sso_connections
-            SET domain_verified_at = COALESCE(domain_verified_at, now()), updated_at = now()
+            SET domain_verified_at = COALESCE(domain_verified_at, clock.now), updated_at = now()
+           FROM (SELECT now() AS now) clock
           WHERE organization_id = $1 AND domain = $2 AND verification_token = $3
           RETURNING ${columns}`,
         [organizationId, domain, verificationToken],

@@ -21,10 +21,13 @@ export async function insertDesktopSignInCode(db: Queryable, row: DesktopSignInC
   );
 }
 
-/** Takes a code: once only (whatever the exchange then decides), and only before it expires. */
+/**
+ * Takes a code: once only (whatever the exchange then decides), and only before it expires. The time
+ * comes from a joined one-row subquery: Citus refuses now() in the RETURNING clause of a DELETE.
+ */
 export async function takeDesktopSignInCode(db: Queryable, codeHash: string): Promise<DesktopSignInCodeRow | undefined> {
   const { rows } = await db.query<DesktopSignInCodeRow & { live: boolean }>(
-    'DELETE FROM desktop_sign_in_codes WHERE code_hash = $1 RETURNING *, expires_at > now() AS live',
+    'DELETE FROM desktop_sign_in_codes c USING (SELECT now() AS now) clock WHERE c.code_hash = $1 RETURNING c.*, c.expires_at > clock.now AS live',
     [codeHash],
   );
   return rows[0]?.live ? rows[0] : undefined;
