@@ -45,6 +45,10 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
     why: 'a bot may serve one organization: connecting it checks that no other organization has it (no lock)',
   },
   {
+    signature: 'SELECT DISTINCT chain_id FROM audit_events WHERE occurred_at < $1',
+    why: "audit retention finds which chains have events to prune (no lock; a process that runs workers does it a minute after it starts, within a long test's flows); each is then pruned by a statement that names it",
+  },
+  {
     signature: 'SELECT c.organization_id FROM mcp_connections c',
     why: 'the MCP credential health job finds which organizations have a due connection (no lock); each is then claimed by a statement that names it',
   },
