@@ -62,8 +62,12 @@ export function replayGroup(group: string): void {
   const runOutputs = new Map<string, string>();
   const ranHere = new Set<string>();
 
+  let distributed: Promise<string> | undefined;
   before(async () => {
     if (citus.skip) return;
+    // `orgplane distribute` runs as soon as the cluster is up, while the flows below (if any) run.
+    distributed = citus.ready.then(() => distributeOn(citus.cluster));
+    distributed.catch(() => {});
     const shared = process.env[SPOOL_VARIABLE];
     const missing: string[] = [];
     for (const file of files) {
@@ -74,8 +78,8 @@ export function replayGroup(group: string): void {
     if (missing.length === 0) return;
     const own = await mkdtemp(path.join(tmpdir(), 'orgplane-spool-'));
     try {
-      // The flows run while the cluster starts (both take a while).
-      const [outputs] = await Promise.all([fillSpool(own, missing), citus.ready.catch(() => {})]);
+      // The flows run while the cluster starts and is distributed (each takes a while).
+      const [outputs] = await Promise.all([fillSpool(own, missing), distributed.catch(() => {})]);
       for (const [file, output] of outputs) {
         runOutputs.set(file, output);
         ranHere.add(file);
@@ -89,7 +93,7 @@ export function replayGroup(group: string): void {
 
   test(`orgplane distribute makes the cluster's tables what src/db/distribution.ts says`, { skip: citus.skip, timeout: 450_000 }, async () => {
     await citus.ready;
-    const output = await distributeOn(citus.cluster);
+    const output = await distributed!;
     assert.match(output, /^users: reference$/m);
     assert.match(output, /^members: distributed$/m);
     assert.match(output, /^memory_blocks: distributed$/m);
