@@ -47,7 +47,10 @@ ${style ? `<link rel="stylesheet" href="/assets/${style}">` : ''}
 `;
 writeFileSync(join(dist, 'index.html'), html);
 
-const files = [join(dist, 'index.html'), ...readdirSync(join(dist, 'assets')).map((name) => join(dist, 'assets', name))];
+const files = [
+  join(dist, 'index.html'),
+  ...readdirSync(join(dist, 'assets')).map((name) => join(dist, 'assets', name)),
+];
 for (const file of files) {
   const body = readFileSync(file);
   writeFileSync(`${file}.br`, brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));

@@ -29,7 +29,11 @@ try {
     await db.close();
   }
   await removeOtherMigratedTemplates(files.migrated);
-  console.log(`orgplane: embedded database templates written (${path.basename(files.cluster)}, ${path.basename(files.migrated)})`);
+  console.log(
+    `orgplane: embedded database templates written (${path.basename(files.cluster)}, ${path.basename(files.migrated)})`,
+  );
 } catch (error) {
-  console.warn(`orgplane: no embedded database template (${error instanceof Error ? error.message : error}); first starts will run initdb`);
+  console.warn(
+    `orgplane: no embedded database template (${error instanceof Error ? error.message : error}); first starts will run initdb`,
+  );
 }

@@ -9,7 +9,11 @@ const sorted = (value: unknown): unknown =>
   Array.isArray(value)
     ? value.map(sorted)
     : value && typeof value === 'object'
-      ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, sorted((value as Record<string, unknown>)[key])]))
+      ? Object.fromEntries(
+          Object.keys(value)
+            .sort()
+            .map((key) => [key, sorted((value as Record<string, unknown>)[key])]),
+        )
       : value;
 process.stdout.write(`${JSON.stringify(sorted(document), null, 1)}\n`);
 await app.close();

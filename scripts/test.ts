@@ -36,7 +36,9 @@ const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 8 * 60_000);
 const durationsFile = 'test/durations.json';
 /** Seconds per "<backend> <file>", from the run that last recorded them. */
-const knownDurations: Record<string, number> = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
+const knownDurations: Record<string, number> = existsSync(durationsFile)
+  ? JSON.parse(readFileSync(durationsFile, 'utf8'))
+  : {};
 // A file not measured yet may well be slow (a new browser test): it starts early rather than last.
 const unmeasuredSeconds = 60;
 const expectedSeconds = ({ file, backend }: Run) => knownDurations[`${backend} ${file}`] ?? unmeasuredSeconds;
@@ -55,7 +57,9 @@ function checkBoundaries(): boolean {
     console.log(`=== module boundaries: ${checker} is missing (a devDependency: run npm ci): the run fails ===`);
     return false;
   }
-  const check = spawnSync(process.execPath, [checker, 'src', '--config', '.dependency-cruiser.mjs'], { stdio: 'inherit' });
+  const check = spawnSync(process.execPath, [checker, 'src', '--config', '.dependency-cruiser.mjs'], {
+    stdio: 'inherit',
+  });
   const ok = check.status === 0;
   console.log(`=== module boundaries: ${ok ? 'no violation' : 'VIOLATED (see above): the run fails'} ===`);
   return ok;
@@ -79,11 +83,14 @@ process.on('exit', () => rmSync(spool, { recursive: true, force: true }));
 function runFile(file: string, backend: string): Promise<FileResult> {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(
-      process.execPath,
-      ['--test', '--test-timeout=180000', '--test-force-exit', file],
-      { env: { ...process.env, ORGPLANE_TEST_BACKEND: backend === 'citus' ? citusBackend : backend, [SPOOL_VARIABLE]: spool }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, ['--test', '--test-timeout=180000', '--test-force-exit', file], {
+      env: {
+        ...process.env,
+        ORGPLANE_TEST_BACKEND: backend === 'citus' ? citusBackend : backend,
+        [SPOOL_VARIABLE]: spool,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -95,7 +102,16 @@ function runFile(file: string, backend: string): Promise<FileResult> {
       clearTimeout(timer);
       const count = (label: string) => Number(new RegExp(`^ℹ ${label} (\\d+)`, 'm').exec(output)?.[1] ?? 0);
       const failed = count('fail') + count('cancelled');
-      resolve({ file, seconds: (Date.now() - started) / 1000, passed: count('pass'), failed, skipped: count('skipped'), todo: count('todo'), ok: code === 0 && failed === 0, output });
+      resolve({
+        file,
+        seconds: (Date.now() - started) / 1000,
+        passed: count('pass'),
+        failed,
+        skipped: count('skipped'),
+        todo: count('todo'),
+        ok: code === 0 && failed === 0,
+        output,
+      });
     });
   });
 }
@@ -148,12 +164,18 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const started = Date.now();
-console.log(`\n=== test suite on ${backends.join(' and ')}: ${perBackend.length} files each${once.length > 0 ? `, and the Citus tier once (${once.length} files)` : ''} ===`);
-const runs = [...backends.flatMap((backend) => perBackend.map((file) => ({ file, backend }))), ...once.map((file) => ({ file, backend: 'citus' }))];
+console.log(
+  `\n=== test suite on ${backends.join(' and ')}: ${perBackend.length} files each${once.length > 0 ? `, and the Citus tier once (${once.length} files)` : ''} ===`,
+);
+const runs = [
+  ...backends.flatMap((backend) => perBackend.map((file) => ({ file, backend }))),
+  ...once.map((file) => ({ file, backend: 'citus' })),
+];
 const first = await runAll(runs.sort((a, b) => expectedSeconds(b) - expectedSeconds(a)));
 const retried = first.filter((result) => !result.ok);
 const second = retried.length > 0 ? await runAll(retried.map(({ file, backend }) => ({ file, backend }))) : [];
-for (const result of retried) console.log(`[scripts/test.ts] RETRIED after a failure on ${result.backend}: ${result.file}`);
+for (const result of retried)
+  console.log(`[scripts/test.ts] RETRIED after a failure on ${result.backend}: ${result.file}`);
 const final = new Map(first.map((result) => [`${result.backend} ${result.file}`, result]));
 for (const result of second) final.set(`${result.backend} ${result.file}`, result);
 for (const result of final.values()) {
@@ -162,12 +184,15 @@ for (const result of final.values()) {
   skipped += result.skipped;
 }
 for (const backend of once.length > 0 ? [...backends, 'citus'] : backends) {
-  const failing = [...final.values()].filter((result) => result.backend === backend && !result.ok).map((result) => result.file);
+  const failing = [...final.values()]
+    .filter((result) => result.backend === backend && !result.ok)
+    .map((result) => result.file);
   console.log(`=== ${backend}: ${failing.length === 0 ? 'all files passed' : `failing: ${failing.join(', ')}`} ===`);
 }
 const slowest = [...first].sort((a, b) => b.seconds - a.seconds).slice(0, 15);
 console.log('\nslowest files (first attempt):');
-for (const result of slowest) console.log(`  ${result.seconds.toFixed(1).padStart(6)} s  ${result.backend} ${result.file}`);
+for (const result of slowest)
+  console.log(`  ${result.seconds.toFixed(1).padStart(6)} s  ${result.backend} ${result.file}`);
 if (process.env.TEST_RECORD_DURATIONS === '1') {
   const recorded = { ...knownDurations };
   for (const result of first) recorded[`${result.backend} ${result.file}`] = Math.round(result.seconds * 10) / 10;

@@ -55,31 +55,60 @@ export interface AppDependencies {
 
 /** The spec's tags, in its order, so the OpenAPI groups operations the way the contract does. */
 const tags = [
-  'System', 'Organizations', 'Invitations', 'API Keys', 'SCIM', 'SSO', 'Members', 'Roles', 'Teams', 'Templates',
-  'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry', 'Admin', 'Users', 'Bootstrap',
-  'MCP Connections', 'Install Links', 'Memory', 'Messaging', 'Audit',
+  'System',
+  'Organizations',
+  'Invitations',
+  'API Keys',
+  'SCIM',
+  'SSO',
+  'Members',
+  'Roles',
+  'Teams',
+  'Templates',
+  'LLM Providers',
+  'Workers',
+  'Worker Runtime',
+  'Worker Activity',
+  'Telemetry',
+  'Admin',
+  'Users',
+  'Bootstrap',
+  'MCP Connections',
+  'Install Links',
+  'Memory',
+  'Messaging',
+  'Audit',
 ];
 /** What the operations under each tag are about (the document shows it above them). */
 const tagDescriptions: Record<string, string> = {
   System: 'Health, metrics and this document; no authentication',
-  Organizations: 'Organizations, the session\'s active organization, and ownership',
+  Organizations: "Organizations, the session's active organization, and ownership",
   Invitations: 'Inviting people into an organization by e-mail, and accepting',
   'API Keys': 'Organization API keys (read members and teams without a session)',
   SCIM: 'The SCIM token and connector, and the SCIM 2.0 server under /scim/v2 for identity providers',
-  SSO: 'The organization\'s SSO connection and the verification of its e-mail domain',
+  SSO: "The organization's SSO connection and the verification of its e-mail domain",
   Members: 'The members of an organization and their roles',
   Teams: 'Teams of members within an organization',
   Admin: 'Instance administration (organization plans)',
   Users: 'Accounts, sign-up, sign-in and sign-out',
   Bootstrap: 'Creating the first user and organization of a new instance',
-  'MCP Connections': 'External MCP servers an organization connects, who may use them, their credentials (API key or OAuth) and plugins',
+  'MCP Connections':
+    'External MCP servers an organization connects, who may use them, their credentials (API key or OAuth) and plugins',
   'Install Links': 'Install links for the desktop app, and the page behind them',
-  Memory: 'The caller\'s memory bank: memories and relevance-ranked search',
-  Messaging: 'Messaging-bot connections, their queued updates, and the platform\'s webhook',
-  Audit: 'The organization\'s audit log: who changed what, when and from where; search, export and chain verification',
+  Memory: "The caller's memory bank: memories and relevance-ranked search",
+  Messaging: "Messaging-bot connections, their queued updates, and the platform's webhook",
+  Audit: "The organization's audit log: who changed what, when and from where; search, export and chain verification",
 };
 /** Tags of the spec's list under which this version has no operations yet. */
-const tagsWithoutOperations = new Set(['Roles', 'Templates', 'LLM Providers', 'Workers', 'Worker Runtime', 'Worker Activity', 'Telemetry']);
+const tagsWithoutOperations = new Set([
+  'Roles',
+  'Templates',
+  'LLM Providers',
+  'Workers',
+  'Worker Runtime',
+  'Worker Activity',
+  'Telemetry',
+]);
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -87,7 +116,9 @@ const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, db } = deps;
   const app = Fastify({
-    logger: deps.logStream ? { ...loggerOptions(config.logLevel), stream: deps.logStream } : loggerOptions(config.logLevel),
+    logger: deps.logStream
+      ? { ...loggerOptions(config.logLevel), stream: deps.logStream }
+      : loggerOptions(config.logLevel),
     // A caller's own request id is kept when it is harmless, so traces can be followed across services.
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
@@ -112,7 +143,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Router-level (too long or undecodable path) and parser-level errors answer in the API's error
     // shape too, or in SCIM's under the SCIM server's prefix (where SCIM clients read it).
     frameworkErrors: (error, request, reply) =>
-      (request.url.startsWith(`${SCIM_PREFIX}/`) ? scimFrameworkError : errorHandler)(error as FastifyError, request, reply),
+      (request.url.startsWith(`${SCIM_PREFIX}/`) ? scimFrameworkError : errorHandler)(
+        error as FastifyError,
+        request,
+        reply,
+      ),
     // The HTTP parser's refusals (header block or request line too large, malformed HTTP) too: in SCIM's
     // shape when the raw bytes show a request line under the SCIM server's prefix.
     clientErrorHandler: createClientErrorHandler([{ prefix: SCIM_PREFIX, answer: scimPreRoutingError }]),
@@ -128,7 +163,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerJsonBodyParser(app);
 
   const rateLimiter: RateLimiter = createRateLimiter(db);
-  const membership = createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours });
+  const membership = createMembershipCore({
+    db,
+    invitations: memberInvitations,
+    sessionTtlHours: config.sessionTtlHours,
+  });
   const organizationDirectory = createOrganizationDirectory({ db });
   const userDirectory = createUserDirectory({ db });
   const teamDirectory = createTeamDirectory({ db, membership });
@@ -157,7 +196,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description:
           'Control plane for multi-tenant AI workspaces. Errors are `{error, message?, details?}` with a snake_case `error` ' +
-          '(the SCIM server under /scim/v2 answers in SCIM\'s own error shape). On any route: a body sent as another content type than JSON ' +
+          "(the SCIM server under /scim/v2 answers in SCIM's own error shape). On any route: a body sent as another content type than JSON " +
           'is 415 `unsupported_media_type` (SCIM also takes application/scim+json), and so is JSON labelled with a charset other than UTF-8; ' +
           'a JSON body whose bytes are not UTF-8 is 400 `invalid_request`. A body over 1 MiB is 413 `payload_too_large` ' +
           '(the webhook has its own limits), and 503 `service_unavailable` with `Retry-After` ' +
@@ -171,17 +210,26 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           'and values they do not know. A change that is not additive would come under a new prefix, with `/v1` kept alongside.',
       },
       servers: [{ url: config.publicUrl }],
-      tags: tags.map((name) => (tagsWithoutOperations.has(name) ? { name, description: 'Named by the contract; no operations under it in this version.' } : { name, description: tagDescriptions[name] })),
+      tags: tags.map((name) =>
+        tagsWithoutOperations.has(name)
+          ? { name, description: 'Named by the contract; no operations under it in this version.' }
+          : { name, description: tagDescriptions[name] },
+      ),
       components: {
         securitySchemes: {
           session: { type: 'http', scheme: 'bearer', description: 'Session token from sign-in, sign-up or bootstrap' },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Organization API key' },
-          scimToken: { type: 'http', scheme: 'bearer', description: 'SCIM token from POST /v1/scim/token (only for /scim/v2)' },
+          scimToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'SCIM token from POST /v1/scim/token (only for /scim/v2)',
+          },
           webhookSecret: {
             type: 'apiKey',
             in: 'header',
             name: 'X-Telegram-Bot-Api-Secret-Token',
-            description: 'The per-connection secret this service registered with the platform (setWebhook); only the webhook ingress takes it',
+            description:
+              'The per-connection secret this service registered with the platform (setWebhook); only the webhook ingress takes it',
           },
         },
       },
@@ -205,8 +253,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     stream: { settings: config.auditStream, run: config.runWorkers },
   });
   // Where a sign-in may send its one-time code: SSO sign-in, and the desktop app's (the same, but the console's pages).
-  const redirectUris = createRedirectUriPolicy({ publicUrl: config.publicUrl, listenPort: config.port, extra: config.ssoRedirectUris });
-  await registerUsers(app, { db, rateLimiter, signUpEnabled: config.signUpEnabled, signUpAttemptsPerAddress: config.signUpAttemptsPerAddress, membership, organizations: organizationDirectory,
+  const redirectUris = createRedirectUriPolicy({
+    publicUrl: config.publicUrl,
+    listenPort: config.port,
+    extra: config.ssoRedirectUris,
+  });
+  await registerUsers(app, {
+    db,
+    rateLimiter,
+    signUpEnabled: config.signUpEnabled,
+    signUpAttemptsPerAddress: config.signUpAttemptsPerAddress,
+    membership,
+    organizations: organizationDirectory,
     // SSO's rule, handed in narrowed: users never imports the SSO module (which uses users' accounts).
     passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
     redirectUriAllowed: redirectUris.desktopSignIn,
@@ -219,7 +277,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await registerInvitations(app, { db, membership, users: userDirectory });
   await registerTeams(app, { db, membership });
   await registerApiKeys(app, { db, membership });
-  await registerMcpConnections(app, { db, config, secrets: deps.secrets, outbound, members: membership, teams: teamDirectory });
+  await registerMcpConnections(app, {
+    db,
+    config,
+    secrets: deps.secrets,
+    outbound,
+    members: membership,
+    teams: teamDirectory,
+  });
   // Each domain module registers its routes here with the services it needs.
   await registerInstallLinks(app, {
     db,
@@ -239,7 +304,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     teams: teamDirectory,
     outbound,
     publicUrl: config.publicUrl,
-    signIn: { redirectUriAllowed: redirectUris.ssoSignIn, clockSkewSeconds: config.ssoClockSkewSeconds, startAttemptsPerAddress: config.ssoStartAttemptsPerAddress },
+    signIn: {
+      redirectUriAllowed: redirectUris.ssoSignIn,
+      clockSkewSeconds: config.ssoClockSkewSeconds,
+      startAttemptsPerAddress: config.ssoStartAttemptsPerAddress,
+    },
     rateLimiter,
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl, removalHooks });
@@ -275,49 +344,64 @@ function registerSystemRoutes(app: FastifyInstance, db: Database) {
     done();
   });
 
-  typed.get('/health', {
-    schema: {
-      tags: ['System'],
-      operationId: 'health',
-      summary: 'Liveness and database reachability',
-      description: 'No authentication. 200 `{status: "ok"}` when the process is up and its database answers; 503 `{status: "unavailable"}` when the database cannot be reached (the process itself is alive). For load balancers and orchestrators.',
-      response: {
-        200: z.object({ status: z.literal('ok') }),
-        503: z.object({ status: z.literal('unavailable') }),
+  typed.get(
+    '/health',
+    {
+      schema: {
+        tags: ['System'],
+        operationId: 'health',
+        summary: 'Liveness and database reachability',
+        description:
+          'No authentication. 200 `{status: "ok"}` when the process is up and its database answers; 503 `{status: "unavailable"}` when the database cannot be reached (the process itself is alive). For load balancers and orchestrators.',
+        response: {
+          200: z.object({ status: z.literal('ok') }),
+          503: z.object({ status: z.literal('unavailable') }),
+        },
       },
     },
-  }, async (request, reply) => {
-    try {
-      await db.ping();
-      return { status: 'ok' as const };
-    } catch (error) {
-      request.log.warn({ err: error }, 'health check: database unreachable');
-      return reply.status(503).send({ status: 'unavailable' as const });
-    }
-  });
-
-  typed.get('/openapi.json', {
-    schema: {
-      tags: ['System'],
-      operationId: 'openapi',
-      summary: 'This OpenAPI 3.1 document (generated from the route schemas)',
-      description: 'No authentication. The document describing every route of this server, generated from the schemas the routes validate with; `servers` names this server\'s `PUBLIC_URL`. Browsable at `/docs`.',
-      response: { 200: z.looseObject({}).describe('The OpenAPI 3.1 document') },
+    async (request, reply) => {
+      try {
+        await db.ping();
+        return { status: 'ok' as const };
+      } catch (error) {
+        request.log.warn({ err: error }, 'health check: database unreachable');
+        return reply.status(503).send({ status: 'unavailable' as const });
+      }
     },
-  }, async () => app.swagger() as unknown as Record<string, unknown>);
+  );
 
-  typed.get('/metrics', {
-    schema: {
-      tags: ['System'],
-      operationId: 'metrics',
-      summary: 'Prometheus metrics (text exposition format)',
-      description: 'No authentication (expose it only where the scraper can reach it). Process metrics and `orgplane_http_request_duration_seconds` by method, route pattern and status.',
-      produces: ['text/plain'],
-      // A string sent as text/plain: documented here, never serialized as JSON.
-      response: { 200: z.string().describe('Metrics in the Prometheus text format') },
+  typed.get(
+    '/openapi.json',
+    {
+      schema: {
+        tags: ['System'],
+        operationId: 'openapi',
+        summary: 'This OpenAPI 3.1 document (generated from the route schemas)',
+        description:
+          "No authentication. The document describing every route of this server, generated from the schemas the routes validate with; `servers` names this server's `PUBLIC_URL`. Browsable at `/docs`.",
+        response: { 200: z.looseObject({}).describe('The OpenAPI 3.1 document') },
+      },
     },
-  }, async (_request, reply) => {
-    reply.header('content-type', registry.contentType);
-    return registry.metrics();
-  });
+    async () => app.swagger() as unknown as Record<string, unknown>,
+  );
+
+  typed.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['System'],
+        operationId: 'metrics',
+        summary: 'Prometheus metrics (text exposition format)',
+        description:
+          'No authentication (expose it only where the scraper can reach it). Process metrics and `orgplane_http_request_duration_seconds` by method, route pattern and status.',
+        produces: ['text/plain'],
+        // A string sent as text/plain: documented here, never serialized as JSON.
+        response: { 200: z.string().describe('Metrics in the Prometheus text format') },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('content-type', registry.contentType);
+      return registry.metrics();
+    },
+  );
 }

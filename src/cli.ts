@@ -5,7 +5,13 @@ import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { CitusMissingError, distribute } from './db/distribute.ts';
 import { migrate } from './db/migrate.ts';
-import { installAuditLog, listChains, pruneAuditEvents, startAuditStreamWorker, verifyChainOf } from './modules/audit/index.ts';
+import {
+  installAuditLog,
+  listChains,
+  pruneAuditEvents,
+  startAuditStreamWorker,
+  verifyChainOf,
+} from './modules/audit/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
 import { createOrganizationDirectory, createOrganizationService, type Plan } from './modules/organizations/index.ts';
@@ -43,7 +49,12 @@ ${configVariables.map(([name, fallback, meaning]) => `  ${name.padEnd(26)} ${mea
 
 // The flags are checked with the API's own body schema: the CLI creates exactly the accounts the API
 // would (an e-mail the sign-in accepts, a password the sign-in can check, trimmed names).
-const bootstrapFlags: Record<string, string> = { email: '--email', password: '--password', name: '--name', organizationName: '--org' };
+const bootstrapFlags: Record<string, string> = {
+  email: '--email',
+  password: '--password',
+  name: '--name',
+  organizationName: '--org',
+};
 
 /**
  * Config of a command that opens the database. On the embedded database, the data directory is locked
@@ -108,21 +119,42 @@ async function main(argv: string[]): Promise<number> {
     case 'bootstrap': {
       const { values } = parseArgs({
         args: rest,
-        options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, org: { type: 'string' } },
+        options: {
+          email: { type: 'string' },
+          password: { type: 'string' },
+          name: { type: 'string' },
+          org: { type: 'string' },
+        },
       });
-      if (values.email === undefined || values.password === undefined || values.name === undefined || values.org === undefined) {
+      if (
+        values.email === undefined ||
+        values.password === undefined ||
+        values.name === undefined ||
+        values.org === undefined
+      ) {
         console.error('bootstrap needs --email, --password, --name and --org');
         return 2;
       }
-      const input = bootstrapBodySchema.safeParse({ email: values.email, password: values.password, name: values.name, organizationName: values.org });
+      const input = bootstrapBodySchema.safeParse({
+        email: values.email,
+        password: values.password,
+        name: values.name,
+        organizationName: values.org,
+      });
       if (!input.success) {
-        const problems = input.error.issues.map((issue) => `${bootstrapFlags[String(issue.path[0])] ?? issue.path.join('.')}: ${issue.message}`);
+        const problems = input.error.issues.map(
+          (issue) => `${bootstrapFlags[String(issue.path[0])] ?? issue.path.join('.')}: ${issue.message}`,
+        );
         console.error(`bootstrap: nothing was created:\n  ${problems.join('\n  ')}`);
         return 2;
       }
       const { config, db } = await openMigratedDatabase();
       try {
-        const membership = createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours });
+        const membership = createMembershipCore({
+          db,
+          invitations: memberInvitations,
+          sessionTtlHours: config.sessionTtlHours,
+        });
         const users = createUserService({
           db,
           rateLimiter: createRateLimiter(db),
@@ -133,15 +165,29 @@ async function main(argv: string[]): Promise<number> {
           passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
         });
         const result = await users.bootstrap(input.data);
-        console.log(JSON.stringify({ userId: result.user.id, organizationId: result.organization.id, sessionToken: result.sessionToken }, null, 2));
+        console.log(
+          JSON.stringify(
+            { userId: result.user.id, organizationId: result.organization.id, sessionToken: result.sessionToken },
+            null,
+            2,
+          ),
+        );
         return 0;
       } finally {
         await db.close();
       }
     }
     case 'audit': {
-      const { values, positionals } = parseArgs({ args: rest, options: { org: { type: 'string' } }, allowPositionals: true });
-      if (!['verify', 'prune'].includes(positionals[0] ?? '') || positionals.length !== 1 || (positionals[0] === 'prune' && values.org !== undefined)) {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { org: { type: 'string' } },
+        allowPositionals: true,
+      });
+      if (
+        !['verify', 'prune'].includes(positionals[0] ?? '') ||
+        positionals.length !== 1 ||
+        (positionals[0] === 'prune' && values.org !== undefined)
+      ) {
         console.error('usage: orgplane audit verify [--org ID] | orgplane audit prune');
         return 2;
       }
@@ -175,7 +221,14 @@ async function main(argv: string[]): Promise<number> {
       }
       const { config, db } = await openMigratedDatabase();
       try {
-        const organizations = createOrganizationService({ db, membership: createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours }) });
+        const organizations = createOrganizationService({
+          db,
+          membership: createMembershipCore({
+            db,
+            invitations: memberInvitations,
+            sessionTtlHours: config.sessionTtlHours,
+          }),
+        });
         const organization = await organizations.setPlan(systemContext('cli'), organizationId, plan as Plan);
         console.log(JSON.stringify({ id: organization.id, name: organization.name, plan: organization.plan }));
         return 0;
@@ -197,7 +250,11 @@ async function main(argv: string[]): Promise<number> {
         log,
       });
       const auditStreams = startAuditStreamWorker({ db, secrets, outbound, settings: config.auditStream, log });
-      const members = createMembershipCore({ db, invitations: memberInvitations, sessionTtlHours: config.sessionTtlHours });
+      const members = createMembershipCore({
+        db,
+        invitations: memberInvitations,
+        sessionTtlHours: config.sessionTtlHours,
+      });
       const mcpHealth = await startMcpHealthWorker({ db, config, secrets, outbound, members, log });
       log.info({ backend: db.backend }, 'orgplane worker running');
       const stop = async (signal: string) => {
@@ -234,7 +291,13 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const apiError = error as { code?: string; message?: string };
     // Operator mistakes are told in one sentence, without a stack trace.
-    if (error instanceof ConfigError || error instanceof DataDirInUseError || error instanceof KeyRingMismatchError || error instanceof CitusMissingError) console.error(`orgplane: ${error.message}`);
+    if (
+      error instanceof ConfigError ||
+      error instanceof DataDirInUseError ||
+      error instanceof KeyRingMismatchError ||
+      error instanceof CitusMissingError
+    )
+      console.error(`orgplane: ${error.message}`);
     else console.error(apiError.code ? `${apiError.code}: ${apiError.message}` : error);
     process.exit(1);
   },

@@ -6,44 +6,136 @@ import { z } from 'zod';
 export const configVariables = [
   ['PORT', '8080', 'TCP port the HTTP server listens on'],
   ['HOST', '0.0.0.0', 'interface the HTTP server binds'],
-  ['PUBLIC_URL', 'http://localhost:PORT', 'external base URL (install links, webhooks, OAuth callbacks, SCIM base URL)'],
-  ['DATABASE_URL', '(unset: embedded PGlite)', 'PostgreSQL connection string; unset runs on the embedded database in DATA_DIR'],
-  ['DATA_DIR', './data', 'embedded database files (locked by the one process that has them open) and the generated secret key'],
-  ['ORGPLANE_SECRET_KEY', '(generated into DATA_DIR)', 'key ring for encrypting stored credentials: "v2:<base64 32 bytes>,v1:<...>" (first is current) or one base64 key'],
-  ['ALLOWED_PRIVATE_NETWORKS', '(empty)', 'comma-separated CIDRs outbound calls may reach despite being private/loopback'],
-  ['TRUSTED_PROXIES', '(empty)', 'comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For names the client (per-client rate limits, logs); empty: the connecting address is the client'],
-  ['REQUEST_TIMEOUT_MS', '30000', 'time a client has to send a whole request, headers and body (a slower one gets 408 and is disconnected)'],
-  ['DNS_SERVERS', '(system resolver)', 'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification'],
+  [
+    'PUBLIC_URL',
+    'http://localhost:PORT',
+    'external base URL (install links, webhooks, OAuth callbacks, SCIM base URL)',
+  ],
+  [
+    'DATABASE_URL',
+    '(unset: embedded PGlite)',
+    'PostgreSQL connection string; unset runs on the embedded database in DATA_DIR',
+  ],
+  [
+    'DATA_DIR',
+    './data',
+    'embedded database files (locked by the one process that has them open) and the generated secret key',
+  ],
+  [
+    'ORGPLANE_SECRET_KEY',
+    '(generated into DATA_DIR)',
+    'key ring for encrypting stored credentials: "v2:<base64 32 bytes>,v1:<...>" (first is current) or one base64 key',
+  ],
+  [
+    'ALLOWED_PRIVATE_NETWORKS',
+    '(empty)',
+    'comma-separated CIDRs outbound calls may reach despite being private/loopback',
+  ],
+  [
+    'TRUSTED_PROXIES',
+    '(empty)',
+    'comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For names the client (per-client rate limits, logs); empty: the connecting address is the client',
+  ],
+  [
+    'REQUEST_TIMEOUT_MS',
+    '30000',
+    'time a client has to send a whole request, headers and body (a slower one gets 408 and is disconnected)',
+  ],
+  [
+    'DNS_SERVERS',
+    '(system resolver)',
+    'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification',
+  ],
   ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
-  ['CORS_ALLOWED_ORIGINS', '(empty)', 'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health and /openapi.json; empty: no cross-origin access'],
-  ['DESKTOP_DOWNLOAD_URL', '(unset: the install page says the download is not configured)', 'where the install page\'s "Download" action points (an http(s) URL)'],
-  ['SSO_REDIRECT_URIS', '(empty)', 'comma-separated redirect URIs, matched exactly, that SSO and desktop sign-in may return to besides the console\'s /sso/callback and /sso/test-done pages (SSO only), loopback on another port than this server\'s, and the desktop app\'s orgplane: scheme'],
-  ['SSO_CLOCK_SKEW_SECONDS', '60', 'clock skew tolerated when checking ID token times (exp, iat) and SAML assertion times (0 to 600)'],
+  [
+    'CORS_ALLOWED_ORIGINS',
+    '(empty)',
+    'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health and /openapi.json; empty: no cross-origin access',
+  ],
+  [
+    'DESKTOP_DOWNLOAD_URL',
+    '(unset: the install page says the download is not configured)',
+    'where the install page\'s "Download" action points (an http(s) URL)',
+  ],
+  [
+    'SSO_REDIRECT_URIS',
+    '(empty)',
+    "comma-separated redirect URIs, matched exactly, that SSO and desktop sign-in may return to besides the console's /sso/callback and /sso/test-done pages (SSO only), loopback on another port than this server's, and the desktop app's orgplane: scheme",
+  ],
+  [
+    'SSO_CLOCK_SKEW_SECONDS',
+    '60',
+    'clock skew tolerated when checking ID token times (exp, iat) and SAML assertion times (0 to 600)',
+  ],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
   ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
   ['SESSION_TTL_HOURS', '720', 'lifetime of a session token, in whole hours (1 to 87600)'],
-  ['REAUTH_MAX_AGE_SECONDS', '900', 'how recent a session\'s last authentication must be for privileged operations (0 to 86400; 0 turns the rule off)'],
+  [
+    'REAUTH_MAX_AGE_SECONDS',
+    '900',
+    "how recent a session's last authentication must be for privileged operations (0 to 86400; 0 turns the rule off)",
+  ],
   ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
-  ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '20', 'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)'],
-  ['SSO_START_ATTEMPTS_PER_ADDRESS', '100', 'SSO sign-ins (POST /v1/auth/sso/start) one client address may start per 15 minutes, across all processes (1 to 1000000; raise it when a whole company signs in from behind one NAT)'],
+  [
+    'SIGN_UP_ATTEMPTS_PER_ADDRESS',
+    '20',
+    'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)',
+  ],
+  [
+    'SSO_START_ATTEMPTS_PER_ADDRESS',
+    '100',
+    'SSO sign-ins (POST /v1/auth/sso/start) one client address may start per 15 minutes, across all processes (1 to 1000000; raise it when a whole company signs in from behind one NAT)',
+  ],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
-  ['AUDIT_RETENTION_DAYS', '365', 'audit events older than this many days are pruned daily, leaving a checkpoint (1 to 36500)'],
-  ['AUDIT_STREAM_ATTEMPTS', '10', 'failed attempts to deliver a batch to an audit-log stream before the stream is dead-lettered (stopped until re-enabled)'],
-  ['AUDIT_STREAM_RETRY_DELAY_SECONDS', '2', 'first retry delay of an audit-log stream batch; each retry waits about twice as long (with jitter)'],
+  [
+    'AUDIT_RETENTION_DAYS',
+    '365',
+    'audit events older than this many days are pruned daily, leaving a checkpoint (1 to 36500)',
+  ],
+  [
+    'AUDIT_STREAM_ATTEMPTS',
+    '10',
+    'failed attempts to deliver a batch to an audit-log stream before the stream is dead-lettered (stopped until re-enabled)',
+  ],
+  [
+    'AUDIT_STREAM_RETRY_DELAY_SECONDS',
+    '2',
+    'first retry delay of an audit-log stream batch; each retry waits about twice as long (with jitter)',
+  ],
   ['AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one audit-log stream retry delay'],
   ['AUDIT_STREAM_BATCH_SIZE', '100', 'events per POST to an audit-log stream (1 to 1000)'],
   ['AUDIT_STREAM_POLL_SECONDS', '1', 'how often idle audit-log stream workers look for new events (0.1 to 60)'],
-  ['MCP_HEALTH_INTERVAL_SECONDS', '3600', 'how often a process that runs workers probes each stored MCP credential (OAuth tokens are also refreshed before they expire); 0 turns the background checks off (0 to 604800)'],
-  ['MCP_HEALTH_FAILURE_THRESHOLD', '3', 'consecutive background checks that fail without a definite answer (server unreachable, 5xx) before a credential is marked reconnect_required (1 to 100)'],
+  [
+    'MCP_HEALTH_INTERVAL_SECONDS',
+    '3600',
+    'how often a process that runs workers probes each stored MCP credential (OAuth tokens are also refreshed before they expire); 0 turns the background checks off (0 to 604800)',
+  ],
+  [
+    'MCP_HEALTH_FAILURE_THRESHOLD',
+    '3',
+    'consecutive background checks that fail without a definite answer (server unreachable, 5xx) before a credential is marked reconnect_required (1 to 100)',
+  ],
   ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
-  ['MESSENGER_DELIVERY_RETRY_DELAY_SECONDS', '2', 'first delivery retry delay; each retry waits about twice as long (with jitter)'],
+  [
+    'MESSENGER_DELIVERY_RETRY_DELAY_SECONDS',
+    '2',
+    'first delivery retry delay; each retry waits about twice as long (with jitter)',
+  ],
   ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one delivery retry delay'],
   ['MESSENGER_DELIVERY_TIMEOUT_MS', '10000', 'timeout of one POST to a delivery URL'],
   ['MESSENGER_DELIVERY_EXPIRE_SECONDS', '60', 'a delivery still running after this long (worker died) is retried'],
   ['MESSENGER_DELIVERY_CONCURRENCY', '8', 'deliveries processed at once per process (of different chats)'],
-  ['MESSENGER_DELIVERY_POLL_SECONDS', '1', 'how often idle delivery workers look for queued updates (0.5 to 60; new updates here wake them at once)'],
-  ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '10', 'how often pg-boss looks for lost deliveries of jobs queued by versions before migration 0504 (1 to 3600); a delivery lost with its worker is otherwise taken again at the first poll after its lease (MESSENGER_DELIVERY_EXPIRE_SECONDS) ends'],
+  [
+    'MESSENGER_DELIVERY_POLL_SECONDS',
+    '1',
+    'how often idle delivery workers look for queued updates (0.5 to 60; new updates here wake them at once)',
+  ],
+  [
+    'MESSENGER_QUEUE_SUPERVISE_SECONDS',
+    '10',
+    'how often pg-boss looks for lost deliveries of jobs queued by versions before migration 0504 (1 to 3600); a delivery lost with its worker is otherwise taken again at the first poll after its lease (MESSENGER_DELIVERY_EXPIRE_SECONDS) ends',
+  ],
 ] as const;
 
 /** Ten years. */
@@ -52,21 +144,23 @@ export const MAX_SESSION_TTL_HOURS = 87_600;
 const listOf = z
   .string()
   .optional()
-  .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter(Boolean));
+  .transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
 
 // Judged by the resolver that will use the list, so a server it would refuse stops the start here
 // rather than failing every SSO domain verification later.
-const dnsServerList = listOf.refine(
-  (servers) => {
-    try {
-      new Resolver().setServers(servers);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  'must be IP addresses, each optionally with a port: 192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53',
-);
+const dnsServerList = listOf.refine((servers) => {
+  try {
+    new Resolver().setServers(servers);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be IP addresses, each optionally with a port: 192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53');
 
 // A proxy trusted by mistake would let any client choose its address (X-Forwarded-For), and so its
 // rate-limit bucket: an entry that is not an address or a CIDR stops the start.
@@ -93,17 +187,28 @@ function toOrigin(entry: string): string | undefined {
   if (!/^https?:\/\//i.test(entry)) return undefined;
   try {
     const url = new URL(entry);
-    if (url.pathname !== '/' || url.search || url.hash || url.username || url.password || entry.endsWith('?') || entry.endsWith('#')) return undefined;
+    if (
+      url.pathname !== '/' ||
+      url.search ||
+      url.hash ||
+      url.username ||
+      url.password ||
+      entry.endsWith('?') ||
+      entry.endsWith('#')
+    )
+      return undefined;
     return url.origin;
   } catch {
     return undefined;
   }
 }
 
-const originList = listOf.refine(
-  (entries) => entries.every((entry) => toOrigin(entry) !== undefined),
-  'must be origins, each scheme://host[:port] with nothing after it: https://app.example.com, http://localhost:5173',
-).transform((entries) => [...new Set(entries.map((entry) => toOrigin(entry)!))]);
+const originList = listOf
+  .refine(
+    (entries) => entries.every((entry) => toOrigin(entry) !== undefined),
+    'must be origins, each scheme://host[:port] with nothing after it: https://app.example.com, http://localhost:5173',
+  )
+  .transform((entries) => [...new Set(entries.map((entry) => toOrigin(entry)!))]);
 
 const booleanFlag = (fallback: boolean) =>
   z
@@ -118,58 +223,65 @@ const booleanFlag = (fallback: boolean) =>
  */
 const integerSetting = (fallback: number, min: number, max: number) =>
   z
-    .preprocess((value) => (typeof value === 'string' && value.trim() === '' ? Number.NaN : value), z.coerce.number().int().min(min).max(max))
+    .preprocess(
+      (value) => (typeof value === 'string' && value.trim() === '' ? Number.NaN : value),
+      z.coerce.number().int().min(min).max(max),
+    )
     .default(fallback);
 
-const environmentSchema = z.object({
-  PORT: integerSetting(8080, 0, 65535),
-  HOST: z.string().default('0.0.0.0'),
-  PUBLIC_URL: z.url().optional(),
-  DATABASE_URL: z.string().min(1).optional(),
-  DATA_DIR: z.string().default('./data'),
-  ORGPLANE_SECRET_KEY: z.string().min(1).optional(),
-  ALLOWED_PRIVATE_NETWORKS: listOf,
-  TRUSTED_PROXIES: proxyList,
-  REQUEST_TIMEOUT_MS: integerSetting(30_000, 1000, 3_600_000),
-  DNS_SERVERS: dnsServerList,
-  DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
-  CORS_ALLOWED_ORIGINS: originList,
-  // No default: a made-up address would send people to a download that does not exist.
-  DESKTOP_DOWNLOAD_URL: z.url({ protocol: /^https?$/ }).optional(),
-  SSO_REDIRECT_URIS: listOf.refine((uris) => uris.every((uri) => URL.canParse(uri)), 'must be absolute URIs separated by commas'),
-  SSO_CLOCK_SKEW_SECONDS: integerSetting(60, 0, 600),
-  MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DB_POOL_SIZE: integerSetting(10, 1, 500),
-  // Whole hours: the session's expiry is computed in SQL from an integer parameter; at most ten years
-  // (past about 68 years that computation overflows).
-  SESSION_TTL_HOURS: integerSetting(720, 1, MAX_SESSION_TTL_HOURS),
-  // At most a day: a privileged edit needs a person who authenticated recently, not one a session ago.
-  REAUTH_MAX_AGE_SECONDS: integerSetting(900, 0, 86_400),
-  SIGN_UP_ENABLED: booleanFlag(true),
-  SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
-  SSO_START_ATTEMPTS_PER_ADDRESS: integerSetting(100, 1, 1_000_000),
-  RUN_WORKERS: booleanFlag(true),
-  AUDIT_RETENTION_DAYS: integerSetting(365, 1, 36_500),
-  AUDIT_STREAM_ATTEMPTS: integerSetting(10, 1, 1000),
-  AUDIT_STREAM_RETRY_DELAY_SECONDS: integerSetting(2, 1, 86_400),
-  AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
-  AUDIT_STREAM_BATCH_SIZE: integerSetting(100, 1, 1000),
-  AUDIT_STREAM_POLL_SECONDS: z.coerce.number().min(0.1).max(60).default(1),
-  // At most a week: a credential checked less often than that is not being watched.
-  MCP_HEALTH_INTERVAL_SECONDS: integerSetting(3600, 0, 604_800),
-  MCP_HEALTH_FAILURE_THRESHOLD: integerSetting(3, 1, 100),
-  // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
-  // are counts. The queue refuses an expiry over 24 hours.
-  MESSENGER_DELIVERY_ATTEMPTS: integerSetting(8, 1, 1000),
-  MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: integerSetting(2, 1, 86_400),
-  MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
-  MESSENGER_DELIVERY_TIMEOUT_MS: integerSetting(10_000, 100, 3_600_000),
-  MESSENGER_DELIVERY_EXPIRE_SECONDS: integerSetting(60, 1, 86_400),
-  MESSENGER_DELIVERY_CONCURRENCY: integerSetting(8, 1, 1000),
-  MESSENGER_DELIVERY_POLL_SECONDS: z.coerce.number().min(0.5).max(60).default(1),
-  MESSENGER_QUEUE_SUPERVISE_SECONDS: integerSetting(10, 1, 3600),
-})
+const environmentSchema = z
+  .object({
+    PORT: integerSetting(8080, 0, 65535),
+    HOST: z.string().default('0.0.0.0'),
+    PUBLIC_URL: z.url().optional(),
+    DATABASE_URL: z.string().min(1).optional(),
+    DATA_DIR: z.string().default('./data'),
+    ORGPLANE_SECRET_KEY: z.string().min(1).optional(),
+    ALLOWED_PRIVATE_NETWORKS: listOf,
+    TRUSTED_PROXIES: proxyList,
+    REQUEST_TIMEOUT_MS: integerSetting(30_000, 1000, 3_600_000),
+    DNS_SERVERS: dnsServerList,
+    DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
+    CORS_ALLOWED_ORIGINS: originList,
+    // No default: a made-up address would send people to a download that does not exist.
+    DESKTOP_DOWNLOAD_URL: z.url({ protocol: /^https?$/ }).optional(),
+    SSO_REDIRECT_URIS: listOf.refine(
+      (uris) => uris.every((uri) => URL.canParse(uri)),
+      'must be absolute URIs separated by commas',
+    ),
+    SSO_CLOCK_SKEW_SECONDS: integerSetting(60, 0, 600),
+    MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    DB_POOL_SIZE: integerSetting(10, 1, 500),
+    // Whole hours: the session's expiry is computed in SQL from an integer parameter; at most ten years
+    // (past about 68 years that computation overflows).
+    SESSION_TTL_HOURS: integerSetting(720, 1, MAX_SESSION_TTL_HOURS),
+    // At most a day: a privileged edit needs a person who authenticated recently, not one a session ago.
+    REAUTH_MAX_AGE_SECONDS: integerSetting(900, 0, 86_400),
+    SIGN_UP_ENABLED: booleanFlag(true),
+    SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
+    SSO_START_ATTEMPTS_PER_ADDRESS: integerSetting(100, 1, 1_000_000),
+    RUN_WORKERS: booleanFlag(true),
+    AUDIT_RETENTION_DAYS: integerSetting(365, 1, 36_500),
+    AUDIT_STREAM_ATTEMPTS: integerSetting(10, 1, 1000),
+    AUDIT_STREAM_RETRY_DELAY_SECONDS: integerSetting(2, 1, 86_400),
+    AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
+    AUDIT_STREAM_BATCH_SIZE: integerSetting(100, 1, 1000),
+    AUDIT_STREAM_POLL_SECONDS: z.coerce.number().min(0.1).max(60).default(1),
+    // At most a week: a credential checked less often than that is not being watched.
+    MCP_HEALTH_INTERVAL_SECONDS: integerSetting(3600, 0, 604_800),
+    MCP_HEALTH_FAILURE_THRESHOLD: integerSetting(3, 1, 100),
+    // Whole numbers only: the queue keeps delays and expiry in whole seconds, and attempts and concurrency
+    // are counts. The queue refuses an expiry over 24 hours.
+    MESSENGER_DELIVERY_ATTEMPTS: integerSetting(8, 1, 1000),
+    MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: integerSetting(2, 1, 86_400),
+    MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
+    MESSENGER_DELIVERY_TIMEOUT_MS: integerSetting(10_000, 100, 3_600_000),
+    MESSENGER_DELIVERY_EXPIRE_SECONDS: integerSetting(60, 1, 86_400),
+    MESSENGER_DELIVERY_CONCURRENCY: integerSetting(8, 1, 1000),
+    MESSENGER_DELIVERY_POLL_SECONDS: z.coerce.number().min(0.5).max(60).default(1),
+    MESSENGER_QUEUE_SUPERVISE_SECONDS: integerSetting(10, 1, 3600),
+  })
   .refine((env) => env.AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS >= env.AUDIT_STREAM_RETRY_DELAY_SECONDS, {
     path: ['AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS'],
     message: 'must be at least AUDIT_STREAM_RETRY_DELAY_SECONDS',

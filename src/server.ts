@@ -39,7 +39,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   try {
     await migrate(db);
     const secrets = await openSecretBox(db, config.secretKey, config.dataDir);
-    const app = await buildApp({ config, db, secrets, ...(options.logStream ? { logStream: options.logStream } : {}), ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}) });
+    const app = await buildApp({
+      config,
+      db,
+      secrets,
+      ...(options.logStream ? { logStream: options.logStream } : {}),
+      ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+    });
     db.pool.on('error', (error) => app.log.warn({ err: error }, 'idle database connection failed'));
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();

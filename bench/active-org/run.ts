@@ -12,17 +12,42 @@ try {
     const server = await startOrgplane(backend);
     try {
       const email = `bench.${Date.now()}@example.test`;
-      const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', { email, password: 'bench password 1', name: 'Bench' });
+      const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', {
+        email,
+        password: 'bench password 1',
+        name: 'Bench',
+      });
       const { organization } = await json(`${server.url}/v1/orgs`, 'POST', { name: 'Bench Org' }, sessionToken);
-      const { team } = await json(`${server.url}/v1/orgs/${organization.id}/teams`, 'POST', { name: 'Bench Team' }, sessionToken);
+      const { team } = await json(
+        `${server.url}/v1/orgs/${organization.id}/teams`,
+        'POST',
+        { name: 'Bench Team' },
+        sessionToken,
+      );
       const me = await json(`${server.url}/v1/org`, 'GET', undefined, sessionToken);
-      await json(`${server.url}/v1/orgs/${organization.id}/teams/${team.id}/members`, 'POST', { memberId: me.currentMember.id }, sessionToken);
+      await json(
+        `${server.url}/v1/orgs/${organization.id}/teams/${team.id}/members`,
+        'POST',
+        { memberId: me.currentMember.id },
+        sessionToken,
+      );
 
       // Warm-up, then the baseline and the route back to back so both see the same machine.
-      await load({ url: `${server.url}/v1/org`, headers: { authorization: `Bearer ${sessionToken}` }, connections, seconds: 2 });
+      await load({
+        url: `${server.url}/v1/org`,
+        headers: { authorization: `Bearer ${sessionToken}` },
+        connections,
+        seconds: 2,
+      });
       const baseline = await load({ url: `${bare.url}/bare`, connections, seconds });
-      const route = await load({ url: `${server.url}/v1/org`, headers: { authorization: `Bearer ${sessionToken}` }, connections, seconds });
-      if (route.non2xx || route.errors) throw new Error(`GET /v1/org had ${route.non2xx} non-2xx and ${route.errors} errors`);
+      const route = await load({
+        url: `${server.url}/v1/org`,
+        headers: { authorization: `Bearer ${sessionToken}` },
+        connections,
+        seconds,
+      });
+      if (route.non2xx || route.errors)
+        throw new Error(`GET /v1/org had ${route.non2xx} non-2xx and ${route.errors} errors`);
       rows.push(
         `| ${backend} | ${route.requestsPerSecond} | ${route.p50Ms} | ${route.p99Ms} | ${baseline.requestsPerSecond} | ${baseline.p99Ms} | ${(route.requestsPerSecond / baseline.requestsPerSecond).toFixed(2)} |`,
       );

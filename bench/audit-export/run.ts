@@ -47,7 +47,12 @@ try {
   const boot = await fetch(`${server.url}/v1/bootstrap`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@example.test', password: 'a-long-password-1', name: 'Bench', organizationName: 'Bench' }),
+    body: JSON.stringify({
+      email: 'bench@example.test',
+      password: 'a-long-password-1',
+      name: 'Bench',
+      organizationName: 'Bench',
+    }),
   });
   const { organization, sessionToken } = (await boot.json()) as { organization: { id: string }; sessionToken: string };
   const insertStarted = performance.now();
@@ -71,15 +76,28 @@ try {
   // promotes what the start left in the young generation, which the heap would otherwise do during the
   // measured export (and grow its young generation for). Its own RSS growth is printed too.
   const cold = await rssOf(server.child.pid!);
-  const warmUp = await fetch(`${server.url}/v1/orgs/${organization.id}/audit-events/export?format=${format}&until=${warmUpUntil}`, { headers: { authorization: `Bearer ${sessionToken}` } });
+  const warmUp = await fetch(
+    `${server.url}/v1/orgs/${organization.id}/audit-events/export?format=${format}&until=${warmUpUntil}`,
+    { headers: { authorization: `Bearer ${sessionToken}` } },
+  );
   const warmUpLines = (await warmUp.text()).split('\n').length - 1;
   const warm = await rssOf(server.child.pid!);
-  console.log(`warm-up: ${warmUpLines} events exported; server RSS ${cold.rss.toFixed(0)} MB before, ${warm.rss.toFixed(0)} MB after`);
+  console.log(
+    `warm-up: ${warmUpLines} events exported; server RSS ${cold.rss.toFixed(0)} MB before, ${warm.rss.toFixed(0)} MB after`,
+  );
   const before = await rssOf(server.child.pid!);
   let maxRss = before.rss;
-  const sampler = setInterval(() => void rssOf(server.child.pid!).then((m) => (maxRss = Math.max(maxRss, m.rss))).catch(() => {}), 50);
+  const sampler = setInterval(
+    () =>
+      void rssOf(server.child.pid!)
+        .then((m) => (maxRss = Math.max(maxRss, m.rss)))
+        .catch(() => {}),
+    50,
+  );
   const started = performance.now();
-  const response = await fetch(`${server.url}/v1/orgs/${organization.id}/audit-events/export?format=${format}`, { headers: { authorization: `Bearer ${sessionToken}` } });
+  const response = await fetch(`${server.url}/v1/orgs/${organization.id}/audit-events/export?format=${format}`, {
+    headers: { authorization: `Bearer ${sessionToken}` },
+  });
   let bytes = 0;
   let lines = 0;
   for await (const chunk of response.body!) {
@@ -89,9 +107,13 @@ try {
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
   const after = await rssOf(server.child.pid!);
-  console.log(`| backend | events | format | status | lines | MB sent | seconds | server RSS before (MB) | max RSS during (MB) | growth (MB) | RSS after (MB) | VmHWM (MB) |`);
+  console.log(
+    `| backend | events | format | status | lines | MB sent | seconds | server RSS before (MB) | max RSS during (MB) | growth (MB) | RSS after (MB) | VmHWM (MB) |`,
+  );
   console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|`);
-  console.log(`| ${backend} | ${total} | ${format} | ${response.status} | ${lines} | ${(bytes / 1048576).toFixed(0)} | ${seconds.toFixed(1)} | ${before.rss.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before.rss).toFixed(0)} | ${after.rss.toFixed(0)} | ${after.peak.toFixed(0)} |`);
+  console.log(
+    `| ${backend} | ${total} | ${format} | ${response.status} | ${lines} | ${(bytes / 1048576).toFixed(0)} | ${seconds.toFixed(1)} | ${before.rss.toFixed(0)} | ${maxRss.toFixed(0)} | ${(maxRss - before.rss).toFixed(0)} | ${after.rss.toFixed(0)} | ${after.peak.toFixed(0)} |`,
+  );
 } finally {
   await server.stop();
   await database?.drop();

@@ -12,7 +12,14 @@ const dataDir = await mkdtemp(path.join(tmpdir(), 'orgplane-console-bench-'));
 const server = await spawnServer(['src/main.ts', 'start'], { DATA_DIR: dataDir });
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--no-first-run',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 });
 try {
   const times: number[] = [];
@@ -41,9 +48,15 @@ try {
   }
   times.sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;
-  console.log(`console first load, ${runs} runs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `console first load, ${runs} runs, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log(`compressed JavaScript transferred: ${(scriptBytes / 1024).toFixed(1)} KB (budget 250 KB)`);
-  console.log(`navigation until the sign-in form takes input (ms): ${times.map((t) => Math.round(t)).join(', ')}; median ${Math.round(median)} (budget 1000)`);
+  console.log(
+    `navigation until the sign-in form takes input (ms): ${times.map((t) => Math.round(t)).join(', ')}; median ${Math.round(median)} (budget 1000)`,
+  );
 } finally {
   await browser.close();
   await server.stop();

@@ -22,7 +22,14 @@ async function createConnection(index: number) {
   const response = await fetch(`${app.url}/v1/mcp-connections`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ name: `bench ${index}`, url: mcp.url, authType: 'apikey', credentialMode: 'shared', apiKey: 'bench-key', access: { orgWide: true } }),
+    body: JSON.stringify({
+      name: `bench ${index}`,
+      url: mcp.url,
+      authType: 'apikey',
+      credentialMode: 'shared',
+      apiKey: 'bench-key',
+      access: { orgWide: true },
+    }),
   });
   if (response.status !== 201) throw new Error(`create: ${response.status} ${await response.text()}`);
   return (await response.json()) as { id: string; url: string; updatedAt: string };
@@ -42,7 +49,14 @@ for (const workers of workerCounts) {
       const response = await fetch(`${app.url}/v1/mcp-connections/${current.id}`, {
         method: 'PUT',
         headers,
-        body: JSON.stringify({ expectedUpdatedAt: current.updatedAt, name: `bench ${index} edit ${n++}`, url: current.url, authType: 'apikey', credentialMode: 'shared', access: { orgWide: true } }),
+        body: JSON.stringify({
+          expectedUpdatedAt: current.updatedAt,
+          name: `bench ${index} edit ${n++}`,
+          url: current.url,
+          authType: 'apikey',
+          credentialMode: 'shared',
+          access: { orgWide: true },
+        }),
       });
       const body = (await response.json()) as { updatedAt: string; identityChanged?: boolean };
       if (response.status === 200) {

@@ -16,7 +16,10 @@ const HOUR = 3600;
 const backendFlag = process.argv.indexOf('--backend');
 if (backendFlag < 0) {
   for (const backend of (process.env.BENCH_BACKENDS ?? 'postgres,pglite').split(',')) {
-    const child = spawn(process.execPath, [new URL(import.meta.url).pathname, '--backend', backend], { cwd: root, stdio: 'inherit' });
+    const child = spawn(process.execPath, [new URL(import.meta.url).pathname, '--backend', backend], {
+      cwd: root,
+      stdio: 'inherit',
+    });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     if (code !== 0) process.exit(code ?? 1);
   }
@@ -32,7 +35,10 @@ const { api } = await import('../../test/support/http.ts');
 const { loadConfig } = await import('../../src/config.ts');
 
 // The MCP servers, in a process of their own.
-const serverProcess = spawn(process.execPath, [new URL('./servers.ts', import.meta.url).pathname, String(SERVERS)], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+const serverProcess = spawn(process.execPath, [new URL('./servers.ts', import.meta.url).pathname, String(SERVERS)], {
+  cwd: root,
+  stdio: ['pipe', 'pipe', 'inherit'],
+});
 const announced = await new Promise<{ urls: string[]; pid: number }>((resolve) => {
   createInterface({ input: serverProcess.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
 });
@@ -44,13 +50,24 @@ const app = await startTestApp({
   mcpHealth: { ...loadConfig({}).mcpHealth, intervalSeconds: HOUR, pollSeconds: HOUR },
   // The other workers of the process poll rarely, so the queries counted are the job's.
   auditStream: { ...loadConfig({}).auditStream, pollingIntervalSeconds: 60 },
-  messengerDelivery: { ...loadConfig({}).messengerDelivery, pollingIntervalSeconds: 60, superviseIntervalSeconds: 3600 },
+  messengerDelivery: {
+    ...loadConfig({}).messengerDelivery,
+    pollingIntervalSeconds: 60,
+    superviseIntervalSeconds: 3600,
+  },
 });
 const job = app.app.mcpHealth!;
 const tenant = await createTenant(app.url);
 const admin = api(app.url, tenant.admin.token);
 for (const [index, url] of announced.urls.entries()) {
-  const created = await admin.post('/v1/mcp-connections', { name: `Server ${index}`, url, authType: 'apikey', credentialMode: 'shared', apiKey: 'bench-key', access: { orgWide: true } });
+  const created = await admin.post('/v1/mcp-connections', {
+    name: `Server ${index}`,
+    url,
+    authType: 'apikey',
+    credentialMode: 'shared',
+    apiKey: 'bench-key',
+    access: { orgWide: true },
+  });
   if (created.status !== 201) throw new Error(`create: ${created.status} ${created.text}`);
 }
 // The other 990 are copies of those ten (the same server, identity and sealed key), made in SQL: the
@@ -70,7 +87,10 @@ await app.db.query(
      FROM mcp_connection_credentials k, generate_series(1, $2::int) g WHERE k.organization_id = $1`,
   [tenant.orgId, copies],
 );
-const { rows } = await app.db.query<{ count: number }>('SELECT count(*)::int AS count FROM mcp_connection_credentials WHERE organization_id = $1', [tenant.orgId]);
+const { rows } = await app.db.query<{ count: number }>(
+  'SELECT count(*)::int AS count FROM mcp_connection_credentials WHERE organization_id = $1',
+  [tenant.orgId],
+);
 if (rows[0]!.count !== CONNECTIONS) throw new Error(`expected ${CONNECTIONS} credentials, found ${rows[0]!.count}`);
 
 // Every statement the job sends goes through app.db.query: counted, and its time summed.
@@ -88,7 +108,13 @@ app.db.query = (async (...args: Parameters<typeof query>) => {
 }) as typeof app.db.query;
 
 async function measure(label: string, now: Date) {
-  const [q0, qms0, cpu0, servers0, pg0] = [queries, queryMs, process.cpuUsage(), processCpuMicros(announced.pid) ?? 0, backend === 'postgres' ? postgresCpuMicros() : 0];
+  const [q0, qms0, cpu0, servers0, pg0] = [
+    queries,
+    queryMs,
+    process.cpuUsage(),
+    processCpuMicros(announced.pid) ?? 0,
+    backend === 'postgres' ? postgresCpuMicros() : 0,
+  ];
   const started = performance.now();
   const summary = await job.runOnce(now);
   const wallMs = performance.now() - started;
@@ -107,10 +133,13 @@ async function measure(label: string, now: Date) {
     querySumMs: Math.round(queryMs - qms0),
   };
   console.log(JSON.stringify(line));
-  if (label !== 'nothing due' && summary.ready !== CONNECTIONS) throw new Error(`${label}: ${summary.ready} of ${CONNECTIONS} ready`);
+  if (label !== 'nothing due' && summary.ready !== CONNECTIONS)
+    throw new Error(`${label}: ${summary.ready} of ${CONNECTIONS} ready`);
 }
 
-console.log(`# ${backend}: ${CONNECTIONS} API-key connections on ${SERVERS} SDK servers; node ${process.version}; ${new Date().toISOString()}; settings ${JSON.stringify(app.config.mcpHealth)}`);
+console.log(
+  `# ${backend}: ${CONNECTIONS} API-key connections on ${SERVERS} SDK servers; node ${process.version}; ${new Date().toISOString()}; settings ${JSON.stringify(app.config.mcpHealth)}`,
+);
 const start = Date.now();
 await measure('first run, all due', new Date(start));
 await measure('nothing due', new Date(start + 60_000));

@@ -15,7 +15,8 @@ function percentile(sorted: number[], p: number): number {
 
 async function bench(label: string, start: () => Promise<RunningServer>, apiKey?: string) {
   const server = await start();
-  const run = () => probeConnection({ url: server.url, authType: apiKey ? 'apikey' : 'none', ...(apiKey ? { apiKey } : {}), outbound });
+  const run = () =>
+    probeConnection({ url: server.url, authType: apiKey ? 'apikey' : 'none', ...(apiKey ? { apiKey } : {}), outbound });
   for (let i = 0; i < 20; i += 1) await run(); // warm-up (JIT, connection pool)
   const times: number[] = [];
   const began = performance.now();
@@ -29,7 +30,9 @@ async function bench(label: string, start: () => Promise<RunningServer>, apiKey?
   await server.close();
   times.sort((a, b) => a - b);
   const f = (n: number) => n.toFixed(2).padStart(7);
-  console.log(`${label.padEnd(34)} n=${count}  p50 ${f(percentile(times, 50))} ms  p90 ${f(percentile(times, 90))} ms  p99 ${f(percentile(times, 99))} ms  max ${f(times.at(-1)!)} ms  (${(count / elapsed).toFixed(0)} probes/s)`);
+  console.log(
+    `${label.padEnd(34)} n=${count}  p50 ${f(percentile(times, 50))} ms  p90 ${f(percentile(times, 90))} ms  p99 ${f(percentile(times, 99))} ms  max ${f(times.at(-1)!)} ms  (${(count / elapsed).toFixed(0)} probes/s)`,
+  );
 }
 
 console.log(`node ${process.version}, ${new Date().toISOString()}`);

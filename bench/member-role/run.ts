@@ -27,7 +27,11 @@ async function roleFlipper(org: Tenant) {
   let role: 'admin' | 'member' = 'member';
   return async () => {
     role = role === 'member' ? 'admin' : 'member';
-    const response = await fetch(`${app.url}/v1/orgs/${org.orgId}/members/${person.memberId}`, { method: 'PATCH', headers: orgHeaders, body: JSON.stringify({ role }) });
+    const response = await fetch(`${app.url}/v1/orgs/${org.orgId}/members/${person.memberId}`, {
+      method: 'PATCH',
+      headers: orgHeaders,
+      body: JSON.stringify({ role }),
+    });
     await response.arrayBuffer();
     return response.status;
   };
@@ -44,6 +48,7 @@ for (const workers of workerCounts) {
     return response.status;
   });
   await runClosedLoop('PATCH .../members/{id} (role flip)', workers, seconds, () => roleFlipper(tenant));
-  if (workers > 1) await runClosedLoop(`  the same, one org per worker`, workers, seconds, (index) => roleFlipper(others[index]!));
+  if (workers > 1)
+    await runClosedLoop(`  the same, one org per worker`, workers, seconds, (index) => roleFlipper(others[index]!));
 }
 await app.close();

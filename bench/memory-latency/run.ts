@@ -34,7 +34,10 @@ function prng(seed: number) {
 }
 
 function readJsonl<T>(file: string): T[] {
-  return readFileSync(path.join(datasetDir, file), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as T);
+  return readFileSync(path.join(datasetDir, file), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as T);
 }
 
 // Memories are one or two sentences of real scientific prose (SciFact abstracts), about 40 words:
@@ -87,7 +90,9 @@ async function batchLoad(baseUrl: string, token: string, contents: string[], bat
     const response = await fetch(`${baseUrl}/v1/memory/batch`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ memories: contents.slice(i, i + batchSize).map((content) => ({ content, source: 'bench' })) }),
+      body: JSON.stringify({
+        memories: contents.slice(i, i + batchSize).map((content) => ({ content, source: 'bench' })),
+      }),
     });
     if (response.status !== 201) throw new Error(`batch: ${response.status} ${await response.text()}`);
     await response.arrayBuffer();
@@ -107,7 +112,9 @@ async function fiveThousand(backend: string): Promise<void> {
     const user = await signUp(app.url, 'latency');
     await createOrganization(app.url, user, 'Latency');
     const rate = await batchLoad(app.url, user.token, memoryContents(1, 5000), 1000);
-    console.log(`${backend}: batch insert through POST /v1/memory/batch (5 x 1,000 memories of ~40 words, one client, after a warm-up batch): ${Math.round(rate)} memories/s`);
+    console.log(
+      `${backend}: batch insert through POST /v1/memory/batch (5 x 1,000 memories of ~40 words, one client, after a warm-up batch): ${Math.round(rate)} memories/s`,
+    );
     await measureSearches(app.url, user.token, `${backend}, 5,000 memories`);
   } finally {
     await app.close();
@@ -148,19 +155,36 @@ async function oneMillion(): Promise<void> {
   });
   try {
     // The measured user signs up once; later runs sign in with the same credentials.
-    const credentials = { email: 'memory-bench-target@example.test', password: 'memory-bench-password-1', name: 'Bench Target' };
-    let auth = await fetch(`${server.url}/v1/auth/sign-up`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) });
+    const credentials = {
+      email: 'memory-bench-target@example.test',
+      password: 'memory-bench-password-1',
+      name: 'Bench Target',
+    };
+    let auth = await fetch(`${server.url}/v1/auth/sign-up`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(credentials),
+    });
     if (auth.status !== 201) {
-      auth = await fetch(`${server.url}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) });
+      auth = await fetch(`${server.url}/v1/auth/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(credentials),
+      });
     }
     const session = (await auth.json()) as { sessionToken: string; user: { id: string } };
     if (!session.sessionToken) throw new Error(`could not sign in the bench user: ${JSON.stringify(session)}`);
 
     // 90 other users with 10,000 memories each, inserted as rows (they only need to exist).
-    const banks: { userId: string; count: number; seed: number }[] = [{ userId: session.user.id, count: 100_000, seed: 1000 }];
+    const banks: { userId: string; count: number; seed: number }[] = [
+      { userId: session.user.id, count: 100_000, seed: 1000 },
+    ];
     for (let i = 0; i < 90; i++) {
       const userId = `usr_bench${String(i).padStart(21, '0')}`;
-      await db.query(`INSERT INTO users (id, email, name) VALUES ($1, $2, 'Bench Neighbour') ON CONFLICT DO NOTHING`, [userId, `neighbour-${i}@example.test`]);
+      await db.query(`INSERT INTO users (id, email, name) VALUES ($1, $2, 'Bench Neighbour') ON CONFLICT DO NOTHING`, [
+        userId,
+        `neighbour-${i}@example.test`,
+      ]);
       banks.push({ userId, count: 10_000, seed: 2000 + i });
     }
     let loaded = 0;
@@ -171,14 +195,21 @@ async function oneMillion(): Promise<void> {
       const contents = memoryContents(bank.seed, bank.count).slice(have);
       for (let i = 0; i < contents.length; i += 2000) {
         const memories = contents.slice(i, i + 2000).map((content) => ({
-          id: newId('mry'), content, tags: [], source: 'bench', scope: 'user', analyzed: analyzeMemory(content),
+          id: newId('mry'),
+          content,
+          tags: [],
+          source: 'bench',
+          scope: 'user',
+          analyzed: analyzeMemory(content),
         }));
         await db.transaction((tx) => insertMemories(tx, key, memories));
         loaded += memories.length;
       }
       if (contents.length > 0) {
         const seconds = (performance.now() - loadStarted) / 1000;
-        console.log(`  loaded ${loaded} memories in ${seconds.toFixed(0)} s (${Math.round(loaded / seconds)}/s); bank ${bank.userId} complete`);
+        console.log(
+          `  loaded ${loaded} memories in ${seconds.toFixed(0)} s (${Math.round(loaded / seconds)}/s); bank ${bank.userId} complete`,
+        );
       }
     }
     // Index-only scans need an up-to-date visibility map; statistics for the planner too.

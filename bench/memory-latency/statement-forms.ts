@@ -12,8 +12,14 @@ const { startTestApp } = await import('../../test/support/app.ts');
 const { signUp, createOrganization } = await import('../../test/support/fixtures.ts');
 const { queryTerms } = await import('../../src/modules/memory/analyzer.ts');
 const dir = process.env.SCIFACT_DIR ?? path.resolve(import.meta.dirname, '../../../shared/datasets/scifact');
-const read = (f: string) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const sentences = read('corpus.jsonl').flatMap((d: any) => d.text.split(/(?<=\.)\s+(?=[A-Z])/)).filter((s: string) => s.length > 40 && s.length < 400);
+const read = (f: string) =>
+  readFileSync(path.join(dir, f), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+const sentences = read('corpus.jsonl')
+  .flatMap((d: any) => d.text.split(/(?<=\.)\s+(?=[A-Z])/))
+  .filter((s: string) => s.length > 40 && s.length < 400);
 const queries = read('queries-train.jsonl').map((q: any) => q.text as string);
 // The same seeded generator as run.ts, so every run builds the same bank.
 let state = 1;
@@ -28,11 +34,19 @@ const app = await startTestApp({ logLevel: 'warn' });
 const user = await signUp(app.url, 'ab');
 const orgId = await createOrganization(app.url, user, 'AB');
 for (let b = 0; b < 5; b++) {
-  const memories = Array.from({ length: 1000 }, () => ({ content: sentences[Math.floor(random() * sentences.length)] }));
-  const r = await fetch(`${app.url}/v1/memory/batch`, { method: 'POST', headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ memories }) });
+  const memories = Array.from({ length: 1000 }, () => ({
+    content: sentences[Math.floor(random() * sentences.length)],
+  }));
+  const r = await fetch(`${app.url}/v1/memory/batch`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ memories }),
+  });
   if (r.status !== 201) throw new Error(await r.text());
 }
-const stmt = (pin: string) => `SELECT b.id, b.doc_count, b.head_length_sum, b.body_length_sum, k.term, k.postings, k.data
+const stmt = (
+  pin: string,
+) => `SELECT b.id, b.doc_count, b.head_length_sum, b.body_length_sum, k.term, k.postings, k.data
        FROM memory_banks b
        LEFT JOIN LATERAL (
          SELECT k.term, k.postings, k.data FROM unnest($3::text[]) AS w(term)
@@ -58,7 +72,7 @@ for (let i = 0; i < 2000; i++) {
 }
 for (const [name, list] of Object.entries(times)) {
   list.sort((a, b) => a - b);
-  const p = (x: number) => list[Math.ceil(x / 100 * list.length) - 1]!.toFixed(3);
+  const p = (x: number) => list[Math.ceil((x / 100) * list.length) - 1]!.toFixed(3);
   console.log(`${backend} ${name}: 2000 statements, p50 ${p(50)} ms, p95 ${p(95)} ms`);
 }
 await app.close();

@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-const datasetDir = process.env.SCIFACT_DIR ?? path.resolve(new URL('../../', import.meta.url).pathname, '../shared/datasets/scifact');
+const datasetDir =
+  process.env.SCIFACT_DIR ?? path.resolve(new URL('../../', import.meta.url).pathname, '../shared/datasets/scifact');
 
 interface Judged {
   query: string;
@@ -19,14 +20,20 @@ export function ndcgAt10(ranked: string[], relevant: Map<string, number>): numbe
     dcg += (2 ** (relevant.get(doc) ?? 0) - 1) / Math.log2(i + 2);
   });
   let idcg = 0;
-  [...relevant.values()].sort((a, b) => b - a).slice(0, 10).forEach((rel, i) => {
-    idcg += (2 ** rel - 1) / Math.log2(i + 2);
-  });
+  [...relevant.values()]
+    .sort((a, b) => b - a)
+    .slice(0, 10)
+    .forEach((rel, i) => {
+      idcg += (2 ** rel - 1) / Math.log2(i + 2);
+    });
   return idcg > 0 ? dcg / idcg : 0;
 }
 
 function readJsonl<T>(file: string): T[] {
-  return readFileSync(path.join(datasetDir, file), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as T);
+  return readFileSync(path.join(datasetDir, file), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as T);
 }
 
 async function runOne(): Promise<void> {
@@ -60,7 +67,9 @@ async function runOne(): Promise<void> {
         memories: chunk.map((doc) => ({ content: `${doc.title}\n${doc.text}`, source: 'scifact' })),
       });
       if (response.status !== 201) throw new Error(`batch ${i}: ${response.status} ${response.text.slice(0, 300)}`);
-      response.body.memories.forEach((memory: { id: string }, j: number) => docIdByMemory.set(memory.id, chunk[j]!._id));
+      response.body.memories.forEach((memory: { id: string }, j: number) =>
+        docIdByMemory.set(memory.id, chunk[j]!._id),
+      );
     }
     const loadMs = performance.now() - loadStart;
 
@@ -75,7 +84,8 @@ async function runOne(): Promise<void> {
           const at = next++;
           const query = evaluated[at]!;
           const response = await client.get(`/v1/memory/search?limit=10&q=${encodeURIComponent(query.text)}`);
-          if (response.status !== 200) throw new Error(`query ${query._id}: ${response.status} ${response.text.slice(0, 300)}`);
+          if (response.status !== 200)
+            throw new Error(`query ${query._id}: ${response.status} ${response.text.slice(0, 300)}`);
           const results = response.body.results as { id: string; score: number }[];
           const ranked = results.map((result) => docIdByMemory.get(result.id)!);
           rankings[at] = { id: query._id, ranked, lines: results.map((result, k) => `${ranked[k]}:${result.score}`) };

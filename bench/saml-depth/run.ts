@@ -11,17 +11,25 @@ import { api } from '../../test/support/http.ts';
 
 const rounds = Number(process.argv[2] ?? 3);
 const shapeModule = new URL('../../src/modules/sso/saml-xml-shape.ts', import.meta.url);
-const shapeCheck: ((xml: string) => string | undefined) | undefined = existsSync(shapeModule) ? (await import(shapeModule.href)).samlXmlShapeProblem : undefined;
+const shapeCheck: ((xml: string) => string | undefined) | undefined = existsSync(shapeModule)
+  ? (await import(shapeModule.href)).samlXmlShapeProblem
+  : undefined;
 
 const inExtensions = (payload: string) => (signed: string) =>
-  signed.replace('</saml:Issuer><samlp:Status>', `</saml:Issuer><samlp:Extensions>${payload}</samlp:Extensions><samlp:Status>`);
+  signed.replace(
+    '</saml:Issuer><samlp:Status>',
+    `</saml:Issuer><samlp:Extensions>${payload}</samlp:Extensions><samlp:Status>`,
+  );
 const attributes = (count: number) => Array.from({ length: count }, (_, i) => `a${i}="v"`).join(' ');
 const shapes: [string, (signed: string) => string][] = [
   ['control (as signed)', (signed) => signed],
   ['deep: 40,000 levels', inExtensions('<x>'.repeat(40_000) + '</x>'.repeat(40_000))],
   ['wide: 50,000 elements', inExtensions('<x/>'.repeat(50_000))],
   ['4,001 attributes', inExtensions(`<x ${attributes(2_001)}/><x ${attributes(2_000)}/>`)],
-  ['DOCTYPE', (signed) => signed.replace('<samlp:Response', '<!DOCTYPE samlp:Response [<!ENTITY e "x">]><samlp:Response')],
+  [
+    'DOCTYPE',
+    (signed) => signed.replace('<samlp:Response', '<!DOCTYPE samlp:Response [<!ENTITY e "x">]><samlp:Response'),
+  ],
 ];
 
 /** The longest the event loop went without running a 5 ms timer, until stop() (a loop blocked to the end counts to the end). */
@@ -45,7 +53,12 @@ const world = await startSamlWorld({ logLevel: 'warn' });
 const person = personOf(world.tenant.member);
 /** The IdP's answer to a new sign-in, rewritten after signing; posted to the ACS unless `post` is false. */
 async function signInAnswer(rewrite: (signed: string) => string, post = true) {
-  const started = await api(world.app.url).post('/v1/auth/sso/start', { email: person.email, redirectUri: 'http://127.0.0.1:9/sso-done', codeChallenge: 'c'.repeat(43), codeChallengeMethod: 'S256' });
+  const started = await api(world.app.url).post('/v1/auth/sso/start', {
+    email: person.email,
+    redirectUri: 'http://127.0.0.1:9/sso-done',
+    codeChallenge: 'c'.repeat(43),
+    codeChallengeMethod: 'S256',
+  });
   if (started.status !== 200) throw new Error(`start: ${started.status} ${started.text}`);
   world.idp.signInAs(person);
   world.idp.afterSigning(rewrite);
@@ -55,7 +68,9 @@ async function signInAnswer(rewrite: (signed: string) => string, post = true) {
   return answer;
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-console.log(`node ${process.version}, ${new Date().toISOString()}, ${rounds} rounds, ${process.env.ORGPLANE_TEST_BACKEND ?? 'pglite'}, shape check ${shapeCheck ? 'present' : 'absent'}`);
+console.log(
+  `node ${process.version}, ${new Date().toISOString()}, ${rounds} rounds, ${process.env.ORGPLANE_TEST_BACKEND ?? 'pglite'}, shape check ${shapeCheck ? 'present' : 'absent'}`,
+);
 try {
   // Warm-up, not counted: the first sign-ins compile the code paths.
   for (let i = 0; i < 3; i++) await signInAnswer((signed) => signed);
@@ -68,7 +83,10 @@ try {
       const answer = await signInAnswer(rewrite, false);
       const loop = watchEventLoop();
       const began = performance.now();
-      const posted = await postToAcs(answer.action, { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState });
+      const posted = await postToAcs(answer.action, {
+        SAMLResponse: answer.SAMLResponse,
+        RelayState: answer.RelayState,
+      });
       times.push(performance.now() - began);
       blocked.push(loop.stop());
       outcome = `${posted.status}${posted.location ? ' (signed in)' : ''}`;
@@ -85,7 +103,9 @@ try {
       }
       scan = `   shape check alone: median ${median(scans).toFixed(2)} ms`;
     }
-    console.log(`${label.padEnd(24)} ${outcome.padEnd(16)} request ms: median ${median(times).toFixed(0).padStart(6)} [${times.map((t) => t.toFixed(0)).join(', ')}]   longest event-loop stall ms: median ${median(blocked).toFixed(0).padStart(6)} [${blocked.map((t) => t.toFixed(0)).join(', ')}]${scan}`);
+    console.log(
+      `${label.padEnd(24)} ${outcome.padEnd(16)} request ms: median ${median(times).toFixed(0).padStart(6)} [${times.map((t) => t.toFixed(0)).join(', ')}]   longest event-loop stall ms: median ${median(blocked).toFixed(0).padStart(6)} [${blocked.map((t) => t.toFixed(0)).join(', ')}]${scan}`,
+    );
   }
 } finally {
   await world.close();

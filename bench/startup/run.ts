@@ -14,7 +14,9 @@ const measure = async (label: string, command: string, args: string[]) => {
     await server.stop();
   }
   times.sort((a, b) => a - b);
-  console.log(`| ${label} | ${times.map((t) => Math.round(t)).join(', ')} | ${Math.round(times[Math.floor(times.length / 2)]!)} |`);
+  console.log(
+    `| ${label} | ${times.map((t) => Math.round(t)).join(', ')} | ${Math.round(times[Math.floor(times.length / 2)]!)} |`,
+  );
 };
 
 console.log(`Empty DATA_DIR until /health is 200 (ms), ${runs} runs each\n`);

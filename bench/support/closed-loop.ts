@@ -7,10 +7,19 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** `makeWorker(i)` prepares worker i and returns its step, which makes one call and returns its status. */
-export async function runClosedLoop(label: string, workers: number, seconds: number, makeWorker: (index: number) => Promise<() => Promise<number>>): Promise<void> {
+export async function runClosedLoop(
+  label: string,
+  workers: number,
+  seconds: number,
+  makeWorker: (index: number) => Promise<() => Promise<number>>,
+): Promise<void> {
   const steps = await Promise.all(Array.from({ length: workers }, (_, i) => makeWorker(i)));
   const warmUntil = performance.now() + 1000;
-  await Promise.all(steps.map(async (step) => { while (performance.now() < warmUntil) await step(); }));
+  await Promise.all(
+    steps.map(async (step) => {
+      while (performance.now() < warmUntil) await step();
+    }),
+  );
   const times: number[] = [];
   const statuses = new Map<number, number>();
   const until = performance.now() + seconds * 1000;

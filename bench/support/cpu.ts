@@ -22,7 +22,8 @@ export function postgresCpuMicros(): number {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('postgres')) total += processCpuMicros(Number(entry)) ?? 0;
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('postgres'))
+        total += processCpuMicros(Number(entry)) ?? 0;
     } catch {
       // the process ended meanwhile
     }
@@ -40,8 +41,15 @@ export interface CpuPerRequest {
 }
 
 /** Runs `load` and divides the CPU each party used meanwhile by the requests it completed. */
-export async function cpuPerRequest(serverPid: number, load: () => Promise<LoadResult>): Promise<LoadResult & { cpu: CpuPerRequest }> {
-  const before = { server: processCpuMicros(serverPid) ?? 0, postgres: postgresCpuMicros(), own: processCpuMicros(process.pid) ?? 0 };
+export async function cpuPerRequest(
+  serverPid: number,
+  load: () => Promise<LoadResult>,
+): Promise<LoadResult & { cpu: CpuPerRequest }> {
+  const before = {
+    server: processCpuMicros(serverPid) ?? 0,
+    postgres: postgresCpuMicros(),
+    own: processCpuMicros(process.pid) ?? 0,
+  };
   const result = await load();
   const requests = Math.max(1, result.requests);
   const per = (micros: number) => Math.round(micros / requests);

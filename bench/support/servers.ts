@@ -36,7 +36,11 @@ async function waitHealthy(url: string, child: ChildProcess, output: () => strin
 }
 
 /** Spawns a command (the orgplane server or the bare baseline) and waits for its /health. */
-export async function spawnServer(args: string[], env: Record<string, string>, command = process.execPath): Promise<BenchProcess> {
+export async function spawnServer(
+  args: string[],
+  env: Record<string, string>,
+  command = process.execPath,
+): Promise<BenchProcess> {
   const port = await freePort();
   const started = performance.now();
   const child = spawn(command, args, {
@@ -111,7 +115,9 @@ export async function load(options: {
     method,
     headers: options.headers ?? {},
     ...(options.body ? { body: options.body } : {}),
-    ...(options.nextBody ? { requests: [{ method, setupRequest: (request: any) => ({ ...request, body: options.nextBody!() }) }] } : {}),
+    ...(options.nextBody
+      ? { requests: [{ method, setupRequest: (request: any) => ({ ...request, body: options.nextBody!() }) }] }
+      : {}),
     connections: options.connections ?? 50,
     duration: options.seconds ?? 10,
     ...(options.overallRate ? { overallRate: options.overallRate } : {}),
@@ -129,7 +135,10 @@ export async function load(options: {
 export async function json(url: string, method: string, body?: unknown, token?: string): Promise<any> {
   const response = await fetch(url, {
     method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   const text = await response.text();
@@ -152,7 +161,11 @@ export interface Round<T extends LoadResult = LoadResult> {
  * are the figure to quote, with every round shown beside it. Which of the two goes first alternates,
  * so a drift within a round, or what the first run leaves behind, favours neither.
  */
-export async function compareInRounds<T extends LoadResult>(rounds: number, baseline: () => Promise<T>, route: () => Promise<T>): Promise<{ rounds: Round<T>[]; median: Round<T> }> {
+export async function compareInRounds<T extends LoadResult>(
+  rounds: number,
+  baseline: () => Promise<T>,
+  route: () => Promise<T>,
+): Promise<{ rounds: Round<T>[]; median: Round<T> }> {
   const results: Round<T>[] = [];
   for (let i = 0; i < rounds; i++) {
     let base: T;

@@ -9,14 +9,17 @@ export interface Backlog {
   close(): Promise<void>;
 }
 
-export async function openBacklog(backend: 'postgres' | 'pglite', options: {
-  pending: number;
-  chats: number;
-  /** The connection's delivery URL and sealed secrets (placeholders when nothing is delivered). */
-  deliveryUrl?: string;
-  botTokenSealed?: string;
-  deliverySecretSealed?: string;
-}): Promise<Backlog> {
+export async function openBacklog(
+  backend: 'postgres' | 'pglite',
+  options: {
+    pending: number;
+    chats: number;
+    /** The connection's delivery URL and sealed secrets (placeholders when nothing is delivered). */
+    deliveryUrl?: string;
+    botTokenSealed?: string;
+    deliverySecretSealed?: string;
+  },
+): Promise<Backlog> {
   const postgres = backend === 'postgres' ? await createDatabase() : undefined;
   const db = await openDatabase(postgres ? { databaseUrl: postgres.url } : { pgliteDataDir: 'memory://' });
   await migrate(db);
@@ -24,9 +27,15 @@ export async function openBacklog(backend: 'postgres' | 'pglite', options: {
   await db.query(
     `INSERT INTO messenger_connections (id, organization_id, bot_id, bot_username, bot_token_sealed, webhook_secret_hash, delivery_url, delivery_secret_sealed)
      VALUES ('emc_bench', 'org_bench', 1, 'bench_bot', $1, 'hash', $2, $3)`,
-    [options.botTokenSealed ?? 'sealed', options.deliveryUrl ?? 'http://127.0.0.1:9/', options.deliverySecretSealed ?? 'sealed'],
+    [
+      options.botTokenSealed ?? 'sealed',
+      options.deliveryUrl ?? 'http://127.0.0.1:9/',
+      options.deliverySecretSealed ?? 'sealed',
+    ],
   );
-  await db.query(`INSERT INTO messenger_webhook_routes (connection_id, organization_id) VALUES ('emc_bench', 'org_bench')`);
+  await db.query(
+    `INSERT INTO messenger_webhook_routes (connection_id, organization_id) VALUES ('emc_bench', 'org_bench')`,
+  );
   await db.query(
     `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id, order_key, body)
      SELECT 'emc_bench', g, 'org_bench', (g % $2)::text, 'chat:' || (g % $2), '{"update_id":' || g || ',"message":{"text":"hi"}}' FROM generate_series(1, $1) g`,

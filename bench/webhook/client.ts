@@ -14,7 +14,19 @@ import { spawnServer } from '../support/servers.ts';
 
 const posts = Number(process.env.BENCH_POSTS ?? 10_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
-const body = JSON.stringify({ connectionId: 'emc_bench', update: { update_id: 1, message: { message_id: 1, from: { id: 1001, is_bot: false, first_name: 'Bench' }, chat: { id: 1001, type: 'private' }, date: 1_700_000_000, text: 'message 1' } } });
+const body = JSON.stringify({
+  connectionId: 'emc_bench',
+  update: {
+    update_id: 1,
+    message: {
+      message_id: 1,
+      from: { id: 1001, is_bot: false, first_name: 'Bench' },
+      chat: { id: 1001, type: 'private' },
+      date: 1_700_000_000,
+      text: 'message 1',
+    },
+  },
+});
 const headers = { 'content-type': 'application/json', 'x-orgplane-signature': 'sha256=' + '0'.repeat(64) };
 
 const receiver = await spawnServer(['bench/webhook/receiver.ts'], {});
@@ -24,11 +36,11 @@ const undiciAgent = new Agent();
 const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: concurrency });
 
 const clients: Record<string, () => Promise<void>> = {
-  'guarded fetch (the workers\' client before)': async () => {
+  "guarded fetch (the workers' client before)": async () => {
     const response = await outbound.fetch(url, { method: 'POST', headers, body });
     await response.text();
   },
-  'guarded post (the workers\' client now)': async () => {
+  "guarded post (the workers' client now)": async () => {
     await outbound.post(url, { headers, body });
   },
   'undici fetch, unguarded': async () => {
@@ -41,10 +53,14 @@ const clients: Record<string, () => Promise<void>> = {
   },
   'node:http': () =>
     new Promise<void>((resolve, reject) => {
-      const req = httpRequest(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, agent: httpAgent }, (res) => {
-        res.resume();
-        res.on('end', resolve);
-      });
+      const req = httpRequest(
+        url,
+        { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, agent: httpAgent },
+        (res) => {
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     }),
@@ -54,11 +70,16 @@ async function run(post: () => Promise<void>, count: number): Promise<{ perSecon
   let left = count;
   const cpuBefore = processCpuMicros(process.pid) ?? 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (left-- > 0) await post();
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (left-- > 0) await post();
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
-  return { perSecond: Math.round(count / seconds), cpuUs: Math.round(((processCpuMicros(process.pid) ?? 0) - cpuBefore) / count) };
+  return {
+    perSecond: Math.round(count / seconds),
+    cpuUs: Math.round(((processCpuMicros(process.pid) ?? 0) - cpuBefore) / count),
+  };
 }
 
 console.log(`${posts} POSTs of ${body.length} bytes, ${concurrency} at a time, to a receiver in its own process`);

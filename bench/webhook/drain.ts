@@ -35,8 +35,12 @@ const secrets = createSecretBox(randomBytes(32).toString('base64'));
 const outbound = createOutboundClient({ allowedPrivateNetworks: ['127.0.0.0/8'] });
 const baseSettings = loadConfig({}).messengerDelivery;
 
-console.log(`Draining ${pending} updates in ${chats} chats (${deadVersions} dead versions of each) to a receiver in its own process`);
-console.log('| backend | concurrency | updates/s | take wait ms / update | takes / update | attempt ms / update (summed) | settle ms / update (summed) | CPU us / update: loop process, postgres, receiver |');
+console.log(
+  `Draining ${pending} updates in ${chats} chats (${deadVersions} dead versions of each) to a receiver in its own process`,
+);
+console.log(
+  '| backend | concurrency | updates/s | take wait ms / update | takes / update | attempt ms / update (summed) | settle ms / update (summed) | CPU us / update: loop process, postgres, receiver |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 try {
   for (const backend of backends) {
@@ -50,11 +54,16 @@ try {
       });
       try {
         if (backend === 'postgres') await db.query('VACUUM ANALYZE messenger_updates');
-        for (let i = 0; i < deadVersions; i++) await db.query(`UPDATE messenger_updates SET leased_until = now() - interval '1 hour'`);
+        for (let i = 0; i < deadVersions; i++)
+          await db.query(`UPDATE messenger_updates SET leased_until = now() - interval '1 hour'`);
 
         const settings = { ...baseSettings, concurrency };
         const processor = createDeliveryProcessor({
-          db, store: createMessengerStore(), secrets, outbound, settings,
+          db,
+          store: createMessengerStore(),
+          secrets,
+          outbound,
+          settings,
           botApi: createBotApi({ apiRoot: 'http://127.0.0.1:9', outbound }),
         });
         const queueStore = createQueueStore();
@@ -80,9 +89,15 @@ try {
           },
         };
         const started = performance.now();
-        const cpuBefore = { own: processCpuMicros(process.pid) ?? 0, postgres: postgresCpuMicros(), receiver: processCpuMicros(receiver.child.pid!) ?? 0 };
+        const cpuBefore = {
+          own: processCpuMicros(process.pid) ?? 0,
+          postgres: postgresCpuMicros(),
+          receiver: processCpuMicros(receiver.child.pid!) ?? 0,
+        };
         const loop = startDeliveryLoop({
-          db, queueStore: timedQueueStore, settings,
+          db,
+          queueStore: timedQueueStore,
+          settings,
           attempt: async (update) => {
             const begun = performance.now();
             try {
@@ -95,7 +110,9 @@ try {
           deadError: (_attempts, error) => String(error),
         });
         for (;;) {
-          const { rows } = await db.query<{ left: string }>(`SELECT count(*) AS left FROM messenger_updates WHERE status <> 'delivered'`);
+          const { rows } = await db.query<{ left: string }>(
+            `SELECT count(*) AS left FROM messenger_updates WHERE status <> 'delivered'`,
+          );
           if (Number(rows[0]!.left) === 0) break;
           await new Promise((resolve) => setTimeout(resolve, 200));
         }
@@ -108,7 +125,9 @@ try {
           cpuUs((processCpuMicros(receiver.child.pid!) ?? 0) - cpuBefore.receiver),
         ].join(', ');
         const per = (value: number) => (value / pending).toFixed(2);
-        console.log(`| ${backend} | ${concurrency} | ${Math.round(pending / seconds)} | ${per(spent.takeMs)} | ${per(spent.takes)} | ${per(spent.attemptMs)} | ${per(spent.settleMs)} | ${cpu} |`);
+        console.log(
+          `| ${backend} | ${concurrency} | ${Math.round(pending / seconds)} | ${per(spent.takeMs)} | ${per(spent.takes)} | ${per(spent.attemptMs)} | ${per(spent.settleMs)} | ${cpu} |`,
+        );
       } finally {
         await close();
       }

@@ -7,7 +7,9 @@ import { createServer } from 'node:http';
 import pg from 'pg';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-await pool.query('CREATE TABLE IF NOT EXISTS webhook_updates (connection_id text NOT NULL, update_id bigint NOT NULL, body jsonb NOT NULL, received_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (connection_id, update_id))');
+await pool.query(
+  'CREATE TABLE IF NOT EXISTS webhook_updates (connection_id text NOT NULL, update_id bigint NOT NULL, body jsonb NOT NULL, received_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (connection_id, update_id))',
+);
 const secret = Buffer.from(process.env.WEBHOOK_SECRET ?? 'bench-secret');
 
 const server = createServer((request, response) => {
@@ -33,10 +35,18 @@ const server = createServer((request, response) => {
       return;
     }
     if (typeof update?.update_id !== 'number') return void response.writeHead(400).end();
-    pool.query('INSERT INTO webhook_updates (connection_id, update_id, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [connectionId, update.update_id, text]).then(
-      (result) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, accepted: result.rowCount === 1 })),
-      () => response.writeHead(503).end(),
-    );
+    pool
+      .query(
+        'INSERT INTO webhook_updates (connection_id, update_id, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+        [connectionId, update.update_id, text],
+      )
+      .then(
+        (result) =>
+          response
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ ok: true, accepted: result.rowCount === 1 })),
+        () => response.writeHead(503).end(),
+      );
   });
 });
 server.listen(Number(process.env.PORT), '127.0.0.1');

@@ -26,7 +26,13 @@ let nextUpdateId = 1;
 const update = (id: number) =>
   JSON.stringify({
     update_id: id,
-    message: { message_id: id, from: { id: 1000 + (id % 500), is_bot: false, first_name: 'Bench' }, chat: { id: 1000 + (id % 500), type: 'private' }, date: 1_700_000_000, text: `message ${id}` },
+    message: {
+      message_id: id,
+      from: { id: 1000 + (id % 500), is_bot: false, first_name: 'Bench' },
+      chat: { id: 1000 + (id % 500), type: 'private' },
+      date: 1_700_000_000,
+      text: `message ${id}`,
+    },
   });
 
 interface Target {
@@ -49,7 +55,13 @@ interface DrainCpu {
   postgresCores: number;
 }
 
-type Measured = LoadResult & { cpu: { serverUs: number; postgresUs: number; loadGeneratorUs: number }; receiverUs: number; deliveredPerSecond: number; drainSeconds: number; drain: DrainCpu | null };
+type Measured = LoadResult & {
+  cpu: { serverUs: number; postgresUs: number; loadGeneratorUs: number };
+  receiverUs: number;
+  deliveredPerSecond: number;
+  drainSeconds: number;
+  drain: DrainCpu | null;
+};
 
 const platform = await startBotPlatform();
 const receiver = await spawnServer(['bench/webhook/receiver.ts'], {});
@@ -57,7 +69,10 @@ const delivered = async () => (await json(`${receiver.url}/count`, 'GET')).deliv
 const bare = await spawnServer(['bench/webhook/bare-node.ts'], {});
 const handDatabase = await createDatabase();
 const handSecret = 'bench-secret-0123456789abcdef';
-const hand = await spawnServer(['bench/webhook/hand-written.ts'], { DATABASE_URL: handDatabase.url, WEBHOOK_SECRET: handSecret });
+const hand = await spawnServer(['bench/webhook/hand-written.ts'], {
+  DATABASE_URL: handDatabase.url,
+  WEBHOOK_SECRET: handSecret,
+});
 const stops: (() => Promise<void>)[] = [];
 
 async function orgplane(backend: 'postgres' | 'pglite', workers: boolean, name: string): Promise<Target> {
@@ -74,21 +89,47 @@ async function orgplane(backend: 'postgres' | 'pglite', workers: boolean, name: 
   }
   const server = await spawnServer(['src/main.ts', 'start'], env);
   stops.unshift(server.stop);
-  const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', { email: `bench.${Date.now()}.${name}@example.test`, password: 'bench password 1', name: 'Bench' });
+  const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', {
+    email: `bench.${Date.now()}.${name}@example.test`,
+    password: 'bench password 1',
+    name: 'Bench',
+  });
   await json(`${server.url}/v1/orgs`, 'POST', { name: 'Bench Org' }, sessionToken);
   const bot = platform.addBot();
-  const created = await json(`${server.url}/v1/messenger/connections`, 'POST', { botToken: bot.token, deliveryUrl: `${receiver.url}/deliver` }, sessionToken);
+  const created = await json(
+    `${server.url}/v1/messenger/connections`,
+    'POST',
+    { botToken: bot.token, deliveryUrl: `${receiver.url}/deliver` },
+    sessionToken,
+  );
   const secret = platform.webhookOf(bot.token)!.secretToken!;
-  return { name, server, url: `${server.url}/v1/webhooks/messenger/${created.connection.id}`, headers: { 'x-telegram-bot-api-secret-token': secret }, accepted: 0, delivers: workers };
+  return {
+    name,
+    server,
+    url: `${server.url}/v1/webhooks/messenger/${created.connection.id}`,
+    headers: { 'x-telegram-bot-api-secret-token': secret },
+    accepted: 0,
+    delivers: workers,
+  };
 }
 
 async function measure(target: Target, duration: number, overallRate?: number): Promise<Measured> {
   const receiverBefore = processCpuMicros(receiver.child.pid!) ?? 0;
   const deliveredBefore = await delivered();
   const result = await cpuPerRequest(target.server.child.pid!, () =>
-    load({ url: target.url, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, connections, seconds: duration, nextBody: () => update(nextUpdateId++), ...(overallRate ? { overallRate } : {}) }));
+    load({
+      url: target.url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...target.headers },
+      connections,
+      seconds: duration,
+      nextBody: () => update(nextUpdateId++),
+      ...(overallRate ? { overallRate } : {}),
+    }),
+  );
   // Reported, not fatal: on a loaded machine a few requests time out (autocannon's 10 s).
-  if (result.non2xx || result.errors) console.log(`${target.name}: ${result.non2xx} non-2xx and ${result.errors} errors in a ${duration} s run`);
+  if (result.non2xx || result.errors)
+    console.log(`${target.name}: ${result.non2xx} non-2xx and ${result.errors} errors in a ${duration} s run`);
   const deliveredDuring = (await delivered()) - deliveredBefore;
   target.accepted += result.requests - result.non2xx;
   let drainSeconds = 0;
@@ -96,8 +137,14 @@ async function measure(target: Target, duration: number, overallRate?: number): 
   if (target.delivers) {
     // Every accepted update delivered before anything else is measured.
     const started = performance.now();
-    const before = { server: processCpuMicros(target.server.child.pid!) ?? 0, postgres: postgresCpuMicros(), receiver: processCpuMicros(receiver.child.pid!) ?? 0, delivered: await delivered() };
-    while ((await delivered()) < deliveredFloor + target.accepted) await new Promise((resolve) => setTimeout(resolve, 100));
+    const before = {
+      server: processCpuMicros(target.server.child.pid!) ?? 0,
+      postgres: postgresCpuMicros(),
+      receiver: processCpuMicros(receiver.child.pid!) ?? 0,
+      delivered: await delivered(),
+    };
+    while ((await delivered()) < deliveredFloor + target.accepted)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     drainSeconds = (performance.now() - started) / 1000;
     const updates = Math.max(1, (await delivered()) - before.delivered);
     const server = (processCpuMicros(target.server.child.pid!) ?? 0) - before.server;
@@ -111,7 +158,9 @@ async function measure(target: Target, duration: number, overallRate?: number): 
       postgresCores: postgres / wallMicros,
     };
   }
-  const receiverUs = Math.round(((processCpuMicros(receiver.child.pid!) ?? 0) - receiverBefore) / Math.max(1, result.requests));
+  const receiverUs = Math.round(
+    ((processCpuMicros(receiver.child.pid!) ?? 0) - receiverBefore) / Math.max(1, result.requests),
+  );
   return { ...result, receiverUs, deliveredPerSecond: Math.round(deliveredDuring / duration), drainSeconds, drain };
 }
 
@@ -119,7 +168,9 @@ async function measure(target: Target, duration: number, overallRate?: number): 
 let deliveredFloor = 0;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
 const lines: string[] = [];
-console.log(`Webhook ingress, ${connections} connections, ${rounds} rounds of ${seconds} s (order rotating), then ${steadySeconds} s at a steady ${steadyRate} req/s offered`);
+console.log(
+  `Webhook ingress, ${connections} connections, ${rounds} rounds of ${seconds} s (order rotating), then ${steadySeconds} s at a steady ${steadyRate} req/s offered`,
+);
 try {
   for (const backend of backends) {
     const claimOnly = await orgplane(backend, false, 'claim');
@@ -127,7 +178,14 @@ try {
     const full = await orgplane(backend, true, 'orgplane');
     const targets: Target[] = [
       { name: 'bare', server: bare, url: `${bare.url}/webhook`, headers: {}, accepted: 0, delivers: false },
-      { name: 'hand-written', server: hand, url: `${hand.url}/webhook/emc_bench`, headers: { 'x-telegram-bot-api-secret-token': handSecret }, accepted: 0, delivers: false },
+      {
+        name: 'hand-written',
+        server: hand,
+        url: `${hand.url}/webhook/emc_bench`,
+        headers: { 'x-telegram-bot-api-secret-token': handSecret },
+        accepted: 0,
+        delivers: false,
+      },
       claimOnly,
       full,
     ];
@@ -145,24 +203,46 @@ try {
     const steady = new Map<string, Measured>();
     for (const target of targets) steady.set(target.name, await measure(target, steadySeconds, steadyRate));
 
-    lines.push(`\n### ${backend}${backend === 'pglite' ? ' (orgplane and the claim alone on PGlite; the hand-written ingress on PostgreSQL)' : ''}\n`);
-    lines.push('| target | req/s (median round) | every round req/s | p50 ms | p99 ms | CPU us/req server / postgres / load gen. / receiver | delivered/s during load | drain s after a round | steady ' + steadyRate + '/s: req/s, p50, p99 ms |');
+    lines.push(
+      `\n### ${backend}${backend === 'pglite' ? ' (orgplane and the claim alone on PGlite; the hand-written ingress on PostgreSQL)' : ''}\n`,
+    );
+    lines.push(
+      '| target | req/s (median round) | every round req/s | p50 ms | p99 ms | CPU us/req server / postgres / load gen. / receiver | delivered/s during load | drain s after a round | steady ' +
+        steadyRate +
+        '/s: req/s, p50, p99 ms |',
+    );
     lines.push('|---|---|---|---|---|---|---|---|---|');
     for (const target of targets) {
       const all = byTarget.get(target.name)!;
       const mid = [...all].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor((all.length - 1) / 2)]!;
       const s = steady.get(target.name)!;
-      lines.push(`| ${target.name} | ${mid.requestsPerSecond} | ${all.map((r) => r.requestsPerSecond).join(', ')} | ${mid.p50Ms} | ${mid.p99Ms} | ${mid.cpu.serverUs} / ${mid.cpu.postgresUs} / ${mid.cpu.loadGeneratorUs} / ${mid.receiverUs} | ${target.delivers ? mid.deliveredPerSecond : '-'} | ${target.delivers ? mid.drainSeconds.toFixed(1) : '-'} | ${s.requestsPerSecond}, ${s.p50Ms}, **${s.p99Ms}** |`);
+      lines.push(
+        `| ${target.name} | ${mid.requestsPerSecond} | ${all.map((r) => r.requestsPerSecond).join(', ')} | ${mid.p50Ms} | ${mid.p99Ms} | ${mid.cpu.serverUs} / ${mid.cpu.postgresUs} / ${mid.cpu.loadGeneratorUs} / ${mid.receiverUs} | ${target.delivers ? mid.deliveredPerSecond : '-'} | ${target.delivers ? mid.drainSeconds.toFixed(1) : '-'} | ${s.requestsPerSecond}, ${s.p50Ms}, **${s.p99Ms}** |`,
+      );
     }
-    const drains = (byTarget.get('orgplane') ?? []).flatMap((r) => (r.drain ? [{ ...r.drain, seconds: r.drainSeconds }] : []));
+    const drains = (byTarget.get('orgplane') ?? []).flatMap((r) =>
+      r.drain ? [{ ...r.drain, seconds: r.drainSeconds }] : [],
+    );
     if (drains.length) {
-      lines.push('\nThe drain after each orgplane round (the workers alone, no load): CPU per delivered update, and cores kept busy over its wall time');
-      lines.push('\n| round | drain s | server us/update | postgres us/update | receiver us/update | server cores | postgres cores |');
+      lines.push(
+        '\nThe drain after each orgplane round (the workers alone, no load): CPU per delivered update, and cores kept busy over its wall time',
+      );
+      lines.push(
+        '\n| round | drain s | server us/update | postgres us/update | receiver us/update | server cores | postgres cores |',
+      );
       lines.push('|---|---|---|---|---|---|---|');
-      drains.forEach((d, i) => lines.push(`| ${i + 1} | ${d.seconds.toFixed(1)} | ${d.serverUsPerUpdate} | ${d.postgresUsPerUpdate} | ${d.receiverUsPerUpdate} | ${d.serverCores.toFixed(2)} | ${d.postgresCores.toFixed(2)} |`));
+      drains.forEach((d, i) =>
+        lines.push(
+          `| ${i + 1} | ${d.seconds.toFixed(1)} | ${d.serverUsPerUpdate} | ${d.postgresUsPerUpdate} | ${d.receiverUsPerUpdate} | ${d.serverCores.toFixed(2)} | ${d.postgresCores.toFixed(2)} |`,
+        ),
+      );
     }
-    lines.push(`\norgplane / hand-written, per round: ${ratios.map((r) => r.hand.toFixed(2)).join(', ')}; median **${median(ratios.map((r) => r.hand)).toFixed(2)}** (target >= 2)`);
-    lines.push(`orgplane / claim alone, per round: ${ratios.map((r) => r.claim.toFixed(2)).join(', ')}; median **${median(ratios.map((r) => r.claim)).toFixed(2)}** (target >= 0.9)`);
+    lines.push(
+      `\norgplane / hand-written, per round: ${ratios.map((r) => r.hand.toFixed(2)).join(', ')}; median **${median(ratios.map((r) => r.hand)).toFixed(2)}** (target >= 2)`,
+    );
+    lines.push(
+      `orgplane / claim alone, per round: ${ratios.map((r) => r.claim.toFixed(2)).join(', ')}; median **${median(ratios.map((r) => r.claim)).toFixed(2)}** (target >= 0.9)`,
+    );
     console.log(lines.splice(0).join('\n'));
     while (stops.length) await stops.shift()!();
   }

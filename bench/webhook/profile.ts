@@ -40,11 +40,22 @@ function area(frame: ProfileNode['callFrame']): string {
   if (url.includes('@electric-sql/pglite')) return 'PGlite JavaScript';
   if (url.includes('/node_modules/pg') || url.includes('pg-protocol')) return 'node-postgres';
   if (url.includes('pg-boss')) return 'pg-boss';
-  if (url.includes('fastify') || url.includes('find-my-way') || url.includes('avvio') || url.includes('light-my-request')) return 'Fastify';
+  if (
+    url.includes('fastify') ||
+    url.includes('find-my-way') ||
+    url.includes('avvio') ||
+    url.includes('light-my-request')
+  )
+    return 'Fastify';
   if (url.includes('/node_modules/zod')) return 'zod';
   if (url.includes('pino')) return 'logging (pino)';
   if (url.startsWith('node:') || url === '') return 'Node.js core (HTTP, streams, crypto, timers)';
-  if (url.includes('/src/modules/messenger/delivery-loop') || url.includes('/src/modules/messenger/worker') || url.includes('/src/modules/messenger/queue-store')) return 'orgplane: delivery workers';
+  if (
+    url.includes('/src/modules/messenger/delivery-loop') ||
+    url.includes('/src/modules/messenger/worker') ||
+    url.includes('/src/modules/messenger/queue-store')
+  )
+    return 'orgplane: delivery workers';
   if (url.includes('/src/')) return 'orgplane: other';
   return 'other dependencies';
 }
@@ -78,7 +89,16 @@ const platform = await startBotPlatform();
 const receiver = await spawnServer(['bench/webhook/receiver.ts'], {});
 let nextUpdateId = 1;
 const update = (id: number) =>
-  JSON.stringify({ update_id: id, message: { message_id: id, from: { id: 1000 + (id % 500), is_bot: false, first_name: 'Bench' }, chat: { id: 1000 + (id % 500), type: 'private' }, date: 1_700_000_000, text: `message ${id}` } });
+  JSON.stringify({
+    update_id: id,
+    message: {
+      message_id: id,
+      from: { id: 1000 + (id % 500), is_bot: false, first_name: 'Bench' },
+      chat: { id: 1000 + (id % 500), type: 'private' },
+      date: 1_700_000_000,
+      text: `message ${id}`,
+    },
+  });
 
 try {
   console.log(`Webhook ingress under CPU profile, ${backend}, ${connections} connections, ${seconds} s per run`);
@@ -99,14 +119,33 @@ try {
     }
     const spawnedAt = performance.now();
     const server = await spawnServer(['src/main.ts', 'start'], env);
-    const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', { email: `profile.${Date.now()}@example.test`, password: 'bench password 1', name: 'Bench' });
+    const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', {
+      email: `profile.${Date.now()}@example.test`,
+      password: 'bench password 1',
+      name: 'Bench',
+    });
     await json(`${server.url}/v1/orgs`, 'POST', { name: 'Bench Org' }, sessionToken);
     const bot = platform.addBot();
-    const created = await json(`${server.url}/v1/messenger/connections`, 'POST', { botToken: bot.token, deliveryUrl: `${receiver.url}/deliver` }, sessionToken);
-    const headers = { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': platform.webhookOf(bot.token)!.secretToken! };
+    const created = await json(
+      `${server.url}/v1/messenger/connections`,
+      'POST',
+      { botToken: bot.token, deliveryUrl: `${receiver.url}/deliver` },
+      sessionToken,
+    );
+    const headers = {
+      'content-type': 'application/json',
+      'x-telegram-bot-api-secret-token': platform.webhookOf(bot.token)!.secretToken!,
+    };
     const deliveredBefore = (await json(`${receiver.url}/count`, 'GET')).delivered as number;
     const loadFrom = performance.now();
-    const result = await load({ url: `${server.url}/v1/webhooks/messenger/${created.connection.id}`, method: 'POST', headers, connections, seconds, nextBody: () => update(nextUpdateId++) });
+    const result = await load({
+      url: `${server.url}/v1/webhooks/messenger/${created.connection.id}`,
+      method: 'POST',
+      headers,
+      connections,
+      seconds,
+      nextBody: () => update(nextUpdateId++),
+    });
     const loadWindow = { fromUs: (loadFrom - spawnedAt) * 1000, toUs: (performance.now() - spawnedAt) * 1000 };
     const delivered = ((await json(`${receiver.url}/count`, 'GET')).delivered as number) - deliveredBefore;
     await server.stop(); // the profile is written as the process exits
@@ -115,12 +154,18 @@ try {
     if (!file) throw new Error(`no profile written in ${profileDir}`);
     const summary = summarize(JSON.parse(await readFile(path.join(profileDir, file), 'utf8')) as Profile, loadWindow);
     const accepted = result.requests - result.non2xx;
-    console.log(`\n#### RUN_WORKERS=${workers}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms; ${delivered} delivered during the run; ${(summary.total / 1e6).toFixed(1)} s of profile in the load window\n`);
+    console.log(
+      `\n#### RUN_WORKERS=${workers}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms; ${delivered} delivered during the run; ${(summary.total / 1e6).toFixed(1)} s of profile in the load window\n`,
+    );
     console.log('| where | share of the profile | us per accepted update |');
     console.log('|---|---|---|');
-    for (const [name, micros] of summary.areas) console.log(`| ${name} | ${((100 * micros) / summary.total).toFixed(1)} % | ${Math.round(micros / Math.max(1, accepted))} |`);
+    for (const [name, micros] of summary.areas)
+      console.log(
+        `| ${name} | ${((100 * micros) / summary.total).toFixed(1)} % | ${Math.round(micros / Math.max(1, accepted))} |`,
+      );
     console.log('\nTop functions by self time:');
-    for (const [name, micros] of summary.functions) console.log(`- ${((100 * micros) / summary.total).toFixed(1)} % ${name}`);
+    for (const [name, micros] of summary.functions)
+      console.log(`- ${((100 * micros) / summary.total).toFixed(1)} % ${name}`);
   }
 } finally {
   await receiver.stop();

@@ -15,7 +15,13 @@ let nextUpdateId = 1;
 function update(id: number): string {
   return JSON.stringify({
     update_id: id,
-    message: { message_id: id, from: { id: 1000 + (id % 500), is_bot: false, first_name: 'Bench' }, chat: { id: 1000 + (id % 500), type: 'private' }, date: 1_700_000_000, text: `message ${id}` },
+    message: {
+      message_id: id,
+      from: { id: 1000 + (id % 500), is_bot: false, first_name: 'Bench' },
+      chat: { id: 1000 + (id % 500), type: 'private' },
+      date: 1_700_000_000,
+      text: `message ${id}`,
+    },
   });
 }
 
@@ -24,7 +30,15 @@ function update(id: number): string {
 // share the machine's cores, so what any of them spends is taken from the others.
 const run = (serverPid: number, url: string, headers: Record<string, string>, duration: number) =>
   cpuPerRequest(serverPid, () =>
-    load({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, connections, seconds: duration, nextBody: () => update(nextUpdateId++) }));
+    load({
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      connections,
+      seconds: duration,
+      nextBody: () => update(nextUpdateId++),
+    }),
+  );
 const cpuColumns = ({ cpu }: { cpu: CpuPerRequest }) => `${cpu.serverUs} / ${cpu.postgresUs} / ${cpu.loadGeneratorUs}`;
 
 const platform = await startBotPlatform();
@@ -32,13 +46,25 @@ const bare = await spawnServer(['bench/webhook/bare-webhook.ts'], {});
 const rows: string[] = [];
 try {
   for (const backend of backends) {
-    const server = await startOrgplane(backend, { MESSENGER_API_ROOT: platform.url, ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' });
+    const server = await startOrgplane(backend, {
+      MESSENGER_API_ROOT: platform.url,
+      ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
+    });
     try {
       const email = `bench.${Date.now()}@example.test`;
-      const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', { email, password: 'bench password 1', name: 'Bench' });
+      const { sessionToken } = await json(`${server.url}/v1/auth/sign-up`, 'POST', {
+        email,
+        password: 'bench password 1',
+        name: 'Bench',
+      });
       await json(`${server.url}/v1/orgs`, 'POST', { name: 'Bench Org' }, sessionToken);
       const bot = platform.addBot();
-      const created = await json(`${server.url}/v1/messenger/connections`, 'POST', { botToken: bot.token, deliveryUrl: 'http://127.0.0.1:9/unused' }, sessionToken);
+      const created = await json(
+        `${server.url}/v1/messenger/connections`,
+        'POST',
+        { botToken: bot.token, deliveryUrl: 'http://127.0.0.1:9/unused' },
+        sessionToken,
+      );
       const connectionId: string = created.connection.id;
       const secret = platform.webhookOf(bot.token)!.secretToken!;
       const webhook = `${server.url}/v1/webhooks/messenger/${connectionId}`;
@@ -53,11 +79,14 @@ try {
         () => run(server.child.pid!, webhook, headers, seconds),
       );
       for (const { route } of measured) {
-        if (route.non2xx || route.errors) throw new Error(`webhook had ${route.non2xx} non-2xx and ${route.errors} errors`);
+        if (route.non2xx || route.errors)
+          throw new Error(`webhook had ${route.non2xx} non-2xx and ${route.errors} errors`);
       }
       const row = ({ route, baseline, ratio }: (typeof measured)[number]) =>
         `${route.requestsPerSecond} | ${route.p50Ms} | ${route.p99Ms} | ${cpuColumns(route)} | ${baseline.requestsPerSecond} | ${baseline.p99Ms} | ${cpuColumns(baseline)} | ${ratio.toFixed(2)}`;
-      rows.push(`| ${backend} | ${connections} | ${row(median)} | ${measured.map((round) => `${round.ratio.toFixed(2)} (p99 ${round.route.p99Ms})`).join(', ')} |`);
+      rows.push(
+        `| ${backend} | ${connections} | ${row(median)} | ${measured.map((round) => `${round.ratio.toFixed(2)} (p99 ${round.route.p99Ms})`).join(', ')} |`,
+      );
     } finally {
       await server.stop();
     }
@@ -66,8 +95,14 @@ try {
   await bare.stop();
   await platform.close();
 }
-console.log(`POST /v1/webhooks/messenger/{id} (distinct update_ids) vs a bare Fastify POST route: ${connections} connections, ${rounds} rounds of ${seconds}s each; the median round\n`);
-console.log('CPU us per request: the server / every postgres process / the load generator (PostgreSQL\'s share is only meaningful on a quiet machine; PGlite runs inside the server)\n');
-console.log('| backend | connections | webhook req/s | p50 ms | p99 ms | CPU us/req | bare req/s | bare p99 ms | bare CPU us/req | ratio | every round: ratio (p99 ms) |');
+console.log(
+  `POST /v1/webhooks/messenger/{id} (distinct update_ids) vs a bare Fastify POST route: ${connections} connections, ${rounds} rounds of ${seconds}s each; the median round\n`,
+);
+console.log(
+  "CPU us per request: the server / every postgres process / the load generator (PostgreSQL's share is only meaningful on a quiet machine; PGlite runs inside the server)\n",
+);
+console.log(
+  '| backend | connections | webhook req/s | p50 ms | p99 ms | CPU us/req | bare req/s | bare p99 ms | bare CPU us/req | ratio | every round: ratio (p99 ms) |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(row);

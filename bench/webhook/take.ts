@@ -14,7 +14,9 @@ const concurrency = 8;
 const backends = (process.env.BENCH_BACKENDS ?? 'postgres,pglite').split(',') as ('postgres' | 'pglite')[];
 const queue = createQueueStore();
 
-console.log(`Delivery loop against a backlog of ${pending} updates in ${chats} chats, ${deliveries} deliveries, ${concurrency} leased at a time`);
+console.log(
+  `Delivery loop against a backlog of ${pending} updates in ${chats} chats, ${deliveries} deliveries, ${concurrency} leased at a time`,
+);
 for (const backend of backends) {
   const { db, close } = await openBacklog(backend, { pending, chats });
   try {
@@ -26,7 +28,15 @@ for (const backend of backends) {
     for (let i = 0; i < deliveries; i++) {
       const done = leased.shift()!;
       let started = performance.now();
-      await queue.markDelivered(db, [{ organizationId: done.organizationId, connectionId: done.connectionId, updateId: done.updateId, replyStatus: null, error: null }]);
+      await queue.markDelivered(db, [
+        {
+          organizationId: done.organizationId,
+          connectionId: done.connectionId,
+          updateId: done.updateId,
+          replyStatus: null,
+          error: null,
+        },
+      ]);
       settleMs += performance.now() - started;
       started = performance.now();
       // As the delivery loop does: from the cursor, and round again from the first key at the end.
@@ -41,7 +51,9 @@ for (const backend of backends) {
       cursor = last ? { connectionId: last.connectionId, orderKey: last.orderKey } : null;
       leased.push(...taken);
     }
-    console.log(`${backend}: per delivered update, take ${(takeMs / deliveries).toFixed(2)} ms (${(statements / deliveries).toFixed(2)} statements), settle ${(settleMs / deliveries).toFixed(2)} ms`);
+    console.log(
+      `${backend}: per delivered update, take ${(takeMs / deliveries).toFixed(2)} ms (${(statements / deliveries).toFixed(2)} statements), settle ${(settleMs / deliveries).toFixed(2)} ms`,
+    );
   } finally {
     await close();
   }

@@ -23,6 +23,7 @@ export async function renameConnection(baseUrl: string, token: string, connectio
   });
   if (data) return data.updatedAt;
   if (error.error === 'connection_conflict') return 'someone else changed it first: read it again and retry';
-  const code: ErrorCode<'editMcpConnection', 409> | undefined = response.status === 409 ? (error.error as ErrorCode<'editMcpConnection', 409>) : undefined;
+  const code: ErrorCode<'editMcpConnection', 409> | undefined =
+    response.status === 409 ? (error.error as ErrorCode<'editMcpConnection', 409>) : undefined;
   throw new Error(`edit refused: ${response.status} ${code ?? error.error}`);
 }

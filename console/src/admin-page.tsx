@@ -8,7 +8,12 @@ import { api, errorMessage, type ApiError, type Member } from './api.ts';
  * Settles a GET of a resource the organization may not have yet: `set` gets it, or null when the API
  * answered `absent` (such as sso_connection_not_found); any other error goes to `fail`.
  */
-export function settle<T>(answer: { data?: T; error?: unknown }, absent: string, set: (value: T | null) => void, fail: (error: ApiError) => void): T | null {
+export function settle<T>(
+  answer: { data?: T; error?: unknown },
+  absent: string,
+  set: (value: T | null) => void,
+  fail: (error: ApiError) => void,
+): T | null {
   if (answer.data) {
     set(answer.data);
     return answer.data;
@@ -31,10 +36,35 @@ interface StatusProps {
 
 /** The page, or before it: who manages it (to a member, whom the API refuses), the error, or that it loads. */
 export function AdminPage({ organizationId, heading, what, loadError, loading, children }: StatusProps) {
-  if (loadError?.error === 'forbidden') return <>{heading}<ManagedBy organizationId={organizationId} what={what} /></>;
-  if (loadError) return <>{heading}<p role="alert" class="form-error">{errorMessage(loadError)}</p></>;
-  if (loading) return <>{heading}<p>Loading…</p></>;
-  return <>{heading}{children}</>;
+  if (loadError?.error === 'forbidden')
+    return (
+      <>
+        {heading}
+        <ManagedBy organizationId={organizationId} what={what} />
+      </>
+    );
+  if (loadError)
+    return (
+      <>
+        {heading}
+        <p role="alert" class="form-error">
+          {errorMessage(loadError)}
+        </p>
+      </>
+    );
+  if (loading)
+    return (
+      <>
+        {heading}
+        <p>Loading…</p>
+      </>
+    );
+  return (
+    <>
+      {heading}
+      {children}
+    </>
+  );
 }
 
 /**
@@ -55,7 +85,13 @@ function ManagedBy({ organizationId, what }: { organizationId: string; what: str
       {managers && managers.length > 0 && (
         <>
           <p>Ask one of them:</p>
-          <ul>{managers.map((member) => <li key={member.id}>{member.name} ({member.email}), {member.role}</li>)}</ul>
+          <ul>
+            {managers.map((member) => (
+              <li key={member.id}>
+                {member.name} ({member.email}), {member.role}
+              </li>
+            ))}
+          </ul>
         </>
       )}
     </div>

@@ -17,8 +17,12 @@ export function ConfirmDialog({ title, message, confirmLabel, onConfirm, onCance
       <h2 id="confirm-title">{title}</h2>
       <p>{message}</p>
       <div class="actions">
-        <button type="button" class="secondary" onClick={onCancel}>Cancel</button>
-        <button type="button" class="danger" onClick={onConfirm}>{confirmLabel}</button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="button" class="danger" onClick={onConfirm}>
+          {confirmLabel}
+        </button>
       </div>
     </dialog>
   );

@@ -17,10 +17,20 @@ export function CopyField({ label, value, id }: { label: string; value: string; 
     <div class="field copy-field">
       <label for={id}>{label}</label>
       <div class="copy-row">
-        <input id={id} type="text" readOnly value={value} onFocus={(event) => (event.target as HTMLInputElement).select()} />
-        <button type="button" onClick={copy} aria-label={`Copy ${label.toLowerCase()}`}>Copy</button>
+        <input
+          id={id}
+          type="text"
+          readOnly
+          value={value}
+          onFocus={(event) => (event.target as HTMLInputElement).select()}
+        />
+        <button type="button" onClick={copy} aria-label={`Copy ${label.toLowerCase()}`}>
+          Copy
+        </button>
       </div>
-      <p role="status" class="copy-status">{status}</p>
+      <p role="status" class="copy-status">
+        {status}
+      </p>
     </div>
   );
 }

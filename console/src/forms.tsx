@@ -17,10 +17,22 @@ interface FieldProps {
 }
 
 /** A labelled input with the API's messages for its field under it, tied to it by aria-describedby. */
-export function Field({ label, name, type = 'text', value, onInput, error, autoComplete, required = true, multiline = false, hint }: FieldProps) {
+export function Field({
+  label,
+  name,
+  type = 'text',
+  value,
+  onInput,
+  error,
+  autoComplete,
+  required = true,
+  multiline = false,
+  hint,
+}: FieldProps) {
   const messages = fieldErrors(error, name);
   const id = `field-${name}`;
-  const describedBy = [hint ? `${id}-hint` : '', messages.length > 0 ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy =
+    [hint ? `${id}-hint` : '', messages.length > 0 ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   const common = {
     id,
     name,
@@ -34,17 +46,31 @@ export function Field({ label, name, type = 'text', value, onInput, error, autoC
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      {hint && <p id={`${id}-hint`} class="hint">{hint}</p>}
-      {multiline ? <textarea {...common} rows={4} /> : (
+      {hint && (
+        <p id={`${id}-hint`} class="hint">
+          {hint}
+        </p>
+      )}
+      {multiline ? (
+        <textarea {...common} rows={4} />
+      ) : (
         // Preact types <input> attributes as a union by `type`; a union-typed `type` matches none of its members.
         <input {...common} type={type as 'text'} />
       )}
-      {messages.length > 0 && <p id={`${id}-error`} class="field-error">{messages.join(' ')}</p>}
+      {messages.length > 0 && (
+        <p id={`${id}-error`} class="field-error">
+          {messages.join(' ')}
+        </p>
+      )}
     </div>
   );
 }
 
 export function FormError({ error }: { error: ApiError | undefined }) {
   if (!error || (error.details?.length ?? 0) > 0) return null;
-  return <p role="alert" class="form-error">{error.message ?? error.error}</p>;
+  return (
+    <p role="alert" class="form-error">
+      {error.message ?? error.error}
+    </p>
+  );
 }

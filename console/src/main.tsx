@@ -16,10 +16,22 @@ function App() {
   const [ssoReturn, setSsoReturn] = useState(location.pathname === ssoCallbackPath);
   // A test sign-in's window (opened by the SSO page) shows its outcome whoever is signed in there.
   if (location.pathname === ssoTestReturnPath) return <SsoTestReturnPage />;
-  if (ssoReturn) return <SsoCallbackPage onSignedIn={() => { setSsoReturn(false); setSignedIn(true); }} />;
+  if (ssoReturn)
+    return (
+      <SsoCallbackPage
+        onSignedIn={() => {
+          setSsoReturn(false);
+          setSignedIn(true);
+        }}
+      />
+    );
   // The desktop app's sign-in: signed in first (as anywhere), then the confirmation page of its own.
   if (signedIn && location.pathname === desktopSignInPath) return <DesktopSignInPage />;
-  return signedIn ? <Shell onSignedOut={() => setSignedIn(false)} /> : <SignInPage onSignedIn={() => setSignedIn(true)} />;
+  return signedIn ? (
+    <Shell onSignedOut={() => setSignedIn(false)} />
+  ) : (
+    <SignInPage onSignedIn={() => setSignedIn(true)} />
+  );
 }
 
 render(<App />, document.getElementById('app')!);

@@ -24,9 +24,14 @@ api.use({
     const original = sent.get(id);
     sent.delete(id);
     if (response.status !== 403 || !original) return undefined;
-    const body = (await response.clone().json().catch(() => null)) as ApiError | null;
+    const body = (await response
+      .clone()
+      .json()
+      .catch(() => null)) as ApiError | null;
     if (body?.error !== 'reauth') return undefined;
-    pending ??= askForPassword().finally(() => { pending = null; });
+    pending ??= askForPassword().finally(() => {
+      pending = null;
+    });
     if (!(await pending)) return undefined;
     return fetch(original);
   },
@@ -54,13 +59,25 @@ function ReauthDialog({ onDone }: { onDone: (ok: boolean) => void }) {
   const [me, setMe] = useState<{ email: string; authMethod: string } | null>(null);
   useEffect(() => {
     dialog.current?.showModal();
-    void api.GET('/v1/me').then((answer) => setMe(answer.data ? { email: answer.data.user.email, authMethod: answer.data.session.authMethod } : { email: '', authMethod: 'password' }));
+    void api
+      .GET('/v1/me')
+      .then((answer) =>
+        setMe(
+          answer.data
+            ? { email: answer.data.user.email, authMethod: answer.data.session.authMethod }
+            : { email: '', authMethod: 'password' },
+        ),
+      );
   }, []);
 
   return (
     <dialog ref={dialog} aria-labelledby="reauth-title" aria-describedby="reauth-reason" onCancel={() => onDone(false)}>
       <h2 id="reauth-title">Confirm it is you</h2>
-      {me?.authMethod === 'sso' ? <SsoConfirmation email={me.email} onDone={onDone} /> : <PasswordConfirmation onDone={onDone} />}
+      {me?.authMethod === 'sso' ? (
+        <SsoConfirmation email={me.email} onDone={onDone} />
+      ) : (
+        <PasswordConfirmation onDone={onDone} />
+      )}
     </dialog>
   );
 }
@@ -87,11 +104,23 @@ function PasswordConfirmation({ onDone }: { onDone: (ok: boolean) => void }) {
         This change needs a recent sign-in. Enter your password and the change you asked for continues.
       </p>
       <form onSubmit={submit} noValidate>
-        <Field label="Your password" name="password" type="password" value={password} onInput={setPassword} error={error} autoComplete="current-password" />
+        <Field
+          label="Your password"
+          name="password"
+          type="password"
+          value={password}
+          onInput={setPassword}
+          error={error}
+          autoComplete="current-password"
+        />
         <FormError error={error} />
         <div class="actions">
-          <button type="button" class="secondary" onClick={() => onDone(false)}>Cancel</button>
-          <button type="submit" disabled={busy}>{busy ? 'Checking…' : 'Confirm and continue'}</button>
+          <button type="button" class="secondary" onClick={() => onDone(false)}>
+            Cancel
+          </button>
+          <button type="submit" disabled={busy}>
+            {busy ? 'Checking…' : 'Confirm and continue'}
+          </button>
         </div>
       </form>
     </>
@@ -120,11 +149,24 @@ function SsoConfirmation({ email, onDone }: { email: string; onDone: (ok: boolea
     const provider = window.open('about:blank', 'orgplane-sso-reauth', 'popup,width=520,height=680');
     sessionStorage.removeItem(verifierKey);
     const answer = await api.POST('/v1/auth/sso/start', {
-      body: { email, redirectUri: `${location.origin}${ssoCallbackPath}`, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256', reauthenticate: true },
+      body: {
+        email,
+        redirectUri: `${location.origin}${ssoCallbackPath}`,
+        codeChallenge: pkce.challenge,
+        codeChallengeMethod: 'S256',
+        reauthenticate: true,
+      },
     });
     if (answer.error || !provider) {
       provider?.close();
-      return setError(answer.error ? (answer.error as ApiError) : ({ error: 'popup_blocked', message: 'The browser blocked the identity provider\'s window. Allow pop-ups for this site and try again.' } as ApiError));
+      return setError(
+        answer.error
+          ? (answer.error as ApiError)
+          : ({
+              error: 'popup_blocked',
+              message: "The browser blocked the identity provider's window. Allow pop-ups for this site and try again.",
+            } as ApiError),
+      );
     }
     provider.location.assign(answer.data.authorizationUrl);
     setWaiting(true);
@@ -133,13 +175,18 @@ function SsoConfirmation({ email, onDone }: { email: string; onDone: (ok: boolea
   return (
     <>
       <p id="reauth-reason">
-        This change needs a recent sign-in. Your identity provider confirms it is you in a new window, and the change you asked for continues here.
+        This change needs a recent sign-in. Your identity provider confirms it is you in a new window, and the change
+        you asked for continues here.
       </p>
       <FormError error={error} />
       <p role="status">{waiting ? 'Waiting for your identity provider…' : ''}</p>
       <div class="actions">
-        <button type="button" class="secondary" onClick={() => onDone(false)}>Cancel</button>
-        <button type="button" disabled={!pkce} onClick={() => void start()}>{waiting ? 'Open the identity provider again' : 'Continue with SSO'}</button>
+        <button type="button" class="secondary" onClick={() => onDone(false)}>
+          Cancel
+        </button>
+        <button type="button" disabled={!pkce} onClick={() => void start()}>
+          {waiting ? 'Open the identity provider again' : 'Continue with SSO'}
+        </button>
       </div>
     </>
   );

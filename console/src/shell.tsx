@@ -58,44 +58,84 @@ export function Shell({ onSignedOut }: { onSignedOut: () => void }) {
     signedOut();
   }
 
-  if (!me) return <main class="auth"><p aria-live="polite">{error ? errorMessage(error) : 'Loading…'}</p></main>;
+  if (!me)
+    return (
+      <main class="auth">
+        <p aria-live="polite">{error ? errorMessage(error) : 'Loading…'}</p>
+      </main>
+    );
   const active = me.organizations.find((organization) => organization.id === me.activeOrganizationId);
   const current = sections.find((section) => path.startsWith(section.path)) ?? sections[0]!;
 
   return (
     <div class="shell">
       <header>
-        <a class="brand" href="/" onClick={(event) => { event.preventDefault(); navigate('/'); }}>orgplane</a>
+        <a
+          class="brand"
+          href="/"
+          onClick={(event) => {
+            event.preventDefault();
+            navigate('/');
+          }}
+        >
+          orgplane
+        </a>
         {me.organizations.length > 0 && (
           <label class="switcher">
             <span>Organization</span>
-            <select value={me.activeOrganizationId ?? ''} onChange={(event) => switchOrganization((event.target as HTMLSelectElement).value)}>
-              {me.organizations.map((organization) => <option key={organization.id} value={organization.id}>{organization.name}</option>)}
+            <select
+              value={me.activeOrganizationId ?? ''}
+              onChange={(event) => switchOrganization((event.target as HTMLSelectElement).value)}
+            >
+              {me.organizations.map((organization) => (
+                <option key={organization.id} value={organization.id}>
+                  {organization.name}
+                </option>
+              ))}
             </select>
           </label>
         )}
         <span class="who">{me.user.email}</span>
-        <button type="button" onClick={signOut}>Sign out</button>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
       </header>
       <nav aria-label="Console">
         <ul>
           {sections.map((section) => (
             <li key={section.path}>
-              <a href={section.path} aria-current={section === current ? 'page' : undefined}
-                onClick={(event) => { event.preventDefault(); navigate(section.path); }}>{section.label}</a>
+              <a
+                href={section.path}
+                aria-current={section === current ? 'page' : undefined}
+                onClick={(event) => {
+                  event.preventDefault();
+                  navigate(section.path);
+                }}
+              >
+                {section.label}
+              </a>
             </li>
           ))}
         </ul>
       </nav>
       <main>
-        {error && <p role="alert" class="form-error">{errorMessage(error)}</p>}
+        {error && (
+          <p role="alert" class="form-error">
+            {errorMessage(error)}
+          </p>
+        )}
         {active ? (
           <>
-            <p class="plan">Plan: <strong>{active.plan}</strong> · your role: {active.role}</p>
+            <p class="plan">
+              Plan: <strong>{active.plan}</strong> · your role: {active.role}
+            </p>
             <current.page organizationId={active.id} />
           </>
         ) : (
-          <p>You are not a member of any organization yet. Ask an owner for an invitation, or create one with <code>POST /v1/orgs</code>.</p>
+          <p>
+            You are not a member of any organization yet. Ask an owner for an invitation, or create one with{' '}
+            <code>POST /v1/orgs</code>.
+          </p>
         )}
       </main>
     </div>

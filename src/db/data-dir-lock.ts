@@ -158,13 +158,17 @@ function startHeartbeat(lockFile: string, content: string): NodeJS.Timeout {
 async function removeIfStale(lockFile: string): Promise<void> {
   const breaker = `${lockFile}.break`;
   if (!createExclusive(breaker, `${process.pid}\n`)) {
-    const age = await stat(breaker).then((info) => Date.now() - info.mtimeMs, () => 0);
+    const age = await stat(breaker).then(
+      (info) => Date.now() - info.mtimeMs,
+      () => 0,
+    );
     if (age > 10_000) await unlink(breaker).catch(() => {});
     return;
   }
   try {
     const found = await readOwner(lockFile);
-    const stale = found && (found.owner ? !isAlive(found.owner, lockFile, found.ageMs) : found.ageMs >= UNWRITTEN_GRACE_MS);
+    const stale =
+      found && (found.owner ? !isAlive(found.owner, lockFile, found.ageMs) : found.ageMs >= UNWRITTEN_GRACE_MS);
     if (stale) await unlink(lockFile).catch(() => {});
   } finally {
     await unlink(breaker).catch(() => {});
@@ -212,7 +216,8 @@ export async function lockDataDir(pgliteDataDir: string): Promise<DataDirLock> {
     }
     const found = await readOwner(lockFile);
     if (held.has(lockFile)) continue;
-    if (found?.owner && isAlive(found.owner, lockFile, found.ageMs)) throw new DataDirInUseError(dataDir, found.owner.pid, lockFile);
+    if (found?.owner && isAlive(found.owner, lockFile, found.ageMs))
+      throw new DataDirInUseError(dataDir, found.owner.pid, lockFile);
     // No owner in it yet: a process is between creating the file and writing its pid, unless that
     // was long ago (it died in between, or someone emptied the file).
     if (found && !found.owner && found.ageMs < UNWRITTEN_GRACE_MS) {
@@ -221,7 +226,10 @@ export async function lockDataDir(pgliteDataDir: string): Promise<DataDirLock> {
       await removeIfStale(lockFile);
       await sleep(Math.random() * 20);
     }
-    if (Date.now() > deadline) throw new Error(`could not take the lock ${lockFile} of DATA_DIR ${dataDir}; remove it if no orgplane process uses ${dataDir}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `could not take the lock ${lockFile} of DATA_DIR ${dataDir}; remove it if no orgplane process uses ${dataDir}`,
+      );
   }
   let released = false;
   return {
@@ -241,4 +249,3 @@ export async function lockDataDir(pgliteDataDir: string): Promise<DataDirLock> {
     },
   };
 }
-

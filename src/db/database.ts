@@ -65,7 +65,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   // A directory is one process's database, and one PGlite's: refused before anything in it is touched
   // when another process (DataDirInUseError) or another open database of this process has it.
   const directory = path.resolve(dataDir);
-  if (openDirectories.has(directory)) throw new Error(`the embedded database in ${directory} is already open in this process`);
+  if (openDirectories.has(directory))
+    throw new Error(`the embedded database in ${directory} is already open in this process`);
   openDirectories.add(directory);
   let lock: DataDirLock;
   try {
@@ -122,7 +123,9 @@ function wrapPool(pool: pg.Pool, backend: Database['backend'], closeBackend: () 
    * 'error', which unheard would crash the process; heard, it marks the client broken, and the
    * statement in flight fails on its own.
    */
-  async function withClient<T>(work: (client: pg.PoolClient, markBroken: (error: Error) => void) => Promise<T>): Promise<T> {
+  async function withClient<T>(
+    work: (client: pg.PoolClient, markBroken: (error: Error) => void) => Promise<T>,
+  ): Promise<T> {
     const client = await pool.connect();
     let broken: Error | undefined;
     const markBroken = (error: Error) => {

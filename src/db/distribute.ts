@@ -9,7 +9,9 @@ import { TABLE_CLASSES, isDistributed } from './distribution.ts';
 
 export class CitusMissingError extends Error {
   constructor() {
-    super('this database has no citus extension: `orgplane distribute` runs on a Citus coordinator (CREATE EXTENSION citus first), and one PostgreSQL server needs nothing distributed');
+    super(
+      'this database has no citus extension: `orgplane distribute` runs on a Citus coordinator (CREATE EXTENSION citus first), and one PostgreSQL server needs nothing distributed',
+    );
     this.name = 'CitusMissingError';
   }
 }
@@ -31,7 +33,10 @@ export interface DistributionResult {
  * the one the kind's new tables are co-located with, so a run that completes an earlier one keeps one
  * organization's rows on one node.
  */
-export async function distributionPlan(db: Queryable, existing: ReadonlySet<string> = new Set()): Promise<DistributionStep[]> {
+export async function distributionPlan(
+  db: Queryable,
+  existing: ReadonlySet<string> = new Set(),
+): Promise<DistributionStep[]> {
   const { rows: edges } = await db.query<{ from: string; to: string }>(
     `SELECT t.relname AS from, r.relname AS to
        FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid JOIN pg_class r ON r.oid = k.confrelid
@@ -56,12 +61,14 @@ export async function distributionPlan(db: Queryable, existing: ReadonlySet<stri
 
   const steps: DistributionStep[] = [];
   for (const table of ordered) {
-    if (TABLE_CLASSES[table]?.kind === 'reference' && !existing.has(table)) steps.push({ table, sql: `SELECT create_reference_table('${table}')` });
+    if (TABLE_CLASSES[table]?.kind === 'reference' && !existing.has(table))
+      steps.push({ table, sql: `SELECT create_reference_table('${table}')` });
   }
   const anchors = new Map<string, string>();
   for (const table of ordered) {
     const found = TABLE_CLASSES[table];
-    if (found && isDistributed(found) && existing.has(table) && !anchors.has(found.kind)) anchors.set(found.kind, table);
+    if (found && isDistributed(found) && existing.has(table) && !anchors.has(found.kind))
+      anchors.set(found.kind, table);
   }
   for (const table of ordered) {
     const found = TABLE_CLASSES[table];
@@ -69,7 +76,10 @@ export async function distributionPlan(db: Queryable, existing: ReadonlySet<stri
     const anchor = anchors.get(found.kind);
     const colocateWith = anchor ?? 'none';
     if (!anchor) anchors.set(found.kind, table);
-    steps.push({ table, sql: `SELECT create_distributed_table('${table}', '${found.column}', colocate_with => '${colocateWith}')` });
+    steps.push({
+      table,
+      sql: `SELECT create_distributed_table('${table}', '${found.column}', colocate_with => '${colocateWith}')`,
+    });
   }
   return steps;
 }
@@ -86,14 +96,19 @@ export async function distribute(session: Queryable): Promise<DistributionResult
   // table references (tried on Citus 13.2: mcp_connections, referenced by its members and teams).
   await session.query('SET citus.enable_local_reference_table_foreign_keys = off');
   await undoCitusLocalTables(session);
-  const { rows: known } = await session.query<{ name: string }>(`SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition`);
+  const { rows: known } = await session.query<{ name: string }>(
+    `SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition`,
+  );
   const already = new Set(known.map((row) => row.name));
   const results: DistributionResult[] = Object.keys(TABLE_CLASSES)
     .filter((table) => already.has(table))
     .map((table) => ({ table, outcome: 'already a Citus table' }));
   for (const step of await distributionPlan(session, already)) {
     await session.query(step.sql);
-    results.push({ table: step.table, outcome: TABLE_CLASSES[step.table]!.kind === 'reference' ? 'reference' : 'distributed' });
+    results.push({
+      table: step.table,
+      outcome: TABLE_CLASSES[step.table]!.kind === 'reference' ? 'reference' : 'distributed',
+    });
   }
   for (const [table, found] of Object.entries(TABLE_CLASSES)) {
     if (found.kind === 'local') results.push({ table, outcome: 'local' });

@@ -40,22 +40,58 @@ const byUser: UserTable = { kind: 'user', column: 'user_id' };
 
 export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
   // Global, referenced by every tenant table.
-  users: { kind: 'reference', why: 'a person belongs to several organizations; every tenant table that names a person references it' },
-  organizations: { kind: 'reference', why: 'the tenants themselves: every tenant table references its organization, and GET /v1/org joins it' },
-  organization_owners: { kind: 'reference', why: "each organization's owner, copied from members: GET /v1/org shows it with the session, on the person's node" },
+  users: {
+    kind: 'reference',
+    why: 'a person belongs to several organizations; every tenant table that names a person references it',
+  },
+  organizations: {
+    kind: 'reference',
+    why: 'the tenants themselves: every tenant table references its organization, and GET /v1/org joins it',
+  },
+  organization_owners: {
+    kind: 'reference',
+    why: "each organization's owner, copied from members: GET /v1/org shows it with the session, on the person's node",
+  },
   // The SSO connection's verified domain is unique across organizations, and sign-in finds the
   // connection by an e-mail's domain before any organization is known: a global lookup.
-  sso_connections: { kind: 'reference', why: 'a verified domain is unique across organizations, and sign-in finds the connection by domain before it knows the organization' },
+  sso_connections: {
+    kind: 'reference',
+    why: 'a verified domain is unique across organizations, and sign-in finds the connection by domain before it knows the organization',
+  },
   // Sign-ins in progress are found again by a hash of what the IdP sends back (state, code, RelayState),
   // which names no organization; they live minutes.
-  sso_sign_in_requests: { kind: 'reference', why: 'found by the hash of the state the IdP returns, which names no organization; lives minutes' },
-  sso_sign_in_codes: { kind: 'reference', why: 'found by the hash of the one-time code the caller redeems, which names no organization; lives minutes' },
-  desktop_sign_in_codes: { kind: 'reference', why: 'found by the hash of the one-time code the desktop app redeems, which names no organization; lives a minute' },
-  sso_saml_requests: { kind: 'reference', why: 'found by the hash of the RelayState the IdP returns, which names no organization; lives minutes' },
-  messenger_webhook_routes: { kind: 'reference', why: "which organization a bot connection belongs to: the platform's webhook names only the connection" },
-  secret_key_checks: { kind: 'local', why: 'the key ring check every process runs at start, on the coordinator it connects to' },
-  rate_limit_counters: { kind: 'local', why: 'counters by bucket (an address, an account), written on every limited request and joined with nothing' },
-  schema_migrations: { kind: 'local', why: 'the migrations applied, read and written by `orgplane migrate` on the coordinator' },
+  sso_sign_in_requests: {
+    kind: 'reference',
+    why: 'found by the hash of the state the IdP returns, which names no organization; lives minutes',
+  },
+  sso_sign_in_codes: {
+    kind: 'reference',
+    why: 'found by the hash of the one-time code the caller redeems, which names no organization; lives minutes',
+  },
+  desktop_sign_in_codes: {
+    kind: 'reference',
+    why: 'found by the hash of the one-time code the desktop app redeems, which names no organization; lives a minute',
+  },
+  sso_saml_requests: {
+    kind: 'reference',
+    why: 'found by the hash of the RelayState the IdP returns, which names no organization; lives minutes',
+  },
+  messenger_webhook_routes: {
+    kind: 'reference',
+    why: "which organization a bot connection belongs to: the platform's webhook names only the connection",
+  },
+  secret_key_checks: {
+    kind: 'local',
+    why: 'the key ring check every process runs at start, on the coordinator it connects to',
+  },
+  rate_limit_counters: {
+    kind: 'local',
+    why: 'counters by bucket (an address, an account), written on every limited request and joined with nothing',
+  },
+  schema_migrations: {
+    kind: 'local',
+    why: 'the migrations applied, read and written by `orgplane migrate` on the coordinator',
+  },
 
   // One organization's data.
   members: tenant,

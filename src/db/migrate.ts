@@ -43,7 +43,10 @@ async function migrationFiles(): Promise<string[]> {
 export async function migrationsDigest(): Promise<string> {
   const hash = createHash('sha256');
   for (const file of await migrationFiles()) {
-    hash.update(`${file}\0`).update(await readFile(new URL(file, migrationsDir))).update('\0');
+    hash
+      .update(`${file}\0`)
+      .update(await readFile(new URL(file, migrationsDir)))
+      .update('\0');
   }
   return hash.digest('hex').slice(0, 16);
 }

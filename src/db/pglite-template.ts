@@ -37,8 +37,10 @@ export async function readPgliteTemplate(): Promise<Blob | undefined> {
 /** Removes migrated templates of other migration sets (left by earlier installs). */
 export async function removeOtherMigratedTemplates(keep: string): Promise<void> {
   const names = await readdir(cacheDir).catch(() => [] as string[]);
-  await Promise.all(names
-    // Not a file another build is still writing (`<name>.<pid>.tmp`): it renames it into place itself.
-    .filter((name) => name.includes('-migrations-') && !name.endsWith('.tmp') && path.join(cacheDir, name) !== keep)
-    .map((name) => unlink(path.join(cacheDir, name)).catch(() => {})));
+  await Promise.all(
+    names
+      // Not a file another build is still writing (`<name>.<pid>.tmp`): it renames it into place itself.
+      .filter((name) => name.includes('-migrations-') && !name.endsWith('.tmp') && path.join(cacheDir, name) !== keep)
+      .map((name) => unlink(path.join(cacheDir, name)).catch(() => {})),
+  );
 }

@@ -1,7 +1,14 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import type { CallerContext, WriteContext } from '../platform/write-context.ts';
 import type { Caller, CallerResolver, Role } from './caller.ts';
-import { forbidden, lacksRole, notAnActiveMember, organizationNotFound, reauthRequired, unauthorized } from './errors.ts';
+import {
+  forbidden,
+  lacksRole,
+  notAnActiveMember,
+  organizationNotFound,
+  reauthRequired,
+  unauthorized,
+} from './errors.ts';
 
 export type { Caller, Membership, Role } from './caller.ts';
 
@@ -64,7 +71,8 @@ export function requireFreshAuthentication(request: FastifyRequest): void {
   const { reauthMaxAgeSeconds } = request.server.authenticationPolicy;
   if (reauthMaxAgeSeconds === 0) return;
   const authenticatedAt = caller.authenticatedAt?.getTime();
-  if (authenticatedAt === undefined || Date.now() - authenticatedAt > reauthMaxAgeSeconds * 1000) throw reauthRequired(reauthMaxAgeSeconds);
+  if (authenticatedAt === undefined || Date.now() - authenticatedAt > reauthMaxAgeSeconds * 1000)
+    throw reauthRequired(reauthMaxAgeSeconds);
 }
 
 /**
@@ -96,7 +104,8 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * and an anonymous caller's body is never read.
  */
 export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncHookHandler {
-  if (options.freshAuthentication && options.allowApiKey) throw new Error('authenticate(): freshAuthentication routes do not take API keys');
+  if (options.freshAuthentication && options.allowApiKey)
+    throw new Error('authenticate(): freshAuthentication routes do not take API keys');
   const needsOrganization = options.organization || options.roles !== undefined;
   const authenticateRequest: onRequestAsyncHookHandler = async function authenticateRequest(request) {
     const callers = request.server.callerResolver;
@@ -127,14 +136,17 @@ export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncH
 
 /** Who a route behind `authenticate(options)` lets in, said for the OpenAPI document. */
 function describeCaller(options: AuthenticateOptions): string {
-  const credential = options.allowApiKey ? 'a session token, or an organization API key (`x-api-key`),' : 'a session token';
+  const credential = options.allowApiKey
+    ? 'a session token, or an organization API key (`x-api-key`),'
+    : 'a session token';
   let who = `Needs ${credential} (401 \`unauthorized\` without a valid one)`;
   if (options.roles) who += `, of a member whose role in the active organization is ${options.roles.join(' or ')}`;
   else if (options.organization) who += ', of an active member of the active organization';
   if (options.roles || options.organization) {
-    who += options.withoutOrganization === 'organization_not_found'
-      ? '; without an active organization, 404 `organization_not_found`; otherwise not allowed, 403 `forbidden`.'
-      : '; otherwise 403 `forbidden`.';
+    who +=
+      options.withoutOrganization === 'organization_not_found'
+        ? '; without an active organization, 404 `organization_not_found`; otherwise not allowed, 403 `forbidden`.'
+        : '; otherwise 403 `forbidden`.';
   } else who += '.';
   return who;
 }
@@ -158,7 +170,8 @@ export function documentAuthentication(route: RouteOptions): void {
   if (!found || !route.schema) return;
   const { security, fresh } = found;
   // A GET's HEAD route shares its schema, so the same requirement may already be there.
-  if (route.schema.security && route.schema.security !== security) throw new Error(`${route.method} ${route.url}: its security comes from authenticate(), do not declare it`);
+  if (route.schema.security && route.schema.security !== security)
+    throw new Error(`${route.method} ${route.url}: its security comes from authenticate(), do not declare it`);
   route.schema.security = security;
   // An operation without a description of its own is described by who may call it.
   const description = handlers.map((handler) => callerDescriptions.get(handler)).find((entry) => entry !== undefined);
@@ -184,11 +197,21 @@ export function callerOf(request: FastifyRequest): Caller {
 /** The context of a write made through this request by nobody signed in yet (sign-in, sign-up, bootstrap). */
 export function requestContextOf(request: FastifyRequest): WriteContext {
   const userAgent = request.headers['user-agent'];
-  return { actor: { kind: 'anonymous' }, requestId: request.id, clientAddress: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null };
+  return {
+    actor: { kind: 'anonymous' },
+    requestId: request.id,
+    clientAddress: request.ip,
+    userAgent: typeof userAgent === 'string' ? userAgent : null,
+  };
 }
 
 /** The context of a write made by this request's caller (see platform/write-context.ts). */
 export function writeContextOf(request: FastifyRequest): CallerContext {
   const userAgent = request.headers['user-agent'];
-  return { actor: callerOf(request), requestId: request.id, clientAddress: request.ip, userAgent: typeof userAgent === 'string' ? userAgent : null };
+  return {
+    actor: callerOf(request),
+    requestId: request.id,
+    clientAddress: request.ip,
+    userAgent: typeof userAgent === 'string' ? userAgent : null,
+  };
 }

@@ -29,8 +29,14 @@ const contentTypes: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-interface Variant { body: Buffer; encoding: 'br' | 'gzip' | null }
-interface Asset { type: string; variants: Variant[] }
+interface Variant {
+  body: Buffer;
+  encoding: 'br' | 'gzip' | null;
+}
+interface Asset {
+  type: string;
+  variants: Variant[];
+}
 
 function loadVariants(path: string): Variant[] {
   const variants: Variant[] = [];
@@ -55,16 +61,25 @@ function pickVariant(variants: Variant[], acceptEncoding: string | undefined): V
   return variants.find((v) => v.encoding === null || accepted.has(v.encoding))!;
 }
 
-function send(reply: FastifyReply, request: FastifyRequest, type: string, variants: Variant[], cacheControl: string, status = 200) {
+function send(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  type: string,
+  variants: Variant[],
+  cacheControl: string,
+  status = 200,
+) {
   const variant = pickVariant(variants, request.headers['accept-encoding']);
-  reply.status(status).headers({ ...commonHeaders, 'content-type': type, 'cache-control': cacheControl, vary: 'accept-encoding' });
+  reply
+    .status(status)
+    .headers({ ...commonHeaders, 'content-type': type, 'cache-control': cacheControl, vary: 'accept-encoding' });
   if (variant.encoding) reply.header('content-encoding', variant.encoding);
   return reply.send(variant.body);
 }
 
 const missingBuildPage = htmlPage(
   'Console not built',
-  '<h1>The console has not been built</h1><p>This server answers its API under <code>/v1</code>, but the web console\'s files are missing. Run <code>npm run build:console</code> (it runs during <code>npm ci</code>) and restart.</p>',
+  "<h1>The console has not been built</h1><p>This server answers its API under <code>/v1</code>, but the web console's files are missing. Run <code>npm run build:console</code> (it runs during <code>npm ci</code>) and restart.</p>",
 );
 
 export function isApiPath(url: string): boolean {
@@ -101,10 +116,14 @@ export function registerConsole(
   });
 
   return (request: FastifyRequest, reply: FastifyReply) => {
-    if ((request.method !== 'GET' && request.method !== 'HEAD') || isApiPath(request.url)) return apiNotFound(request, reply);
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || isApiPath(request.url))
+      return apiNotFound(request, reply);
     if (!index) {
-      return reply.status(503).headers({ ...commonHeaders, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'").send(missingBuildPage);
+      return reply
+        .status(503)
+        .headers({ ...commonHeaders, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+        .send(missingBuildPage);
     }
     return send(reply, request, 'text/html; charset=utf-8', index, 'no-cache');
   };

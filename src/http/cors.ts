@@ -23,7 +23,13 @@ export const corsAllowedMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELET
 /** Request headers a page may set besides the CORS-safelisted ones. */
 export const corsAllowedHeaders = ['authorization', 'content-type', 'x-api-key', 'x-request-id'] as const;
 /** Response headers a page may read besides the safelisted ones. */
-export const corsExposedHeaders = ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] as const;
+export const corsExposedHeaders = [
+  'x-request-id',
+  'retry-after',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+] as const;
 /** How long a browser may reuse a preflight answer (Chromium caps it at 2 hours). */
 export const corsMaxAgeSeconds = 600;
 
@@ -40,7 +46,8 @@ export function registerCors(app: FastifyInstance, options: CorsOptions): void {
   if (options.allowedOrigins.length === 0) return;
   const allowed = new Set(options.allowedOrigins);
   const covers = (path: string) =>
-    (path.startsWith('/v1/') && !options.excludedPrefixes.some((prefix) => path.startsWith(prefix))) || systemPaths.has(path);
+    (path.startsWith('/v1/') && !options.excludedPrefixes.some((prefix) => path.startsWith(prefix))) ||
+    systemPaths.has(path);
 
   // A synchronous hook, before the body is read: a preflight is answered here, without routing.
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
@@ -49,7 +56,10 @@ export function registerCors(app: FastifyInstance, options: CorsOptions): void {
     // The answer depends on Origin wherever CORS applies: caches must keep one copy per origin.
     const origin = request.headers.origin;
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
-    reply.header('vary', preflight ? 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers' : 'Origin');
+    reply.header(
+      'vary',
+      preflight ? 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers' : 'Origin',
+    );
     if (typeof origin !== 'string' || !allowed.has(origin)) return done();
     reply.header('access-control-allow-origin', origin);
     if (!preflight) {

@@ -46,7 +46,8 @@ export const forbidden = (message = 'You are not allowed to do this') => new Api
  * caller refused late gets what a caller refused early gets.
  */
 export const notAnActiveMember = () => forbidden('This session has no active organization you are a member of');
-export const lacksRole = (roles: readonly string[]) => forbidden(`This needs the role ${roles.join(' or ')} in the active organization`);
+export const lacksRole = (roles: readonly string[]) =>
+  forbidden(`This needs the role ${roles.join(' or ')} in the active organization`);
 
 /**
  * What a write answers when, inside its transaction, the acting member turns out to be no longer
@@ -58,14 +59,22 @@ export interface MemberRefusals {
   lacksRole: () => ApiError;
 }
 /** The refusals of a route behind authenticate(): 403 for both. */
-export const refusedLikeAuthenticate = (roles: readonly string[] = []): MemberRefusals => ({ inactive: notAnActiveMember, lacksRole: () => lacksRole(roles) });
+export const refusedLikeAuthenticate = (roles: readonly string[] = []): MemberRefusals => ({
+  inactive: notAnActiveMember,
+  lacksRole: () => lacksRole(roles),
+});
 
 /**
  * The spec's 403 `reauth`: the session's person last authenticated longer ago than a privileged
  * operation allows (REAUTH_MAX_AGE_SECONDS); they authenticate again and retry.
  */
 export const reauthRequired = (maxAgeSeconds: number) =>
-  new ApiError(403, 'reauth', `This needs a recent sign-in: authenticate again (POST /v1/auth/reauthenticate with your password, or SSO with reauthenticate: true) within ${maxAgeSeconds} seconds before retrying`, { reason: 'authentication_too_old' });
+  new ApiError(
+    403,
+    'reauth',
+    `This needs a recent sign-in: authenticate again (POST /v1/auth/reauthenticate with your password, or SSO with reauthenticate: true) within ${maxAgeSeconds} seconds before retrying`,
+    { reason: 'authentication_too_old' },
+  );
 
 export const notFound = (code: string, message: string) => new ApiError(404, code, message);
 /** The spec's `organization_not_found` of the SCIM token and SSO domain endpoints: no other fields. */
@@ -73,7 +82,11 @@ export const organizationNotFound = () => new ApiError(404, 'organization_not_fo
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);
 
 /** The standard RateLimit-* headers (IETF draft) for a limiter result; send them on every limited route. */
-export function rateLimitHeaders(result: { limit: number; remaining: number; resetSeconds: number }): Record<string, string> {
+export function rateLimitHeaders(result: {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}): Record<string, string> {
   return {
     'ratelimit-limit': String(result.limit),
     'ratelimit-remaining': String(result.remaining),
@@ -82,7 +95,10 @@ export function rateLimitHeaders(result: { limit: number; remaining: number; res
 }
 
 /** 429 `rate_limited` with `message`, Retry-After and the RateLimit-* headers. */
-export function rateLimited(result: { limit: number; remaining: number; resetSeconds: number }, message: string): ApiError {
+export function rateLimited(
+  result: { limit: number; remaining: number; resetSeconds: number },
+  message: string,
+): ApiError {
   const error = new ApiError(429, 'rate_limited', message);
   error.headers = { ...rateLimitHeaders(result), 'retry-after': String(result.resetSeconds) };
   return error;
@@ -90,11 +106,23 @@ export function rateLimited(result: { limit: number; remaining: number; resetSec
 
 // Fastify's own client errors, named the way this API names errors.
 const frameworkCodes: Record<string, { status: number; code: string; message: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type', message: 'Send the body as application/json' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: 'unsupported_media_type',
+    message: 'Send the body as application/json',
+  },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'The request body is too large' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_request', message: 'The body is not valid JSON' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_request', message: 'The body is empty but content-type is application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', message: 'Content-Length does not match the body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    status: 400,
+    code: 'invalid_request',
+    message: 'The body is empty but content-type is application/json',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    code: 'invalid_request',
+    message: 'Content-Length does not match the body',
+  },
   FST_ERR_BAD_URL: { status: 400, code: 'invalid_request', message: 'The URL is not valid' },
   FST_ERR_INVALID_URL: { status: 400, code: 'invalid_request', message: 'The URL is not valid' },
   FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'uri_too_long', message: 'A path parameter is too long' },
@@ -162,7 +190,11 @@ export function createClientErrorHandler(dialects: readonly PreRoutingDialect[] 
         : error.code === 'HPE_HEADER_OVERFLOW' && line && line.length >= maxHeaderSize
           ? [414, 'URI Too Long', { error: 'uri_too_long', message: 'The request line is too long' }]
           : error.code === 'HPE_HEADER_OVERFLOW'
-            ? [431, 'Request Header Fields Too Large', { error: 'request_header_fields_too_large', message: 'The request line or headers are too large' }]
+            ? [
+                431,
+                'Request Header Fields Too Large',
+                { error: 'request_header_fields_too_large', message: 'The request line or headers are too large' },
+              ]
             : connectionsWithCappedBody.has(socket)
               ? [413, 'Payload Too Large', { error: 'payload_too_large' }]
               : [400, 'Bad Request', unreadableRequest('The request is not valid HTTP').toBody()];
@@ -170,7 +202,9 @@ export function createClientErrorHandler(dialects: readonly PreRoutingDialect[] 
     const answer = dialect ? dialect.answer(status, body.message ?? reason) : { contentType: 'application/json', body };
     const text = JSON.stringify(answer.body);
     if (socket.writable) {
-      socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: ${answer.contentType}\r\nConnection: close\r\n\r\n${text}`);
+      socket.write(
+        `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: ${answer.contentType}\r\nConnection: close\r\n\r\n${text}`,
+      );
     }
     socket.destroy(error);
   };
@@ -203,23 +237,33 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   }
   if (isResponseSerializationError(error)) {
     request.log.error({ err: error, issues: error.cause.issues }, 'response did not match its schema');
-    return reply.status(500).send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
+    return reply
+      .status(500)
+      .send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
   }
   const known = error.code ? frameworkCodes[error.code] : undefined;
   if (known?.status === 400) return reply.status(400).send(unreadableRequest(known.message).toBody());
   if (known) return reply.status(known.status).send({ error: known.code, message: known.message });
-  if (error instanceof SyntaxError || error.statusCode === 400) return reply.status(400).send(unreadableRequest('The request could not be read').toBody());
+  if (error instanceof SyntaxError || error.statusCode === 400)
+    return reply.status(400).send(unreadableRequest('The request could not be read').toBody());
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return reply.status(error.statusCode).send({ error: 'invalid_request', message: error.message });
   }
-  if (isUnstorableText(error)) return reply.status(400).send(unreadableRequest('Text cannot contain the NUL character (U+0000) or unpaired surrogates').toBody());
+  if (isUnstorableText(error))
+    return reply
+      .status(400)
+      .send(unreadableRequest('Text cannot contain the NUL character (U+0000) or unpaired surrogates').toBody());
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable');
     reply.header('retry-after', '5');
-    return reply.status(503).send({ error: 'service_unavailable', message: 'The database is unavailable; try again shortly' });
+    return reply
+      .status(503)
+      .send({ error: 'service_unavailable', message: 'The database is unavailable; try again shortly' });
   }
   request.log.error({ err: error }, 'unhandled error');
-  return reply.status(500).send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
+  return reply
+    .status(500)
+    .send({ error: 'internal_error', message: 'Something went wrong on our side', requestId: request.id });
 }
 
 /**
@@ -240,8 +284,23 @@ export function isUnstorableText(error: unknown): boolean {
 // dropped or misnamed). Not the rest of those classes: 08P01 (protocol violation) and 53200 (one
 // statement out of memory) come from a statement, and retrying it would not help.
 const unavailableCodes = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE',
-  '08000', '08001', '08003', '08004', '08006', '53100', '53300', '57P01', '57P02', '57P03', '28000', '28P01', '3D000',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53100',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+  '28000',
+  '28P01',
+  '3D000',
 ]);
 
 /** True for errors that mean "the database cannot be reached right now" rather than a bug. */
@@ -250,7 +309,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!candidate) return false;
   if (candidate.code && unavailableCodes.has(candidate.code)) return true;
   const message = candidate.message ?? '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|database ping timed out/i.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|database ping timed out/i.test(
+    message,
+  );
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {

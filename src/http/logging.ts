@@ -6,10 +6,30 @@ import type { Bindings, ChildLoggerOptions, LoggerOptions } from 'pino';
  * or object logged, and tokens that travel in URLs (install links, invitations, OAuth callbacks).
  */
 const secretFields = [
-  'password', 'apiKey', 'key', 'clientSecret', 'botToken', 'token', 'sessionToken', 'scimToken', 'deliverySecret',
-  'webhookSecret', 'secret', 'secret_token', 'access_token', 'refresh_token', 'code_verifier', 'authorization',
+  'password',
+  'apiKey',
+  'key',
+  'clientSecret',
+  'botToken',
+  'token',
+  'sessionToken',
+  'scimToken',
+  'deliverySecret',
+  'webhookSecret',
+  'secret',
+  'secret_token',
+  'access_token',
+  'refresh_token',
+  'code_verifier',
+  'authorization',
 ];
-const secretHeaders = ['authorization', 'cookie', 'x-api-key', 'x-telegram-bot-api-secret-token', 'proxy-authorization'];
+const secretHeaders = [
+  'authorization',
+  'cookie',
+  'x-api-key',
+  'x-telegram-bot-api-secret-token',
+  'proxy-authorization',
+];
 
 export const redactPaths = [
   ...secretHeaders.map((header) => `req.headers["${header}"]`),
@@ -21,11 +41,7 @@ export const redactPaths = [
   ...['query.code', '*.query.code', 'body.code', '*.body.code'],
 ];
 
-const tokenInPath = [
-  /(\/install\/)[^/?#]+/,
-  /(\/v1\/install-links\/)[^/?#]+/,
-  /(\/v1\/invitations\/)[^/?#]+/,
-];
+const tokenInPath = [/(\/install\/)[^/?#]+/, /(\/v1\/install-links\/)[^/?#]+/, /(\/v1\/invitations\/)[^/?#]+/];
 const secretQueryParameters = /([?&](?:code|state|token|key|api_key|access_token|secret)=)[^&#]*/gi;
 
 /**
@@ -49,13 +65,18 @@ const requestIdOfLogger = Symbol('requestId');
  * kept on the child and written into each line by the `mixin` below, only when a line is written.
  * Children of the request's logger (`request.log.child(...)`) inherit it through the prototype chain.
  */
-export function childLoggerFactory(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+export function childLoggerFactory(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
   const { reqId, ...others } = bindings;
   // With nothing else to bind, the child is the parent's configuration seen through a new object
   // (what pino's own child() starts from), so a request costs one small object, not a pino child.
-  const child = Object.keys(others).length > 0 || Object.keys(options).length > 0
-    ? logger.child(others, options)
-    : Object.create(logger) as FastifyBaseLogger;
+  const child =
+    Object.keys(others).length > 0 || Object.keys(options).length > 0
+      ? logger.child(others, options)
+      : (Object.create(logger) as FastifyBaseLogger);
   (child as unknown as Record<symbol, unknown>)[requestIdOfLogger] = reqId;
   return child;
 }

@@ -12,7 +12,9 @@ export const NO_STORE = 'x-no-store';
 
 export const noStoreHeaders = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
 
-interface ZodLike { _zod: { def: Record<string, unknown>; innerType?: unknown } }
+interface ZodLike {
+  _zod: { def: Record<string, unknown>; innerType?: unknown };
+}
 const isZod = (value: unknown): value is ZodLike => typeof value === 'object' && value !== null && '_zod' in value;
 
 /**
@@ -27,8 +29,13 @@ export function carriesSecret(schema: unknown, seen = new Set<unknown>()): boole
     const { def } = schema._zod;
     // A lazy schema's target is made on first use.
     if (def.type === 'lazy' && carriesSecret(schema._zod.innerType, seen)) return true;
-    return Object.entries(def).some(([key, value]) => key !== 'type' && typeof value === 'object' && value !== null
-      && (isZod(value) ? carriesSecret(value, seen) : Object.values(value).some((child) => carriesSecret(child, seen))));
+    return Object.entries(def).some(
+      ([key, value]) =>
+        key !== 'type' &&
+        typeof value === 'object' &&
+        value !== null &&
+        (isZod(value) ? carriesSecret(value, seen) : Object.values(value).some((child) => carriesSecret(child, seen))),
+    );
   }
   const json = schema as Record<string, unknown>;
   if (json[SECRET_FIELD] === true) return true;
@@ -54,6 +61,9 @@ export function noStoreForSecrets(route: RouteOptions): void {
 
 /** The headers an operation marked NO_STORE documents on its successful responses (every answer of it has them). */
 export const noStoreHeaderDocs = {
-  'Cache-Control': { description: '`no-store`, on every answer of this operation: the response carries a secret no cache may keep', schema: { type: 'string', const: 'no-store' } },
+  'Cache-Control': {
+    description: '`no-store`, on every answer of this operation: the response carries a secret no cache may keep',
+    schema: { type: 'string', const: 'no-store' },
+  },
   Pragma: { description: '`no-cache`, for HTTP/1.0 caches', schema: { type: 'string', const: 'no-cache' } },
 };

@@ -13,7 +13,8 @@ function collectRefs(value: Json, into: Set<string>): void {
     for (const item of value) collectRefs(item, into);
   } else if (value && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
-      if (key === '$ref' && typeof child === 'string' && child.startsWith(schemaRefPrefix)) into.add(child.slice(schemaRefPrefix.length));
+      if (key === '$ref' && typeof child === 'string' && child.startsWith(schemaRefPrefix))
+        into.add(child.slice(schemaRefPrefix.length));
       else collectRefs(child, into);
     }
   }
@@ -26,7 +27,9 @@ function collectRefs(value: Json, into: Set<string>): void {
 export const BODY_OPTIONAL = 'x-body-optional';
 
 /** What the generated document needs before it is served. */
-export function finishDocument<T extends { paths?: Json; components?: { schemas?: Record<string, Json> } }>(document: T): T {
+export function finishDocument<T extends { paths?: Json; components?: { schemas?: Record<string, Json> } }>(
+  document: T,
+): T {
   for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, Record<string, any>>>)) {
     for (const operation of Object.values(item)) {
       if (!operation || typeof operation !== 'object') continue;
@@ -40,7 +43,8 @@ export function finishDocument<T extends { paths?: Json; components?: { schemas?
       for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
         if (response.description === 'Default Response') response.description = STATUS_CODES[status] ?? 'Response';
         if (Number(status) >= 400) enumerateErrorCodes(response);
-        if (operation[NO_STORE] && Number(status) < 400) response.headers = { ...response.headers, ...noStoreHeaderDocs };
+        if (operation[NO_STORE] && Number(status) < 400)
+          response.headers = { ...response.headers, ...noStoreHeaderDocs };
       }
     }
   }
@@ -56,7 +60,11 @@ export function finishDocument<T extends { paths?: Json; components?: { schemas?
  */
 export function errorCodesOf(description: string): string[] {
   const prose = description.replace(/`[^`]*`/g, ' ');
-  return [...new Set([...prose.matchAll(/\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+|unauthorized|forbidden)\b/g)].map((match) => match[1]!))];
+  return [
+    ...new Set(
+      [...prose.matchAll(/\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+|unauthorized|forbidden)\b/g)].map((match) => match[1]!),
+    ),
+  ];
 }
 
 /**
@@ -70,7 +78,12 @@ function enumerateErrorCodes(response: Record<string, any>): void {
     const schema = media.schema;
     if (!schema || codes.length === 0) continue;
     if (schema.$ref === `${schemaRefPrefix}Error`) {
-      media.schema = { allOf: [{ $ref: schema.$ref }, { type: 'object', required: ['error'], properties: { error: { type: 'string', enum: codes } } }] };
+      media.schema = {
+        allOf: [
+          { $ref: schema.$ref },
+          { type: 'object', required: ['error'], properties: { error: { type: 'string', enum: codes } } },
+        ],
+      };
     } else {
       const error = schema.properties?.error;
       if (error && error.type === 'string' && !('enum' in error) && !('const' in error)) error.enum = codes;
@@ -88,7 +101,8 @@ function withoutRequestDefaults(document: { paths?: Json; components?: { schemas
   const bodies: Json[] = [];
   for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, Record<string, any>>>)) {
     for (const operation of Object.values(item)) {
-      for (const media of Object.values<Record<string, any>>(operation?.requestBody?.content ?? {})) bodies.push(media.schema);
+      for (const media of Object.values<Record<string, any>>(operation?.requestBody?.content ?? {}))
+        bodies.push(media.schema);
     }
   }
   const named = new Set<string>();
@@ -100,7 +114,13 @@ function withoutRequestDefaults(document: { paths?: Json; components?: { schemas
     for (const name of reached) if (!named.has(name)) named.add(name), pending.push(name);
   }
   const responses = new Set<string>();
-  collectRefs(document.paths && Object.values(document.paths as Record<string, Record<string, any>>).flatMap((item) => Object.values(item).map((operation) => operation?.responses)), responses);
+  collectRefs(
+    document.paths &&
+      Object.values(document.paths as Record<string, Record<string, any>>).flatMap((item) =>
+        Object.values(item).map((operation) => operation?.responses),
+      ),
+    responses,
+  );
   for (const body of bodies) moveDefaults(body);
   // A component a response uses too keeps its defaults (there they are true: the value is always sent).
   for (const name of named) if (!responses.has(name)) moveDefaults(schemas[name]);
@@ -120,7 +140,9 @@ function moveDefaults(schema: Json): void {
           // Said once: a description that already gives the default keeps its own words.
           const note = `Default when left out: \`${JSON.stringify(property.default)}\`.`;
           if (!/\bdefault\b/i.test(String(property.description ?? ''))) {
-            property.description = property.description ? `${String(property.description).replace(/\.?$/, '.')} ${note}` : note;
+            property.description = property.description
+              ? `${String(property.description).replace(/\.?$/, '.')} ${note}`
+              : note;
           }
           delete property.default;
         }
@@ -135,7 +157,9 @@ function moveDefaults(schema: Json): void {
  * twice (as read in requests, `<id>Input`, and as written in responses, `<id>`), and a reader of the
  * document should not meet a request-only schema's response twin, or the other way round.
  */
-function withoutUnusedSchemas<T extends { paths?: Json; components?: { schemas?: Record<string, Json> } }>(document: T): T {
+function withoutUnusedSchemas<T extends { paths?: Json; components?: { schemas?: Record<string, Json> } }>(
+  document: T,
+): T {
   const schemas = document.components?.schemas;
   if (!schemas) return document;
   const used = new Set<string>();

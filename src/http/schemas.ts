@@ -27,7 +27,8 @@ export const timestampSchema = z
   // A pattern, not `format: date-time`: RFC 3339 requires seconds and allows offsets, the spec neither.
   .meta({
     pattern: timestampPattern.source,
-    description: 'ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.',
+    description:
+      'ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.',
     example: '2026-01-31T09:30:00.000Z',
   });
 
@@ -72,7 +73,9 @@ const crockfordSuffix = '[0-7][0-9a-hjkmnp-tv-z]{25}';
 export function typeIdSchema(prefix: string) {
   return z
     .string()
-    .regex(new RegExp(`^${prefix}_${crockfordSuffix}$`), { message: `Must be an id like ${prefix}_ followed by 26 base32 characters` })
+    .regex(new RegExp(`^${prefix}_${crockfordSuffix}$`), {
+      message: `Must be an id like ${prefix}_ followed by 26 base32 characters`,
+    })
     .meta({ example: `${prefix}_01jqz3v6b8e9f0g1h2j3k4m5n6` });
 }
 
@@ -96,11 +99,15 @@ export const errorBodySchema = z
 
 /** Response entries for the errors most routes can return, to spread into `schema.response`. */
 export const commonErrorResponses = {
-  400: errorBodySchema.describe('invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path)'),
-  401: errorBodySchema.describe('unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields'),
+  400: errorBodySchema.describe(
+    'invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path)',
+  ),
+  401: errorBodySchema.describe(
+    'unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields',
+  ),
   403: errorBodySchema.describe(
     'forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route ' +
-    '(marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry.',
+      '(marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry.',
   ),
 } as const;
 
@@ -119,7 +126,7 @@ export function queryInteger(min: number, max: number, fallback: number) {
 
 export const paginationQuerySchema = z.object({
   limit: queryInteger(1, 100, 50),
-  cursor: z.string().max(200).optional().describe('Opaque cursor from a previous page\'s `nextCursor`'),
+  cursor: z.string().max(200).optional().describe("Opaque cursor from a previous page's `nextCursor`"),
 });
 
 /** Opaque cursors are base64url JSON; tampered ones are rejected as invalid_request. */
@@ -142,7 +149,8 @@ const isAfterCursor = (value: unknown): value is { after: string } =>
 export function afterFromCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
   const decoded = decodeCursor(cursor, isAfterCursor);
-  if (!decoded) throw invalidRequest([{ message: 'Not a cursor this API issued', path: ['cursor'], in: 'querystring' }]);
+  if (!decoded)
+    throw invalidRequest([{ message: 'Not a cursor this API issued', path: ['cursor'], in: 'querystring' }]);
   return decoded.after;
 }
 
@@ -163,8 +171,13 @@ export const SECRET_FIELD = 'x-secret';
  * forget it. Use it for every such field, in responses only (what a client sends is never echoed).
  */
 export function secretString(description: string) {
-  return z.string().meta({ [SECRET_FIELD]: true }).describe(description);
+  return z
+    .string()
+    .meta({ [SECRET_FIELD]: true })
+    .describe(description);
 }
 
 /** A PKCE code verifier or S256 challenge (RFC 7636: 43 to 128 unreserved characters). */
-export const pkceValueSchema = z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, 'Must be 43 to 128 characters of A-Z a-z 0-9 . _ ~ - (RFC 7636)');
+export const pkceValueSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._~-]{43,128}$/, 'Must be 43 to 128 characters of A-Z a-z 0-9 . _ ~ - (RFC 7636)');

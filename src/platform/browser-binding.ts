@@ -22,7 +22,10 @@ export interface BrowserBindingCookie {
 }
 
 /** The secret a request's Cookie header carries in `cookie`, when well-formed. */
-export function bindingSecretOf(cookieHeader: string | undefined, cookie: Pick<BrowserBindingCookie, 'name'>): string | null {
+export function bindingSecretOf(
+  cookieHeader: string | undefined,
+  cookie: Pick<BrowserBindingCookie, 'name'>,
+): string | null {
   if (!cookieHeader) return null;
   for (const part of cookieHeader.split(';')) {
     const eq = part.indexOf('=');
@@ -43,12 +46,24 @@ export function bindingHash(secret: string): string {
 }
 
 /** Set-Cookie for the secret, HttpOnly, scoped to `cookie.path` under PUBLIC_URL's path; Secure when PUBLIC_URL is https. */
-export function bindingCookie(cookie: BrowserBindingCookie, publicUrl: string, secret: string, maxAgeSeconds: number): string {
+export function bindingCookie(
+  cookie: BrowserBindingCookie,
+  publicUrl: string,
+  secret: string,
+  maxAgeSeconds: number,
+): string {
   const base = new URL(publicUrl);
   const secure = base.protocol === 'https:';
   const path = `${base.pathname.replace(/\/+$/, '')}${cookie.path}`;
   const sameSite = cookie.sameSite === 'none' && secure ? 'SameSite=None' : 'SameSite=Lax';
-  return [`${cookie.name}=${secret}`, `Path=${path}`, `Max-Age=${maxAgeSeconds}`, 'HttpOnly', sameSite, ...(secure ? ['Secure'] : [])].join('; ');
+  return [
+    `${cookie.name}=${secret}`,
+    `Path=${path}`,
+    `Max-Age=${maxAgeSeconds}`,
+    'HttpOnly',
+    sameSite,
+    ...(secure ? ['Secure'] : []),
+  ].join('; ');
 }
 
 /** Whether the secret the browser carries is the one whose hash the flow kept (none kept: no browser is). */

@@ -3,7 +3,11 @@
 // first request that needs it.
 
 /** Throws at boot when `deps` lacks one of `names`. */
-export function requireDependencies<T extends object>(module: string, deps: T, names: readonly (keyof T & string)[]): void {
+export function requireDependencies<T extends object>(
+  module: string,
+  deps: T,
+  names: readonly (keyof T & string)[],
+): void {
   const missing = names.filter((name) => deps[name] === undefined || deps[name] === null);
   if (missing.length > 0) throw new Error(`${module}: registered without ${missing.join(', ')}`);
 }

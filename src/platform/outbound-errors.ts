@@ -1,7 +1,11 @@
 // The outbound client's errors (outbound.ts), which its callers tell apart: a refused address, a
 // timeout, an answer over its size cap.
 
-export type OutboundBlockReason = 'private_address' | 'redirect_blocked' | 'unsupported_protocol' | 'too_many_redirects';
+export type OutboundBlockReason =
+  | 'private_address'
+  | 'redirect_blocked'
+  | 'unsupported_protocol'
+  | 'too_many_redirects';
 
 export class OutboundBlockedError extends Error {
   readonly reason: OutboundBlockReason;

@@ -15,7 +15,12 @@ import { rootCertificates } from 'node:tls';
 import type { LookupAddress } from 'node:dns';
 import { Agent, buildConnector, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { createAddressPolicy } from './address-policy.ts';
-import { findCause, OutboundBlockedError, OutboundResponseTooLargeError, OutboundTimeoutError } from './outbound-errors.ts';
+import {
+  findCause,
+  OutboundBlockedError,
+  OutboundResponseTooLargeError,
+  OutboundTimeoutError,
+} from './outbound-errors.ts';
 
 export interface OutboundFetchInit extends RequestInit {
   /** Bound on the whole exchange, headers and body (ms). 0 disables it. */
@@ -191,10 +196,18 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
   }
 
   async function guardedFetch(input: string | URL, init: OutboundFetchInit = {}): Promise<Response> {
-    const { timeoutMs = defaultTimeoutMs, maxResponseBytes = defaultMaxBytes, credentialHeaders = [], ...requestInit } = init;
+    const {
+      timeoutMs = defaultTimeoutMs,
+      maxResponseBytes = defaultMaxBytes,
+      credentialHeaders = [],
+      ...requestInit
+    } = init;
     const timeoutController = new AbortController();
     // unref: an unread body must not keep a finished process (the CLI) alive; open sockets still do.
-    const timer = timeoutMs > 0 ? setTimeout(() => timeoutController.abort(new OutboundTimeoutError(timeoutMs)), timeoutMs).unref() : undefined;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => timeoutController.abort(new OutboundTimeoutError(timeoutMs)), timeoutMs).unref()
+        : undefined;
     const signals = [timeoutController.signal, ...(requestInit.signal ? [requestInit.signal] : [])];
     const signal = AbortSignal.any(signals);
     const redirectMode = requestInit.redirect ?? 'follow';
@@ -216,7 +229,13 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
         response = await fetchOnce(url, { ...requestInit, method, body, headers }, signal);
       } catch (error) {
         if (hops > 0 && error instanceof OutboundBlockedError && error.reason === 'private_address') {
-          fail(new OutboundBlockedError('redirect_blocked', `A redirect led to a refused address: ${error.message}`, error));
+          fail(
+            new OutboundBlockedError(
+              'redirect_blocked',
+              `A redirect led to a refused address: ${error.message}`,
+              error,
+            ),
+          );
         }
         return fail(error);
       }
@@ -224,7 +243,8 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       if (!location || redirectMode === 'manual') break;
       await response.body?.cancel().catch(() => {});
       if (redirectMode === 'error') fail(refusedRedirect(location, url));
-      if (hops >= maxRedirects) fail(new OutboundBlockedError('too_many_redirects', `More than ${maxRedirects} redirects`));
+      if (hops >= maxRedirects)
+        fail(new OutboundBlockedError('too_many_redirects', `More than ${maxRedirects} redirects`));
       let next: URL;
       try {
         next = new URL(location, url);
@@ -241,7 +261,13 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
           policy.check(nextHost);
         } catch (error) {
           const blocked = error as OutboundBlockedError;
-          fail(new OutboundBlockedError('redirect_blocked', `A redirect led to a refused address: ${blocked.message}`, blocked));
+          fail(
+            new OutboundBlockedError(
+              'redirect_blocked',
+              `A redirect led to a refused address: ${blocked.message}`,
+              blocked,
+            ),
+          );
         }
       }
       // As browsers do: 303 (and 301/302 after a POST) become a body-less GET; credentials do not cross origins.
@@ -253,7 +279,8 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       }
       if (next.origin !== url.origin) {
         headers = new Headers(headers);
-        for (const name of ['authorization', 'cookie', 'proxy-authorization', ...credentialHeaders]) headers.delete(name);
+        for (const name of ['authorization', 'cookie', 'proxy-authorization', ...credentialHeaders])
+          headers.delete(name);
       }
       url = next;
       hops += 1;
@@ -271,15 +298,26 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     const url = new URL(input);
     refuseUnlessHttp(url);
     // As fetch does: credentials in a URL are not silently dropped (the sender meant them to be sent).
-    if (url.username || url.password) throw new TypeError(`Request cannot be constructed from a URL that includes credentials: ${url.href}`);
+    if (url.username || url.password)
+      throw new TypeError(`Request cannot be constructed from a URL that includes credentials: ${url.href}`);
     const timeoutMs = init.timeoutMs ?? defaultTimeoutMs;
     const maxBytes = init.maxResponseBytes ?? defaultMaxBytes;
     const timeout = new AbortController();
-    const timer = timeoutMs > 0 ? setTimeout(() => timeout.abort(new OutboundTimeoutError(timeoutMs)), timeoutMs).unref() : undefined;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => timeout.abort(new OutboundTimeoutError(timeoutMs)), timeoutMs).unref()
+        : undefined;
     try {
       let answer: Dispatcher.ResponseData;
       try {
-        answer = await agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers: init.headers, body: init.body, signal: timeout.signal });
+        answer = await agent.request({
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: 'POST',
+          headers: init.headers,
+          body: init.body,
+          signal: timeout.signal,
+        });
       } catch (error) {
         if (timeout.signal.aborted) throw timeout.signal.reason;
         throw findCause(error, (cause) => cause instanceof OutboundBlockedError) ?? error;
@@ -297,7 +335,11 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
         return { status: answer.statusCode, text: await readCapped(answer.body, maxBytes), readError: null };
       } catch (error) {
         answer.body.destroy();
-        return { status: answer.statusCode, text: '', readError: timeout.signal.aborted ? (timeout.signal.reason as Error) : (error as Error) };
+        return {
+          status: answer.statusCode,
+          text: '',
+          readError: timeout.signal.aborted ? (timeout.signal.reason as Error) : (error as Error),
+        };
       }
     } finally {
       if (timer) clearTimeout(timer);
@@ -359,7 +401,11 @@ function wrapResponse(
   } else if (timer) {
     clearTimeout(timer);
   }
-  const wrapped = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const wrapped = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   Object.defineProperty(wrapped, 'url', { value: url.href });
   return wrapped;
 }
@@ -377,7 +423,10 @@ async function readCapped(body: AsyncIterable<Buffer>, maxBytes: number): Promis
 
 function refuseUnlessHttp(url: URL): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new OutboundBlockedError('unsupported_protocol', `Only http and https URLs may be fetched, not ${url.protocol}`);
+    throw new OutboundBlockedError(
+      'unsupported_protocol',
+      `Only http and https URLs may be fetched, not ${url.protocol}`,
+    );
   }
 }
 

@@ -187,7 +187,13 @@ export function createJobQueue(db: Database, options: QueueOptions = {}): JobQue
       await boss.insert(name, jobRows(name, jobs), { db: capture });
       const jobsJson = captured?.values?.[0];
       const text = captured?.text.trim() ?? '';
-      if (captured?.values?.length !== 1 || typeof jobsJson !== 'string' || !/^INSERT\b/i.test(text) || text.split('$1::text::json').length !== 2 || /\$\d/.test(text.replace('$1::text::json', ''))) {
+      if (
+        captured?.values?.length !== 1 ||
+        typeof jobsJson !== 'string' ||
+        !/^INSERT\b/i.test(text) ||
+        text.split('$1::text::json').length !== 2 ||
+        /\$\d/.test(text.replace('$1::text::json', ''))
+      ) {
         // Only a pg-boss upgrade can change this; fail where it is noticed rather than queue wrongly.
         throw new Error('pg-boss insert statement has an unexpected shape; insertStatement cannot embed it');
       }
@@ -242,7 +248,13 @@ class WorkerLoop {
   private woken = false;
   private running: Promise<void> | undefined;
 
-  constructor(boss: PgBoss, def: QueueDefinition, options: WorkOptions<any>, handler: (job: QueueJob<any>) => Promise<void>, concurrency: number) {
+  constructor(
+    boss: PgBoss,
+    def: QueueDefinition,
+    options: WorkOptions<any>,
+    handler: (job: QueueJob<any>) => Promise<void>,
+    concurrency: number,
+  ) {
     this.boss = boss;
     this.def = def;
     this.name = def.name;

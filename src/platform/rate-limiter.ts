@@ -48,7 +48,10 @@ export function createRateLimiter(db: Queryable): RateLimiter {
         remaining: Math.max(0, limit - row.hits),
         resetSeconds: Math.max(1, row.reset_seconds),
         async release() {
-          await db.query('UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = $1 AND window_start = $2 AND hits > 0', [bucket, row.window_start]);
+          await db.query(
+            'UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = $1 AND window_start = $2 AND hits > 0',
+            [bucket, row.window_start],
+          );
         },
       };
     },

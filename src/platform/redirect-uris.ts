@@ -23,7 +23,11 @@ export interface RedirectUriPolicy {
   desktopSignIn(uri: string): boolean;
 }
 
-export function createRedirectUriPolicy(input: { publicUrl: string; listenPort: number; extra: readonly string[] }): RedirectUriPolicy {
+export function createRedirectUriPolicy(input: {
+  publicUrl: string;
+  listenPort: number;
+  extra: readonly string[];
+}): RedirectUriPolicy {
   const publicUrl = new URL(input.publicUrl);
   const base = input.publicUrl.replace(/\/+$/, '');
   const consolePages = new Set(consoleCodePages.map((path) => new URL(`${base}${path}`).href));

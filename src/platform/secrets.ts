@@ -22,12 +22,16 @@ interface KeyRing {
 export function parseKeyRing(text: string): KeyRing {
   const keys = new Map<string, Buffer>();
   let currentVersion: string | undefined;
-  for (const entry of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const separator = entry.indexOf(':');
     const version = separator > 0 ? entry.slice(0, separator) : 'v1';
     const key = Buffer.from(separator > 0 ? entry.slice(separator + 1) : entry, 'base64');
     // Not quoted: a key written where its version belongs ("<key>:v1") would be printed.
-    if (!/^v\d+$/.test(version)) throw new Error('each secret key version must look like v1, v2, ... ("v2:<base64 key>,v1:<base64 key>")');
+    if (!/^v\d+$/.test(version))
+      throw new Error('each secret key version must look like v1, v2, ... ("v2:<base64 key>,v1:<base64 key>")');
     if (key.length !== 32) throw new Error(`secret key ${version} must be 32 bytes of base64 (got ${key.length})`);
     keys.set(version, key);
     currentVersion ??= version;
@@ -44,12 +48,18 @@ export function createSecretBox(keyRingText: string): SecretBox {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      return [ring.currentVersion, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join(':');
+      return [
+        ring.currentVersion,
+        iv.toString('base64url'),
+        body.toString('base64url'),
+        cipher.getAuthTag().toString('base64url'),
+      ].join(':');
     },
     open(sealed) {
       const [version, iv, body, tag] = sealed.split(':');
       const key = version ? ring.keys.get(version) : undefined;
-      if (!key || !iv || body === undefined || !tag) throw new Error('sealed secret is malformed or its key is unknown');
+      if (!key || !iv || body === undefined || !tag)
+        throw new Error('sealed secret is malformed or its key is unknown');
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
@@ -105,14 +115,17 @@ export async function checkKeyRing(db: Database, keyRingText: string): Promise<v
     await lockUntilCommit(tx, 'secret_key_checks');
     const { rows } = await tx.query<{ version: string; fingerprint: string }>(
       // Newest first; versions recorded together (one ring at a first start), highest number first.
-      "SELECT version, fingerprint FROM secret_key_checks ORDER BY created_at DESC, substr(version, 2)::int DESC",
+      'SELECT version, fingerprint FROM secret_key_checks ORDER BY created_at DESC, substr(version, 2)::int DESC',
     );
     const known = new Map(rows.map((row) => [row.version, row.fingerprint]));
-    const advice = 'every process on one database needs the same ORGPLANE_SECRET_KEY (without it, each generates its own DATA_DIR/secret.key)';
+    const advice =
+      'every process on one database needs the same ORGPLANE_SECRET_KEY (without it, each generates its own DATA_DIR/secret.key)';
     for (const [version, key] of ring.keys) {
       const recorded = known.get(version);
       if (recorded !== undefined && recorded !== keyFingerprint(key)) {
-        throw new KeyRingMismatchError(`The secret key ${version} is not the ${version} this database's secrets were sealed with: ${advice}.`);
+        throw new KeyRingMismatchError(
+          `The secret key ${version} is not the ${version} this database's secrets were sealed with: ${advice}.`,
+        );
       }
     }
     if (known.size > 0 && ![...known.keys()].some((version) => ring.keys.has(version))) {
@@ -124,10 +137,16 @@ export async function checkKeyRing(db: Database, keyRingText: string): Promise<v
     // what the other processes seal with it.
     const newest = rows[0]?.version;
     if (newest !== undefined && !ring.keys.has(newest)) {
-      throw new KeyRingMismatchError(`The secret key ring lacks ${newest}, the newest key this database's secrets are sealed with: ${advice}.`);
+      throw new KeyRingMismatchError(
+        `The secret key ring lacks ${newest}, the newest key this database's secrets are sealed with: ${advice}.`,
+      );
     }
     for (const [version, key] of ring.keys) {
-      if (!known.has(version)) await tx.query('INSERT INTO secret_key_checks (version, fingerprint) VALUES ($1, $2)', [version, keyFingerprint(key)]);
+      if (!known.has(version))
+        await tx.query('INSERT INTO secret_key_checks (version, fingerprint) VALUES ($1, $2)', [
+          version,
+          keyFingerprint(key),
+        ]);
     }
   });
 }

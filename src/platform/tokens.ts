@@ -52,7 +52,11 @@ export function tokenLookup(token: string, prefix: string): TokenLookup {
  * The WHERE condition of a lookup by one token (`$1` its hash, `$2` its tenant when it has one), and
  * its parameters: `tenantColumn = $2` is what lets a distributed database route it to one shard.
  */
-export function tokenCondition(lookup: TokenLookup, hashColumn: string, tenantColumn: string): { where: string; params: string[] } {
+export function tokenCondition(
+  lookup: TokenLookup,
+  hashColumn: string,
+  tenantColumn: string,
+): { where: string; params: string[] } {
   return lookup.tenant === undefined
     ? { where: `${hashColumn} = $1`, params: [lookup.hash] }
     : { where: `${tenantColumn} = $2 AND ${hashColumn} = $1`, params: [lookup.hash, lookup.tenant] };

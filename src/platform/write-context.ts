@@ -69,10 +69,18 @@ export function systemContext(name: string): WriteContext {
 }
 
 /** Runs `work` in one transaction that carries `context`; commits when it resolves, rolls back when it throws. */
-export function writeTransaction<T>(db: Pick<Database, 'transaction'>, context: WriteContext, work: (tx: WriteTransaction) => Promise<T>): Promise<T> {
+export function writeTransaction<T>(
+  db: Pick<Database, 'transaction'>,
+  context: WriteContext,
+  work: (tx: WriteTransaction) => Promise<T>,
+): Promise<T> {
   return db.transaction(async (tx) => {
     const entries: AuditEntry[] = [];
-    const result = await work({ query: (text, params) => tx.query(text, params), context, audit: (entry) => void entries.push(entry) });
+    const result = await work({
+      query: (text, params) => tx.query(text, params),
+      context,
+      audit: (entry) => void entries.push(entry),
+    });
     if (entries.length > 0 && recorder) await recorder(tx, context, entries);
     return result;
   });

@@ -10,23 +10,45 @@ test('bad filters, ranges and cursors are 400 with details', async () => {
   await t.ready;
   const { owner, orgId } = t.tenant;
   const cases: [string, string][] = [
-    ['limit=0', 'limit'], ['limit=201', 'limit'], ['limit=abc', 'limit'], ['limit=1e2', 'limit'],
-    ['outcome=maybe', 'outcome'], ['since=yesterday', 'since'], ['until=2026-02-30T00:00Z', 'until'], ['since=2026-01-01T00:00+01:00', 'since'],
+    ['limit=0', 'limit'],
+    ['limit=201', 'limit'],
+    ['limit=abc', 'limit'],
+    ['limit=1e2', 'limit'],
+    ['outcome=maybe', 'outcome'],
+    ['since=yesterday', 'since'],
+    ['until=2026-02-30T00:00Z', 'until'],
+    ['since=2026-01-01T00:00+01:00', 'since'],
     ['since=2026-02-01T00:00Z&until=2026-01-01T00:00Z', 'until'],
-    ['action=Member.Role', 'action'], ['action=' + 'a'.repeat(101), 'action'], ['actor=', 'actor'], ['target=' + 'x'.repeat(201), 'target'],
-    ['cursor=not-a-cursor', 'cursor'], [`cursor=${encodeCursor({ before: -1 })}`, 'cursor'], [`cursor=${encodeCursor({ after: 'mem_x' })}`, 'cursor'],
-    [`cursor=${encodeCursor({ before: 1.5 })}`, 'cursor'], ['cursor=' + 'A'.repeat(201), 'cursor'],
+    ['action=Member.Role', 'action'],
+    ['action=' + 'a'.repeat(101), 'action'],
+    ['actor=', 'actor'],
+    ['target=' + 'x'.repeat(201), 'target'],
+    ['cursor=not-a-cursor', 'cursor'],
+    [`cursor=${encodeCursor({ before: -1 })}`, 'cursor'],
+    [`cursor=${encodeCursor({ after: 'mem_x' })}`, 'cursor'],
+    [`cursor=${encodeCursor({ before: 1.5 })}`, 'cursor'],
+    ['cursor=' + 'A'.repeat(201), 'cursor'],
   ];
   for (const [query, parameter] of cases) {
     const response = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events?${query}`);
     assert.equal(response.status, 400, query);
     assert.equal(response.body.error, 'invalid_request', query);
-    assert.ok(response.body.details.some((detail: any) => detail.path.includes(parameter)), `${query}: ${response.text}`);
+    assert.ok(
+      response.body.details.some((detail: any) => detail.path.includes(parameter)),
+      `${query}: ${response.text}`,
+    );
   }
-  for (const [query, parameter] of [['format=xml', 'format'], ['since=soon', 'since'], ['since=2026-02-01T00:00Z&until=2026-01-01T00:00Z', 'until']] as const) {
+  for (const [query, parameter] of [
+    ['format=xml', 'format'],
+    ['since=soon', 'since'],
+    ['since=2026-02-01T00:00Z&until=2026-01-01T00:00Z', 'until'],
+  ] as const) {
     const response = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events/export?${query}`);
     assert.equal(response.status, 400, query);
-    assert.ok(response.body.details.some((detail: any) => detail.path.includes(parameter)), `${query}: ${response.text}`);
+    assert.ok(
+      response.body.details.some((detail: any) => detail.path.includes(parameter)),
+      `${query}: ${response.text}`,
+    );
   }
 });
 

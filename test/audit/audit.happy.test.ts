@@ -14,7 +14,13 @@ test('a role change writes one event with who, what, where and the change, in it
   const user = await signUp(t.app.url, 'audited');
   await addMember(t.app.url, owner, orgId, user, 'member');
   const requestId = freshRequestId();
-  const changed = await t.as(owner.token).patch(`/v1/orgs/${orgId}/members/${user.memberId}`, { role: 'admin' }, { headers: { 'x-request-id': requestId, 'user-agent': 'audit-test/1' } });
+  const changed = await t
+    .as(owner.token)
+    .patch(
+      `/v1/orgs/${orgId}/members/${user.memberId}`,
+      { role: 'admin' },
+      { headers: { 'x-request-id': requestId, 'user-agent': 'audit-test/1' } },
+    );
   assert.equal(changed.status, 200);
   const [event] = await allEvents(t.app, owner.token, orgId, '&action=member.role_changed&target=' + user.memberId);
   assert.ok(event, 'the role change has an event');
@@ -33,7 +39,13 @@ test('a change that is refused writes no event (it rolled back)', async () => {
   await t.ready;
   const { owner, admin, orgId } = t.tenant;
   const requestId = freshRequestId();
-  const refused = await t.as(admin.token).patch(`/v1/orgs/${orgId}/members/${owner.memberId}`, { role: 'member' }, { headers: { 'x-request-id': requestId } });
+  const refused = await t
+    .as(admin.token)
+    .patch(
+      `/v1/orgs/${orgId}/members/${owner.memberId}`,
+      { role: 'member' },
+      { headers: { 'x-request-id': requestId } },
+    );
   assert.equal(refused.status, 409);
   assert.deepEqual(await eventsOfRequest(t.app, requestId), []);
 });
@@ -42,7 +54,13 @@ test('a secret appears only as "redacted": a new API key is in no event, in clea
   await t.ready;
   const { owner, orgId } = t.tenant;
   const requestId = freshRequestId();
-  const created = await t.as(owner.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'audited key', role: 'member' }, { headers: { 'x-request-id': requestId } });
+  const created = await t
+    .as(owner.token)
+    .post(
+      `/v1/orgs/${orgId}/api-keys`,
+      { name: 'audited key', role: 'member' },
+      { headers: { 'x-request-id': requestId } },
+    );
   assert.equal(created.status, 201);
   const [row] = await eventsOfRequest(t.app, requestId);
   assert.equal(row.action, 'api_key.created');
@@ -53,13 +71,17 @@ test('a secret appears only as "redacted": a new API key is in no event, in clea
   assert.ok(!dump.includes(createHash('sha256').update(created.body.key).digest('hex')), 'nor its hash');
 });
 
-test('a refused privileged call (403) writes a denied event in the caller\'s organization', async () => {
+test("a refused privileged call (403) writes a denied event in the caller's organization", async () => {
   await t.ready;
   const { member, owner, orgId } = t.tenant;
   const requestId = freshRequestId();
-  const refused = await t.as(member.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'nope', role: 'member' }, { headers: { 'x-request-id': requestId } });
+  const refused = await t
+    .as(member.token)
+    .post(`/v1/orgs/${orgId}/api-keys`, { name: 'nope', role: 'member' }, { headers: { 'x-request-id': requestId } });
   assert.equal(refused.status, 403);
-  const [event] = (await allEvents(t.app, owner.token, orgId, '&outcome=denied')).filter((e) => e.requestId === requestId);
+  const [event] = (await allEvents(t.app, owner.token, orgId, '&outcome=denied')).filter(
+    (e) => e.requestId === requestId,
+  );
   assert.ok(event, 'the refusal is in the log');
   assert.equal(event.action, 'request.denied');
   assert.deepEqual(event.target, { type: 'route', id: 'POST /v1/orgs/:organizationId/api-keys', name: null });
@@ -67,7 +89,7 @@ test('a refused privileged call (403) writes a denied event in the caller\'s org
   assert.equal(event.actor.id, member.userId);
 });
 
-test('sign-in success and failure, and sign-out, are events of the account\'s organizations', async () => {
+test("sign-in success and failure, and sign-out, are events of the account's organizations", async () => {
   await t.ready;
   const { owner, member, orgId } = t.tenant;
   const failed = await t.as().post('/v1/auth/sign-in', { email: member.email, password: 'wrong-password-1' });
@@ -76,31 +98,58 @@ test('sign-in success and failure, and sign-out, are events of the account\'s or
   assert.equal(signedIn.status, 200);
   assert.equal((await t.as(signedIn.body.sessionToken).post('/v1/auth/sign-out')).status, 204);
   const events = await allEvents(t.app, owner.token, orgId, `&actor=${member.userId}&action=user.`);
-  assert.deepEqual(events.slice(0, 3).map((e) => [e.action, e.outcome]), [['user.signed_out', 'success'], ['user.signed_in', 'success'], ['user.sign_in_failed', 'failure']]);
+  assert.deepEqual(
+    events.slice(0, 3).map((e) => [e.action, e.outcome]),
+    [
+      ['user.signed_out', 'success'],
+      ['user.signed_in', 'success'],
+      ['user.sign_in_failed', 'failure'],
+    ],
+  );
   // An unknown account's failure has no organization: it is in the instance's own log only.
   const unknownEmail = `nobody.${Date.now()}@example.test`;
   assert.equal((await t.as().post('/v1/auth/sign-in', { email: unknownEmail, password: 'whatever-123' })).status, 401);
-  const { rows } = await t.app.db.query('/* test */ SELECT organization_id, chain_id, target_name FROM audit_events WHERE action = $1 AND target_name = $2', ['user.sign_in_failed', unknownEmail]);
+  const { rows } = await t.app.db.query(
+    '/* test */ SELECT organization_id, chain_id, target_name FROM audit_events WHERE action = $1 AND target_name = $2',
+    ['user.sign_in_failed', unknownEmail],
+  );
   assert.deepEqual(rows, [{ organization_id: null, chain_id: 'instance', target_name: unknownEmail }]);
 });
 
 test('filters: actor (id or e-mail), action prefix, target, outcome, time range; newest first with a cursor', async () => {
   await t.ready;
   const { owner, admin, orgId } = t.tenant;
-  for (const name of ['f-one', 'f-two', 'f-three']) assert.equal((await t.as(admin.token).post(`/v1/orgs/${orgId}/teams`, { name })).status, 201);
+  for (const name of ['f-one', 'f-two', 'f-three'])
+    assert.equal((await t.as(admin.token).post(`/v1/orgs/${orgId}/teams`, { name })).status, 201);
   const teams = await allEvents(t.app, owner.token, orgId, `&action=team.&actor=${encodeURIComponent(admin.email)}`);
-  assert.deepEqual(teams.slice(0, 3).map((e) => e.target.name), ['f-three', 'f-two', 'f-one']);
+  assert.deepEqual(
+    teams.slice(0, 3).map((e) => e.target.name),
+    ['f-three', 'f-two', 'f-one'],
+  );
   assert.ok(teams.every((e) => e.actor.id === admin.userId && e.action.startsWith('team.')));
-  const paged = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events?limit=1&action=team.created&actor=${admin.userId}`);
+  const paged = await t
+    .as(owner.token)
+    .get(`/v1/orgs/${orgId}/audit-events?limit=1&action=team.created&actor=${admin.userId}`);
   assert.equal(paged.body.events.length, 1);
-  const next = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events?limit=1&action=team.created&actor=${admin.userId}&cursor=${paged.body.nextCursor}`);
+  const next = await t
+    .as(owner.token)
+    .get(
+      `/v1/orgs/${orgId}/audit-events?limit=1&action=team.created&actor=${admin.userId}&cursor=${paged.body.nextCursor}`,
+    );
   assert.equal(next.body.events[0].target.name, 'f-two');
   const one = teams[0];
   const byTarget = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events?target=${one.target.id}`);
-  assert.deepEqual(byTarget.body.events.map((e: any) => e.id), [one.id]);
+  assert.deepEqual(
+    byTarget.body.events.map((e: any) => e.id),
+    [one.id],
+  );
   const future = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events?since=2999-01-01T00:00Z`);
   assert.deepEqual(future.body, { events: [], nextCursor: null });
-  const window = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events?since=${one.occurredAt}&until=${new Date(Date.parse(one.occurredAt) + 1).toISOString()}&action=team.`);
+  const window = await t
+    .as(owner.token)
+    .get(
+      `/v1/orgs/${orgId}/audit-events?since=${one.occurredAt}&until=${new Date(Date.parse(one.occurredAt) + 1).toISOString()}&action=team.`,
+    );
   assert.ok(window.body.events.some((e: any) => e.id === one.id));
 });
 
@@ -111,13 +160,22 @@ test('export: NDJSON and CSV of a time range, oldest first', async () => {
   const ndjson = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events/export?format=ndjson`);
   assert.equal(ndjson.status, 200);
   assert.match(ndjson.headers.get('content-type')!, /application\/x-ndjson/);
-  const lines = ndjson.text.trimEnd().split('\n').map((line) => JSON.parse(line));
+  const lines = ndjson.text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line));
   assert.ok(lines.length >= all.length);
-  assert.deepEqual(lines.slice(0, all.length).map((e) => e.id), all.map((e) => e.id).reverse());
+  assert.deepEqual(
+    lines.slice(0, all.length).map((e) => e.id),
+    all.map((e) => e.id).reverse(),
+  );
   const csv = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events/export?format=csv&since=2000-01-01T00:00Z`);
   assert.equal(csv.status, 200);
   const rows = csv.text.trimEnd().split('\r\n');
-  assert.equal(rows[0], 'id,occurredAt,organizationId,action,outcome,actorType,actorId,actorName,actorEmail,targetType,targetId,targetName,ip,userAgent,requestId,changes');
+  assert.equal(
+    rows[0],
+    'id,occurredAt,organizationId,action,outcome,actorType,actorId,actorName,actorEmail,targetType,targetId,targetName,ip,userAgent,requestId,changes',
+  );
   assert.ok(rows.length - 1 >= all.length);
   const empty = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events/export?since=2999-01-01T00:00Z`);
   assert.equal(empty.status, 200);

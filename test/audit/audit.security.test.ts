@@ -15,7 +15,7 @@ test('anonymous and garbage tokens: 401 on every audit route', async () => {
   }
 });
 
-test('a member gets 403 (and that refusal is itself an event); an outsider and another organization\'s admin 404', async () => {
+test("a member gets 403 (and that refusal is itself an event); an outsider and another organization's admin 404", async () => {
   await t.ready;
   const { member, outsider, otherAdmin, orgId } = t.tenant;
   for (const suffix of routes) {
@@ -28,20 +28,30 @@ test('a member gets 403 (and that refusal is itself an event); an outsider and a
     assert.equal(other.status, 404, path);
     assert.equal(other.body.error, 'organization_not_found');
   }
-  const denied = await t.as(t.tenant.owner.token).get(`/v1/orgs/${orgId}/audit-events?outcome=denied&actor=${member.userId}`);
+  const denied = await t
+    .as(t.tenant.owner.token)
+    .get(`/v1/orgs/${orgId}/audit-events?outcome=denied&actor=${member.userId}`);
   assert.ok(denied.body.events.some((event: any) => event.target.id === 'GET /v1/orgs/:organizationId/audit-events'));
 });
 
-test('another organization\'s events never appear, whatever the filters; a tampered organization id is 400 or 404', async () => {
+test("another organization's events never appear, whatever the filters; a tampered organization id is 400 or 404", async () => {
   await t.ready;
   const { owner, otherAdmin, orgId, otherOrgId } = t.tenant;
   // Organization B has events of its own (its creation, a team).
-  assert.equal((await t.as(otherAdmin.token).post(`/v1/orgs/${otherOrgId}/teams`, { name: 'Secret B team' })).status, 201);
+  assert.equal(
+    (await t.as(otherAdmin.token).post(`/v1/orgs/${otherOrgId}/teams`, { name: 'Secret B team' })).status,
+    201,
+  );
   const theirs = await t.as(otherAdmin.token).get(`/v1/orgs/${otherOrgId}/audit-events`);
   assert.equal(theirs.status, 200);
   const theirTeam = theirs.body.events.find((event: any) => event.action === 'team.created');
   assert.ok(theirTeam);
-  for (const query of ['', `?target=${theirTeam.target.id}`, `?actor=${otherAdmin.userId}`, `?actor=${encodeURIComponent(otherAdmin.email)}`]) {
+  for (const query of [
+    '',
+    `?target=${theirTeam.target.id}`,
+    `?actor=${otherAdmin.userId}`,
+    `?actor=${encodeURIComponent(otherAdmin.email)}`,
+  ]) {
     const mine = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events${query}`);
     assert.equal(mine.status, 200);
     assert.ok(!mine.text.includes(otherOrgId) && !mine.text.includes('Secret B team'), `no event of B with ${query}`);
@@ -60,6 +70,8 @@ test('an API key does not open the audit log (sessions only)', async () => {
   await t.ready;
   const { owner, orgId } = t.tenant;
   const key = await t.as(owner.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'reader', role: 'admin' });
-  const response = await fetch(`${t.app.url}/v1/orgs/${orgId}/audit-events`, { headers: { 'x-api-key': key.body.key } });
+  const response = await fetch(`${t.app.url}/v1/orgs/${orgId}/audit-events`, {
+    headers: { 'x-api-key': key.body.key },
+  });
   assert.equal(response.status, 401);
 });

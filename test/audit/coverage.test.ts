@@ -15,15 +15,22 @@ import { eventsOfRequest, freshRequestId } from './helpers.ts';
 
 /** Mutating operations that write no event of their own, and why. */
 const writesNoEvent: Record<string, string> = {
-  receiveMessengerWebhook: 'the webhook ingress: its updates are their own record (GET .../updates), not a change made by anyone',
+  receiveMessengerWebhook:
+    'the webhook ingress: its updates are their own record (GET .../updates), not a change made by anyone',
   testMcpConnection: 'a probe: it records what the server answered (credential health), it changes no configuration',
-  bootstrap: 'succeeds once per instance, and the world is bootstrapped already (its event, instance.bootstrapped, is written in the same transaction as the organization)',
-  mcpOAuthCallbackShared: 'reached only through a real authorization: the world completed one, and its mcp_connection.authorized event is checked below',
+  bootstrap:
+    'succeeds once per instance, and the world is bootstrapped already (its event, instance.bootstrapped, is written in the same transaction as the organization)',
+  mcpOAuthCallbackShared:
+    'reached only through a real authorization: the world completed one, and its mcp_connection.authorized event is checked below',
   mcpOAuthCallbackIsolated: 'the same as mcpOAuthCallbackShared, for isolated callbacks',
-  startSsoSignIn: 'changes nothing anyone manages: it keeps a sign-in in progress (expiring in 10 minutes, spent by the callback); what becomes of it is recorded by the callback (sso.sign_in_failed, member.provisioned, sso.account_linked) and the exchange (user.signed_in), and a start that cannot read the IdP\'s configuration writes sso.sign_in_failed (test/sso/oidc-sign-in.audit.test.ts). The exchange below performs a start too',
-  cancelDesktopSignIn: 'changes nothing: it answers where the browser goes when the person cancels the desktop app\'s sign-in (the app\'s redirect URI with access_denied)',
-  authorizeDesktopSignIn: 'hands the desktop app a one-time code (a minute, spent by the exchange); redeeming it is the sign-in, recorded by exchangeDesktopSignInCode (user.signed_in with method desktop), which performs an authorize too',
-  ssoSamlAcs: 'the middle of a SAML sign-in, as the OIDC callback (a GET) is of an OIDC one: what becomes of it is recorded by the exchange (user.signed_in), by just-in-time provisioning (member.provisioned), by the first link of an account (sso.account_linked) and, when refused, as sso.sign_in_failed (test/sso/saml-sign-in.audit.test.ts); it needs a SAML IdP the world does not run',
+  startSsoSignIn:
+    "changes nothing anyone manages: it keeps a sign-in in progress (expiring in 10 minutes, spent by the callback); what becomes of it is recorded by the callback (sso.sign_in_failed, member.provisioned, sso.account_linked) and the exchange (user.signed_in), and a start that cannot read the IdP's configuration writes sso.sign_in_failed (test/sso/oidc-sign-in.audit.test.ts). The exchange below performs a start too",
+  cancelDesktopSignIn:
+    "changes nothing: it answers where the browser goes when the person cancels the desktop app's sign-in (the app's redirect URI with access_denied)",
+  authorizeDesktopSignIn:
+    'hands the desktop app a one-time code (a minute, spent by the exchange); redeeming it is the sign-in, recorded by exchangeDesktopSignInCode (user.signed_in with method desktop), which performs an authorize too',
+  ssoSamlAcs:
+    'the middle of a SAML sign-in, as the OIDC callback (a GET) is of an OIDC one: what becomes of it is recorded by the exchange (user.signed_in), by just-in-time provisioning (member.provisioned), by the first link of an account (sso.account_linked) and, when refused, as sso.sign_in_failed (test/sso/saml-sign-in.audit.test.ts); it needs a SAML IdP the world does not run',
 };
 
 let world: World;
@@ -55,7 +62,9 @@ function order(operation: Operation): number {
   return operation.method === 'DELETE' ? 1 : 0;
 }
 
-test('every mutating operation, performed successfully, wrote its event in the same request', { timeout: 600_000 }, async () => {
+test('every mutating operation, performed successfully, wrote its event in the same request', {
+  timeout: 600_000,
+}, async () => {
   const { tenant, ids } = world;
   let scimToken = world.scimToken;
   // An instance administrator, for the plan change.
@@ -66,23 +75,40 @@ test('every mutating operation, performed successfully, wrote its event in the s
     const prepared = await prepareRequest(world, operation.operationId, operation.path);
     switch (operation.operationId) {
       case 'signUp':
-      case 'signIn': return { prepared };
-      case 'setOrganizationPlan': return { token: operator.token, prepared };
-      case 'reauthenticate': return { token: tenant.owner.token, prepared: { ...prepared, body: { password: tenant.owner.password } } };
-      case 'deleteMemory': return { token: tenant.member.token, prepared };
-      case 'exchangeSsoCode': return { prepared: { ...prepared, body: await realSsoCode(world, idp!) } };
-      case 'exchangeDesktopSignInCode': return { prepared: { ...prepared, body: await realDesktopCode(world) } };
-      case 'authorizeMcpConnection': return { token: tenant.owner.token, prepared: { ...prepared, path: { ...prepared.path, connectionId: ids.connectedOauthConnectionId } } };
+      case 'signIn':
+        return { prepared };
+      case 'setOrganizationPlan':
+        return { token: operator.token, prepared };
+      case 'reauthenticate':
+        return { token: tenant.owner.token, prepared: { ...prepared, body: { password: tenant.owner.password } } };
+      case 'deleteMemory':
+        return { token: tenant.member.token, prepared };
+      case 'exchangeSsoCode':
+        return { prepared: { ...prepared, body: await realSsoCode(world, idp!) } };
+      case 'exchangeDesktopSignInCode':
+        return { prepared: { ...prepared, body: await realDesktopCode(world) } };
+      case 'authorizeMcpConnection':
+        return {
+          token: tenant.owner.token,
+          prepared: { ...prepared, path: { ...prepared.path, connectionId: ids.connectedOauthConnectionId } },
+        };
       case 'acceptInvitation': {
         const invitee = await signUp(world.app.url, 'invitee');
-        const invitation = await api(world.app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, { email: invitee.email, role: 'member' });
+        const invitation = await api(world.app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/invitations`, {
+          email: invitee.email,
+          role: 'member',
+        });
         return { token: invitee.token, prepared: { path: { ...prepared.path, token: invitation.body.token } } };
       }
       case 'signOut': {
-        const session = await api(world.app.url).post('/v1/auth/sign-in', { email: tenant.member.email, password: tenant.member.password });
+        const session = await api(world.app.url).post('/v1/auth/sign-in', {
+          email: tenant.member.email,
+          password: tenant.member.password,
+        });
         return { token: session.body.sessionToken, prepared };
       }
-      default: return { token: operation.path.startsWith('/scim/v2') ? scimToken : tenant.owner.token, prepared };
+      default:
+        return { token: operation.path.startsWith('/scim/v2') ? scimToken : tenant.owner.token, prepared };
     }
   }
 
@@ -104,20 +130,33 @@ test('every mutating operation, performed successfully, wrote its event in the s
     }
     performed++;
     const events = await eventsOfRequest(world.app, requestId);
-    if (events.length === 0 || events.some((event) => event.outcome !== 'success')) silent.push(`${operation.operationId} (${operation.method} ${operation.path})`);
+    if (events.length === 0 || events.some((event) => event.outcome !== 'success'))
+      silent.push(`${operation.operationId} (${operation.method} ${operation.path})`);
     if (operation.operationId === 'rotateScimToken') scimToken = (response.body as { scimToken: string }).scimToken;
     if (operation.operationId === 'transferOwnership') {
-      assert.equal((await api(world.app.url, tenant.admin.token).post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, { memberId: tenant.owner.memberId })).status, 200);
+      assert.equal(
+        (
+          await api(world.app.url, tenant.admin.token).post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, {
+            memberId: tenant.owner.memberId,
+          })
+        ).status,
+        200,
+      );
     }
     if (operation.operationId === 'createOrganization') {
-      await api(world.app.url, tenant.owner.token).put('/v1/session/active-organization', { organizationId: tenant.orgId });
+      await api(world.app.url, tenant.owner.token).put('/v1/session/active-organization', {
+        organizationId: tenant.orgId,
+      });
     }
   }
   assert.deepEqual(failed, [], 'every operation succeeded (else its coverage is not checked)');
   assert.deepEqual(silent, [], 'every successful mutating operation wrote an event');
   assert.ok(performed >= 40, `performed ${performed} operations`);
   // The OAuth callback, performed by the world: the member's grant is in the organization's log.
-  const { rows } = await world.app.db.query('SELECT 1 FROM audit_events WHERE organization_id = $1 AND action = $2 AND target_id = $3', [tenant.orgId, 'mcp_connection.authorized', ids.connectedOauthConnectionId]);
+  const { rows } = await world.app.db.query(
+    'SELECT 1 FROM audit_events WHERE organization_id = $1 AND action = $2 AND target_id = $3',
+    [tenant.orgId, 'mcp_connection.authorized', ids.connectedOauthConnectionId],
+  );
   assert.equal(rows.length, 1, 'the OAuth grant of the world is an event');
 });
 
@@ -125,7 +164,21 @@ test('every mutating operation refused to a member with 403 wrote one denied eve
   const { tenant } = world;
   // Operations a member may perform, or that are not the organization's (accounts, sessions, memory, the
   // SCIM server and the webhook, which take other credentials).
-  const skip = new Set(['signUp', 'signIn', 'signOut', 'bootstrap', 'createOrganization', 'setActiveOrganization', 'acceptInvitation', 'createMemory', 'createMemories', 'deleteMemory', 'receiveMessengerWebhook', 'mcpOAuthCallbackShared', 'mcpOAuthCallbackIsolated']);
+  const skip = new Set([
+    'signUp',
+    'signIn',
+    'signOut',
+    'bootstrap',
+    'createOrganization',
+    'setActiveOrganization',
+    'acceptInvitation',
+    'createMemory',
+    'createMemories',
+    'deleteMemory',
+    'receiveMessengerWebhook',
+    'mcpOAuthCallbackShared',
+    'mcpOAuthCallbackIsolated',
+  ]);
   let refused = 0;
   const missing: string[] = [];
   for (const operation of openapi.operations.filter(mutating)) {
@@ -133,11 +186,14 @@ test('every mutating operation refused to a member with 403 wrote one denied eve
     const prepared = await prepareRequest(world, operation.operationId, operation.path);
     const requestId = freshRequestId();
     const url = `${fillPath(operation.path, prepared.path)}${prepared.query ? `?${prepared.query}` : ''}`;
-    const response = await api(world.app.url, tenant.member.token).send(operation.method, url, prepared.body, { headers: { 'x-request-id': requestId } });
+    const response = await api(world.app.url, tenant.member.token).send(operation.method, url, prepared.body, {
+      headers: { 'x-request-id': requestId },
+    });
     if (response.status !== 403) continue;
     refused++;
     const events = await eventsOfRequest(world.app, requestId);
-    if (events.length !== 1 || events[0].outcome !== 'denied' || events[0].actor_id !== tenant.member.userId) missing.push(`${operation.operationId}: ${JSON.stringify(events.map((e) => [e.action, e.outcome]))}`);
+    if (events.length !== 1 || events[0].outcome !== 'denied' || events[0].actor_id !== tenant.member.userId)
+      missing.push(`${operation.operationId}: ${JSON.stringify(events.map((e) => [e.action, e.outcome]))}`);
   }
   assert.ok(refused >= 15, `${refused} refusals checked`);
   assert.deepEqual(missing, []);

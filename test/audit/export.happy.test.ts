@@ -14,9 +14,19 @@ test('an exported line is the event as the list gives it (every field, nulls, ch
   await t.ready;
   const { owner, orgId } = t.tenant;
   const odd = '=HYPERLINK("x") "quoted", tab\t, newline\n, é 🧪 \u0001 \\ back';
-  assert.equal((await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name: odd }, { headers: { 'user-agent': '+ua "agent"' } })).status, 201);
+  assert.equal(
+    (
+      await t
+        .as(owner.token)
+        .post(`/v1/orgs/${orgId}/teams`, { name: odd }, { headers: { 'user-agent': '+ua "agent"' } })
+    ).status,
+    201,
+  );
   const listed = (await allEvents(t.app, owner.token, orgId)).reverse();
-  const exported = (await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events/export`)).text.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const exported = (await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events/export`)).text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
   assert.deepEqual(exported, listed);
   const created = exported.at(-1);
   assert.equal(created.target.name, odd);
@@ -26,14 +36,21 @@ test('an exported line is the event as the list gives it (every field, nulls, ch
   const last = csv.slice(csv.lastIndexOf(`"${created.id}"`));
   assert.ok(last.includes(`,"'${odd.replaceAll('"', '""')}",`), 'the name defused and its quotes doubled');
   assert.ok(last.includes(`,"'+ua ""agent""",`), 'the user agent defused');
-  assert.ok(last.startsWith(`"${created.id}","${created.occurredAt}","${orgId}","team.created","success","user","${owner.userId}",`));
+  assert.ok(
+    last.startsWith(
+      `"${created.id}","${created.occurredAt}","${orgId}","team.created","success","user","${owner.userId}",`,
+    ),
+  );
   assert.ok(last.endsWith('\r\n'));
 });
 
 test('an export of 2,345 events (several pages) gives each once, in order, in NDJSON and CSV', async () => {
   await t.ready;
   const { owner, orgId } = t.tenant;
-  const { rows } = await t.app.db.query<{ head: number }>('SELECT max(seq) AS head FROM audit_events WHERE chain_id = $1', [orgId]);
+  const { rows } = await t.app.db.query<{ head: number }>(
+    'SELECT max(seq) AS head FROM audit_events WHERE chain_id = $1',
+    [orgId],
+  );
   const head = Number(rows[0]!.head);
   await t.app.db.query(
     `INSERT INTO audit_events (id, chain_id, seq, organization_id, occurred_at, action, outcome, actor_type, actor_id, target_type, target_id, changes, prev_hash, hash)
@@ -45,9 +62,15 @@ test('an export of 2,345 events (several pages) gives each once, in order, in ND
   await t.app.db.query('UPDATE audit_chain_heads SET seq = $2::int + 2345 WHERE chain_id = $1', [orgId, head]);
   const ndjson = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events/export`);
   assert.equal(ndjson.status, 200);
-  const events = ndjson.text.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const events = ndjson.text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
   const inserted = events.filter((event) => event.id.startsWith('aud_export_'));
-  assert.deepEqual(inserted.map((event) => event.changes.n), Array.from({ length: 2345 }, (_, i) => i + 1));
+  assert.deepEqual(
+    inserted.map((event) => event.changes.n),
+    Array.from({ length: 2345 }, (_, i) => i + 1),
+  );
   assert.equal(events.length, head + 2345);
   assert.equal(new Set(events.map((event) => event.id)).size, events.length);
   const csv = await t.as(owner.token).get(`/v1/orgs/${orgId}/audit-events/export?format=csv`);

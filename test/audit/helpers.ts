@@ -4,7 +4,10 @@ import { api } from '../support/http.ts';
 
 /** The events one request (by its X-Request-Id) wrote, read straight from the database. */
 export async function eventsOfRequest(app: TestApp, requestId: string) {
-  const { rows } = await app.db.query('/* test */ SELECT * FROM audit_events WHERE request_id = $1 ORDER BY chain_id, seq', [requestId]);
+  const { rows } = await app.db.query(
+    '/* test */ SELECT * FROM audit_events WHERE request_id = $1 ORDER BY chain_id, seq',
+    [requestId],
+  );
   return rows;
 }
 
@@ -16,7 +19,9 @@ export async function allEvents(app: TestApp, token: string, organizationId: str
   const events: any[] = [];
   let cursor: string | null = null;
   do {
-    const page: { status: number; body: any; text: string } = await api(app.url, token).get(`/v1/orgs/${organizationId}/audit-events?limit=200${query}${cursor ? `&cursor=${cursor}` : ''}`);
+    const page: { status: number; body: any; text: string } = await api(app.url, token).get(
+      `/v1/orgs/${organizationId}/audit-events?limit=200${query}${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     if (page.status !== 200) throw new Error(`list audit events: ${page.status} ${page.text}`);
     events.push(...page.body.events);
     cursor = page.body.nextCursor;

@@ -8,7 +8,14 @@ import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { checkTenantRouting } from '../db/tenant-routing.ts';
-import { eventually, expectedSignature, startSiemReceiver, streamConfig, streamedEventsExpected, type SiemReceiver } from './stream-support.ts';
+import {
+  eventually,
+  expectedSignature,
+  startSiemReceiver,
+  streamConfig,
+  streamedEventsExpected,
+  type SiemReceiver,
+} from './stream-support.ts';
 
 let app: TestApp;
 let tenant: Tenant;
@@ -27,7 +34,9 @@ after(async () => {
 const streamPath = () => `/v1/orgs/${tenant.orgId}/audit-stream`;
 const addTeams = async (app: TestApp, prefix: string, count: number) => {
   for (let i = 0; i < count; i++) {
-    const created = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, { name: `${prefix} ${i}` });
+    const created = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, {
+      name: `${prefix} ${i}`,
+    });
     assert.equal(created.status, 201, created.text);
   }
 };
@@ -41,10 +50,13 @@ test('a receiver down for a while gets every event once it is back: nothing lost
 
   receiver.status = 503;
   await addTeams(app, 'During the outage', 5);
-  const retrying = await eventually(async () => {
-    const stream = await state();
-    return stream.state === 'retrying' && stream.failedAttempts >= 2 && stream;
-  }, { what: 'two failed attempts' });
+  const retrying = await eventually(
+    async () => {
+      const stream = await state();
+      return stream.state === 'retrying' && stream.failedAttempts >= 2 && stream;
+    },
+    { what: 'two failed attempts' },
+  );
   assert.match(retrying.lastError, /attempt \d+: the receiver answered HTTP 503/);
   assert.ok(retrying.nextAttemptAt);
   assert.ok(retrying.pendingEvents >= 5);
@@ -52,19 +64,36 @@ test('a receiver down for a while gets every event once it is back: nothing lost
   receiver.status = 200;
   const expected = await streamedEventsExpected(app.url, tenant.owner.token, tenant.orgId);
   await eventually(() => receiver.accepted().length >= expected.length, { what: 'every event after the outage' });
-  assert.deepEqual(receiver.accepted().slice(0, expected.length).map((e) => e.id), expected.map((e) => e.id), 'in order, each once');
+  assert.deepEqual(
+    receiver
+      .accepted()
+      .slice(0, expected.length)
+      .map((e) => e.id),
+    expected.map((e) => e.id),
+    'in order, each once',
+  );
   // A refused batch starts at the same event on its next attempt (it may hold more: events recorded since fill it up to the batch size).
   const refused = receiver.batches.filter((batch) => batch.status === 503);
   assert.ok(refused.length >= 2);
   assert.equal(refused[1]!.events[0].id, refused[0]!.events[0].id);
-  assert.deepEqual(refused[1]!.events.slice(0, refused[0]!.events.length).map((e) => e.id), refused[0]!.events.map((e) => e.id));
-  for (const batch of receiver.batches) assert.equal(batch.headers['x-orgplane-signature'], expectedSignature(secret, batch.body));
-  assert.equal(Number(refused[1]!.headers['x-orgplane-attempt']), Number(refused[0]!.headers['x-orgplane-attempt']) + 1);
+  assert.deepEqual(
+    refused[1]!.events.slice(0, refused[0]!.events.length).map((e) => e.id),
+    refused[0]!.events.map((e) => e.id),
+  );
+  for (const batch of receiver.batches)
+    assert.equal(batch.headers['x-orgplane-signature'], expectedSignature(secret, batch.body));
+  assert.equal(
+    Number(refused[1]!.headers['x-orgplane-attempt']),
+    Number(refused[0]!.headers['x-orgplane-attempt']) + 1,
+  );
   // The last batch's answer is settled just after the receiver recorded it.
-  const recovered = await eventually(async () => {
-    const stream = await state();
-    return stream.pendingEvents === 0 && stream;
-  }, { what: 'nothing pending' });
+  const recovered = await eventually(
+    async () => {
+      const stream = await state();
+      return stream.pendingEvents === 0 && stream;
+    },
+    { what: 'nothing pending' },
+  );
   assert.equal(recovered.state, 'active');
   assert.equal(recovered.failedAttempts, 0);
   assert.match(recovered.lastError, /503/, 'the last error stays visible after recovery');
@@ -74,10 +103,13 @@ test('a receiver that stays down dead-letters the stream after the configured at
   receiver.status = 500;
   const acceptedBefore = receiver.accepted().length;
   await addTeams(app, 'Before the dead letter', 2);
-  const dead = await eventually(async () => {
-    const stream = await state();
-    return stream.state === 'dead' && stream;
-  }, { what: 'the dead letter' });
+  const dead = await eventually(
+    async () => {
+      const stream = await state();
+      return stream.state === 'dead' && stream;
+    },
+    { what: 'the dead letter' },
+  );
   assert.equal(dead.failedAttempts, 3);
   assert.ok(dead.deadLetteredAt);
   assert.match(dead.lastError, /^attempt 3: the receiver answered HTTP 500/);
@@ -96,11 +128,17 @@ test('a receiver that stays down dead-letters the stream after the configured at
   assert.equal(resumed.body.stream.deadLetteredAt, null);
   const expected = await streamedEventsExpected(app.url, tenant.owner.token, tenant.orgId);
   await eventually(() => receiver.accepted().length >= expected.length, { what: 'everything after resuming' });
-  assert.deepEqual(receiver.accepted().map((e) => e.id), expected.map((e) => e.id), 'nothing skipped, nothing twice');
+  assert.deepEqual(
+    receiver.accepted().map((e) => e.id),
+    expected.map((e) => e.id),
+    'nothing skipped, nothing twice',
+  );
   assert.ok(receiver.accepted().length > acceptedBefore);
 });
 
-test('two app instances on one database: one batch of a stream in flight at a time, in order', { skip: testBackend !== 'postgres' && 'PGlite is one process\'s database' }, async () => {
+test('two app instances on one database: one batch of a stream in flight at a time, in order', {
+  skip: testBackend !== 'postgres' && "PGlite is one process's database",
+}, async () => {
   const second = await startTestApp(streamConfig({ maxAttempts: 3 }), { shareDatabaseWith: app });
   try {
     receiver.delayMs = 30;
@@ -109,8 +147,14 @@ test('two app instances on one database: one batch of a stream in flight at a ti
     // Writes through both instances; both run stream workers.
     await Promise.all([addTeams(app, 'Through the first', 12), addTeams(second, 'Through the second', 12)]);
     const expected = await streamedEventsExpected(app.url, tenant.owner.token, tenant.orgId);
-    await eventually(() => receiver.accepted().length >= expected.length, { what: 'every event through two instances' });
-    assert.deepEqual(receiver.accepted().map((e) => e.id), expected.map((e) => e.id), 'in order, each once');
+    await eventually(() => receiver.accepted().length >= expected.length, {
+      what: 'every event through two instances',
+    });
+    assert.deepEqual(
+      receiver.accepted().map((e) => e.id),
+      expected.map((e) => e.id),
+      'in order, each once',
+    );
     assert.ok(receiver.accepted().length - before >= 24);
     assert.equal(receiver.maxInFlight, 1, 'never two batches of the stream at once');
   } finally {

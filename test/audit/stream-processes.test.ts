@@ -7,9 +7,16 @@ import { createPostgresDatabase, testBackend } from '../support/app.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { startServerProcess, startWorkerProcess, type Child, type ServerProcess } from '../messenger/processes.ts';
-import { eventually, expectedSignature, loopbackOnly, startSiemReceiver, streamedEventsExpected, type SiemReceiver } from './stream-support.ts';
+import {
+  eventually,
+  expectedSignature,
+  loopbackOnly,
+  startSiemReceiver,
+  streamedEventsExpected,
+  type SiemReceiver,
+} from './stream-support.ts';
 
-const skip = testBackend !== 'postgres' && 'PGlite is one process\'s database';
+const skip = testBackend !== 'postgres' && "PGlite is one process's database";
 let database: Awaited<ReturnType<typeof createPostgresDatabase>> | undefined;
 let server: ServerProcess | undefined;
 const workers: Child[] = [];
@@ -42,13 +49,24 @@ after(async () => {
 
 test('two worker processes deliver one stream in order, one batch at a time, every event once', { skip }, async () => {
   receiver.delayMs = 30;
-  const put = await api(server!.url, tenant.owner.token).put(`/v1/orgs/${tenant.orgId}/audit-stream`, { url: receiver.url, enabled: true });
+  const put = await api(server!.url, tenant.owner.token).put(`/v1/orgs/${tenant.orgId}/audit-stream`, {
+    url: receiver.url,
+    enabled: true,
+  });
   assert.equal(put.status, 200, put.text);
-  for (let i = 0; i < 30; i++) assert.equal((await api(server!.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, { name: `Team ${i}` })).status, 201);
+  for (let i = 0; i < 30; i++)
+    assert.equal(
+      (await api(server!.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, { name: `Team ${i}` })).status,
+      201,
+    );
   const expected = await streamedEventsExpected(server!.url, tenant.owner.token, tenant.orgId);
   await eventually(() => receiver.accepted().length >= expected.length, { what: 'every event' });
-  assert.deepEqual(receiver.accepted().map((e) => e.id), expected.map((e) => e.id));
+  assert.deepEqual(
+    receiver.accepted().map((e) => e.id),
+    expected.map((e) => e.id),
+  );
   assert.equal(receiver.maxInFlight, 1);
   assert.ok(receiver.batches.length >= 11);
-  for (const batch of receiver.batches) assert.equal(batch.headers['x-orgplane-signature'], expectedSignature(put.body.signingSecret, batch.body));
+  for (const batch of receiver.batches)
+    assert.equal(batch.headers['x-orgplane-signature'], expectedSignature(put.body.signingSecret, batch.body));
 });

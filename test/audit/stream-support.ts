@@ -12,7 +12,16 @@ export function streamConfig(settings: Partial<AuditStreamSettings> = {}): Parti
   return {
     allowedPrivateNetworks: loopbackOnly,
     logLevel: 'warn',
-    auditStream: { maxAttempts: 3, retryDelaySeconds: 1, maxRetryDelaySeconds: 1, batchSize: 3, pollingIntervalSeconds: 0.1, deliveryTimeoutMs: 5_000, leaseSeconds: 30, ...settings },
+    auditStream: {
+      maxAttempts: 3,
+      retryDelaySeconds: 1,
+      maxRetryDelaySeconds: 1,
+      batchSize: 3,
+      pollingIntervalSeconds: 0.1,
+      deliveryTimeoutMs: 5_000,
+      leaseSeconds: 30,
+      ...settings,
+    },
   };
 }
 
@@ -46,7 +55,8 @@ export async function startSiemReceiver(): Promise<SiemReceiver> {
     status: 200,
     delayMs: 0,
     maxInFlight: 0,
-    accepted: () => receiver.batches.filter((batch) => batch.status >= 200 && batch.status < 300).flatMap((batch) => batch.events),
+    accepted: () =>
+      receiver.batches.filter((batch) => batch.status >= 200 && batch.status < 300).flatMap((batch) => batch.events),
     close: async () => {},
   };
   const server = createServer(async (req, res) => {
@@ -56,7 +66,10 @@ export async function startSiemReceiver(): Promise<SiemReceiver> {
     for await (const chunk of req) body += chunk;
     if (receiver.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, receiver.delayMs));
     const status = receiver.status;
-    const events = body.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const events = body
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     receiver.batches.push({ headers: req.headers, body, events, status });
     inFlight--;
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -76,7 +89,10 @@ export function expectedSignature(secret: string, body: string): string {
 }
 
 /** Resolves when `predicate` holds, checking every `intervalMs`; fails after `timeoutMs` (a bound, not an assertion on speed). */
-export async function eventually<T>(predicate: () => Promise<T | undefined | false> | T | undefined | false, { timeoutMs = 60_000, intervalMs = 100, what = 'condition' } = {}): Promise<T> {
+export async function eventually<T>(
+  predicate: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 60_000, intervalMs = 100, what = 'condition' } = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
@@ -88,8 +104,13 @@ export async function eventually<T>(predicate: () => Promise<T | undefined | fal
 
 /** The organization's events from the stream's creation on, oldest first, as the export gives them. */
 export async function streamedEventsExpected(url: string, token: string, organizationId: string): Promise<any[]> {
-  const response = await fetch(`${url}/v1/orgs/${organizationId}/audit-events/export`, { headers: { authorization: `Bearer ${token}` } });
-  const events = (await response.text()).split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const response = await fetch(`${url}/v1/orgs/${organizationId}/audit-events/export`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const events = (await response.text())
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
   const start = events.findLastIndex((event) => event.action === 'audit_stream.created');
   if (start < 0) throw new Error('no audit_stream.created event');
   return events.slice(start);

@@ -25,11 +25,18 @@ test('bad bodies are 400 with details naming the field, and store nothing', asyn
     const response = await t.as(owner.token).put(path(), body);
     assert.equal(response.status, 400, JSON.stringify(body));
     assert.equal(response.body.error, 'invalid_request');
-    assert.ok(response.body.details.some((detail: any) => detail.path.includes(field)), `${JSON.stringify(body)}: ${response.text}`);
+    assert.ok(
+      response.body.details.some((detail: any) => detail.path.includes(field)),
+      `${JSON.stringify(body)}: ${response.text}`,
+    );
   }
-  const extra = await t.as(owner.token).put(path(), { url: 'https://siem.example.test/intake', enabled: true, secret: 'mine' });
+  const extra = await t
+    .as(owner.token)
+    .put(path(), { url: 'https://siem.example.test/intake', enabled: true, secret: 'mine' });
   assert.equal(extra.status, 400);
-  const raw = await t.as(owner.token).put(path(), undefined, { raw: '{"url": ', headers: { 'content-type': 'application/json' } });
+  const raw = await t
+    .as(owner.token)
+    .put(path(), undefined, { raw: '{"url": ', headers: { 'content-type': 'application/json' } });
   assert.equal(raw.status, 400);
   assert.equal((await t.as(owner.token).get(path())).status, 404, 'nothing was stored');
 });
@@ -37,10 +44,18 @@ test('bad bodies are 400 with details naming the field, and store nothing', asyn
 test('a URL whose host is loopback, private or metadata is refused when set (400), unless ALLOWED_PRIVATE_NETWORKS lists it', async () => {
   await t.ready;
   const { owner } = t.tenant;
-  for (const url of ['http://127.0.0.1:9/intake', 'http://[::1]/intake', 'http://169.254.169.254/latest', 'https://10.0.0.8/intake']) {
+  for (const url of [
+    'http://127.0.0.1:9/intake',
+    'http://[::1]/intake',
+    'http://169.254.169.254/latest',
+    'https://10.0.0.8/intake',
+  ]) {
     const response = await t.as(owner.token).put(path(), { url, enabled: true });
     assert.equal(response.status, 400, url);
-    assert.deepEqual(response.body.details.map((d: any) => d.path), [['url']]);
+    assert.deepEqual(
+      response.body.details.map((d: any) => d.path),
+      [['url']],
+    );
   }
   assert.equal((await t.as(owner.token).get(path())).status, 404);
 });
@@ -53,7 +68,14 @@ test('no stream: GET and DELETE are 404 audit_stream_not_found; a malformed orga
   assert.equal(read.body.error, 'audit_stream_not_found');
   assert.equal((await t.as(owner.token).delete(path())).body.error, 'audit_stream_not_found');
   assert.equal((await t.as(owner.token).get('/v1/orgs/org_bad/audit-stream')).status, 400);
-  assert.equal((await t.as(owner.token).put('/v1/orgs/org_bad/audit-stream', { url: 'https://siem.example.test/x', enabled: true })).status, 400);
+  assert.equal(
+    (
+      await t
+        .as(owner.token)
+        .put('/v1/orgs/org_bad/audit-stream', { url: 'https://siem.example.test/x', enabled: true })
+    ).status,
+    400,
+  );
 });
 
 test('an unresolvable host is accepted (DNS may come later) and its deliveries fail visibly, not silently', async () => {
@@ -62,10 +84,13 @@ test('an unresolvable host is accepted (DNS may come later) and its deliveries f
   const put = await t.as(owner.token).put(path(), { url: 'https://siem.invalid/intake', enabled: true });
   assert.equal(put.status, 200, put.text);
   const { eventually } = await import('./stream-support.ts');
-  const stream = await eventually(async () => {
-    const read = (await t.as(owner.token).get(path())).body.stream;
-    return read.failedAttempts >= 1 && read;
-  }, { what: 'a failed attempt' });
+  const stream = await eventually(
+    async () => {
+      const read = (await t.as(owner.token).get(path())).body.stream;
+      return read.failedAttempts >= 1 && read;
+    },
+    { what: 'a failed attempt' },
+  );
   assert.match(stream.lastError, /^attempt 1: delivery failed/);
   assert.equal(stream.state, 'retrying');
   assert.equal((await t.as(owner.token).delete(path())).status, 204);

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { useTenantApp } from '../support/harness.ts';
 import { allEvents } from './helpers.ts';
-import { eventually, expectedSignature, startSiemReceiver, streamConfig, streamedEventsExpected, type SiemReceiver } from './stream-support.ts';
+import {
+  eventually,
+  expectedSignature,
+  startSiemReceiver,
+  streamConfig,
+  streamedEventsExpected,
+  type SiemReceiver,
+} from './stream-support.ts';
 
 const t = useTenantApp({ config: streamConfig() });
 let receiver: SiemReceiver;
@@ -31,11 +38,14 @@ test('PUT creates the stream: the signing secret once, the state without it; eve
   assert.equal(created.body.stream.deadLetteredAt, null);
 
   // Seven more events: with batches of three, at least three POSTs.
-  for (let i = 0; i < 7; i++) assert.equal((await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name: `Streamed team ${i}` })).status, 201);
+  for (let i = 0; i < 7; i++)
+    assert.equal((await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name: `Streamed team ${i}` })).status, 201);
   const expected = await streamedEventsExpected(t.app.url, owner.token, orgId);
   assert.ok(expected.length >= 8);
   const last = expected.at(-1)!.id;
-  await eventually(() => receiver.accepted().some((event) => event.id === last), { what: 'the last event at the receiver' });
+  await eventually(() => receiver.accepted().some((event) => event.id === last), {
+    what: 'the last event at the receiver',
+  });
 
   // Every event once, in the log's order, exactly as the export gives it (the stream's own creation first).
   assert.deepEqual(receiver.accepted().slice(0, expected.length), expected);
@@ -51,7 +61,9 @@ test('PUT creates the stream: the signing secret once, the state without it; eve
     assert.ok(batch.events.every((event) => event.organizationId === orgId));
   }
   // Events before the stream existed are not sent (the export has them).
-  assert.ok(!receiver.accepted().some((event) => event.action === 'member.added' || event.action === 'organization.created'));
+  assert.ok(
+    !receiver.accepted().some((event) => event.action === 'member.added' || event.action === 'organization.created'),
+  );
 
   const read = await t.as(owner.token).get(path());
   assert.equal(read.status, 200);
@@ -77,14 +89,22 @@ test('PUT again changes the stream and keeps its secret (null in the answer) unl
   assert.match(secret, /^[A-Za-z0-9_-]{43}$/);
   // The next batch is signed with the new secret.
   assert.equal((await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name: 'After rotation' })).status, 201);
-  const batch = await eventually(() => receiver.batches.find((b) => b.events.some((event) => event.target.name === 'After rotation')), { what: 'the batch after rotation' });
+  const batch = await eventually(
+    () => receiver.batches.find((b) => b.events.some((event) => event.target.name === 'After rotation')),
+    { what: 'the batch after rotation' },
+  );
   assert.equal(batch.headers['x-orgplane-signature'], expectedSignature(secret, batch.body));
 
   const events = await allEvents(t.app, owner.token, orgId, '&action=audit_stream.');
-  assert.deepEqual(events.slice(0, 3).map((e) => e.action), ['audit_stream.updated', 'audit_stream.updated', 'audit_stream.created']);
+  assert.deepEqual(
+    events.slice(0, 3).map((e) => e.action),
+    ['audit_stream.updated', 'audit_stream.updated', 'audit_stream.created'],
+  );
   assert.deepEqual(events[0].changes, { url: receiver.url, enabled: true, signingSecret: 'redacted' });
   assert.deepEqual(events[1].changes, { url: `${receiver.url}?v=2`, enabled: true });
-  const dump = JSON.stringify((await t.app.db.query('SELECT * FROM audit_events')).rows) + JSON.stringify((await t.app.db.query('SELECT * FROM audit_streams')).rows);
+  const dump =
+    JSON.stringify((await t.app.db.query('SELECT * FROM audit_events')).rows) +
+    JSON.stringify((await t.app.db.query('SELECT * FROM audit_streams')).rows);
   assert.ok(!dump.includes(secret), 'the secret is stored sealed and in no event');
   assert.ok(!t.app.logText().includes(secret), 'nor in the logs');
 });
@@ -102,8 +122,12 @@ test('a disabled stream sends nothing and keeps its place; enabling it sends wha
   await new Promise((resolve) => setTimeout(resolve, 500));
   assert.equal(receiver.batches.length, sent, 'nothing sent while disabled');
   assert.equal((await t.as(owner.token).put(path(), { url: receiver.url, enabled: true })).status, 200);
-  await eventually(() => receiver.accepted().some((event) => event.target.name === 'While disabled'), { what: 'the waiting event' });
-  await eventually(async () => (await t.as(owner.token).get(path())).body.stream.pendingEvents === 0, { what: 'nothing pending' });
+  await eventually(() => receiver.accepted().some((event) => event.target.name === 'While disabled'), {
+    what: 'the waiting event',
+  });
+  await eventually(async () => (await t.as(owner.token).get(path())).body.stream.pendingEvents === 0, {
+    what: 'nothing pending',
+  });
 });
 
 test('DELETE removes the stream (204), then GET and DELETE are 404; deliveries stop', async () => {

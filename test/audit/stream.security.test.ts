@@ -27,7 +27,7 @@ test('anonymous and garbage tokens: 401 on every route', async () => {
   }
 });
 
-test('a member gets 403 (a denied event); an outsider and another organization\'s admin 404; nothing is created', async () => {
+test("a member gets 403 (a denied event); an outsider and another organization's admin 404; nothing is created", async () => {
   await t.ready;
   const { member, outsider, otherAdmin, owner, orgId } = t.tenant;
   for (const response of await everyRoute(member.token)) {
@@ -46,7 +46,7 @@ test('a member gets 403 (a denied event); an outsider and another organization\'
   assert.ok(denied.some((event) => event.target.id === 'DELETE /v1/orgs/:organizationId/audit-stream'));
 });
 
-test('another organization\'s admin cannot read or change this stream, and their own is theirs', async () => {
+test("another organization's admin cannot read or change this stream, and their own is theirs", async () => {
   await t.ready;
   const { owner, otherAdmin, otherOrgId } = t.tenant;
   const mine = await t.as(owner.token).put(path(), { url, enabled: false });
@@ -59,9 +59,15 @@ test('another organization\'s admin cannot read or change this stream, and their
   const read = await t.as(owner.token).get(path());
   assert.equal(read.body.stream.url, url, 'unchanged by the other organization');
   assert.ok(!read.text.includes(mine.body.signingSecret));
-  assert.ok(!(await t.as(owner.token).get(`/v1/orgs/${t.tenant.orgId}/audit-events`)).text.includes(mine.body.signingSecret));
+  assert.ok(
+    !(await t.as(owner.token).get(`/v1/orgs/${t.tenant.orgId}/audit-events`)).text.includes(mine.body.signingSecret),
+  );
   const tampered = `${t.tenant.orgId.slice(0, -1)}${t.tenant.orgId.endsWith('0') ? '1' : '0'}`;
-  assert.equal((await t.as(owner.token).get(path(tampered))).status, 404, 'an id one character off (never the same id)');
+  assert.equal(
+    (await t.as(owner.token).get(path(tampered))).status,
+    404,
+    'an id one character off (never the same id)',
+  );
   assert.equal((await t.as(otherAdmin.token).delete(path(otherOrgId))).status, 204);
 });
 

@@ -11,8 +11,12 @@ const t = useTenantApp();
 async function organizationWithEvents(label: string) {
   const user = await signUp(t.app.url, label);
   const organizationId = await createOrganization(t.app.url, user, `${label} org`);
-  for (const name of ['a', 'b', 'c', 'd']) assert.equal((await t.as(user.token).post(`/v1/orgs/${organizationId}/teams`, { name })).status, 201);
-  const { rows } = await t.app.db.query<{ id: string; seq: number }>('SELECT id, seq FROM audit_events WHERE chain_id = $1 ORDER BY seq', [organizationId]);
+  for (const name of ['a', 'b', 'c', 'd'])
+    assert.equal((await t.as(user.token).post(`/v1/orgs/${organizationId}/teams`, { name })).status, 201);
+  const { rows } = await t.app.db.query<{ id: string; seq: number }>(
+    'SELECT id, seq FROM audit_events WHERE chain_id = $1 ORDER BY seq',
+    [organizationId],
+  );
   assert.ok(rows.length >= 5);
   const verify = () => t.as(user.token).get(`/v1/orgs/${organizationId}/audit-events/verify`);
   assert.deepEqual((await verify()).body, { ok: true, checked: rows.length });
@@ -32,7 +36,11 @@ test('a changed event breaks the chain at that event', async () => {
 
 test('a changed actor, time or outcome breaks it too', async () => {
   await t.ready;
-  for (const change of [`actor_email = 'someone@else.test'`, `occurred_at = occurred_at + interval '1 second'`, `outcome = 'failure'`]) {
+  for (const change of [
+    `actor_email = 'someone@else.test'`,
+    `occurred_at = occurred_at + interval '1 second'`,
+    `outcome = 'failure'`,
+  ]) {
     const { rows, verify } = await organizationWithEvents('fields');
     await t.app.db.query(`UPDATE audit_events SET ${change} WHERE id = $1`, [rows[1]!.id]);
     const result = (await verify()).body;
@@ -63,10 +71,12 @@ test('reordered events break the chain at the first moved one', async () => {
   assert.match(result.reason, /link/);
 });
 
-test('a rewritten hash does not hide a change: the next event\'s link no longer matches', async () => {
+test("a rewritten hash does not hide a change: the next event's link no longer matches", async () => {
   await t.ready;
   const { rows, verify } = await organizationWithEvents('rehashed');
-  await t.app.db.query(`UPDATE audit_events SET action = 'team.renamed', hash = repeat('a', 64) WHERE id = $1`, [rows[2]!.id]);
+  await t.app.db.query(`UPDATE audit_events SET action = 'team.renamed', hash = repeat('a', 64) WHERE id = $1`, [
+    rows[2]!.id,
+  ]);
   const result = (await verify()).body;
   assert.equal(result.brokenAt, rows[2]!.id);
 });
@@ -75,12 +85,18 @@ test('retention prunes old events and leaves a checkpoint: what remains still ve
   await t.ready;
   const { pruneAuditEvents } = await import('../../src/modules/audit/index.ts');
   const { rows, verify } = await organizationWithEvents('retained');
-  const { rows: times } = await t.app.db.query<{ id: string; occurred_at: Date }>('SELECT id, occurred_at FROM audit_events WHERE id = $1', [rows[3]!.id]);
+  const { rows: times } = await t.app.db.query<{ id: string; occurred_at: Date }>(
+    'SELECT id, occurred_at FROM audit_events WHERE id = $1',
+    [rows[3]!.id],
+  );
   // "Now" as seen 30 days of retention after the fourth event: the events before it are older than that.
   const cutoff = times[0]!.occurred_at;
   const result = await pruneAuditEvents(t.app.db, 30, new Date(cutoff.getTime() + 30 * 24 * 60 * 60 * 1000));
   assert.ok(result.pruned >= 1);
-  const { rows: left } = await t.app.db.query<{ id: string }>('SELECT id FROM audit_events WHERE chain_id = (SELECT chain_id FROM audit_events WHERE id = $1) ORDER BY seq', [rows[4]!.id]);
+  const { rows: left } = await t.app.db.query<{ id: string }>(
+    'SELECT id FROM audit_events WHERE chain_id = (SELECT chain_id FROM audit_events WHERE id = $1) ORDER BY seq',
+    [rows[4]!.id],
+  );
   assert.ok(left.length < rows.length && left.some((row) => row.id === rows[4]!.id));
   assert.deepEqual((await verify()).body, { ok: true, checked: left.length });
   // Pruning again prunes nothing more.
@@ -102,5 +118,8 @@ test('a chain pruned to its checkpoint goes on from it', async () => {
   const { rows } = await t.app.db.query('SELECT 1 FROM audit_events WHERE chain_id = $1', [organizationId]);
   assert.equal(rows.length, 0);
   assert.equal((await t.as(user.token).post(`/v1/orgs/${organizationId}/teams`, { name: 'after' })).status, 201);
-  assert.deepEqual((await t.as(user.token).get(`/v1/orgs/${organizationId}/audit-events/verify`)).body, { ok: true, checked: 1 });
+  assert.deepEqual((await t.as(user.token).get(`/v1/orgs/${organizationId}/audit-events/verify`)).body, {
+    ok: true,
+    checked: 1,
+  });
 });

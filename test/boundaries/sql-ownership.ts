@@ -57,13 +57,19 @@ export const OWNER_BY_TABLE: Readonly<Record<string, string>> = {
 /** Every table the migrations create, with its owning module. */
 export function tableOwners(migrationsDir: string): Map<string, { owner: string; migration: string }> {
   const owners = new Map<string, { owner: string; migration: string }>();
-  for (const migration of readdirSync(migrationsDir).filter((name) => name.endsWith('.sql')).sort()) {
+  for (const migration of readdirSync(migrationsDir)
+    .filter((name) => name.endsWith('.sql'))
+    .sort()) {
     const number = Number(/^(\d+)_/.exec(migration)?.[1]);
     const sql = readFileSync(join(migrationsDir, migration), 'utf8');
     for (const match of sql.matchAll(/\bCREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi)) {
       const table = match[1]!.toLowerCase();
-      const owner = OWNER_BY_TABLE[table] ?? MIGRATION_RANGES.find((range) => number >= range.from && number <= range.to)?.module;
-      if (!owner) throw new Error(`${migration}: no owner for table ${table}: its number is in no range of MIGRATION_RANGES and OWNER_BY_TABLE does not name it`);
+      const owner =
+        OWNER_BY_TABLE[table] ?? MIGRATION_RANGES.find((range) => number >= range.from && number <= range.to)?.module;
+      if (!owner)
+        throw new Error(
+          `${migration}: no owner for table ${table}: its number is in no range of MIGRATION_RANGES and OWNER_BY_TABLE does not name it`,
+        );
       owners.set(table, { owner, migration });
     }
   }
@@ -82,13 +88,23 @@ const SPLICED = '\u0000';
 const IDENT = '[a-z_][a-z0-9_]*(?:\\.[a-z_][a-z0-9_]*)?';
 const WRITES: readonly { how: string; pattern: RegExp }[] = [
   { how: 'INSERT', pattern: new RegExp(`\\bINSERT\\s+INTO\\s+(${IDENT}|${SPLICED})`, 'g') },
-  { how: 'UPDATE', pattern: new RegExp(`(?<!\\b(?:FOR|DO|NO\\s+KEY)\\s+)\\bUPDATE\\s+(?:ONLY\\s+)?(${IDENT}|${SPLICED})(?:\\s+(?:AS\\s+)?[a-z_][a-z0-9_]*)?\\s+SET\\b`, 'g') },
+  {
+    how: 'UPDATE',
+    pattern: new RegExp(
+      `(?<!\\b(?:FOR|DO|NO\\s+KEY)\\s+)\\bUPDATE\\s+(?:ONLY\\s+)?(${IDENT}|${SPLICED})(?:\\s+(?:AS\\s+)?[a-z_][a-z0-9_]*)?\\s+SET\\b`,
+      'g',
+    ),
+  },
   { how: 'DELETE', pattern: new RegExp(`\\bDELETE\\s+FROM\\s+(?:ONLY\\s+)?(${IDENT}|${SPLICED})`, 'g') },
   { how: 'TRUNCATE', pattern: new RegExp(`\\bTRUNCATE\\s+(?:TABLE\\s+)?(?:ONLY\\s+)?(${IDENT}|${SPLICED})`, 'g') },
   { how: 'LOCK TABLE', pattern: new RegExp(`\\bLOCK\\s+(?:TABLE\\s+)?(?:ONLY\\s+)?(${IDENT}|${SPLICED})`, 'g') },
 ];
-const ROW_LOCK = /\bFOR\s+(UPDATE|NO\s+KEY\s+UPDATE|SHARE|KEY\s+SHARE)\b(?:\s+OF\s+([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*))?/g;
-const FROM_ITEM = new RegExp(`\\b(FROM|JOIN)\\s+(?:ONLY\\s+)?(${IDENT})(?:\\s+(?:AS\\s+)?(?!(?:WHERE|JOIN|ON|USING|ORDER|GROUP|LIMIT|FOR|LEFT|RIGHT|INNER|FULL|CROSS|WINDOW|HAVING|UNION|OFFSET)\\b)([a-z_][a-z0-9_]*))?`, 'g');
+const ROW_LOCK =
+  /\bFOR\s+(UPDATE|NO\s+KEY\s+UPDATE|SHARE|KEY\s+SHARE)\b(?:\s+OF\s+([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*))?/g;
+const FROM_ITEM = new RegExp(
+  `\\b(FROM|JOIN)\\s+(?:ONLY\\s+)?(${IDENT})(?:\\s+(?:AS\\s+)?(?!(?:WHERE|JOIN|ON|USING|ORDER|GROUP|LIMIT|FOR|LEFT|RIGHT|INNER|FULL|CROSS|WINDOW|HAVING|UNION|OFFSET)\\b)([a-z_][a-z0-9_]*))?`,
+  'g',
+);
 
 /** The tables one SQL statement writes or row-locks (not those it only reads). */
 export function touchedTables(statement: string): TableTouch[] {
@@ -105,7 +121,11 @@ export function touchedTables(statement: string): TableTouch[] {
     // named at its parenthesis depth between that SELECT and the clause, or those its OF list names.
     const at = match.index;
     let select = at;
-    while (select > 0 && !(depth[select] === depth[at] && /^SELECT\b/.test(sql.slice(select)) && /\W/.test(sql[select - 1] ?? ' '))) select--;
+    while (
+      select > 0 &&
+      !(depth[select] === depth[at] && /^SELECT\b/.test(sql.slice(select)) && /\W/.test(sql[select - 1] ?? ' '))
+    )
+      select--;
     const items: { table: string; alias: string }[] = [];
     for (const item of sql.slice(select, at).matchAll(FROM_ITEM)) {
       if (depth[select + item.index] !== depth[at]) continue;
@@ -196,19 +216,32 @@ export interface ForeignTouch {
 export function foreignTouches(root: string, owners: ReadonlyMap<string, { owner: string }>): ForeignTouch[] {
   const modulesDir = join(root, 'src/modules');
   const foreign: ForeignTouch[] = [];
-  for (const module of readdirSync(modulesDir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()) {
-    for (const path of (readdirSync(join(modulesDir, module), { recursive: true }) as string[]).filter((name) => name.endsWith('.ts')).sort()) {
+  for (const module of readdirSync(modulesDir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort()) {
+    for (const path of (readdirSync(join(modulesDir, module), { recursive: true }) as string[])
+      .filter((name) => name.endsWith('.ts'))
+      .sort()) {
       const fullPath = join(modulesDir, module, path);
       const file = relative(root, fullPath);
       for (const literal of sqlLiterals(file, readFileSync(fullPath, 'utf8'))) {
         for (const touch of touchedTables(literal.sql)) {
           if (touch.table === null) {
-            foreign.push({ file, line: literal.line, module, how: touch.how, table: null, owner: 'unknown: the table is spliced in at run time' });
+            foreign.push({
+              file,
+              line: literal.line,
+              module,
+              how: touch.how,
+              table: null,
+              owner: 'unknown: the table is spliced in at run time',
+            });
             continue;
           }
           // Names no migration creates are a statement's own (CTEs) or another schema's (pg-boss).
           const owner = owners.get(touch.table)?.owner;
-          if (owner !== undefined && owner !== module) foreign.push({ file, line: literal.line, module, how: touch.how, table: touch.table, owner });
+          if (owner !== undefined && owner !== module)
+            foreign.push({ file, line: literal.line, module, how: touch.how, table: touch.table, owner });
         }
       }
     }

@@ -24,7 +24,9 @@ test('every table a migration creates has an owner', () => {
 
 test('the reader finds writes and row locks, and passes over reads', () => {
   const tables = (sql: string) => touchedTables(sql).map((touch) => `${touch.how} ${touch.table}`);
-  assert.deepEqual(tables('INSERT INTO members (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET role = EXCLUDED.role'), ['INSERT members']);
+  assert.deepEqual(tables('INSERT INTO members (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET role = EXCLUDED.role'), [
+    'INSERT members',
+  ]);
   assert.deepEqual(tables('UPDATE members m SET status = $2 FROM users u WHERE u.id = m.user_id'), ['UPDATE members']);
   assert.deepEqual(tables('DELETE FROM sessions WHERE user_id = $1'), ['DELETE sessions']);
   assert.deepEqual(tables('SELECT id FROM organizations WHERE id = $1 FOR UPDATE'), ['FOR UPDATE organizations']);
@@ -32,10 +34,10 @@ test('the reader finds writes and row locks, and passes over reads', () => {
     tables('SELECT c.id FROM mcp_connections c JOIN members m ON m.id = c.member_id WHERE c.id = $1 FOR UPDATE OF c'),
     ['FOR UPDATE mcp_connections'],
   );
-  assert.deepEqual(
-    tables('SELECT c.id FROM mcp_connections c JOIN members m ON m.id = c.member_id FOR SHARE'),
-    ['FOR SHARE mcp_connections', 'FOR SHARE members'],
-  );
+  assert.deepEqual(tables('SELECT c.id FROM mcp_connections c JOIN members m ON m.id = c.member_id FOR SHARE'), [
+    'FOR SHARE mcp_connections',
+    'FOR SHARE members',
+  ]);
   // The lock of a CTE's SELECT covers that SELECT's table, not the sub-select in its WHERE.
   assert.deepEqual(
     tables(`WITH named AS (SELECT id FROM messenger_connections WHERE id IN (SELECT connection_id FROM input) FOR KEY SHARE)
@@ -45,19 +47,28 @@ test('the reader finds writes and row locks, and passes over reads', () => {
   assert.deepEqual(tables('SELECT m.id FROM members m JOIN users u ON u.id = m.user_id WHERE m.id = $1'), []);
   assert.deepEqual(tables("SELECT 'UPDATE users SET x' AS text FROM users -- DELETE FROM users"), []);
 
-  const literals = sqlLiterals('store.ts', [
-    'const lock = true;',
-    "db.query(`SELECT ${columns} FROM sso_connections WHERE organization_id = $1${lock ? ' FOR UPDATE' : ''}`);",
-    "db.query('UPDATE users ' + 'SET name = $2 WHERE id = $1');",
-    'db.query(`DELETE FROM ${table} WHERE id = $1`);',
-    "throw new Error('no SQL here');",
-  ].join('\n'));
-  assert.deepEqual(literals.map((literal) => literal.line), [2, 3, 4]);
-  assert.deepEqual(literals.flatMap((literal) => touchedTables(literal.sql)), [
-    { how: 'FOR UPDATE', table: 'sso_connections' },
-    { how: 'UPDATE', table: 'users' },
-    { how: 'DELETE', table: null },
-  ]);
+  const literals = sqlLiterals(
+    'store.ts',
+    [
+      'const lock = true;',
+      "db.query(`SELECT ${columns} FROM sso_connections WHERE organization_id = $1${lock ? ' FOR UPDATE' : ''}`);",
+      "db.query('UPDATE users ' + 'SET name = $2 WHERE id = $1');",
+      'db.query(`DELETE FROM ${table} WHERE id = $1`);',
+      "throw new Error('no SQL here');",
+    ].join('\n'),
+  );
+  assert.deepEqual(
+    literals.map((literal) => literal.line),
+    [2, 3, 4],
+  );
+  assert.deepEqual(
+    literals.flatMap((literal) => touchedTables(literal.sql)),
+    [
+      { how: 'FOR UPDATE', table: 'sso_connections' },
+      { how: 'UPDATE', table: 'users' },
+      { how: 'DELETE', table: null },
+    ],
+  );
 });
 
 test("no module's SQL writes or locks a table another module owns", () => {

@@ -36,8 +36,16 @@ function isServerError(line: Record<string, unknown>): boolean {
 
 /** A log line's error, as text: the message, the SQLSTATE and what the database said. */
 function describeError(line: Record<string, unknown>): string {
-  const err = (line.err ?? line.error) as { message?: string; code?: string; detail?: string; hint?: string } | undefined;
-  const parts = [String(line.msg ?? ''), err?.code ? `SQLSTATE ${err.code}` : '', err?.message ?? '', err?.detail ?? '', err?.hint ?? ''];
+  const err = (line.err ?? line.error) as
+    | { message?: string; code?: string; detail?: string; hint?: string }
+    | undefined;
+  const parts = [
+    String(line.msg ?? ''),
+    err?.code ? `SQLSTATE ${err.code}` : '',
+    err?.message ?? '',
+    err?.detail ?? '',
+    err?.hint ?? '',
+  ];
   const request = line.req as { method?: string; url?: string } | undefined;
   return `${request?.method ?? ''} ${request?.url ?? ''} ${parts.filter(Boolean).join(' | ')}`.trim();
 }
@@ -53,21 +61,27 @@ export function useCitusApp(config: Partial<Config> | (() => Promise<Partial<Con
   let distributed = '';
   const started = Promise.withResolvers<void>();
   started.promise.catch(() => {});
-  before(async () => {
-    if (skip) return started.resolve();
-    try {
-      cluster = await startCitusCluster();
-      distributed = await distributeOn(cluster);
-      app = await startTestApp(typeof config === 'function' ? await config() : config, { databaseUrl: cluster.coordinatorUrl });
-      started.resolve();
-    } catch (error) {
-      started.reject(error);
-      throw error;
-    }
-  }, { timeout: 600_000 });
+  before(
+    async () => {
+      if (skip) return started.resolve();
+      try {
+        cluster = await startCitusCluster();
+        distributed = await distributeOn(cluster);
+        app = await startTestApp(typeof config === 'function' ? await config() : config, {
+          databaseUrl: cluster.coordinatorUrl,
+        });
+        started.resolve();
+      } catch (error) {
+        started.reject(error);
+        throw error;
+      }
+    },
+    { timeout: 600_000 },
+  );
   after(async () => {
     const errors = (app?.logLines ?? []).filter(isServerError);
-    if (errors.length > 0) console.error(`the server logged ${errors.length} errors:\n${errors.map(describeError).join('\n')}`);
+    if (errors.length > 0)
+      console.error(`the server logged ${errors.length} errors:\n${errors.map(describeError).join('\n')}`);
     // The app first: its pool and workers end while the servers under them still run.
     await app?.close();
     await cluster?.stop();

@@ -13,7 +13,13 @@ import { before, test } from 'node:test';
 import pg from 'pg';
 import { distributeOn, useCitusCluster } from '../support/citus-cluster.ts';
 import type { CapturedStatement } from '../support/statement-capture.ts';
-import { SPOOL_VARIABLE, fillSpool, replayGroupOf, spooledStatements, tenantRoutingFiles } from '../support/statement-spool.ts';
+import {
+  SPOOL_VARIABLE,
+  fillSpool,
+  replayGroupOf,
+  spooledStatements,
+  tenantRoutingFiles,
+} from '../support/statement-spool.ts';
 
 // Integrity constraint violations (23) depend on the rows, which are not there. One violated on a
 // worker reaches the coordinator as XX000 when Citus ran the statement in steps (an INSERT ... SELECT, a
@@ -39,7 +45,11 @@ export async function replayStatements(url: string, statements: CapturedStatemen
         await client.query(statement.text, statement.values);
       } catch (error) {
         const { code, message } = error as { code?: string; message: string };
-        if (!dataDependent(code, message)) refusals.push({ statement: statement.text.replace(/\s+/g, ' ').trim(), error: `${code ?? 'no SQLSTATE'} ${message}` });
+        if (!dataDependent(code, message))
+          refusals.push({
+            statement: statement.text.replace(/\s+/g, ' ').trim(),
+            error: `${code ?? 'no SQLSTATE'} ${message}`,
+          });
       } finally {
         await client.query('ROLLBACK');
       }
@@ -63,35 +73,41 @@ export function replayGroup(group: string): void {
   const ranHere = new Set<string>();
 
   let distributed: Promise<string> | undefined;
-  before(async () => {
-    if (citus.skip) return;
-    // `orgplane distribute` runs as soon as the cluster is up, while the flows below (if any) run.
-    distributed = citus.ready.then(() => distributeOn(citus.cluster));
-    distributed.catch(() => {});
-    const shared = process.env[SPOOL_VARIABLE];
-    const missing: string[] = [];
-    for (const file of files) {
-      const found = shared ? await spooledStatements(shared, file) : undefined;
-      if (found) captured.set(file, found);
-      else missing.push(file);
-    }
-    if (missing.length === 0) return;
-    const own = await mkdtemp(path.join(tmpdir(), 'orgplane-spool-'));
-    try {
-      // The flows run while the cluster starts and is distributed (each takes a while).
-      const [outputs] = await Promise.all([fillSpool(own, missing), distributed.catch(() => {})]);
-      for (const [file, output] of outputs) {
-        runOutputs.set(file, output);
-        ranHere.add(file);
-        const found = await spooledStatements(own, file);
+  before(
+    async () => {
+      if (citus.skip) return;
+      // `orgplane distribute` runs as soon as the cluster is up, while the flows below (if any) run.
+      distributed = citus.ready.then(() => distributeOn(citus.cluster));
+      distributed.catch(() => {});
+      const shared = process.env[SPOOL_VARIABLE];
+      const missing: string[] = [];
+      for (const file of files) {
+        const found = shared ? await spooledStatements(shared, file) : undefined;
         if (found) captured.set(file, found);
+        else missing.push(file);
       }
-    } finally {
-      await rm(own, { recursive: true, force: true });
-    }
-  }, { timeout: 20 * 60_000 });
+      if (missing.length === 0) return;
+      const own = await mkdtemp(path.join(tmpdir(), 'orgplane-spool-'));
+      try {
+        // The flows run while the cluster starts and is distributed (each takes a while).
+        const [outputs] = await Promise.all([fillSpool(own, missing), distributed.catch(() => {})]);
+        for (const [file, output] of outputs) {
+          runOutputs.set(file, output);
+          ranHere.add(file);
+          const found = await spooledStatements(own, file);
+          if (found) captured.set(file, found);
+        }
+      } finally {
+        await rm(own, { recursive: true, force: true });
+      }
+    },
+    { timeout: 20 * 60_000 },
+  );
 
-  test(`orgplane distribute makes the cluster's tables what src/db/distribution.ts says`, { skip: citus.skip, timeout: 450_000 }, async () => {
+  test(`orgplane distribute makes the cluster's tables what src/db/distribution.ts says`, {
+    skip: citus.skip,
+    timeout: 450_000,
+  }, async () => {
     await citus.ready;
     const output = await distributed!;
     assert.match(output, /^users: reference$/m);
@@ -106,8 +122,13 @@ export function replayGroup(group: string): void {
   for (const file of files) {
     test(`Citus runs every statement ${file} checks`, { skip: citus.skip, timeout: 300_000 }, async (t) => {
       const statements = captured.get(file);
-      t.diagnostic(ranHere.has(file) ? 'its statements: from running it here' : "its statements: from this npm test run's spool");
-      assert.ok(statements, `${file} left no statements (its tenant-routing test did not run):\n${(runOutputs.get(file) ?? '').slice(-4000)}`);
+      t.diagnostic(
+        ranHere.has(file) ? 'its statements: from running it here' : "its statements: from this npm test run's spool",
+      );
+      assert.ok(
+        statements,
+        `${file} left no statements (its tenant-routing test did not run):\n${(runOutputs.get(file) ?? '').slice(-4000)}`,
+      );
       assert.ok(statements.length > 0, `${file} checked no statement`);
       const refusals = await replayStatements(citus.cluster.coordinatorUrl, statements);
       assert.deepEqual(

@@ -15,8 +15,17 @@ let admin: TestUser;
 let member: TestUser;
 let orgId: string;
 
-test('orgplane distribute gave every table its class; a second run changes nothing', { skip, timeout: 300_000 }, async () => {
-  const outcomes = (text: string) => new Map(text.trim().split('\n').map((line) => line.split(': ') as [string, string]));
+test('orgplane distribute gave every table its class; a second run changes nothing', {
+  skip,
+  timeout: 300_000,
+}, async () => {
+  const outcomes = (text: string) =>
+    new Map(
+      text
+        .trim()
+        .split('\n')
+        .map((line) => line.split(': ') as [string, string]),
+    );
   const first = outcomes(citus.distributed);
   assert.equal(first.get('users'), 'reference');
   assert.equal(first.get('members'), 'distributed');
@@ -29,7 +38,9 @@ test('orgplane distribute gave every table its class; a second run changes nothi
 });
 
 test('sign-up, sign-in, several organizations created at once, GET /v1/org and /v1/me', { skip }, async () => {
-  [owner, admin, member] = await Promise.all(['owner', 'admin', 'member'].map((label) => signUp(citus.app.url, label))) as [TestUser, TestUser, TestUser];
+  [owner, admin, member] = (await Promise.all(
+    ['owner', 'admin', 'member'].map((label) => signUp(citus.app.url, label)),
+  )) as [TestUser, TestUser, TestUser];
   const signedIn = await citus.as().post('/v1/auth/sign-in', { email: owner.email, password: owner.password });
   assert.equal(signedIn.status, 200, signedIn.text);
   owner.token = signedIn.body.sessionToken;
@@ -58,7 +69,9 @@ test('invitations: accepted, listed, revoked (two revocations at once: one 204, 
   const listed = await asAdmin.get(`/v1/orgs/${orgId}/invitations`);
   assert.equal(listed.status, 200, listed.text);
   const invitationId = invited.body.invitation.id;
-  const revocations = await Promise.all([0, 1].map(() => asAdmin.delete(`/v1/orgs/${orgId}/invitations/${invitationId}`)));
+  const revocations = await Promise.all(
+    [0, 1].map(() => asAdmin.delete(`/v1/orgs/${orgId}/invitations/${invitationId}`)),
+  );
   assert.deepEqual(revocations.map((r) => r.status).sort(), [204, 404], revocations.map((r) => r.text).join(' '));
 });
 
@@ -76,12 +89,21 @@ test('members and roles, teams, API keys', { skip }, async () => {
   const team = await asAdmin.post(`/v1/orgs/${orgId}/teams`, { name: 'Research' });
   assert.equal(team.status, 201, team.text);
   const teamId = team.body.team.id;
-  assert.equal((await asAdmin.post(`/v1/orgs/${orgId}/teams/${teamId}/members`, { memberId: member.memberId })).status, 204);
-  assert.equal((await asAdmin.post(`/v1/orgs/${orgId}/teams/${teamId}/members`, { memberId: admin.memberId })).status, 204);
+  assert.equal(
+    (await asAdmin.post(`/v1/orgs/${orgId}/teams/${teamId}/members`, { memberId: member.memberId })).status,
+    204,
+  );
+  assert.equal(
+    (await asAdmin.post(`/v1/orgs/${orgId}/teams/${teamId}/members`, { memberId: admin.memberId })).status,
+    204,
+  );
   const teams = await citus.as(member.token).get(`/v1/orgs/${orgId}/teams`);
   assert.equal(teams.status, 200, teams.text);
   const org = await citus.as(member.token).get('/v1/org');
-  assert.deepEqual(org.body.currentMemberTeams.map((t: { id: string }) => t.id), [teamId]);
+  assert.deepEqual(
+    org.body.currentMemberTeams.map((t: { id: string }) => t.id),
+    [teamId],
+  );
   assert.equal((await asAdmin.delete(`/v1/orgs/${orgId}/teams/${teamId}/members/${admin.memberId}`)).status, 204);
 
   const key = await asOwner.post(`/v1/orgs/${orgId}/api-keys`, { name: 'ci', role: 'member' });
@@ -91,7 +113,10 @@ test('members and roles, teams, API keys', { skip }, async () => {
   assert.equal((await asOwner.get(`/v1/orgs/${orgId}/api-keys`)).status, 200);
   const keyId = key.body.apiKey.id;
   assert.equal((await asOwner.delete(`/v1/orgs/${orgId}/api-keys/${keyId}`)).status, 204);
-  assert.equal((await citus.as().get(`/v1/orgs/${orgId}/members`, { headers: { 'x-api-key': key.body.key } })).status, 401);
+  assert.equal(
+    (await citus.as().get(`/v1/orgs/${orgId}/members`, { headers: { 'x-api-key': key.body.key } })).status,
+    401,
+  );
 });
 
 test('install links: minted and read back', { skip }, async () => {
@@ -102,7 +127,9 @@ test('install links: minted and read back', { skip }, async () => {
 });
 
 test('ownership transferred, a member removed', { skip }, async () => {
-  const transferred = await citus.as(owner.token).post(`/v1/orgs/${orgId}/transfer-ownership`, { memberId: admin.memberId });
+  const transferred = await citus
+    .as(owner.token)
+    .post(`/v1/orgs/${orgId}/transfer-ownership`, { memberId: admin.memberId });
   assert.equal(transferred.status, 200, transferred.text);
   const org = await citus.as(owner.token).get('/v1/org');
   assert.equal(org.body.organization.owner.memberId, admin.memberId);
@@ -115,7 +142,13 @@ test('the audit log: listed, verified, exported', { skip }, async () => {
   const events = await asAdmin.get(`/v1/orgs/${orgId}/audit-events?limit=100`);
   assert.equal(events.status, 200, events.text);
   const actions = new Set(events.body.events.map((event: { action: string }) => event.action));
-  for (const action of ['organization.created', 'invitation.created', 'member.removed', 'organization.ownership_transferred']) assert.ok(actions.has(action), `${action} is in the log`);
+  for (const action of [
+    'organization.created',
+    'invitation.created',
+    'member.removed',
+    'organization.ownership_transferred',
+  ])
+    assert.ok(actions.has(action), `${action} is in the log`);
   const verified = await asAdmin.get(`/v1/orgs/${orgId}/audit-events/verify`);
   assert.equal(verified.status, 200, verified.text);
   assert.equal(verified.body.ok, true, verified.text);

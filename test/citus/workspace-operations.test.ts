@@ -9,7 +9,13 @@ import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { startBotPlatform, type BotPlatform } from '../support/bot-platform.ts';
 import { memoryClient } from '../memory/helpers.ts';
-import { connectBot, eventually, postUpdate, startDeliveryReceiver, type DeliveryReceiver } from '../messenger/support.ts';
+import {
+  connectBot,
+  eventually,
+  postUpdate,
+  startDeliveryReceiver,
+  type DeliveryReceiver,
+} from '../messenger/support.ts';
 import { useCitusApp } from './citus-app.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
@@ -23,18 +29,27 @@ const { skip } = citus;
 let tenant: Tenant;
 let mcp: RunningServer;
 
-before(async () => {
-  await citus.ready;
-  if (skip) return;
-  [tenant, mcp] = await Promise.all([createTenant(citus.app.url), startStreamableServer({ tools: ['search', 'fetch'] })]);
-}, { timeout: 600_000 });
+before(
+  async () => {
+    await citus.ready;
+    if (skip) return;
+    [tenant, mcp] = await Promise.all([
+      createTenant(citus.app.url),
+      startStreamableServer({ tools: ['search', 'fetch'] }),
+    ]);
+  },
+  { timeout: 600_000 },
+);
 after(async () => {
   await Promise.all([mcp?.close(), receiver?.close(), platform?.close()]);
 });
 
 test('memories: add, batch, list, get, search (ranked, filtered), delete', { skip }, async () => {
   const memory = memoryClient(citus.app.url, tenant.member.token);
-  const tomatoes = await memory.create({ content: 'Tomatoes need six hours of sun and deep watering twice a week', tags: ['garden'] });
+  const tomatoes = await memory.create({
+    content: 'Tomatoes need six hours of sun and deep watering twice a week',
+    tags: ['garden'],
+  });
   const batch = await memory.batch([
     { content: 'Basil grows well next to tomatoes in the garden', tags: ['garden'], source: 'notes' },
     { content: 'The garden hose leaks at the tap; replace the washer' },
@@ -49,8 +64,14 @@ test('memories: add, batch, list, get, search (ranked, filtered), delete', { ski
   const found = await memory.search('watering the tomatoes');
   assert.equal(found[0]!.id, tomatoes.id);
   assert.deepEqual(new Set(found.map((result) => result.id)), new Set([tomatoes.id, batch[0]!.id]));
-  assert.deepEqual((await memory.search('tomatoes', '&source=notes')).map((result) => result.id), [batch[0]!.id]);
-  assert.deepEqual((await memory.search('tomatoes', '&tags=garden')).map((result) => result.id).sort(), [tomatoes.id, batch[0]!.id].sort());
+  assert.deepEqual(
+    (await memory.search('tomatoes', '&source=notes')).map((result) => result.id),
+    [batch[0]!.id],
+  );
+  assert.deepEqual(
+    (await memory.search('tomatoes', '&tags=garden')).map((result) => result.id).sort(),
+    [tomatoes.id, batch[0]!.id].sort(),
+  );
   assert.deepEqual(await memory.search('submarine'), []);
 
   // Another person's memories are theirs: the same words find nothing of the member's.
@@ -58,12 +79,17 @@ test('memories: add, batch, list, get, search (ranked, filtered), delete', { ski
   assert.deepEqual(await other.search('tomatoes'), []);
 
   await memory.remove(tomatoes.id);
-  assert.deepEqual((await memory.search('watering tomatoes')).map((result) => result.id), [batch[0]!.id]);
+  assert.deepEqual(
+    (await memory.search('watering tomatoes')).map((result) => result.id),
+    [batch[0]!.id],
+  );
 });
 
 test('several searches and writes of one person at once all answer', { skip }, async () => {
   const memory = memoryClient(citus.app.url, tenant.owner.token);
-  await memory.batch(Array.from({ length: 20 }, (_, i) => ({ content: `meeting notes ${i}: discussed the roadmap and the budget` })));
+  await memory.batch(
+    Array.from({ length: 20 }, (_, i) => ({ content: `meeting notes ${i}: discussed the roadmap and the budget` })),
+  );
   const answers = await Promise.all([
     ...Array.from({ length: 6 }, () => memory.search('roadmap budget', '&limit=5')),
     memory.create({ content: 'the roadmap review moved to Friday' }).then(() => []),
@@ -71,9 +97,17 @@ test('several searches and writes of one person at once all answer', { skip }, a
   for (const results of answers.slice(0, 6)) assert.equal(results.length, 5);
 });
 
-test('MCP connections: create (probed), get, list, test, edit with the concurrency token, a stale edit, access, tool policy, tools, delete', { skip }, async () => {
+test('MCP connections: create (probed), get, list, test, edit with the concurrency token, a stale edit, access, tool policy, tools, delete', {
+  skip,
+}, async () => {
   const admin = citus.as(tenant.admin.token);
-  const body = { name: 'Docs server', url: mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } };
+  const body = {
+    name: 'Docs server',
+    url: mcp.url,
+    authType: 'none',
+    credentialMode: 'shared',
+    access: { orgWide: true },
+  };
   const created = await admin.post('/v1/mcp-connections', body);
   assert.equal(created.status, 201, created.text);
   const connection = created.body;
@@ -82,7 +116,10 @@ test('MCP connections: create (probed), get, list, test, edit with the concurren
   assert.equal((await admin.get(`/v1/mcp-connections/${connection.id}`)).status, 200);
   const listed = await citus.as(tenant.member.token).get('/v1/mcp-connections');
   assert.equal(listed.status, 200, listed.text);
-  assert.deepEqual(listed.body.connections.map((c: { id: string }) => c.id), [connection.id]);
+  assert.deepEqual(
+    listed.body.connections.map((c: { id: string }) => c.id),
+    [connection.id],
+  );
   const tested = await admin.post(`/v1/mcp-connections/${connection.id}/test`);
   assert.equal(tested.status, 200, tested.text);
 
@@ -93,13 +130,23 @@ test('MCP connections: create (probed), get, list, test, edit with the concurren
   assert.equal(renamed.body.name, 'Docs');
   const stale = await edit(connection.updatedAt, 'Stale');
   assert.equal(stale.status, 409, stale.text);
-  const moved = await admin.put(`/v1/mcp-connections/${connection.id}`, { ...body, url: `${mcp.url}?v=2`, expectedUpdatedAt: renamed.body.updatedAt });
+  const moved = await admin.put(`/v1/mcp-connections/${connection.id}`, {
+    ...body,
+    url: `${mcp.url}?v=2`,
+    expectedUpdatedAt: renamed.body.updatedAt,
+  });
   assert.equal(moved.status, 200, moved.text);
 
-  const access = await admin.put(`/v1/mcp-connections/${connection.id}/access`, { access: { memberIds: [tenant.member.memberId] } });
+  const access = await admin.put(`/v1/mcp-connections/${connection.id}/access`, {
+    access: { memberIds: [tenant.member.memberId] },
+  });
   assert.equal(access.status, 200, access.text);
   assert.deepEqual(access.body.access, { orgWide: false, memberIds: [tenant.member.memberId], teamIds: [] });
-  const policy = await admin.put(`/v1/mcp-connections/${connection.id}/tool-policy`, { mode: 'deny_list', tools: ['fetch'], destructiveNeedsApproval: false });
+  const policy = await admin.put(`/v1/mcp-connections/${connection.id}/tool-policy`, {
+    mode: 'deny_list',
+    tools: ['fetch'],
+    destructiveNeedsApproval: false,
+  });
   assert.equal(policy.status, 200, policy.text);
   const tools = await citus.as(tenant.member.token).get(`/v1/mcp-connections/${connection.id}/tools`);
   assert.equal(tools.status, 200, tools.text);
@@ -108,12 +155,16 @@ test('MCP connections: create (probed), get, list, test, edit with the concurren
   assert.equal((await admin.get(`/v1/mcp-connections/${connection.id}`)).status, 404);
 });
 
-test('messenger: a bot connected, its updates claimed from the webhook, delivered in order per chat, a duplicate acknowledged once, the connection deleted', { skip }, async () => {
+test('messenger: a bot connected, its updates claimed from the webhook, delivered in order per chat, a duplicate acknowledged once, the connection deleted', {
+  skip,
+}, async () => {
   const env = { app: citus.app, platform: platform!, receiver: receiver!, tenant, close: async () => {} };
   const bot = await connectBot(env);
   const secret = platform!.webhookOf(bot.bot.token)!.secretToken!;
   const chats = [501, 502, 501, 503, 501];
-  const updates = chats.map((chatId, index) => platform!.messageUpdate(bot.bot.token, { chatId, text: `message ${index}` }));
+  const updates = chats.map((chatId, index) =>
+    platform!.messageUpdate(bot.bot.token, { chatId, text: `message ${index}` }),
+  );
   const ids = updates.map((update) => update.update_id as number);
   for (const update of updates) {
     const claimed = await postUpdate(citus.app.url, bot.id, update, secret);
@@ -121,15 +172,28 @@ test('messenger: a bot connected, its updates claimed from the webhook, delivere
   }
   const duplicate = await postUpdate(citus.app.url, bot.id, updates[0], secret);
   assert.deepEqual([duplicate.status, duplicate.json], [200, { ok: true, accepted: false, reason: 'duplicate' }]);
-  const delivered = () => receiver!.received.filter((d) => d.json?.connectionId === bot.id).map((d) => d.json.update.update_id as number);
+  const delivered = () =>
+    receiver!.received.filter((d) => d.json?.connectionId === bot.id).map((d) => d.json.update.update_id as number);
   await eventually(() => delivered().length >= updates.length || undefined, { what: 'every delivery' });
-  assert.deepEqual([...delivered()].sort((a, b) => a - b), [...ids].sort((a, b) => a - b));
+  assert.deepEqual(
+    [...delivered()].sort((a, b) => a - b),
+    [...ids].sort((a, b) => a - b),
+  );
   const chat501 = ids.filter((_, index) => chats[index] === 501);
-  assert.deepEqual(delivered().filter((id) => chat501.includes(id)), chat501, "one chat's updates in order");
-  const listed = await eventually(async () => {
-    const response = await citus.as(tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
-    return response.body.updates.length === updates.length ? response : undefined;
-  }, { what: 'the delivered state' });
+  assert.deepEqual(
+    delivered().filter((id) => chat501.includes(id)),
+    chat501,
+    "one chat's updates in order",
+  );
+  const listed = await eventually(
+    async () => {
+      const response = await citus
+        .as(tenant.admin.token)
+        .get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
+      return response.body.updates.length === updates.length ? response : undefined;
+    },
+    { what: 'the delivered state' },
+  );
   assert.equal(listed.status, 200);
   assert.equal((await citus.as(tenant.admin.token).delete(`/v1/messenger/connections/${bot.id}`)).status, 204);
 });

@@ -15,7 +15,9 @@ const events = () => ui.page.getByRole('table', { name: 'Audit events, newest fi
 // One row per event; each has a hidden details row after it, which is not counted.
 const eventRows = () => ui.page.locator('table.audit tbody tr:not(.event-details)');
 
-test('an owner sees the events of real changes, newest first, with their details', { skip: skipWithoutChromium }, async () => {
+test('an owner sees the events of real changes, newest first, with their details', {
+  skip: skipWithoutChromium,
+}, async () => {
   const { owner, orgId } = t.tenant;
   for (const name of ['Design', 'Research', 'Support']) {
     const created = await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name });
@@ -27,7 +29,10 @@ test('an owner sees the events of real changes, newest first, with their details
   await rows.filter({ hasText: 'team.created' }).first().waitFor();
   // Newest first: the last team created is the first team row.
   assert.match(await rows.filter({ hasText: 'team.created' }).first().innerText(), /Support/);
-  const toggle = rows.filter({ hasText: 'Support' }).first().getByRole('button', { name: /^Details of team\.created/ });
+  const toggle = rows
+    .filter({ hasText: 'Support' })
+    .first()
+    .getByRole('button', { name: /^Details of team\.created/ });
   await toggle.click();
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
   const details = ui.page.locator(`#${await toggle.getAttribute('aria-controls')}`);
@@ -38,13 +43,16 @@ test('an owner sees the events of real changes, newest first, with their details
   await screenshot(ui.page, 'audit-log');
 });
 
-test('filters narrow the list and say so when nothing matches; clearing brings every event back', { skip: skipWithoutChromium }, async () => {
+test('filters narrow the list and say so when nothing matches; clearing brings every event back', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByLabel('Action or prefix').fill('team.');
   await ui.page.getByRole('button', { name: 'Apply filters' }).click();
   const rows = events().getByRole('row');
   // A header row and the three team events.
   await waitUntil(async () => (await eventRows().count()) === 3, 'the three team events are listed');
-  for (const text of await rows.allInnerTexts()) if (!text.startsWith('When') && text.trim()) assert.match(text, /team\.created/);
+  for (const text of await rows.allInnerTexts())
+    if (!text.startsWith('When') && text.trim()) assert.match(text, /team\.created/);
 
   await ui.page.getByLabel('Outcome').selectOption('denied');
   await ui.page.getByRole('button', { name: 'Apply filters' }).click();
@@ -56,11 +64,16 @@ test('filters narrow the list and say so when nothing matches; clearing brings e
   assert.equal(await ui.page.getByLabel('Action or prefix').inputValue(), '');
 });
 
-test('a filter the API refuses is shown beside its field, and the list stays', { skip: skipWithoutChromium }, async () => {
+test('a filter the API refuses is shown beside its field, and the list stays', {
+  skip: skipWithoutChromium,
+}, async () => {
   const actor = ui.page.getByLabel('Actor (id or e-mail)');
   await actor.fill('x'.repeat(600));
   await ui.page.getByRole('button', { name: 'Apply filters' }).click();
-  await waitUntil(async () => (await actor.getAttribute('aria-invalid')) === 'true', 'the actor field is marked invalid');
+  await waitUntil(
+    async () => (await actor.getAttribute('aria-invalid')) === 'true',
+    'the actor field is marked invalid',
+  );
   assert.match(await ui.page.locator('#field-actor-error').innerText(), /\S/);
   assert.ok((await events().getByRole('row').count()) > 1, 'the events shown before stay');
   await actor.fill('');
@@ -74,13 +87,21 @@ test('older events load page by page', { skip: skipWithoutChromium }, async () =
   await ui.page.getByRole('button', { name: 'Load older events' }).click();
   await waitUntil(async () => (await eventRows().count()) > 50, 'older events are appended');
   // Each event's id (in its hidden details row, so read as text content).
-  const ids = await ui.page.locator('table.audit tbody tr.event-details').evaluateAll((rows) => rows.map((row) => row.querySelector('dd')?.textContent));
+  const ids = await ui.page
+    .locator('table.audit tbody tr.event-details')
+    .evaluateAll((rows) => rows.map((row) => row.querySelector('dd')?.textContent));
   assert.equal(new Set(ids).size, ids.length, 'no event twice');
 });
 
 test('exports download the filtered range as CSV and NDJSON', { skip: skipWithoutChromium }, async () => {
-  for (const [button, format] of [['Export CSV', 'csv'], ['Export NDJSON', 'ndjson']] as const) {
-    const [download] = await Promise.all([ui.page.waitForEvent('download'), ui.page.getByRole('button', { name: button }).click()]);
+  for (const [button, format] of [
+    ['Export CSV', 'csv'],
+    ['Export NDJSON', 'ndjson'],
+  ] as const) {
+    const [download] = await Promise.all([
+      ui.page.waitForEvent('download'),
+      ui.page.getByRole('button', { name: button }).click(),
+    ]);
     assert.equal(download.suggestedFilename(), `audit-events.${format}`);
     const text = await readFile((await download.path())!, 'utf8');
     assert.match(text, /team\.created/);
@@ -89,12 +110,16 @@ test('exports download the filtered range as CSV and NDJSON', { skip: skipWithou
   }
 });
 
-test('verification reports an intact chain, then the event changed behind the API\'s back', { skip: skipWithoutChromium }, async () => {
+test("verification reports an intact chain, then the event changed behind the API's back", {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByRole('button', { name: 'Verify the chain' }).click();
   await ui.page.getByText(/^The chain verifies: \d+ events/).waitFor();
 
   const { rows } = await t.app.db.query<{ id: string }>(
-    `SELECT id FROM audit_events WHERE organization_id = $1 AND action = 'team.created' ORDER BY seq LIMIT 1`, [t.tenant.orgId]);
+    `SELECT id FROM audit_events WHERE organization_id = $1 AND action = 'team.created' ORDER BY seq LIMIT 1`,
+    [t.tenant.orgId],
+  );
   await t.app.db.query(`UPDATE audit_events SET target_name = 'Forged' WHERE id = $1`, [rows[0]!.id]);
   await ui.page.getByRole('button', { name: 'Verify the chain' }).click();
   await ui.page.getByText(`The chain is broken at event ${rows[0]!.id}`).waitFor();

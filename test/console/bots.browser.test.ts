@@ -11,7 +11,15 @@ import { api } from '../support/http.ts';
 import { eventually, expectedSignature, startMessengerEnv, type MessengerEnv } from '../messenger/support.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
 import { ageSession } from '../identity/reauth-support.ts';
-import { assertFitsPhone, cancelThenConfirm, confirmItIsYou, consoleToken, signInAs, signOut, waitUntil } from './session.ts';
+import {
+  assertFitsPhone,
+  cancelThenConfirm,
+  confirmItIsYou,
+  consoleToken,
+  signInAs,
+  signOut,
+  waitUntil,
+} from './session.ts';
 
 let env: MessengerEnv;
 let bot: Bot;
@@ -29,7 +37,9 @@ async function describedText(name: string) {
   return ui.page.locator(`#${await ui.page.locator(`#field-${name}`).getAttribute('aria-describedby')}`).innerText();
 }
 
-test('with no bot yet the page says what to do; a token the platform refuses and a bad URL are shown beside their fields', { skip: skipWithoutChromium }, async () => {
+test('with no bot yet the page says what to do; a token the platform refuses and a bad URL are shown beside their fields', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signInAs(ui.page, env.app.url, env.tenant.admin, '/bots');
   await ui.page.getByRole('heading', { name: 'Bots', level: 1 }).waitFor();
   await ui.page.getByText(/No bots connected yet\. Create a bot/).waitFor();
@@ -40,20 +50,28 @@ test('with no bot yet the page says what to do; a token the platform refuses and
   await token.fill(env.platform.unknownToken());
   await field('Delivery URL').fill(env.receiver.url);
   await ui.page.getByRole('button', { name: 'Connect bot' }).click();
-  await waitUntil(async () => (await token.getAttribute('aria-invalid')) === 'true', 'the refused token is marked invalid');
+  await waitUntil(
+    async () => (await token.getAttribute('aria-invalid')) === 'true',
+    'the refused token is marked invalid',
+  );
   assert.match(await describedText('botToken'), /did not accept this bot token/);
 
   bot = env.platform.addBot();
   await token.fill(bot.token);
   await field('Delivery URL').fill('ftp://receiver.example.test/updates');
   await ui.page.getByRole('button', { name: 'Connect bot' }).click();
-  await waitUntil(async () => (await field('Delivery URL').getAttribute('aria-invalid')) === 'true', 'the URL is marked invalid');
+  await waitUntil(
+    async () => (await field('Delivery URL').getAttribute('aria-invalid')) === 'true',
+    'the URL is marked invalid',
+  );
   assert.match(await describedText('deliveryUrl'), /http\(s\)/);
   assert.equal(await token.getAttribute('aria-invalid'), 'false');
   assert.deepEqual((await admin().get('/v1/messenger/connections')).body.connections, [], 'nothing was connected');
 });
 
-test('a bot is connected: its webhook is registered and the delivery secret is shown once', { skip: skipWithoutChromium }, async () => {
+test('a bot is connected: its webhook is registered and the delivery secret is shown once', {
+  skip: skipWithoutChromium,
+}, async () => {
   await field('Delivery URL').fill(env.receiver.url);
   await ui.page.getByRole('button', { name: 'Connect bot' }).click();
   const shown = ui.page.getByRole('region', { name: 'New bot connection' });
@@ -73,7 +91,9 @@ test('a bot is connected: its webhook is registered and the delivery secret is s
   assert.ok(!(await ui.page.content()).includes(deliverySecret), 'the secret is never shown again');
 });
 
-test('the bot\'s updates are followed until delivered (signed with the secret shown); a failing receiver ends in a dead letter', { skip: skipWithoutChromium }, async () => {
+test("the bot's updates are followed until delivered (signed with the secret shown); a failing receiver ends in a dead letter", {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByRole('link', { name: `@${bot.username}` }).click();
   await ui.page.getByRole('heading', { name: `@${bot.username}`, level: 1 }).waitFor();
   await ui.page.getByText(/No updates yet\. Send/).waitFor();
@@ -82,11 +102,20 @@ test('the bot\'s updates are followed until delivered (signed with the secret sh
 
   const hello = env.platform.messageUpdate(bot.token, { chatId: 501, text: 'hello' });
   assert.equal((await env.platform.deliver(bot.token, hello)).status, 200);
-  const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === hello.update_id), { what: 'the delivery' });
-  assert.equal(delivery.headers['x-orgplane-signature'], expectedSignature(deliverySecret, delivery.body), 'the secret shown is the signing key');
+  const delivery = await eventually(
+    () => env.receiver.received.find((d) => d.json?.update?.update_id === hello.update_id),
+    { what: 'the delivery' },
+  );
+  assert.equal(
+    delivery.headers['x-orgplane-signature'],
+    expectedSignature(deliverySecret, delivery.body),
+    'the secret shown is the signing key',
+  );
   await ui.page.getByRole('button', { name: 'Refresh' }).click();
   const updates = ui.page.getByRole('table', { name: `Recent updates of @${bot.username}, newest first` });
-  const helloRow = updates.getByRole('row').filter({ has: ui.page.getByRole('cell', { name: String(hello.update_id), exact: true }) });
+  const helloRow = updates
+    .getByRole('row')
+    .filter({ has: ui.page.getByRole('cell', { name: String(hello.update_id), exact: true }) });
   await helloRow.getByRole('cell', { name: 'Delivered', exact: true }).waitFor();
 
   env.receiver.respond = (_delivery, res) => {
@@ -97,7 +126,9 @@ test('the bot\'s updates are followed until delivered (signed with the secret sh
   assert.equal((await env.platform.deliver(bot.token, lost)).status, 200);
   // Clicked once: the page then reads the list again by itself while the update is queued or retrying.
   await ui.page.getByRole('button', { name: 'Refresh' }).click();
-  const lostRow = updates.getByRole('row').filter({ has: ui.page.getByRole('cell', { name: String(lost.update_id), exact: true }) });
+  const lostRow = updates
+    .getByRole('row')
+    .filter({ has: ui.page.getByRole('cell', { name: String(lost.update_id), exact: true }) });
   await lostRow.getByRole('cell', { name: 'Dead letter', exact: true }).waitFor({ timeout: 30_000 });
   const letters = ui.page.getByRole('list', { name: `Dead letters of @${bot.username}` });
   const letter = letters.getByRole('listitem').filter({ hasText: `Update ${lost.update_id}` });
@@ -120,7 +151,9 @@ test('the bot page and the list fit 390×844', { skip: skipWithoutChromium }, as
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('settings: a bad delivery URL is refused beside its field, a good one saved (a stale session confirms first); disabled after a confirmation (no prompt), the platform\'s updates are refused until enabled again', { skip: skipWithoutChromium }, async () => {
+test("settings: a bad delivery URL is refused beside its field, a good one saved (a stale session confirms first); disabled after a confirmation (no prompt), the platform's updates are refused until enabled again", {
+  skip: skipWithoutChromium,
+}, async () => {
   const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
   const stored = async () => (await admin().get(`/v1/messenger/connections/${connectionId}`)).body.connection;
   const url = field('Delivery URL');
@@ -141,12 +174,21 @@ test('settings: a bad delivery URL is refused beside its field, a good one saved
 
   // Enabling and disabling change no destination: a stale session does them without the prompt.
   await ageSession(env.app, await consoleToken(ui.page));
-  await cancelThenConfirm(ui.page, ui.page.getByRole('button', { name: 'Disable the bot' }), `Disable @${bot.username}?`, 'Disable bot', async () => {
-    assert.equal((await stored()).status, 'active', 'cancel keeps the bot active');
-  });
+  await cancelThenConfirm(
+    ui.page,
+    ui.page.getByRole('button', { name: 'Disable the bot' }),
+    `Disable @${bot.username}?`,
+    'Disable bot',
+    async () => {
+      assert.equal((await stored()).status, 'active', 'cancel keeps the bot active');
+    },
+  );
   await ui.page.getByText('Disabled: updates are refused').waitFor();
   assert.equal((await stored()).status, 'disabled');
-  const refused = await env.platform.deliver(bot.token, env.platform.messageUpdate(bot.token, { chatId: 503, text: 'while disabled' }));
+  const refused = await env.platform.deliver(
+    bot.token,
+    env.platform.messageUpdate(bot.token, { chatId: 503, text: 'while disabled' }),
+  );
   assert.deepEqual(refused.json, { ok: true, accepted: false, reason: 'connection_disabled' });
   await ui.page.getByRole('button', { name: 'Enable the bot' }).click();
   await ui.page.getByText('Active: updates are accepted').waitFor();
@@ -155,14 +197,30 @@ test('settings: a bad delivery URL is refused beside its field, a good one saved
   await assertAccessible(ui.page, 'bot settings');
 });
 
-test('a bot is disconnected after a confirmation (the session, still stale, confirms it is its person first); cancelling keeps it', { skip: skipWithoutChromium }, async () => {
+test('a bot is disconnected after a confirmation (the session, still stale, confirms it is its person first); cancelling keeps it', {
+  skip: skipWithoutChromium,
+}, async () => {
   const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
-  await cancelThenConfirm(ui.page, ui.page.getByRole('button', { name: `Disconnect @${bot.username}` }), `Disconnect @${bot.username}?`, 'Disconnect bot', async () => {
-    assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 200, 'cancel keeps the bot');
-    assert.equal(env.platform.callsTo('deleteWebhook', bot.token).length, 0);
-  });
+  await cancelThenConfirm(
+    ui.page,
+    ui.page.getByRole('button', { name: `Disconnect @${bot.username}` }),
+    `Disconnect @${bot.username}?`,
+    'Disconnect bot',
+    async () => {
+      assert.equal(
+        (await admin().get(`/v1/messenger/connections/${connectionId}`)).status,
+        200,
+        'cancel keeps the bot',
+      );
+      assert.equal(env.platform.callsTo('deleteWebhook', bot.token).length, 0);
+    },
+  );
   await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
-  assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 200, 'kept until the re-authentication');
+  assert.equal(
+    (await admin().get(`/v1/messenger/connections/${connectionId}`)).status,
+    200,
+    'kept until the re-authentication',
+  );
   await confirmItIsYou(ui.page, env.tenant.admin.password);
   await ui.page.getByText(/No bots connected yet\./).waitFor();
   assert.equal((await admin().get(`/v1/messenger/connections/${connectionId}`)).status, 404);

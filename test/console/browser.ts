@@ -12,7 +12,14 @@ export const skipWithoutChromium = chromiumPath ? false : 'Chromium is not insta
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath!,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -27,7 +34,10 @@ export interface ConsolePage {
  * needs), Chromium is launched once and opens one 1280×800 page, which the file's tests share in order;
  * the browser is closed after them. Its fields are set when the tests run.
  */
-export function useConsolePage(prepare?: () => Promise<unknown>, contextOptions: BrowserContextOptions = {}): ConsolePage {
+export function useConsolePage(
+  prepare?: () => Promise<unknown>,
+  contextOptions: BrowserContextOptions = {},
+): ConsolePage {
   const ui = {} as ConsolePage;
   before(async () => {
     if (skipWithoutChromium) return;
@@ -51,8 +61,16 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 export async function assertAccessible(page: Page, label: string) {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
+    const result = await (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe.run();
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      targets: v.nodes.map((n) => n.target.join(' ')),
+    }));
   });
   const severe = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(severe, [], `${label}: axe-core found serious or critical violations`);

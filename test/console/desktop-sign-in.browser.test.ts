@@ -30,7 +30,9 @@ const ui = useConsolePage(async () => {
     // Only the redirect: the browser's own requests (its favicon) may arrive after a test looked.
     const url = new URL(request.url!, 'http://127.0.0.1');
     if (url.pathname === '/callback') arrivals.push(url.searchParams);
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>orgplane desktop</title><h1>Back in the app</h1>');
+    response
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end('<!doctype html><title>orgplane desktop</title><h1>Back in the app</h1>');
   });
   await new Promise<void>((resolve) => desktop.listen(0, '127.0.0.1', resolve));
   redirectUri = `http://127.0.0.1:${(desktop.address() as AddressInfo).port}/callback`;
@@ -43,11 +45,18 @@ after(async () => {
 });
 
 function appLink(challenge: string, state?: string, to = redirectUri) {
-  const query = new URLSearchParams({ redirect_uri: to, code_challenge: challenge, code_challenge_method: 'S256', ...(state !== undefined ? { state } : {}) });
+  const query = new URLSearchParams({
+    redirect_uri: to,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...(state !== undefined ? { state } : {}),
+  });
   return `${t.app.url}/desktop/sign-in?${query}`;
 }
 
-test('the app\'s link: sign in, confirm, the browser lands on the app with a code that only the app\'s verifier redeems', { skip: skipWithoutChromium }, async () => {
+test("the app's link: sign in, confirm, the browser lands on the app with a code that only the app's verifier redeems", {
+  skip: skipWithoutChromium,
+}, async () => {
   const { member, orgId } = t.tenant;
   const pkce = pkcePair();
   await ui.page.goto(appLink(pkce.challenge, 'state-1'));
@@ -57,7 +66,10 @@ test('the app\'s link: sign in, confirm, the browser lands on the app with a cod
 
   await ui.page.getByRole('heading', { name: 'Sign in to the desktop app' }).waitFor();
   await ui.page.getByText(member.email).waitFor();
-  assert.match(await ui.page.locator('main').innerText(), new RegExp(`waiting at 127\\.0\\.0\\.1:${new URL(redirectUri).port}`));
+  assert.match(
+    await ui.page.locator('main').innerText(),
+    new RegExp(`waiting at 127\\.0\\.0\\.1:${new URL(redirectUri).port}`),
+  );
   await assertAccessible(ui.page, 'desktop sign-in');
   await screenshot(ui.page, 'desktop-sign-in');
   await ui.page.getByRole('button', { name: 'Continue to the desktop app' }).click();
@@ -74,7 +86,9 @@ test('the app\'s link: sign in, confirm, the browser lands on the app with a cod
   await ui.page.getByRole('button', { name: 'Continue to the desktop app' }).click();
   await ui.page.getByRole('heading', { name: 'Back in the app' }).waitFor();
   const [second] = arrivals.splice(0);
-  const exchanged = await t.as().post('/v1/auth/desktop/token', { code: second!.get('code'), codeVerifier: again.verifier, redirectUri });
+  const exchanged = await t
+    .as()
+    .post('/v1/auth/desktop/token', { code: second!.get('code'), codeVerifier: again.verifier, redirectUri });
   assert.equal(exchanged.status, 200, exchanged.text);
   assert.equal(exchanged.body.user.id, member.userId);
   assert.equal(exchanged.body.organizationId, orgId);
@@ -82,20 +96,31 @@ test('the app\'s link: sign in, confirm, the browser lands on the app with a cod
   assert.equal(me.body.user.id, member.userId, 'the app is signed in as the person');
 });
 
-test('cancelling tells the app (access_denied, its state) and gives it no code', { skip: skipWithoutChromium }, async () => {
+test('cancelling tells the app (access_denied, its state) and gives it no code', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.goto(appLink(pkcePair().challenge, 'state-3'));
   await ui.page.getByRole('button', { name: 'Cancel' }).click();
   await ui.page.getByRole('heading', { name: 'Back in the app' }).waitFor();
   const [arrived] = arrivals.splice(0);
-  assert.deepEqual([arrived?.get('error'), arrived?.get('state'), arrived?.has('code')], ['access_denied', 'state-3', false]);
+  assert.deepEqual(
+    [arrived?.get('error'), arrived?.get('state'), arrived?.has('code')],
+    ['access_denied', 'state-3', false],
+  );
 });
 
-test('a link without its challenge, or with a redirect the API refuses, says so and sends the browser nowhere', { skip: skipWithoutChromium }, async () => {
+test('a link without its challenge, or with a redirect the API refuses, says so and sends the browser nowhere', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.goto(`${t.app.url}/desktop/sign-in?redirect_uri=${encodeURIComponent(redirectUri)}`);
   await ui.page.getByRole('alert').filter({ hasText: 'This sign-in link is incomplete' }).waitFor();
   await assertAccessible(ui.page, 'desktop sign-in, incomplete link');
 
-  const query = new URLSearchParams({ redirect_uri: 'https://elsewhere.example/callback', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+  const query = new URLSearchParams({
+    redirect_uri: 'https://elsewhere.example/callback',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+  });
   await ui.page.goto(`${t.app.url}/desktop/sign-in?${query}`);
   await ui.page.getByRole('button', { name: 'Continue to the desktop app' }).click();
   const alert = ui.page.getByRole('alert');
@@ -106,7 +131,10 @@ test('a link without its challenge, or with a redirect the API refuses, says so 
   assert.ok(await consoleToken(ui.page), 'still signed in here');
 });
 
-test('a link whose redirect is orgplane\'s own SSO callback: the owner confirms, and another organization\'s admin gets no session', { skip: skipWithoutChromium, timeout: 60_000 }, async () => {
+test("a link whose redirect is orgplane's own SSO callback: the owner confirms, and another organization's admin gets no session", {
+  skip: skipWithoutChromium,
+  timeout: 60_000,
+}, async () => {
   const { owner } = t.tenant;
   const trap = await attacker.ownCallback();
   const pkce = pkcePair();
@@ -121,13 +149,19 @@ test('a link whose redirect is orgplane\'s own SSO callback: the owner confirms,
     const seen = attacker.idp.receivedCodes.length;
     await page.getByRole('button', { name: 'Continue to the desktop app' }).click();
     // The console's refusal, or (where the code was handed on) the page orgplane's callback ends on.
-    await page.getByRole('alert').or(page.getByRole('heading', { name: 'Sign-in refused' })).first().waitFor();
+    await page
+      .getByRole('alert')
+      .or(page.getByRole('heading', { name: 'Sign-in refused' }))
+      .first()
+      .waitFor();
     let session: { userId: string } | undefined;
     for (const code of attacker.idp.receivedCodes.slice(seen)) {
-      const exchanged = await t.as().post('/v1/auth/desktop/token', { code, codeVerifier: pkce.verifier, redirectUri: trap });
+      const exchanged = await t
+        .as()
+        .post('/v1/auth/desktop/token', { code, codeVerifier: pkce.verifier, redirectUri: trap });
       if (exchanged.status === 200) session = { userId: exchanged.body.user.id };
     }
-    assert.equal(session, undefined, 'the attacker got the owner\'s session');
+    assert.equal(session, undefined, "the attacker got the owner's session");
     assert.equal(new URL(page.url()).origin, t.app.url);
     assert.equal(new URL(page.url()).pathname, '/desktop/sign-in', 'the browser stays on the console page');
   } finally {
@@ -135,17 +169,27 @@ test('a link whose redirect is orgplane\'s own SSO callback: the owner confirms,
   }
 });
 
-test('Cancel on a link whose redirect is another site sends the browser nowhere (no open redirect)', { skip: skipWithoutChromium }, async () => {
+test('Cancel on a link whose redirect is another site sends the browser nowhere (no open redirect)', {
+  skip: skipWithoutChromium,
+}, async () => {
   const visits: string[] = [];
   // Her site, answered here (the test machine reaches no other): any request the browser makes to it is a visit.
   await ui.context.route('https://attacker.example/**', (route) => {
     visits.push(route.request().url());
-    return route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>attacker</title><h1>Attacker site</h1>' });
+    return route.fulfill({
+      status: 200,
+      contentType: 'text/html',
+      body: '<!doctype html><title>attacker</title><h1>Attacker site</h1>',
+    });
   });
   try {
     await ui.page.goto(appLink(pkcePair().challenge, 'state-5', 'https://attacker.example/phish'));
     await ui.page.getByRole('button', { name: 'Cancel' }).click();
-    await ui.page.getByRole('alert').or(ui.page.getByRole('heading', { name: 'Attacker site' })).first().waitFor();
+    await ui.page
+      .getByRole('alert')
+      .or(ui.page.getByRole('heading', { name: 'Attacker site' }))
+      .first()
+      .waitFor();
     assert.deepEqual(visits, [], 'the console sent the browser to another site (open redirect)');
     assert.equal(new URL(ui.page.url()).origin, t.app.url, 'the browser stays on the console');
     assert.match(await ui.page.getByRole('alert').innerText(), /\S/);
@@ -158,7 +202,11 @@ test('the confirmation fits 390×844 without sideways scrolling', { skip: skipWi
   await ui.page.setViewportSize({ width: 390, height: 844 });
   await ui.page.goto(appLink(pkcePair().challenge, 'state-4'));
   await ui.page.getByRole('button', { name: 'Continue to the desktop app' }).waitFor();
-  await waitUntil(async () => (await horizontalOverflow(ui.page)) <= 0, 'the page stops scrolling sideways at 390 wide', 3000);
+  await waitUntil(
+    async () => (await horizontalOverflow(ui.page)) <= 0,
+    'the page stops scrolling sideways at 390 wide',
+    3000,
+  );
   await assertAccessible(ui.page, 'desktop sign-in at 390×844');
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });

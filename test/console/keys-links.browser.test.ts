@@ -28,7 +28,9 @@ test('API keys: the empty state, a blank name refused beside its field', { skip:
   await waitUntil(async () => (await name.getAttribute('aria-invalid')) === 'true', 'the blank name is marked invalid');
 });
 
-test('API keys: on a stale session the prompt comes first; the key is shown once, copies, works, and is revoked', { skip: skipWithoutChromium }, async () => {
+test('API keys: on a stale session the prompt comes first; the key is shown once, copies, works, and is revoked', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ageSession(t.app, await consoleToken(ui.page));
   await ui.page.getByLabel('Key name').fill('CI deploy');
   await ui.page.getByLabel('Key role').selectOption('admin');
@@ -75,7 +77,9 @@ test('API keys: on a stale session the prompt comes first; the key is shown once
   assert.equal(revoked.status, 401, 'a revoked key is refused');
 });
 
-test('install links: an owner mints one and copies it; it opens the install page; rotation voids it after a confirmation', { skip: skipWithoutChromium }, async () => {
+test('install links: an owner mints one and copies it; it opens the install page; rotation voids it after a confirmation', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Install links' }).click();
   await ui.page.getByText(/No link on screen/).waitFor();
   await ui.page.getByRole('button', { name: 'Create install link' }).click();
@@ -102,14 +106,23 @@ test('install links: an owner mints one and copies it; it opens the install page
 
   await ui.page.getByRole('button', { name: 'Rotate install links' }).click();
   await dialog.getByRole('button', { name: 'Rotate links' }).click();
-  await ui.page.getByRole('status').filter({ hasText: /Links rotated/ }).waitFor();
+  await ui.page
+    .getByRole('status')
+    .filter({ hasText: /Links rotated/ })
+    .waitFor();
   const second = await field.inputValue();
   assert.notEqual(second, first);
-  assert.equal((await fetch(`${t.app.url}/v1/install-links/${token(first)}`)).status, 404, 'the older link stopped working');
+  assert.equal(
+    (await fetch(`${t.app.url}/v1/install-links/${token(first)}`)).status,
+    404,
+    'the older link stopped working',
+  );
   assert.equal((await fetch(`${t.app.url}/v1/install-links/${token(second)}`)).status, 200);
 });
 
-test('a member: no API keys (the page says who manages them); install links minted but not rotated; 390×844', { skip: skipWithoutChromium }, async () => {
+test('a member: no API keys (the page says who manages them); install links minted but not rotated; 390×844', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signOut(ui.page);
   await signInAs(ui.page, t.app.url, t.tenant.member, '/api-keys');
   await ui.page.getByText(/Only owners and admins manage API keys/).waitFor();

@@ -18,8 +18,19 @@ const t = useTenantApp({ config: { allowedPrivateNetworks: LOOPBACK } });
 
 // The docs server's catalog is read at every tools/list, so a test can retire a tool.
 let docsTools = [
-  { name: 'search', title: 'Search documents', description: 'Full-text search', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
-  { name: 'delete_page', description: 'Deletes a page', inputSchema: { type: 'object' }, annotations: { destructiveHint: true } },
+  {
+    name: 'search',
+    title: 'Search documents',
+    description: 'Full-text search',
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'delete_page',
+    description: 'Deletes a page',
+    inputSchema: { type: 'object' },
+    annotations: { destructiveHint: true },
+  },
 ];
 // While set, the docs server holds each request until the test releases it (to see the progress shown meanwhile).
 let gate: Promise<void> | null = null;
@@ -31,7 +42,12 @@ let connectionId = '';
 const ui = useConsolePage(async () => {
   await t.ready;
   [docs, mirror, failing] = await Promise.all([
-    startStreamableServer({ toolDefinitions: () => docsTools, onRequest: async (_req: IncomingMessage) => { if (gate) await gate; } }),
+    startStreamableServer({
+      toolDefinitions: () => docsTools,
+      onRequest: async (_req: IncomingMessage) => {
+        if (gate) await gate;
+      },
+    }),
     startStreamableServer({ tools: ['search', 'delete_page'] }),
     startStreamableServer({ fault: 'initialize_error' }),
   ]);
@@ -46,7 +62,12 @@ const stored = async () => (await admin().get(`/v1/mcp-connections/${connectionI
 /** The text of the element that describes `field` (its error), by aria-describedby. */
 async function describedText(field: ReturnType<Page['getByLabel']>) {
   const ids = (await field.getAttribute('aria-describedby')) ?? '';
-  const texts = await Promise.all(ids.split(' ').filter(Boolean).map((id) => ui.page.locator(`[id="${id}"]`).innerText()));
+  const texts = await Promise.all(
+    ids
+      .split(' ')
+      .filter(Boolean)
+      .map((id) => ui.page.locator(`[id="${id}"]`).innerText()),
+  );
   return texts.join(' ');
 }
 
@@ -63,7 +84,9 @@ test('an admin signs in; the list is empty and says what to do next', { skip: sk
   await screenshot(ui.page, 'mcp-connections-empty');
 });
 
-test('create: a bad URL is refused beside its field; a real server is checked and added', { skip: skipWithoutChromium }, async () => {
+test('create: a bad URL is refused beside its field; a real server is checked and added', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByRole('link', { name: 'Add a connection' }).click();
   await ui.page.getByRole('heading', { name: 'Add an MCP connection' }).waitFor();
   await assertAccessible(ui.page, 'new connection form');
@@ -86,7 +109,9 @@ test('create: a bad URL is refused beside its field; a real server is checked an
   await screenshot(ui.page, 'mcp-connection');
 });
 
-test('an edit to a server that fails shows the diagnostic (phase, who acts, what to do) and changes nothing; a working one is saved', { skip: skipWithoutChromium }, async () => {
+test('an edit to a server that fails shows the diagnostic (phase, who acts, what to do) and changes nothing; a working one is saved', {
+  skip: skipWithoutChromium,
+}, async () => {
   const settings = ui.page.getByRole('form', { name: 'Connection settings' });
   await settings.getByLabel('Server URL').fill(failing.url);
   await settings.getByRole('button', { name: 'Save settings' }).click();
@@ -108,10 +133,17 @@ test('an edit to a server that fails shows the diagnostic (phase, who acts, what
   await diagnostic.waitFor({ state: 'detached' });
 });
 
-test('an edit made on a stale read is a conflict that says so and offers to reload', { skip: skipWithoutChromium }, async () => {
+test('an edit made on a stale read is a conflict that says so and offers to reload', {
+  skip: skipWithoutChromium,
+}, async () => {
   const current = await stored();
   const renamed = await admin().put(`/v1/mcp-connections/${connectionId}`, {
-    name: 'Docs (renamed elsewhere)', url: current.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true }, expectedUpdatedAt: current.updatedAt,
+    name: 'Docs (renamed elsewhere)',
+    url: current.url,
+    authType: 'none',
+    credentialMode: 'shared',
+    access: { orgWide: true },
+    expectedUpdatedAt: current.updatedAt,
   });
   assert.equal(renamed.status, 200, renamed.text);
   const settings = ui.page.getByRole('form', { name: 'Connection settings' });
@@ -121,7 +153,10 @@ test('an edit made on a stale read is a conflict that says so and offers to relo
   await conflict.getByText(/Someone else changed this connection/).waitFor();
   await assertAccessible(ui.page, 'conflict');
   await conflict.getByRole('button', { name: 'Reload the connection' }).click();
-  await waitUntil(async () => (await settings.getByLabel('Name').inputValue()) === 'Docs (renamed elsewhere)', 'the reloaded name shows');
+  await waitUntil(
+    async () => (await settings.getByLabel('Name').inputValue()) === 'Docs (renamed elsewhere)',
+    'the reloaded name shows',
+  );
   assert.equal((await stored()).name, 'Docs (renamed elsewhere)');
 
   // Back to the docs server, which the next tests hold and reshape.
@@ -159,7 +194,9 @@ test('test shows its progress while the server answers, then the result', { skip
   assert.match(await result.innerText(), /2 tools: search, delete_page/);
 });
 
-test('tools: the catalog with its annotations; an allow list with approvals is saved; a retired tool shows as absent', { skip: skipWithoutChromium }, async () => {
+test('tools: the catalog with its annotations; an allow list with approvals is saved; a retired tool shows as absent', {
+  skip: skipWithoutChromium,
+}, async () => {
   const tools = ui.page.getByRole('table', { name: 'Tools of this connection' });
   const search = tools.getByRole('row').filter({ hasText: 'search' }).filter({ hasText: 'Search documents' });
   await search.waitFor();
@@ -174,7 +211,10 @@ test('tools: the catalog with its annotations; an allow list with approvals is s
   await policy.getByRole('button', { name: 'Save tool policy' }).click();
   await policy.getByText('Tool policy saved.').waitFor();
   const saved = (await stored()).toolPolicy;
-  assert.deepEqual({ mode: saved.mode, tools: saved.tools, destructiveNeedsApproval: saved.destructiveNeedsApproval }, { mode: 'allow_list', tools: ['search'], destructiveNeedsApproval: true });
+  assert.deepEqual(
+    { mode: saved.mode, tools: saved.tools, destructiveNeedsApproval: saved.destructiveNeedsApproval },
+    { mode: 'allow_list', tools: ['search'], destructiveNeedsApproval: true },
+  );
   await waitUntil(async () => /Not allowed/.test(await deletePage.innerText()), 'delete_page shows as not allowed');
   await assertAccessible(ui.page, 'tools and policy');
   await tools.scrollIntoViewIfNeeded();
@@ -183,7 +223,10 @@ test('tools: the catalog with its annotations; an allow list with approvals is s
   docsTools = docsTools.filter((tool) => tool.name !== 'search');
   await ui.page.getByRole('button', { name: 'Test the connection' }).click();
   await ui.page.getByRole('alert').filter({ hasText: 'The server offers 1 tool: delete_page' }).waitFor();
-  await waitUntil(async () => /Absent/.test(await tools.getByRole('row').filter({ hasText: 'search' }).innerText()), 'search shows as absent');
+  await waitUntil(
+    async () => /Absent/.test(await tools.getByRole('row').filter({ hasText: 'search' }).innerText()),
+    'search shows as absent',
+  );
 });
 
 test('the connection page fits 390×844 without sideways scrolling', { skip: skipWithoutChromium }, async () => {
@@ -191,18 +234,27 @@ test('the connection page fits 390×844 without sideways scrolling', { skip: ski
   await ui.page.getByRole('heading', { level: 1 }).waitFor();
   // After a resize the browser may take a frame or two to lay the page out again.
   const overflow = () => horizontalOverflow(ui.page);
-  await waitUntil(async () => (await overflow()) <= 0, 'the page stops scrolling sideways at 390 wide', 3000).catch(async (error) => {
-    throw new Error(`${error.message}: it scrolls by ${await overflow()}px`);
-  });
+  await waitUntil(async () => (await overflow()) <= 0, 'the page stops scrolling sideways at 390 wide', 3000).catch(
+    async (error) => {
+      throw new Error(`${error.message}: it scrolls by ${await overflow()}px`);
+    },
+  );
   await assertAccessible(ui.page, 'connection page at 390×844');
   await ui.page.evaluate('window.scrollTo(0, 0)');
   await screenshot(ui.page, 'mcp-connection-phone');
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('a plugin-managed connection shows its identity fields locked, saying why', { skip: skipWithoutChromium }, async () => {
+test('a plugin-managed connection shows its identity fields locked, saying why', {
+  skip: skipWithoutChromium,
+}, async () => {
   const installed = await admin().post('/v1/plugins', {
-    manifest: { name: 'Wiki plugin', mcpConnections: [{ name: 'Wiki', url: mirror.url, authType: 'none', credentialMode: 'shared', manageIdentity: true }] },
+    manifest: {
+      name: 'Wiki plugin',
+      mcpConnections: [
+        { name: 'Wiki', url: mirror.url, authType: 'none', credentialMode: 'shared', manageIdentity: true },
+      ],
+    },
   });
   assert.equal(installed.status, 201, installed.text);
   const managedId = installed.body.plugin.managesIdentityOf[0];
@@ -224,8 +276,13 @@ test('a plugin-managed connection shows its identity fields locked, saying why',
   await screenshot(ui.page, 'mcp-connections');
 });
 
-test('delete asks first; cancel keeps the connection, confirm (a stale session: after the re-authentication prompt) deletes it', { skip: skipWithoutChromium }, async () => {
-  await ui.page.getByRole('table', { name: 'MCP connections of this organization' }).getByRole('link', { name: 'Docs (renamed elsewhere)' }).click();
+test('delete asks first; cancel keeps the connection, confirm (a stale session: after the re-authentication prompt) deletes it', {
+  skip: skipWithoutChromium,
+}, async () => {
+  await ui.page
+    .getByRole('table', { name: 'MCP connections of this organization' })
+    .getByRole('link', { name: 'Docs (renamed elsewhere)' })
+    .click();
   await ui.page.getByRole('button', { name: 'Delete this connection' }).click();
   const dialog = ui.page.getByRole('dialog', { name: 'Delete this connection?' });
   await dialog.waitFor();
@@ -238,7 +295,11 @@ test('delete asks first; cancel keeps the connection, confirm (a stale session: 
   await ui.page.getByRole('button', { name: 'Delete this connection' }).click();
   await dialog.getByRole('button', { name: 'Delete connection' }).click();
   await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
-  assert.equal((await admin().get(`/v1/mcp-connections/${connectionId}`)).status, 200, 'kept until the re-authentication');
+  assert.equal(
+    (await admin().get(`/v1/mcp-connections/${connectionId}`)).status,
+    200,
+    'kept until the re-authentication',
+  );
   await confirmItIsYou(ui.page, t.tenant.admin.password);
   await ui.page.getByRole('heading', { name: 'MCP connections', level: 1 }).waitFor();
   assert.equal((await admin().get(`/v1/mcp-connections/${connectionId}`)).status, 404);

@@ -45,7 +45,9 @@ async function authorizeIn(buttonName: string, password?: string): Promise<strin
   return text;
 }
 
-test('an admin adds an OAuth connection; a scope too long is refused beside its field', { skip: skipWithoutChromium }, async () => {
+test('an admin adds an OAuth connection; a scope too long is refused beside its field', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.goto(`${t.app.url}/mcp-connections/new`);
   await ui.page.getByLabel('Email').fill(t.tenant.admin.email);
   await ui.page.getByLabel('Password').fill(t.tenant.admin.password);
@@ -68,7 +70,9 @@ test('an admin adds an OAuth connection; a scope too long is refused beside its 
   await ui.page.getByText('Not connected: connect your account').waitFor();
 });
 
-test('connect your account: the authorization runs in a second window and the page shows the credential as ready', { skip: skipWithoutChromium }, async () => {
+test('connect your account: the authorization runs in a second window and the page shows the credential as ready', {
+  skip: skipWithoutChromium,
+}, async () => {
   const text = await authorizeIn('Connect your account');
   assert.match(text, /authorized/);
   await ui.page.getByRole('status').filter({ hasText: 'Authorization finished. Credential health: Ready.' }).waitFor();
@@ -82,8 +86,16 @@ test('connect your account: the authorization runs in a second window and the pa
   await screenshot(ui.page, 'mcp-connection-oauth');
 });
 
-test("connect the organization's account on a shared connection (a stale session confirms first)", { skip: skipWithoutChromium }, async () => {
-  const created = await admin().post('/v1/mcp-connections', { name: 'Shared files', url: oauthServer.url, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true } });
+test("connect the organization's account on a shared connection (a stale session confirms first)", {
+  skip: skipWithoutChromium,
+}, async () => {
+  const created = await admin().post('/v1/mcp-connections', {
+    name: 'Shared files',
+    url: oauthServer.url,
+    authType: 'oauth',
+    credentialMode: 'shared',
+    access: { orgWide: true },
+  });
   assert.equal(created.status, 201, created.text);
   await ui.page.goto(`${t.app.url}/mcp-connections/${created.body.id}`);
   await ui.page.getByText('Not connected: an admin must connect it').waitFor();
@@ -98,7 +110,9 @@ test("connect the organization's account on a shared connection (a stale session
   assert.equal(forMember.connectedForMe, true);
 });
 
-test('a client credentials client set up in the form: the test gets the organization\'s token without a browser, and the secret is not shown again', { skip: skipWithoutChromium }, async () => {
+test("a client credentials client set up in the form: the test gets the organization's token without a browser, and the secret is not shown again", {
+  skip: skipWithoutChromium,
+}, async () => {
   const secret = 'console-cc-secret-4b9e2d7a1c';
   oauthServer.addClient({ clientId: 'console-cc', clientSecret: secret, redirectUris: [], clientCredentials: true });
   await ui.page.goto(`${t.app.url}/mcp-connections/new`);
@@ -119,19 +133,34 @@ test('a client credentials client set up in the form: the test gets the organiza
   await ui.page.getByRole('alert').filter({ hasText: 'The test passed every check' }).waitFor();
   const connectionId = new URL(ui.page.url()).pathname.split('/').pop()!;
   const stored = (await admin().get(`/v1/mcp-connections/${connectionId}`)).body;
-  assert.deepEqual([stored.oauthGrantType, stored.oauthTokenEndpointAuthMethod, stored.oauthClientSecretConfigured], ['client_credentials', 'client_secret_basic', true]);
-  const grants = oauthServer.stats.tokenRequests.filter((request) => request.clientId === 'console-cc' && request.grantType === 'client_credentials');
+  assert.deepEqual(
+    [stored.oauthGrantType, stored.oauthTokenEndpointAuthMethod, stored.oauthClientSecretConfigured],
+    ['client_credentials', 'client_secret_basic', true],
+  );
+  const grants = oauthServer.stats.tokenRequests.filter(
+    (request) => request.clientId === 'console-cc' && request.grantType === 'client_credentials',
+  );
   assert.ok(grants.length >= 1, 'the token came from the client credentials grant');
-  assert.equal(oauthServer.stats.authorizations.filter((authorization) => authorization.clientId === 'console-cc').length, 0, 'no browser authorization');
+  assert.equal(
+    oauthServer.stats.authorizations.filter((authorization) => authorization.clientId === 'console-cc').length,
+    0,
+    'no browser authorization',
+  );
   const form = ui.page.getByRole('form', { name: 'Connection settings' });
   assert.equal(await form.getByLabel('Grant').inputValue(), 'client_credentials', 'the form shows the stored grant');
   assert.equal(await form.getByLabel(/^Client secret/).inputValue(), '', 'the secret is write-only');
   assert.ok(!(await ui.page.content()).includes(secret), 'nor anywhere in the page');
 });
 
-test('a member stores their own API key (a wrong one shows the diagnostic), then disconnects after a confirmation', { skip: skipWithoutChromium }, async () => {
+test('a member stores their own API key (a wrong one shows the diagnostic), then disconnects after a confirmation', {
+  skip: skipWithoutChromium,
+}, async () => {
   const created = await admin().post('/v1/mcp-connections', {
-    name: 'Tickets', url: keyed.url, authType: 'apikey', credentialMode: 'per_member', access: { orgWide: false, memberIds: [t.tenant.member.memberId] },
+    name: 'Tickets',
+    url: keyed.url,
+    authType: 'apikey',
+    credentialMode: 'per_member',
+    access: { orgWide: false, memberIds: [t.tenant.member.memberId] },
   });
   assert.equal(created.status, 201, created.text);
   const connectionId = created.body.id;
@@ -140,7 +169,10 @@ test('a member stores their own API key (a wrong one shows the diagnostic), then
   await member.getByLabel('Email').fill(t.tenant.member.email);
   await member.getByLabel('Password').fill(t.tenant.member.password);
   await member.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await member.getByRole('table', { name: 'MCP connections of this organization' }).getByRole('link', { name: 'Tickets' }).click();
+  await member
+    .getByRole('table', { name: 'MCP connections of this organization' })
+    .getByRole('link', { name: 'Tickets' })
+    .click();
   await member.getByText('Not connected: connect your account').waitFor();
   // A member sees no settings, access or delete: those are for owners and admins.
   assert.equal(await member.getByRole('form', { name: 'Connection settings' }).count(), 0);
@@ -169,6 +201,9 @@ test('a member stores their own API key (a wrong one shows the diagnostic), then
   await assertAccessible(member, 'disconnect confirmation');
   await dialog.getByRole('button', { name: 'Disconnect' }).click();
   await member.getByText('Not connected: connect your account').waitFor();
-  assert.equal((await t.as(t.tenant.member.token).get(`/v1/mcp-connections/${connectionId}`)).body.connectedForMe, false);
+  assert.equal(
+    (await t.as(t.tenant.member.token).get(`/v1/mcp-connections/${connectionId}`)).body.connectedForMe,
+    false,
+  );
   await member.close();
 });

@@ -25,7 +25,9 @@ async function roleOnServer(memberId: string): Promise<string | undefined> {
   return listed.body.members.find((member: { id: string }) => member.id === memberId)?.role;
 }
 
-test('the owner is offered role changes, removal and transfer on every member but the owner', { skip: skipWithoutChromium }, async () => {
+test('the owner is offered role changes, removal and transfer on every member but the owner', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signInAs(ui.page, t.app.url, t.tenant.owner);
   await table().getByRole('cell', { name: t.tenant.member.email, exact: true }).waitFor();
   for (const person of [t.tenant.admin, t.tenant.member, leaving]) {
@@ -39,7 +41,9 @@ test('the owner is offered role changes, removal and transfer on every member bu
   await screenshot(ui.page, 'members-manage');
 });
 
-test('a role change on a stale session asks for the password, refuses a wrong one, then resumes the change', { skip: skipWithoutChromium }, async () => {
+test('a role change on a stale session asks for the password, refuses a wrong one, then resumes the change', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ageSession(t.app, await consoleToken(ui.page));
   await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).selectOption('admin');
   await ui.page.getByRole('button', { name: `Save the role of ${t.tenant.member.email}` }).click();
@@ -50,7 +54,11 @@ test('a role change on a stale session asks for the password, refuses a wrong on
   const password = prompt.getByLabel('Your password');
   await password.fill('not-the-password');
   await prompt.getByRole('button', { name: 'Confirm and continue' }).click();
-  await waitUntil(async () => (await password.getAttribute('aria-invalid')) === 'true' || (await prompt.getByRole('alert').count()) > 0, 'the wrong password is refused');
+  await waitUntil(
+    async () =>
+      (await password.getAttribute('aria-invalid')) === 'true' || (await prompt.getByRole('alert').count()) > 0,
+    'the wrong password is refused',
+  );
   assert.ok(await prompt.isVisible(), 'the prompt stays open after a wrong password');
   await assertAccessible(ui.page, 're-authentication prompt');
   await screenshot(ui.page, 'reauth');
@@ -58,15 +66,25 @@ test('a role change on a stale session asks for the password, refuses a wrong on
   await password.fill(t.tenant.owner.password);
   await prompt.getByRole('button', { name: 'Confirm and continue' }).click();
   await prompt.waitFor({ state: 'detached' });
-  await ui.page.getByRole('status').filter({ hasText: `${t.tenant.member.email} is now an admin.` }).waitFor();
-  assert.equal(await roleOnServer(t.tenant.member.memberId), 'admin', 'the same request was re-sent after the re-authentication');
+  await ui.page
+    .getByRole('status')
+    .filter({ hasText: `${t.tenant.member.email} is now an admin.` })
+    .waitFor();
+  assert.equal(
+    await roleOnServer(t.tenant.member.memberId),
+    'admin',
+    'the same request was re-sent after the re-authentication',
+  );
   const me = await t.as(await consoleToken(ui.page)).get('/v1/me');
   assert.equal(me.status, 200, 'the console keeps its session');
 
   // Fresh now: the next change goes straight through, without a prompt.
   await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).selectOption('member');
   await ui.page.getByRole('button', { name: `Save the role of ${t.tenant.member.email}` }).click();
-  await ui.page.getByRole('status').filter({ hasText: `${t.tenant.member.email} is now a member.` }).waitFor();
+  await ui.page
+    .getByRole('status')
+    .filter({ hasText: `${t.tenant.member.email} is now a member.` })
+    .waitFor();
   assert.equal(await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).count(), 0);
   assert.equal(await roleOnServer(t.tenant.member.memberId), 'member');
 });
@@ -83,7 +101,9 @@ test('cancelling the prompt leaves the role as it was and says why', { skip: ski
   assert.equal(await roleOnServer(t.tenant.member.memberId), 'member');
 });
 
-test('removing a member asks first; cancel keeps them, confirming on a stale session asks for the password, then removes them', { skip: skipWithoutChromium }, async () => {
+test('removing a member asks first; cancel keeps them, confirming on a stale session asks for the password, then removes them', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.reload();
   // Stale since the cancelled prompt above: removing another member is privileged too.
   await ageSession(t.app, await consoleToken(ui.page));
@@ -105,7 +125,9 @@ test('removing a member asks first; cancel keeps them, confirming on a stale ses
   assert.equal(await roleOnServer(leaving.memberId), undefined, 'removed on the server');
 });
 
-test('transferring ownership (stale session: prompt, then resumed) makes the owner an admin and withdraws the transfer', { skip: skipWithoutChromium }, async () => {
+test('transferring ownership (stale session: prompt, then resumed) makes the owner an admin and withdraws the transfer', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ageSession(t.app, await consoleToken(ui.page));
   await ui.page.getByRole('button', { name: `Transfer ownership to ${t.tenant.admin.email}` }).click();
   const dialog = ui.page.getByRole('dialog', { name: 'Transfer ownership?' });
@@ -115,13 +137,23 @@ test('transferring ownership (stale session: prompt, then resumed) makes the own
   await prompt.waitFor();
   await prompt.getByLabel('Your password').fill(t.tenant.owner.password);
   await ui.page.keyboard.press('Enter');
-  await ui.page.getByRole('status').filter({ hasText: /is now the owner/ }).waitFor();
+  await ui.page
+    .getByRole('status')
+    .filter({ hasText: /is now the owner/ })
+    .waitFor();
   assert.equal(await roleOnServer(t.tenant.admin.memberId), 'owner');
   assert.equal(await roleOnServer(t.tenant.owner.memberId), 'admin');
   // An admin now: role changes stay, transfers go.
-  await waitUntil(async () => (await ui.page.getByRole('button', { name: /^Transfer ownership to / }).count()) === 0, 'the transfer buttons go');
+  await waitUntil(
+    async () => (await ui.page.getByRole('button', { name: /^Transfer ownership to / }).count()) === 0,
+    'the transfer buttons go',
+  );
   await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.member.email}` }).waitFor();
-  assert.equal(await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.admin.email}` }).count(), 0, 'the new owner\'s role is fixed');
+  assert.equal(
+    await ui.page.getByRole('combobox', { name: `Role of ${t.tenant.admin.email}` }).count(),
+    0,
+    "the new owner's role is fixed",
+  );
 });
 
 test('a member sees the list only, at 1280×800 and 390×844', { skip: skipWithoutChromium }, async () => {
@@ -132,7 +164,10 @@ test('a member sees the list only, at 1280×800 and 390×844', { skip: skipWitho
   assert.equal(await ui.page.getByRole('button', { name: /^(Remove|Transfer ownership) / }).count(), 0);
   await assertAccessible(ui.page, 'members as a member');
   // Stacked at 390 wide, the rows lose their column headings: each cell names its column instead.
-  const emailLabel = () => ui.page.evaluate<string>(`getComputedStyle(document.querySelector('table.members td[data-label="Email"]'), '::before').content`);
+  const emailLabel = () =>
+    ui.page.evaluate<string>(
+      `getComputedStyle(document.querySelector('table.members td[data-label="Email"]'), '::before').content`,
+    );
   assert.equal(await emailLabel(), 'none', 'beside a column heading a cell names nothing');
   await ui.page.setViewportSize({ width: 390, height: 844 });
   assert.ok((await horizontalOverflow(ui.page)) <= 0, 'no sideways scrolling at 390 wide');
@@ -140,7 +175,7 @@ test('a member sees the list only, at 1280×800 and 390×844', { skip: skipWitho
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('the owner\'s actions work by keyboard and fit 390×844', { skip: skipWithoutChromium }, async () => {
+test("the owner's actions work by keyboard and fit 390×844", { skip: skipWithoutChromium }, async () => {
   await signOut(ui.page);
   await signInAs(ui.page, t.app.url, t.tenant.admin);
   await ui.page.setViewportSize({ width: 390, height: 844 });

@@ -24,7 +24,9 @@ async function add(content: string, tags = '') {
   await ui.page.getByRole('status').filter({ hasText: 'Memory added.' }).waitFor();
 }
 
-test('with no memory yet the page says what to do; a blank memory and a bad tag are refused beside their fields', { skip: skipWithoutChromium }, async () => {
+test('with no memory yet the page says what to do; a blank memory and a bad tag are refused beside their fields', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signInAs(ui.page, t.app.url, t.tenant.member, '/memory');
   await ui.page.getByRole('heading', { name: 'Memory', level: 1 }).waitFor();
   await ui.page.getByText(/No memories yet\. Add one above/).waitFor();
@@ -33,7 +35,10 @@ test('with no memory yet the page says what to do; a blank memory and a bad tag 
 
   const content = ui.page.getByRole('textbox', { name: 'Memory', exact: true });
   await ui.page.getByRole('button', { name: 'Add memory' }).click();
-  await waitUntil(async () => (await content.getAttribute('aria-invalid')) === 'true', 'the blank memory is marked invalid');
+  await waitUntil(
+    async () => (await content.getAttribute('aria-invalid')) === 'true',
+    'the blank memory is marked invalid',
+  );
   assert.match(await ui.page.locator(`#${await content.getAttribute('aria-describedby')}`).innerText(), /\S/);
 
   await content.fill('Uses a very long tag');
@@ -48,7 +53,10 @@ test('with no memory yet the page says what to do; a blank memory and a bad tag 
 test('memories are added and listed newest first with their tags', { skip: skipWithoutChromium }, async () => {
   await add('The release freezes on Thursdays', 'process, release');
   await add('Prefers answers in French');
-  await add('Connected the billing service to the staging database\nIt took two tries because the firewall was closed', 'infra');
+  await add(
+    'Connected the billing service to the staging database\nIt took two tries because the firewall was closed',
+    'infra',
+  );
   const list = ui.page.getByRole('list', { name: 'Your memories, newest first' });
   await waitUntil(async () => (await list.locator(':scope > li').count()) === 3, 'three memories are listed');
   assert.match(await list.locator(':scope > li').first().innerText(), /^Connected the billing service/);
@@ -62,7 +70,9 @@ test('memories are added and listed newest first with their tags', { skip: skipW
   await screenshot(ui.page, 'memory');
 });
 
-test('a search lists the matching memories with the matching words marked, stems included; no match says so', { skip: skipWithoutChromium }, async () => {
+test('a search lists the matching memories with the matching words marked, stems included; no match says so', {
+  skip: skipWithoutChromium,
+}, async () => {
   const search = ui.page.getByRole('search', { name: 'Memory search' });
   await search.getByLabel('Search your memories').fill('connecting the databases');
   await search.getByRole('button', { name: 'Search' }).click();
@@ -86,7 +96,10 @@ test('a memory is deleted after a confirmation; cancelling keeps it', { skip: sk
   await cancelThenConfirm(ui.page, remove, 'Delete this memory?', 'Delete memory', async () => {
     assert.ok((await contentsOnServer()).includes('Prefers answers in French'), 'cancel keeps the memory');
   });
-  await ui.page.getByRole('status').filter({ hasText: /was deleted/ }).waitFor();
+  await ui.page
+    .getByRole('status')
+    .filter({ hasText: /was deleted/ })
+    .waitFor();
   await remove.waitFor({ state: 'detached' });
   assert.ok(!(await contentsOnServer()).includes('Prefers answers in French'));
   const found = await t.as(t.tenant.member.token).get('/v1/memory/search?q=french');
@@ -106,7 +119,9 @@ test('the page works by keyboard and fits 390×844', { skip: skipWithoutChromium
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('memories are their writer\'s own: the owner of the same organization sees none of the member\'s', { skip: skipWithoutChromium }, async () => {
+test("memories are their writer's own: the owner of the same organization sees none of the member's", {
+  skip: skipWithoutChromium,
+}, async () => {
   await signOut(ui.page);
   await signInAs(ui.page, t.app.url, t.tenant.owner, '/memory');
   await ui.page.getByText(/No memories yet\./).waitFor();

@@ -22,16 +22,28 @@ after(async () => {
 });
 
 const admin = () => t.as(t.tenant.admin.token);
-const connectionsOnServer = async () => (await admin().get('/v1/mcp-connections?limit=100')).body.connections as { id: string; name: string; requiredBy: unknown[]; identityManagedBy: unknown[] }[];
+const connectionsOnServer = async () =>
+  (await admin().get('/v1/mcp-connections?limit=100')).body.connections as {
+    id: string;
+    name: string;
+    requiredBy: unknown[];
+    identityManagedBy: unknown[];
+  }[];
 const manifestField = () => ui.page.getByLabel('Plugin manifest (JSON)');
 /** The message tied to the manifest field (empty while it has none). */
 async function fieldError(): Promise<string> {
   const id = await manifestField().getAttribute('aria-describedby');
   return id ? ui.page.locator(`[id="${id}"]`).innerText() : '';
 }
-const manifest = () => ({ name: 'Wiki plugin', version: '1.2.0', mcpConnections: [{ name: 'Wiki', url: wiki.url, authType: 'none', credentialMode: 'shared', manageIdentity: true }] });
+const manifest = () => ({
+  name: 'Wiki plugin',
+  version: '1.2.0',
+  mcpConnections: [{ name: 'Wiki', url: wiki.url, authType: 'none', credentialMode: 'shared', manageIdentity: true }],
+});
 
-test('a manifest that is not JSON, or that the API refuses, is explained beside the field and installs nothing', { skip: skipWithoutChromium }, async () => {
+test('a manifest that is not JSON, or that the API refuses, is explained beside the field and installs nothing', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signInAs(ui.page, t.app.url, t.tenant.admin, '/mcp-connections');
   await ui.page.getByRole('link', { name: 'Install a plugin' }).click();
   await ui.page.getByRole('heading', { name: 'Install a plugin' }).waitFor();
@@ -39,22 +51,43 @@ test('a manifest that is not JSON, or that the API refuses, is explained beside 
 
   await manifestField().fill('{ "name": "Wiki plugin",');
   await ui.page.getByRole('button', { name: 'Install plugin' }).click();
-  await waitUntil(async () => (await manifestField().getAttribute('aria-invalid')) === 'true', 'the manifest field is marked invalid');
+  await waitUntil(
+    async () => (await manifestField().getAttribute('aria-invalid')) === 'true',
+    'the manifest field is marked invalid',
+  );
   assert.match(await fieldError(), /^This is not JSON/);
 
-  await manifestField().fill(JSON.stringify({ ...manifest(), mcpConnections: [{ ...manifest().mcpConnections[0], url: 'not a url' }] }));
+  await manifestField().fill(
+    JSON.stringify({ ...manifest(), mcpConnections: [{ ...manifest().mcpConnections[0], url: 'not a url' }] }),
+  );
   await ui.page.getByRole('button', { name: 'Install plugin' }).click();
-  await waitUntil(async () => /^mcpConnections\.0\.url: /.test(await fieldError()), 'the API\'s message names the connection\'s url').catch(async (error) => {
-    throw new Error(`${error.message}; the field says: ${await fieldError()}; the page says: ${await ui.page.locator('main').innerText()}`);
+  await waitUntil(
+    async () => /^mcpConnections\.0\.url: /.test(await fieldError()),
+    "the API's message names the connection's url",
+  ).catch(async (error) => {
+    throw new Error(
+      `${error.message}; the field says: ${await fieldError()}; the page says: ${await ui.page.locator('main').innerText()}`,
+    );
   });
   await assertAccessible(ui.page, 'plugin install refused');
   assert.deepEqual(await connectionsOnServer(), [], 'nothing was installed');
 });
 
-test('a manifest read from its file installs the plugin (a stale session confirms first), which lists the connection it manages', { skip: skipWithoutChromium }, async () => {
+test('a manifest read from its file installs the plugin (a stale session confirms first), which lists the connection it manages', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ageSession(t.app, await consoleToken(ui.page));
-  await ui.page.getByLabel('Or read it from a file').setInputFiles({ name: 'wiki-plugin.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(manifest(), null, 2)) });
-  await waitUntil(async () => (await manifestField().inputValue()).includes('"Wiki plugin"'), 'the file is read into the field');
+  await ui.page
+    .getByLabel('Or read it from a file')
+    .setInputFiles({
+      name: 'wiki-plugin.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(manifest(), null, 2)),
+    });
+  await waitUntil(
+    async () => (await manifestField().inputValue()).includes('"Wiki plugin"'),
+    'the file is read into the field',
+  );
   await ui.page.getByRole('button', { name: 'Install plugin' }).click();
   await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
   assert.deepEqual(await connectionsOnServer(), [], 'nothing is installed before the re-authentication');
@@ -71,7 +104,9 @@ test('a manifest read from its file installs the plugin (a stale session confirm
   await ui.page.getByRole('heading', { name: 'Wiki', level: 1 }).waitFor();
 });
 
-test('the connection\'s page uninstalls the plugin after a confirmation; the connection stays, no longer managed', { skip: skipWithoutChromium }, async () => {
+test("the connection's page uninstalls the plugin after a confirmation; the connection stays, no longer managed", {
+  skip: skipWithoutChromium,
+}, async () => {
   const uninstall = ui.page.getByRole('button', { name: 'Uninstall the plugin Wiki plugin' });
   await uninstall.click();
   const dialog = ui.page.getByRole('dialog', { name: 'Uninstall Wiki plugin?' });
@@ -86,10 +121,16 @@ test('the connection\'s page uninstalls the plugin after a confirmation; the con
   const [kept] = await connectionsOnServer();
   assert.equal(kept?.name, 'Wiki', 'the connection stays');
   assert.deepEqual([kept.requiredBy, kept.identityManagedBy], [[], []]);
-  assert.equal(await ui.page.getByRole('form', { name: 'Connection settings' }).getByLabel('Server URL').getAttribute('readonly'), null, 'its URL is editable again');
+  assert.equal(
+    await ui.page.getByRole('form', { name: 'Connection settings' }).getByLabel('Server URL').getAttribute('readonly'),
+    null,
+    'its URL is editable again',
+  );
 });
 
-test('a member is told who installs plugins, at 390×844 too; nothing is installed', { skip: skipWithoutChromium }, async () => {
+test('a member is told who installs plugins, at 390×844 too; nothing is installed', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signOut(ui.page);
   await signInAs(ui.page, t.app.url, t.tenant.member, '/mcp-connections/install-plugin');
   await manifestField().fill(JSON.stringify({ ...manifest(), name: 'Member plugin' }));

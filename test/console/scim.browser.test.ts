@@ -11,9 +11,12 @@ import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } fro
 import { assertFitsPhone, dismissWithEscape, expectToldWhoManages, signInAs, signOut, waitUntil } from './session.ts';
 
 let world: OidcWorld;
-const ui = useConsolePage(async () => {
-  world = await startOidcWorld();
-}, { permissions: ['clipboard-read', 'clipboard-write'] });
+const ui = useConsolePage(
+  async () => {
+    world = await startOidcWorld();
+  },
+  { permissions: ['clipboard-read', 'clipboard-write'] },
+);
 after(async () => {
   await world?.close();
 });
@@ -21,9 +24,12 @@ after(async () => {
 // The token the first test created, which the rotation must void.
 let firstToken = '';
 const clipboard = () => ui.page.evaluate<string>('navigator.clipboard.readText()');
-const users = (token: string) => api(world.app.url, token).get('/scim/v2/Users', { headers: { accept: 'application/scim+json' } });
+const users = (token: string) =>
+  api(world.app.url, token).get('/scim/v2/Users', { headers: { accept: 'application/scim+json' } });
 
-test('an owner creates the SCIM token: shown once, copied, and it works; the health shows the sync', { skip: skipWithoutChromium }, async () => {
+test('an owner creates the SCIM token: shown once, copied, and it works; the health shows the sync', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signInAs(ui.page, world.app.url, world.tenant.owner, '/scim');
   await ui.page.getByText('No SCIM token yet.').waitFor();
   await assertAccessible(ui.page, 'SCIM, no token');
@@ -48,9 +54,16 @@ test('an owner creates the SCIM token: shown once, copied, and it works; the hea
   await screenshot(ui.page, 'scim');
 
   // What a directory does first: provision someone.
-  const created = await api(world.app.url, token).post(`${new URL(baseUrl).pathname}/Users`, {
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'dana@example.test', emails: [{ primary: true, value: 'dana@example.test' }], active: true,
-  }, { headers: { 'content-type': 'application/scim+json' } });
+  const created = await api(world.app.url, token).post(
+    `${new URL(baseUrl).pathname}/Users`,
+    {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: 'dana@example.test',
+      emails: [{ primary: true, value: 'dana@example.test' }],
+      active: true,
+    },
+    { headers: { 'content-type': 'application/scim+json' } },
+  );
   assert.equal(created.status, 201, created.text);
   await shown.getByRole('button', { name: 'I have stored it' }).click();
   await shown.waitFor({ state: 'detached' });
@@ -60,7 +73,9 @@ test('an owner creates the SCIM token: shown once, copied, and it works; the hea
   assert.ok(!(await ui.page.content()).includes(token), 'the token is never shown again');
 });
 
-test('rotation asks first (Escape keeps the token), then the old token stops working', { skip: skipWithoutChromium }, async () => {
+test('rotation asks first (Escape keeps the token), then the old token stops working', {
+  skip: skipWithoutChromium,
+}, async () => {
   const rotate = ui.page.getByRole('button', { name: 'Rotate SCIM token' });
   await rotate.focus();
   await ui.page.keyboard.press('Enter');
@@ -87,9 +102,14 @@ test('at 390×844 nothing scrolls sideways', { skip: skipWithoutChromium }, asyn
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('a member is told who manages SCIM; an organization without SSO is told what SCIM needs', { skip: skipWithoutChromium }, async () => {
+test('a member is told who manages SCIM; an organization without SSO is told what SCIM needs', {
+  skip: skipWithoutChromium,
+}, async () => {
   const { owner, admin, member } = world.tenant;
-  await expectToldWhoManages(ui.page, world.app.url, member, '/scim', 'SCIM provisioning', [{ ...owner, role: 'owner' }, { ...admin, role: 'admin' }]);
+  await expectToldWhoManages(ui.page, world.app.url, member, '/scim', 'SCIM provisioning', [
+    { ...owner, role: 'owner' },
+    { ...admin, role: 'admin' },
+  ]);
   assert.equal(await ui.page.getByRole('button', { name: /SCIM token/ }).count(), 0);
 
   await signOut(ui.page);

@@ -10,7 +10,11 @@ import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
-interface RawAnswer { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 
 /** A GET without fetch's transparent decompression, so the encoding on the wire can be checked. */
 function rawGet(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawAnswer> {
@@ -18,8 +22,12 @@ function rawGet(url: string, headers: Record<string, string> = {}, method = 'GET
     request(url, { method, headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    }).on('error', reject).end();
+      response.on('end', () =>
+        resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }),
+      );
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -71,7 +79,13 @@ test('client-side routes answer the same HTML (the SPA fallback); HEAD too', asy
 
 test('the API prefixes keep their own answers (JSON 404s), and other methods are not the console', async () => {
   const consoleHtml = (await rawGet(`${app.url}/`)).body.toString();
-  for (const route of ['/v1/nothing-here', '/scim/v2/Nothing', '/docs/nothing', '/health/nothing', '/install/nothing']) {
+  for (const route of [
+    '/v1/nothing-here',
+    '/scim/v2/Nothing',
+    '/docs/nothing',
+    '/health/nothing',
+    '/install/nothing',
+  ]) {
     const answer = await rawGet(`${app.url}${route}`);
     // SCIM asks for its bearer token (401) before routing; the others answer 404. None is the console.
     assert.ok(answer.status === 404 || answer.status === 401, `${route}: ${answer.status}`);

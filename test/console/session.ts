@@ -64,7 +64,13 @@ export async function assertFitsPhone(page: Page, label: string, screenshotName:
  * A destructive action's confirmation: `open` shows the dialog (scanned by axe-core), Cancel closes it
  * and `kept` checks that nothing changed, then `open` again and `confirmLabel` goes ahead.
  */
-export async function cancelThenConfirm(page: Page, open: Locator, dialogName: string, confirmLabel: string, kept: () => Promise<void>) {
+export async function cancelThenConfirm(
+  page: Page,
+  open: Locator,
+  dialogName: string,
+  confirmLabel: string,
+  kept: () => Promise<void>,
+) {
   await open.click();
   const dialog = page.getByRole('dialog', { name: dialogName });
   await dialog.waitFor();
@@ -80,7 +86,14 @@ export async function cancelThenConfirm(page: Page, open: Locator, dialogName: s
  * Signs the shown person out and `member` in at `path` of a page only owners and admins use, and waits
  * until it says so, naming each of `managers` with their role; axe-core scans it.
  */
-export async function expectToldWhoManages(page: Page, baseUrl: string, member: TestUser, path: string, what: string, managers: Array<TestUser & { role: string }>) {
+export async function expectToldWhoManages(
+  page: Page,
+  baseUrl: string,
+  member: TestUser,
+  path: string,
+  what: string,
+  managers: Array<TestUser & { role: string }>,
+) {
   await signOut(page);
   await signInAs(page, baseUrl, member, path);
   await page.getByText(`Only owners and admins manage ${what}.`).waitFor();

@@ -17,7 +17,9 @@ async function signIn(email: string, password: string) {
   await ui.page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
-test('a wrong password is refused with the API message; the right one opens the members page', { skip: skipWithoutChromium }, async () => {
+test('a wrong password is refused with the API message; the right one opens the members page', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.goto(`${t.app.url}/`);
   await ui.page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
   await assertAccessible(ui.page, 'sign-in');
@@ -40,7 +42,9 @@ test('a wrong password is refused with the API message; the right one opens the 
   await screenshot(ui.page, 'members');
 });
 
-test('the token is kept in sessionStorage, never in the URL, and a reload stays signed in', { skip: skipWithoutChromium }, async () => {
+test('the token is kept in sessionStorage, never in the URL, and a reload stays signed in', {
+  skip: skipWithoutChromium,
+}, async () => {
   assert.doesNotMatch(ui.page.url(), /token|ops_|session/i);
   const stored = await ui.page.evaluate(() => sessionStorage.getItem('orgplane.session'));
   assert.ok(stored && stored.length > 10);
@@ -48,7 +52,9 @@ test('the token is kept in sessionStorage, never in the URL, and a reload stays 
   await ui.page.getByRole('heading', { name: 'Members' }).waitFor();
 });
 
-test('the organization switcher makes another organization active and shows its members', { skip: skipWithoutChromium }, async () => {
+test('the organization switcher makes another organization active and shows its members', {
+  skip: skipWithoutChromium,
+}, async () => {
   const created = await t.as(t.tenant.owner.token).post('/v1/orgs', { name: 'Second org' });
   assert.equal(created.status, 201, created.text);
   // The console's session is not the one that created it: a reload lists it in the switcher.
@@ -57,7 +63,7 @@ test('the organization switcher makes another organization active and shows its 
   await switcher.selectOption({ label: 'Second org' });
   const rows = ui.page.getByRole('table', { name: 'Members of this organization' }).getByRole('row');
   // The new organization has one member, the owner: a header row and one row.
-  await waitUntil(async () => (await rows.count()) === 2, 'the second organization\'s members show');
+  await waitUntil(async () => (await rows.count()) === 2, "the second organization's members show");
   await rows.getByRole('cell', { name: t.tenant.owner.email, exact: true }).waitFor();
   const consoleToken = await ui.page.evaluate(() => sessionStorage.getItem('orgplane.session'));
   const me = await t.as(consoleToken!).get('/v1/me');
@@ -79,13 +85,18 @@ test('the navigation works by keyboard, and at 390×844', { skip: skipWithoutChr
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('invitations: a bad address is refused beside its field; an invitation is sent (a stale session confirms first), listed, and revoked after a confirmation', { skip: skipWithoutChromium }, async () => {
+test('invitations: a bad address is refused beside its field; an invitation is sent (a stale session confirms first), listed, and revoked after a confirmation', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Invitations' }).click();
   await ui.page.getByRole('heading', { name: 'Invitations' }).waitFor();
   const emailField = ui.page.getByLabel('Email to invite');
   await emailField.fill('not-an-address');
   await ui.page.getByRole('button', { name: 'Invite', exact: true }).click();
-  await waitUntil(async () => (await emailField.getAttribute('aria-invalid')) === 'true', 'the address is marked invalid');
+  await waitUntil(
+    async () => (await emailField.getAttribute('aria-invalid')) === 'true',
+    'the address is marked invalid',
+  );
   assert.match(await ui.page.locator(`#${await emailField.getAttribute('aria-describedby')}`).innerText(), /\S/);
 
   const invitee = uniqueEmail('invitee');
@@ -109,7 +120,10 @@ test('invitations: a bad address is refused beside its field; an invitation is s
   // The console's active organization (the switcher test left it on the second one).
   const consoleToken = await ui.page.evaluate(() => sessionStorage.getItem('orgplane.session'));
   const organizationId = (await t.as(consoleToken!).get('/v1/me')).body.activeOrganizationId;
-  const listed = async () => (await t.as(t.tenant.owner.token).get(`/v1/orgs/${organizationId}/invitations`)).body.invitations.map((i: { email: string }) => i.email);
+  const listed = async () =>
+    (await t.as(t.tenant.owner.token).get(`/v1/orgs/${organizationId}/invitations`)).body.invitations.map(
+      (i: { email: string }) => i.email,
+    );
   assert.ok((await listed()).includes(invitee), 'cancel keeps the invitation');
 
   await revoke.click();
@@ -126,7 +140,9 @@ test('sign out ends the session on the server and returns to sign-in', { skip: s
   assert.equal((await t.as(token!).get('/v1/me')).status, 401);
 });
 
-test('sign-up shows the API message beside the field it names, then creates the account', { skip: skipWithoutChromium }, async () => {
+test('sign-up shows the API message beside the field it names, then creates the account', {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByRole('button', { name: 'Create one' }).click();
   await ui.page.getByRole('heading', { name: 'Create your orgplane account' }).waitFor();
   const email = uniqueEmail('console');
@@ -135,7 +151,10 @@ test('sign-up shows the API message beside the field it names, then creates the 
   await ui.page.getByLabel('Password').fill('short');
   await ui.page.getByRole('button', { name: 'Create account' }).click();
   const password = ui.page.getByLabel('Password');
-  await waitUntil(async () => (await password.getAttribute('aria-invalid')) === 'true', 'the password field is marked invalid');
+  await waitUntil(
+    async () => (await password.getAttribute('aria-invalid')) === 'true',
+    'the password field is marked invalid',
+  );
   const describedBy = await password.getAttribute('aria-describedby');
   assert.ok(describedBy);
   assert.match(await ui.page.locator(`#${describedBy}`).innerText(), /\S/);

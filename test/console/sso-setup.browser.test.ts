@@ -18,12 +18,15 @@ const dns = await startDnsServer();
 const t = useTenantApp({ config: { dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'] } });
 let idp: TestIdp;
 let samlIdp: TestSamlIdp;
-const ui = useConsolePage(async () => {
-  await t.ready;
-  await setPlanAsOperator(t.app, t.tenant.orgId, 'enterprise');
-  idp = await startTestIdp({ redirectUri: `${t.app.config.publicUrl}/v1/auth/sso/oidc/callback` });
-  samlIdp = await startSamlIdp();
-}, { permissions: ['clipboard-read', 'clipboard-write'] });
+const ui = useConsolePage(
+  async () => {
+    await t.ready;
+    await setPlanAsOperator(t.app, t.tenant.orgId, 'enterprise');
+    idp = await startTestIdp({ redirectUri: `${t.app.config.publicUrl}/v1/auth/sso/oidc/callback` });
+    samlIdp = await startSamlIdp();
+  },
+  { permissions: ['clipboard-read', 'clipboard-write'] },
+);
 after(async () => {
   await idp?.close();
   await samlIdp?.close();
@@ -34,7 +37,9 @@ const clipboard = () => ui.page.evaluate<string>('navigator.clipboard.readText()
 const connectionOnServer = async () => (await t.as(t.tenant.owner.token).get('/v1/sso/connection')).body.connection;
 const card = (name: string) => ui.page.getByRole('region', { name });
 
-test('an owner sets up OIDC: a refused domain beside its field, then the connection with a write-only secret', { skip: skipWithoutChromium }, async () => {
+test('an owner sets up OIDC: a refused domain beside its field, then the connection with a write-only secret', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signInAs(ui.page, t.app.url, t.tenant.owner, '/sso');
   await ui.page.getByText('No SSO connection yet.').waitFor();
   await assertAccessible(ui.page, 'SSO setup, empty');
@@ -57,10 +62,15 @@ test('an owner sets up OIDC: a refused domain beside its field, then the connect
   assert.equal(saved.clientSecretSet, true);
   assert.equal(await ui.page.getByLabel('Client secret').inputValue(), '', 'the secret is never shown back');
   await ui.page.getByText('A secret is stored; it is never shown.').waitFor();
-  assert.equal(await ui.page.getByRole('textbox', { name: 'Redirect URI' }).inputValue(), `${t.app.config.publicUrl}/v1/auth/sso/oidc/callback`);
+  assert.equal(
+    await ui.page.getByRole('textbox', { name: 'Redirect URI' }).inputValue(),
+    `${t.app.config.publicUrl}/v1/auth/sso/oidc/callback`,
+  );
 });
 
-test('an owner chooses how e-mail addresses are trusted: the provider\'s email_verified by default, or the verified domain (Entra)', { skip: skipWithoutChromium }, async () => {
+test("an owner chooses how e-mail addresses are trusted: the provider's email_verified by default, or the verified domain (Entra)", {
+  skip: skipWithoutChromium,
+}, async () => {
   const form = ui.page.getByRole('form', { name: 'SSO connection settings' });
   const trust = form.getByRole('group', { name: 'Trust e-mail addresses' });
   assert.equal(await trust.getByLabel(/When the provider says they are verified/).isChecked(), true, 'the default');
@@ -75,7 +85,9 @@ test('an owner chooses how e-mail addresses are trusted: the provider\'s email_v
   await screenshot(ui.page, 'sso-email-trust');
 });
 
-test('verification explains a missing record, a wrong one and a DNS failure, then passes (by keyboard)', { skip: skipWithoutChromium }, async () => {
+test('verification explains a missing record, a wrong one and a DNS failure, then passes (by keyboard)', {
+  skip: skipWithoutChromium,
+}, async () => {
   const { recordName, recordValue } = (await connectionOnServer()).verification;
   const dnsCard = card('Domain verification');
   assert.equal(await dnsCard.getByRole('textbox', { name: 'TXT record name' }).inputValue(), recordName);
@@ -112,12 +124,19 @@ test('verification explains a missing record, a wrong one and a DNS failure, the
   assert.equal((await connectionOnServer()).domainVerified, true);
 });
 
-test('a test sign-in in a second window: refused for a stranger with what to do, then passed; only then may SSO be required', { skip: skipWithoutChromium, timeout: 60_000 }, async () => {
+test('a test sign-in in a second window: refused for a stranger with what to do, then passed; only then may SSO be required', {
+  skip: skipWithoutChromium,
+  timeout: 60_000,
+}, async () => {
   const testCard = card('Test sign-in');
   const requireButton = ui.page.getByRole('button', { name: 'Require SSO' });
   assert.equal(await requireButton.isDisabled(), true, 'not before a sign-in has worked');
   const email = testCard.getByLabel('Sign in as (e-mail)');
-  assert.equal(await email.inputValue(), t.tenant.owner.email, 'the owner, whose address is in the domain, is proposed');
+  assert.equal(
+    await email.inputValue(),
+    t.tenant.owner.email,
+    'the owner, whose address is in the domain, is proposed',
+  );
 
   idp.signInAs({ sub: 'stranger', email: 'stranger@example.test', email_verified: true, name: 'Stranger' });
   await email.fill('stranger@example.test');
@@ -138,13 +157,20 @@ test('a test sign-in in a second window: refused for a stranger with what to do,
   const passedPage = await passedWindow;
   await passedPage.getByRole('heading', { name: 'Test sign-in passed' }).waitFor();
   assert.equal(new URL(passedPage.url()).search, '', 'the one-time code left the address bar');
-  assert.equal(await passedPage.evaluate(() => sessionStorage.getItem('orgplane.sso.verifier')), null, 'nothing could exchange the code');
+  assert.equal(
+    await passedPage.evaluate(() => sessionStorage.getItem('orgplane.sso.verifier')),
+    null,
+    'nothing could exchange the code',
+  );
   await testCard.getByRole('status').filter({ hasText: 'The test sign-in passed' }).waitFor();
   await testCard.getByText('Last successful SSO sign-in:').waitFor();
   await assertAccessible(passedPage, 'SSO test sign-in window');
   const closed = passedPage.waitForEvent('close');
   // The window closes itself during the click, which Playwright may report as the click failing: the close is what counts.
-  await passedPage.getByRole('button', { name: 'Close this window' }).click().catch(() => {});
+  await passedPage
+    .getByRole('button', { name: 'Close this window' })
+    .click()
+    .catch(() => {});
   await closed;
   assert.equal((await connectionOnServer()).ssoReady, true);
   await waitUntil(async () => !(await requireButton.isDisabled()), 'Require SSO is offered');
@@ -153,7 +179,9 @@ test('a test sign-in in a second window: refused for a stranger with what to do,
   await screenshot(ui.page, 'sso-setup');
 });
 
-test('requiring SSO asks first, then ends the members\' password sessions; it can be released', { skip: skipWithoutChromium }, async () => {
+test("requiring SSO asks first, then ends the members' password sessions; it can be released", {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByRole('button', { name: 'Require SSO' }).click();
   const dialog = ui.page.getByRole('dialog', { name: 'Require SSO for example.test?' });
   await dismissWithEscape(ui.page, dialog);
@@ -163,7 +191,7 @@ test('requiring SSO asks first, then ends the members\' password sessions; it ca
   await dialog.getByRole('button', { name: 'Require SSO' }).click();
   await ui.page.getByRole('status').filter({ hasText: 'SSO is now required for example.test.' }).waitFor();
   assert.equal((await connectionOnServer()).ssoRequired, true);
-  assert.equal((await t.as(t.tenant.member.token).get('/v1/me')).status, 401, 'the member\'s password session ended');
+  assert.equal((await t.as(t.tenant.member.token).get('/v1/me')).status, 401, "the member's password session ended");
   assert.equal((await t.as(t.tenant.owner.token).get('/v1/me')).status, 200, 'the owner keeps theirs (break-glass)');
 
   await ui.page.getByRole('button', { name: 'Stop requiring SSO' }).click();
@@ -171,7 +199,9 @@ test('requiring SSO asks first, then ends the members\' password sessions; it ca
   assert.equal((await connectionOnServer()).ssoRequired, false);
 });
 
-test('SAML: a certificate that is not one is refused beside its field; metadata gives orgplane\'s side to copy; a test sign-in passes', { skip: skipWithoutChromium }, async () => {
+test("SAML: a certificate that is not one is refused beside its field; metadata gives orgplane's side to copy; a test sign-in passes", {
+  skip: skipWithoutChromium,
+}, async () => {
   const form = ui.page.getByRole('form', { name: 'SSO connection settings' });
   await form.getByLabel('SAML 2.0').check();
   await form.getByLabel('Entity ID, sign-on URL and certificate').check();
@@ -180,7 +210,10 @@ test('SAML: a certificate that is not one is refused beside its field; metadata 
   await form.getByLabel('IdP signing certificate (PEM)').fill('not a certificate');
   await form.getByRole('button', { name: 'Save connection' }).click();
   const certificate = form.getByLabel('IdP signing certificate (PEM)');
-  await waitUntil(async () => (await certificate.getAttribute('aria-invalid')) === 'true', 'the certificate is marked invalid');
+  await waitUntil(
+    async () => (await certificate.getAttribute('aria-invalid')) === 'true',
+    'the certificate is marked invalid',
+  );
   assert.match(await ui.page.locator('[id="field-idpCertificates.0-error"]').innerText(), /X\.509 certificate/);
   assert.equal((await connectionOnServer()).protocol, 'oidc', 'nothing was saved');
 
@@ -220,6 +253,9 @@ test('at 390×844 nothing scrolls sideways', { skip: skipWithoutChromium }, asyn
 
 test('a member is told who manages SSO, and gets no form', { skip: skipWithoutChromium }, async () => {
   const { owner, admin, member } = t.tenant;
-  await expectToldWhoManages(ui.page, t.app.url, member, '/sso', 'single sign-on', [{ ...owner, role: 'owner' }, { ...admin, role: 'admin' }]);
+  await expectToldWhoManages(ui.page, t.app.url, member, '/sso', 'single sign-on', [
+    { ...owner, role: 'owner' },
+    { ...admin, role: 'admin' },
+  ]);
   assert.equal(await ui.page.getByRole('form', { name: 'SSO connection settings' }).count(), 0);
 });

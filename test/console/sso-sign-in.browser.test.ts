@@ -22,7 +22,10 @@ after(async () => {
 
 const consoleToken = () => ui.page.evaluate(() => sessionStorage.getItem('orgplane.session'));
 
-test('a member signs in with SSO from the console: the IdP login page, back to the page where it started', { skip: skipWithoutChromium, timeout: 120_000 }, async () => {
+test('a member signs in with SSO from the console: the IdP login page, back to the page where it started', {
+  skip: skipWithoutChromium,
+  timeout: 120_000,
+}, async () => {
   const { member, orgId } = world.tenant;
   world.idp.addAccount({ sub: 'console-member', email: member.email, email_verified: true, name: member.name });
   // Started on a page of the console: the sign-in comes back to it (the desktop app's sign-in page relies on that).
@@ -50,7 +53,11 @@ test('a member signs in with SSO from the console: the IdP login page, back to t
   assert.equal(me.body.user.id, member.userId);
   assert.equal(me.body.session.authMethod, 'sso');
   assert.equal(me.body.activeOrganizationId, orgId);
-  assert.equal(await ui.page.evaluate(() => sessionStorage.getItem('orgplane.sso.verifier')), null, 'the verifier is gone once used');
+  assert.equal(
+    await ui.page.evaluate(() => sessionStorage.getItem('orgplane.sso.verifier')),
+    null,
+    'the verifier is gone once used',
+  );
 });
 
 /** Signs `account` in at the test identity provider's own login form (in whichever page shows it). */
@@ -61,7 +68,10 @@ async function idpLogin(page: typeof ui.page, account: string) {
   await page.click('button[type="submit"]');
 }
 
-test('an SSO session asked to re-authenticate confirms at its identity provider in a second window, and the change goes through', { skip: skipWithoutChromium, timeout: 120_000 }, async () => {
+test('an SSO session asked to re-authenticate confirms at its identity provider in a second window, and the change goes through', {
+  skip: skipWithoutChromium,
+  timeout: 120_000,
+}, async () => {
   const { admin, member, orgId, owner } = world.tenant;
   // An owner signed in through SSO, whose sign-in is older than privileged changes allow; in a browser
   // of their own (the identity provider remembers the member's sign-in in this one).
@@ -83,21 +93,33 @@ test('an SSO session asked to re-authenticate confirms at its identity provider 
   await prompt.getByRole('button', { name: 'Continue with SSO' }).waitFor();
   assert.equal(await prompt.getByLabel('Your password').count(), 0, 'an SSO session is not asked for a password');
   await assertAccessible(page, 're-authentication through SSO');
-  const [provider] = await Promise.all([page.waitForEvent('popup'), prompt.getByRole('button', { name: 'Continue with SSO' }).click()]);
+  const [provider] = await Promise.all([
+    page.waitForEvent('popup'),
+    prompt.getByRole('button', { name: 'Continue with SSO' }).click(),
+  ]);
   await idpLogin(provider, 'console-owner');
   await provider.waitForEvent('close');
 
   await prompt.waitFor({ state: 'detached' });
-  await page.getByRole('status').filter({ hasText: `${member.email} is now an admin.` }).waitFor();
+  await page
+    .getByRole('status')
+    .filter({ hasText: `${member.email} is now an admin.` })
+    .waitFor();
   const members = await api(world.app.url, admin.token).get(`/v1/orgs/${orgId}/members`);
-  assert.equal(members.body.members.find((m: { id: string }) => m.id === member.memberId)?.role, 'admin', 'the refused request was re-sent');
+  assert.equal(
+    members.body.members.find((m: { id: string }) => m.id === member.memberId)?.role,
+    'admin',
+    'the refused request was re-sent',
+  );
   const me = await api(world.app.url, token).get('/v1/me');
   assert.equal(me.body.session.authMethod, 'sso');
   assert.ok(Date.now() - Date.parse(me.body.session.authenticatedAt) < 60_000, 'the same session was refreshed');
   await context.close();
 });
 
-test('an e-mail whose domain has no SSO gets the API\'s message beside the field', { skip: skipWithoutChromium }, async () => {
+test("an e-mail whose domain has no SSO gets the API's message beside the field", {
+  skip: skipWithoutChromium,
+}, async () => {
   await ui.page.getByRole('button', { name: 'Sign out' }).click();
   await ui.page.getByRole('button', { name: 'Sign in with SSO' }).click();
   await ui.page.getByLabel('Work email').fill('someone@no-sso.example.org');
@@ -110,14 +132,19 @@ test('an e-mail whose domain has no SSO gets the API\'s message beside the field
   await ui.page.getByLabel('Work email').fill('not-an-address');
   await ui.page.getByRole('button', { name: 'Continue with SSO' }).click();
   const field = ui.page.getByLabel('Work email');
-  await waitUntil(async () => (await field.getAttribute('aria-invalid')) === 'true', 'the e-mail field is marked invalid');
+  await waitUntil(
+    async () => (await field.getAttribute('aria-invalid')) === 'true',
+    'the e-mail field is marked invalid',
+  );
   assert.match(await ui.page.locator(`#${await field.getAttribute('aria-describedby')}`).innerText(), /\S/);
   await assertAccessible(ui.page, 'SSO sign-in with an error');
   await ui.page.getByRole('button', { name: 'Use a password instead' }).click();
   await ui.page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
 });
 
-test('a callback this tab did not start, or with a code that is not valid, signs no one in', { skip: skipWithoutChromium }, async () => {
+test('a callback this tab did not start, or with a code that is not valid, signs no one in', {
+  skip: skipWithoutChromium,
+}, async () => {
   // No verifier in this tab (a link opened elsewhere, or a replay): refused before any exchange.
   await ui.page.goto(`${world.app.url}/sso/callback?code=made-up`);
   await ui.page.getByRole('alert').filter({ hasText: 'not started in this tab' }).waitFor();
@@ -137,9 +164,16 @@ test('a callback this tab did not start, or with a code that is not valid, signs
   await ui.page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
 });
 
-test('someone signed up with the person\'s address before them: the SSO sign-in is refused with what to do, and no one is signed in', { skip: skipWithoutChromium, timeout: 120_000 }, async () => {
+test("someone signed up with the person's address before them: the SSO sign-in is refused with what to do, and no one is signed in", {
+  skip: skipWithoutChromium,
+  timeout: 120_000,
+}, async () => {
   const email = `taken.${Date.now()}@example.test`;
-  const signedUp = await api(world.app.url).post('/v1/auth/sign-up', { email, password: 'a-long-enough-password-1', name: 'Not The Person' });
+  const signedUp = await api(world.app.url).post('/v1/auth/sign-up', {
+    email,
+    password: 'a-long-enough-password-1',
+    name: 'Not The Person',
+  });
   assert.equal(signedUp.status, 201, signedUp.text);
   world.idp.addAccount({ sub: 'console-taken', email, email_verified: true, name: 'The Person' });
   // A browser of the person's own (the identity provider remembers other sign-ins in the shared one).
@@ -153,9 +187,12 @@ test('someone signed up with the person\'s address before them: the SSO sign-in 
 
   await page.getByRole('heading', { name: 'Sign-in refused' }).waitFor();
   const reason = await page.locator('#reason').innerText();
-  assert.match(reason, new RegExp(`An orgplane account with the e-mail address ${email.replaceAll('.', '\\.')} already exists`));
+  assert.match(
+    reason,
+    new RegExp(`An orgplane account with the e-mail address ${email.replaceAll('.', '\\.')} already exists`),
+  );
   assert.match(reason, /sign in with its password and ask an administrator to invite you/);
-  assert.equal(new URL(page.url()).origin, world.app.url, 'orgplane\'s own page, on the console\'s origin');
+  assert.equal(new URL(page.url()).origin, world.app.url, "orgplane's own page, on the console's origin");
   await assertAccessible(page, 'SSO sign-in refused: an account the organization has no tie to');
   await screenshot(page, 'sso-account-not-linkable');
   assert.equal(await page.evaluate(() => sessionStorage.getItem('orgplane.session')), null, 'no one signed in');

@@ -17,7 +17,9 @@ async function teamOnServer(name: string): Promise<{ id: string; memberIds: stri
   return listed.body.teams.find((team: { name: string }) => team.name === name);
 }
 
-test('with no team yet the page says what to do; a blank name is refused beside the field', { skip: skipWithoutChromium }, async () => {
+test('with no team yet the page says what to do; a blank name is refused beside the field', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signInAs(ui.page, t.app.url, t.tenant.admin, '/teams');
   await ui.page.getByRole('heading', { name: 'Teams', level: 1 }).waitFor();
   await ui.page.getByText(/No teams yet\. Create one above/).waitFor();
@@ -29,7 +31,9 @@ test('with no team yet the page says what to do; a blank name is refused beside 
   assert.match(await ui.page.locator(`#${await name.getAttribute('aria-describedby')}`).innerText(), /\S/);
 });
 
-test('a team is created (no prompt, on a stale session too), a member added (the prompt first), then removed after a confirmation', { skip: skipWithoutChromium }, async () => {
+test('a team is created (no prompt, on a stale session too), a member added (the prompt first), then removed after a confirmation', {
+  skip: skipWithoutChromium,
+}, async () => {
   // Creating an empty team is not privileged; changing who is in one is.
   await ageSession(t.app, await consoleToken(ui.page));
   await ui.page.getByLabel('Team name').fill('Platform');
@@ -44,7 +48,9 @@ test('a team is created (no prompt, on a stale session too), a member added (the
   await ui.page.getByRole('button', { name: 'Create team' }).click();
   await ui.page.getByRole('alert').filter({ hasText: /\S/ }).waitFor();
 
-  await card.getByLabel('Add to Platform').selectOption({ label: `${t.tenant.member.name} (${t.tenant.member.email})` });
+  await card
+    .getByLabel('Add to Platform')
+    .selectOption({ label: `${t.tenant.member.name} (${t.tenant.member.email})` });
   await card.getByRole('button', { name: 'Add the chosen member to Platform' }).click();
   await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
   assert.deepEqual((await teamOnServer('Platform'))!.memberIds, [], 'nobody is added before the re-authentication');
@@ -65,7 +71,10 @@ test('a team is created (no prompt, on a stale session too), a member added (the
   await assertAccessible(ui.page, 'remove from team confirmation');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'hidden' });
-  assert.ok((await teamOnServer('Platform'))!.memberIds.includes(t.tenant.member.memberId), 'cancel keeps the member in the team');
+  assert.ok(
+    (await teamOnServer('Platform'))!.memberIds.includes(t.tenant.member.memberId),
+    'cancel keeps the member in the team',
+  );
   await remove.click();
   await dialog.getByRole('button', { name: 'Remove from team' }).click();
   await list.getByText(t.tenant.member.email).waitFor({ state: 'detached' });
@@ -86,7 +95,9 @@ test('the page works by keyboard and fits 390×844', { skip: skipWithoutChromium
   await ui.page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('a member sees the teams and who is in them, and no way to change them', { skip: skipWithoutChromium }, async () => {
+test('a member sees the teams and who is in them, and no way to change them', {
+  skip: skipWithoutChromium,
+}, async () => {
   await signOut(ui.page);
   await signInAs(ui.page, t.app.url, t.tenant.member, '/teams');
   const card = ui.page.getByRole('region', { name: 'Platform', exact: true });

@@ -25,7 +25,10 @@ after(async () => {
 
 test('every reference and distributed table gets one step, local tables none', () => {
   const planned = plan.map((step) => step.table).sort();
-  const expected = Object.entries(TABLE_CLASSES).filter(([, found]) => found.kind !== 'local').map(([table]) => table).sort();
+  const expected = Object.entries(TABLE_CLASSES)
+    .filter(([, found]) => found.kind !== 'local')
+    .map(([table]) => table)
+    .sort();
   assert.deepEqual(planned, expected);
 });
 
@@ -63,13 +66,23 @@ test('a run that completes an earlier one skips what Citus has, and co-locates t
   // As an earlier run (Citus 13.2, by hand) left it: the messenger queue and the audit chains distributed, the rest not.
   const existing = new Set(['users', 'organizations', 'messenger_updates', 'audit_events', 'memories']);
   const rest = await distributionPlan(database.db, existing);
-  assert.deepEqual(rest.filter((step) => existing.has(step.table)), []);
+  assert.deepEqual(
+    rest.filter((step) => existing.has(step.table)),
+    [],
+  );
   assert.equal(rest.length, plan.length - existing.size);
-  const colocations = new Set(rest.filter((step) => step.sql.startsWith('SELECT create_distributed_table')).map((step) => ({ kind: TABLE_CLASSES[step.table]!.kind, with: /colocate_with => '(\w+)'/.exec(step.sql)![1] })).map((c) => `${c.kind}:${c.with}`));
+  const colocations = new Set(
+    rest
+      .filter((step) => step.sql.startsWith('SELECT create_distributed_table'))
+      .map((step) => ({ kind: TABLE_CLASSES[step.table]!.kind, with: /colocate_with => '(\w+)'/.exec(step.sql)![1] }))
+      .map((c) => `${c.kind}:${c.with}`),
+  );
   assert.deepEqual([...colocations].sort(), ['tenant:audit_events', 'user:memories']);
 });
 
-test('on a database without the citus extension it refuses in one sentence and exits non-zero', { timeout: 90_000 }, async () => {
+test('on a database without the citus extension it refuses in one sentence and exits non-zero', {
+  timeout: 90_000,
+}, async () => {
   let env: Record<string, string>;
   let cleanup: () => Promise<void>;
   if (testBackend === 'postgres') {

@@ -11,8 +11,21 @@ import { useMigratedDatabase } from '../support/migrated-database.ts';
 
 const database = useMigratedDatabase();
 
-interface UniqueIndex { table: string; index: string; first_column: string | null; definition: string }
-interface ForeignKey { table: string; name: string; columns: string[]; referenced: string; referenced_columns: string[]; on_delete: string; definition: string }
+interface UniqueIndex {
+  table: string;
+  index: string;
+  first_column: string | null;
+  definition: string;
+}
+interface ForeignKey {
+  table: string;
+  name: string;
+  columns: string[];
+  referenced: string;
+  referenced_columns: string[];
+  on_delete: string;
+  definition: string;
+}
 
 async function tables(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(
@@ -60,26 +73,35 @@ async function distributionViolations(db: Queryable): Promise<string[]> {
   const classOf = (table: string): TableClass | undefined => TABLE_CLASSES[table];
 
   for (const table of present) {
-    if (!classOf(table)) violations.push(`${table}: in no class of src/db/distribution.ts (tenant, user, reference or local)`);
+    if (!classOf(table))
+      violations.push(`${table}: in no class of src/db/distribution.ts (tenant, user, reference or local)`);
   }
   for (const table of Object.keys(TABLE_CLASSES)) {
-    if (!present.includes(table)) violations.push(`${table}: classified in src/db/distribution.ts but no migration creates it`);
+    if (!present.includes(table))
+      violations.push(`${table}: classified in src/db/distribution.ts but no migration creates it`);
   }
 
-  const primaryKeys = new Set((await db.query<{ table: string }>(
-    `SELECT t.relname AS table FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+  const primaryKeys = new Set(
+    (
+      await db.query<{ table: string }>(
+        `SELECT t.relname AS table FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
       WHERE t.relnamespace = 'public'::regnamespace AND i.indisprimary`,
-  )).rows.map((row) => row.table));
+      )
+    ).rows.map((row) => row.table),
+  );
   for (const table of present) {
     const found = classOf(table);
-    if (found && isDistributed(found) && !primaryKeys.has(table)) violations.push(`${table}: distributed by ${found.column} but has no primary key`);
+    if (found && isDistributed(found) && !primaryKeys.has(table))
+      violations.push(`${table}: distributed by ${found.column} but has no primary key`);
   }
 
   for (const index of await uniqueIndexes(db)) {
     const found = classOf(index.table);
     if (!found || !isDistributed(found)) continue;
     if (index.first_column !== found.column) {
-      violations.push(`${index.table}: unique index ${index.index} does not start with the distribution column ${found.column}: ${index.definition}`);
+      violations.push(
+        `${index.table}: unique index ${index.index} does not start with the distribution column ${found.column}: ${index.definition}`,
+      );
     }
   }
 
@@ -91,15 +113,23 @@ async function distributionViolations(db: Queryable): Promise<string[]> {
     if (isDistributed(from) && isDistributed(to)) {
       const at = key.columns.indexOf(from.column);
       if (from.kind !== to.kind || at === -1 || key.referenced_columns[at] !== to.column) {
-        violations.push(`${key.table}: foreign key ${key.name} to ${key.referenced} does not pair the distribution columns (${from.column} with ${to.column}): ${key.definition}`);
+        violations.push(
+          `${key.table}: foreign key ${key.name} to ${key.referenced} does not pair the distribution columns (${from.column} with ${to.column}): ${key.definition}`,
+        );
       }
     } else if (isDistributed(from) && to.kind === 'local') {
-      violations.push(`${key.table}: foreign key ${key.name} references ${key.referenced}, which stays local on the coordinator: ${key.definition}`);
+      violations.push(
+        `${key.table}: foreign key ${key.name} references ${key.referenced}, which stays local on the coordinator: ${key.definition}`,
+      );
     } else if (!isDistributed(from) && isDistributed(to)) {
-      violations.push(`${key.table}: foreign key ${key.name} from a global table to the distributed ${key.referenced}: ${key.definition}`);
+      violations.push(
+        `${key.table}: foreign key ${key.name} from a global table to the distributed ${key.referenced}: ${key.definition}`,
+      );
     }
     if (fromColumn && key.columns.includes(fromColumn) && (key.on_delete === 'n' || key.on_delete === 'd')) {
-      violations.push(`${key.table}: foreign key ${key.name} includes the distribution column ${fromColumn} and sets columns on delete: ${key.definition}`);
+      violations.push(
+        `${key.table}: foreign key ${key.name} includes the distribution column ${fromColumn} and sets columns on delete: ${key.definition}`,
+      );
     }
   }
 
@@ -109,7 +139,8 @@ async function distributionViolations(db: Queryable): Promise<string[]> {
   );
   for (const trigger of triggers) {
     const found = classOf(trigger.table);
-    if (found && isDistributed(found)) violations.push(`${trigger.table}: trigger ${trigger.name} on a distributed table`);
+    if (found && isDistributed(found))
+      violations.push(`${trigger.table}: trigger ${trigger.name} on a distributed table`);
   }
 
   const { rows: identities } = await db.query<{ table: string; column: string }>(
@@ -118,7 +149,10 @@ async function distributionViolations(db: Queryable): Promise<string[]> {
   );
   for (const identity of identities) {
     const found = classOf(identity.table);
-    if (found && isDistributed(found)) violations.push(`${identity.table}: identity column ${identity.column} on a distributed table (a sequence default is what Citus takes)`);
+    if (found && isDistributed(found))
+      violations.push(
+        `${identity.table}: identity column ${identity.column} on a distributed table (a sequence default is what Citus takes)`,
+      );
   }
 
   // The distribution column is where a row's node is decided: never NULL.
@@ -149,13 +183,17 @@ test('the check sees a violation of each kind (planted in a transaction rolled b
     await tx.query('CREATE UNIQUE INDEX teams_planted_code_key ON teams (planted_code)');
     await tx.query('CREATE TABLE planted_unclassified (id text PRIMARY KEY)');
     await tx.query(`CREATE FUNCTION planted_trigger() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$`);
-    await tx.query('CREATE TRIGGER planted_trigger BEFORE INSERT ON api_keys FOR EACH ROW EXECUTE FUNCTION planted_trigger()');
+    await tx.query(
+      'CREATE TRIGGER planted_trigger BEFORE INSERT ON api_keys FOR EACH ROW EXECUTE FUNCTION planted_trigger()',
+    );
     await tx.query('ALTER TABLE invitations ADD COLUMN planted_member_id text');
     await tx.query(`ALTER TABLE invitations ADD CONSTRAINT planted_member_fkey FOREIGN KEY (organization_id, planted_member_id)
                       REFERENCES members (organization_id, id) ON DELETE SET NULL`);
     await tx.query('ALTER TABLE api_keys ADD COLUMN planted_team_id text');
     await tx.query('CREATE UNIQUE INDEX teams_planted_id_key ON teams (id)');
-    await tx.query('ALTER TABLE api_keys ADD CONSTRAINT planted_team_fkey FOREIGN KEY (planted_team_id) REFERENCES teams (id)');
+    await tx.query(
+      'ALTER TABLE api_keys ADD CONSTRAINT planted_team_fkey FOREIGN KEY (planted_team_id) REFERENCES teams (id)',
+    );
     const violations = await distributionViolations(tx);
     const expect = [
       /^teams: unique index teams_planted_code_key does not start with the distribution column organization_id/,
@@ -164,7 +202,11 @@ test('the check sees a violation of each kind (planted in a transaction rolled b
       /^invitations: foreign key planted_member_fkey includes the distribution column organization_id and sets columns on delete/,
       /^api_keys: foreign key planted_team_fkey to teams does not pair the distribution columns/,
     ];
-    for (const pattern of expect) assert.ok(violations.some((line) => pattern.test(line)), `${pattern} in:\n${violations.join('\n')}`);
+    for (const pattern of expect)
+      assert.ok(
+        violations.some((line) => pattern.test(line)),
+        `${pattern} in:\n${violations.join('\n')}`,
+      );
     throw rolledBack;
   });
   await assert.rejects(planted, (error) => error === rolledBack);

@@ -62,7 +62,9 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
 ];
 
 const distributionColumns = new Map(
-  Object.entries(TABLE_CLASSES).flatMap(([table, kind]) => (isDistributed(kind) ? [[table, { column: kind.column, kind: kind.kind }] as const] : [])),
+  Object.entries(TABLE_CLASSES).flatMap(([table, kind]) =>
+    isDistributed(kind) ? [[table, { column: kind.column, kind: kind.kind }] as const] : [],
+  ),
 );
 
 const citusTables = Object.entries(TABLE_CLASSES).flatMap(([table, kind]) => (kind.kind === 'local' ? [] : [table]));
@@ -77,7 +79,8 @@ export function distributedTablesIn(text: string): string[] {
   return [...distributionColumns.keys()].filter((table) => new RegExp(`\\b${table}\\b`).test(text));
 }
 
-const equalityOn = (column: string) => new RegExp(`(^|[^\\w])(\\w+\\.)?${column}\\s*=|=\\s*(ANY\\s*\\()?\\(?(\\w+\\.)?${column}\\b`);
+const equalityOn = (column: string) =>
+  new RegExp(`(^|[^\\w])(\\w+\\.)?${column}\\s*=|=\\s*(ANY\\s*\\()?\\(?(\\w+\\.)?${column}\\b`);
 
 function conditionsOf(node: PlanNode): string[] {
   const own = [node['Index Cond'], node['Recheck Cond'], node.Filter, node['TID Cond']].filter((c): c is string => !!c);
@@ -96,7 +99,8 @@ function conditionsOf(node: PlanNode): string[] {
 // A distribution column equal to a literal or a parameter (EXPLAIN shows a custom plan's values inlined).
 // One value: `= ANY(array)` names several, and Citus sends such a statement to each of their shards.
 const VALUE = `\\(?(?:'|\\$\\d)`;
-const valueEqualityOn = (column: string) => new RegExp(`(^|[^\\w.])(\\w+\\.)?${column}\\s*=\\s*${VALUE}|'(::[\\w ]+)?\\)?\\s*=\\s*(\\w+\\.)?${column}\\b`);
+const valueEqualityOn = (column: string) =>
+  new RegExp(`(^|[^\\w.])(\\w+\\.)?${column}\\s*=\\s*${VALUE}|'(::[\\w ]+)?\\)?\\s*=\\s*(\\w+\\.)?${column}\\b`);
 
 /**
  * The aliases of distributed scans pinned to a value: by their own condition, or by an equality of
@@ -108,12 +112,23 @@ function valuePinnedAliases(root: PlanNode, aliases: Map<string, string>): Set<s
   (function collect(node: PlanNode) {
     const own = node.Alias;
     const distributed = node['Relation Name'] ? distributionColumns.get(node['Relation Name']) : undefined;
-    if (own && distributed && node['Node Type'] !== 'ModifyTable' && conditionsOf(node).some((c) => valueEqualityOn(distributed.column).test(c))) pinned.add(own);
-    const conditions = [node['Hash Cond'], node['Merge Cond'], node['Join Filter'], ...conditionsOf(node)].filter((c): c is string => !!c);
+    if (
+      own &&
+      distributed &&
+      node['Node Type'] !== 'ModifyTable' &&
+      conditionsOf(node).some((c) => valueEqualityOn(distributed.column).test(c))
+    )
+      pinned.add(own);
+    const conditions = [node['Hash Cond'], node['Merge Cond'], node['Join Filter'], ...conditionsOf(node)].filter(
+      (c): c is string => !!c,
+    );
     for (const condition of conditions) {
-      for (const [, left, leftColumn, right, rightColumn] of condition.matchAll(/(?:(\w+)\.)?(\w+) = (?:(\w+)\.)?(\w+)/g)) {
+      for (const [, left, leftColumn, right, rightColumn] of condition.matchAll(
+        /(?:(\w+)\.)?(\w+) = (?:(\w+)\.)?(\w+)/g,
+      )) {
         const [a, b] = [left ?? own, right ?? own];
-        const onDistribution = (alias: string | undefined, column: string | undefined) => !!alias && distributionColumns.get(aliases.get(alias) ?? '')?.column === column;
+        const onDistribution = (alias: string | undefined, column: string | undefined) =>
+          !!alias && distributionColumns.get(aliases.get(alias) ?? '')?.column === column;
         if (a && b && a !== b && onDistribution(a, leftColumn) && onDistribution(b, rightColumn)) pairs.push([a, b]);
       }
     }
@@ -122,7 +137,10 @@ function valuePinnedAliases(root: PlanNode, aliases: Map<string, string>): Set<s
   for (let grew = true; grew; ) {
     grew = false;
     for (const [a, b] of pairs) {
-      for (const [from, to] of [[a, b], [b, a]] as const) {
+      for (const [from, to] of [
+        [a, b],
+        [b, a],
+      ] as const) {
         if (pinned.has(from) && !pinned.has(to)) {
           pinned.add(to);
           grew = true;
@@ -152,14 +170,19 @@ export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolea
       for (const [, left, right] of condition.matchAll(/(?:(\w+)\.)?\w+ = (?:(\w+)\.)?\w+/g)) {
         const [leftTable, rightTable] = [left ? aliases.get(left) : table, right ? aliases.get(right) : table];
         const [a, b] = [distributionColumns.get(leftTable ?? ''), distributionColumns.get(rightTable ?? '')];
-        if (a && b && a.kind !== b.kind) problems.push(`joins ${leftTable} (by ${a.column}) to ${rightTable} (by ${b.column}): ${condition}`);
+        if (a && b && a.kind !== b.kind)
+          problems.push(`joins ${leftTable} (by ${a.column}) to ${rightTable} (by ${b.column}): ${condition}`);
       }
     }
     const distributed = table ? distributionColumns.get(table) : undefined;
     if (distributed && node['Node Type'] !== 'ModifyTable') {
-      const pinned = [...conditionsOf(node), ...joinConditions].some((condition) => equalityOn(distributed.column).test(condition));
-      if (locked && !(pinned && node.Alias && valuePinned.has(node.Alias))) problems.push(`locks rows of ${table} without naming its ${distributed.column}`);
-      else if (!pinned && !options.fanOutAllowed) problems.push(`reads ${table} without naming its ${distributed.column}`);
+      const pinned = [...conditionsOf(node), ...joinConditions].some((condition) =>
+        equalityOn(distributed.column).test(condition),
+      );
+      if (locked && !(pinned && node.Alias && valuePinned.has(node.Alias)))
+        problems.push(`locks rows of ${table} without naming its ${distributed.column}`);
+      else if (!pinned && !options.fanOutAllowed)
+        problems.push(`reads ${table} without naming its ${distributed.column}`);
     }
     const inLock = locked || node['Node Type'] === 'LockRows';
     for (const child of node.Plans ?? []) walk(child, [...joinConditions, ...joins], inLock);
@@ -168,9 +191,15 @@ export function routingProblems(root: PlanNode, options: { fanOutAllowed: boolea
 }
 
 /** The problems of a statement as the database plans it with the parameters it was run with. */
-export async function statementProblems(db: Queryable, statement: { text: string; values: unknown[] }): Promise<string[]> {
+export async function statementProblems(
+  db: Queryable,
+  statement: { text: string; values: unknown[] },
+): Promise<string[]> {
   const fanOutAllowed = DELIBERATE_FAN_OUT.some((known) => statement.text.includes(known.signature));
-  const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+  const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+    `EXPLAIN (FORMAT JSON) ${statement.text}`,
+    statement.values,
+  );
   return routingProblems(rows[0]!['QUERY PLAN'][0].Plan, { fanOutAllowed });
 }
 
@@ -181,23 +210,37 @@ export async function statementProblems(db: Queryable, statement: { text: string
  * with the comment `/* test *\/`: a test's look at a whole table (is a secret anywhere in it?).
  * The statements checked are also written to the statement spool when one is set (test/citus replays them).
  */
-export function checkTenantRouting(): { assertStatementsStayOnOneTenant(db: Queryable, minimum: number): Promise<number> } {
+export function checkTenantRouting(): {
+  assertStatementsStayOnOneTenant(db: Queryable, minimum: number): Promise<number>;
+} {
   const capture = captureStatements();
   after(() => capture.stop());
   return {
     async assertStatementsStayOnOneTenant(db, minimum) {
-      const queries = capture.statements().filter((statement) => /^\s*(WITH|SELECT|INSERT|UPDATE|DELETE)\b/i.test(statement.text));
+      const queries = capture
+        .statements()
+        .filter((statement) => /^\s*(WITH|SELECT|INSERT|UPDATE|DELETE)\b/i.test(statement.text));
       const statements = queries.filter((statement) => distributedTablesIn(statement.text).length > 0);
       // Kept for test/citus, which runs them on a Citus cluster (only Citus says which it refuses): these,
       // and those that name only reference tables (Citus has rules of its own for those too).
       await spoolStatements(queries.filter((statement) => citusTablesIn(statement.text).length > 0));
-      assert.ok(statements.length >= minimum, `${statements.length} statements captured, fewer than the ${minimum} expected`);
+      assert.ok(
+        statements.length >= minimum,
+        `${statements.length} statements captured, fewer than the ${minimum} expected`,
+      );
       const problems: string[] = [];
       for (const statement of statements) {
-        const found = await statementProblems(db, statement).catch((error: Error) => [`could not be planned: ${error.message}`]);
-        if (found.length > 0) problems.push(`${found.join('; ')}\n    in: ${statement.text.replace(/\s+/g, ' ').slice(0, 300)}`);
+        const found = await statementProblems(db, statement).catch((error: Error) => [
+          `could not be planned: ${error.message}`,
+        ]);
+        if (found.length > 0)
+          problems.push(`${found.join('; ')}\n    in: ${statement.text.replace(/\s+/g, ' ').slice(0, 300)}`);
       }
-      assert.deepEqual(problems, [], `${problems.length} of ${statements.length} statements leave their tenant:\n${problems.join('\n')}`);
+      assert.deepEqual(
+        problems,
+        [],
+        `${problems.length} of ${statements.length} statements leave their tenant:\n${problems.join('\n')}`,
+      );
       return statements.length;
     },
   };

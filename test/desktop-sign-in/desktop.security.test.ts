@@ -33,14 +33,24 @@ test('anonymous, a tampered or a signed-out session, an API key: 401; nothing is
   const body = authorizeBody(pkcePair().challenge);
   assert.equal((await t.as().post('/v1/auth/desktop/authorize', body)).status, 401);
   const token = t.tenant.member.token;
-  assert.equal((await t.as(token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')).post('/v1/auth/desktop/authorize', body)).status, 401);
+  assert.equal(
+    (await t.as(token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')).post('/v1/auth/desktop/authorize', body))
+      .status,
+    401,
+  );
   const leaving = await signUp(t.app.url, 'desktop-leaving');
   await t.as(leaving.token).post('/v1/auth/sign-out');
   assert.equal((await t.as(leaving.token).post('/v1/auth/desktop/authorize', body)).status, 401);
 
-  const key = await t.as(t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/api-keys`, { name: 'ci', role: 'admin' });
+  const key = await t
+    .as(t.tenant.owner.token)
+    .post(`/v1/orgs/${t.tenant.orgId}/api-keys`, { name: 'ci', role: 'admin' });
   assert.equal(key.status, 201, key.text);
-  const byKey = await fetch(`${t.app.url}/v1/auth/desktop/authorize`, { method: 'POST', headers: { 'x-api-key': key.body.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const byKey = await fetch(`${t.app.url}/v1/auth/desktop/authorize`, {
+    method: 'POST',
+    headers: { 'x-api-key': key.body.key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   assert.equal(byKey.status, 401, 'an API key is not a session: the route does not take one');
   const { rows } = await t.app.db.query('SELECT count(*)::int AS n FROM desktop_sign_in_codes');
   assert.equal(rows[0].n, 0);
@@ -60,8 +70,14 @@ test('a code gives the session of the person who got it, in their organization, 
   const authorized = await t.as(otherAdmin.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
   const code = codeOf(authorized.body.redirectTo);
   const { rows } = await t.app.db.query('SELECT code_hash FROM desktop_sign_in_codes');
-  assert.deepEqual(rows.map((row: { code_hash: string }) => row.code_hash), [hashToken(code)], 'the code itself is not stored');
-  const exchanged = await t.as(t.tenant.member.token).post('/v1/auth/desktop/token', { code, codeVerifier: pkce.verifier, redirectUri: loopbackRedirect });
+  assert.deepEqual(
+    rows.map((row: { code_hash: string }) => row.code_hash),
+    [hashToken(code)],
+    'the code itself is not stored',
+  );
+  const exchanged = await t
+    .as(t.tenant.member.token)
+    .post('/v1/auth/desktop/token', { code, codeVerifier: pkce.verifier, redirectUri: loopbackRedirect });
   assert.equal(exchanged.status, 200, exchanged.text);
   assert.equal(exchanged.body.user.id, otherAdmin.userId, 'whoever calls, the code speaks for its own person');
   assert.equal(exchanged.body.organizationId, otherOrgId);
@@ -74,12 +90,18 @@ async function desktopSessionOf(browserToken: string): Promise<string> {
   const pkce = pkcePair();
   const authorized = await t.as(browserToken).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
   assert.equal(authorized.status, 200, authorized.text);
-  const exchanged = await t.as().post('/v1/auth/desktop/token', { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: loopbackRedirect });
+  const exchanged = await t
+    .as()
+    .post('/v1/auth/desktop/token', {
+      code: codeOf(authorized.body.redirectTo),
+      codeVerifier: pkce.verifier,
+      redirectUri: loopbackRedirect,
+    });
   assert.equal(exchanged.status, 200, exchanged.text);
   return exchanged.body.sessionToken;
 }
 
-test('the app\'s session is as old as the browser\'s authentication: a browser session about to go stale cannot mint a fresh one (an API key: 403 reauth)', async () => {
+test("the app's session is as old as the browser's authentication: a browser session about to go stale cannot mint a fresh one (an API key: 403 reauth)", async () => {
   const person = await signUp(t.app.url, 'desktop-aging');
   const orgId = await createOrganization(t.app.url, person, 'Aging');
   // The person signed in 870 s ago: the browser session is still fresh (REAUTH_MAX_AGE_SECONDS is 900),
@@ -88,25 +110,40 @@ test('the app\'s session is as old as the browser\'s authentication: a browser s
   const desktop = await desktopSessionOf(person.token);
 
   // A minute later: every session of the person is a minute older.
-  await t.app.db.query(`UPDATE sessions SET authenticated_at = authenticated_at - interval '60 seconds' WHERE user_id = $1`, [person.userId]);
-  const byBrowser = await t.as(person.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'from the browser', role: 'member' });
+  await t.app.db.query(
+    `UPDATE sessions SET authenticated_at = authenticated_at - interval '60 seconds' WHERE user_id = $1`,
+    [person.userId],
+  );
+  const byBrowser = await t
+    .as(person.token)
+    .post(`/v1/orgs/${orgId}/api-keys`, { name: 'from the browser', role: 'member' });
   assert.equal(byBrowser.status, 403, byBrowser.text);
   const byDesktop = await t.as(desktop).post(`/v1/orgs/${orgId}/api-keys`, { name: 'from the app', role: 'member' });
-  assert.equal(byDesktop.status, 403, `the app's session is as stale as the browser's: ${byDesktop.status} ${byDesktop.text}`);
+  assert.equal(
+    byDesktop.status,
+    403,
+    `the app's session is as stale as the browser's: ${byDesktop.status} ${byDesktop.text}`,
+  );
   assert.deepEqual({ error: byDesktop.body.error, reason: byDesktop.body.reason }, reauthBody);
   const { rows } = await t.app.db.query('SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1', [orgId]);
   assert.equal(rows[0].n, 0, 'no key was made');
   const [browserMe, desktopMe] = await Promise.all([t.as(person.token).get('/v1/me'), t.as(desktop).get('/v1/me')]);
-  assert.equal(desktopMe.body.session.authenticatedAt, browserMe.body.session.authenticatedAt, 'the app\'s session says when the person last authenticated');
+  assert.equal(
+    desktopMe.body.session.authenticatedAt,
+    browserMe.body.session.authenticatedAt,
+    "the app's session says when the person last authenticated",
+  );
 });
 
-test('a chain of codes (the app\'s session authorizing another app) keeps the first authentication time; re-authenticating is the only way to refresh it', async () => {
+test("a chain of codes (the app's session authorizing another app) keeps the first authentication time; re-authenticating is the only way to refresh it", async () => {
   const person = await signUp(t.app.url, 'desktop-chain');
   await createOrganization(t.app.url, person, 'Chain');
   await ageSession(t.app, person.token, 600);
   const first = await desktopSessionOf(person.token);
   const second = await desktopSessionOf(first);
-  const times = await Promise.all([person.token, first, second].map(async (token) => (await t.as(token).get('/v1/me')).body.session.authenticatedAt));
+  const times = await Promise.all(
+    [person.token, first, second].map(async (token) => (await t.as(token).get('/v1/me')).body.session.authenticatedAt),
+  );
   assert.equal(new Set(times).size, 1, `one authentication time along the chain: ${times.join(', ')}`);
   assert.ok(Date.now() - Date.parse(times[0]) >= 600_000, 'the one the person signed in with');
 });
@@ -120,18 +157,22 @@ test('cancel needs no session (the person may cancel whether signed in or not), 
     assert.equal(answer.body.redirectTo, `${loopbackRedirect}?error=access_denied&state=s`);
   }
   // A link naming the attacker's site as the app: nothing to send the browser to.
-  const open = await t.as().post('/v1/auth/desktop/cancel', { redirectUri: 'https://attacker.example/phish', state: 's' });
+  const open = await t
+    .as()
+    .post('/v1/auth/desktop/cancel', { redirectUri: 'https://attacker.example/phish', state: 's' });
   assert.deepEqual([open.status, open.body.error, open.body.redirectTo], [400, 'invalid_request', undefined]);
 });
 
-test('a desktop link whose redirect URI is orgplane\'s own SSO callback cannot hand another organization\'s admin the session of the person who confirms', async () => {
+test("a desktop link whose redirect URI is orgplane's own SSO callback cannot hand another organization's admin the session of the person who confirms", async () => {
   const { owner } = t.tenant;
   // A sign-in in progress of her own domain, whose callback exchanges codes at her identity provider.
   const redirectUri = await attacker.ownCallback();
   const pkce = pkcePair();
   // The console's /desktop/sign-in page as her link opens it (no state of its own, so hers stays in
   // the redirect URI): the owner confirms, and the browser goes where authorize says.
-  const authorized = await t.as(owner.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge, { redirectUri, state: undefined }));
+  const authorized = await t
+    .as(owner.token)
+    .post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge, { redirectUri, state: undefined }));
   let session: { userId: string } | undefined;
   if (authorized.status === 200) {
     const seen = attacker.idp.receivedCodes.length;
@@ -141,7 +182,10 @@ test('a desktop link whose redirect URI is orgplane\'s own SSO callback cannot h
       if (exchanged.status === 200) session = { userId: exchanged.body.user.id };
     }
   }
-  assert.equal(session, undefined, 'the attacker got the owner\'s session');
+  assert.equal(session, undefined, "the attacker got the owner's session");
   assert.equal(authorized.status, 400, authorized.text);
-  assert.deepEqual(authorized.body.details.map((detail: { path: string[] }) => detail.path), [['redirectUri']]);
+  assert.deepEqual(
+    authorized.body.details.map((detail: { path: string[] }) => detail.path),
+    [['redirectUri']],
+  );
 });

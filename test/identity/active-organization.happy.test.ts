@@ -10,10 +10,16 @@ import type { meSchema } from '../../src/modules/users/index.ts';
 describe('GET /v1/org (spec operation 7): happy path', () => {
   const harness = useTenantApp();
 
-  it('returns the organization, its owner, the caller as member and the caller\'s teams', async () => {
-    const team = await harness.as(harness.tenant.owner.token).post(`/v1/orgs/${harness.tenant.orgId}/teams`, { name: 'Platform' });
+  it("returns the organization, its owner, the caller as member and the caller's teams", async () => {
+    const team = await harness
+      .as(harness.tenant.owner.token)
+      .post(`/v1/orgs/${harness.tenant.orgId}/teams`, { name: 'Platform' });
     assert.equal(team.status, 201, team.text);
-    const added = await harness.as(harness.tenant.owner.token).post(`/v1/orgs/${harness.tenant.orgId}/teams/${team.body.team.id}/members`, { memberId: harness.tenant.member.memberId });
+    const added = await harness
+      .as(harness.tenant.owner.token)
+      .post(`/v1/orgs/${harness.tenant.orgId}/teams/${team.body.team.id}/members`, {
+        memberId: harness.tenant.member.memberId,
+      });
     assert.equal(added.status, 204, added.text);
 
     const response = await harness.as(harness.tenant.member.token).get('/v1/org');
@@ -32,10 +38,13 @@ describe('GET /v1/org (spec operation 7): happy path', () => {
     assert.equal(currentMember.id, harness.tenant.member.memberId);
     assert.equal(currentMember.userId, harness.tenant.member.userId);
     assert.equal(currentMember.role, 'member');
-    assert.deepEqual(currentMemberTeams.map((t: z.infer<typeof teamSchema>) => [t.id, t.name]), [[team.body.team.id, 'Platform']]);
+    assert.deepEqual(
+      currentMemberTeams.map((t: z.infer<typeof teamSchema>) => [t.id, t.name]),
+      [[team.body.team.id, 'Platform']],
+    );
   });
 
-  it('follows the session\'s active organization when it changes', async () => {
+  it("follows the session's active organization when it changes", async () => {
     const client = harness.as(harness.tenant.admin.token);
     const second = await client.post('/v1/orgs', { name: 'Second' });
     assert.equal(second.status, 201);
@@ -50,7 +59,7 @@ describe('GET /v1/org (spec operation 7): happy path', () => {
   });
 });
 
-describe('the session\'s active organization follows membership', () => {
+describe("the session's active organization follows membership", () => {
   const harness = useTenantApp({ tenant: false });
 
   const me = async (token: string) => {
@@ -59,7 +68,9 @@ describe('the session\'s active organization follows membership', () => {
     return response.body as z.infer<typeof meSchema>;
   };
   const invite = async (inviter: TestUser, orgId: string, user: TestUser) => {
-    const invitation = await harness.as(inviter.token).post(`/v1/orgs/${orgId}/invitations`, { email: user.email, role: 'member' });
+    const invitation = await harness
+      .as(inviter.token)
+      .post(`/v1/orgs/${orgId}/invitations`, { email: user.email, role: 'member' });
     assert.equal(invitation.status, 201, invitation.text);
     return invitation.body.token as string;
   };
@@ -72,12 +83,16 @@ describe('the session\'s active organization follows membership', () => {
   it('GET /v1/me reports no active organization, in every session, once the user is removed from it', async () => {
     const tenant = await createTenant(harness.app.url);
     // A second session of the member, started while a member (sign-in makes the organization active).
-    const signedIn = await harness.as().post('/v1/auth/sign-in', { email: tenant.member.email, password: tenant.member.password });
+    const signedIn = await harness
+      .as()
+      .post('/v1/auth/sign-in', { email: tenant.member.email, password: tenant.member.password });
     assert.equal(signedIn.status, 200, signedIn.text);
     const sessions = [tenant.member.token, signedIn.body.sessionToken as string];
     for (const token of sessions) assert.equal((await me(token)).activeOrganizationId, tenant.orgId);
 
-    const removed = await harness.as(tenant.owner.token).delete(`/v1/orgs/${tenant.orgId}/members/${tenant.member.memberId}`);
+    const removed = await harness
+      .as(tenant.owner.token)
+      .delete(`/v1/orgs/${tenant.orgId}/members/${tenant.member.memberId}`);
     assert.equal(removed.status, 204, removed.text);
     for (const token of sessions) {
       const body = await me(token);
@@ -86,11 +101,15 @@ describe('the session\'s active organization follows membership', () => {
       assert.equal((await harness.as(token).get('/v1/org')).status, 404);
     }
     // Leaving by oneself and being suspended (SCIM) end it the same way.
-    const left = await harness.as(tenant.admin.token).delete(`/v1/orgs/${tenant.orgId}/members/${tenant.admin.memberId}`);
+    const left = await harness
+      .as(tenant.admin.token)
+      .delete(`/v1/orgs/${tenant.orgId}/members/${tenant.admin.memberId}`);
     assert.equal(left.status, 204, left.text);
     assert.equal((await me(tenant.admin.token)).activeOrganizationId, null);
     const other = await createTenant(harness.app.url);
-    await harness.app.db.transaction((tx) => membershipOf(harness.app).setMemberStatus(tx, other.orgId, other.member.memberId, 'suspended'));
+    await harness.app.db.transaction((tx) =>
+      membershipOf(harness.app).setMemberStatus(tx, other.orgId, other.member.memberId, 'suspended'),
+    );
     assert.equal((await me(other.member.token)).activeOrganizationId, null);
     // Members who stay keep theirs.
     assert.equal((await me(tenant.owner.token)).activeOrganizationId, tenant.orgId);
@@ -100,7 +119,9 @@ describe('the session\'s active organization follows membership', () => {
     const owner = await signUp(harness.app.url, 'inviter');
     const orgId = await createOrganization(harness.app.url, owner, 'Joined');
     const person = await signUp(harness.app.url, 'newcomer');
-    const otherSession = await harness.as().post('/v1/auth/sign-in', { email: person.email, password: person.password });
+    const otherSession = await harness
+      .as()
+      .post('/v1/auth/sign-in', { email: person.email, password: person.password });
     assert.equal(otherSession.status, 200, otherSession.text);
     assert.equal((await me(person.token)).activeOrganizationId, null);
     const memberId = await accept(person, await invite(owner, orgId, person));
@@ -115,7 +136,10 @@ describe('the session\'s active organization follows membership', () => {
 
   it('accepting an invitation leaves a usable active organization alone, and replaces one the user was removed from', async () => {
     const owner = await signUp(harness.app.url, 'inviter');
-    const [first, second] = [await createOrganization(harness.app.url, owner, 'First'), await createOrganization(harness.app.url, owner, 'Second')];
+    const [first, second] = [
+      await createOrganization(harness.app.url, owner, 'First'),
+      await createOrganization(harness.app.url, owner, 'Second'),
+    ];
     const person = await signUp(harness.app.url, 'joiner');
     const own = await createOrganization(harness.app.url, person, 'Own');
     // Active: their own organization, which stays active.
@@ -125,7 +149,10 @@ describe('the session\'s active organization follows membership', () => {
     const switched = await harness.as(person.token).put('/v1/session/active-organization', { organizationId: first });
     assert.equal(switched.status, 200, switched.text);
     const membership = (await me(person.token)).organizations.find((o) => o.id === first);
-    assert.equal((await harness.as(owner.token).delete(`/v1/orgs/${first}/members/${membership!.memberId}`)).status, 204);
+    assert.equal(
+      (await harness.as(owner.token).delete(`/v1/orgs/${first}/members/${membership!.memberId}`)).status,
+      204,
+    );
     await accept(person, await invite(owner, second, person));
     assert.equal((await me(person.token)).activeOrganizationId, second);
     assert.equal((await harness.as(person.token).get('/v1/org')).body.organization.id, second);

@@ -16,10 +16,17 @@ describe('API keys: happy paths', () => {
     const listed = await owner.get(`/v1/orgs/${harness.tenant.orgId}/api-keys`);
     assert.equal(listed.status, 200);
     assert.ok(!listed.text.includes(key), 'the key must not be listed again');
-    const viaKey = await harness.as().get(`/v1/orgs/${harness.tenant.orgId}/members`, { headers: { 'x-api-key': key } });
+    const viaKey = await harness
+      .as()
+      .get(`/v1/orgs/${harness.tenant.orgId}/members`, { headers: { 'x-api-key': key } });
     assert.equal(viaKey.status, 200, viaKey.text);
-    assert.equal((await owner.delete(`/v1/orgs/${harness.tenant.orgId}/api-keys/${created.body.apiKey.id}`)).status, 204);
-    const revoked = await harness.as().get(`/v1/orgs/${harness.tenant.orgId}/members`, { headers: { 'x-api-key': key } });
+    assert.equal(
+      (await owner.delete(`/v1/orgs/${harness.tenant.orgId}/api-keys/${created.body.apiKey.id}`)).status,
+      204,
+    );
+    const revoked = await harness
+      .as()
+      .get(`/v1/orgs/${harness.tenant.orgId}/members`, { headers: { 'x-api-key': key } });
     assert.equal(revoked.status, 401);
   });
 

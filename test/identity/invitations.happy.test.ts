@@ -20,7 +20,11 @@ describe('invitations: happy paths', () => {
     assert.equal(empty.status, 200, empty.text);
     assert.deepEqual(empty.body, { invitations: [], nextCursor: null });
     const created = [];
-    for (const [client, role] of [[owner, 'member'], [harness.as(local.admin.token), 'admin'], [owner, 'admin']] as const) {
+    for (const [client, role] of [
+      [owner, 'member'],
+      [harness.as(local.admin.token), 'admin'],
+      [owner, 'admin'],
+    ] as const) {
       const response = await client.post(path, { email: uniqueEmail('pending'), role });
       assert.equal(response.status, 201, response.text);
       created.push(response.body as z.infer<typeof createdInvitationSchema>);
@@ -56,15 +60,24 @@ describe('invitations: happy paths', () => {
     const accepted = await invite(owner, joiner.email);
     assert.equal((await harness.as(joiner.token).post(`/v1/invitations/${accepted.token}/accept`)).status, 200);
     const expired = await invite(owner);
-    await harness.app.db.query(`UPDATE invitations SET expires_at = now() - interval '1 second' WHERE organization_id = $2 AND id = $1`, [expired.invitation.id, expired.invitation.organizationId]);
+    await harness.app.db.query(
+      `UPDATE invitations SET expires_at = now() - interval '1 second' WHERE organization_id = $2 AND id = $1`,
+      [expired.invitation.id, expired.invitation.organizationId],
+    );
     // Ended by the service: its sender is demoted to member.
     const sender = await signUp(harness.app.url, 'sender');
     await addMember(harness.app.url, local.owner, local.orgId, sender, 'admin');
     const ended = await invite(harness.as(sender.token));
-    assert.equal((await owner.patch(`/v1/orgs/${local.orgId}/members/${sender.memberId}`, { role: 'member' })).status, 200);
+    assert.equal(
+      (await owner.patch(`/v1/orgs/${local.orgId}/members/${sender.memberId}`, { role: 'member' })).status,
+      200,
+    );
     const listed = await owner.get(path);
     assert.equal(listed.status, 200, listed.text);
-    assert.deepEqual(listed.body.invitations.map((i: { id: string }) => i.id), [pending.invitation.id]);
+    assert.deepEqual(
+      listed.body.invitations.map((i: { id: string }) => i.id),
+      [pending.invitation.id],
+    );
     for (const gone of [accepted, expired, ended]) assert.ok(!listed.text.includes(gone.invitation.id));
   });
 
@@ -72,7 +85,10 @@ describe('invitations: happy paths', () => {
     const local = await createTenant(harness.app.url);
     const owner = harness.as(local.owner.token);
     const path = `/v1/orgs/${local.orgId}/invitations`;
-    const [wrongAddress, kept] = [await signUp(harness.app.url, 'wrong-address'), await signUp(harness.app.url, 'kept')];
+    const [wrongAddress, kept] = [
+      await signUp(harness.app.url, 'wrong-address'),
+      await signUp(harness.app.url, 'kept'),
+    ];
     // Sent by the admin, revoked by the owner: any owner or admin revokes any pending invitation.
     const doomed = await harness.as(local.admin.token).post(path, { email: wrongAddress.email, role: 'admin' });
     const other = await owner.post(path, { email: kept.email, role: 'member' });
@@ -82,7 +98,10 @@ describe('invitations: happy paths', () => {
     assert.equal(revoked.status, 204, revoked.text);
     assert.equal(revoked.text, '');
     const listed = await owner.get(path);
-    assert.deepEqual(listed.body.invitations.map((i: { id: string }) => i.id), [other.body.invitation.id]);
+    assert.deepEqual(
+      listed.body.invitations.map((i: { id: string }) => i.id),
+      [other.body.invitation.id],
+    );
     const unknown = await harness.as(wrongAddress.token).post('/v1/invitations/opi_no-such-invitation/accept');
     const refused = await harness.as(wrongAddress.token).post(`/v1/invitations/${doomed.body.token}/accept`);
     assert.deepEqual([refused.status, refused.body], [404, unknown.body]);

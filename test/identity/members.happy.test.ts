@@ -20,7 +20,10 @@ describe('members: happy paths', () => {
     assert.equal(second.body.members.length, 1);
     assert.equal(second.body.nextCursor, null);
     const ids = [...first.body.members, ...second.body.members].map((m: { id: string }) => m.id).sort();
-    assert.deepEqual(ids, [harness.tenant.owner.memberId, harness.tenant.admin.memberId, harness.tenant.member.memberId].sort());
+    assert.deepEqual(
+      ids,
+      [harness.tenant.owner.memberId, harness.tenant.admin.memberId, harness.tenant.member.memberId].sort(),
+    );
   });
 
   it('changes roles, transfers ownership (exactly one owner), removes members', async () => {
@@ -30,15 +33,22 @@ describe('members: happy paths', () => {
     assert.equal(promoted.status, 200, promoted.text);
     assert.equal(promoted.body.member.role, 'admin');
 
-    const transferred = await owner.post(`/v1/orgs/${local.orgId}/transfer-ownership`, { memberId: local.admin.memberId });
+    const transferred = await owner.post(`/v1/orgs/${local.orgId}/transfer-ownership`, {
+      memberId: local.admin.memberId,
+    });
     assert.equal(transferred.status, 200, transferred.text);
     const members = (await owner.get(`/v1/orgs/${local.orgId}/members`)).body.members as z.infer<typeof memberSchema>[];
-    assert.deepEqual(members.filter((m) => m.role === 'owner').map((m) => m.id), [local.admin.memberId]);
+    assert.deepEqual(
+      members.filter((m) => m.role === 'owner').map((m) => m.id),
+      [local.admin.memberId],
+    );
     assert.equal(members.find((m) => m.id === local.owner.memberId)?.role, 'admin');
     const org = await harness.as(local.member.token).get('/v1/org');
     assert.equal(org.body.organization.owner.memberId, local.admin.memberId);
 
-    const removed = await harness.as(local.admin.token).delete(`/v1/orgs/${local.orgId}/members/${local.member.memberId}`);
+    const removed = await harness
+      .as(local.admin.token)
+      .delete(`/v1/orgs/${local.orgId}/members/${local.member.memberId}`);
     assert.equal(removed.status, 204);
     const gone = await harness.as(local.member.token).get('/v1/org');
     assert.equal(gone.status, 404);

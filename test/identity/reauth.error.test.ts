@@ -28,14 +28,22 @@ describe('POST /v1/auth/reauthenticate: errors', () => {
       assert.equal(response.body.error, 'invalid_request');
       assert.ok(response.body.details.length > 0);
     }
-    const notJson = await t.as(user.token).post('/v1/auth/reauthenticate', undefined, { raw: '{"password', headers: { 'content-type': 'application/json' } });
+    const notJson = await t
+      .as(user.token)
+      .post('/v1/auth/reauthenticate', undefined, {
+        raw: '{"password',
+        headers: { 'content-type': 'application/json' },
+      });
     assert.equal(notJson.status, 400);
   });
 
   it('wrong passwords count against the sign-in limits: then 429 with Retry-After, even with the right password', async () => {
     const user = await signUp(t.app.url, 'guesser');
     for (let attempt = 0; attempt < 10; attempt++) {
-      assert.equal((await t.as(user.token).post('/v1/auth/reauthenticate', { password: `guess-${attempt}` })).status, 403);
+      assert.equal(
+        (await t.as(user.token).post('/v1/auth/reauthenticate', { password: `guess-${attempt}` })).status,
+        403,
+      );
     }
     const limited = await t.as(user.token).post('/v1/auth/reauthenticate', { password: user.password });
     assert.equal(limited.status, 429, limited.text);
@@ -53,7 +61,9 @@ describe('POST /v1/auth/reauthenticate: errors', () => {
 
   it('a session revoked or expired since gets 401', async () => {
     const user = await signUp(t.app.url, 'expired');
-    await t.app.db.query(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, [hashToken(user.token)]);
+    await t.app.db.query(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, [
+      hashToken(user.token),
+    ]);
     const response = await t.as(user.token).post('/v1/auth/reauthenticate', { password: user.password });
     assert.equal(response.status, 401);
   });

@@ -67,12 +67,16 @@ describe('step-up re-authentication: happy paths', () => {
     const { owner, orgId } = t.tenant;
     const target = await signUp(t.app.url, 'target');
     await addMember(t.app.url, owner, orgId, target, 'member');
-    const ownerSession = (await api(t.app.url).post('/v1/auth/sign-in', { email: owner.email, password: owner.password })).body.sessionToken as string;
+    const ownerSession = (
+      await api(t.app.url).post('/v1/auth/sign-in', { email: owner.email, password: owner.password })
+    ).body.sessionToken as string;
     await ageSession(t.app, ownerSession);
     const role = await t.as(ownerSession).patch(`/v1/orgs/${orgId}/members/${target.memberId}`, { role: 'admin' });
     assert.equal(role.status, 403, role.text);
     assert.equal(role.body.error, 'reauth');
-    const transfer = await t.as(ownerSession).post(`/v1/orgs/${orgId}/transfer-ownership`, { memberId: target.memberId });
+    const transfer = await t
+      .as(ownerSession)
+      .post(`/v1/orgs/${orgId}/transfer-ownership`, { memberId: target.memberId });
     assert.equal(transfer.status, 403, transfer.text);
     assert.equal(transfer.body.error, 'reauth');
     const members = await t.as(owner.token).get(`/v1/orgs/${orgId}/members?limit=100`);
@@ -95,18 +99,44 @@ describe('step-up re-authentication: happy paths', () => {
     }
     // Why each write is privileged or not: test/system/fresh-authentication.test.ts.
     assert.deepEqual(marked.sort(), [
-      'addTeamMember', 'authorizeDesktopSignIn', 'authorizeMcpConnection', 'changeMemberRole', 'createApiKey', 'createInstallLink', 'createInvitation',
-      'createMcpConnection', 'createMessengerConnection', 'deleteAuditStream', 'deleteMcpConnection', 'deleteMessengerConnection', 'disconnectMcpConnection',
-      'editMcpConnection', 'installPlugin', 'putAuditStream', 'putSsoConnection', 'removeMember', 'removeTeamMember', 'replaceMcpConnectionAccess',
-      'revokeApiKey', 'revokeInvitation', 'rotateScimToken', 'setMcpConnectionApiKey', 'setMcpConnectionToolPolicy', 'setOrganizationPlan',
-      'transferOwnership', 'uninstallPlugin', 'updateMessengerConnection', 'verifySsoDomain',
+      'addTeamMember',
+      'authorizeDesktopSignIn',
+      'authorizeMcpConnection',
+      'changeMemberRole',
+      'createApiKey',
+      'createInstallLink',
+      'createInvitation',
+      'createMcpConnection',
+      'createMessengerConnection',
+      'deleteAuditStream',
+      'deleteMcpConnection',
+      'deleteMessengerConnection',
+      'disconnectMcpConnection',
+      'editMcpConnection',
+      'installPlugin',
+      'putAuditStream',
+      'putSsoConnection',
+      'removeMember',
+      'removeTeamMember',
+      'replaceMcpConnectionAccess',
+      'revokeApiKey',
+      'revokeInvitation',
+      'rotateScimToken',
+      'setMcpConnectionApiKey',
+      'setMcpConnectionToolPolicy',
+      'setOrganizationPlan',
+      'transferOwnership',
+      'uninstallPlugin',
+      'updateMessengerConnection',
+      'verifySsoDomain',
     ]);
   });
 
   it('REAUTH_MAX_AGE_SECONDS is a whole number from 0 to 86400, 900 by default', () => {
     assert.equal(loadConfig({}).reauthMaxAgeSeconds, 900);
     assert.equal(loadConfig({ REAUTH_MAX_AGE_SECONDS: '0' }).reauthMaxAgeSeconds, 0);
-    for (const bad of ['-1', '86401', '1.5', 'abc']) assert.throws(() => loadConfig({ REAUTH_MAX_AGE_SECONDS: bad }), /REAUTH_MAX_AGE_SECONDS/);
+    for (const bad of ['-1', '86401', '1.5', 'abc'])
+      assert.throws(() => loadConfig({ REAUTH_MAX_AGE_SECONDS: bad }), /REAUTH_MAX_AGE_SECONDS/);
   });
 });
 
@@ -115,7 +145,9 @@ describe('step-up re-authentication: REAUTH_MAX_AGE_SECONDS=0 turns the rule off
 
   it('an old session does privileged operations', async () => {
     await ageSession(t.app, t.tenant.owner.token, 86_400 * 10);
-    const created = await t.as(t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/api-keys`, { name: 'old', role: 'member' });
+    const created = await t
+      .as(t.tenant.owner.token)
+      .post(`/v1/orgs/${t.tenant.orgId}/api-keys`, { name: 'old', role: 'member' });
     assert.equal(created.status, 201, created.text);
   });
 });

@@ -9,8 +9,13 @@ describe('step-up re-authentication: security', () => {
 
   it('re-authenticating needs a session: anonymous, a made-up token and an API key get 401', async () => {
     const { owner, orgId } = t.tenant;
-    const key = (await t.as(owner.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'k', role: 'admin' })).body.key as string;
-    for (const headers of [{}, { authorization: 'Bearer ops_made-up-token-0123456789' }, { 'x-api-key': key }] as Record<string, string>[]) {
+    const key = (await t.as(owner.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'k', role: 'admin' })).body
+      .key as string;
+    for (const headers of [
+      {},
+      { authorization: 'Bearer ops_made-up-token-0123456789' },
+      { 'x-api-key': key },
+    ] as Record<string, string>[]) {
       const response = await api(t.app.url).post('/v1/auth/reauthenticate', { password: owner.password }, { headers });
       assert.equal(response.status, 401, JSON.stringify(headers));
     }
@@ -18,15 +23,24 @@ describe('step-up re-authentication: security', () => {
 
   it('an API key never does a privileged operation, even one of the admin role', async () => {
     const { owner, orgId } = t.tenant;
-    const key = (await t.as(owner.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'admin key', role: 'admin' })).body.key as string;
+    const key = (await t.as(owner.token).post(`/v1/orgs/${orgId}/api-keys`, { name: 'admin key', role: 'admin' })).body
+      .key as string;
     const asKey = { headers: { 'x-api-key': key } };
-    assert.equal((await api(t.app.url).post(`/v1/orgs/${orgId}/api-keys`, { name: 'k2', role: 'member' }, asKey)).status, 401);
-    assert.equal((await api(t.app.url).post(`/v1/orgs/${orgId}/transfer-ownership`, { memberId: t.tenant.admin.memberId }, asKey)).status, 401);
+    assert.equal(
+      (await api(t.app.url).post(`/v1/orgs/${orgId}/api-keys`, { name: 'k2', role: 'member' }, asKey)).status,
+      401,
+    );
+    assert.equal(
+      (await api(t.app.url).post(`/v1/orgs/${orgId}/transfer-ownership`, { memberId: t.tenant.admin.memberId }, asKey))
+        .status,
+      401,
+    );
   });
 
-  it('re-authenticating refreshes only the session that did it, not the person\'s other sessions', async () => {
+  it("re-authenticating refreshes only the session that did it, not the person's other sessions", async () => {
     const { admin, orgId } = t.tenant;
-    const other = (await api(t.app.url).post('/v1/auth/sign-in', { email: admin.email, password: admin.password })).body.sessionToken as string;
+    const other = (await api(t.app.url).post('/v1/auth/sign-in', { email: admin.email, password: admin.password })).body
+      .sessionToken as string;
     await ageSession(t.app, admin.token);
     await ageSession(t.app, other);
     assert.equal((await t.as(admin.token).post('/v1/auth/reauthenticate', { password: admin.password })).status, 200);
@@ -46,7 +60,7 @@ describe('step-up re-authentication: security', () => {
     assert.equal(mcpEdit.body.error, 'forbidden');
   });
 
-  it('another organization\'s admin with an old session learns nothing of this organization', async () => {
+  it("another organization's admin with an old session learns nothing of this organization", async () => {
     const { otherAdmin, orgId } = t.tenant;
     await ageSession(t.app, otherAdmin.token);
     const response = await t.as(otherAdmin.token).post(`/v1/orgs/${orgId}/install-links`, { rotate: true });

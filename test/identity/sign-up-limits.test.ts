@@ -24,7 +24,10 @@ describe('sign-up limits', () => {
   before(async () => {
     app = await startTestApp({ signUpAttemptsPerAddress: perAddress, trustedProxies: ['127.0.0.1'] });
     // another process on the same database
-    second = await startTestApp({ signUpAttemptsPerAddress: perAddress, trustedProxies: ['127.0.0.1'] }, { shareDatabaseWith: app });
+    second = await startTestApp(
+      { signUpAttemptsPerAddress: perAddress, trustedProxies: ['127.0.0.1'] },
+      { shareDatabaseWith: app },
+    );
   });
   after(async () => {
     await second?.close();
@@ -32,7 +35,11 @@ describe('sign-up limits', () => {
   });
 
   const signUpFrom = (address: string, email: string, on: TestApp = app): Promise<ApiResponse> =>
-    api(on.url).post('/v1/auth/sign-up', { email, password: 'a long password', name: 'Prober' }, { headers: { 'x-forwarded-for': address } });
+    api(on.url).post(
+      '/v1/auth/sign-up',
+      { email, password: 'a long password', name: 'Prober' },
+      { headers: { 'x-forwarded-for': address } },
+    );
 
   const assertLimited = (response: ApiResponse) => {
     assert.equal(response.status, 429, response.text);
@@ -65,7 +72,8 @@ describe('sign-up limits', () => {
     await inOneWindow(async () => {
       const target = uniqueEmail('target');
       const statuses = [];
-      for (let attempt = 0; attempt < signUpLimits.perTargetAddress; attempt++) statuses.push((await signUpFrom(freshAddress(), target.toUpperCase())).status);
+      for (let attempt = 0; attempt < signUpLimits.perTargetAddress; attempt++)
+        statuses.push((await signUpFrom(freshAddress(), target.toUpperCase())).status);
       assert.deepEqual(statuses, [201, 409, 409, 409, 409]);
       const fromNewClient = await signUpFrom(freshAddress(), target);
       assertLimited(fromNewClient);
@@ -78,10 +86,12 @@ describe('sign-up limits', () => {
   it('attempts one limit refuses do not count against the other', async () => {
     await inOneWindow(async () => {
       const address = freshAddress();
-      for (let attempt = 0; attempt < perAddress; attempt++) assert.equal((await signUpFrom(address, uniqueEmail('fill'))).status, 201);
+      for (let attempt = 0; attempt < perAddress; attempt++)
+        assert.equal((await signUpFrom(address, uniqueEmail('fill'))).status, 201);
       const target = uniqueEmail('owner');
       // the locked-out client hammers one address: all refused by its own limit...
-      for (let attempt = 0; attempt < 2 * signUpLimits.perTargetAddress; attempt++) assertLimited(await signUpFrom(address, target));
+      for (let attempt = 0; attempt < 2 * signUpLimits.perTargetAddress; attempt++)
+        assertLimited(await signUpFrom(address, target));
       // ...and the address's owner can still sign up
       assert.equal((await signUpFrom(freshAddress(), target)).status, 201);
     });
@@ -96,7 +106,9 @@ describe('sign-up limits', () => {
       assertLimited(await signUpFrom(address, uniqueEmail('p4'), second));
 
       const burst = freshAddress();
-      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => signUpFrom(burst, uniqueEmail(`burst${i}`), i % 2 ? app : second)));
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => signUpFrom(burst, uniqueEmail(`burst${i}`), i % 2 ? app : second)),
+      );
       assert.equal(answers.filter((response) => response.status === 201).length, perAddress);
       assert.equal(answers.filter((response) => response.status === 429).length, 12 - perAddress);
     });
@@ -106,7 +118,11 @@ describe('sign-up limits', () => {
     await inOneWindow(async () => {
       const address = freshAddress();
       for (let attempt = 0; attempt < perAddress + 2; attempt++) {
-        const invalid = await api(app.url).post('/v1/auth/sign-up', { email: 'not an email', password: 'short', name: '' }, { headers: { 'x-forwarded-for': address } });
+        const invalid = await api(app.url).post(
+          '/v1/auth/sign-up',
+          { email: 'not an email', password: 'short', name: '' },
+          { headers: { 'x-forwarded-for': address } },
+        );
         assert.equal(invalid.status, 400);
       }
       assert.equal((await signUpFrom(address, uniqueEmail('after-400s'))).status, 201);

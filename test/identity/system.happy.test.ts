@@ -11,8 +11,23 @@ describe('health, OpenAPI and metrics', () => {
     const openapi = await harness.as().get('/openapi.json');
     assert.equal(openapi.body.openapi, '3.1.0');
     assert.equal(openapi.body.info.version, 'dev');
-    for (const tag of ['System', 'Organizations', 'Invitations', 'API Keys', 'SCIM', 'SSO', 'Members', 'Teams', 'Admin', 'Users', 'Bootstrap']) {
-      assert.ok(openapi.body.tags.some((t: { name: string }) => t.name === tag), `tag ${tag}`);
+    for (const tag of [
+      'System',
+      'Organizations',
+      'Invitations',
+      'API Keys',
+      'SCIM',
+      'SSO',
+      'Members',
+      'Teams',
+      'Admin',
+      'Users',
+      'Bootstrap',
+    ]) {
+      assert.ok(
+        openapi.body.tags.some((t: { name: string }) => t.name === tag),
+        `tag ${tag}`,
+      );
     }
     assert.ok(openapi.body.paths['/v1/org'].get);
     const docs = await fetch(new URL('/docs', harness.app.url));

@@ -14,12 +14,29 @@ describe('teams: happy paths', () => {
     const team = await admin.post(`/v1/orgs/${harness.tenant.orgId}/teams`, { name: 'Research' });
     assert.equal(team.status, 201, team.text);
     const teamId = team.body.team.id;
-    assert.equal((await admin.post(`/v1/orgs/${harness.tenant.orgId}/teams/${teamId}/members`, { memberId: harness.tenant.member.memberId })).status, 204);
+    assert.equal(
+      (
+        await admin.post(`/v1/orgs/${harness.tenant.orgId}/teams/${teamId}/members`, {
+          memberId: harness.tenant.member.memberId,
+        })
+      ).status,
+      204,
+    );
     let listed = await harness.as(harness.tenant.member.token).get(`/v1/orgs/${harness.tenant.orgId}/teams`);
-    assert.deepEqual(listed.body.teams.find((t: z.infer<typeof teamWithMemberIdsSchema>) => t.id === teamId).memberIds, [harness.tenant.member.memberId]);
-    assert.equal((await admin.delete(`/v1/orgs/${harness.tenant.orgId}/teams/${teamId}/members/${harness.tenant.member.memberId}`)).status, 204);
+    assert.deepEqual(
+      listed.body.teams.find((t: z.infer<typeof teamWithMemberIdsSchema>) => t.id === teamId).memberIds,
+      [harness.tenant.member.memberId],
+    );
+    assert.equal(
+      (await admin.delete(`/v1/orgs/${harness.tenant.orgId}/teams/${teamId}/members/${harness.tenant.member.memberId}`))
+        .status,
+      204,
+    );
     listed = await harness.as(harness.tenant.member.token).get(`/v1/orgs/${harness.tenant.orgId}/teams`);
-    assert.deepEqual(listed.body.teams.find((t: z.infer<typeof teamWithMemberIdsSchema>) => t.id === teamId).memberIds, []);
+    assert.deepEqual(
+      listed.body.teams.find((t: z.infer<typeof teamWithMemberIdsSchema>) => t.id === teamId).memberIds,
+      [],
+    );
   });
 
   // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).

@@ -41,11 +41,16 @@ describe('tokens that name their tenant', () => {
 
   it('an invitation names its organization, and is accepted only as issued', async () => {
     const { owner, orgId, otherOrgId, outsider } = t.tenant;
-    const invited = await t.as(owner.token).post(`/v1/orgs/${orgId}/invitations`, { email: outsider.email, role: 'member' });
+    const invited = await t
+      .as(owner.token)
+      .post(`/v1/orgs/${orgId}/invitations`, { email: outsider.email, role: 'member' });
     assert.equal(invited.status, 201, invited.text);
     const token = invited.body.token as string;
     assert.match(token, new RegExp(`^opi_${orgId}\\.[A-Za-z0-9_-]{43}$`));
-    assert.equal((await t.as(outsider.token).post(`/v1/invitations/${otherTenant(token, orgId, otherOrgId)}/accept`)).status, 404);
+    assert.equal(
+      (await t.as(outsider.token).post(`/v1/invitations/${otherTenant(token, orgId, otherOrgId)}/accept`)).status,
+      404,
+    );
     const accepted = await t.as(outsider.token).post(`/v1/invitations/${token}/accept`);
     assert.equal(accepted.status, 200, accepted.text);
     const org = await t.as(outsider.token).get('/v1/org');

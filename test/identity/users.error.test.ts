@@ -15,7 +15,13 @@ describe('users and sessions: documented errors', () => {
   const harness = useTenantApp();
 
   it('sign-up with a taken email is 409 email_taken (case-insensitively)', async () => {
-    const response = await harness.as().post('/v1/auth/sign-up', { email: harness.tenant.member.email.toUpperCase(), password: 'another password', name: 'Dup' });
+    const response = await harness
+      .as()
+      .post('/v1/auth/sign-up', {
+        email: harness.tenant.member.email.toUpperCase(),
+        password: 'another password',
+        name: 'Dup',
+      });
     assert.equal(response.status, 409);
     assert.equal(response.body.error, 'email_taken');
   });
@@ -23,7 +29,11 @@ describe('users and sessions: documented errors', () => {
   it('sign-up can be disabled', async () => {
     const closed = await startTestApp({ signUpEnabled: false });
     try {
-      const response = await api(closed.url).post('/v1/auth/sign-up', { email: uniqueEmail('x'), password: 'long enough pw', name: 'X' });
+      const response = await api(closed.url).post('/v1/auth/sign-up', {
+        email: uniqueEmail('x'),
+        password: 'long enough pw',
+        name: 'X',
+      });
       assert.equal(response.status, 403);
       assert.equal(response.body.error, 'sign_up_disabled');
     } finally {
@@ -32,9 +42,16 @@ describe('users and sessions: documented errors', () => {
   });
 
   it('wrong password and unknown account are the same 401 invalid_credentials', async () => {
-    const wrong = await harness.as().post('/v1/auth/sign-in', { email: harness.tenant.member.email, password: 'wrong password' });
-    const unknown = await harness.as().post('/v1/auth/sign-in', { email: uniqueEmail('nobody'), password: 'wrong password' });
-    assert.deepEqual([wrong.status, wrong.body], [401, { error: 'invalid_credentials', message: 'Email or password is wrong' }]);
+    const wrong = await harness
+      .as()
+      .post('/v1/auth/sign-in', { email: harness.tenant.member.email, password: 'wrong password' });
+    const unknown = await harness
+      .as()
+      .post('/v1/auth/sign-in', { email: uniqueEmail('nobody'), password: 'wrong password' });
+    assert.deepEqual(
+      [wrong.status, wrong.body],
+      [401, { error: 'invalid_credentials', message: 'Email or password is wrong' }],
+    );
     assert.deepEqual([unknown.status, unknown.body], [401, wrong.body]);
   });
 
@@ -54,12 +71,19 @@ describe('users and sessions: documented errors', () => {
     });
   });
 
-  it('the sign-in limit is shared by every process on one database', { skip: testBackend !== 'postgres' && 'several processes share one database only on PostgreSQL' }, async () => {
+  it('the sign-in limit is shared by every process on one database', {
+    skip: testBackend !== 'postgres' && 'several processes share one database only on PostgreSQL',
+  }, async () => {
     const second = await startTestApp({}, { shareDatabaseWith: harness.app });
     try {
       const user = await signUp(harness.app.url, 'shared');
       const results = await Promise.all(
-        Array.from({ length: 12 }, (_, index) => api(index % 2 ? harness.app.url : second.url).post('/v1/auth/sign-in', { email: user.email, password: 'guess' })),
+        Array.from({ length: 12 }, (_, index) =>
+          api(index % 2 ? harness.app.url : second.url).post('/v1/auth/sign-in', {
+            email: user.email,
+            password: 'guess',
+          }),
+        ),
       );
       const statuses = results.map((r) => r.status).sort();
       assert.deepEqual(statuses, [...Array(10).fill(401), 429, 429]);
@@ -134,8 +158,12 @@ describe('sign-in limits: one address guessing locks out that address, not the a
     await inOneWindow(async () => {
       const user = await signUp(harness.app.url, 'targeted');
       const stranger = '203.0.113.7';
-      for (let attempt = 0; attempt < 10; attempt++) assert.equal((await signInFrom(stranger, user.email, 'guess')).status, 401);
-      const refused = [await signInFrom(stranger, user.email, 'guess'), await signInFrom(stranger, user.email, user.password)];
+      for (let attempt = 0; attempt < 10; attempt++)
+        assert.equal((await signInFrom(stranger, user.email, 'guess')).status, 401);
+      const refused = [
+        await signInFrom(stranger, user.email, 'guess'),
+        await signInFrom(stranger, user.email, user.password),
+      ];
       for (const response of refused) {
         assert.equal(response.status, 429, response.text);
         assert.equal(response.body.error, 'rate_limited');
@@ -146,17 +174,24 @@ describe('sign-in limits: one address guessing locks out that address, not the a
     });
   });
 
-  it('guessing spread over many addresses reaches the account\'s own limit (100); refused attempts do not count towards it', async () => {
+  it("guessing spread over many addresses reaches the account's own limit (100); refused attempts do not count towards it", async () => {
     await inOneWindow(async () => {
       const user = await signUp(harness.app.url, 'spread');
       // The first address is locked out after 10, and its 20 further tries are refused: had they
       // counted on the account, it would be locked before the other nine addresses had their 90 guesses.
       const statuses: number[] = [];
-      for (let attempt = 0; attempt < 30; attempt++) statuses.push((await signInFrom('203.0.113.100', user.email, 'guess')).status);
+      for (let attempt = 0; attempt < 30; attempt++)
+        statuses.push((await signInFrom('203.0.113.100', user.email, 'guess')).status);
       assert.deepEqual(statuses, [...Array(10).fill(401), ...Array(20).fill(429)]);
       for (let address = 101; address < 110; address++) {
-        const answers = await Promise.all(Array.from({ length: 10 }, () => signInFrom(`203.0.113.${address}`, user.email, 'guess')));
-        assert.deepEqual(answers.map((answer) => answer.status), Array(10).fill(401), `address 203.0.113.${address}`);
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, () => signInFrom(`203.0.113.${address}`, user.email, 'guess')),
+        );
+        assert.deepEqual(
+          answers.map((answer) => answer.status),
+          Array(10).fill(401),
+          `address 203.0.113.${address}`,
+        );
       }
       // 100 failed attempts: now the account is refused from anywhere, with the right password too,
       const locked = await signInFrom('198.51.100.30', user.email, user.password);

@@ -13,7 +13,12 @@ describe('users and sessions: happy paths', () => {
   it('bootstrap creates an instance administrator owning the first organization, once', async () => {
     const fresh = await startTestApp();
     try {
-      const body = { email: 'root@example.test', password: 'correct horse battery', name: 'Root', organizationName: 'First' };
+      const body = {
+        email: 'root@example.test',
+        password: 'correct horse battery',
+        name: 'Root',
+        organizationName: 'First',
+      };
       const first = await api(fresh.url).post('/v1/bootstrap', body);
       assert.equal(first.status, 201, first.text);
       assert.equal(first.body.user.isInstanceAdmin, true);
@@ -31,7 +36,9 @@ describe('users and sessions: happy paths', () => {
 
   it('sign-in returns a new working session; sign-out revokes only that session', async () => {
     const user = await signUp(harness.app.url, 'signin');
-    const signedIn = await harness.as().post('/v1/auth/sign-in', { email: user.email.toUpperCase(), password: user.password });
+    const signedIn = await harness
+      .as()
+      .post('/v1/auth/sign-in', { email: user.email.toUpperCase(), password: user.password });
     assert.equal(signedIn.status, 200, signedIn.text);
     assert.equal(signedIn.body.user.id, user.userId);
     const second = signedIn.body.sessionToken;
@@ -42,7 +49,7 @@ describe('users and sessions: happy paths', () => {
     assert.equal((await harness.as(user.token).get('/v1/me')).status, 200);
   });
 
-  it('GET /v1/me lists the user\'s organizations with roles', async () => {
+  it("GET /v1/me lists the user's organizations with roles", async () => {
     const me = await harness.as(harness.tenant.admin.token).get('/v1/me');
     assert.equal(me.status, 200);
     assert.equal(me.body.user.email, harness.tenant.admin.email);

@@ -12,7 +12,10 @@ const t = useTenantApp();
 
 const path = (orgId: string) => `/v1/orgs/${orgId}/install-links`;
 const countLinks = async (orgId: string) =>
-  Number((await t.app.db.query('SELECT count(*)::int AS n FROM install_links WHERE organization_id = $1', [orgId])).rows[0].n);
+  Number(
+    (await t.app.db.query('SELECT count(*)::int AS n FROM install_links WHERE organization_id = $1', [orgId])).rows[0]
+      .n,
+  );
 
 test('invalid bodies and ids are 400 invalid_request with details', async () => {
   const client = api(t.app.url, t.tenant.admin.token);
@@ -22,7 +25,10 @@ test('invalid bodies and ids are 400 invalid_request with details', async () => 
     assert.equal(response.body.error, 'invalid_request');
     assert.ok(Array.isArray(response.body.details) && response.body.details.length > 0);
   }
-  const badJson = await client.post(path(t.tenant.orgId), undefined, { raw: '{"rotate":', headers: { 'content-type': 'application/json' } });
+  const badJson = await client.post(path(t.tenant.orgId), undefined, {
+    raw: '{"rotate":',
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(badJson.status, 400);
   assert.equal(badJson.body.error, 'invalid_request');
   const badId = await client.post('/v1/orgs/not-an-org/install-links', {});
@@ -36,7 +42,10 @@ test('unknown, malformed and tampered tokens are 404 install_link_not_found', as
   for (const token of ['opl_' + 'A'.repeat(43), 'nope', flipped, body.token + 'x', encodeURIComponent("' OR 1=1 --")]) {
     const response = await api(t.app.url).get(`/v1/install-links/${token}`);
     assert.equal(response.status, 404, token);
-    assert.deepEqual(response.body, { error: 'install_link_not_found', message: 'This install link is no longer valid' });
+    assert.deepEqual(response.body, {
+      error: 'install_link_not_found',
+      message: 'This install link is no longer valid',
+    });
   }
   const tooLong = await api(t.app.url).get(`/v1/install-links/${'a'.repeat(600)}`);
   assert.equal(tooLong.status, 414);

@@ -51,7 +51,11 @@ test('the desktop configuration names the organization and the server', async ()
 
 for (const role of ['admin', 'owner'] as const) {
   test(`an ${role} rotates: every older link stops working, the new one works`, async () => {
-    const older = await Promise.all([mint(t.tenant.member.token), mint(t.tenant.admin.token), mint(t.tenant.owner.token)]);
+    const older = await Promise.all([
+      mint(t.tenant.member.token),
+      mint(t.tenant.admin.token),
+      mint(t.tenant.owner.token),
+    ]);
     const rotated = await mint(t.tenant[role].token, { rotate: true });
     assert.equal(rotated.status, 201, rotated.text);
     for (const link of older) {
@@ -106,7 +110,9 @@ test('without DESKTOP_DOWNLOAD_URL (the default) the page says the download is n
   // the rest of the page is there
   assert.match(html, /id="open-in-app"/);
   // the server said so as it started
-  assert.ok(t.app.logLines.some((line) => line.level === 40 && /DESKTOP_DOWNLOAD_URL is not set/.test(String(line.msg))));
+  assert.ok(
+    t.app.logLines.some((line) => line.level === 40 && /DESKTOP_DOWNLOAD_URL is not set/.test(String(line.msg))),
+  );
 });
 
 // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).

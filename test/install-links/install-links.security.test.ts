@@ -11,7 +11,10 @@ const t = useTenantApp();
 
 const path = (orgId: string) => `/v1/orgs/${orgId}/install-links`;
 const countLinks = async (orgId: string) =>
-  Number((await t.app.db.query('SELECT count(*)::int AS n FROM install_links WHERE organization_id = $1', [orgId])).rows[0].n);
+  Number(
+    (await t.app.db.query('SELECT count(*)::int AS n FROM install_links WHERE organization_id = $1', [orgId])).rows[0]
+      .n,
+  );
 
 test('anonymous and bogus sessions are 401 unauthorized', async () => {
   for (const token of [undefined, 'ops_forged', 'garbage']) {
@@ -47,7 +50,10 @@ test('people outside the organization cannot mint or rotate its links', async ()
 });
 
 test('a suspended member cannot mint', async () => {
-  const { rows } = await t.app.db.query('SELECT id FROM members WHERE organization_id = $1 AND user_id = $2', [t.tenant.orgId, t.tenant.member.userId]);
+  const { rows } = await t.app.db.query('SELECT id FROM members WHERE organization_id = $1 AND user_id = $2', [
+    t.tenant.orgId,
+    t.tenant.member.userId,
+  ]);
   await t.app.db.query("UPDATE members SET status = 'suspended' WHERE id = $1", [rows[0].id]);
   try {
     const response = await api(t.app.url, t.tenant.member.token).post(path(t.tenant.orgId), {});
@@ -80,17 +86,25 @@ describe('a member removed while minting', () => {
     await addMember(t.app.url, t.tenant.owner, t.tenant.orgId, user, role);
     return user;
   };
-  const isMember = async (memberId: string) => (await t.app.db.query('SELECT 1 FROM members WHERE id = $1', [memberId])).rows.length > 0;
+  const isMember = async (memberId: string) =>
+    (await t.app.db.query('SELECT 1 FROM members WHERE id = $1', [memberId])).rows.length > 0;
 
   /** The same request again, now that the removal is committed: what a non-member gets. */
-  async function assertAnsweredAsNonMember(user: TestUser, body: object, response: { status: number; body: any; text: string }) {
+  async function assertAnsweredAsNonMember(
+    user: TestUser,
+    body: object,
+    response: { status: number; body: any; text: string },
+  ) {
     const again = await api(t.app.url, user.token).post(path(t.tenant.orgId), body);
     assert.equal(again.status, 404, again.text);
     assert.equal(response.status, again.status, response.text);
     assert.deepEqual(response.body, again.body);
   }
 
-  for (const [role, body] of [['member', {}], ['admin', { rotate: true }]] as const) {
+  for (const [role, body] of [
+    ['member', {}],
+    ['admin', { rotate: true }],
+  ] as const) {
     test(`removed after the check: a ${role}'s ${'rotate' in body ? 'rotation' : 'mint'} is 404 organization_not_found, nothing written`, async () => {
       const older = await api(t.app.url, t.tenant.owner.token).post(path(t.tenant.orgId), {});
       assert.equal(older.status, 201, older.text);
@@ -102,12 +116,18 @@ describe('a member removed while minting', () => {
       assert.equal(response.body.error, 'organization_not_found');
       assert.equal(response.body.token, undefined);
       assert.equal(await countLinks(t.tenant.orgId), before, 'no link written');
-      assert.equal((await api(t.app.url).get(`/v1/install-links/${older.body.token}`)).status, 200, 'older links stay valid');
+      assert.equal(
+        (await api(t.app.url).get(`/v1/install-links/${older.body.token}`)).status,
+        200,
+        'older links stay valid',
+      );
       await assertAnsweredAsNonMember(doomed, body, response);
     });
   }
 
-  test('removal in progress as the link is written: the write waits for it, then 404 organization_not_found', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+  test('removal in progress as the link is written: the write waits for it, then 404 organization_not_found', {
+    skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+  }, async () => {
     const held = await newMember('held-member', 'member');
     const before = await countLinks(t.tenant.orgId);
     // The removal, uncommitted: the request passes the membership check, then its write waits for the member row.
@@ -122,7 +142,9 @@ describe('a member removed while minting', () => {
     await assertAnsweredAsNonMember(held, {}, response);
   });
 
-  test('suspension in progress as the link is written: the write waits for it, then 404, nothing written', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+  test('suspension in progress as the link is written: the write waits for it, then 404, nothing written', {
+    skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+  }, async () => {
     // No foreign key notices a suspension: only the lock taken with the write does.
     const held = await newMember('held-suspended', 'member');
     const before = await countLinks(t.tenant.orgId);
@@ -141,22 +163,34 @@ test('tokens of one organization never open another, and rotation in one leaves 
   const ours = await api(t.app.url, t.tenant.admin.token).post(path(t.tenant.orgId), {});
   const theirs = await api(t.app.url, t.tenant.otherAdmin.token).post(path(t.tenant.otherOrgId), {});
   assert.equal((await api(t.app.url).get(`/v1/install-links/${ours.body.token}`)).body.organization.id, t.tenant.orgId);
-  assert.equal((await api(t.app.url).get(`/v1/install-links/${theirs.body.token}`)).body.organization.id, t.tenant.otherOrgId);
+  assert.equal(
+    (await api(t.app.url).get(`/v1/install-links/${theirs.body.token}`)).body.organization.id,
+    t.tenant.otherOrgId,
+  );
   // Another organization's admin rotating their links does not touch ours.
-  assert.equal((await api(t.app.url, t.tenant.otherAdmin.token).post(path(t.tenant.otherOrgId), { rotate: true })).status, 201);
+  assert.equal(
+    (await api(t.app.url, t.tenant.otherAdmin.token).post(path(t.tenant.otherOrgId), { rotate: true })).status,
+    201,
+  );
   assert.equal((await api(t.app.url).get(`/v1/install-links/${ours.body.token}`)).status, 200);
   assert.equal((await api(t.app.url).get(`/v1/install-links/${theirs.body.token}`)).status, 404);
 });
 
 test('concurrent rotations leave exactly one valid link', async () => {
   const results = await Promise.all(
-    Array.from({ length: 4 }, (_, i) => api(t.app.url, i % 2 ? t.tenant.owner.token : t.tenant.admin.token).post(path(t.tenant.orgId), { rotate: true })),
+    Array.from({ length: 4 }, (_, i) =>
+      api(t.app.url, i % 2 ? t.tenant.owner.token : t.tenant.admin.token).post(path(t.tenant.orgId), { rotate: true }),
+    ),
   );
   for (const r of results) assert.equal(r.status, 201, r.text);
   const valid = [];
-  for (const r of results) if ((await api(t.app.url).get(`/v1/install-links/${r.body.token}`)).status === 200) valid.push(r);
+  for (const r of results)
+    if ((await api(t.app.url).get(`/v1/install-links/${r.body.token}`)).status === 200) valid.push(r);
   assert.equal(valid.length, 1);
-  const { rows } = await t.app.db.query('SELECT count(*)::int AS n FROM install_links WHERE organization_id = $1 AND revoked_at IS NULL', [t.tenant.orgId]);
+  const { rows } = await t.app.db.query(
+    'SELECT count(*)::int AS n FROM install_links WHERE organization_id = $1 AND revoked_at IS NULL',
+    [t.tenant.orgId],
+  );
   assert.equal(rows[0].n, 1);
 });
 
@@ -178,14 +212,18 @@ test('a token reached through a percent-encoded path or query name is not logged
     await api(t.app.url).get(`/%69nstall/${token}`),
   ];
   for (const response of opened) assert.equal(response.status, 200, response.text);
-  const invitation = await api(t.app.url, t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/invitations`, { email: 'encoded.path@example.test', role: 'member' });
+  const invitation = await api(t.app.url, t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/invitations`, {
+    email: 'encoded.path@example.test',
+    role: 'member',
+  });
   assert.equal(invitation.status, 201, invitation.text);
   await api(t.app.url, t.tenant.outsider.token).post(`/v1/%69nvitations/${invitation.body.token}/accept`, {});
   const code = 'oauth-code-reached-by-an-encoded-name';
   await api(t.app.url).get(`/v1/mcp-connections/oauth/callback?%63ode=${code}&st%61te=x`);
   const logs = t.app.logText();
   assert.ok(logs.includes('install-link'), 'the requests were logged');
-  for (const secret of [token, invitation.body.token, code]) assert.ok(!logs.includes(secret), `${secret.slice(0, 8)}… is in the log`);
+  for (const secret of [token, invitation.body.token, code])
+    assert.ok(!logs.includes(secret), `${secret.slice(0, 8)}… is in the log`);
 });
 
 test('per-client lookup limits: X-Forwarded-For names the client only when it comes from a trusted proxy', async () => {
@@ -195,7 +233,11 @@ test('per-client lookup limits: X-Forwarded-For names the client only when it co
     api(base).get(`/v1/install-links/${minted.body.token}`, { headers: { 'x-forwarded-for': client } });
   // Remaining lookups of the bucket each answer counts against: one bucket per client, or one for all.
   const remainingAfter = async (base: string) => {
-    const answers = [await lookup(base, '203.0.113.1'), await lookup(base, '203.0.113.1'), await lookup(base, '203.0.113.2')];
+    const answers = [
+      await lookup(base, '203.0.113.1'),
+      await lookup(base, '203.0.113.1'),
+      await lookup(base, '203.0.113.2'),
+    ];
     for (const answer of answers) assert.equal(answer.status, 200, answer.text);
     return answers.map((answer) => Number(answer.headers.get('ratelimit-remaining')));
   };

@@ -8,7 +8,9 @@ import { createTenant, createOrganization, signUp, type Tenant } from '../suppor
 import { api } from '../support/http.ts';
 
 const chromiumPath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const skip = chromiumPath ? false : 'Chromium is not installed (apt-get install -y chromium); the install page browser test cannot run';
+const skip = chromiumPath
+  ? false
+  : 'Chromium is not installed (apt-get install -y chromium); the install page browser test cannot run';
 
 let app: TestApp;
 let tenant: Tenant;

@@ -33,10 +33,18 @@ describe('the OpenAPI document, as integrators use it', { skip }, () => {
 
   test('Redocly recommended: no errors, and only the warnings redocly.yaml names with their reasons', async () => {
     const config = await loadConfig({ configPath: path.join(root, 'redocly.yaml') });
-    const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: path.join(work, 'openapi.json'), config });
+    const problems = await lintFromString({
+      source: JSON.stringify(document),
+      absoluteRef: path.join(work, 'openapi.json'),
+      config,
+    });
     const describe = (p: (typeof problems)[number]) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`;
     assert.deepEqual(problems.filter((p) => p.severity === 'error').map(describe), []);
-    const accepted = new Set([...(await readFile(path.join(root, 'redocly.yaml'), 'utf8')).matchAll(/^ {2}([a-z0-9-]+): warn\b/gm)].map((m) => m[1]));
+    const accepted = new Set(
+      [...(await readFile(path.join(root, 'redocly.yaml'), 'utf8')).matchAll(/^ {2}([a-z0-9-]+): warn\b/gm)].map(
+        (m) => m[1],
+      ),
+    );
     assert.deepEqual(problems.filter((p) => !accepted.has(p.ruleId)).map(describe), []);
   });
 
@@ -50,21 +58,26 @@ describe('the OpenAPI document, as integrators use it', { skip }, () => {
           const schema = response.content?.['application/json']?.schema;
           if (Number(status) < 400 || !schema || route === '/health') continue;
           const error = schema.allOf?.[1]?.properties?.error ?? schema.properties?.error;
-          if (!Array.isArray(error?.enum) || error.enum.length === 0) gaps.push(`${method} ${route} ${status}: no enum of error codes`);
+          if (!Array.isArray(error?.enum) || error.enum.length === 0)
+            gaps.push(`${method} ${route} ${status}: no enum of error codes`);
         }
       }
     }
     assert.deepEqual(gaps, []);
-    const conflict = document.paths['/v1/mcp-connections/{connectionId}'].put.responses['409'].content['application/json'].schema;
+    const conflict =
+      document.paths['/v1/mcp-connections/{connectionId}'].put.responses['409'].content['application/json'].schema;
     assert.deepEqual(conflict.allOf[1].properties.error.enum, ['connection_conflict', 'marketplace_managed']);
   });
 
   test('the committed client types (clients/typescript/openapi.d.ts) are generated from this document', async () => {
     const current = await clientTypes(document);
-    assert.ok((await readFile(clientTypesPath, 'utf8')) === current, 'stale: run node_modules/.bin/node scripts/generate-client.ts');
+    assert.ok(
+      (await readFile(clientTypesPath, 'utf8')) === current,
+      'stale: run node_modules/.bin/node scripts/generate-client.ts',
+    );
   });
 
-  test('openapi-typescript + openapi-fetch and @hey-api/openapi-ts generate clients that type-check against the eight spec\'d operations', async () => {
+  test("openapi-typescript + openapi-fetch and @hey-api/openapi-ts generate clients that type-check against the eight spec'd operations", async () => {
     const typesDir = path.join(work, 'openapi-typescript');
     await mkdir(typesDir, { recursive: true });
     await writeFile(path.join(typesDir, 'schema.d.ts'), await clientTypes(document));
@@ -78,12 +91,28 @@ describe('the OpenAPI document, as integrators use it', { skip }, () => {
     await writeFile(
       path.join(work, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'es2022', module: 'preserve', moduleResolution: 'bundler', lib: ['es2022', 'dom', 'dom.iterable'], types: [], strict: true, noEmit: true, skipLibCheck: true, allowImportingTsExtensions: true },
-        files: ['openapi-typescript/program.ts', 'hey-api/program.ts', path.join(root, 'clients', 'typescript', 'example.ts')],
+        compilerOptions: {
+          target: 'es2022',
+          module: 'preserve',
+          moduleResolution: 'bundler',
+          lib: ['es2022', 'dom', 'dom.iterable'],
+          types: [],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          allowImportingTsExtensions: true,
+        },
+        files: [
+          'openapi-typescript/program.ts',
+          'hey-api/program.ts',
+          path.join(root, 'clients', 'typescript', 'example.ts'),
+        ],
       }),
     );
     const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await promisify(execFile)(process.execPath, [tsc, '-p', path.join(work, 'tsconfig.json')], { cwd: work }).then(
+    const result = await promisify(execFile)(process.execPath, [tsc, '-p', path.join(work, 'tsconfig.json')], {
+      cwd: work,
+    }).then(
       () => '',
       (error: { stdout?: string }) => error.stdout ?? String(error),
     );

@@ -8,7 +8,9 @@ const serverUrl = process.argv[2];
 const driver = process.env.ORGPLANE_CONFORMANCE_DRIVER;
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO;
 if (!serverUrl || !driver || !scenario) {
-  console.error('usage: client-command.ts <server-url> (with ORGPLANE_CONFORMANCE_DRIVER and MCP_CONFORMANCE_SCENARIO set)');
+  console.error(
+    'usage: client-command.ts <server-url> (with ORGPLANE_CONFORMANCE_DRIVER and MCP_CONFORMANCE_SCENARIO set)',
+  );
   process.exit(2);
 }
 const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : null;

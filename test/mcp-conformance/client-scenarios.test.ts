@@ -30,18 +30,18 @@ const baseline: Record<string, { checks: string[]; why: string }> = {
     checks: ['cimd-client-id-used'],
     why:
       'orgplane does use a client ID metadata document: it sends its own, served at <PUBLIC_URL>/oauth/client-metadata.json, as client_id (no registration). ' +
-      'The check (a WARNING) passes only for the suite\'s fixed https://conformance-test.local/client-metadata.json, the URL the SDK\'s reference client hard-codes. ' +
+      "The check (a WARNING) passes only for the suite's fixed https://conformance-test.local/client-metadata.json, the URL the SDK's reference client hard-codes. " +
       'No PUBLIC_URL yields it (other host, and the path is /client-metadata.json), and claiming a document on a host orgplane does not serve is an identity an ' +
-      'authorization server that dereferences it (as the draft requires; the suite\'s does not) would refuse',
+      "authorization server that dereferences it (as the draft requires; the suite's does not) would refuse",
   },
   'auth/cross-app-access-complete-flow': {
     checks: ['complete-flow-token-exchange', 'complete-flow-jwt-bearer'],
     why:
-      'enterprise cross-app access (SEP-990) is not implemented. Its first step exchanges the member\'s ID token from the enterprise IdP for an ID-JAG (RFC 8693), ' +
+      "enterprise cross-app access (SEP-990) is not implemented. Its first step exchanges the member's ID token from the enterprise IdP for an ID-JAG (RFC 8693), " +
       'and orgplane holds no such token: the SSO module checks the ID token at sign-in and keeps only its claims (src/modules/sso/oidc.ts exchange). ' +
-      'The scenario\'s ID token is minted by its own IdP, which serves only its discovery document and a token endpoint (no authorization endpoint, ' +
+      "The scenario's ID token is minted by its own IdP, which serves only its discovery document and a token endpoint (no authorization endpoint, " +
       'and the jwks_uri it lists is not served), so no member can sign in through it and orgplane could not verify the token: only a test that ' +
-      'planted the token in orgplane could pass, and that would not be orgplane\'s flow',
+      "planted the token in orgplane could pass, and that would not be orgplane's flow",
   },
 };
 
@@ -69,9 +69,14 @@ let driverUrl = '';
 
 function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env, maxBuffer: 32 * 1024 * 1024, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env, maxBuffer: 32 * 1024 * 1024, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -89,7 +94,11 @@ before(async () => {
         await driveScenario(world, input, steps);
         outcome = { ok: true, steps };
       } catch (error) {
-        outcome = { ok: false, steps, error: error instanceof ScenarioFailed ? error.message : String((error as Error)?.stack ?? error) };
+        outcome = {
+          ok: false,
+          steps,
+          error: error instanceof ScenarioFailed ? error.message : String((error as Error)?.stack ?? error),
+        };
       }
       flows.set(input.scenario, outcome);
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(outcome));
@@ -106,8 +115,13 @@ after(async () => {
 /** Runs one scenario; the suite saves it to <out>/<scenario>-<time>/ (auth/x: a folder auth holding x-<time>). */
 async function run(scenario: string): Promise<ScenarioResult & { code: number; stderr: string }> {
   const out = path.join(results, scenario.replaceAll('/', '_'));
-  const cli = await runCli(['client', '--command', COMMAND, '--scenario', scenario, '--timeout', '30000', '-o', out], { ...process.env, ORGPLANE_CONFORMANCE_DRIVER: driverUrl });
-  const file = (await readdir(out, { recursive: true }).catch(() => [] as string[])).find((name) => name.endsWith('checks.json'));
+  const cli = await runCli(['client', '--command', COMMAND, '--scenario', scenario, '--timeout', '30000', '-o', out], {
+    ...process.env,
+    ORGPLANE_CONFORMANCE_DRIVER: driverUrl,
+  });
+  const file = (await readdir(out, { recursive: true }).catch(() => [] as string[])).find((name) =>
+    name.endsWith('checks.json'),
+  );
   const checks: Check[] = file ? JSON.parse(await readFile(path.join(out, file), 'utf8')) : [];
   return { checks, flow: flows.get(scenario), code: cli.code, stderr: cli.stderr };
 }
@@ -117,8 +131,16 @@ function report(scenario: string, result: ScenarioResult): string {
   const bad = result.checks.filter((check) => check.status === 'FAILURE' || check.status === 'WARNING');
   return [
     `[conformance] ${scenario}: ${bad.length === 0 && count('SUCCESS') > 0 ? 'PASS' : 'FAIL'} (${count('SUCCESS')} passed, ${count('FAILURE')} failed, ${count('WARNING')} warnings)`,
-    ...bad.map((check) => `  ${check.status} ${check.id}: ${check.description}${check.errorMessage ? ` (${check.errorMessage})` : ''}${check.details ? ` ${JSON.stringify(check.details)}` : ''}`),
-    ...(bad.length > 0 || !result.flow?.ok ? [`  orgplane: ${result.flow ? (result.flow.ok ? 'completed' : `stopped: ${result.flow.error}`) : 'never asked'}`, ...(result.flow?.steps ?? []).map((s) => `    ${s}`)] : []),
+    ...bad.map(
+      (check) =>
+        `  ${check.status} ${check.id}: ${check.description}${check.errorMessage ? ` (${check.errorMessage})` : ''}${check.details ? ` ${JSON.stringify(check.details)}` : ''}`,
+    ),
+    ...(bad.length > 0 || !result.flow?.ok
+      ? [
+          `  orgplane: ${result.flow ? (result.flow.ok ? 'completed' : `stopped: ${result.flow.error}`) : 'never asked'}`,
+          ...(result.flow?.steps ?? []).map((s) => `    ${s}`),
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -135,8 +157,16 @@ const scenarios = listed
 const only = process.env.CONFORMANCE_SCENARIOS ? new RegExp(process.env.CONFORMANCE_SCENARIOS) : null;
 
 test('the suite lists initialize, tools_call and the auth scenarios (the 2025-03-26 back-compat ones among them)', () => {
-  console.log(`[conformance] ${scenarios.length} client scenarios, ${scenarios.filter(inScope).length} in scope; not in scope: ${scenarios.filter((name) => !inScope(name)).join(', ')}`);
-  for (const name of ['initialize', 'tools_call', 'auth/2025-03-26-oauth-metadata-backcompat', 'auth/2025-03-26-oauth-endpoint-fallback', ...Object.keys(baseline)]) {
+  console.log(
+    `[conformance] ${scenarios.length} client scenarios, ${scenarios.filter(inScope).length} in scope; not in scope: ${scenarios.filter((name) => !inScope(name)).join(', ')}`,
+  );
+  for (const name of [
+    'initialize',
+    'tools_call',
+    'auth/2025-03-26-oauth-metadata-backcompat',
+    'auth/2025-03-26-oauth-endpoint-fallback',
+    ...Object.keys(baseline),
+  ]) {
     assert.ok(scenarios.includes(name), `${name} is not in the suite: ${scenarios.join(', ')}`);
   }
   assert.ok(scenarios.filter(inScope).length >= 20, scenarios.join(', '));
@@ -148,16 +178,33 @@ describe('conformance client scenarios', { concurrency: CONCURRENCY }, () => {
       const result = await run(scenario);
       console.log(report(scenario, result));
       assert.ok(result.checks.length > 0, `${scenario}: the suite saved no checks\n${result.stderr.slice(-2000)}`);
-      const failing = [...new Set(result.checks.filter((check) => check.status === 'FAILURE' || check.status === 'WARNING').map((check) => check.id))].sort();
+      const failing = [
+        ...new Set(
+          result.checks
+            .filter((check) => check.status === 'FAILURE' || check.status === 'WARNING')
+            .map((check) => check.id),
+        ),
+      ].sort();
       const known = baseline[scenario];
       if (!known) {
-        assert.equal(result.code, 0, `the suite failed ${scenario}\n${report(scenario, result)}\n${result.stderr.slice(-2000)}`);
-        assert.ok(result.checks.some((check) => check.status === 'SUCCESS'), `${scenario}: no check passed`);
+        assert.equal(
+          result.code,
+          0,
+          `the suite failed ${scenario}\n${report(scenario, result)}\n${result.stderr.slice(-2000)}`,
+        );
+        assert.ok(
+          result.checks.some((check) => check.status === 'SUCCESS'),
+          `${scenario}: no check passed`,
+        );
         return;
       }
       console.log(`  known failure: ${known.why}`);
       assert.notEqual(result.code, 0, `${scenario} passes now: take it out of the baseline`);
-      assert.deepEqual(failing, [...known.checks].sort(), `${scenario} no longer fails as the baseline says: update it\n${report(scenario, result)}`);
+      assert.deepEqual(
+        failing,
+        [...known.checks].sort(),
+        `${scenario} no longer fails as the baseline says: update it\n${report(scenario, result)}`,
+      );
     });
   }
 });

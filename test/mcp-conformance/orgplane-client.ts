@@ -53,7 +53,9 @@ export async function driveScenario(world: ConformanceWorld, request: ScenarioRe
 
   const tested = await admin.post(`/v1/mcp-connections/${connectionId}/test`);
   expect(steps, 'test the connection', tested, 200);
-  steps.push(`test: ok=${tested.body.ok} highestPassed=${tested.body.highestPassed} tools=${JSON.stringify(tested.body.tools)}`);
+  steps.push(
+    `test: ok=${tested.body.ok} highestPassed=${tested.body.highestPassed} tools=${JSON.stringify(tested.body.tools)}`,
+  );
   if (!tested.body.ok) throw new ScenarioFailed(`the test failed: ${JSON.stringify(tested.body.diagnostic)}`);
 
   const call = toolCalls[request.scenario] ?? (oauth ? AUTH_TOOL : null);
@@ -70,7 +72,8 @@ export async function driveScenario(world: ConformanceWorld, request: ScenarioRe
   if (!refused) return;
   // 403 insufficient_scope: orgplane's one step-up (a refresh for the wider scopes); refused, the
   // admin connects again, and orgplane's next authorization asks for them.
-  if (refused.httpStatus !== 403) throw new ScenarioFailed(`tools/call ${call.name} refused: HTTP ${refused.httpStatus}`);
+  if (refused.httpStatus !== 403)
+    throw new ScenarioFailed(`tools/call ${call.name} refused: HTTP ${refused.httpStatus}`);
   let token = await service.stepUp(world.tenant.orgId, connectionId, null, usable.scopes, refused.wwwAuthenticate);
   steps.push(`step-up by refresh: ${token ? 'a new token' : 'refused, reconnect'}`);
   if (!token) {
@@ -84,7 +87,12 @@ export async function driveScenario(world: ConformanceWorld, request: ScenarioRe
 }
 
 /** Calls the tool; answers the refusal (an HTTP status) or undefined when it was called. */
-async function callTool(serverUrl: string, token: string | undefined, call: { name: string; arguments: Record<string, unknown> }, steps: string[]) {
+async function callTool(
+  serverUrl: string,
+  token: string | undefined,
+  call: { name: string; arguments: Record<string, unknown> },
+  steps: string[],
+) {
   const outcome = await callToolAsProbe(serverUrl, token, call.name, call.arguments);
   if ('httpStatus' in outcome) {
     steps.push(`tools/call ${call.name}: HTTP ${outcome.httpStatus} ${outcome.wwwAuthenticate ?? ''}`);
@@ -97,16 +105,20 @@ async function callTool(serverUrl: string, token: string | undefined, call: { na
 
 /** Through orgplane's authorize route, the authorization server (approving at once) and orgplane's callback. */
 async function connect(world: ConformanceWorld, connectionId: string, steps: string[]): Promise<void> {
-  const authorize = await api(world.app.url, world.tenant.admin.token).post(`/v1/mcp-connections/${connectionId}/oauth/authorize`);
+  const authorize = await api(world.app.url, world.tenant.admin.token).post(
+    `/v1/mcp-connections/${connectionId}/oauth/authorize`,
+  );
   expect(steps, 'start the authorization', authorize, 200);
   // The browser: to the authorization server, which approves at once and redirects back.
   const approval = await fetch(authorize.body.authorizationUrl, { redirect: 'manual' });
   await approval.body?.cancel();
   const location = approval.headers.get('location');
   steps.push(`authorization endpoint: HTTP ${approval.status}`);
-  if (approval.status < 300 || approval.status > 399 || !location) throw new ScenarioFailed(`the authorization endpoint answered ${approval.status}`);
+  if (approval.status < 300 || approval.status > 399 || !location)
+    throw new ScenarioFailed(`the authorization endpoint answered ${approval.status}`);
   const back = new URL(location);
-  if (back.origin !== world.app.url) throw new ScenarioFailed(`the authorization server redirected to ${back.origin}, not to orgplane`);
+  if (back.origin !== world.app.url)
+    throw new ScenarioFailed(`the authorization server redirected to ${back.origin}, not to orgplane`);
   // The browser that called authorize: it carries the binding cookie back to orgplane's callback.
   const callback = await api(world.app.url).get(`${back.pathname}${back.search}`, { headers: browserOf(authorize) });
   expect(steps, 'orgplane callback', callback, 200);
@@ -128,7 +140,9 @@ function preRegisteredClient(context: Record<string, unknown> | null, byClient: 
     oauthClient: {
       clientId: context.client_id,
       ...(typeof context.client_secret === 'string' ? { clientSecret: context.client_secret } : {}),
-      ...(typeof context.private_key_pem === 'string' ? { privateKey: context.private_key_pem, tokenEndpointAuthMethod: 'private_key_jwt' } : {}),
+      ...(typeof context.private_key_pem === 'string'
+        ? { privateKey: context.private_key_pem, tokenEndpointAuthMethod: 'private_key_jwt' }
+        : {}),
       ...(typeof context.signing_algorithm === 'string' ? { signingAlgorithm: context.signing_algorithm } : {}),
       ...(byClient ? { grantType: 'client_credentials' } : {}),
     },

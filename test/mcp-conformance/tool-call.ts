@@ -11,16 +11,24 @@ import { credentialRedactor } from '../../src/modules/mcp-connections/probe/cred
 const outbound = createOutboundClient({ allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'] });
 
 /** What came back: the result, or the HTTP status the server refused the call with. */
-export type ToolCallOutcome = { result: CallToolResult } | { httpStatus: number; wwwAuthenticate: string | null; error: Error };
+export type ToolCallOutcome =
+  | { result: CallToolResult }
+  | { httpStatus: number; wwwAuthenticate: string | null; error: Error };
 
-export async function callToolAsProbe(url: string, bearerToken: string | undefined, name: string, args: Record<string, unknown>): Promise<ToolCallOutcome> {
+export async function callToolAsProbe(
+  url: string,
+  bearerToken: string | undefined,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<ToolCallOutcome> {
   let wwwAuthenticate: string | null = null;
   // The SDK's transport error keeps the status, not the headers: the challenge is read on the way.
   const watched = {
     ...outbound,
     fetch: async (...args: Parameters<typeof outbound.fetch>) => {
       const response = await outbound.fetch(...args);
-      if (response.status === 401 || response.status === 403) wwwAuthenticate = response.headers.get('www-authenticate');
+      if (response.status === 401 || response.status === 403)
+        wwwAuthenticate = response.headers.get('www-authenticate');
       return response;
     },
   };
@@ -41,11 +49,16 @@ export async function callToolAsProbe(url: string, bearerToken: string | undefin
   try {
     for (const phase of phases) await phase.run(ctx);
     try {
-      const result = await ctx.session!.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, { timeout: ctx.remaining() });
+      const result = await ctx.session!.request(
+        { method: 'tools/call', params: { name, arguments: args } },
+        CallToolResultSchema,
+        { timeout: ctx.remaining() },
+      );
       return { result: result as CallToolResult };
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (typeof code === 'number' && code >= 400 && code <= 599) return { httpStatus: code, wwwAuthenticate, error: error as Error };
+      if (typeof code === 'number' && code >= 400 && code <= 599)
+        return { httpStatus: code, wwwAuthenticate, error: error as Error };
       throw error;
     }
   } finally {

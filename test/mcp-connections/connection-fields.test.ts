@@ -56,7 +56,11 @@ test('a no-auth connection: its passing probe shows the server demands nothing, 
 });
 
 test('an API-key connection: unknown until tested; the test learns the server refuses without a key and names no OAuth (apikey)', async () => {
-  const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }));
+  const created = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
+  );
   assert.equal(created.requiredAuthType, null);
   assert.equal('authTypeMismatch' in created, false, 'nothing to compare with yet');
   assert.equal(created.authPolicyConfirmed, false);
@@ -69,7 +73,11 @@ test('an API-key connection: unknown until tested; the test learns the server re
 });
 
 test('an API key configured for a server that demands none: the test shows the mismatch', async () => {
-  const created = await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { authType: 'apikey', apiKey: 'not-needed' }));
+  const created = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(open.url, { authType: 'apikey', apiKey: 'not-needed' }),
+  );
   assert.equal((await testRoute(created.id)).ok, true);
   const seen = await read(created.id);
   assert.equal(seen.requiredAuthType, 'none');
@@ -78,7 +86,11 @@ test('an API key configured for a server that demands none: the test shows the m
 });
 
 test('an OAuth connection: nothing known at creation; the test learns oauth from the 401 naming resource metadata, no credential needed', async () => {
-  const created = await createConnection(app.url, tenant.admin.token, connectionBody(oauth.url, { authType: 'oauth', credentialMode: 'per_member' }));
+  const created = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(oauth.url, { authType: 'oauth', credentialMode: 'per_member' }),
+  );
   assert.equal(created.requiredAuthType, null);
   assert.equal('authTypeMismatch' in created, false);
   assert.equal(created.authPolicyConfirmed, false);
@@ -98,21 +110,36 @@ test('a server without the tools capability: missingFeatures names tools', async
 });
 
 test('what was learned belongs to the url: pointed at another server, it is unknown again until checked', async () => {
-  const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }));
+  const created = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
+  );
   await testRoute(created.id);
   assert.equal((await read(created.id)).requiredAuthType, 'apikey');
   const current = await read(created.id);
   const edited = await admin().put(`/v1/mcp-connections/${created.id}`, {
-    expectedUpdatedAt: current.updatedAt, name: current.name, url: promptsOnly.url, authType: 'apikey', credentialMode: 'shared', access: { orgWide: true }, apiKey: 'any',
+    expectedUpdatedAt: current.updatedAt,
+    name: current.name,
+    url: promptsOnly.url,
+    authType: 'apikey',
+    credentialMode: 'shared',
+    access: { orgWide: true },
+    apiKey: 'any',
   });
   assert.equal(edited.status, 200, edited.text);
   assert.equal(edited.body.requiredAuthType, null);
   assert.equal('authTypeMismatch' in edited.body, false);
-  assert.deepEqual(edited.body.missingFeatures, ['tools'], 'the new server\'s catalog, from the edit\'s probe');
+  assert.deepEqual(edited.body.missingFeatures, ['tools'], "the new server's catalog, from the edit's probe");
   // Only the authType changes (same url): what the server demands still holds, now a match.
   const again = await read(created.id);
   const toNone = await admin().put(`/v1/mcp-connections/${created.id}`, {
-    expectedUpdatedAt: again.updatedAt, name: again.name, url: promptsOnly.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true },
+    expectedUpdatedAt: again.updatedAt,
+    name: again.name,
+    url: promptsOnly.url,
+    authType: 'none',
+    credentialMode: 'shared',
+    access: { orgWide: true },
   });
   assert.equal(toNone.status, 200, toNone.text);
   assert.equal(toNone.body.requiredAuthType, 'none');
@@ -137,6 +164,12 @@ test('another organization never sees these fields of a connection (404), and th
   assert.equal(foreign.status, 404);
   const tested = await api(app.url, other.admin.token).post(`/v1/mcp-connections/${created.id}/test`);
   assert.equal(tested.status, 404);
-  const { rows } = await app.db.query('SELECT organization_id FROM mcp_connection_auth_requirements WHERE connection_id = $1', [created.id]);
-  assert.deepEqual(rows.map((r) => r.organization_id), [tenant.orgId]);
+  const { rows } = await app.db.query(
+    'SELECT organization_id FROM mcp_connection_auth_requirements WHERE connection_id = $1',
+    [created.id],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.organization_id),
+    [tenant.orgId],
+  );
 });

@@ -25,7 +25,11 @@ before(async () => {
   echoOptions = { apiKey: KEY };
   echo = await startStreamableServer(echoOptions);
   // Stored while the server behaves; it turns hostile per test below.
-  connection = await createConnection(app.url, tenant.admin.token, connectionBody(echo.url, { authType: 'apikey', apiKey: KEY }));
+  connection = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(echo.url, { authType: 'apikey', apiKey: KEY }),
+  );
 });
 
 after(async () => {
@@ -49,8 +53,16 @@ function assertLogClean(offset: number) {
 
 describe('a server that echoes the credential back', () => {
   const cases = [
-    { fault: 'echo_credential_in_error' as const, phase: 'MCP_INITIALIZE', logged: 'unknown credential: Bearer [redacted]' },
-    { fault: 'echo_credential_in_version' as const, phase: 'MCP_VERSION', logged: 'protocol version \\"Bearer [redacted]\\"' },
+    {
+      fault: 'echo_credential_in_error' as const,
+      phase: 'MCP_INITIALIZE',
+      logged: 'unknown credential: Bearer [redacted]',
+    },
+    {
+      fault: 'echo_credential_in_version' as const,
+      phase: 'MCP_VERSION',
+      logged: 'protocol version \\"Bearer [redacted]\\"',
+    },
   ];
   for (const { fault, phase, logged } of cases) {
     test(`${fault}: an edit that fails validation shows the key in neither the 502 nor the log`, async () => {
@@ -73,7 +85,11 @@ describe('a server that echoes the credential back', () => {
       assertLogClean(logOffset);
       // The echo did arrive: it is in the log, redacted.
       assert.ok(app.logText().slice(logOffset).includes(logged), app.logText().slice(logOffset));
-      assert.equal((await admin().get(`/v1/mcp-connections/${connection.id}`)).body.url, current.url, 'nothing written');
+      assert.equal(
+        (await admin().get(`/v1/mcp-connections/${connection.id}`)).body.url,
+        current.url,
+        'nothing written',
+      );
     });
 
     test(`${fault}: the test route and storing the key show it in neither the response nor the log`, async () => {
@@ -126,13 +142,21 @@ describe('an API key that is not a valid header value', () => {
       for (const response of responses) {
         assert.equal(response.status, 400, response.text);
         assert.equal(response.body.error, 'invalid_request');
-        assert.deepEqual(response.body.details.map((detail: { path: unknown[] }) => detail.path), [['apiKey']], response.text);
+        assert.deepEqual(
+          response.body.details.map((detail: { path: unknown[] }) => detail.path),
+          [['apiKey']],
+          response.text,
+        );
         assert.equal(typeof response.body.details[0].message, 'string');
         assertNoKey(response.text, 'the 400 body');
       }
       assert.equal(echo.requests.length, requestsBefore, 'no probe reached the server');
       assert.deepEqual(await credentialRows(app, connection.id), rowsBefore, 'nothing stored');
-      assert.equal((await admin().get(`/v1/mcp-connections/${connection.id}`)).body.updatedAt, current.updatedAt, 'nothing changed');
+      assert.equal(
+        (await admin().get(`/v1/mcp-connections/${connection.id}`)).body.updatedAt,
+        current.updatedAt,
+        'nothing changed',
+      );
       assertLogClean(logOffset);
     });
   }

@@ -34,7 +34,10 @@ async function spawnServer(shared: TestApp): Promise<{ url: string; stop(): Prom
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; ; attempt += 1) {
     if (child.exitCode !== null) throw new Error(`server process exited: ${stderr}`);
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (attempt > 300) throw new Error(`server process did not start: ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -59,7 +62,11 @@ let connection: Record<string, any>;
 before(async () => {
   ({ app, tenant } = await setup());
   [open, keyed] = await Promise.all([startStreamableServer(), startStreamableServer({ apiKey: 'good-key' })]);
-  connection = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: 'good-key' }));
+  connection = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(keyed.url, { authType: 'apikey', apiKey: 'good-key' }),
+  );
 });
 
 after(async () => {
@@ -108,13 +115,25 @@ describe('400 invalid_request: every limit, with the path of the offending field
     ['apiKey of 4097 characters', { apiKey: long(4097) }, ['apiKey']],
     ['oauthClient without clientId', { oauthClient: {} }, ['oauthClient', 'clientId']],
     ['clientId of 513 characters', { oauthClient: { clientId: long(513) } }, ['oauthClient', 'clientId']],
-    ['clientSecret of 4097 characters', { oauthClient: { clientId: 'c', clientSecret: long(4097) } }, ['oauthClient', 'clientSecret']],
-    ['unknown tokenEndpointAuthMethod', { oauthClient: { clientId: 'c', tokenEndpointAuthMethod: 'tls_client_auth' } }, ['oauthClient', 'tokenEndpointAuthMethod']],
+    [
+      'clientSecret of 4097 characters',
+      { oauthClient: { clientId: 'c', clientSecret: long(4097) } },
+      ['oauthClient', 'clientSecret'],
+    ],
+    [
+      'unknown tokenEndpointAuthMethod',
+      { oauthClient: { clientId: 'c', tokenEndpointAuthMethod: 'tls_client_auth' } },
+      ['oauthClient', 'tokenEndpointAuthMethod'],
+    ],
     ['issuer of 2049 characters', { authorizationServerIssuer: longUrl(2049) }, ['authorizationServerIssuer']],
     ['101 requested scopes', { requestedScopes: Array.from({ length: 101 }, (_, i) => `s${i}`) }, ['requestedScopes']],
     ['a scope of 256 characters', { requestedScopes: ['ok', long(256)] }, ['requestedScopes', 1]],
     ['an empty scope', { requestedScopes: [''] }, ['requestedScopes', 0]],
-    ['201 member ids', { access: { memberIds: Array.from({ length: 201 }, (_, i) => `m${i}`) } }, ['access', 'memberIds']],
+    [
+      '201 member ids',
+      { access: { memberIds: Array.from({ length: 201 }, (_, i) => `m${i}`) } },
+      ['access', 'memberIds'],
+    ],
     ['an empty member id', { access: { memberIds: [''] } }, ['access', 'memberIds', 0]],
     ['201 team ids', { access: { teamIds: Array.from({ length: 201 }, (_, i) => `t${i}`) } }, ['access', 'teamIds']],
     ['an empty team id', { access: { teamIds: ['ok', ''] } }, ['access', 'teamIds', 1]],
@@ -122,7 +141,11 @@ describe('400 invalid_request: every limit, with the path of the offending field
     ['missing access', { access: undefined }, ['access']],
     ['missing expectedUpdatedAt', { expectedUpdatedAt: undefined }, ['expectedUpdatedAt']],
     ['expectedUpdatedAt without Z', { expectedUpdatedAt: '2026-01-01T10:00:00' }, ['expectedUpdatedAt']],
-    ['expectedUpdatedAt on 29 February of a common year', { expectedUpdatedAt: '2023-02-29T10:00:00Z' }, ['expectedUpdatedAt']],
+    [
+      'expectedUpdatedAt on 29 February of a common year',
+      { expectedUpdatedAt: '2023-02-29T10:00:00Z' },
+      ['expectedUpdatedAt'],
+    ],
   ];
   for (const [label, overrides, path] of cases) {
     test(`edit: ${label}`, async () => {
@@ -131,28 +154,49 @@ describe('400 invalid_request: every limit, with the path of the offending field
   }
 
   test('create applies the same limits', async () => {
-    await expectInvalid(await admin().post('/v1/mcp-connections', connectionBody(open.url, { name: long(256) })), ['name']);
-    await expectInvalid(await admin().post('/v1/mcp-connections', connectionBody(open.url, { requestedScopes: [long(256)] })), ['requestedScopes', 0]);
+    await expectInvalid(await admin().post('/v1/mcp-connections', connectionBody(open.url, { name: long(256) })), [
+      'name',
+    ]);
+    await expectInvalid(
+      await admin().post('/v1/mcp-connections', connectionBody(open.url, { requestedScopes: [long(256)] })),
+      ['requestedScopes', 0],
+    );
   });
 
   test('limits count characters, not UTF-16 units: 255 emoji are a name, 256 are not', async () => {
     const emoji = (n: number) => '\u{1F600}'.repeat(n);
-    await expectInvalid(await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ name: emoji(256) })), ['name']);
-    await expectInvalid(await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ requestedScopes: [emoji(256)] })), ['requestedScopes', 0]);
-    const response = await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ name: emoji(255), requestedScopes: [emoji(255)] }));
+    await expectInvalid(await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ name: emoji(256) })), [
+      'name',
+    ]);
+    await expectInvalid(
+      await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ requestedScopes: [emoji(256)] })),
+      ['requestedScopes', 0],
+    );
+    const response = await admin().put(
+      `/v1/mcp-connections/${connection.id}`,
+      editBody({ name: emoji(255), requestedScopes: [emoji(255)] }),
+    );
     assert.equal(response.status, 200, response.text);
     assert.equal(response.body.name, emoji(255));
     connection = response.body;
   });
 
   test('a limit at its maximum is accepted', async () => {
-    const response = await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ name: long(255), requestedScopes: Array.from({ length: 100 }, (_, i) => `${i}`.padEnd(255, 's')) }));
+    const response = await admin().put(
+      `/v1/mcp-connections/${connection.id}`,
+      editBody({ name: long(255), requestedScopes: Array.from({ length: 100 }, (_, i) => `${i}`.padEnd(255, 's')) }),
+    );
     assert.equal(response.status, 200, response.text);
     connection = response.body;
   });
 
   test('a malformed connection id is 400 pointing at the path parameter', async () => {
-    for (const id of ['emc_123', 'usr_01jqz3v6b8e9f0g1h2j3k4m5n6', 'emc_01JQZ3V6B8E9F0G1H2J3K4M5N6X', `${connection.id}x`]) {
+    for (const id of [
+      'emc_123',
+      'usr_01jqz3v6b8e9f0g1h2j3k4m5n6',
+      'emc_01JQZ3V6B8E9F0G1H2J3K4M5N6X',
+      `${connection.id}x`,
+    ]) {
       const response = await admin().put(`/v1/mcp-connections/${encodeURIComponent(id)}`, editBody());
       await expectInvalid(response, ['connectionId']);
     }
@@ -161,7 +205,10 @@ describe('400 invalid_request: every limit, with the path of the offending field
   // The spec's 400 carries `details` whatever failed, so a client reads one shape.
   test('a body that is not JSON, or empty, is 400 with details', async () => {
     for (const raw of ['{"name":', '']) {
-      const response = await admin().put(`/v1/mcp-connections/${connection.id}`, undefined, { raw, headers: { 'content-type': 'application/json' } });
+      const response = await admin().put(`/v1/mcp-connections/${connection.id}`, undefined, {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(response.status, 400, response.text);
       assert.equal(response.body.error, 'invalid_request');
       assert.ok(Array.isArray(response.body.details) && response.body.details.length > 0, response.text);
@@ -172,20 +219,33 @@ describe('400 invalid_request: every limit, with the path of the offending field
 
   test('member and team ids of another organization are refused, pointing at the item', async () => {
     const otherOrgMember = tenant.otherAdmin.memberId;
-    const edit = await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ access: { memberIds: [tenant.member.memberId, otherOrgMember] } }));
+    const edit = await admin().put(
+      `/v1/mcp-connections/${connection.id}`,
+      editBody({ access: { memberIds: [tenant.member.memberId, otherOrgMember] } }),
+    );
     await expectInvalid(edit, ['access', 'memberIds', 1]);
-    const team = await api(app.url, tenant.otherAdmin.token).post(`/v1/orgs/${tenant.otherOrgId}/teams`, { name: 'Their team' });
+    const team = await api(app.url, tenant.otherAdmin.token).post(`/v1/orgs/${tenant.otherOrgId}/teams`, {
+      name: 'Their team',
+    });
     assert.equal(team.status, 201, team.text);
     const teamId = team.body.team?.id ?? team.body.id;
     const replace = await admin().put(`/v1/mcp-connections/${connection.id}/access`, { access: { teamIds: [teamId] } });
     await expectInvalid(replace, ['access', 'teamIds', 0]);
-    const create = await admin().post('/v1/mcp-connections', connectionBody(open.url, { access: { memberIds: ['mem_01jqz3v6b8e9f0g1h2j3k4m5n6'] } }));
+    const create = await admin().post(
+      '/v1/mcp-connections',
+      connectionBody(open.url, { access: { memberIds: ['mem_01jqz3v6b8e9f0g1h2j3k4m5n6'] } }),
+    );
     await expectInvalid(create, ['access', 'memberIds', 0]);
   });
 
   test('a shared API-key connection needs its key when it is created or its identity changes', async () => {
-    await expectInvalid(await admin().post('/v1/mcp-connections', connectionBody(keyed.url, { authType: 'apikey' })), ['apiKey']);
-    await expectInvalid(await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ url: `${keyed.url}?v=2` })), ['apiKey']);
+    await expectInvalid(await admin().post('/v1/mcp-connections', connectionBody(keyed.url, { authType: 'apikey' })), [
+      'apiKey',
+    ]);
+    await expectInvalid(
+      await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ url: `${keyed.url}?v=2` })),
+      ['apiKey'],
+    );
   });
 });
 
@@ -207,7 +267,10 @@ describe('404, 409, 502', () => {
 
   test('a stale expectedUpdatedAt is 409 connection_conflict and changes nothing', async () => {
     const stale = new Date(Date.parse(connection.updatedAt) - 1).toISOString();
-    const response = await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ expectedUpdatedAt: stale, name: 'Lost update' }));
+    const response = await admin().put(
+      `/v1/mcp-connections/${connection.id}`,
+      editBody({ expectedUpdatedAt: stale, name: 'Lost update' }),
+    );
     assert.equal(response.status, 409);
     assert.equal(response.body.error, 'connection_conflict');
     const current = await admin().get(`/v1/mcp-connections/${connection.id}`);
@@ -217,12 +280,25 @@ describe('404, 409, 502', () => {
 
   test('a proposed server that fails the probe is 502 with a diagnostic, and nothing is written', async () => {
     const port = await closedPort();
-    const response = await admin().put(`/v1/mcp-connections/${connection.id}`, editBody({ url: `http://127.0.0.1:${port}/mcp/secret-path-token`, apiKey: 'new-key' }));
+    const response = await admin().put(
+      `/v1/mcp-connections/${connection.id}`,
+      editBody({ url: `http://127.0.0.1:${port}/mcp/secret-path-token`, apiKey: 'new-key' }),
+    );
     assert.equal(response.status, 502, response.text);
     assert.equal(response.body.error, 'connection_validation_failed');
     assert.equal(typeof response.body.message, 'string');
     const diagnostic = response.body.diagnostic;
-    for (const field of ['referenceId', 'phase', 'category', 'code', 'highestPassed', 'retryable', 'actionOwner', 'operatorAction', 'message']) {
+    for (const field of [
+      'referenceId',
+      'phase',
+      'category',
+      'code',
+      'highestPassed',
+      'retryable',
+      'actionOwner',
+      'operatorAction',
+      'message',
+    ]) {
       assert.ok(field in diagnostic, field);
     }
     assert.equal(diagnostic.phase, 'NETWORK_TCP');
@@ -239,7 +315,10 @@ describe('404, 409, 502', () => {
 
   test('a wrong API key is 502 at the auth phase; a create that fails stores nothing', async () => {
     const before = (await admin().get('/v1/mcp-connections?limit=100')).body.connections.length;
-    const response = await admin().post('/v1/mcp-connections', connectionBody(keyed.url, { authType: 'apikey', apiKey: 'bad-key' }));
+    const response = await admin().post(
+      '/v1/mcp-connections',
+      connectionBody(keyed.url, { authType: 'apikey', apiKey: 'bad-key' }),
+    );
     assert.equal(response.status, 502);
     assert.equal(response.body.diagnostic.code, 'api_key_rejected');
     assert.equal(response.body.diagnostic.httpStatus, 401);
@@ -258,11 +337,15 @@ describe('404, 409, 502', () => {
 
 describe('storing an API key', () => {
   test('wrong key 502, wrong auth type 400, shared key by a member 403, no access 404, limits 400', async () => {
-    const perMember = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, {
-      authType: 'apikey',
-      credentialMode: 'per_member',
-      access: { orgWide: true },
-    }));
+    const perMember = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, {
+        authType: 'apikey',
+        credentialMode: 'per_member',
+        access: { orgWide: true },
+      }),
+    );
     const member = api(app.url, tenant.member.token);
     const wrong = await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: 'not-the-key' });
     assert.equal(wrong.status, 502);
@@ -270,8 +353,12 @@ describe('storing an API key', () => {
     assert.equal(wrong.body.diagnostic.code, 'api_key_rejected');
     assert.equal((await credentialRows(app, perMember.id)).length, 0, 'nothing stored');
 
-    await expectInvalid(await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: '' }), ['apiKey']);
-    await expectInvalid(await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: long(4097) }), ['apiKey']);
+    await expectInvalid(await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: '' }), [
+      'apiKey',
+    ]);
+    await expectInvalid(await member.put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: long(4097) }), [
+      'apiKey',
+    ]);
 
     const noAuth = await createConnection(app.url, tenant.admin.token, connectionBody(open.url));
     await expectInvalid(await admin().put(`/v1/mcp-connections/${noAuth.id}/credentials`, { apiKey: 'k' }), ['apiKey']);
@@ -279,11 +366,15 @@ describe('storing an API key', () => {
     const shared = await member.put(`/v1/mcp-connections/${connection.id}/credentials`, { apiKey: 'good-key' });
     assert.equal(shared.status, 403, shared.text);
 
-    const hidden = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, {
-      authType: 'apikey',
-      credentialMode: 'per_member',
-      access: { orgWide: false },
-    }));
+    const hidden = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, {
+        authType: 'apikey',
+        credentialMode: 'per_member',
+        access: { orgWide: false },
+      }),
+    );
     const notGranted = await member.put(`/v1/mcp-connections/${hidden.id}/credentials`, { apiKey: 'good-key' });
     assert.equal(notGranted.status, 404);
     assert.equal(notGranted.body.error, 'connection_not_found');
@@ -299,7 +390,10 @@ describe('storing an API key', () => {
 
 describe('concurrent edits from several app instances on one database', () => {
   test('the same expectedUpdatedAt gives exactly one 200, 409 for the rest', async () => {
-    const others = await Promise.all([startMcpApp({ shareDatabaseWith: app }), startMcpApp({ shareDatabaseWith: app })]);
+    const others = await Promise.all([
+      startMcpApp({ shareDatabaseWith: app }),
+      startMcpApp({ shareDatabaseWith: app }),
+    ]);
     try {
       const instances = [app, ...others];
       const start = (await admin().get(`/v1/mcp-connections/${connection.id}`)).body;
@@ -353,7 +447,11 @@ describe('concurrent edits from several app instances on one database', () => {
           }),
         ),
       );
-      assert.deepEqual(responses.map((r) => r.status).sort(), [200, 409, 409, 409, 409, 409], JSON.stringify(responses.map((r) => r.body)));
+      assert.deepEqual(
+        responses.map((r) => r.status).sort(),
+        [200, 409, 409, 409, 409, 409],
+        JSON.stringify(responses.map((r) => r.body)),
+      );
       const winner = responses.find((r) => r.status === 200)!;
       assert.equal((await admin().get(`/v1/mcp-connections/${connection.id}`)).body.name, winner.body.name);
     } finally {

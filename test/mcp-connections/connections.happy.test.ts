@@ -67,7 +67,10 @@ describe('create, read, list, delete', () => {
   });
 
   test('an API-key server stores the key encrypted, never returns it', async () => {
-    const response = await admin().post('/v1/mcp-connections', connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }));
+    const response = await admin().post(
+      '/v1/mcp-connections',
+      connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
+    );
     assert.equal(response.status, 201, response.text);
     assert.ok(!response.text.includes('key-1'));
     assert.equal(response.body.connected, true);
@@ -80,7 +83,11 @@ describe('create, read, list, delete', () => {
   });
 
   test('members list only the connections they may use; admins list all, paged', async () => {
-    const privateOne = await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { name: 'Private', access: { orgWide: false } }));
+    const privateOne = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(open.url, { name: 'Private', access: { orgWide: false } }),
+    );
     const granted = await createConnection(
       app.url,
       tenant.admin.token,
@@ -91,7 +98,10 @@ describe('create, read, list, delete', () => {
     const memberIds = asMember.body.connections.map((c: { id: string }) => c.id);
     assert.ok(memberIds.includes(granted.id));
     assert.ok(!memberIds.includes(privateOne.id));
-    assert.ok(asMember.body.connections.every((c: { access: unknown }) => c.access === null), 'members do not see access lists');
+    assert.ok(
+      asMember.body.connections.every((c: { access: unknown }) => c.access === null),
+      'members do not see access lists',
+    );
     assert.equal((await api(app.url, tenant.member.token).get(`/v1/mcp-connections/${privateOne.id}`)).status, 404);
 
     const all: string[] = [];
@@ -107,7 +117,11 @@ describe('create, read, list, delete', () => {
   });
 
   test('delete removes the connection and its credentials', async () => {
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed2.url, { authType: 'apikey', apiKey: 'key-2' }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed2.url, { authType: 'apikey', apiKey: 'key-2' }),
+    );
     const deleted = await admin().delete(`/v1/mcp-connections/${created.id}`);
     assert.equal(deleted.status, 204);
     assert.equal((await admin().get(`/v1/mcp-connections/${created.id}`)).status, 404);
@@ -117,12 +131,19 @@ describe('create, read, list, delete', () => {
 
 describe('edit (spec operation 1)', () => {
   test('a name and access edit keeps every credential and is not probed', async () => {
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
+    );
     const before = keyed.requests.length;
-    const edited = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, {
-      name: 'Renamed',
-      access: { orgWide: false, memberIds: [tenant.member.memberId], teamIds: [] },
-    }));
+    const edited = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(created, {
+        name: 'Renamed',
+        access: { orgWide: false, memberIds: [tenant.member.memberId], teamIds: [] },
+      }),
+    );
     assert.equal(edited.status, 200, edited.text);
     assert.equal(edited.body.name, 'Renamed');
     assert.equal(edited.body.identityChanged, false);
@@ -135,9 +156,16 @@ describe('edit (spec operation 1)', () => {
   });
 
   test('changing the url deletes the stored key; a supplied key replaces it after a probe', async () => {
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
+    );
     const sealedBefore = (await credentialRows(app, created.id))[0]!.secretSealed;
-    const edited = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { url: keyed2.url, apiKey: 'key-2' }));
+    const edited = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(created, { url: keyed2.url, apiKey: 'key-2' }),
+    );
     assert.equal(edited.status, 200, edited.text);
     assert.equal(edited.body.identityChanged, true);
     assert.equal(edited.body.reconnectionRequired, false, 'the new shared key came with the edit');
@@ -163,21 +191,35 @@ describe('edit (spec operation 1)', () => {
     assert.equal(asOwner.body.needsReconnect, true);
     assert.equal(asOwner.body.reconnectActionOwner, 'member');
 
-    const edited = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { credentialMode: 'shared', apiKey: 'key-1' }));
+    const edited = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(created, { credentialMode: 'shared', apiKey: 'key-1' }),
+    );
     assert.equal(edited.status, 200, edited.text);
     assert.equal(edited.body.identityChanged, true);
     const rows = await credentialRows(app, created.id);
-    assert.deepEqual(rows.map((row) => row.memberId), [null], 'the member key is gone, the new shared key stored');
+    assert.deepEqual(
+      rows.map((row) => row.memberId),
+      [null],
+      'the member key is gone, the new shared key stored',
+    );
   });
 
   test('switching to OAuth requires reconnection and reports the OAuth fields', async () => {
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }));
-    const edited = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, {
-      authType: 'oauth',
-      oauthClient: { clientId: 'client-abc', clientSecret: 'very-secret-client-secret' },
-      requestedScopes: ['read', 'write', 'read'],
-      authorizationServerIssuer: 'https://auth.example.com',
-    }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
+    );
+    const edited = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(created, {
+        authType: 'oauth',
+        oauthClient: { clientId: 'client-abc', clientSecret: 'very-secret-client-secret' },
+        requestedScopes: ['read', 'write', 'read'],
+        authorizationServerIssuer: 'https://auth.example.com',
+      }),
+    );
     assert.equal(edited.status, 200, edited.text);
     const body = edited.body;
     assert.equal(body.identityChanged, true);
@@ -200,13 +242,22 @@ describe('edit (spec operation 1)', () => {
   });
 
   test('OAuth credentials of every member and pending authorizations go with an identity change, not with a rename', async (t) => {
-    const pendingTable = (await app.db.query<{ t: string | null }>(`SELECT to_regclass('mcp_oauth_pending_authorizations')::text AS t`)).rows[0]!.t;
+    const pendingTable = (
+      await app.db.query<{ t: string | null }>(`SELECT to_regclass('mcp_oauth_pending_authorizations')::text AS t`)
+    ).rows[0]!.t;
     if (!pendingTable) {
       t.skip('the OAuth module (migration 0200) is not in this tree');
       return;
     }
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody('https://mcp.oauth.example/mcp', { authType: 'oauth', credentialMode: 'per_member' }));
-    const { rows } = await app.db.query<{ fp: string }>('SELECT identity_fingerprint AS fp FROM mcp_connections WHERE id = $1', [created.id]);
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody('https://mcp.oauth.example/mcp', { authType: 'oauth', credentialMode: 'per_member' }),
+    );
+    const { rows } = await app.db.query<{ fp: string }>(
+      'SELECT identity_fingerprint AS fp FROM mcp_connections WHERE id = $1',
+      [created.id],
+    );
     const fingerprint = rows[0]!.fp;
     for (const [index, memberId] of [tenant.admin.memberId, tenant.member.memberId].entries()) {
       await app.db.query(
@@ -227,15 +278,23 @@ describe('edit (spec operation 1)', () => {
     await pending();
     const counts = async () => ({
       credentials: (await credentialRows(app, created.id)).length,
-      pending: (await app.db.query('SELECT 1 FROM mcp_oauth_pending_authorizations WHERE connection_id = $1', [created.id])).rows.length,
+      pending: (
+        await app.db.query('SELECT 1 FROM mcp_oauth_pending_authorizations WHERE connection_id = $1', [created.id])
+      ).rows.length,
     });
 
-    const renamed = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { name: 'Renamed OAuth' }));
+    const renamed = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(created, { name: 'Renamed OAuth' }),
+    );
     assert.equal(renamed.status, 200, renamed.text);
     assert.equal(renamed.body.connectedForMe, true, "the admin's own OAuth credential");
     assert.deepEqual(await counts(), { credentials: 2, pending: 1 });
 
-    const moved = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(renamed.body, { url: 'https://mcp.oauth.example/v2/mcp' }));
+    const moved = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(renamed.body, { url: 'https://mcp.oauth.example/v2/mcp' }),
+    );
     assert.equal(moved.status, 200, moved.text);
     assert.equal(moved.body.identityChanged, true);
     assert.equal(moved.body.reconnectionRequired, true);
@@ -245,22 +304,41 @@ describe('edit (spec operation 1)', () => {
 
   test('expectedUpdatedAt is compared as an instant: 10:00Z equals 10:00:00.000000Z', async () => {
     const created = await createConnection(app.url, tenant.admin.token, connectionBody(open.url));
-    await app.db.query(`UPDATE mcp_connections SET updated_at = '2030-01-01T10:00:00.000Z' WHERE id = $1`, [created.id]);
-    const first = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { expectedUpdatedAt: '2030-01-01T10:00Z', name: 'A' }));
+    await app.db.query(`UPDATE mcp_connections SET updated_at = '2030-01-01T10:00:00.000Z' WHERE id = $1`, [
+      created.id,
+    ]);
+    const first = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(created, { expectedUpdatedAt: '2030-01-01T10:00Z', name: 'A' }),
+    );
     assert.equal(first.status, 200, first.text);
-    await app.db.query(`UPDATE mcp_connections SET updated_at = '2030-01-01T10:00:00.000Z' WHERE id = $1`, [created.id]);
-    const second = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { expectedUpdatedAt: '2030-01-01T10:00:00.000000Z', name: 'B' }));
+    await app.db.query(`UPDATE mcp_connections SET updated_at = '2030-01-01T10:00:00.000Z' WHERE id = $1`, [
+      created.id,
+    ]);
+    const second = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(created, { expectedUpdatedAt: '2030-01-01T10:00:00.000000Z', name: 'B' }),
+    );
     assert.equal(second.status, 200, second.text);
     // The token moves forward even when edits land in the same millisecond.
     assert.ok(second.body.updatedAt > '2030-01-01T10:00:00.000Z');
     // Fractions of any length (the spec sets no limit) are read to the millisecond.
-    await app.db.query(`UPDATE mcp_connections SET updated_at = '2030-01-01T10:00:00.000Z' WHERE id = $1`, [created.id]);
-    const third = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { expectedUpdatedAt: '2030-01-01T10:00:00.0000000000Z', name: 'C' }));
+    await app.db.query(`UPDATE mcp_connections SET updated_at = '2030-01-01T10:00:00.000Z' WHERE id = $1`, [
+      created.id,
+    ]);
+    const third = await admin().put(
+      `/v1/mcp-connections/${created.id}`,
+      editBody(created, { expectedUpdatedAt: '2030-01-01T10:00:00.0000000000Z', name: 'C' }),
+    );
     assert.equal(third.status, 200, third.text);
   });
 
   test('an unchanged identity keeps credentials even when the url is spelled differently', async () => {
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
+    );
     const respelled = keyed.url.replace('http://', 'HTTP://') + '#fragment';
     const edited = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { url: respelled }));
     assert.equal(edited.status, 200, edited.text);
@@ -271,16 +349,22 @@ describe('edit (spec operation 1)', () => {
 
 describe('per-member API keys', () => {
   test('a member stores their own key: probed, encrypted, counted for them only', async () => {
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, {
-      authType: 'apikey',
-      credentialMode: 'per_member',
-      access: { orgWide: false, memberIds: [tenant.member.memberId] },
-    }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, {
+        authType: 'apikey',
+        credentialMode: 'per_member',
+        access: { orgWide: false, memberIds: [tenant.member.memberId] },
+      }),
+    );
     assert.equal(created.connected, false);
     assert.equal(created.connectedForMe, false);
     assert.equal(created.reconnectActionOwner, 'member');
     const before = keyed.requests.length;
-    const stored = await api(app.url, tenant.member.token).put(`/v1/mcp-connections/${created.id}/credentials`, { apiKey: 'key-1' });
+    const stored = await api(app.url, tenant.member.token).put(`/v1/mcp-connections/${created.id}/credentials`, {
+      apiKey: 'key-1',
+    });
     assert.equal(stored.status, 200, stored.text);
     assert.ok(keyed.requests.length > before, 'the key was probed');
     assert.ok(!stored.text.includes('key-1'));
@@ -289,7 +373,10 @@ describe('per-member API keys', () => {
     assert.equal(stored.body.credentialHealth, 'ready');
     assert.equal(stored.body.needsReconnect, false);
     const rows = await credentialRows(app, created.id);
-    assert.deepEqual(rows.map((row) => row.memberId), [tenant.member.memberId]);
+    assert.deepEqual(
+      rows.map((row) => row.memberId),
+      [tenant.member.memberId],
+    );
     const asAdmin = await admin().get(`/v1/mcp-connections/${created.id}`);
     assert.equal(asAdmin.body.connected, true, 'some member is connected');
     assert.equal(asAdmin.body.connectedForMe, false, 'but not the admin');
@@ -305,10 +392,16 @@ describe('per-member API keys', () => {
 
 describe('access replace (spec operation 2)', () => {
   test('replaces the whole set and returns the connection without edit-only fields', async () => {
-    const teamResponse = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, { name: `Team ${Date.now()}` });
+    const teamResponse = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, {
+      name: `Team ${Date.now()}`,
+    });
     assert.equal(teamResponse.status, 201, teamResponse.text);
     const teamId = teamResponse.body.team?.id ?? teamResponse.body.id;
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { access: { orgWide: true } }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(open.url, { access: { orgWide: true } }),
+    );
     const replaced = await admin().put(`/v1/mcp-connections/${created.id}/access`, {
       access: { memberIds: [tenant.member.memberId, tenant.member.memberId], teamIds: [teamId] },
     });
@@ -317,7 +410,9 @@ describe('access replace (spec operation 2)', () => {
     assert.ok(!('identityChanged' in replaced.body) && !('reconnectionRequired' in replaced.body));
     assert.ok(replaced.body.updatedAt > created.updatedAt);
 
-    const cleared = await api(app.url, tenant.owner.token).put(`/v1/mcp-connections/${created.id}/access`, { access: {} });
+    const cleared = await api(app.url, tenant.owner.token).put(`/v1/mcp-connections/${created.id}/access`, {
+      access: {},
+    });
     assert.equal(cleared.status, 200);
     assert.deepEqual(cleared.body.access, { orgWide: false, memberIds: [], teamIds: [] });
     assert.equal((await api(app.url, tenant.member.token).get(`/v1/mcp-connections/${created.id}`)).status, 404);
@@ -326,7 +421,11 @@ describe('access replace (spec operation 2)', () => {
 
 describe('test route and plugins', () => {
   test('test probes the stored configuration with the stored key and records health', async () => {
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
+    );
     const ok = await admin().post(`/v1/mcp-connections/${created.id}/test`);
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.body.ok, true);
@@ -334,10 +433,7 @@ describe('test route and plugins', () => {
     assert.deepEqual(ok.body.tools, ['echo', 'add']);
 
     // The server rotates its key: the stored one is now rejected.
-    await app.db.query(
-      `UPDATE mcp_connections SET url = $2 WHERE id = $1`,
-      [created.id, keyed2.url],
-    );
+    await app.db.query(`UPDATE mcp_connections SET url = $2 WHERE id = $1`, [created.id, keyed2.url]);
     const rejected = await admin().post(`/v1/mcp-connections/${created.id}/test`);
     assert.equal(rejected.status, 200);
     assert.equal(rejected.body.ok, false);
@@ -351,7 +447,8 @@ describe('test route and plugins', () => {
 
   test('a plugin install links connections; a managed identity refuses identity edits until uninstalled', async () => {
     await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { name: 'Existing' }));
-    const count = async () => (await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM mcp_connections')).rows[0]!.n;
+    const count = async () =>
+      (await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM mcp_connections')).rows[0]!.n;
     const before = await count();
     const installed = await admin().post('/v1/plugins', {
       manifest: {
@@ -367,7 +464,11 @@ describe('test route and plugins', () => {
     const plugin = installed.body.plugin;
     assert.match(plugin.id, /^plg_/);
     assert.equal(plugin.requires.length, 2);
-    assert.equal(await count(), before + 1, 'the existing connection to the docs server is reused, one new one is created');
+    assert.equal(
+      await count(),
+      before + 1,
+      'the existing connection to the docs server is reused, one new one is created',
+    );
     assert.equal(plugin.managesIdentityOf.length, 1);
     assert.equal(plugin.managesIdentityOf[0], plugin.requires[0]);
     const managedId = plugin.managesIdentityOf[0];
@@ -376,7 +477,10 @@ describe('test route and plugins', () => {
     assert.deepEqual(managed.body.requiredBy, [{ pluginId: plugin.id, name: 'Docs Plugin' }]);
     assert.deepEqual(managed.body.identityManagedBy, [{ pluginId: plugin.id, name: 'Docs Plugin' }]);
 
-    const renamed = await admin().put(`/v1/mcp-connections/${managedId}`, editBody(managed.body, { name: 'Still fine' }));
+    const renamed = await admin().put(
+      `/v1/mcp-connections/${managedId}`,
+      editBody(managed.body, { name: 'Still fine' }),
+    );
     assert.equal(renamed.status, 200, 'name edits of a managed connection are allowed');
     const moved = await admin().put(`/v1/mcp-connections/${managedId}`, editBody(renamed.body, { url: keyed2.url }));
     assert.equal(moved.status, 409);
@@ -396,6 +500,10 @@ describe('test route and plugins', () => {
     const movedNow = await admin().put(`/v1/mcp-connections/${managedId}`, editBody(free.body, { url: legacy.url }));
     assert.equal(movedNow.status, 200, movedNow.text);
     assert.equal((await admin().delete(`/v1/plugins/${plugin.id}`)).status, 404);
-    assert.equal((await admin().delete(`/v1/mcp-connections/${managedId}`)).status, 204, 'free again once the plugin is gone');
+    assert.equal(
+      (await admin().delete(`/v1/mcp-connections/${managedId}`)).status,
+      204,
+      'free again once the plugin is gone',
+    );
   });
 });

@@ -54,7 +54,8 @@ async function newMember(label: string, role: 'admin' | 'member' = 'member'): Pr
   return user;
 }
 
-const remove = (user: TestUser) => api(app.url, tenant.owner.token).delete(`/v1/orgs/${tenant.orgId}/members/${user.memberId}`);
+const remove = (user: TestUser) =>
+  api(app.url, tenant.owner.token).delete(`/v1/orgs/${tenant.orgId}/members/${user.memberId}`);
 
 function removeDuringProbe(user: TestUser) {
   atNextProbe = async () => {
@@ -65,7 +66,9 @@ function removeDuringProbe(user: TestUser) {
 
 function demoteDuringProbe(user: TestUser) {
   atNextProbe = async () => {
-    const demoted = await api(app.url, tenant.owner.token).patch(`/v1/orgs/${tenant.orgId}/members/${user.memberId}`, { role: 'member' });
+    const demoted = await api(app.url, tenant.owner.token).patch(`/v1/orgs/${tenant.orgId}/members/${user.memberId}`, {
+      role: 'member',
+    });
     assert.equal(demoted.status, 200, demoted.text);
   };
 }
@@ -80,18 +83,28 @@ describe('a member removed while the server is probed', () => {
     const doomed = await newMember('doomed-create');
     const count = await connectionCount();
     removeDuringProbe(doomed);
-    const response = await admin().post('/v1/mcp-connections', connectionBody(open.url, {
-      access: { memberIds: [tenant.member.memberId, doomed.memberId] },
-    }));
+    const response = await admin().post(
+      '/v1/mcp-connections',
+      connectionBody(open.url, {
+        access: { memberIds: [tenant.member.memberId, doomed.memberId] },
+      }),
+    );
     assert.equal(atNextProbe, undefined, 'the probe reached the server');
     assert.equal(response.status, 400, response.text);
     assert.equal(response.body.error, 'invalid_request');
-    assert.deepEqual(response.body.details.map((detail: { path: unknown[] }) => detail.path.map(String)), [['access', 'memberIds', '1']]);
+    assert.deepEqual(
+      response.body.details.map((detail: { path: unknown[] }) => detail.path.map(String)),
+      [['access', 'memberIds', '1']],
+    );
     assert.equal(await connectionCount(), count, 'nothing written');
   });
 
   test('edit: 400 invalid_request pointing at the member, the connection unchanged', async () => {
-    const connection = await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { name: 'Before' }));
+    const connection = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(open.url, { name: 'Before' }),
+    );
     const doomed = await newMember('doomed-edit');
     removeDuringProbe(doomed);
     const response = await admin().put(`/v1/mcp-connections/${connection.id}`, {
@@ -105,7 +118,10 @@ describe('a member removed while the server is probed', () => {
     assert.equal(atNextProbe, undefined, 'the probe reached the server');
     assert.equal(response.status, 400, response.text);
     assert.equal(response.body.error, 'invalid_request');
-    assert.deepEqual(response.body.details.map((detail: { path: unknown[] }) => detail.path.map(String)), [['access', 'memberIds', '0']]);
+    assert.deepEqual(
+      response.body.details.map((detail: { path: unknown[] }) => detail.path.map(String)),
+      [['access', 'memberIds', '0']],
+    );
     const after = (await admin().get(`/v1/mcp-connections/${connection.id}`)).body;
     assert.equal(after.name, 'Before');
     assert.equal(after.updatedAt, connection.updatedAt);
@@ -117,21 +133,38 @@ describe('a member removed while the server is probed', () => {
 // foreign key of their credential row refused it), and nothing is stored.
 describe('a member removed while storing their own API key', () => {
   const credentialCount = async (connectionId: string) =>
-    (await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1', [connectionId])).rows[0]!.n;
+    (
+      await app.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1',
+        [connectionId],
+      )
+    ).rows[0]!.n;
 
   /** The same request again, now that the removal is committed: what a non-member gets. */
-  async function assertAnsweredAsNonMember(user: TestUser, connectionId: string, response: { status: number; body: any; text: string }) {
-    const again = await api(app.url, user.token).put(`/v1/mcp-connections/${connectionId}/credentials`, { apiKey: 'race-key' });
+  async function assertAnsweredAsNonMember(
+    user: TestUser,
+    connectionId: string,
+    response: { status: number; body: any; text: string },
+  ) {
+    const again = await api(app.url, user.token).put(`/v1/mcp-connections/${connectionId}/credentials`, {
+      apiKey: 'race-key',
+    });
     assert.equal(again.status, 403, again.text);
     assert.equal(response.status, again.status, response.text);
     assert.deepEqual(response.body, again.body);
   }
 
   test('removed while the key is probed: 403 forbidden like any non-member, nothing stored', async () => {
-    const perMember = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { name: 'Per member (probed)', authType: 'apikey', credentialMode: 'per_member' }));
+    const perMember = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { name: 'Per member (probed)', authType: 'apikey', credentialMode: 'per_member' }),
+    );
     const doomed = await newMember('doomed-key');
     removeDuringProbe(doomed);
-    const response = await api(app.url, doomed.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: 'race-key' });
+    const response = await api(app.url, doomed.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, {
+      apiKey: 'race-key',
+    });
     assert.equal(atNextProbe, undefined, 'the probe reached the server');
     assert.equal(response.status, 403, response.text);
     assert.equal(response.body.error, 'forbidden');
@@ -139,12 +172,20 @@ describe('a member removed while storing their own API key', () => {
     await assertAnsweredAsNonMember(doomed, perMember.id, response);
   });
 
-  test('removal in progress as the key is written: the write waits for it, then 403 forbidden, nothing stored', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
-    const perMember = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { name: 'Per member (held)', authType: 'apikey', credentialMode: 'per_member' }));
+  test('removal in progress as the key is written: the write waits for it, then 403 forbidden, nothing stored', {
+    skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+  }, async () => {
+    const perMember = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { name: 'Per member (held)', authType: 'apikey', credentialMode: 'per_member' }),
+    );
     const doomed = await newMember('doomed-held-key');
     // The removal, uncommitted: the request is authenticated and probed as a member, then its write waits for the member row.
     const removing = await holdLocks(app, 'DELETE FROM members WHERE id = $1', [doomed.memberId]);
-    const storing = api(app.url, doomed.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: 'race-key' });
+    const storing = api(app.url, doomed.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, {
+      apiKey: 'race-key',
+    });
     await removing.waitForBlocked(1);
     await removing.release();
     const response = await storing;
@@ -160,7 +201,8 @@ describe('a member removed while storing their own API key', () => {
 // credential row; a demotion went through), and nothing is written.
 describe('an admin removed or demoted while writing a connection', () => {
   type Response = { status: number; body: any; text: string };
-  const perMemberBody = (name: string) => connectionBody(keyed.url, { name, authType: 'apikey', credentialMode: 'per_member', apiKey: 'race-key' });
+  const perMemberBody = (name: string) =>
+    connectionBody(keyed.url, { name, authType: 'apikey', credentialMode: 'per_member', apiKey: 'race-key' });
   const editBody = (connection: { name: string; updatedAt: string }) => ({
     expectedUpdatedAt: connection.updatedAt,
     name: connection.name,
@@ -171,10 +213,19 @@ describe('an admin removed or demoted while writing a connection', () => {
     apiKey: 'race-key', // a new key: probed, and stored as the caller's own
   });
   const credentialCount = async (connectionId: string) =>
-    (await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1', [connectionId])).rows[0]!.n;
+    (
+      await app.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1',
+        [connectionId],
+      )
+    ).rows[0]!.n;
 
   /** The same request again, now that the change is committed: the route's answer to who they are now. */
-  async function assertAnsweredAsNow(again: Promise<Response>, response: Response, expected: { status: number; message: RegExp }) {
+  async function assertAnsweredAsNow(
+    again: Promise<Response>,
+    response: Response,
+    expected: { status: number; message: RegExp },
+  ) {
     const now = await again;
     assert.equal(now.status, expected.status, now.text);
     assert.match(now.body.message, expected.message);
@@ -188,39 +239,77 @@ describe('an admin removed or demoted while writing a connection', () => {
     const doomed = await newMember('doomed-creator', 'admin');
     const count = await connectionCount();
     removeDuringProbe(doomed);
-    const response = await api(app.url, doomed.token).post('/v1/mcp-connections', perMemberBody('Created by the removed'));
+    const response = await api(app.url, doomed.token).post(
+      '/v1/mcp-connections',
+      perMemberBody('Created by the removed'),
+    );
     assert.equal(atNextProbe, undefined, 'the probe reached the server');
     assert.equal(response.status, 403, response.text);
     assert.equal(await connectionCount(), count, 'nothing written');
-    await assertAnsweredAsNow(api(app.url, doomed.token).post('/v1/mcp-connections', perMemberBody('Created by the removed')), response, nonMember);
+    await assertAnsweredAsNow(
+      api(app.url, doomed.token).post('/v1/mcp-connections', perMemberBody('Created by the removed')),
+      response,
+      nonMember,
+    );
   });
 
   test('create, demoted while the server is probed: 403 forbidden like any member, nothing written', async () => {
     const demoted = await newMember('demoted-creator', 'admin');
     const count = await connectionCount();
     demoteDuringProbe(demoted);
-    const response = await api(app.url, demoted.token).post('/v1/mcp-connections', perMemberBody('Created by the demoted'));
+    const response = await api(app.url, demoted.token).post(
+      '/v1/mcp-connections',
+      perMemberBody('Created by the demoted'),
+    );
     assert.equal(atNextProbe, undefined, 'the probe reached the server');
     assert.equal(response.status, 403, response.text);
     assert.equal(await connectionCount(), count, 'nothing written');
-    await assertAnsweredAsNow(api(app.url, demoted.token).post('/v1/mcp-connections', perMemberBody('Created by the demoted')), response, nonAdmin);
+    await assertAnsweredAsNow(
+      api(app.url, demoted.token).post('/v1/mcp-connections', perMemberBody('Created by the demoted')),
+      response,
+      nonAdmin,
+    );
   });
 
-  for (const [change, during, answer] of [['removed', removeDuringProbe, nonMember], ['demoted', demoteDuringProbe, nonAdmin]] as const) {
+  for (const [change, during, answer] of [
+    ['removed', removeDuringProbe, nonMember],
+    ['demoted', demoteDuringProbe, nonAdmin],
+  ] as const) {
     test(`edit, ${change} while the new key is probed: 403 forbidden, the connection unchanged, no key stored`, async () => {
-      const connection = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { name: `Edited by the ${change}`, authType: 'apikey', credentialMode: 'per_member' }));
+      const connection = await createConnection(
+        app.url,
+        tenant.admin.token,
+        connectionBody(keyed.url, {
+          name: `Edited by the ${change}`,
+          authType: 'apikey',
+          credentialMode: 'per_member',
+        }),
+      );
       const editor = await newMember(`${change}-editor`, 'admin');
       during(editor);
-      const response = await api(app.url, editor.token).put(`/v1/mcp-connections/${connection.id}`, editBody(connection));
+      const response = await api(app.url, editor.token).put(
+        `/v1/mcp-connections/${connection.id}`,
+        editBody(connection),
+      );
       assert.equal(atNextProbe, undefined, 'the probe reached the server');
       assert.equal(response.status, 403, response.text);
-      assert.equal((await admin().get(`/v1/mcp-connections/${connection.id}`)).body.updatedAt, connection.updatedAt, 'unchanged');
+      assert.equal(
+        (await admin().get(`/v1/mcp-connections/${connection.id}`)).body.updatedAt,
+        connection.updatedAt,
+        'unchanged',
+      );
       assert.equal(await credentialCount(connection.id), 0, 'no key stored');
-      await assertAnsweredAsNow(api(app.url, editor.token).put(`/v1/mcp-connections/${connection.id}`, editBody(connection)), response, answer);
+      await assertAnsweredAsNow(
+        api(app.url, editor.token).put(`/v1/mcp-connections/${connection.id}`, editBody(connection)),
+        response,
+        answer,
+      );
     });
   }
 
-  test('create, removal in progress as the connection is written: the write waits for it, then 403, nothing written', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+  test('create, removal in progress as the connection is written: the write waits for it, then 403, nothing written', {
+    skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+  }, async () => {
     const doomed = await newMember('doomed-held-creator', 'admin');
     const count = await connectionCount();
     // The removal, uncommitted: the request is authenticated and probed as an admin, then its write waits for the member row.
@@ -231,11 +320,21 @@ describe('an admin removed or demoted while writing a connection', () => {
     const response = await creating;
     assert.equal(response.status, 403, response.text);
     assert.equal(await connectionCount(), count, 'nothing written');
-    await assertAnsweredAsNow(api(app.url, doomed.token).post('/v1/mcp-connections', perMemberBody('Created during a removal')), response, nonMember);
+    await assertAnsweredAsNow(
+      api(app.url, doomed.token).post('/v1/mcp-connections', perMemberBody('Created during a removal')),
+      response,
+      nonMember,
+    );
   });
 
-  test('edit, removal in progress as the connection is written: the write waits for it, then 403, unchanged', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
-    const connection = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { name: 'Edited during a removal', authType: 'apikey', credentialMode: 'per_member' }));
+  test('edit, removal in progress as the connection is written: the write waits for it, then 403, unchanged', {
+    skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+  }, async () => {
+    const connection = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { name: 'Edited during a removal', authType: 'apikey', credentialMode: 'per_member' }),
+    );
     const doomed = await newMember('doomed-held-editor', 'admin');
     const removing = await holdLocks(app, 'DELETE FROM members WHERE id = $1', [doomed.memberId]);
     const editing = api(app.url, doomed.token).put(`/v1/mcp-connections/${connection.id}`, editBody(connection));
@@ -243,19 +342,32 @@ describe('an admin removed or demoted while writing a connection', () => {
     await removing.release();
     const response = await editing;
     assert.equal(response.status, 403, response.text);
-    assert.equal((await admin().get(`/v1/mcp-connections/${connection.id}`)).body.updatedAt, connection.updatedAt, 'unchanged');
+    assert.equal(
+      (await admin().get(`/v1/mcp-connections/${connection.id}`)).body.updatedAt,
+      connection.updatedAt,
+      'unchanged',
+    );
     assert.equal(await credentialCount(connection.id), 0, 'no key stored');
-    await assertAnsweredAsNow(api(app.url, doomed.token).put(`/v1/mcp-connections/${connection.id}`, editBody(connection)), response, nonMember);
+    await assertAnsweredAsNow(
+      api(app.url, doomed.token).put(`/v1/mcp-connections/${connection.id}`, editBody(connection)),
+      response,
+      nonMember,
+    );
   });
 
   test('create with their own key and their removal fired together: never a 5xx, never a key of a non-member', async () => {
     for (let round = 0; round < 6; round++) {
       const racer = await newMember(`racing-creator-${round}`, 'admin');
-      const [created, removed] = await Promise.all([api(app.url, racer.token).post('/v1/mcp-connections', perMemberBody(`Race ${round}`)), remove(racer)]);
+      const [created, removed] = await Promise.all([
+        api(app.url, racer.token).post('/v1/mcp-connections', perMemberBody(`Race ${round}`)),
+        remove(racer),
+      ]);
       assert.equal(removed.status, 204, removed.text);
       assert.ok(created.status === 201 || created.status === 403, created.text);
     }
-    const { rows } = await app.db.query('SELECT id FROM mcp_connection_credentials c WHERE member_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM members m WHERE m.id = c.member_id)');
+    const { rows } = await app.db.query(
+      'SELECT id FROM mcp_connection_credentials c WHERE member_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM members m WHERE m.id = c.member_id)',
+    );
     assert.deepEqual(rows, []);
   });
 });
@@ -263,20 +375,30 @@ describe('an admin removed or demoted while writing a connection', () => {
 // Replacing the access list while a member it names is removed: the access replace deleted the
 // connection's access rows, the removal's cascade waited on one of them, and the re-insert's
 // foreign-key check waited on the member: a deadlock, one of the two a 500.
-describe('access replaced while a member it names is removed', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, () => {
+describe('access replaced while a member it names is removed', {
+  skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+}, () => {
   let teamId: string;
   before(async () => {
     const team = await api(app.url, tenant.owner.token).post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Racers' });
     assert.equal(team.status, 201, team.text);
     teamId = team.body.team.id;
   });
-  const grantedTo = (member: TestUser) => ({ access: { orgWide: false, memberIds: [member.memberId], teamIds: [teamId] } });
+  const grantedTo = (member: TestUser) => ({
+    access: { orgWide: false, memberIds: [member.memberId], teamIds: [teamId] },
+  });
 
   test('the replace takes the member first: the removal waits for it, both succeed, the grant goes with the member', async () => {
     const granted = await newMember('granted-held');
-    const connection = await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { name: 'Replaced during a removal', ...grantedTo(granted) }));
+    const connection = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(open.url, { name: 'Replaced during a removal', ...grantedTo(granted) }),
+    );
     // Holds the connection's team grant: the replace waits on it, after it has taken what it needs before deleting rows.
-    const holding = await holdLocks(app, 'SELECT 1 FROM mcp_connection_teams WHERE connection_id = $1 FOR UPDATE', [connection.id]);
+    const holding = await holdLocks(app, 'SELECT 1 FROM mcp_connection_teams WHERE connection_id = $1 FOR UPDATE', [
+      connection.id,
+    ]);
     const replacing = admin().put(`/v1/mcp-connections/${connection.id}/access`, grantedTo(granted));
     await holding.waitForBlocked(1);
     const removing = remove(granted);
@@ -285,7 +407,11 @@ describe('access replaced while a member it names is removed', { skip: testBacke
     const [replaced, removed] = await Promise.all([replacing, removing]);
     assert.equal(replaced.status, 200, replaced.text);
     assert.equal(removed.status, 204, removed.text);
-    assert.deepEqual((await admin().get(`/v1/mcp-connections/${connection.id}`)).body.access, { orgWide: false, memberIds: [], teamIds: [teamId] });
+    assert.deepEqual((await admin().get(`/v1/mcp-connections/${connection.id}`)).body.access, {
+      orgWide: false,
+      memberIds: [],
+      teamIds: [teamId],
+    });
   });
 });
 
@@ -305,13 +431,20 @@ describe('a connection deleted as the write commits', () => {
   });
 
   test('create: 404 connection_not_found, not a 500', async () => {
-    const created = await admin().post('/v1/mcp-connections', connectionBody(open.url, { name: 'Doomed', access: { memberIds: [tenant.member.memberId] } }));
+    const created = await admin().post(
+      '/v1/mcp-connections',
+      connectionBody(open.url, { name: 'Doomed', access: { memberIds: [tenant.member.memberId] } }),
+    );
     assert.equal(created.status, 404, created.text);
     assert.equal(created.body.error, 'connection_not_found');
   });
 
   test('edit: 404 connection_not_found, not a 500', async () => {
-    const edited = await createConnection(app.url, tenant.admin.token, connectionBody(open.url, { name: 'To be doomed' }));
+    const edited = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(open.url, { name: 'To be doomed' }),
+    );
     const edit = await admin().put(`/v1/mcp-connections/${edited.id}`, {
       expectedUpdatedAt: edited.updatedAt,
       name: 'Doomed',
@@ -322,11 +455,19 @@ describe('a connection deleted as the write commits', () => {
     });
     assert.equal(edit.status, 404, edit.text);
     assert.equal(edit.body.error, 'connection_not_found');
-    assert.equal((await app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [edited.id])).rows.length, 0, 'the deletion did happen');
+    assert.equal(
+      (await app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [edited.id])).rows.length,
+      0,
+      'the deletion did happen',
+    );
   });
 
   test('storing a key: 404 connection_not_found, not a 500', async () => {
-    const keyedConnection = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { name: 'Keyed', authType: 'apikey', apiKey: 'race-key' }));
+    const keyedConnection = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { name: 'Keyed', authType: 'apikey', apiKey: 'race-key' }),
+    );
     const renamed = await admin().put(`/v1/mcp-connections/${keyedConnection.id}`, {
       expectedUpdatedAt: keyedConnection.updatedAt,
       name: 'Doomed', // a name-only edit writes no access or credential row
@@ -339,18 +480,33 @@ describe('a connection deleted as the write commits', () => {
     const stored = await admin().put(`/v1/mcp-connections/${keyedConnection.id}/credentials`, { apiKey: 'race-key' });
     assert.equal(stored.status, 404, stored.text);
     assert.equal(stored.body.error, 'connection_not_found');
-    assert.equal((await app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [keyedConnection.id])).rows.length, 0, 'the deletion did happen');
+    assert.equal(
+      (await app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [keyedConnection.id])).rows.length,
+      0,
+      'the deletion did happen',
+    );
   });
 });
 
 // A plugin installed while the connection it would reuse is being deleted: the delete came first, so
 // the plugin brings a connection of its own (it was a 500, a foreign-key violation on the link).
-describe('a plugin installed as the connection it would reuse is deleted', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, () => {
+describe('a plugin installed as the connection it would reuse is deleted', {
+  skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+}, () => {
   test('the install waits for the delete, then creates its own connection', async () => {
-    const reused = await createConnection(app.url, tenant.admin.token, connectionBody(`${open.url}?plugin-race=1`, { name: 'Soon gone' }));
+    const reused = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(`${open.url}?plugin-race=1`, { name: 'Soon gone' }),
+    );
     const deleting = await holdLocks(app, 'DELETE FROM mcp_connections WHERE id = $1', [reused.id]);
     const install = admin().post('/v1/plugins', {
-      manifest: { name: 'Racing Plugin', mcpConnections: [{ name: 'Docs', url: `${open.url}?plugin-race=1`, authType: 'none', credentialMode: 'shared' }] },
+      manifest: {
+        name: 'Racing Plugin',
+        mcpConnections: [
+          { name: 'Docs', url: `${open.url}?plugin-race=1`, authType: 'none', credentialMode: 'shared' },
+        ],
+      },
     });
     await deleting.waitForBlocked(1);
     await deleting.release();

@@ -17,8 +17,14 @@ const CLIENT_SECRET = 'cs-9e8d7c6b5a4f3e2d1c0b';
 before(async () => {
   ({ app, tenant } = await setup());
   keyed = await startStreamableServer({ apiKey: API_KEY });
-  connection = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', apiKey: API_KEY, access: { orgWide: false } }));
-  const plugin = await api(app.url, tenant.admin.token).post('/v1/plugins', { manifest: { name: 'P', mcpConnections: [] } });
+  connection = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(keyed.url, { authType: 'apikey', apiKey: API_KEY, access: { orgWide: false } }),
+  );
+  const plugin = await api(app.url, tenant.admin.token).post('/v1/plugins', {
+    manifest: { name: 'P', mcpConnections: [] },
+  });
   assert.equal(plugin.status, 201, plugin.text);
   pluginId = plugin.body.plugin.id;
 });
@@ -90,7 +96,9 @@ describe('who may call', () => {
     assert.equal(seen.status, 200);
     assert.equal(seen.body.access, null);
     assert.equal(seen.body.connectedForMe, true, 'shared credential');
-    const sharedKey = await api(app.url, tenant.member.token).put(`/v1/mcp-connections/${connection.id}/credentials`, { apiKey: 'member-attempt' });
+    const sharedKey = await api(app.url, tenant.member.token).put(`/v1/mcp-connections/${connection.id}/credentials`, {
+      apiKey: 'member-attempt',
+    });
     assert.equal(sharedKey.status, 403, 'a member may not replace the shared key');
   });
 
@@ -124,17 +132,30 @@ describe('who may call', () => {
 
 describe('secrets', () => {
   test('API keys and OAuth client secrets never appear in a response or the log', async () => {
-    const created = await api(app.url, tenant.owner.token).post('/v1/mcp-connections', connectionBody('https://mcp.example.com/mcp', {
-      authType: 'oauth',
-      oauthClient: { clientId: 'visible-client-id', clientSecret: CLIENT_SECRET },
-    }));
+    const created = await api(app.url, tenant.owner.token).post(
+      '/v1/mcp-connections',
+      connectionBody('https://mcp.example.com/mcp', {
+        authType: 'oauth',
+        oauthClient: { clientId: 'visible-client-id', clientSecret: CLIENT_SECRET },
+      }),
+    );
     assert.equal(created.status, 201, created.text);
     const texts = [
       created.text,
       (await api(app.url, tenant.owner.token).get(`/v1/mcp-connections/${created.body.id}`)).text,
       (await api(app.url, tenant.owner.token).get('/v1/mcp-connections?limit=100')).text,
-      (await api(app.url, tenant.admin.token).put(`/v1/mcp-connections/${connection.id}`, editBody({ name: 'Again', apiKey: API_KEY }))).text,
-      (await api(app.url, tenant.admin.token).put(`/v1/mcp-connections/${connection.id}`, editBody({ apiKey: `${API_KEY}-wrong` }))).text,
+      (
+        await api(app.url, tenant.admin.token).put(
+          `/v1/mcp-connections/${connection.id}`,
+          editBody({ name: 'Again', apiKey: API_KEY }),
+        )
+      ).text,
+      (
+        await api(app.url, tenant.admin.token).put(
+          `/v1/mcp-connections/${connection.id}`,
+          editBody({ apiKey: `${API_KEY}-wrong` }),
+        )
+      ).text,
       (await api(app.url, tenant.admin.token).post(`/v1/mcp-connections/${connection.id}/test`)).text,
     ];
     for (const text of texts) {
@@ -155,7 +176,11 @@ describe('secrets', () => {
 
   test('a stored credential does not open for another identity', async () => {
     // Point the row's sealed key at another connection's identity: the envelope names its own.
-    const other = await createConnection(app.url, tenant.admin.token, connectionBody(`${keyed.url}?other=1`, { authType: 'apikey', apiKey: API_KEY }));
+    const other = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(`${keyed.url}?other=1`, { authType: 'apikey', apiKey: API_KEY }),
+    );
     await app.db.query(
       `UPDATE mcp_connection_credentials SET secret_sealed = (SELECT secret_sealed FROM mcp_connection_credentials WHERE connection_id = $1)
         WHERE connection_id = $2`,
@@ -168,7 +193,10 @@ describe('secrets', () => {
   });
 
   test('the probe refuses the cloud metadata address through the route', async () => {
-    const response = await api(app.url, tenant.admin.token).post('/v1/mcp-connections', connectionBody('http://169.254.169.254/latest/meta-data/'));
+    const response = await api(app.url, tenant.admin.token).post(
+      '/v1/mcp-connections',
+      connectionBody('http://169.254.169.254/latest/meta-data/'),
+    );
     assert.equal(response.status, 502);
     assert.equal(response.body.diagnostic.code, 'address_blocked');
     assert.equal(response.body.diagnostic.phase, 'NETWORK_DNS');
@@ -177,7 +205,11 @@ describe('secrets', () => {
 
 describe('probe budget', () => {
   test('a member who keeps submitting keys is rate limited (429 rate_limited with Retry-After)', async () => {
-    const perMember = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', credentialMode: 'per_member' }));
+    const perMember = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { authType: 'apikey', credentialMode: 'per_member' }),
+    );
     const member = api(app.url, tenant.member.token);
     let accepted = 0;
     let limited: { status: number; body: any; headers: Headers } | undefined;
@@ -196,7 +228,9 @@ describe('probe budget', () => {
     assert.equal(typeof limited.body.message, 'string');
     assert.ok(Number(limited.headers.get('retry-after')) > 0);
     // Another member of the same organization still has their own budget.
-    const other = await api(app.url, tenant.admin.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, { apiKey: 'still-wrong' });
+    const other = await api(app.url, tenant.admin.token).put(`/v1/mcp-connections/${perMember.id}/credentials`, {
+      apiKey: 'still-wrong',
+    });
     assert.equal(other.status, 502);
   });
 });

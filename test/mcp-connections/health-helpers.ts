@@ -7,7 +7,11 @@ import type { HealthRunSummary, McpHealthJob } from '../../src/modules/mcp-conne
 import type { TestApp } from '../support/app.ts';
 import { useTenantApp, type TenantHarness } from '../support/harness.ts';
 import { api } from '../support/http.ts';
-import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server/index.ts';
+import {
+  startOAuthMcpServer,
+  type OAuthMcpServer,
+  type OAuthMcpServerOptions,
+} from '../support/oauth-mcp-server/index.ts';
 import type { OAuthWorld } from '../mcp-oauth/helpers.ts';
 import { LOOPBACK } from './helpers.ts';
 
@@ -64,9 +68,14 @@ export function useHealthWorld(settings: Partial<McpHealthSettings> = {}): Healt
  * Deletes the test's connections when it ends: the job's runs see every due credential of the app,
  * so a test that left its own behind would be counted in the next test's runs.
  */
-export function removeAfter(t: { after(fn: () => Promise<void>): void }, world: HealthWorld, ...connectionIds: string[]): void {
+export function removeAfter(
+  t: { after(fn: () => Promise<void>): void },
+  world: HealthWorld,
+  ...connectionIds: string[]
+): void {
   t.after(async () => {
-    for (const id of connectionIds) await api(world.app.url, world.tenant.admin.token).delete(`/v1/mcp-connections/${id}`);
+    for (const id of connectionIds)
+      await api(world.app.url, world.tenant.admin.token).delete(`/v1/mcp-connections/${id}`);
   });
 }
 
@@ -77,5 +86,7 @@ export async function viewOf(app: TestApp, token: string, connectionId: string):
   return response.body;
 }
 
-export const refreshesIssued = (s: OAuthMcpServer) => s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length;
-export const refreshesRefused = (s: OAuthMcpServer) => s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'refused').length;
+export const refreshesIssued = (s: OAuthMcpServer) =>
+  s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length;
+export const refreshesRefused = (s: OAuthMcpServer) =>
+  s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'refused').length;

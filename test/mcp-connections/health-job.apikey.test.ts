@@ -24,7 +24,14 @@ async function apiKeyServer(options: McpServerOptions) {
 }
 
 async function apiKeyConnection(url: string, apiKey: string) {
-  return createConnection(world.app.url, world.tenant.admin.token, { name: 'Keyed', url, authType: 'apikey', credentialMode: 'shared', apiKey, access: { orgWide: true } });
+  return createConnection(world.app.url, world.tenant.admin.token, {
+    name: 'Keyed',
+    url,
+    authType: 'apikey',
+    credentialMode: 'shared',
+    apiKey,
+    access: { orgWide: true },
+  });
 }
 
 test('unreachable for fewer runs than the threshold: still ready, and a passed probe starts the count again; three in a row: reconnect_required', async (t) => {
@@ -51,7 +58,10 @@ test('unreachable for fewer runs than the threshold: still ready, and a passed p
     assert.equal((await view()).credentialHealth, 'ready', `run ${run}`);
   }
   const third = await clock.at(6 * HOUR + 1);
-  assert.deepEqual({ inconclusive: third.inconclusive, reconnectRequired: third.reconnectRequired }, { inconclusive: 1, reconnectRequired: 1 });
+  assert.deepEqual(
+    { inconclusive: third.inconclusive, reconnectRequired: third.reconnectRequired },
+    { inconclusive: 1, reconnectRequired: 1 },
+  );
   const seen = await view();
   assert.equal(seen.credentialHealth, 'reconnect_required');
   assert.equal(seen.credentialHealthReason, 'post_authorization_validation_failed');
@@ -81,7 +91,9 @@ test('a key the server no longer accepts: authorization_rejected at once; a new 
   assert.equal(seen.credentialHealth, 'reconnect_required');
   assert.equal(seen.credentialHealthReason, 'authorization_rejected');
 
-  const stored = await world.harness.as(world.tenant.admin.token).put(`/v1/mcp-connections/${connection.id}/credentials`, { apiKey: 'key-two' });
+  const stored = await world.harness
+    .as(world.tenant.admin.token)
+    .put(`/v1/mcp-connections/${connection.id}/credentials`, { apiKey: 'key-two' });
   assert.equal(stored.status, 200, stored.text);
   assert.equal((await clock.at(HOUR + 2)).ready, 1);
   assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');

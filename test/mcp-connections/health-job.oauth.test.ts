@@ -9,7 +9,7 @@ import { HOUR, refreshesIssued, refreshesRefused, removeAfter, useHealthWorld, v
 
 const world = useHealthWorld({ failureThreshold: 3, refreshMarginSeconds: 300 });
 
-test('tokens about to expire are refreshed by the job, the shared one and every member\'s, before they expire', async (t) => {
+test("tokens about to expire are refreshed by the job, the shared one and every member's, before they expire", async (t) => {
   const s = await world.server({ accessTokenTtlSeconds: 600 });
   const perMember = await createOAuthConnection(world, s.url, { credentialMode: 'per_member' });
   removeAfter(t, world, perMember.id);
@@ -29,7 +29,10 @@ test('tokens about to expire are refreshed by the job, the shared one and every 
   // 400 s later the tokens (600 s) are within the 300 s margin: three refreshes, and no probe (not due for an hour).
   const before = await viewOf(world.app, world.tenant.member.token, perMember.id);
   const second = await clock.at(400);
-  assert.deepEqual({ refreshes: second.refreshes, probes: second.probes, credentials: second.credentials }, { refreshes: 3, probes: 0, credentials: 3 });
+  assert.deepEqual(
+    { refreshes: second.refreshes, probes: second.probes, credentials: second.credentials },
+    { refreshes: 3, probes: 0, credentials: 3 },
+  );
   assert.equal(refreshesIssued(s), 3);
   const after = await viewOf(world.app, world.tenant.member.token, perMember.id);
   assert.equal(after.credentialHealth, 'ready');
@@ -41,7 +44,11 @@ test('tokens about to expire are refreshed by the job, the shared one and every 
   assert.equal(hourly.probes, 3);
   assert.equal(hourly.ready, 3);
   assert.ok(s.stats.mcpRequests > requestsBefore);
-  for (const [token, id] of [[world.tenant.admin.token, perMember.id], [world.tenant.member.token, perMember.id], [world.tenant.admin.token, shared.id]] as const) {
+  for (const [token, id] of [
+    [world.tenant.admin.token, perMember.id],
+    [world.tenant.member.token, perMember.id],
+    [world.tenant.admin.token, shared.id],
+  ] as const) {
     const view = await viewOf(world.app, token, id);
     assert.equal(view.credentialHealth, 'ready', `${id}`);
     assert.equal(view.credentialHealthReason, null);
@@ -108,7 +115,10 @@ test('a 401 that a refreshed token cures: still ready, after one refresh', async
   // The server drops its access tokens (not the grant): the stored token is refused, a new one is not.
   s.expireAccessTokens();
   const run = await clock.at(HOUR + 1);
-  assert.deepEqual({ ready: run.ready, refreshes: run.refreshes, reconnectRequired: run.reconnectRequired }, { ready: 1, refreshes: 1, reconnectRequired: 0 });
+  assert.deepEqual(
+    { ready: run.ready, refreshes: run.refreshes, reconnectRequired: run.reconnectRequired },
+    { ready: 1, refreshes: 1, reconnectRequired: 0 },
+  );
   assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');
 });
 

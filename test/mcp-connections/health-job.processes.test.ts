@@ -26,7 +26,10 @@ let second: TestApp;
 
 before(async () => {
   await world.harness.ready;
-  second = await startTestApp({ allowedPrivateNetworks: LOOPBACK, mcpHealth: healthSettings(settings) }, { shareDatabaseWith: world.app });
+  second = await startTestApp(
+    { allowedPrivateNetworks: LOOPBACK, mcpHealth: healthSettings(settings) },
+    { shareDatabaseWith: world.app },
+  );
 });
 after(async () => {
   await second?.close();
@@ -35,7 +38,10 @@ after(async () => {
 test('two app instances on one database: each connection is checked once per run, by one of them', async (t) => {
   // What one check of one connection costs its server, counted on a connection checked by one app alone.
   const control = await world.server({ accessTokenTtlSeconds: 24 * HOUR });
-  const controlConnection = await createOAuthConnection(world, control.url, { credentialMode: 'shared', name: 'Control' });
+  const controlConnection = await createOAuthConnection(world, control.url, {
+    credentialMode: 'shared',
+    name: 'Control',
+  });
   removeAfter(t, world, controlConnection.id);
   await connectThroughOAuth(world, world.tenant.admin, controlConnection.id);
   const before = control.stats.mcpRequests;
@@ -43,7 +49,9 @@ test('two app instances on one database: each connection is checked once per run
   const perCheck = control.stats.mcpRequests - before;
   assert.ok(perCheck > 0);
 
-  const servers = await Promise.all(Array.from({ length: 8 }, () => world.server({ accessTokenTtlSeconds: 24 * HOUR })));
+  const servers = await Promise.all(
+    Array.from({ length: 8 }, () => world.server({ accessTokenTtlSeconds: 24 * HOUR })),
+  );
   for (const [index, s] of servers.entries()) {
     const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared', name: `Files ${index}` });
     removeAfter(t, world, connection.id);
@@ -55,8 +63,15 @@ test('two app instances on one database: each connection is checked once per run
   t.diagnostic(`first instance checked ${first.credentials}, second ${other.credentials}`);
 
   assert.equal(first.probes + other.probes, servers.length);
-  assert.deepEqual(servers.map((s, i) => s.stats.mcpRequests - baseline[i]!), servers.map(() => perCheck), 'one check per connection');
-  assert.equal(servers.reduce((sum, s) => sum + refreshesIssued(s), 0), 0);
+  assert.deepEqual(
+    servers.map((s, i) => s.stats.mcpRequests - baseline[i]!),
+    servers.map(() => perCheck),
+    'one check per connection',
+  );
+  assert.equal(
+    servers.reduce((sum, s) => sum + refreshesIssued(s), 0),
+    0,
+  );
   // And the next run at the same moment finds nothing: both instances saw them done.
   const [again, againOther] = await Promise.all([world.job().runOnce(now), world.job(second).runOnce(now)]);
   assert.equal(again.credentials + againOther.credentials, 0);
@@ -69,11 +84,10 @@ test('a connection leased by another process is not checked until its lease has 
   await connectThroughOAuth(world, world.tenant.admin, connection.id);
   // As a process that claimed it and died would leave it.
   const leaseUntil = new Date(Date.now() + 600_000);
-  await world.app.db.query(`UPDATE mcp_connections SET health_lease_until = $3, health_lease_token = 'gone' WHERE organization_id = $1 AND id = $2`, [
-    world.tenant.orgId,
-    connection.id,
-    leaseUntil,
-  ]);
+  await world.app.db.query(
+    `UPDATE mcp_connections SET health_lease_until = $3, health_lease_token = 'gone' WHERE organization_id = $1 AND id = $2`,
+    [world.tenant.orgId, connection.id, leaseUntil],
+  );
   const requests = s.stats.mcpRequests;
   const held = await world.job(second).runOnce(new Date(leaseUntil.getTime() - 1000));
   assert.equal(held.credentials, 0);
@@ -81,10 +95,10 @@ test('a connection leased by another process is not checked until its lease has 
   const taken = await world.job(second).runOnce(new Date(leaseUntil.getTime() + 1000));
   assert.equal(taken.probes, 1);
   assert.ok(s.stats.mcpRequests > requests);
-  const { rows } = await world.app.db.query<{ lease: Date | null }>('SELECT health_lease_until AS lease FROM mcp_connections WHERE organization_id = $1 AND id = $2', [
-    world.tenant.orgId,
-    connection.id,
-  ]);
+  const { rows } = await world.app.db.query<{ lease: Date | null }>(
+    'SELECT health_lease_until AS lease FROM mcp_connections WHERE organization_id = $1 AND id = $2',
+    [world.tenant.orgId, connection.id],
+  );
   assert.equal(rows[0]!.lease, null, 'released after the check');
 });
 
@@ -102,7 +116,14 @@ test('connections of three organizations, all due: one run checks each once, and
     for (let i = 0; i < admin.connections; i++) {
       const server = await startStreamableServer({ apiKey: 'org-key' });
       t.after(() => server.close());
-      const connection = await createConnection(world.app.url, admin.token, { name: `Keyed ${i}`, url: server.url, authType: 'apikey', credentialMode: 'shared', apiKey: 'org-key', access: { orgWide: true } });
+      const connection = await createConnection(world.app.url, admin.token, {
+        name: `Keyed ${i}`,
+        url: server.url,
+        authType: 'apikey',
+        credentialMode: 'shared',
+        apiKey: 'org-key',
+        access: { orgWide: true },
+      });
       t.after(async () => {
         await api(world.app.url, admin.token).delete(`/v1/mcp-connections/${connection.id}`);
       });
@@ -115,10 +136,17 @@ test('connections of three organizations, all due: one run checks each once, and
   let baseline = servers.map((server) => server.requests.length);
   const clock = world.clock();
   const run = await clock.at(0);
-  assert.deepEqual({ connections: run.connections, probes: run.probes, ready: run.ready }, { connections: 6, probes: 6, ready: 6 });
+  assert.deepEqual(
+    { connections: run.connections, probes: run.probes, ready: run.ready },
+    { connections: 6, probes: 6, ready: 6 },
+  );
   const perCheck = requestsSince(baseline)[0]!;
   assert.ok(perCheck > 0);
-  assert.deepEqual(requestsSince(baseline), servers.map(() => perCheck), 'one check per connection');
+  assert.deepEqual(
+    requestsSince(baseline),
+    servers.map(() => perCheck),
+    'one check per connection',
+  );
 
   // An interval later all are due again: two processes at once check each once between them.
   baseline = servers.map((server) => server.requests.length);
@@ -126,7 +154,11 @@ test('connections of three organizations, all due: one run checks each once, and
   const [first, other] = await Promise.all([world.job().runOnce(now), world.job(second).runOnce(now)]);
   t.diagnostic(`first instance checked ${first.credentials}, second ${other.credentials}`);
   assert.equal(first.probes + other.probes, 6);
-  assert.deepEqual(requestsSince(baseline), servers.map(() => perCheck), 'one check per connection');
+  assert.deepEqual(
+    requestsSince(baseline),
+    servers.map(() => perCheck),
+    'one check per connection',
+  );
   const [again, againOther] = await Promise.all([world.job().runOnce(now), world.job(second).runOnce(now)]);
   assert.equal(again.credentials + againOther.credentials, 0);
 });
@@ -139,7 +171,10 @@ test('MCP_HEALTH_INTERVAL_SECONDS=0: no job and nothing checked; with an interva
 
   // The app with the job on, polling every 50 ms: how long until its timer has checked the credential.
   const authorizationRequests = s.stats.mcpRequests;
-  const on = await startTestApp({ allowedPrivateNetworks: LOOPBACK, mcpHealth: healthSettings({ pollSeconds: 0.05 }) }, { shareDatabaseWith: world.app });
+  const on = await startTestApp(
+    { allowedPrivateNetworks: LOOPBACK, mcpHealth: healthSettings({ pollSeconds: 0.05 }) },
+    { shareDatabaseWith: world.app },
+  );
   const started = Date.now();
   try {
     while (s.stats.mcpRequests === authorizationRequests && Date.now() - started < 20_000) await sleep(20);
@@ -151,9 +186,15 @@ test('MCP_HEALTH_INTERVAL_SECONDS=0: no job and nothing checked; with an interva
   assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');
 
   // Make it due again, then give an app with interval 0 (and the same 50 ms poll) several times as long.
-  await world.app.db.query('UPDATE mcp_connection_credentials SET health_due_at = NULL WHERE organization_id = $1 AND connection_id = $2', [world.tenant.orgId, connection.id]);
+  await world.app.db.query(
+    'UPDATE mcp_connection_credentials SET health_due_at = NULL WHERE organization_id = $1 AND connection_id = $2',
+    [world.tenant.orgId, connection.id],
+  );
   const requests = s.stats.mcpRequests;
-  const off = await startTestApp({ allowedPrivateNetworks: LOOPBACK, mcpHealth: healthSettings({ intervalSeconds: 0, pollSeconds: 0.05 }) }, { shareDatabaseWith: world.app });
+  const off = await startTestApp(
+    { allowedPrivateNetworks: LOOPBACK, mcpHealth: healthSettings({ intervalSeconds: 0, pollSeconds: 0.05 }) },
+    { shareDatabaseWith: world.app },
+  );
   try {
     assert.equal(off.app.mcpHealth, null);
     await sleep(Math.max(1000, took * 5));
@@ -161,14 +202,26 @@ test('MCP_HEALTH_INTERVAL_SECONDS=0: no job and nothing checked; with an interva
     await off.close();
   }
   assert.equal(s.stats.mcpRequests, requests, 'nothing ran');
-  const { rows } = await world.app.db.query<{ due: Date | null }>('SELECT health_due_at AS due FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2', [world.tenant.orgId, connection.id]);
+  const { rows } = await world.app.db.query<{ due: Date | null }>(
+    'SELECT health_due_at AS due FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2',
+    [world.tenant.orgId, connection.id],
+  );
   assert.equal(rows[0]!.due, null);
 });
 
-test('`orgplane worker` runs the checks too (a deployment whose API processes run with RUN_WORKERS=false)', { skip: testBackend !== 'postgres' && 'the worker opens the database itself: PostgreSQL only' }, async (t) => {
+test('`orgplane worker` runs the checks too (a deployment whose API processes run with RUN_WORKERS=false)', {
+  skip: testBackend !== 'postgres' && 'the worker opens the database itself: PostgreSQL only',
+}, async (t) => {
   const server = await startStreamableServer({ apiKey: 'worker-key' });
   t.after(() => server.close());
-  const connection = await createConnection(world.app.url, world.tenant.admin.token, { name: 'Keyed', url: server.url, authType: 'apikey', credentialMode: 'shared', apiKey: 'worker-key', access: { orgWide: true } });
+  const connection = await createConnection(world.app.url, world.tenant.admin.token, {
+    name: 'Keyed',
+    url: server.url,
+    authType: 'apikey',
+    credentialMode: 'shared',
+    apiKey: 'worker-key',
+    access: { orgWide: true },
+  });
   removeAfter(t, world, connection.id);
   const requests = server.requests.length;
   const worker = spawnCli(['worker'], {
@@ -184,7 +237,10 @@ test('`orgplane worker` runs the checks too (a deployment whose API processes ru
     const started = Date.now();
     while (due === null && Date.now() - started < 30_000 && worker.child.exitCode === null) {
       await sleep(100);
-      const { rows } = await world.app.db.query<{ due: Date | null }>('SELECT health_due_at AS due FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2', [world.tenant.orgId, connection.id]);
+      const { rows } = await world.app.db.query<{ due: Date | null }>(
+        'SELECT health_due_at AS due FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2',
+        [world.tenant.orgId, connection.id],
+      );
       due = rows[0]!.due;
     }
   } finally {

@@ -9,7 +9,10 @@ import { api } from '../support/http.ts';
 export const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 
 export async function startMcpApp(options: { shareDatabaseWith?: TestApp } = {}): Promise<TestApp> {
-  return startTestApp({ allowedPrivateNetworks: LOOPBACK }, options.shareDatabaseWith ? { shareDatabaseWith: options.shareDatabaseWith } : {});
+  return startTestApp(
+    { allowedPrivateNetworks: LOOPBACK },
+    options.shareDatabaseWith ? { shareDatabaseWith: options.shareDatabaseWith } : {},
+  );
 }
 
 export async function setup(): Promise<{ app: TestApp; tenant: Tenant }> {

@@ -1,6 +1,11 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { probeConnection, runProbeCli, type ProbeOptions, type ProbeResult } from '../../src/modules/mcp-connections/probe/index.ts';
+import {
+  probeConnection,
+  runProbeCli,
+  type ProbeOptions,
+  type ProbeResult,
+} from '../../src/modules/mcp-connections/probe/index.ts';
 import { createOutboundClient, type OutboundClient } from '../../src/platform/outbound.ts';
 import {
   closedPort,
@@ -31,7 +36,17 @@ function failed(result: ProbeResult) {
   if (result.ok) throw new Error('unreachable');
   const { diagnostic } = result;
   // Every required field of the spec's Diagnostic is always there.
-  for (const field of ['referenceId', 'phase', 'category', 'code', 'highestPassed', 'retryable', 'actionOwner', 'operatorAction', 'message']) {
+  for (const field of [
+    'referenceId',
+    'phase',
+    'category',
+    'code',
+    'highestPassed',
+    'retryable',
+    'actionOwner',
+    'operatorAction',
+    'message',
+  ]) {
     assert.ok(field in diagnostic, `diagnostic lacks ${field}`);
   }
   assert.equal(typeof diagnostic.retryable, 'boolean');
@@ -62,7 +77,11 @@ describe('probe: servers that work', () => {
         serverInfo: { name: 'orgplane-test-server', version: '1.0.0' },
         protocolVersion: '2025-11-25',
         capabilities: { tools: {} },
-        tools: ['search', 'fetch'].map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' } })),
+        tools: ['search', 'fetch'].map((name) => ({
+          name,
+          description: `the ${name} tool`,
+          inputSchema: { type: 'object' },
+        })),
         promptCount: 0,
         resourceCount: 0,
         truncated: false,
@@ -96,7 +115,10 @@ describe('probe: servers that work', () => {
 
   test('an API key goes in another header when the server expects that', async () => {
     const mcp = await server(startStreamableServer({ apiKey: 'key-456', apiKeyHeader: 'x-api-key' }));
-    assert.equal((await probe({ url: mcp.url, authType: 'apikey', apiKey: 'key-456', apiKeyHeader: 'X-API-Key' })).ok, true);
+    assert.equal(
+      (await probe({ url: mcp.url, authType: 'apikey', apiKey: 'key-456', apiKeyHeader: 'X-API-Key' })).ok,
+      true,
+    );
     // As a bearer token, the same key is refused by this server.
     const asBearer = failed(await probe({ url: mcp.url, authType: 'apikey', apiKey: 'key-456' }));
     assert.equal(asBearer.code, 'api_key_rejected');
@@ -174,7 +196,9 @@ describe('probe: each failing phase', () => {
   });
 
   test('HTTP_ROUTING: a 404 route', async () => {
-    const mcp = await server(startPlainServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('nothing here')));
+    const mcp = await server(
+      startPlainServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('nothing here')),
+    );
     const diagnostic = failed(await probe({ url: mcp.url }));
     assert.equal(diagnostic.phase, 'HTTP_ROUTING');
     assert.equal(diagnostic.code, 'endpoint_not_found');
@@ -183,7 +207,11 @@ describe('probe: each failing phase', () => {
   });
 
   test('HTTP_ROUTING: an HTML page', async () => {
-    const mcp = await server(startPlainServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Welcome</title>')));
+    const mcp = await server(
+      startPlainServer((_req, res) =>
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Welcome</title>'),
+      ),
+    );
     const diagnostic = failed(await probe({ url: mcp.url }));
     assert.equal(diagnostic.phase, 'HTTP_ROUTING');
     assert.equal(diagnostic.code, 'not_mcp_endpoint');
@@ -191,7 +219,9 @@ describe('probe: each failing phase', () => {
   });
 
   test('MCP_TRANSPORT: a plain-text 400 passes routing, then fails to carry initialize', async () => {
-    const mcp = await server(startPlainServer((_req, res) => res.writeHead(400, { 'content-type': 'text/plain' }).end('Bad Request')));
+    const mcp = await server(
+      startPlainServer((_req, res) => res.writeHead(400, { 'content-type': 'text/plain' }).end('Bad Request')),
+    );
     const diagnostic = failed(await probe({ url: mcp.url }));
     assert.equal(diagnostic.phase, 'MCP_TRANSPORT');
     assert.equal(diagnostic.code, 'transport_error');
@@ -255,7 +285,9 @@ describe('probe: each failing phase', () => {
     assert.equal(initialize.phase, 'MCP_INITIALIZE');
     assert.equal(initialize.code, 'initialize_rejected');
     assert.equal(initialize.jsonRpcCode, -32000);
-    const listing = await server(startStreamableServer({ fault: 'tools_list_error', errorCode: -32001, stateful: true }));
+    const listing = await server(
+      startStreamableServer({ fault: 'tools_list_error', errorCode: -32001, stateful: true }),
+    );
     const tools = failed(await probe({ url: listing.url }));
     assert.equal(tools.phase, 'MCP_TOOL_DISCOVERY');
     assert.equal(tools.code, 'tools_list_failed');
@@ -291,7 +323,10 @@ describe('probe: each failing phase', () => {
   test('the full detail goes to the log under the referenceId, a secret path only as a hash', async () => {
     const port = await closedPort();
     const logged: Array<Record<string, unknown>> = [];
-    const result = await probe({ url: `http://127.0.0.1:${port}/mcp/sk-live-secret-path?token=abc`, logger: { warn: (details) => logged.push(details) } });
+    const result = await probe({
+      url: `http://127.0.0.1:${port}/mcp/sk-live-secret-path?token=abc`,
+      logger: { warn: (details) => logged.push(details) },
+    });
     const diagnostic = failed(result);
     assert.equal(logged.length, 1);
     assert.equal(logged[0]!.referenceId, diagnostic.referenceId);
@@ -321,7 +356,8 @@ describe('probe: the credentials sent never come back out', () => {
       assert.equal(diagnostic.phase, 'CONFIGURATION');
       assert.equal(diagnostic.code, code);
       assert.equal(logged.length, 1);
-      for (const fragment of ['sk-live-nl-5e1f', 'sk-live-nul-8c2d', 'tok-cr-7a9b']) assert.ok(!text.includes(fragment), text);
+      for (const fragment of ['sk-live-nl-5e1f', 'sk-live-nul-8c2d', 'tok-cr-7a9b'])
+        assert.ok(!text.includes(fragment), text);
     }
     assert.deepEqual(mcp.requests, [], 'nothing was sent');
   });
@@ -338,10 +374,19 @@ describe('probe: the credentials sent never come back out', () => {
   test('a key echoed in an HTTP error body the SDK quotes is redacted, JSON-escaped too', async () => {
     const key = 'sk-"quoted"\\key-0d4e8b';
     // Routing passes (a JSON 400 is a stateful MCP server refusing a session-less ping); initialize gets the same answer.
-    const mcp = await server(startPlainServer((req, res) => {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `bad credential ${req.headers['x-api-key']}` }));
-    }));
-    const { result, logged } = await reported({ url: mcp.url, authType: 'apikey', apiKey: key, apiKeyHeader: 'x-api-key' });
+    const mcp = await server(
+      startPlainServer((req, res) => {
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: `bad credential ${req.headers['x-api-key']}` }));
+      }),
+    );
+    const { result, logged } = await reported({
+      url: mcp.url,
+      authType: 'apikey',
+      apiKey: key,
+      apiKeyHeader: 'x-api-key',
+    });
     assert.equal(failed(result).phase, 'MCP_TRANSPORT');
     const messages = (logged[0]!.cause as Array<{ message?: string }>).map((entry) => entry.message ?? '').join('\n');
     assert.ok(messages.includes('bad credential [redacted]'), messages);
@@ -365,7 +410,10 @@ describe('probe: outbound policy (SSRF)', () => {
     assert.equal(diagnostic.category, 'network_policy');
     assert.equal(diagnostic.actionOwner, 'network_admin');
     // said the way people say it, not as the library's identifier
-    assert.equal(diagnostic.message, 'The host resolves to an address in a link-local range, which this service does not dial.');
+    assert.equal(
+      diagnostic.message,
+      'The host resolves to an address in a link-local range, which this service does not dial.',
+    );
   });
 
   test('loopback without an allowance is refused, and the server sees nothing', async () => {
@@ -379,13 +427,17 @@ describe('probe: outbound policy (SSRF)', () => {
 
   test('a name that resolves to a private address is refused (localhost, and a custom resolver)', async () => {
     const strict = createOutboundClient({ allowedPrivateNetworks: [] });
-    const viaSystem = failed(await probeConnection({ url: 'http://localhost:9/mcp', authType: 'none', outbound: strict }));
+    const viaSystem = failed(
+      await probeConnection({ url: 'http://localhost:9/mcp', authType: 'none', outbound: strict }),
+    );
     assert.equal(viaSystem.code, 'address_blocked');
     const rebinding = createOutboundClient({
       allowedPrivateNetworks: LOOPBACK,
       lookup: async () => [{ address: '10.20.30.40', family: 4 }],
     });
-    const viaResolver = failed(await probeConnection({ url: 'https://mcp.tenant.example/mcp', authType: 'none', outbound: rebinding }));
+    const viaResolver = failed(
+      await probeConnection({ url: 'https://mcp.tenant.example/mcp', authType: 'none', outbound: rebinding }),
+    );
     assert.equal(viaResolver.phase, 'NETWORK_DNS');
     assert.equal(viaResolver.code, 'address_blocked');
     await strict.close();
@@ -394,7 +446,9 @@ describe('probe: outbound policy (SSRF)', () => {
 
   test('a redirect to a private address is refused', async () => {
     const redirecting = await server(
-      startPlainServer((_req, res) => res.writeHead(307, { location: 'http://169.254.169.254/latest/meta-data/' }).end()),
+      startPlainServer((_req, res) =>
+        res.writeHead(307, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
+      ),
     );
     const diagnostic = failed(await probe({ url: redirecting.url }));
     assert.equal(diagnostic.phase, 'HTTP_ROUTING');
@@ -410,7 +464,11 @@ describe('orgplane probe (CLI)', () => {
     return {
       out,
       err,
-      io: { stdout: (text: string) => out.push(text), stderr: (text: string) => err.push(text), env: { ALLOWED_PRIVATE_NETWORKS: LOOPBACK.join(','), ...env } },
+      io: {
+        stdout: (text: string) => out.push(text),
+        stderr: (text: string) => err.push(text),
+        env: { ALLOWED_PRIVATE_NETWORKS: LOOPBACK.join(','), ...env },
+      },
     };
   }
 

@@ -30,7 +30,7 @@ test('provider fields instead of an ID token (user_id, tenant_id); a provider th
   const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
   await connectThroughOAuth(world, world.tenant.admin, connection.id);
   const seen = await getConnection(world, world.tenant.member, connection.id);
-  assert.equal(seen.externalAccountId, 'U123', 'the shared identity\'s account, for every member');
+  assert.equal(seen.externalAccountId, 'U123', "the shared identity's account, for every member");
   assert.equal(seen.tenantId, 'T9');
 
   const plain = await world.server();
@@ -48,7 +48,11 @@ test('a refresh that names no account keeps what the authorization named', async
   await connectThroughOAuth(world, world.tenant.member, connection.id);
   // From now on the server's token responses carry no ID token.
   delete s.options.idTokenClaims;
-  const refreshed = await world.app.app.mcpOAuth.accessToken(world.tenant.orgId, connection.id, world.tenant.member.memberId);
+  const refreshed = await world.app.app.mcpOAuth.accessToken(
+    world.tenant.orgId,
+    connection.id,
+    world.tenant.member.memberId,
+  );
   assert.ok(refreshed.status === 'ok' && refreshed.refreshed, JSON.stringify(refreshed));
   const seen = await getConnection(world, world.tenant.member, connection.id);
   assert.equal(seen.externalAccountId, 'kept-sub');
@@ -56,9 +60,18 @@ test('a refresh that names no account keeps what the authorization named', async
 });
 
 test('hostile or malformed values are not stored: non-strings, over-long ids, an ID token that is not JSON', () => {
-  assert.deepEqual(providerAccountOf({ user_id: 42, tenant_id: { x: 1 } }), { externalAccountId: null, tenantId: null });
+  assert.deepEqual(providerAccountOf({ user_id: 42, tenant_id: { x: 1 } }), {
+    externalAccountId: null,
+    tenantId: null,
+  });
   assert.deepEqual(providerAccountOf({ account_id: 'a'.repeat(513) }), { externalAccountId: null, tenantId: null });
-  assert.deepEqual(providerAccountOf({ id_token: 'a.!!!.c', account_id: 'acc' }), { externalAccountId: 'acc', tenantId: null });
-  assert.deepEqual(providerAccountOf({ id_token: `x.${Buffer.from('[1]').toString('base64url')}.y` }), { externalAccountId: null, tenantId: null });
+  assert.deepEqual(providerAccountOf({ id_token: 'a.!!!.c', account_id: 'acc' }), {
+    externalAccountId: 'acc',
+    tenantId: null,
+  });
+  assert.deepEqual(providerAccountOf({ id_token: `x.${Buffer.from('[1]').toString('base64url')}.y` }), {
+    externalAccountId: null,
+    tenantId: null,
+  });
   assert.deepEqual(providerAccountOf(null), { externalAccountId: null, tenantId: null });
 });

@@ -6,13 +6,23 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { bindingCookie, bindingNonceOf } from '../../src/modules/mcp-connections/oauth/browser-binding.ts';
-import { browserOf, createOAuthConnection, followAuthorization, getConnection, startAuthorization, useOAuthWorld } from './helpers.ts';
+import {
+  browserOf,
+  createOAuthConnection,
+  followAuthorization,
+  getConnection,
+  startAuthorization,
+  useOAuthWorld,
+} from './helpers.ts';
 
 const world = useOAuthWorld();
 const html = { accept: 'text/html,application/xhtml+xml' };
 
 async function credentialCount(connectionId: string): Promise<number> {
-  const { rows } = await world.app.db.query('SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1', [connectionId]);
+  const { rows } = await world.app.db.query(
+    'SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1',
+    [connectionId],
+  );
   return rows[0].n;
 }
 
@@ -27,13 +37,16 @@ test('authorize sets the binding cookie: HttpOnly, SameSite=Lax, scoped to the c
   assert.deepEqual(attributes.sort(), ['HttpOnly', 'Max-Age=600', 'Path=/v1/mcp-connections/', 'SameSite=Lax']);
   // Only a hash is stored with the pending authorization.
   const nonce = cookie.split(';')[0]!.split('=')[1]!;
-  const { rows } = await world.app.db.query('SELECT browser_binding_hash FROM mcp_oauth_pending_authorizations WHERE connection_id = $1', [connection.id]);
+  const { rows } = await world.app.db.query(
+    'SELECT browser_binding_hash FROM mcp_oauth_pending_authorizations WHERE connection_id = $1',
+    [connection.id],
+  );
   assert.equal(rows.length, 1);
   assert.notEqual(rows[0].browser_binding_hash, nonce);
   assert.match(rows[0].browser_binding_hash, /^[0-9a-f]{64}$/);
 });
 
-test('behind https, the cookie is Secure and its path follows PUBLIC_URL\'s', () => {
+test("behind https, the cookie is Secure and its path follows PUBLIC_URL's", () => {
   const cookie = bindingCookie('https://example.com/orgplane', 'n'.repeat(43), 600);
   assert.match(cookie, /; Secure$/);
   assert.match(cookie, /; Path=\/orgplane\/v1\/mcp-connections\/;/);
@@ -62,10 +75,16 @@ test('another browser (no cookie, or another one) completing a shared authorizat
   assert.match(otherBrowser.text, /started in another browser/);
   assert.match(otherBrowser.text, /<code id="code">browser_mismatch<\/code>/);
   // A forged cookie value.
-  const forged = await api(world.app.url).get(callback, { headers: { cookie: `orgplane_mcp_oauth=${'A'.repeat(43)}` } });
+  const forged = await api(world.app.url).get(callback, {
+    headers: { cookie: `orgplane_mcp_oauth=${'A'.repeat(43)}` },
+  });
   assert.equal(forged.status, 403);
   assert.equal(await credentialCount(connection.id), 0);
-  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'authorization_code').length, 0, 'the code never reached the token endpoint');
+  assert.equal(
+    s.stats.tokenRequests.filter((r) => r.grantType === 'authorization_code').length,
+    0,
+    'the code never reached the token endpoint',
+  );
 
   const own = await api(world.app.url).get(callback, { headers: browserOf(authorize) });
   assert.equal(own.status, 200, own.text);
@@ -79,7 +98,11 @@ test('two authorizations in progress in one browser share its nonce, and both co
   const { member } = world.tenant;
   const one = await startAuthorization(world, member, first.id);
   const cookie = browserOf(one);
-  const two = await api(world.app.url, member.token).post(`/v1/mcp-connections/${second.id}/oauth/authorize`, undefined, { headers: cookie });
+  const two = await api(world.app.url, member.token).post(
+    `/v1/mcp-connections/${second.id}/oauth/authorize`,
+    undefined,
+    { headers: cookie },
+  );
   assert.equal(two.status, 200, two.text);
   assert.equal(browserOf(two).cookie, cookie.cookie, 'the carried nonce is kept');
   for (const started of [two, one]) {
@@ -93,7 +116,10 @@ test('the state is checked before the browser: a forged state is 400 invalid_sta
   const s = await world.server();
   const connection = await createOAuthConnection(world, s.url);
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
-  const forged = await api(world.app.url).get(`/v1/mcp-connections/${connection.id}/oauth/callback?code=c&state=abc.def`, { headers: browserOf(authorize) });
+  const forged = await api(world.app.url).get(
+    `/v1/mcp-connections/${connection.id}/oauth/callback?code=c&state=abc.def`,
+    { headers: browserOf(authorize) },
+  );
   assert.equal(forged.status, 400);
   assert.equal(forged.body.error, 'invalid_state');
 });

@@ -16,7 +16,11 @@ const SECRET = 'cc-secret-7f3e9a1c5b2d4e6f8a0b';
 
 function keyPair(type: 'ec' | 'rsa' | 'ed25519'): { pem: string; publicKey: KeyObject } {
   const pair =
-    type === 'ec' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ed25519');
+    type === 'ec'
+      ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      : type === 'rsa'
+        ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+        : generateKeyPairSync('ed25519');
   return { pem: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: pair.publicKey };
 }
 
@@ -26,15 +30,35 @@ let s: OAuthMcpServer;
 before(async () => {
   s = await world.server({ accessTokenTtlSeconds: 600 });
   s.addClient({ clientId: 'cc-basic', clientSecret: SECRET, redirectUris: [], clientCredentials: true });
-  s.addClient({ clientId: 'cc-ec', redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', publicKey: ec.publicKey, clientCredentials: true });
-  s.addClient({ clientId: 'cc-rsa', redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', publicKey: rsa.publicKey, clientCredentials: true });
+  s.addClient({
+    clientId: 'cc-ec',
+    redirectUris: [],
+    tokenEndpointAuthMethod: 'private_key_jwt',
+    publicKey: ec.publicKey,
+    clientCredentials: true,
+  });
+  s.addClient({
+    clientId: 'cc-rsa',
+    redirectUris: [],
+    tokenEndpointAuthMethod: 'private_key_jwt',
+    publicKey: rsa.publicKey,
+    clientCredentials: true,
+  });
   s.addClient({ clientId: 'code-only', clientSecret: SECRET, redirectUris: [] });
 });
 
 const admin = () => api(world.app.url, world.tenant.admin.token);
 
 function body(oauthClient: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  return { name: 'Reports', url: s.url, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true }, oauthClient, ...extra };
+  return {
+    name: 'Reports',
+    url: s.url,
+    authType: 'oauth',
+    credentialMode: 'shared',
+    access: { orgWide: true },
+    oauthClient,
+    ...extra,
+  };
 }
 
 async function create(oauthClient: Record<string, unknown>, t: { after(fn: () => Promise<void>): void }) {
@@ -44,10 +68,19 @@ async function create(oauthClient: Record<string, unknown>, t: { after(fn: () =>
   return created;
 }
 
-const grants = (clientId: string) => s.stats.tokenRequests.filter((r) => r.grantType === 'client_credentials' && r.clientId === clientId);
+const grants = (clientId: string) =>
+  s.stats.tokenRequests.filter((r) => r.grantType === 'client_credentials' && r.clientId === clientId);
 
 test('client_secret_basic: created without a browser, the test obtains the token and the server accepts it', async (t) => {
-  const created = await create({ clientId: 'cc-basic', clientSecret: SECRET, tokenEndpointAuthMethod: 'client_secret_basic', grantType: 'client_credentials' }, t);
+  const created = await create(
+    {
+      clientId: 'cc-basic',
+      clientSecret: SECRET,
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      grantType: 'client_credentials',
+    },
+    t,
+  );
   assert.equal(created.body.oauthGrantType, 'client_credentials');
   assert.equal(created.body.oauthTokenEndpointAuthMethod, 'client_secret_basic');
   assert.equal(created.body.oauthClientSecretConfigured, true);
@@ -59,7 +92,10 @@ test('client_secret_basic: created without a browser, the test obtains the token
   const tested = await admin().post(`/v1/mcp-connections/${created.body.id}/test`);
   assert.equal(tested.status, 200, tested.text);
   assert.deepEqual({ ok: tested.body.ok, tools: tested.body.tools }, { ok: true, tools: ['whoami'] });
-  assert.deepEqual(grants('cc-basic').map((r) => ({ authMethod: r.authMethod, resource: r.resource, outcome: r.outcome })), [{ authMethod: 'client_secret_basic', resource: s.url, outcome: 'issued' }]);
+  assert.deepEqual(
+    grants('cc-basic').map((r) => ({ authMethod: r.authMethod, resource: r.resource, outcome: r.outcome })),
+    [{ authMethod: 'client_secret_basic', resource: s.url, outcome: 'issued' }],
+  );
   assert.equal(s.stats.authorizations.filter((a) => a.clientId === 'cc-basic').length, 0);
   const view = await viewOf(world.app, world.tenant.member.token, created.body.id);
   assert.deepEqual({ connected: view.connected, health: view.credentialHealth }, { connected: true, health: 'ready' });
@@ -69,50 +105,108 @@ test('client_secret_basic: created without a browser, the test obtains the token
 });
 
 test('private_key_jwt: an EC key signs ES256 and an RSA key PS256; the server verifies the assertion; the key is write-only', async (t) => {
-  const withEc = await create({ clientId: 'cc-ec', privateKey: ec.pem, tokenEndpointAuthMethod: 'private_key_jwt', grantType: 'client_credentials' }, t);
+  const withEc = await create(
+    {
+      clientId: 'cc-ec',
+      privateKey: ec.pem,
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      grantType: 'client_credentials',
+    },
+    t,
+  );
   assert.equal(withEc.body.oauthTokenEndpointAuthMethod, 'private_key_jwt');
   assert.equal(withEc.body.oauthClientSigningAlgorithm, 'ES256');
   assert.equal(withEc.body.oauthClientPrivateKeyConfigured, true);
   assert.equal(withEc.body.oauthClientSecretConfigured, false);
-  const withRsa = await create({ clientId: 'cc-rsa', privateKey: rsa.pem, signingAlgorithm: 'PS256', grantType: 'client_credentials' }, t);
+  const withRsa = await create(
+    { clientId: 'cc-rsa', privateKey: rsa.pem, signingAlgorithm: 'PS256', grantType: 'client_credentials' },
+    t,
+  );
   assert.equal(withRsa.body.oauthTokenEndpointAuthMethod, 'private_key_jwt', 'a key alone means private_key_jwt');
   assert.equal(withRsa.body.oauthClientSigningAlgorithm, 'PS256');
 
-  for (const [connection, clientId] of [[withEc, 'cc-ec'], [withRsa, 'cc-rsa']] as const) {
+  for (const [connection, clientId] of [
+    [withEc, 'cc-ec'],
+    [withRsa, 'cc-rsa'],
+  ] as const) {
     const tested = await admin().post(`/v1/mcp-connections/${connection.body.id}/test`);
     assert.equal(tested.body.ok, true, tested.text);
-    assert.deepEqual(grants(clientId).map((r) => [r.authMethod, r.outcome]), [['private_key_jwt', 'issued']]);
+    assert.deepEqual(
+      grants(clientId).map((r) => [r.authMethod, r.outcome]),
+      [['private_key_jwt', 'issued']],
+    );
   }
-  const shown = (await admin().get(`/v1/mcp-connections/${withEc.body.id}`)).text + (await admin().get('/v1/mcp-connections')).text;
+  const shown =
+    (await admin().get(`/v1/mcp-connections/${withEc.body.id}`)).text + (await admin().get('/v1/mcp-connections')).text;
   assert.ok(!shown.includes('PRIVATE KEY') && !shown.includes(ec.pem.split('\n')[1]!), 'the key never comes back');
-  const { rows } = await world.app.db.query<{ sealed: string }>('SELECT oauth_client_private_key_sealed AS sealed FROM mcp_connections WHERE id = $1', [withEc.body.id]);
+  const { rows } = await world.app.db.query<{ sealed: string }>(
+    'SELECT oauth_client_private_key_sealed AS sealed FROM mcp_connections WHERE id = $1',
+    [withEc.body.id],
+  );
   assert.ok(rows[0]!.sealed && !rows[0]!.sealed.includes('PRIVATE KEY'), 'sealed at rest');
 
   // An edit naming the same client without the key keeps it (and its algorithm).
   const current = (await admin().get(`/v1/mcp-connections/${withEc.body.id}`)).body;
-  const edited = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, { ...editBody(current), oauthClient: { clientId: 'cc-ec', grantType: 'client_credentials' } });
+  const edited = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, {
+    ...editBody(current),
+    oauthClient: { clientId: 'cc-ec', grantType: 'client_credentials' },
+  });
   assert.equal(edited.status, 200, edited.text);
-  assert.deepEqual([edited.body.oauthClientPrivateKeyConfigured, edited.body.oauthClientSigningAlgorithm, edited.body.oauthTokenEndpointAuthMethod], [true, 'ES256', 'private_key_jwt']);
+  assert.deepEqual(
+    [
+      edited.body.oauthClientPrivateKeyConfigured,
+      edited.body.oauthClientSigningAlgorithm,
+      edited.body.oauthTokenEndpointAuthMethod,
+    ],
+    [true, 'ES256', 'private_key_jwt'],
+  );
   // An algorithm the stored key cannot sign with is refused, not silently dropped.
-  const mismatch = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, { ...editBody(edited.body), oauthClient: { clientId: 'cc-ec', signingAlgorithm: 'RS256' } });
+  const mismatch = await admin().put(`/v1/mcp-connections/${withEc.body.id}`, {
+    ...editBody(edited.body),
+    oauthClient: { clientId: 'cc-ec', signingAlgorithm: 'RS256' },
+  });
   assert.equal(mismatch.status, 400, mismatch.text);
-  assert.ok(mismatch.body.details.some((d: { path: string[] }) => d.path.join('.') === 'oauthClient.signingAlgorithm'), mismatch.text);
+  assert.ok(
+    mismatch.body.details.some((d: { path: string[] }) => d.path.join('.') === 'oauthClient.signingAlgorithm'),
+    mismatch.text,
+  );
   assert.equal((await admin().get(`/v1/mcp-connections/${withEc.body.id}`)).body.oauthClientSigningAlgorithm, 'ES256');
 });
 
 test('private_key_jwt also authenticates the authorization code flow: the code exchange and the refresh carry an assertion, no secret', async (t) => {
-  const created = await admin().post('/v1/mcp-connections', body({ clientId: 'code-ec', privateKey: ec.pem }, { credentialMode: 'per_member' }));
+  const created = await admin().post(
+    '/v1/mcp-connections',
+    body({ clientId: 'code-ec', privateKey: ec.pem }, { credentialMode: 'per_member' }),
+  );
   assert.equal(created.status, 201, created.text);
   removeAfter(t, world, created.body.id);
-  assert.deepEqual([created.body.oauthGrantType, created.body.oauthTokenEndpointAuthMethod], ['authorization_code', 'private_key_jwt']);
-  s.addClient({ clientId: 'code-ec', redirectUris: [created.body.oauthCallbackUrl], tokenEndpointAuthMethod: 'private_key_jwt', publicKey: ec.publicKey });
+  assert.deepEqual(
+    [created.body.oauthGrantType, created.body.oauthTokenEndpointAuthMethod],
+    ['authorization_code', 'private_key_jwt'],
+  );
+  s.addClient({
+    clientId: 'code-ec',
+    redirectUris: [created.body.oauthCallbackUrl],
+    tokenEndpointAuthMethod: 'private_key_jwt',
+    publicKey: ec.publicKey,
+  });
   const { callback } = await connectThroughOAuth(world, world.tenant.member, created.body.id);
   assert.equal(callback.status, 200, callback.text);
   assert.equal(callback.body.status, 'connected');
-  const refreshed = await world.app.app.mcpOAuth.accessToken(world.tenant.orgId, created.body.id, world.tenant.member.memberId, { forceRefresh: true });
+  const refreshed = await world.app.app.mcpOAuth.accessToken(
+    world.tenant.orgId,
+    created.body.id,
+    world.tenant.member.memberId,
+    { forceRefresh: true },
+  );
   assert.equal(refreshed.status, 'ok');
-  const requests = s.stats.tokenRequests.filter((r) => r.clientId === 'code-ec').map((r) => [r.grantType, r.authMethod, r.outcome]);
-  assert.deepEqual(requests, [['authorization_code', 'private_key_jwt', 'issued'], ['refresh_token', 'private_key_jwt', 'issued']]);
+  const requests = s.stats.tokenRequests
+    .filter((r) => r.clientId === 'code-ec')
+    .map((r) => [r.grantType, r.authMethod, r.outcome]);
+  assert.deepEqual(requests, [
+    ['authorization_code', 'private_key_jwt', 'issued'],
+    ['refresh_token', 'private_key_jwt', 'issued'],
+  ]);
 });
 
 test('the background job obtains a new token before the old one expires (no refresh token: the grant again)', async (t) => {
@@ -125,14 +219,20 @@ test('the background job obtains a new token before the old one expires (no refr
   const run = await clock.at(400);
   assert.ok(run.refreshes >= 1, JSON.stringify(run));
   assert.equal(grants('cc-basic').length, before + 2);
-  assert.equal(s.stats.tokenRequests.filter((r) => r.clientId === 'cc-basic' && r.grantType === 'refresh_token').length, 0);
+  assert.equal(
+    s.stats.tokenRequests.filter((r) => r.clientId === 'cc-basic' && r.grantType === 'refresh_token').length,
+    0,
+  );
   const probe = await clock.at(HOUR + 1);
   assert.ok(probe.ready >= 1);
   assert.equal((await viewOf(world.app, world.tenant.admin.token, created.body.id)).credentialHealth, 'ready');
 });
 
 test('a refused grant is a failed test with a diagnostic, never a 500; refused after a token was stored, the credential needs the admin', async (t) => {
-  const wrong = await create({ clientId: 'cc-basic', clientSecret: 'not-the-secret', grantType: 'client_credentials' }, t);
+  const wrong = await create(
+    { clientId: 'cc-basic', clientSecret: 'not-the-secret', grantType: 'client_credentials' },
+    t,
+  );
   const tested = await admin().post(`/v1/mcp-connections/${wrong.body.id}/test`);
   assert.equal(tested.status, 200, tested.text);
   assert.equal(tested.body.ok, false);
@@ -153,7 +253,10 @@ test('a refused grant is a failed test with a diagnostic, never a 500; refused a
   const renewed = await service.accessToken(world.tenant.orgId, good.body.id, null, { forceRefresh: true });
   assert.deepEqual(renewed, { status: 'reconnect_required', reason: 'authorization_rejected' });
   const view = await viewOf(world.app, world.tenant.admin.token, good.body.id);
-  assert.deepEqual([view.credentialHealth, view.credentialHealthReason, view.reconnectActionOwner], ['reconnect_required', 'authorization_rejected', 'organization_admin']);
+  assert.deepEqual(
+    [view.credentialHealth, view.credentialHealthReason, view.reconnectActionOwner],
+    ['reconnect_required', 'authorization_rejected', 'organization_admin'],
+  );
   // The client fixed at the server: the next test obtains a token again, no browser needed.
   delete s.options.refuseClientCredentials;
   assert.equal((await admin().post(`/v1/mcp-connections/${good.body.id}/test`)).body.ok, true);
@@ -162,22 +265,60 @@ test('a refused grant is a failed test with a diagnostic, never a 500; refused a
 
 test('the new fields refuse what cannot work: 400 with the field named', async () => {
   const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, string]> = [
-    ['a key that is not PEM', { clientId: 'c', privateKey: 'not a key', grantType: 'client_credentials' }, {}, 'privateKey'],
-    ['a public key', { clientId: 'c', privateKey: ec.publicKey.export({ type: 'spki', format: 'pem' }).toString() }, {}, 'privateKey'],
-    ['an algorithm the key cannot sign', { clientId: 'c', privateKey: rsa.pem, signingAlgorithm: 'ES256' }, {}, 'privateKey'],
+    [
+      'a key that is not PEM',
+      { clientId: 'c', privateKey: 'not a key', grantType: 'client_credentials' },
+      {},
+      'privateKey',
+    ],
+    [
+      'a public key',
+      { clientId: 'c', privateKey: ec.publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+      {},
+      'privateKey',
+    ],
+    [
+      'an algorithm the key cannot sign',
+      { clientId: 'c', privateKey: rsa.pem, signingAlgorithm: 'ES256' },
+      {},
+      'privateKey',
+    ],
     ['an unknown algorithm', { clientId: 'c', privateKey: ec.pem, signingAlgorithm: 'HS256' }, {}, 'signingAlgorithm'],
-    ['an unknown auth method', { clientId: 'c', clientSecret: SECRET, tokenEndpointAuthMethod: 'tls_client_auth' }, {}, 'tokenEndpointAuthMethod'],
+    [
+      'an unknown auth method',
+      { clientId: 'c', clientSecret: SECRET, tokenEndpointAuthMethod: 'tls_client_auth' },
+      {},
+      'tokenEndpointAuthMethod',
+    ],
     ['an unknown grant', { clientId: 'c', clientSecret: SECRET, grantType: 'password' }, {}, 'grantType'],
-    ['private_key_jwt without a key', { clientId: 'c', clientSecret: SECRET, tokenEndpointAuthMethod: 'private_key_jwt' }, {}, 'privateKey'],
-    ['client_credentials without a secret or a key', { clientId: 'c', grantType: 'client_credentials' }, {}, 'grantType'],
-    ['client_credentials on a per_member connection', { clientId: 'c', clientSecret: SECRET, grantType: 'client_credentials' }, { credentialMode: 'per_member' }, 'grantType'],
+    [
+      'private_key_jwt without a key',
+      { clientId: 'c', clientSecret: SECRET, tokenEndpointAuthMethod: 'private_key_jwt' },
+      {},
+      'privateKey',
+    ],
+    [
+      'client_credentials without a secret or a key',
+      { clientId: 'c', grantType: 'client_credentials' },
+      {},
+      'grantType',
+    ],
+    [
+      'client_credentials on a per_member connection',
+      { clientId: 'c', clientSecret: SECRET, grantType: 'client_credentials' },
+      { credentialMode: 'per_member' },
+      'grantType',
+    ],
     ['a key too long', { clientId: 'c', privateKey: 'x'.repeat(16385) }, {}, 'privateKey'],
   ];
   for (const [what, oauthClient, extra, field] of cases) {
     const response = await admin().post('/v1/mcp-connections', body(oauthClient, extra));
     assert.equal(response.status, 400, `${what}: ${response.text}`);
     assert.equal(response.body.error, 'invalid_request', what);
-    assert.ok(response.body.details.some((d: { path: string[] }) => d.path.join('.') === `oauthClient.${field}`), `${what}: ${JSON.stringify(response.body.details)}`);
+    assert.ok(
+      response.body.details.some((d: { path: string[] }) => d.path.join('.') === `oauthClient.${field}`),
+      `${what}: ${JSON.stringify(response.body.details)}`,
+    );
     assert.ok(!response.text.includes('BEGIN'), `${what}: the key is not echoed`);
   }
 });
@@ -186,12 +327,22 @@ test('an edit to client_credentials is judged like a create; authorize on such a
   const created = await create({ clientId: 'cc-basic', clientSecret: SECRET }, t);
   const current = (await admin().get(`/v1/mcp-connections/${created.body.id}`)).body;
   assert.equal(current.oauthGrantType, 'authorization_code');
-  const perMember = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...editBody(current), credentialMode: 'per_member', oauthClient: { clientId: 'cc-basic', grantType: 'client_credentials' } });
+  const perMember = await admin().put(`/v1/mcp-connections/${created.body.id}`, {
+    ...editBody(current),
+    credentialMode: 'per_member',
+    oauthClient: { clientId: 'cc-basic', grantType: 'client_credentials' },
+  });
   assert.equal(perMember.status, 400, perMember.text);
   // Another client id drops the stored secret: nothing left to authenticate with.
-  const noSecret = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...editBody(current), oauthClient: { clientId: 'other', grantType: 'client_credentials' } });
+  const noSecret = await admin().put(`/v1/mcp-connections/${created.body.id}`, {
+    ...editBody(current),
+    oauthClient: { clientId: 'other', grantType: 'client_credentials' },
+  });
   assert.equal(noSecret.status, 400, noSecret.text);
-  const edited = await admin().put(`/v1/mcp-connections/${created.body.id}`, { ...editBody(current), oauthClient: { clientId: 'cc-basic', grantType: 'client_credentials' } });
+  const edited = await admin().put(`/v1/mcp-connections/${created.body.id}`, {
+    ...editBody(current),
+    oauthClient: { clientId: 'cc-basic', grantType: 'client_credentials' },
+  });
   assert.equal(edited.status, 200, edited.text);
   assert.equal(edited.body.oauthGrantType, 'client_credentials');
   assert.equal(edited.body.oauthClientSecretConfigured, true, 'the same client keeps its secret');
@@ -207,16 +358,29 @@ test('security: anonymous 401, a member 403, another organization 404; members n
   assert.equal(byMember.status, 403);
   const created = await create({ clientId: 'cc-ec', privateKey: ec.pem, grantType: 'client_credentials' }, t);
   const id = created.body.id;
-  for (const [who, token, status] of [['other admin', world.tenant.otherAdmin.token, 404], ['outsider', world.tenant.outsider.token, 403]] as const) {
+  for (const [who, token, status] of [
+    ['other admin', world.tenant.otherAdmin.token, 404],
+    ['outsider', world.tenant.outsider.token, 403],
+  ] as const) {
     assert.equal((await api(world.app.url, token).get(`/v1/mcp-connections/${id}`)).status, status, who);
     assert.equal((await api(world.app.url, token).post(`/v1/mcp-connections/${id}/test`)).status, status, who);
   }
   const current = (await admin().get(`/v1/mcp-connections/${id}`)).body;
-  const memberEdit = await api(world.app.url, world.tenant.member.token).put(`/v1/mcp-connections/${id}`, { ...editBody(current), oauthClient: { clientId: 'cc-ec', privateKey: rsa.pem } });
+  const memberEdit = await api(world.app.url, world.tenant.member.token).put(`/v1/mcp-connections/${id}`, {
+    ...editBody(current),
+    oauthClient: { clientId: 'cc-ec', privateKey: rsa.pem },
+  });
   assert.equal(memberEdit.status, 403);
-  const otherEdit = await api(world.app.url, world.tenant.otherAdmin.token).put(`/v1/mcp-connections/${id}`, { ...editBody(current), oauthClient: { clientId: 'cc-ec', privateKey: rsa.pem } });
+  const otherEdit = await api(world.app.url, world.tenant.otherAdmin.token).put(`/v1/mcp-connections/${id}`, {
+    ...editBody(current),
+    oauthClient: { clientId: 'cc-ec', privateKey: rsa.pem },
+  });
   assert.equal(otherEdit.status, 404);
-  assert.equal((await admin().get(`/v1/mcp-connections/${id}`)).body.oauthClientSigningAlgorithm, 'ES256', 'neither edit changed the key');
+  assert.equal(
+    (await admin().get(`/v1/mcp-connections/${id}`)).body.oauthClientSigningAlgorithm,
+    'ES256',
+    'neither edit changed the key',
+  );
   const seen = await api(world.app.url, world.tenant.member.token).get(`/v1/mcp-connections/${id}`);
   assert.equal(seen.status, 200);
   assert.ok(!seen.text.includes('PRIVATE KEY'));

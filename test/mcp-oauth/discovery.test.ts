@@ -28,13 +28,20 @@ after(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
-async function rejectsWith(promise: Promise<unknown> | (() => unknown), code: string, check?: (e: OAuthFlowError) => void) {
-  await assert.rejects(async () => (typeof promise === 'function' ? promise() : promise), (error: unknown) => {
-    assert.ok(error instanceof OAuthFlowError, `expected OAuthFlowError, got ${String(error)}`);
-    assert.equal(error.code, code);
-    check?.(error);
-    return true;
-  });
+async function rejectsWith(
+  promise: Promise<unknown> | (() => unknown),
+  code: string,
+  check?: (e: OAuthFlowError) => void,
+) {
+  await assert.rejects(
+    async () => (typeof promise === 'function' ? promise() : promise),
+    (error: unknown) => {
+      assert.ok(error instanceof OAuthFlowError, `expected OAuthFlowError, got ${String(error)}`);
+      assert.equal(error.code, code);
+      check?.(error);
+      return true;
+    },
+  );
 }
 
 test('WWW-Authenticate: Bearer params, quoted and unquoted, among other challenges', () => {
@@ -42,13 +49,18 @@ test('WWW-Authenticate: Bearer params, quoted and unquoted, among other challeng
     resourceMetadataUrl: 'https://a.example/x',
     scope: 'a b',
   });
-  assert.deepEqual(parseWwwAuthenticate('Basic realm="x", Bearer error=invalid_token, scope=files:read'), { error: 'invalid_token', scope: 'files:read' });
+  assert.deepEqual(parseWwwAuthenticate('Basic realm="x", Bearer error=invalid_token, scope=files:read'), {
+    error: 'invalid_token',
+    scope: 'files:read',
+  });
   assert.deepEqual(parseWwwAuthenticate('Bearer realm="a \\"quoted\\", value"'), {});
   assert.equal(parseWwwAuthenticate('Basic realm="x"'), null);
   assert.equal(parseWwwAuthenticate(''), null);
   assert.equal(parseWwwAuthenticate(null), null);
   // Parameters of another scheme are not taken as the Bearer ones.
-  assert.deepEqual(parseWwwAuthenticate('Digest resource_metadata="https://evil.example", Bearer scope="s"'), { scope: 's' });
+  assert.deepEqual(parseWwwAuthenticate('Digest resource_metadata="https://evil.example", Bearer scope="s"'), {
+    scope: 's',
+  });
   // Garbage never throws.
   assert.doesNotThrow(() => parseWwwAuthenticate('Bearer ===,,, "unterminated'));
 });
@@ -58,7 +70,9 @@ test('well-known URL order follows the MCP spec', () => {
     'https://h.example/.well-known/oauth-protected-resource/public/mcp',
     'https://h.example/.well-known/oauth-protected-resource',
   ]);
-  assert.deepEqual(protectedResourceMetadataUrls('https://h.example/').map(String), ['https://h.example/.well-known/oauth-protected-resource']);
+  assert.deepEqual(protectedResourceMetadataUrls('https://h.example/').map(String), [
+    'https://h.example/.well-known/oauth-protected-resource',
+  ]);
   assert.deepEqual(authorizationServerMetadataUrls('https://auth.example/tenant1').map(String), [
     'https://auth.example/.well-known/oauth-authorization-server/tenant1',
     'https://auth.example/.well-known/openid-configuration/tenant1',
@@ -92,7 +106,10 @@ test('without resource_metadata in the challenge, the path-inserted then the roo
   assert.equal(challenge?.resourceMetadataUrl, undefined);
   const found = await fetchProtectedResourceMetadata(s.url, testFetch, challenge);
   assert.equal(found?.metadataUrl, `${s.origin}/.well-known/oauth-protected-resource`);
-  assert.deepEqual(s.stats.metadataFetches.slice(0, 2), ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']);
+  assert.deepEqual(s.stats.metadataFetches.slice(0, 2), [
+    '/.well-known/oauth-protected-resource/mcp',
+    '/.well-known/oauth-protected-resource',
+  ]);
 });
 
 test('an issuer with a path is found by path insertion; an OpenID-only server by OpenID discovery', async () => {
@@ -104,7 +121,10 @@ test('an issuer with a path is found by path insertion; an OpenID-only server by
   const openid = await server({ issuerPath: '/realm', metadataStyle: 'openid' });
   const oidc = await fetchAuthorizationServerMetadata(openid.issuer, testFetch);
   assert.equal(oidc.issuer, openid.issuer);
-  assert.deepEqual(openid.stats.metadataFetches, ['/.well-known/oauth-authorization-server/realm', '/.well-known/openid-configuration/realm']);
+  assert.deepEqual(openid.stats.metadataFetches, [
+    '/.well-known/oauth-authorization-server/realm',
+    '/.well-known/openid-configuration/realm',
+  ]);
 
   const openidRoot = await server({ metadataStyle: 'openid' });
   const full = await discover({ serverUrl: openidRoot.url, fetch: testFetch });
@@ -113,26 +133,38 @@ test('an issuer with a path is found by path insertion; an OpenID-only server by
 
 test('a server that does not advertise PKCE S256 is refused, also when the field is absent', async () => {
   const plainOnly = await server({ codeChallengeMethods: ['plain'] });
-  await rejectsWith(discover({ serverUrl: plainOnly.url, fetch: testFetch }), 'pkce_not_supported', (e) => assert.equal(e.phase, 'AUTH_ISSUER_DISCOVERY'));
+  await rejectsWith(discover({ serverUrl: plainOnly.url, fetch: testFetch }), 'pkce_not_supported', (e) =>
+    assert.equal(e.phase, 'AUTH_ISSUER_DISCOVERY'),
+  );
   const absent = await server({ codeChallengeMethods: null });
   await rejectsWith(discover({ serverUrl: absent.url, fetch: testFetch }), 'pkce_not_supported');
 });
 
 test('metadata naming another issuer is refused; flagged for review when the issuer was pinned', async () => {
   const s = await server({ advertisedIssuer: 'https://evil.example/' });
-  await rejectsWith(discover({ serverUrl: s.url, fetch: testFetch }), 'issuer_mismatch', (e) => assert.equal(e.issuerReviewRequired, false));
-  await rejectsWith(discover({ serverUrl: s.url, fetch: testFetch, pinnedIssuer: s.issuer }), 'issuer_mismatch', (e) => {
-    assert.equal(e.issuerReviewRequired, true);
-    assert.ok(!e.message.includes('evil.example/x'));
-  });
+  await rejectsWith(discover({ serverUrl: s.url, fetch: testFetch }), 'issuer_mismatch', (e) =>
+    assert.equal(e.issuerReviewRequired, false),
+  );
+  await rejectsWith(
+    discover({ serverUrl: s.url, fetch: testFetch, pinnedIssuer: s.issuer }),
+    'issuer_mismatch',
+    (e) => {
+      assert.equal(e.issuerReviewRequired, true);
+      assert.ok(!e.message.includes('evil.example/x'));
+    },
+  );
 });
 
 test('a pinned issuer that the resource does not list is refused and flagged; one it lists is used', async () => {
   const s = await server();
-  await rejectsWith(discover({ serverUrl: s.url, fetch: testFetch, pinnedIssuer: 'https://auth.other.example' }), 'issuer_mismatch', (e) => {
-    assert.equal(e.issuerReviewRequired, true);
-    assert.equal(e.phase, 'AUTH_ISSUER_DISCOVERY');
-  });
+  await rejectsWith(
+    discover({ serverUrl: s.url, fetch: testFetch, pinnedIssuer: 'https://auth.other.example' }),
+    'issuer_mismatch',
+    (e) => {
+      assert.equal(e.issuerReviewRequired, true);
+      assert.equal(e.phase, 'AUTH_ISSUER_DISCOVERY');
+    },
+  );
   // The pin matches with or without the root slash.
   const ok = await discover({ serverUrl: s.url, fetch: testFetch, pinnedIssuer: s.issuer.replace(/\/$/, '') });
   assert.equal(ok.issuer, s.issuer);
@@ -142,7 +174,10 @@ test('resource metadata for another resource is refused; no metadata and no pin 
   const other = await server();
   const s = await server({ resourceMetadataInChallenge: false, resourceMetadataAt: 'none' });
   // The challenge points at another server's metadata, which describes another resource.
-  await rejectsWith(fetchProtectedResourceMetadata(s.url, testFetch, { resourceMetadataUrl: other.resourceMetadataUrl }), 'resource_mismatch');
+  await rejectsWith(
+    fetchProtectedResourceMetadata(s.url, testFetch, { resourceMetadataUrl: other.resourceMetadataUrl }),
+    'resource_mismatch',
+  );
   const legacy = await discover({ serverUrl: s.url, fetch: testFetch });
   assert.equal(legacy.discoveryPath, 'legacy-metadata');
   assert.equal(legacy.issuer, s.issuer);
@@ -153,7 +188,11 @@ test('resource metadata for another resource is refused; no metadata and no pin 
   assert.equal(pinned.discoveryPath, 'configured-issuer');
   assert.equal(pinned.issuer, s.issuer);
   assert.equal(pinned.resource, s.url);
-  await rejectsWith(() => chooseAuthorizationServer({ metadata: { resource: s.url, authorization_servers: [] }, metadataUrl: 'x' }, null), 'authorization_server_missing');
+  await rejectsWith(
+    () =>
+      chooseAuthorizationServer({ metadata: { resource: s.url, authorization_servers: [] }, metadataUrl: 'x' }, null),
+    'authorization_server_missing',
+  );
 });
 
 test('2025-03-26 without any metadata: the default endpoints at the origin; metadata of another issuer is refused', async () => {
@@ -166,13 +205,20 @@ test('2025-03-26 without any metadata: the default endpoints at the origin; meta
   assert.equal(found.metadata.authorization_endpoint, `${origin}/authorize`);
   assert.equal(found.metadata.token_endpoint, `${origin}/token`);
   assert.equal(found.metadata.registration_endpoint, `${origin}/register`);
-  assert.ok(s.stats.metadataFetches.includes('/.well-known/oauth-authorization-server'), JSON.stringify(s.stats.metadataFetches));
+  assert.ok(
+    s.stats.metadataFetches.includes('/.well-known/oauth-authorization-server'),
+    JSON.stringify(s.stats.metadataFetches),
+  );
   // Metadata at the origin naming another issuer is a mix-up risk: refused.
-  const liar = await server({ resourceMetadataInChallenge: false, resourceMetadataAt: 'none', advertisedIssuer: 'https://elsewhere.example/' });
+  const liar = await server({
+    resourceMetadataInChallenge: false,
+    resourceMetadataAt: 'none',
+    advertisedIssuer: 'https://elsewhere.example/',
+  });
   await rejectsWith(discover({ serverUrl: liar.url, fetch: testFetch }), 'issuer_mismatch');
 });
 
-test('2025-03-26 metadata at the origin may name an issuer with a path there (the conformance suite\'s server); another port is another origin, refused', async () => {
+test("2025-03-26 metadata at the origin may name an issuer with a path there (the conformance suite's server); another port is another origin, refused", async () => {
   // No RFC 9728 anywhere; the origin's RFC 8414 document names `<origin>/oauth` (or `issuerFor`'s
   // answer), its endpoints under it: the MCP conformance suite's 2025-03-26 back-compat server.
   let issuerFor = (origin: string) => `${origin}/oauth`;
@@ -180,14 +226,16 @@ test('2025-03-26 metadata at the origin may name an issuer with a path there (th
     const origin = `http://127.0.0.1:${(legacy.address() as AddressInfo).port}`;
     request.resume();
     if (request.url === '/.well-known/oauth-authorization-server') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-        issuer: issuerFor(origin),
-        authorization_endpoint: `${origin}/oauth/authorize`,
-        token_endpoint: `${origin}/oauth/token`,
-        registration_endpoint: `${origin}/oauth/register`,
-        response_types_supported: ['code'],
-        code_challenge_methods_supported: ['S256'],
-      }));
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          issuer: issuerFor(origin),
+          authorization_endpoint: `${origin}/oauth/authorize`,
+          token_endpoint: `${origin}/oauth/token`,
+          registration_endpoint: `${origin}/oauth/register`,
+          response_types_supported: ['code'],
+          code_challenge_methods_supported: ['S256'],
+        }),
+      );
     } else if (request.url === '/mcp') {
       response.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
     } else {
@@ -213,7 +261,9 @@ test('an unreachable server is a retryable discovery failure', async () => {
   const url = s.url;
   await s.close();
   servers.splice(servers.indexOf(s), 1);
-  await rejectsWith(discover({ serverUrl: url, fetch: testFetch }), 'unreachable', (e) => assert.equal(e.retryable, true));
+  await rejectsWith(discover({ serverUrl: url, fetch: testFetch }), 'unreachable', (e) =>
+    assert.equal(e.retryable, true),
+  );
 });
 
 test('through the guarded client without a loopback allowance, discovery is refused by policy', async () => {
@@ -224,5 +274,10 @@ test('through the guarded client without a loopback allowance, discovery is refu
   });
   assert.equal(s.stats.mcpRequests, 0);
   // A resource_metadata URL pointing at a blocked address is refused the same way.
-  await rejectsWith(fetchProtectedResourceMetadata('https://mcp.example/mcp', strictFetch, { resourceMetadataUrl: 'http://169.254.169.254/latest/meta-data' }), 'address_blocked');
+  await rejectsWith(
+    fetchProtectedResourceMetadata('https://mcp.example/mcp', strictFetch, {
+      resourceMetadataUrl: 'http://169.254.169.254/latest/meta-data',
+    }),
+    'address_blocked',
+  );
 });

@@ -6,7 +6,11 @@ import type { TestApp } from '../support/app.ts';
 import type { Tenant, TestUser } from '../support/fixtures.ts';
 import { useTenantApp } from '../support/harness.ts';
 import { api, type ApiResponse } from '../support/http.ts';
-import { startOAuthMcpServer, type OAuthMcpServer, type OAuthMcpServerOptions } from '../support/oauth-mcp-server/index.ts';
+import {
+  startOAuthMcpServer,
+  type OAuthMcpServer,
+  type OAuthMcpServerOptions,
+} from '../support/oauth-mcp-server/index.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 
@@ -59,7 +63,11 @@ export function useOAuthWorld(): OAuthWorld {
   };
 }
 
-export async function createOAuthConnection(world: OAuthWorld, serverUrl: string, extra: Record<string, unknown> = {}): Promise<any> {
+export async function createOAuthConnection(
+  world: OAuthWorld,
+  serverUrl: string,
+  extra: Record<string, unknown> = {},
+): Promise<any> {
   const response = await api(world.app.url, world.tenant.admin.token).post('/v1/mcp-connections', {
     name: 'Files',
     url: serverUrl,
@@ -74,10 +82,21 @@ export async function createOAuthConnection(world: OAuthWorld, serverUrl: string
 
 /** The PUT body that keeps what `current` shows (the test then changes one thing). */
 export function editBody(current: any) {
-  return { name: current.name, url: current.url, authType: current.authType, credentialMode: current.credentialMode, access: { orgWide: true }, expectedUpdatedAt: current.updatedAt };
+  return {
+    name: current.name,
+    url: current.url,
+    authType: current.authType,
+    credentialMode: current.credentialMode,
+    access: { orgWide: true },
+    expectedUpdatedAt: current.updatedAt,
+  };
 }
 
-export async function startAuthorization(world: OAuthWorld, user: TestUser, connectionId: string): Promise<ApiResponse> {
+export async function startAuthorization(
+  world: OAuthWorld,
+  user: TestUser,
+  connectionId: string,
+): Promise<ApiResponse> {
   return api(world.app.url, user.token).post(`/v1/mcp-connections/${connectionId}/oauth/authorize`);
 }
 
@@ -97,7 +116,9 @@ export async function connectThroughOAuth(world: OAuthWorld, user: TestUser, con
   const authorize = await startAuthorization(world, user, connectionId);
   if (authorize.status !== 200) throw new Error(`authorize: ${authorize.status} ${authorize.text}`);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   return { authorize, redirect, callback };
 }
 

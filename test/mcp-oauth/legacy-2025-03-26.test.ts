@@ -26,7 +26,12 @@ test('2025-03-26, metadata at the origin: connects, tests, and records legacy-me
 });
 
 test('2025-03-26, no metadata at all: the default endpoints are used and recorded; the catalog is taken by the test', async () => {
-  const s = await world.server({ resourceMetadataInChallenge: false, resourceMetadataAt: 'none', issuerPath: '/tenant-a', issParameter: false });
+  const s = await world.server({
+    resourceMetadataInChallenge: false,
+    resourceMetadataAt: 'none',
+    issuerPath: '/tenant-a',
+    issParameter: false,
+  });
   const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
   const { callback } = await connectThroughOAuth(world, world.tenant.admin, connection.id);
   assert.equal(callback.status, 200, callback.text);
@@ -34,13 +39,19 @@ test('2025-03-26, no metadata at all: the default endpoints are used and recorde
   assert.equal(seen.oauthDiscoveryPath, 'legacy-default-endpoints');
   assert.equal(seen.connected, true);
   assert.ok(s.stats.registrations.length >= 1, 'registered at the default /register');
-  assert.ok(s.stats.tokenRequests.some((request) => request.outcome === 'issued'), 'a token from the default /token');
+  assert.ok(
+    s.stats.tokenRequests.some((request) => request.outcome === 'issued'),
+    'a token from the default /token',
+  );
 
   const tested = await api(world.app.url, world.tenant.admin.token).post(`/v1/mcp-connections/${connection.id}/test`);
   assert.equal(tested.status, 200, tested.text);
   assert.equal(tested.body.ok, true, tested.text);
   const tools = await api(world.app.url, world.tenant.member.token).get(`/v1/mcp-connections/${connection.id}/tools`);
   assert.equal(tools.status, 200, tools.text);
-  assert.deepEqual(tools.body.tools.map((tool: { name: string }) => tool.name), ['whoami']);
+  assert.deepEqual(
+    tools.body.tools.map((tool: { name: string }) => tool.name),
+    ['whoami'],
+  );
   assert.deepEqual(tools.body.serverInfo, { name: 'oauth-test-server', version: '1.0.0' });
 });

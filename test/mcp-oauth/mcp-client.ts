@@ -4,7 +4,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 export async function listToolsWith(serverUrl: string, accessToken: string): Promise<string[]> {
   const client = new Client({ name: 'test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(serverUrl), {
+    requestInit: { headers: { authorization: `Bearer ${accessToken}` } },
+  });
   await client.connect(transport);
   try {
     return (await client.listTools()).tools.map((t) => t.name);

@@ -24,7 +24,10 @@ describe('two servers of one deployment on one database', () => {
   let second: TestApp;
   before(async () => {
     // Processes of one deployment share PUBLIC_URL (and so the callback URLs registered with servers).
-    second = await startTestApp({ allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'], publicUrl: world.app.config.publicUrl }, { shareDatabaseWith: world.app });
+    second = await startTestApp(
+      { allowedPrivateNetworks: ['127.0.0.0/8', '::1/128'], publicUrl: world.app.config.publicUrl },
+      { shareDatabaseWith: world.app },
+    );
     cleanups.push(() => second.close());
   });
 
@@ -33,11 +36,19 @@ describe('two servers of one deployment on one database', () => {
     const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
     await connectThroughOAuth(world, world.tenant.admin, connection.id);
     // Time passes: the stored access token is now about to expire.
-    await world.app.db.query(`UPDATE mcp_connection_credentials SET expires_at = now() + interval '5 seconds' WHERE connection_id = $1`, [connection.id]);
+    await world.app.db.query(
+      `UPDATE mcp_connection_credentials SET expires_at = now() + interval '5 seconds' WHERE connection_id = $1`,
+      [connection.id],
+    );
 
     const services = [world.app.app.mcpOAuth, second.app.mcpOAuth];
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => services[i % 2]!.accessToken(world.tenant.orgId, connection.id, null)));
-    assert.ok(results.every((r) => r.status === 'ok'), JSON.stringify(results.map((r) => r.status)));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => services[i % 2]!.accessToken(world.tenant.orgId, connection.id, null)),
+    );
+    assert.ok(
+      results.every((r) => r.status === 'ok'),
+      JSON.stringify(results.map((r) => r.status)),
+    );
     const tokens = new Set(results.map((r) => (r as { accessToken: string }).accessToken));
     assert.equal(tokens.size, 1, 'everyone got the one refreshed token');
     assert.equal(results.filter((r) => r.status === 'ok' && r.refreshed).length, 1);
@@ -55,9 +66,14 @@ describe('two servers of one deployment on one database', () => {
     const { owner, admin, member } = world.tenant;
     const bases = [world.app.url, second.url];
     const starts = await Promise.all(
-      [owner, admin, member, member].map((user, i) => api(bases[i % 2]!, user.token).post(`/v1/mcp-connections/${connection.id}/oauth/authorize`)),
+      [owner, admin, member, member].map((user, i) =>
+        api(bases[i % 2]!, user.token).post(`/v1/mcp-connections/${connection.id}/oauth/authorize`),
+      ),
     );
-    assert.deepEqual(starts.map((r) => r.status), [200, 200, 200, 200]);
+    assert.deepEqual(
+      starts.map((r) => r.status),
+      [200, 200, 200, 200],
+    );
     assert.equal(s.stats.registrations.length, 1);
     const clientIds = new Set(starts.map((r) => new URL(r.body.authorizationUrl).searchParams.get('client_id')));
     assert.equal(clientIds.size, 1);

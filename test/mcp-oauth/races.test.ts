@@ -31,10 +31,14 @@ async function newMember(label: string, role: 'admin' | 'member' = 'member'): Pr
 }
 
 const remove = (user: TestUser) => owner().delete(`/v1/orgs/${world.tenant.orgId}/members/${user.memberId}`);
-const setRole = (user: TestUser, role: 'admin' | 'member') => owner().patch(`/v1/orgs/${world.tenant.orgId}/members/${user.memberId}`, { role });
+const setRole = (user: TestUser, role: 'admin' | 'member') =>
+  owner().patch(`/v1/orgs/${world.tenant.orgId}/members/${user.memberId}`, { role });
 
 async function count(table: string, connectionId: string, where = 'TRUE'): Promise<number> {
-  const { rows } = await world.app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE connection_id = $1 AND ${where}`, [connectionId]);
+  const { rows } = await world.app.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${table} WHERE connection_id = $1 AND ${where}`,
+    [connectionId],
+  );
   return rows[0]!.n;
 }
 
@@ -48,7 +52,10 @@ async function assertSameAsNow(again: Promise<ApiResponse>, response: ApiRespons
 }
 
 /** authorize and approve; returns the callback path the browser would open, and the cookie it carries. */
-async function approvedCallback(user: TestUser, connectionId: string): Promise<{ path: string; headers: Record<string, string> }> {
+async function approvedCallback(
+  user: TestUser,
+  connectionId: string,
+): Promise<{ path: string; headers: Record<string, string> }> {
   const authorize = await startAuthorization(world, user, connectionId);
   assert.equal(authorize.status, 200, authorize.text);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
@@ -56,19 +63,23 @@ async function approvedCallback(user: TestUser, connectionId: string): Promise<{
 }
 
 describe('the member who authorizes removed as the authorization starts', () => {
-  test('removal in progress as the pending authorization is written: it waits, then 403 forbidden like any non-member, nothing written', postgresOnly, async () => {
-    const connection = await createOAuthConnection(world, s.url);
-    const doomed = await newMember('doomed-authorizer');
-    // The removal, uncommitted: the request is authenticated as a member, runs discovery, then its write waits for the member row.
-    const removing = await holdLocks(world.app, 'DELETE FROM members WHERE id = $1', [doomed.memberId]);
-    const authorizing = startAuthorization(world, doomed, connection.id);
-    await removing.waitForBlocked(1);
-    await removing.release();
-    const response = await authorizing;
-    assert.equal(response.status, 403, response.text);
-    assert.equal(await count('mcp_oauth_pending_authorizations', connection.id), 0, 'nothing written');
-    await assertSameAsNow(startAuthorization(world, doomed, connection.id), response, 403, 'forbidden');
-  });
+  test(
+    'removal in progress as the pending authorization is written: it waits, then 403 forbidden like any non-member, nothing written',
+    postgresOnly,
+    async () => {
+      const connection = await createOAuthConnection(world, s.url);
+      const doomed = await newMember('doomed-authorizer');
+      // The removal, uncommitted: the request is authenticated as a member, runs discovery, then its write waits for the member row.
+      const removing = await holdLocks(world.app, 'DELETE FROM members WHERE id = $1', [doomed.memberId]);
+      const authorizing = startAuthorization(world, doomed, connection.id);
+      await removing.waitForBlocked(1);
+      await removing.release();
+      const response = await authorizing;
+      assert.equal(response.status, 403, response.text);
+      assert.equal(await count('mcp_oauth_pending_authorizations', connection.id), 0, 'nothing written');
+      await assertSameAsNow(startAuthorization(world, doomed, connection.id), response, 403, 'forbidden');
+    },
+  );
 
   test('authorize and removal fired together: never a 5xx', async () => {
     const connection = await createOAuthConnection(world, s.url);
@@ -87,7 +98,9 @@ describe('the member who authorized removed or demoted during the code exchange'
     const doomed = await newMember('doomed-at-callback');
     const callbackPath = await approvedCallback(doomed, connection.id);
     // Holds the connection row: the callback claims its state, checks the member, exchanges the code, then waits to write.
-    const holding = await holdLocks(world.app, 'SELECT 1 FROM mcp_connections WHERE id = $1 FOR UPDATE', [connection.id]);
+    const holding = await holdLocks(world.app, 'SELECT 1 FROM mcp_connections WHERE id = $1 FOR UPDATE', [
+      connection.id,
+    ]);
     const callingBack = api(world.app.url).get(callbackPath.path, { headers: callbackPath.headers });
     await holding.waitForBlocked(1);
     const removed = await remove(doomed);
@@ -100,33 +113,42 @@ describe('the member who authorized removed or demoted during the code exchange'
     assert.equal(await count('mcp_connection_credentials', connection.id), 0, 'nothing stored');
   });
 
-  test('an admin demoted while connecting the shared identity: 403 forbidden as for a demotion before the callback, nothing stored', postgresOnly, async () => {
-    const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
-    const demoted = await newMember('demoted-at-callback', 'admin');
-    const callbackPath = await approvedCallback(demoted, connection.id);
-    const holding = await holdLocks(world.app, 'SELECT 1 FROM mcp_connections WHERE id = $1 FOR UPDATE', [connection.id]);
-    const callingBack = api(world.app.url).get(callbackPath.path, { headers: callbackPath.headers });
-    await holding.waitForBlocked(1);
-    assert.equal((await setRole(demoted, 'member')).status, 200);
-    await holding.release();
-    const response = await callingBack;
-    assert.equal(response.status, 403, response.text);
-    assert.equal(await count('mcp_connection_credentials', connection.id), 0, 'no shared credential');
+  test(
+    'an admin demoted while connecting the shared identity: 403 forbidden as for a demotion before the callback, nothing stored',
+    postgresOnly,
+    async () => {
+      const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
+      const demoted = await newMember('demoted-at-callback', 'admin');
+      const callbackPath = await approvedCallback(demoted, connection.id);
+      const holding = await holdLocks(world.app, 'SELECT 1 FROM mcp_connections WHERE id = $1 FOR UPDATE', [
+        connection.id,
+      ]);
+      const callingBack = api(world.app.url).get(callbackPath.path, { headers: callbackPath.headers });
+      await holding.waitForBlocked(1);
+      assert.equal((await setRole(demoted, 'member')).status, 200);
+      await holding.release();
+      const response = await callingBack;
+      assert.equal(response.status, 403, response.text);
+      assert.equal(await count('mcp_connection_credentials', connection.id), 0, 'no shared credential');
 
-    // The same authorization with the demotion committed before the callback.
-    assert.equal((await setRole(demoted, 'admin')).status, 200);
-    const again = await approvedCallback(demoted, connection.id);
-    assert.equal((await setRole(demoted, 'member')).status, 200);
-    await assertSameAsNow(api(world.app.url).get(again.path, { headers: again.headers }), response, 403, 'forbidden');
-    assert.equal(await count('mcp_connection_credentials', connection.id), 0, 'no shared credential');
-  });
+      // The same authorization with the demotion committed before the callback.
+      assert.equal((await setRole(demoted, 'admin')).status, 200);
+      const again = await approvedCallback(demoted, connection.id);
+      assert.equal((await setRole(demoted, 'member')).status, 200);
+      await assertSameAsNow(api(world.app.url).get(again.path, { headers: again.headers }), response, 403, 'forbidden');
+      assert.equal(await count('mcp_connection_credentials', connection.id), 0, 'no shared credential');
+    },
+  );
 
   test('callback and removal fired together: never a 5xx, never a credential of a non-member', async () => {
     const connection = await createOAuthConnection(world, s.url);
     for (let round = 0; round < 6; round++) {
       const racer = await newMember(`racing-callback-${round}`);
       const callbackPath = await approvedCallback(racer, connection.id);
-      const [calledBack, removed] = await Promise.all([api(world.app.url).get(callbackPath.path, { headers: callbackPath.headers }), remove(racer)]);
+      const [calledBack, removed] = await Promise.all([
+        api(world.app.url).get(callbackPath.path, { headers: callbackPath.headers }),
+        remove(racer),
+      ]);
       assert.equal(removed.status, 204, removed.text);
       // 200 stored before the removal (which takes it away), 400 the removal took the pending authorization first, 403 in between.
       assert.ok([200, 400, 403].includes(calledBack.status), calledBack.text);
@@ -164,16 +186,31 @@ describe('the connection deleted as an authorization starts', () => {
     const response = await authorizeWhileDeleting(connection.id);
     assert.equal(response.status, 404, response.text);
     assert.equal(dynamic.stats.registrations.length, 1, 'it waited after registering');
-    await assertSameAsNow(startAuthorization(world, world.tenant.member, connection.id), response, 404, 'connection_not_found');
+    await assertSameAsNow(
+      startAuthorization(world, world.tenant.member, connection.id),
+      response,
+      404,
+      'connection_not_found',
+    );
   });
 
   test('deleted as the flow state is recorded: 404 connection_not_found', postgresOnly, async () => {
-    const preRegistered = await world.server({ dynamicRegistration: false, clients: [{ clientId: 'race-client', redirectUris: [], tokenEndpointAuthMethod: 'none' }] });
-    const connection = await createOAuthConnection(world, preRegistered.url, { oauthClient: { clientId: 'race-client' } });
+    const preRegistered = await world.server({
+      dynamicRegistration: false,
+      clients: [{ clientId: 'race-client', redirectUris: [], tokenEndpointAuthMethod: 'none' }],
+    });
+    const connection = await createOAuthConnection(world, preRegistered.url, {
+      oauthClient: { clientId: 'race-client' },
+    });
     const response = await authorizeWhileDeleting(connection.id);
     assert.equal(response.status, 404, response.text);
     assert.equal(preRegistered.stats.registrations.length, 0);
-    await assertSameAsNow(startAuthorization(world, world.tenant.member, connection.id), response, 404, 'connection_not_found');
+    await assertSameAsNow(
+      startAuthorization(world, world.tenant.member, connection.id),
+      response,
+      404,
+      'connection_not_found',
+    );
   });
 
   test('deleted just before the pending authorization is written: 404 connection_not_found, not a 500', async () => {
@@ -181,7 +218,11 @@ describe('the connection deleted as an authorization starts', () => {
     const response = await startAuthorization(world, world.tenant.member, connection.id);
     assert.equal(response.status, 404, response.text);
     assert.equal(response.body.error, 'connection_not_found');
-    assert.equal((await world.app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [connection.id])).rows.length, 0, 'the deletion did happen');
+    assert.equal(
+      (await world.app.db.query('SELECT id FROM mcp_connections WHERE id = $1', [connection.id])).rows.length,
+      0,
+      'the deletion did happen',
+    );
   });
 
   test('deleted while the client is being registered: 404 connection_not_found, not a 500', async () => {
@@ -194,6 +235,11 @@ describe('the connection deleted as an authorization starts', () => {
     assert.equal(deleted.status, 204, deleted.text);
     const response = await authorizing;
     assert.equal(response.status, 404, response.text);
-    await assertSameAsNow(startAuthorization(world, world.tenant.member, connection.id), response, 404, 'connection_not_found');
+    await assertSameAsNow(
+      startAuthorization(world, world.tenant.member, connection.id),
+      response,
+      404,
+      'connection_not_found',
+    );
   });
 });

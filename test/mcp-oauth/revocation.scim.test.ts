@@ -29,7 +29,13 @@ after(async () => {
   await dns?.close();
 });
 
-const world = (): OAuthWorld => ({ app, tenant, server: () => { throw new Error('one server in this file'); } });
+const world = (): OAuthWorld => ({
+  app,
+  tenant,
+  server: () => {
+    throw new Error('one server in this file');
+  },
+});
 
 test('SCIM deprovisioning a member revokes their tokens; suspending them does not', async () => {
   const connection = await createOAuthConnection(world(), server.url);
@@ -38,18 +44,25 @@ test('SCIM deprovisioning a member revokes their tokens; suspending them does no
   }
   // The directory takes over the existing members (linked by e-mail).
   const directory = scim(app, scimToken);
-  const linked = await Promise.all([tenant.member, tenant.admin].map((person) => directory.post('/Users', userBody(person.email))));
+  const linked = await Promise.all(
+    [tenant.member, tenant.admin].map((person) => directory.post('/Users', userBody(person.email))),
+  );
   for (const response of linked) assert.equal(response.status, 201, response.text);
   const [memberUser, adminUser] = linked.map((response) => response.body.id as string);
 
-  const suspended = await directory.patch(`/Users/${adminUser}`, patchOp({ op: 'replace', path: 'active', value: false }));
+  const suspended = await directory.patch(
+    `/Users/${adminUser}`,
+    patchOp({ op: 'replace', path: 'active', value: false }),
+  );
   assert.equal(suspended.status, 200, suspended.text);
   assert.equal(server.stats.revocations.length, 0, 'a suspension revokes nothing');
 
   const deleted = await directory.delete(`/Users/${memberUser}`);
   assert.equal(deleted.status, 204, deleted.text);
-  assert.equal(server.stats.revocations.length, 2, 'the deprovisioned member\'s access and refresh tokens');
+  assert.equal(server.stats.revocations.length, 2, "the deprovisioned member's access and refresh tokens");
   const { rows } = await app.db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2', [tenant.orgId, connection.id]);
-  assert.equal(rows[0]!.n, 1, 'only the suspended admin\'s credential is left');
+    'SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2',
+    [tenant.orgId, connection.id],
+  );
+  assert.equal(rows[0]!.n, 1, "only the suspended admin's credential is left");
 });

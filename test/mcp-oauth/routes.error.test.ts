@@ -19,7 +19,10 @@ import {
 const world = useOAuthWorld();
 
 async function oauthRows(table: string, connectionId: string): Promise<number> {
-  const { rows } = await world.app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE connection_id = $1`, [connectionId]);
+  const { rows } = await world.app.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${table} WHERE connection_id = $1`,
+    [connectionId],
+  );
   return rows[0]!.n;
 }
 
@@ -56,7 +59,9 @@ test('no pre-registered client, no metadata documents, no dynamic registration: 
 
 test('a pinned issuer that the server does not name: 502 with the issuer-discovery diagnostic, flagged for review', async () => {
   const s = await world.server();
-  const connection = await createOAuthConnection(world, s.url, { authorizationServerIssuer: 'https://auth.elsewhere.example' });
+  const connection = await createOAuthConnection(world, s.url, {
+    authorizationServerIssuer: 'https://auth.elsewhere.example',
+  });
   const response = await startAuthorization(world, world.tenant.admin, connection.id);
   assert.equal(response.status, 502, response.text);
   assert.equal(response.body.error, 'oauth_discovery_failed');
@@ -104,10 +109,16 @@ test('state replay: the second callback with the same state is refused and store
   const connection = await createOAuthConnection(world, s.url);
   const { authorize, redirect, callback } = await connectThroughOAuth(world, world.tenant.member, connection.id);
   assert.equal(callback.status, 200);
-  const replay = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
+  const replay = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   assert.equal(replay.status, 400);
   assert.equal(replay.body.error, 'invalid_state');
-  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'authorization_code').length, 1, 'the replayed code never reached the server');
+  assert.equal(
+    s.stats.tokenRequests.filter((r) => r.grantType === 'authorization_code').length,
+    1,
+    'the replayed code never reached the server',
+  );
 });
 
 test('concurrent callbacks with the same state: exactly one stores', async () => {
@@ -115,7 +126,11 @@ test('concurrent callbacks with the same state: exactly one stores', async () =>
   const connection = await createOAuthConnection(world, s.url);
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
-  const results = await Promise.all(Array.from({ length: 5 }, () => api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) })));
+  const results = await Promise.all(
+    Array.from({ length: 5 }, () =>
+      api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) }),
+    ),
+  );
   assert.deepEqual(results.map((r) => r.status).sort(), [200, 400, 400, 400, 400]);
 });
 
@@ -124,25 +139,44 @@ test('an expired state is 400 state_expired; a state for another callback mode o
   const s = await world.server();
   const connection = await createOAuthConnection(world, s.url);
   const expired = signState(
-    { v: 1, id: 'moa_x', org: world.tenant.orgId, cid: connection.id, idf: 'x', mid: world.tenant.member.memberId, sub: 'member', mode: 'isolated-v1', exp: Math.floor(Date.now() / 1000) - 5 },
+    {
+      v: 1,
+      id: 'moa_x',
+      org: world.tenant.orgId,
+      cid: connection.id,
+      idf: 'x',
+      mid: world.tenant.member.memberId,
+      sub: 'member',
+      mode: 'isolated-v1',
+      exp: Math.floor(Date.now() / 1000) - 5,
+    },
     key,
   );
-  const late = await api(world.app.url).get(`/v1/mcp-connections/${connection.id}/oauth/callback?code=c&state=${expired}`);
+  const late = await api(world.app.url).get(
+    `/v1/mcp-connections/${connection.id}/oauth/callback?code=c&state=${expired}`,
+  );
   assert.equal(late.status, 400);
   assert.equal(late.body.error, 'state_expired');
 
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
   // An isolated-v1 state brought to the shared callback.
-  const wrongMode = await api(world.app.url).get(`/v1/mcp-connections/oauth/callback${redirect.search}`, { headers: browserOf(authorize) });
+  const wrongMode = await api(world.app.url).get(`/v1/mcp-connections/oauth/callback${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   assert.equal(wrongMode.status, 400);
   assert.equal(wrongMode.body.error, 'invalid_state');
   // ... or to another connection's callback.
   const other = await createOAuthConnection(world, s.url);
-  const wrongConnection = await api(world.app.url).get(`/v1/mcp-connections/${other.id}/oauth/callback${redirect.search}`, { headers: browserOf(authorize) });
+  const wrongConnection = await api(world.app.url).get(
+    `/v1/mcp-connections/${other.id}/oauth/callback${redirect.search}`,
+    { headers: browserOf(authorize) },
+  );
   assert.equal(wrongConnection.status, 400);
   // Neither consumed it: the right callback still works.
-  const right = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
+  const right = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   assert.equal(right.status, 200, right.text);
 });
 
@@ -162,7 +196,9 @@ test('identity change between authorize and callback: nothing is stored', async 
   });
   assert.equal(edited.status, 200, edited.text);
   assert.equal(edited.body.identityChanged, true);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   assert.ok(callback.status === 400 || callback.status === 409, callback.text);
   assert.equal(await oauthRows('mcp_connection_credentials', connection.id), 0);
   assert.equal((await getConnection(world, world.tenant.member, connection.id)).connected, false);
@@ -175,8 +211,12 @@ test('identity change racing the callback (pending row still there): the identit
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
   // The identity changes without the edit route (as a concurrent edit would between claim and write).
-  await world.app.db.query(`UPDATE mcp_connections SET identity_fingerprint = 'changed' WHERE id = $1`, [connection.id]);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
+  await world.app.db.query(`UPDATE mcp_connections SET identity_fingerprint = 'changed' WHERE id = $1`, [
+    connection.id,
+  ]);
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   assert.equal(callback.status, 409, callback.text);
   assert.equal(callback.body.error, 'connection_identity_changed');
   assert.equal(await oauthRows('mcp_connection_credentials', connection.id), 0);
@@ -187,10 +227,18 @@ test('connection deleted between authorize and callback: nothing is stored', asy
   const connection = await createOAuthConnection(world, s.url);
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
-  assert.equal((await api(world.app.url, world.tenant.admin.token).delete(`/v1/mcp-connections/${connection.id}`)).status, 204);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
+  assert.equal(
+    (await api(world.app.url, world.tenant.admin.token).delete(`/v1/mcp-connections/${connection.id}`)).status,
+    204,
+  );
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   assert.ok(callback.status === 400 || callback.status === 404, callback.text);
-  const { rows } = await world.app.db.query('SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
+  const { rows } = await world.app.db.query(
+    'SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1',
+    [connection.id],
+  );
   assert.equal(rows[0].n, 0);
 });
 
@@ -213,9 +261,18 @@ test('a mix-up (iss of another issuer) is 400 issuer_mismatch; a declined author
 test('a refused code exchange (wrong client secret) is 502 with a diagnostic; nothing stored, secret not echoed', async () => {
   const s = await world.server({ dynamicRegistration: false });
   const connection = await createOAuthConnection(world, s.url, {
-    oauthClient: { clientId: 'c-wrong', clientSecret: 'the-wrong-secret', tokenEndpointAuthMethod: 'client_secret_post' },
+    oauthClient: {
+      clientId: 'c-wrong',
+      clientSecret: 'the-wrong-secret',
+      tokenEndpointAuthMethod: 'client_secret_post',
+    },
   });
-  s.addClient({ clientId: 'c-wrong', clientSecret: 'the-right-secret', redirectUris: [`${world.app.url}/v1/mcp-connections/${connection.id}/oauth/callback`], tokenEndpointAuthMethod: 'client_secret_post' });
+  s.addClient({
+    clientId: 'c-wrong',
+    clientSecret: 'the-right-secret',
+    redirectUris: [`${world.app.url}/v1/mcp-connections/${connection.id}/oauth/callback`],
+    tokenEndpointAuthMethod: 'client_secret_post',
+  });
   const { callback } = await connectThroughOAuth(world, world.tenant.member, connection.id);
   assert.equal(callback.status, 502, callback.text);
   assert.equal(callback.body.error, 'oauth_token_exchange_failed');
@@ -259,7 +316,11 @@ test('a refresh that fails for a transient reason leaves the credential as it wa
   const connection = await createOAuthConnection(world, s.url);
   await connectThroughOAuth(world, world.tenant.member, connection.id);
   await s.close();
-  const result = await world.app.app.mcpOAuth.accessToken(world.tenant.orgId, connection.id, world.tenant.member.memberId);
+  const result = await world.app.app.mcpOAuth.accessToken(
+    world.tenant.orgId,
+    connection.id,
+    world.tenant.member.memberId,
+  );
   assert.equal(result.status, 'unavailable');
   assert.equal((await getConnection(world, world.tenant.member, connection.id)).credentialHealth, 'ready');
 });
@@ -284,7 +345,9 @@ test('disconnect when the authorization server is down: 204, the credential is g
   const connection = await createOAuthConnection(world, s.url);
   await connectThroughOAuth(world, world.tenant.member, connection.id);
   await s.close();
-  const gone = await api(world.app.url, world.tenant.member.token).delete(`/v1/mcp-connections/${connection.id}/credentials`);
+  const gone = await api(world.app.url, world.tenant.member.token).delete(
+    `/v1/mcp-connections/${connection.id}/credentials`,
+  );
   assert.equal(gone.status, 204);
   assert.equal((await getConnection(world, world.tenant.member, connection.id)).connectedForMe, false);
   assert.ok(world.app.logText().includes('MCP OAuth token revocation failed'));

@@ -5,7 +5,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
 import { listToolsWith } from './mcp-client.ts';
-import { browserOf, connectThroughOAuth, createOAuthConnection, followAuthorization, getConnection, useOAuthWorld } from './helpers.ts';
+import {
+  browserOf,
+  connectThroughOAuth,
+  createOAuthConnection,
+  followAuthorization,
+  getConnection,
+  useOAuthWorld,
+} from './helpers.ts';
 
 const world = useOAuthWorld();
 
@@ -20,10 +27,18 @@ test('per_member with dynamic registration: each member connects their own accou
   assert.equal(authUrl.searchParams.get('code_challenge_method'), 'S256');
   assert.equal(authUrl.searchParams.get('resource'), s.url);
   assert.equal(authUrl.searchParams.get('scope'), 'files:read');
-  assert.equal(authUrl.searchParams.get('redirect_uri'), `${world.app.url}/v1/mcp-connections/${connection.id}/oauth/callback`);
+  assert.equal(
+    authUrl.searchParams.get('redirect_uri'),
+    `${world.app.url}/v1/mcp-connections/${connection.id}/oauth/callback`,
+  );
   assert.equal(first.redirect.pathname, `/v1/mcp-connections/${connection.id}/oauth/callback`);
   assert.equal(first.callback.status, 200, first.callback.text);
-  assert.deepEqual(first.callback.body, { status: 'connected', connectionId: connection.id, subject: 'member', grantedScopes: ['files:read'] });
+  assert.deepEqual(first.callback.body, {
+    status: 'connected',
+    connectionId: connection.id,
+    subject: 'member',
+    grantedScopes: ['files:read'],
+  });
 
   const forMember = await getConnection(world, member, connection.id);
   assert.equal(forMember.connectedForMe, true);
@@ -43,7 +58,9 @@ test('per_member with dynamic registration: each member connects their own accou
   assert.equal(s.stats.registrations.length, 1, 'registered once per connection, reused by the second member');
   const grants = s.stats.tokenRequests.filter((r) => r.grantType === 'authorization_code');
   assert.equal(grants.length, 2);
-  assert.ok(grants.every((g) => g.authMethod === 'client_secret_basic' && g.outcome === 'issued' && g.resource === s.url));
+  assert.ok(
+    grants.every((g) => g.authMethod === 'client_secret_basic' && g.outcome === 'issued' && g.resource === s.url),
+  );
 
   // The stored token works: the test route reaches catalog_ready with the admin's credential.
   const tested = await api(world.app.url, admin.token).post(`/v1/mcp-connections/${connection.id}/test`);
@@ -57,7 +74,11 @@ test('shared identity with a pre-registered client (client_secret_basic): an adm
   const s = await world.server({ dynamicRegistration: false });
   const connection = await createOAuthConnection(world, s.url, {
     credentialMode: 'shared',
-    oauthClient: { clientId: 'orgplane-basic', clientSecret: 'basic secret/with:odd&chars', tokenEndpointAuthMethod: 'client_secret_basic' },
+    oauthClient: {
+      clientId: 'orgplane-basic',
+      clientSecret: 'basic secret/with:odd&chars',
+      tokenEndpointAuthMethod: 'client_secret_basic',
+    },
   });
   s.addClient({
     clientId: 'orgplane-basic',
@@ -84,7 +105,11 @@ test('shared identity with a pre-registered client (client_secret_basic): an adm
 test('pre-registered client with client_secret_post', async () => {
   const s = await world.server({ dynamicRegistration: false });
   const connection = await createOAuthConnection(world, s.url, {
-    oauthClient: { clientId: 'orgplane-post', clientSecret: 'post-secret', tokenEndpointAuthMethod: 'client_secret_post' },
+    oauthClient: {
+      clientId: 'orgplane-post',
+      clientSecret: 'post-secret',
+      tokenEndpointAuthMethod: 'client_secret_post',
+    },
   });
   s.addClient({
     clientId: 'orgplane-post',
@@ -147,20 +172,27 @@ test('refresh: an expiring access token is refreshed once, with the resource, an
   // it is inside the margin too, as here (30 s tokens): then it refreshes with the rotated token.
   const again = await service.accessToken(world.tenant.orgId, connection.id, member.memberId);
   assert.equal(again.status, 'ok');
-  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length, 2);
+  assert.equal(
+    s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length,
+    2,
+  );
 });
 
 test('a token far from expiry is used as stored, without a refresh', async () => {
   const s = await world.server({ accessTokenTtlSeconds: 3600 });
   const connection = await createOAuthConnection(world, s.url);
   await connectThroughOAuth(world, world.tenant.member, connection.id);
-  const token = await world.app.app.mcpOAuth.accessToken(world.tenant.orgId, connection.id, world.tenant.member.memberId);
+  const token = await world.app.app.mcpOAuth.accessToken(
+    world.tenant.orgId,
+    connection.id,
+    world.tenant.member.memberId,
+  );
   assert.equal(token.status === 'ok' && token.refreshed, false);
   assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length, 0);
   assert.deepEqual(await listToolsWith(s.url, (token as { accessToken: string }).accessToken), ['whoami']);
 });
 
-test('disconnect deletes the caller\'s own credential only; the shared one is disconnected by an admin', async () => {
+test("disconnect deletes the caller's own credential only; the shared one is disconnected by an admin", async () => {
   const s = await world.server();
   const perMember = await createOAuthConnection(world, s.url);
   const { member, admin } = world.tenant;
@@ -171,12 +203,18 @@ test('disconnect deletes the caller\'s own credential only; the shared one is di
   const gone = await api(world.app.url, member.token).delete(`/v1/mcp-connections/${perMember.id}/credentials`);
   assert.equal(gone.status, 204);
   // The member's tokens were revoked at the server too (RFC 7009): refresh token, then access token.
-  assert.deepEqual(s.stats.revocations.map((r) => r.kind), ['refresh_token', 'access_token']);
+  assert.deepEqual(
+    s.stats.revocations.map((r) => r.kind),
+    ['refresh_token', 'access_token'],
+  );
   await assert.rejects(listToolsWith(s.url, (before as { accessToken: string }).accessToken));
   assert.equal((await getConnection(world, member, perMember.id)).connectedForMe, false);
   assert.equal((await getConnection(world, admin, perMember.id)).connectedForMe, true);
   // Idempotent.
-  assert.equal((await api(world.app.url, member.token).delete(`/v1/mcp-connections/${perMember.id}/credentials`)).status, 204);
+  assert.equal(
+    (await api(world.app.url, member.token).delete(`/v1/mcp-connections/${perMember.id}/credentials`)).status,
+    204,
+  );
 
   const shared = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
   await connectThroughOAuth(world, admin, shared.id);
@@ -184,7 +222,10 @@ test('disconnect deletes the caller\'s own credential only; the shared one is di
   const refused = await api(world.app.url, member.token).delete(`/v1/mcp-connections/${shared.id}/credentials`);
   assert.equal(refused.status, 403);
   assert.equal((await getConnection(world, member, shared.id)).connected, true);
-  assert.equal((await api(world.app.url, admin.token).delete(`/v1/mcp-connections/${shared.id}/credentials`)).status, 204);
+  assert.equal(
+    (await api(world.app.url, admin.token).delete(`/v1/mcp-connections/${shared.id}/credentials`)).status,
+    204,
+  );
   const after = await getConnection(world, member, shared.id);
   assert.equal(after.connected, false);
   assert.equal(after.reconnectActionOwner, 'organization_admin');
@@ -193,10 +234,14 @@ test('disconnect deletes the caller\'s own credential only; the shared one is di
 test('a browser landing on the callback gets a page (success and failure), with headers that forbid framing and referrers', async () => {
   const s = await world.server();
   const connection = await createOAuthConnection(world, s.url);
-  const authorize = await api(world.app.url, world.tenant.member.token).post(`/v1/mcp-connections/${connection.id}/oauth/authorize`);
+  const authorize = await api(world.app.url, world.tenant.member.token).post(
+    `/v1/mcp-connections/${connection.id}/oauth/authorize`,
+  );
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
   const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
-  const page = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize, browser) });
+  const page = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize, browser),
+  });
   assert.equal(page.status, 200);
   assert.match(page.headers.get('content-type')!, /^text\/html/);
   assert.equal(page.headers.get('x-frame-options'), 'DENY');
@@ -204,12 +249,16 @@ test('a browser landing on the callback gets a page (success and failure), with 
   assert.match(page.text, /<h1 id="result">Connected<\/h1>/);
   assert.equal((await getConnection(world, world.tenant.member, connection.id)).connectedForMe, true);
   // The replay, from a browser: an error page with the status and the error code, escaped.
-  const replay = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize, browser) });
+  const replay = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize, browser),
+  });
   assert.equal(replay.status, 400);
   assert.match(replay.headers.get('content-type')!, /^text\/html/);
   assert.match(replay.text, /Not connected/);
   assert.match(replay.text, /<code id="code">invalid_state<\/code>/);
   // A program still gets JSON.
-  const json = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
+  const json = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   assert.equal(json.body.error, 'invalid_state');
 });

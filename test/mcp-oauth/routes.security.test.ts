@@ -27,31 +27,41 @@ test('authorize: anonymous and garbage tokens are 401; a malformed id is 400; an
   const anonymous = await api(world.app.url).post(`/v1/mcp-connections/${connection.id}/oauth/authorize`);
   assert.equal(anonymous.status, 401);
   assert.equal(anonymous.body.error, 'unauthorized');
-  const garbage = await api(world.app.url, 'ops_not-a-session').post(`/v1/mcp-connections/${connection.id}/oauth/authorize`);
+  const garbage = await api(world.app.url, 'ops_not-a-session').post(
+    `/v1/mcp-connections/${connection.id}/oauth/authorize`,
+  );
   assert.equal(garbage.status, 401);
-  const malformed = await api(world.app.url, world.tenant.member.token).post('/v1/mcp-connections/emc_nope/oauth/authorize');
+  const malformed = await api(world.app.url, world.tenant.member.token).post(
+    '/v1/mcp-connections/emc_nope/oauth/authorize',
+  );
   assert.equal(malformed.status, 400);
   assert.equal(malformed.body.error, 'invalid_request');
-  const unknown = await api(world.app.url, world.tenant.member.token).post('/v1/mcp-connections/emc_01jqz3v6b8e9f0g1h2j3k4m5n6/oauth/authorize');
+  const unknown = await api(world.app.url, world.tenant.member.token).post(
+    '/v1/mcp-connections/emc_01jqz3v6b8e9f0g1h2j3k4m5n6/oauth/authorize',
+  );
   assert.equal(unknown.status, 404);
   assert.equal(unknown.body.error, 'connection_not_found');
 });
 
-test('another organization\'s admin and an outsider cannot authorize or disconnect: 404 / 403, no hint', async () => {
+test("another organization's admin and an outsider cannot authorize or disconnect: 404 / 403, no hint", async () => {
   const connection = await createOAuthConnection(world, s.url);
   const other = await startAuthorization(world, world.tenant.otherAdmin, connection.id);
   assert.equal(other.status, 404);
   assert.equal(other.body.error, 'connection_not_found');
   const outsider = await startAuthorization(world, world.tenant.outsider, connection.id);
   assert.equal(outsider.status, 403);
-  const otherDelete = await api(world.app.url, world.tenant.otherAdmin.token).delete(`/v1/mcp-connections/${connection.id}/credentials`);
+  const otherDelete = await api(world.app.url, world.tenant.otherAdmin.token).delete(
+    `/v1/mcp-connections/${connection.id}/credentials`,
+  );
   assert.equal(otherDelete.status, 404);
   assert.equal((await api(world.app.url).delete(`/v1/mcp-connections/${connection.id}/credentials`)).status, 401);
   assert.equal(s.stats.authorizations.length, 0);
 });
 
 test('a member without access to a per_member connection does not see it (404); a member cannot connect a shared identity (403)', async () => {
-  const restricted = await createOAuthConnection(world, s.url, { access: { orgWide: false, memberIds: [world.tenant.admin.memberId] } });
+  const restricted = await createOAuthConnection(world, s.url, {
+    access: { orgWide: false, memberIds: [world.tenant.admin.memberId] },
+  });
   const hidden = await startAuthorization(world, world.tenant.member, restricted.id);
   assert.equal(hidden.status, 404);
   const shared = await createOAuthConnection(world, s.url, { credentialMode: 'shared' });
@@ -70,7 +80,17 @@ test('callback: missing, forged and tampered states are 400 and reach no token e
   assert.equal(none.status, 400);
   // Signed with another key (another deployment, or a guess).
   const forged = signState(
-    { v: 1, id: 'moa_x', org: world.tenant.orgId, cid: connection.id, idf: 'x', mid: world.tenant.member.memberId, sub: 'member', mode: 'isolated-v1', exp: Math.floor(Date.now() / 1000) + 600 },
+    {
+      v: 1,
+      id: 'moa_x',
+      org: world.tenant.orgId,
+      cid: connection.id,
+      idf: 'x',
+      mid: world.tenant.member.memberId,
+      sub: 'member',
+      mode: 'isolated-v1',
+      exp: Math.floor(Date.now() / 1000) + 600,
+    },
     deriveStateKey('not the server secret'),
   );
   const forgedResponse = await api(world.app.url).get(`${base}?code=abc&state=${encodeURIComponent(forged)}`);
@@ -84,8 +104,12 @@ test('callback: missing, forged and tampered states are 400 and reach no token e
   const decoded = verifyState(state, deriveStateKey(world.app.config.secretKey!));
   assert.ok(decoded.ok);
   const [, sig] = state.split('.');
-  const altered = Buffer.from(JSON.stringify({ ...(decoded.ok && decoded.payload), mid: world.tenant.admin.memberId })).toString('base64url');
-  const tampered = await api(world.app.url).get(`${base}?code=${redirect.searchParams.get('code')}&state=${altered}.${sig}`);
+  const altered = Buffer.from(
+    JSON.stringify({ ...(decoded.ok && decoded.payload), mid: world.tenant.admin.memberId }),
+  ).toString('base64url');
+  const tampered = await api(world.app.url).get(
+    `${base}?code=${redirect.searchParams.get('code')}&state=${altered}.${sig}`,
+  );
   assert.equal(tampered.status, 400);
   assert.equal(tampered.body.error, 'invalid_state');
   assert.equal(s.stats.tokenRequests.length, before);
@@ -97,15 +121,25 @@ test('callback: missing, forged and tampered states are 400 and reach no token e
 });
 
 test('a member removed from the connection between authorize and callback gets nothing stored', async () => {
-  const connection = await createOAuthConnection(world, s.url, { access: { orgWide: false, memberIds: [world.tenant.member.memberId] } });
+  const connection = await createOAuthConnection(world, s.url, {
+    access: { orgWide: false, memberIds: [world.tenant.member.memberId] },
+  });
   const authorize = await startAuthorization(world, world.tenant.member, connection.id);
   assert.equal(authorize.status, 200);
   const redirect = await followAuthorization(authorize.body.authorizationUrl);
-  const replaced = await api(world.app.url, world.tenant.admin.token).put(`/v1/mcp-connections/${connection.id}/access`, { access: { orgWide: false, memberIds: [] } });
+  const replaced = await api(world.app.url, world.tenant.admin.token).put(
+    `/v1/mcp-connections/${connection.id}/access`,
+    { access: { orgWide: false, memberIds: [] } },
+  );
   assert.equal(replaced.status, 200, replaced.text);
-  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, { headers: browserOf(authorize) });
+  const callback = await api(world.app.url).get(`${redirect.pathname}${redirect.search}`, {
+    headers: browserOf(authorize),
+  });
   assert.equal(callback.status, 403);
-  const { rows } = await world.app.db.query('SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
+  const { rows } = await world.app.db.query(
+    'SELECT count(*)::int AS n FROM mcp_connection_credentials WHERE connection_id = $1',
+    [connection.id],
+  );
   assert.equal(rows[0].n, 0);
 });
 
@@ -115,10 +149,17 @@ test('tokens and secrets never appear in responses or logs; stored tokens are en
   assert.equal(callback.status, 200);
   const issued = s.stats.tokenRequests.at(-1)!;
   assert.equal(issued.outcome, 'issued');
-  const { rows } = await world.app.db.query('SELECT secret_sealed FROM mcp_connection_credentials WHERE connection_id = $1', [connection.id]);
+  const { rows } = await world.app.db.query(
+    'SELECT secret_sealed FROM mcp_connection_credentials WHERE connection_id = $1',
+    [connection.id],
+  );
   const sealed: string = rows[0].secret_sealed;
   assert.match(sealed, /^v\d+:/);
-  const token = await world.app.app.mcpOAuth.accessToken(world.tenant.orgId, connection.id, world.tenant.member.memberId);
+  const token = await world.app.app.mcpOAuth.accessToken(
+    world.tenant.orgId,
+    connection.id,
+    world.tenant.member.memberId,
+  );
   assert.equal(token.status, 'ok');
   const accessToken = (token as { accessToken: string }).accessToken;
   assert.ok(!sealed.includes(accessToken));
@@ -129,13 +170,21 @@ test('tokens and secrets never appear in responses or logs; stored tokens are en
   assert.ok(!logs.includes(accessToken), 'access token in logs');
   assert.ok(!logs.includes(redirect.searchParams.get('code')!), 'authorization code in logs');
   // The DCR client secret is stored sealed too.
-  const clients = await world.app.db.query('SELECT client_secret_sealed FROM mcp_oauth_registered_clients WHERE connection_id = $1', [connection.id]);
+  const clients = await world.app.db.query(
+    'SELECT client_secret_sealed FROM mcp_oauth_registered_clients WHERE connection_id = $1',
+    [connection.id],
+  );
   const registered = s.stats.registrations.find((r) => clients.rows.length > 0 && r.client_secret)!;
-  assert.ok(registered.client_secret && !String(clients.rows[0].client_secret_sealed).includes(registered.client_secret));
+  assert.ok(
+    registered.client_secret && !String(clients.rows[0].client_secret_sealed).includes(registered.client_secret),
+  );
   // The PKCE verifier of a pending authorization is sealed.
   const pending = await startAuthorization(world, world.tenant.member, connection.id);
   assert.equal(pending.status, 200);
-  const verifiers = await world.app.db.query('SELECT code_verifier_sealed FROM mcp_oauth_pending_authorizations WHERE connection_id = $1', [connection.id]);
+  const verifiers = await world.app.db.query(
+    'SELECT code_verifier_sealed FROM mcp_oauth_pending_authorizations WHERE connection_id = $1',
+    [connection.id],
+  );
   assert.match(verifiers.rows[0].code_verifier_sealed, /^v\d+:/);
 });
 
@@ -167,11 +216,17 @@ test('discovery goes through the guarded client: without a loopback allowance th
   try {
     const tenant = await createTenant(strictApp.url);
     const created = await api(strictApp.url, tenant.admin.token).post('/v1/mcp-connections', {
-      name: 'Internal', url: s.url, authType: 'oauth', credentialMode: 'per_member', access: { orgWide: true },
+      name: 'Internal',
+      url: s.url,
+      authType: 'oauth',
+      credentialMode: 'per_member',
+      access: { orgWide: true },
     });
     assert.equal(created.status, 201, created.text);
     const before = s.stats.mcpRequests + s.stats.metadataFetches.length;
-    const response = await api(strictApp.url, tenant.member.token).post(`/v1/mcp-connections/${created.body.id}/oauth/authorize`);
+    const response = await api(strictApp.url, tenant.member.token).post(
+      `/v1/mcp-connections/${created.body.id}/oauth/authorize`,
+    );
     assert.equal(response.status, 502, response.text);
     assert.equal(response.body.error, 'oauth_discovery_failed');
     assert.equal(response.body.diagnostic.code, 'address_blocked');

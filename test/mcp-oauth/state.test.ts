@@ -1,7 +1,12 @@
 // The signed state: what it binds, and every way a forged, altered or stale one is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deriveStateKey, signState, verifyState, type StatePayload } from '../../src/modules/mcp-connections/oauth/state.ts';
+import {
+  deriveStateKey,
+  signState,
+  verifyState,
+  type StatePayload,
+} from '../../src/modules/mcp-connections/oauth/state.ts';
 
 const key = deriveStateKey('server-secret-one');
 const payload: StatePayload = {
@@ -32,7 +37,14 @@ test('the key is derived: different secrets give different keys, and not the sec
 test('any change to the payload breaks the signature', () => {
   const state = signState(payload, key);
   const [body, sig] = state.split('.') as [string, string];
-  for (const change of [{ cid: 'emc_01jd0000000000000000000001' }, { mid: 'mem_other' }, { mode: 'shared-v1' }, { idf: '0'.repeat(64) }, { sub: 'shared' }, { exp: payload.exp + 3600 }]) {
+  for (const change of [
+    { cid: 'emc_01jd0000000000000000000001' },
+    { mid: 'mem_other' },
+    { mode: 'shared-v1' },
+    { idf: '0'.repeat(64) },
+    { sub: 'shared' },
+    { exp: payload.exp + 3600 },
+  ]) {
     const forged = Buffer.from(JSON.stringify({ ...payload, ...change })).toString('base64url');
     assert.deepEqual(verifyState(`${forged}.${sig}`, key), { ok: false, reason: 'bad_signature' });
   }
@@ -44,7 +56,11 @@ test('any change to the payload breaks the signature', () => {
   }
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
   const paddingVariant = sig.slice(0, -1) + alphabet[alphabet.indexOf(sig.at(-1)!) ^ 1];
-  assert.deepEqual(Buffer.from(paddingVariant, 'base64url'), Buffer.from(sig, 'base64url'), 'same bytes, other spelling');
+  assert.deepEqual(
+    Buffer.from(paddingVariant, 'base64url'),
+    Buffer.from(sig, 'base64url'),
+    'same bytes, other spelling',
+  );
   assert.deepEqual(verifyState(`${body}.${paddingVariant}`, key), { ok: false, reason: 'bad_signature' });
   const first = sig[0] === 'A' ? 'B' : 'A';
   assert.deepEqual(verifyState(`${body}.${first}${sig.slice(1)}`, key), { ok: false, reason: 'bad_signature' });

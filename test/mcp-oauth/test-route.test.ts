@@ -4,11 +4,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api } from '../support/http.ts';
-import { connectThroughOAuth, createOAuthConnection, getConnection, startAuthorization, useOAuthWorld } from './helpers.ts';
+import {
+  connectThroughOAuth,
+  createOAuthConnection,
+  getConnection,
+  startAuthorization,
+  useOAuthWorld,
+} from './helpers.ts';
 
 const world = useOAuthWorld();
 
-const testRoute = (connectionId: string) => api(world.app.url, world.tenant.admin.token).post(`/v1/mcp-connections/${connectionId}/test`);
+const testRoute = (connectionId: string) =>
+  api(world.app.url, world.tenant.admin.token).post(`/v1/mcp-connections/${connectionId}/test`);
 
 test('a token about to expire is refreshed before the probe, which then reaches catalog_ready', async () => {
   const s = await world.server({ accessTokenTtlSeconds: 30 });
@@ -18,7 +25,10 @@ test('a token about to expire is refreshed before the probe, which then reaches 
   assert.equal(tested.status, 200, tested.text);
   assert.equal(tested.body.ok, true, tested.text);
   assert.equal(tested.body.highestPassed, 'catalog_ready');
-  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length, 1);
+  assert.equal(
+    s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length,
+    1,
+  );
 });
 
 test('without a credential, the test checks what an authorization needs: not connected yet, registers nothing', async () => {
@@ -40,7 +50,11 @@ test('without a credential, the test checks what an authorization needs: not con
 test('setupRequired shows after a test, before anyone starts an authorization; a pinned issuer mismatch is flagged the same way', async () => {
   const noRegistration = await world.server({ dynamicRegistration: false });
   const connection = await createOAuthConnection(world, noRegistration.url);
-  assert.equal((await getConnection(world, world.tenant.admin, connection.id)).setupRequired, false, 'unknown until checked');
+  assert.equal(
+    (await getConnection(world, world.tenant.admin, connection.id)).setupRequired,
+    false,
+    'unknown until checked',
+  );
   const tested = await testRoute(connection.id);
   assert.equal(tested.body.ok, false);
   assert.equal(tested.body.diagnostic.code, 'setup_required');
@@ -51,15 +65,24 @@ test('setupRequired shows after a test, before anyone starts an authorization; a
   assert.equal(seen.oauthClientRequired, true);
 
   const s = await world.server();
-  const pinned = await createOAuthConnection(world, s.url, { authorizationServerIssuer: 'https://auth.elsewhere.example' });
+  const pinned = await createOAuthConnection(world, s.url, {
+    authorizationServerIssuer: 'https://auth.elsewhere.example',
+  });
   const pinnedTest = await testRoute(pinned.id);
   assert.equal(pinnedTest.body.diagnostic.code, 'issuer_mismatch');
   assert.equal((await getConnection(world, world.tenant.admin, pinned.id)).issuerReviewRequired, true);
 });
 
 test('403 insufficient_scope: one step-up by refresh, then the probe passes', async () => {
-  const s = await world.server({ scopesSupported: ['files:read', 'files:write'], requiredScopes: ['files:write'], allowScopeUpgradeOnRefresh: true });
-  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  const s = await world.server({
+    scopesSupported: ['files:read', 'files:write'],
+    requiredScopes: ['files:write'],
+    allowScopeUpgradeOnRefresh: true,
+  });
+  const connection = await createOAuthConnection(world, s.url, {
+    credentialMode: 'shared',
+    requestedScopes: ['files:read'],
+  });
   await connectThroughOAuth(world, world.tenant.admin, connection.id);
   const tested = await testRoute(connection.id);
   assert.equal(tested.body.ok, true, tested.text);
@@ -72,12 +95,19 @@ test('403 insufficient_scope: one step-up by refresh, then the probe passes', as
 
 test('403 insufficient_scope and a server that will not widen by refresh: reconnect, and the next authorization asks for the scope', async () => {
   const s = await world.server({ scopesSupported: ['files:read', 'files:write'], requiredScopes: ['files:write'] });
-  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  const connection = await createOAuthConnection(world, s.url, {
+    credentialMode: 'shared',
+    requestedScopes: ['files:read'],
+  });
   await connectThroughOAuth(world, world.tenant.admin, connection.id);
   const tested = await testRoute(connection.id);
   assert.equal(tested.body.ok, false);
   assert.equal(tested.body.diagnostic.phase, 'AUTH_RESOURCE_VALIDATION');
-  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length, 1, 'one step-up attempt, no loop');
+  assert.equal(
+    s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length,
+    1,
+    'one step-up attempt, no loop',
+  );
   const seen = await getConnection(world, world.tenant.admin, connection.id);
   assert.equal(seen.credentialHealth, 'reconnect_required');
   assert.equal(seen.credentialHealthReason, 'authorization_rejected');
@@ -93,7 +123,10 @@ test('a connection deleted while its test steps up scopes: 404, not a key violat
   const scopes = { scopesSupported: ['files:read', 'files:write'], requiredScopes: ['files:write'] };
   // A control run counts the MCP requests of a test ending in the step-up: the last is the challenge read.
   const control = await world.server(scopes);
-  const first = await createOAuthConnection(world, control.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  const first = await createOAuthConnection(world, control.url, {
+    credentialMode: 'shared',
+    requestedScopes: ['files:read'],
+  });
   await connectThroughOAuth(world, world.tenant.admin, first.id);
   const before = control.stats.mcpRequests;
   assert.equal((await testRoute(first.id)).body.ok, false);
@@ -112,7 +145,10 @@ test('a connection deleted while its test steps up scopes: 404, not a key violat
       assert.equal(deleted.rowCount, 1);
     },
   });
-  const connection = await createOAuthConnection(world, s.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  const connection = await createOAuthConnection(world, s.url, {
+    credentialMode: 'shared',
+    requestedScopes: ['files:read'],
+  });
   connectionId = connection.id;
   await connectThroughOAuth(world, world.tenant.admin, connection.id);
   base = s.stats.mcpRequests;
@@ -131,7 +167,11 @@ test('the MCP server answers 401 to a token just refreshed: reconnect_required, 
   assert.equal(tested.status, 200, tested.text);
   assert.equal(tested.body.ok, false);
   assert.equal(tested.body.diagnostic.phase, 'AUTH_RESOURCE_VALIDATION');
-  assert.equal(s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length, 1, 'the refresh succeeded');
+  assert.equal(
+    s.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length,
+    1,
+    'the refresh succeeded',
+  );
   const seen = await getConnection(world, world.tenant.admin, connection.id);
   assert.equal(seen.credentialHealth, 'reconnect_required');
   assert.equal(seen.credentialHealthReason, 'authorization_rejected');
@@ -144,7 +184,10 @@ test('the MCP server answers 401 to a token just refreshed: reconnect_required, 
   long.rejectAtResource(true);
   assert.equal((await testRoute(other.id)).body.ok, false);
   assert.equal(long.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length, 0);
-  assert.equal((await getConnection(world, world.tenant.admin, other.id)).credentialHealthReason, 'post_authorization_validation_failed');
+  assert.equal(
+    (await getConnection(world, world.tenant.admin, other.id)).credentialHealthReason,
+    'post_authorization_validation_failed',
+  );
 });
 
 test('stepUp (for callers of the server other than the test, a tool call refused with 403): a refresh for the named scopes, else the next authorization asks for them', async () => {
@@ -153,18 +196,33 @@ test('stepUp (for callers of the server other than the test, a tool call refused
   const insufficient = 'Bearer error="insufficient_scope", scope="files:write"';
 
   const widening = await world.server({ ...scopes, allowScopeUpgradeOnRefresh: true });
-  const a = await createOAuthConnection(world, widening.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  const a = await createOAuthConnection(world, widening.url, {
+    credentialMode: 'shared',
+    requestedScopes: ['files:read'],
+  });
   await connectThroughOAuth(world, world.tenant.admin, a.id);
   // Not an insufficient_scope challenge: nothing to step up to, nothing changed.
-  assert.equal(await service.stepUp(world.tenant.orgId, a.id, null, ['files:read'], 'Bearer error="invalid_token"'), null);
+  assert.equal(
+    await service.stepUp(world.tenant.orgId, a.id, null, ['files:read'], 'Bearer error="invalid_token"'),
+    null,
+  );
   assert.equal(widening.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token').length, 0);
   const token = await service.stepUp(world.tenant.orgId, a.id, null, ['files:read'], insufficient);
   assert.ok(token, 'a refreshed token');
-  assert.equal(widening.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length, 1);
-  assert.deepEqual([...(await getConnection(world, world.tenant.admin, a.id)).grantedScopes].sort(), ['files:read', 'files:write']);
+  assert.equal(
+    widening.stats.tokenRequests.filter((r) => r.grantType === 'refresh_token' && r.outcome === 'issued').length,
+    1,
+  );
+  assert.deepEqual([...(await getConnection(world, world.tenant.admin, a.id)).grantedScopes].sort(), [
+    'files:read',
+    'files:write',
+  ]);
 
   const fixed = await world.server(scopes);
-  const b = await createOAuthConnection(world, fixed.url, { credentialMode: 'shared', requestedScopes: ['files:read'] });
+  const b = await createOAuthConnection(world, fixed.url, {
+    credentialMode: 'shared',
+    requestedScopes: ['files:read'],
+  });
   await connectThroughOAuth(world, world.tenant.admin, b.id);
   assert.equal(await service.stepUp(world.tenant.orgId, b.id, null, ['files:read'], insufficient), null);
   assert.equal((await getConnection(world, world.tenant.admin, b.id)).credentialHealth, 'reconnect_required');

@@ -62,7 +62,10 @@ describe('the catalog', () => {
     const body = response.body;
     assert.deepEqual(body.serverInfo, { name: 'docs-server', version: '2.4.1' });
     assert.match(body.protocolVersion, /^\d{4}-\d\d-\d\d$/);
-    assert.ok(body.capabilities.tools && body.capabilities.prompts && body.capabilities.resources, JSON.stringify(body.capabilities));
+    assert.ok(
+      body.capabilities.tools && body.capabilities.prompts && body.capabilities.resources,
+      JSON.stringify(body.capabilities),
+    );
     assert.equal(body.promptCount, 2);
     assert.equal(body.resourceCount, 3);
     assert.equal(body.truncated, false);
@@ -78,33 +81,51 @@ describe('the catalog', () => {
     const created = await createConnection(app.url, tenant.admin.token, connectionBody(changing.url));
     const first = await member().get(`/v1/mcp-connections/${created.id}/tools`);
     assert.equal(first.status, 200, first.text);
-    assert.deepEqual(first.body.tools.map((tool: { name: string }) => tool.name), ['search', 'delete_page']);
+    assert.deepEqual(
+      first.body.tools.map((tool: { name: string }) => tool.name),
+      ['search', 'delete_page'],
+    );
 
     offered = [deleteTool, { name: 'new_tool', inputSchema: { type: 'object' } }];
     const tested = await admin().post(`/v1/mcp-connections/${created.id}/test`);
     assert.equal(tested.body.ok, true, tested.text);
     const second = await member().get(`/v1/mcp-connections/${created.id}/tools`);
-    assert.deepEqual(second.body.tools.map((tool: { name: string }) => tool.name), ['delete_page', 'new_tool']);
+    assert.deepEqual(
+      second.body.tools.map((tool: { name: string }) => tool.name),
+      ['delete_page', 'new_tool'],
+    );
     assert.ok(second.body.catalogUpdatedAt >= first.body.catalogUpdatedAt);
     offered = [readTool, deleteTool];
   });
 
   test('an API key stored by PUT .../credentials takes the catalog with that key', async () => {
-    const created = await createConnection(app.url, tenant.admin.token, connectionBody(keyed.url, { authType: 'apikey', credentialMode: 'per_member' }));
+    const created = await createConnection(
+      app.url,
+      tenant.admin.token,
+      connectionBody(keyed.url, { authType: 'apikey', credentialMode: 'per_member' }),
+    );
     const before = await admin().get(`/v1/mcp-connections/${created.id}/tools`);
     assert.equal(before.body.catalogUpdatedAt, null, 'no catalog before any key worked');
     assert.deepEqual(before.body.tools, []);
     const stored = await member().put(`/v1/mcp-connections/${created.id}/credentials`, { apiKey: 'tool-key-1' });
     assert.equal(stored.status, 200, stored.text);
     const after = await member().get(`/v1/mcp-connections/${created.id}/tools`);
-    assert.deepEqual(after.body.tools.map((tool: { name: string }) => tool.name), ['search']);
+    assert.deepEqual(
+      after.body.tools.map((tool: { name: string }) => tool.name),
+      ['search'],
+    );
   });
 
   test('a catalog of a former url is not shown after an edit to a server not probed yet', async () => {
     const created = await createConnection(app.url, tenant.admin.token, connectionBody(annotated.url));
     // An OAuth identity is not probed on edit: the stored catalog belongs to the no-auth identity.
     const edited = await admin().put(`/v1/mcp-connections/${created.id}`, {
-      expectedUpdatedAt: created.updatedAt, name: created.name, url: created.url, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true },
+      expectedUpdatedAt: created.updatedAt,
+      name: created.name,
+      url: created.url,
+      authType: 'oauth',
+      credentialMode: 'shared',
+      access: { orgWide: true },
     });
     assert.equal(edited.status, 200, edited.text);
     const tools = await admin().get(`/v1/mcp-connections/${created.id}/tools`);
@@ -116,7 +137,11 @@ describe('the catalog', () => {
 describe('the tool policy', () => {
   test('allow-list: only the tools named are allowed; the response and the list carry the policy', async () => {
     const created = await createConnection(app.url, tenant.admin.token, connectionBody(annotated.url));
-    const set = await admin().put(`/v1/mcp-connections/${created.id}/tool-policy`, { mode: 'allow_list', tools: ['search', 'search'], destructiveNeedsApproval: false });
+    const set = await admin().put(`/v1/mcp-connections/${created.id}/tool-policy`, {
+      mode: 'allow_list',
+      tools: ['search', 'search'],
+      destructiveNeedsApproval: false,
+    });
     assert.equal(set.status, 200, set.text);
     assert.equal(set.body.toolPolicy.mode, 'allow_list');
     assert.deepEqual(set.body.toolPolicy.tools, ['search']);
@@ -127,27 +152,50 @@ describe('the tool policy', () => {
     const tools = await member().get(`/v1/mcp-connections/${created.id}/tools`);
     assert.deepEqual(
       tools.body.tools.map((tool: { name: string; allowed: boolean }) => [tool.name, tool.allowed]),
-      [['search', true], ['delete_page', false], ['plain', false]],
+      [
+        ['search', true],
+        ['delete_page', false],
+        ['plain', false],
+      ],
     );
   });
 
   test('deny-list with destructive approval: denied tools are not allowed; allowed tools that may be destructive need approval', async () => {
     const created = await createConnection(app.url, tenant.admin.token, connectionBody(annotated.url));
-    const set = await admin().put(`/v1/mcp-connections/${created.id}/tool-policy`, { mode: 'deny_list', tools: ['delete_page'], destructiveNeedsApproval: true });
+    const set = await admin().put(`/v1/mcp-connections/${created.id}/tool-policy`, {
+      mode: 'deny_list',
+      tools: ['delete_page'],
+      destructiveNeedsApproval: true,
+    });
     assert.equal(set.status, 200, set.text);
     const tools = await admin().get(`/v1/mcp-connections/${created.id}/tools`);
     assert.deepEqual(
-      tools.body.tools.map((tool: { name: string; allowed: boolean; needsApproval: boolean }) => [tool.name, tool.allowed, tool.needsApproval]),
-      [['search', true, false], ['delete_page', false, false], ['plain', true, true]],
+      tools.body.tools.map((tool: { name: string; allowed: boolean; needsApproval: boolean }) => [
+        tool.name,
+        tool.allowed,
+        tool.needsApproval,
+      ]),
+      [
+        ['search', true, false],
+        ['delete_page', false, false],
+        ['plain', true, true],
+      ],
     );
-    const back = await admin().put(`/v1/mcp-connections/${created.id}/tool-policy`, { mode: 'all', destructiveNeedsApproval: false });
+    const back = await admin().put(`/v1/mcp-connections/${created.id}/tool-policy`, {
+      mode: 'all',
+      destructiveNeedsApproval: false,
+    });
     assert.equal(back.status, 200, back.text);
     assert.deepEqual(back.body.toolPolicy.tools, []);
   });
 
   test('a tool gone from the catalog stays in the policy, shown absent, and keeps its decision when it returns', async () => {
     const created = await createConnection(app.url, tenant.admin.token, connectionBody(changing.url));
-    await admin().put(`/v1/mcp-connections/${created.id}/tool-policy`, { mode: 'allow_list', tools: ['delete_page', 'future_tool'], destructiveNeedsApproval: false });
+    await admin().put(`/v1/mcp-connections/${created.id}/tool-policy`, {
+      mode: 'allow_list',
+      tools: ['delete_page', 'future_tool'],
+      destructiveNeedsApproval: false,
+    });
     offered = [readTool];
     assert.equal((await admin().post(`/v1/mcp-connections/${created.id}/test`)).body.ok, true);
     const gone = await admin().get(`/v1/mcp-connections/${created.id}/tools`);

@@ -27,14 +27,20 @@ after(async () => {
 
 async function catalogOf(tools: unknown[]) {
   offered = tools;
-  const created = await createConnection(app.url, tenant.admin.token, connectionBody(server.url, { authType: 'apikey', apiKey: KEY }));
+  const created = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(server.url, { authType: 'apikey', apiKey: KEY }),
+  );
   const response = await api(app.url, tenant.admin.token).get(`/v1/mcp-connections/${created.id}/tools`);
   assert.equal(response.status, 200, response.text);
   return response.body;
 }
 
 test('more tools than the limit: the first ones are stored, truncated', async () => {
-  const body = await catalogOf(Array.from({ length: catalogLimits.maxTools + 20 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } })));
+  const body = await catalogOf(
+    Array.from({ length: catalogLimits.maxTools + 20 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } })),
+  );
   assert.equal(body.tools.length, catalogLimits.maxTools);
   assert.equal(body.tools[0].name, 't0');
   assert.equal(body.truncated, true);
@@ -48,11 +54,14 @@ test('an oversize or too deeply nested schema is replaced, the tool kept, trunca
     { name: 'deep', inputSchema: deep },
     { name: 'fine', inputSchema: { type: 'object', properties: { a: { type: 'string' } } } },
   ]);
-  assert.deepEqual(body.tools.map((tool: { name: string; inputSchema: unknown }) => [tool.name, tool.inputSchema]), [
-    ['big', { type: 'object' }],
-    ['deep', { type: 'object' }],
-    ['fine', { type: 'object', properties: { a: { type: 'string' } } }],
-  ]);
+  assert.deepEqual(
+    body.tools.map((tool: { name: string; inputSchema: unknown }) => [tool.name, tool.inputSchema]),
+    [
+      ['big', { type: 'object' }],
+      ['deep', { type: 'object' }],
+      ['fine', { type: 'object', properties: { a: { type: 'string' } } }],
+    ],
+  );
   assert.equal(body.truncated, true);
 });
 
@@ -70,7 +79,10 @@ test('NUL characters, lone surrogates and the echoed API key are cleaned out; lo
   assert.ok(!text.includes('\\u0000'));
   assert.equal(body.tools[0].name, 'nulname');
   assert.match(body.tools[0].description, /^key \[redacted\] and a lone \uFFFD surrogate$/);
-  assert.deepEqual(body.tools[0].inputSchema, { type: 'object', properties: { 'k[redacted]': { type: 'string', default: 'ab' } } });
+  assert.deepEqual(body.tools[0].inputSchema, {
+    type: 'object',
+    properties: { 'k[redacted]': { type: 'string', default: 'ab' } },
+  });
   assert.equal(body.tools[1].description.length, catalogLimits.maxDescriptionChars);
   assert.equal(body.truncated, true);
 });

@@ -15,7 +15,11 @@ let open: Record<string, any>; // org-wide
 before(async () => {
   ({ app, tenant } = await setup());
   server = await startStreamableServer({ tools: ['search'] });
-  restricted = await createConnection(app.url, tenant.admin.token, connectionBody(server.url, { access: { orgWide: false } }));
+  restricted = await createConnection(
+    app.url,
+    tenant.admin.token,
+    connectionBody(server.url, { access: { orgWide: false } }),
+  );
   open = await createConnection(app.url, tenant.admin.token, connectionBody(server.url));
 });
 
@@ -76,7 +80,11 @@ describe('PUT .../tool-policy', () => {
   });
 
   test('the owner may set it', async () => {
-    const response = await api(app.url, tenant.owner.token).put(policyOf(restricted.id), { mode: 'allow_list', tools: [], destructiveNeedsApproval: false });
+    const response = await api(app.url, tenant.owner.token).put(policyOf(restricted.id), {
+      mode: 'allow_list',
+      tools: [],
+      destructiveNeedsApproval: false,
+    });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.body.toolPolicy.mode, 'allow_list');
   });
@@ -87,7 +95,10 @@ describe('PUT .../tool-policy', () => {
       [{ mode: 'all', tools: ['search'], destructiveNeedsApproval: false }, ['tools']],
       [{ mode: 'deny_list', tools: [''], destructiveNeedsApproval: false }, ['tools', 0]],
       [{ mode: 'deny_list', tools: ['x'.repeat(129)], destructiveNeedsApproval: false }, ['tools', 0]],
-      [{ mode: 'deny_list', tools: Array.from({ length: 1001 }, (_, i) => `t${i}`), destructiveNeedsApproval: false }, ['tools']],
+      [
+        { mode: 'deny_list', tools: Array.from({ length: 1001 }, (_, i) => `t${i}`), destructiveNeedsApproval: false },
+        ['tools'],
+      ],
       [{ mode: 'deny_list', tools: [7], destructiveNeedsApproval: false }, ['tools', 0]],
       [{ mode: 'deny_list', tools: [] }, ['destructiveNeedsApproval']],
       [{ mode: 'deny_list', tools: 'search', destructiveNeedsApproval: false }, ['tools']],
@@ -96,7 +107,12 @@ describe('PUT .../tool-policy', () => {
       const response = await api(app.url, tenant.admin.token).put(policyOf(open.id), body);
       assert.equal(response.status, 400, `${JSON.stringify(body).slice(0, 80)}: ${response.text}`);
       assert.equal(response.body.error, 'invalid_request');
-      assert.ok(response.body.details.some((detail: { path: unknown[] }) => JSON.stringify(detail.path) === JSON.stringify(path)), response.text);
+      assert.ok(
+        response.body.details.some(
+          (detail: { path: unknown[] }) => JSON.stringify(detail.path) === JSON.stringify(path),
+        ),
+        response.text,
+      );
     }
     assert.equal((await currentPolicy(open.id)).mode, 'all');
   });

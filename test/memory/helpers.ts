@@ -29,7 +29,21 @@ export function memoryClient(baseUrl: string, token: string) {
       assert.equal(response.status, 201, response.text);
       return response.body.memories;
     },
-    async search(q: string, extra = ''): Promise<{ id: string; content: string; score: number; updatedAt: string; tags: string[]; source: string; scope: string; createdAt: string }[]> {
+    async search(
+      q: string,
+      extra = '',
+    ): Promise<
+      {
+        id: string;
+        content: string;
+        score: number;
+        updatedAt: string;
+        tags: string[];
+        source: string;
+        scope: string;
+        createdAt: string;
+      }[]
+    > {
       const response = await client.get(`/v1/memory/search?q=${encodeURIComponent(q)}${extra}`);
       assert.equal(response.status, 200, response.text);
       return response.body.results;
@@ -77,13 +91,17 @@ export function referenceRanking(docs: { id: string; content: string; updatedAt:
         if (weight === undefined) return;
         if (own.has(term)) hasOwn = true;
         const idf = Math.log(1 + (n - df.get(term)! + 0.5) / (df.get(term)! + 0.5));
-        const f = (headWeight * doc.a.headTf[i]!) / (1 - headB + (headB * doc.a.headLength) / avgHead) +
+        const f =
+          (headWeight * doc.a.headTf[i]!) / (1 - headB + (headB * doc.a.headLength) / avgHead) +
           doc.a.bodyTf[i]! / (1 - bodyB + (bodyB * doc.a.bodyLength) / avgBody);
         score += (weight * idf * (k1 + 1) * f) / (f + k1);
       });
       if (hasOwn) scored.push({ id: doc.id, updatedAt: doc.updatedAt, score });
     }
-    return scored.sort((x, y) => y.score - x.score || (x.updatedAt < y.updatedAt ? 1 : x.updatedAt > y.updatedAt ? -1 : x.id < y.id ? 1 : -1));
+    return scored.sort(
+      (x, y) =>
+        y.score - x.score || (x.updatedAt < y.updatedAt ? 1 : x.updatedAt > y.updatedAt ? -1 : x.id < y.id ? 1 : -1),
+    );
   };
 
   const first = pass(new Map([...own].map((term) => [term, 1])));
@@ -94,12 +112,18 @@ export function referenceRanking(docs: { id: string; content: string; updatedAt:
     const doc = analyzed.find((d) => d.id === hit.id)!;
     const length = doc.a.headLength + doc.a.bodyLength;
     const docWeight = Math.exp(hit.score - top[0]!.score);
-    doc.a.terms.forEach((term, i) => mass.set(term, (mass.get(term) ?? 0) + (docWeight * (doc.a.headTf[i]! + doc.a.bodyTf[i]!)) / length));
+    doc.a.terms.forEach((term, i) =>
+      mass.set(term, (mass.get(term) ?? 0) + (docWeight * (doc.a.headTf[i]! + doc.a.bodyTf[i]!)) / length),
+    );
   }
-  const selected = [...mass.entries()].filter(([term]) => own.has(term) || df.get(term)! <= feedback.maxDocumentShare * n).sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, feedback.terms);
+  const selected = [...mass.entries()]
+    .filter(([term]) => own.has(term) || df.get(term)! <= feedback.maxDocumentShare * n)
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+    .slice(0, feedback.terms);
   const total = selected.reduce((sum, [, value]) => sum + value, 0);
   const scale = own.size / feedback.originalWeight;
   const weights = new Map([...own].map((term) => [term, 1]));
-  for (const [term, value] of selected) weights.set(term, (weights.get(term) ?? 0) + (scale * (1 - feedback.originalWeight) * value) / total);
+  for (const [term, value] of selected)
+    weights.set(term, (weights.get(term) ?? 0) + (scale * (1 - feedback.originalWeight) * value) / total);
   return pass(weights).slice(0, limit);
 }

@@ -36,13 +36,19 @@ test('create: content missing, empty, not a string, or over 20,000 characters', 
   assertInvalid(await memory.client.post('/v1/memory', { content: 'nul \u0000 inside' }), ['content']);
   assertInvalid(await memory.client.post('/v1/memory', { content: 'ok', tags: ['a\u0000'] }), ['tags', 0]);
   // A lone surrogate, sent as the JSON escape (JSON.stringify would send it the same way).
-  const lone = await memory.client.post('/v1/memory', undefined, { raw: '{"content":"half \\ud800 a pair"}', headers: { 'content-type': 'application/json' } });
+  const lone = await memory.client.post('/v1/memory', undefined, {
+    raw: '{"content":"half \\ud800 a pair"}',
+    headers: { 'content-type': 'application/json' },
+  });
   assertInvalid(lone, ['content']);
 });
 
 test('create: tags over 50, empty, over 64 characters, with a comma, or not strings', async () => {
   const base = { content: 'a note' };
-  assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: Array.from({ length: 51 }, (_, i) => `t${i}`) }), ['tags']);
+  assertInvalid(
+    await memory.client.post('/v1/memory', { ...base, tags: Array.from({ length: 51 }, (_, i) => `t${i}`) }),
+    ['tags'],
+  );
   assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: ['ok', ''] }), ['tags', 1]);
   assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: ['x'.repeat(65)] }), ['tags', 0]);
   assertInvalid(await memory.client.post('/v1/memory', { ...base, tags: ['a,b'] }), ['tags', 0]);
@@ -63,7 +69,10 @@ test('create: source and scope must be short labels; unknown fields are refused'
 });
 
 test('create: malformed JSON and a non-object body are 400', async () => {
-  const bad = await memory.client.post('/v1/memory', undefined, { raw: '{"content":', headers: { 'content-type': 'application/json' } });
+  const bad = await memory.client.post('/v1/memory', undefined, {
+    raw: '{"content":',
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(bad.status, 400, bad.text);
   assert.equal(bad.body.error, 'invalid_request');
   const array = await memory.client.post('/v1/memory', [{ content: 'x' }]);
@@ -117,7 +126,9 @@ test('batch: one item that analyzes to too many words rejects the batch with the
   const before = await storedRows();
   for (const content of expanding) {
     assertInvalid(
-      await memory.client.post('/v1/memory/batch', { memories: [{ content: 'fine' }, { content }, { content: 'also fine' }] }),
+      await memory.client.post('/v1/memory/batch', {
+        memories: [{ content: 'fine' }, { content }, { content: 'also fine' }],
+      }),
       ['memories', 1, 'content'],
     );
   }
@@ -128,7 +139,10 @@ test('search: a query of 1,000 expanding characters answers normally', async () 
   const stored = await memory.create({ content: 'A blessing: \uFDFA' });
   for (const q of ['\uFDFA'.repeat(1000), '\uFDFA '.repeat(500)]) {
     const results = await memory.search(q);
-    assert.ok(results.some((result) => result.id === stored.id), JSON.stringify(results));
+    assert.ok(
+      results.some((result) => result.id === stored.id),
+      JSON.stringify(results),
+    );
   }
 });
 
@@ -165,12 +179,20 @@ test('list: limit outside 1..100 and cursors this API did not issue', async () =
 });
 
 test('get and delete: a malformed id is 400, an unknown one 404 memory_not_found', async () => {
-  for (const id of ['nope', 'mem_01m7z3km64f6dr81ecv14djt6g', 'mry_01m7z3km64f6dr81ecv14djt6', 'mry_81m7z3km64f6dr81ecv14djt6g']) {
+  for (const id of [
+    'nope',
+    'mem_01m7z3km64f6dr81ecv14djt6g',
+    'mry_01m7z3km64f6dr81ecv14djt6',
+    'mry_81m7z3km64f6dr81ecv14djt6g',
+  ]) {
     assertInvalid(await memory.client.get(`/v1/memory/${id}`), ['id']);
     assertInvalid(await memory.client.delete(`/v1/memory/${id}`), ['id']);
   }
   const unknown = 'mry_01m7z3km64f6dr81ecv14djt6g';
-  for (const response of [await memory.client.get(`/v1/memory/${unknown}`), await memory.client.delete(`/v1/memory/${unknown}`)]) {
+  for (const response of [
+    await memory.client.get(`/v1/memory/${unknown}`),
+    await memory.client.delete(`/v1/memory/${unknown}`),
+  ]) {
     assert.equal(response.status, 404, response.text);
     assert.equal(response.body.error, 'memory_not_found');
     assert.equal(typeof response.body.message, 'string');
@@ -179,8 +201,13 @@ test('get and delete: a malformed id is 400, an unknown one 404 memory_not_found
 
 test('a batch body over 32 MiB is 413 payload_too_large', async () => {
   const content = 'y'.repeat(20_000);
-  const raw = JSON.stringify({ memories: Array.from({ length: 1000 }, () => ({ content, tags: ['z'.repeat(64)] })) }) + ' '.repeat(14 * 1024 * 1024);
-  const response = await memory.client.post('/v1/memory/batch', undefined, { raw, headers: { 'content-type': 'application/json' } });
+  const raw =
+    JSON.stringify({ memories: Array.from({ length: 1000 }, () => ({ content, tags: ['z'.repeat(64)] })) }) +
+    ' '.repeat(14 * 1024 * 1024);
+  const response = await memory.client.post('/v1/memory/batch', undefined, {
+    raw,
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(response.status, 413, response.text.slice(0, 200));
   assert.equal(response.body.error, 'payload_too_large');
 });

@@ -109,7 +109,10 @@ test('delete: 204, then gone from get, list and search; a second delete is 404',
   assert.equal(again.body.error, 'memory_not_found');
   assert.equal((await memory.client.get(`/v1/memory/${doomed.id}`)).status, 404);
   assert.ok(!(await memory.listAll()).some((item) => item.id === doomed.id));
-  assert.deepEqual((await memory.search('spare key mailbox')).map((r) => r.id), [kept.id]);
+  assert.deepEqual(
+    (await memory.search('spare key mailbox')).map((r) => r.id),
+    [kept.id],
+  );
 });
 
 test('a user without an organization keeps memories too, filed under no organization', async () => {
@@ -117,5 +120,8 @@ test('a user without an organization keeps memories too, filed under no organiza
   const client = memoryClient(app.url, loner.token);
   const created = await client.create({ content: 'Allergic to peanuts' });
   assert.equal(created.organizationId, null);
-  assert.deepEqual((await client.search('peanut allergy')).map((r) => r.id), [created.id]);
+  assert.deepEqual(
+    (await client.search('peanut allergy')).map((r) => r.id),
+    [created.id],
+  );
 });

@@ -8,18 +8,22 @@ import { memoryClient } from './helpers.ts';
 
 const t = useTenantApp();
 
-const routes = (id: string) => [
-  ['POST', '/v1/memory', { content: 'x' }],
-  ['POST', '/v1/memory/batch', { memories: [{ content: 'x' }] }],
-  ['GET', '/v1/memory'],
-  ['GET', `/v1/memory/${id}`],
-  ['DELETE', `/v1/memory/${id}`],
-  ['GET', '/v1/memory/search?q=x'],
-] as const;
+const routes = (id: string) =>
+  [
+    ['POST', '/v1/memory', { content: 'x' }],
+    ['POST', '/v1/memory/batch', { memories: [{ content: 'x' }] }],
+    ['GET', '/v1/memory'],
+    ['GET', `/v1/memory/${id}`],
+    ['DELETE', `/v1/memory/${id}`],
+    ['GET', '/v1/memory/search?q=x'],
+  ] as const;
 
 test('anonymous callers, unknown or tampered session tokens and organization API keys get 401', async () => {
   const owned = await memoryClient(t.app.url, t.tenant.member.token).create({ content: 'secret plan' });
-  const apiKey = await api(t.app.url, t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/api-keys`, { name: 'k', role: 'member' });
+  const apiKey = await api(t.app.url, t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/api-keys`, {
+    name: 'k',
+    role: 'member',
+  });
   const headerSets: Record<string, string>[] = [
     {},
     { authorization: 'Bearer not-a-session' },
@@ -31,7 +35,11 @@ test('anonymous callers, unknown or tampered session tokens and organization API
   for (const headers of headerSets) {
     for (const [method, path, body] of routes(owned.id)) {
       const response: ApiResponse = await api(t.app.url).send(method, path, body, { headers });
-      assert.equal(response.status, 401, `${method} ${path} with ${JSON.stringify(Object.keys(headers))}: ${response.text}`);
+      assert.equal(
+        response.status,
+        401,
+        `${method} ${path} with ${JSON.stringify(Object.keys(headers))}: ${response.text}`,
+      );
       assert.equal(response.body.error, 'unauthorized');
     }
   }
@@ -45,14 +53,25 @@ test('another user never sees my memories, even with identical content, in searc
   const my = await mine.create({ content, tags: ['codes'] });
   const their = await theirs.create({ content, tags: ['codes'] });
 
-  assert.deepEqual((await mine.search('door code server room')).map((r) => r.id), [my.id]);
-  assert.deepEqual((await theirs.search('door code server room')).map((r) => r.id), [their.id]);
+  assert.deepEqual(
+    (await mine.search('door code server room')).map((r) => r.id),
+    [my.id],
+  );
+  assert.deepEqual(
+    (await theirs.search('door code server room')).map((r) => r.id),
+    [their.id],
+  );
   assert.ok(!(await theirs.listAll()).some((m) => m.id === my.id));
   // Same organization, even its owner: memories are personal.
   const owner = memoryClient(t.app.url, t.tenant.owner.token);
   assert.ok(!(await owner.search('door code server room', '&limit=100')).some((r) => r.id === my.id));
 
-  for (const client of [theirs, owner, memoryClient(t.app.url, t.tenant.otherAdmin.token), memoryClient(t.app.url, t.tenant.outsider.token)]) {
+  for (const client of [
+    theirs,
+    owner,
+    memoryClient(t.app.url, t.tenant.otherAdmin.token),
+    memoryClient(t.app.url, t.tenant.outsider.token),
+  ]) {
     const get = await client.client.get(`/v1/memory/${my.id}`);
     assert.equal(get.status, 404, get.text);
     assert.equal(get.body.error, 'memory_not_found');
@@ -75,7 +94,10 @@ test("another user's memories never change my scores (statistics are per user)",
 
   // A neighbour in the same organization floods the instance with the same words.
   const neighbour = await signUp(t.app.url, 'stats-neighbour');
-  const invitation = await api(t.app.url, t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/invitations`, { email: neighbour.email, role: 'member' });
+  const invitation = await api(t.app.url, t.tenant.owner.token).post(`/v1/orgs/${t.tenant.orgId}/invitations`, {
+    email: neighbour.email,
+    role: 'member',
+  });
   assert.equal(invitation.status, 201, invitation.text);
   const flood = memoryClient(t.app.url, neighbour.token);
   await flood.batch(Array.from({ length: 300 }, (_, i) => ({ content: `budget review ${i} budget budget offsite` })));
@@ -95,7 +117,10 @@ test('a deleted memory never appears again, and leaves the statistics as if it h
   const shared = ['ferry timetable to the island', 'island hotel check-in at noon', 'ferry tickets in the blue folder'];
   await deleter.batch(shared.map((content) => ({ content })));
   await control.batch(shared.map((content) => ({ content })));
-  const doomed = await deleter.batch([{ content: 'ferry ferry ferry island secret' }, { content: 'secret island ferry' }]);
+  const doomed = await deleter.batch([
+    { content: 'ferry ferry ferry island secret' },
+    { content: 'secret island ferry' },
+  ]);
   for (const item of doomed) await deleter.remove(item.id);
 
   for (const q of ['ferry island secret', 'secret', 'ferry']) {
@@ -120,29 +145,49 @@ test('the same user in another organization: memories stay with the organization
   assert.equal((await client.client.delete(`/v1/memory/${inFirst.id}`)).status, 404);
   const inSecond = await client.create({ content: 'Second org: the release train leaves on Fridays' });
   assert.equal(inSecond.organizationId, second);
-  assert.deepEqual((await client.search('release train')).map((r) => r.id), [inSecond.id]);
+  assert.deepEqual(
+    (await client.search('release train')).map((r) => r.id),
+    [inSecond.id],
+  );
 
   const back = await api(t.app.url, user.token).put('/v1/session/active-organization', { organizationId: first });
   assert.equal(back.status, 200, back.text);
-  assert.deepEqual((await client.search('release train')).map((r) => r.id), [inFirst.id]);
-  assert.deepEqual((await client.listAll()).map((m) => m.id), [inFirst.id]);
+  assert.deepEqual(
+    (await client.search('release train')).map((r) => r.id),
+    [inFirst.id],
+  );
+  assert.deepEqual(
+    (await client.listAll()).map((m) => m.id),
+    [inFirst.id],
+  );
 
   // A second session of the same user sees what the organization it is active in holds.
   const signIn = await api(t.app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
   assert.equal(signIn.status, 200, signIn.text);
   const other = memoryClient(t.app.url, signIn.body.sessionToken);
-  const active = await api(t.app.url, signIn.body.sessionToken).put('/v1/session/active-organization', { organizationId: second });
+  const active = await api(t.app.url, signIn.body.sessionToken).put('/v1/session/active-organization', {
+    organizationId: second,
+  });
   assert.equal(active.status, 200, active.text);
-  assert.deepEqual((await other.search('release train')).map((r) => r.id), [inSecond.id]);
+  assert.deepEqual(
+    (await other.search('release train')).map((r) => r.id),
+    [inSecond.id],
+  );
 });
 
 test('query text cannot reach into SQL or other banks', async () => {
   const mine = memoryClient(t.app.url, t.tenant.member.token);
-  for (const q of ["' OR 1=1 --", 'x%27%3B%20DROP%20TABLE%20memories%3B--', '\\\\ %% _ * ( ) [ ] { }', 'door\u0000code']) {
+  for (const q of [
+    "' OR 1=1 --",
+    'x%27%3B%20DROP%20TABLE%20memories%3B--',
+    '\\\\ %% _ * ( ) [ ] { }',
+    'door\u0000code',
+  ]) {
     const response = await mine.client.get(`/v1/memory/search?q=${encodeURIComponent(q)}&limit=100`);
     assert.ok(response.status === 200 || response.status === 400, response.text);
     if (response.status === 200) {
-      for (const result of response.body.results) assert.ok((await mine.client.get(`/v1/memory/${result.id}`)).status === 200);
+      for (const result of response.body.results)
+        assert.ok((await mine.client.get(`/v1/memory/${result.id}`)).status === 200);
     }
   }
   assert.equal((await mine.client.get('/v1/memory')).status, 200);

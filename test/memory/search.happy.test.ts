@@ -46,7 +46,10 @@ test('words are stemmed and stop words ignored: "pruning the rose bushes" finds 
   const created = await memory.batch(garden.map((content) => ({ content })));
   const results = await memory.search('pruning the rose bushes');
   assert.equal(results[0]!.id, created[4]!.id);
-  assert.ok(results.some((r) => r.id === created[3]!.id), 'roses (plural) matches rose');
+  assert.ok(
+    results.some((r) => r.id === created[3]!.id),
+    'roses (plural) matches rose',
+  );
   assert.ok(!results.some((r) => r.content.includes('library')), '"the" alone does not make a candidate');
 });
 
@@ -66,7 +69,10 @@ test('equal scores go to the most recently updated first', async () => {
   const older = await memory.create({ content: 'parking spot is number 42' });
   const newer = await memory.create({ content: 'parking spot is number 42' });
   const results = await memory.search('parking spot');
-  assert.deepEqual(results.map((r) => r.id), [newer.id, older.id]);
+  assert.deepEqual(
+    results.map((r) => r.id),
+    [newer.id, older.id],
+  );
   assert.equal(results[0]!.score, results[1]!.score);
   assert.ok(results[0]!.updatedAt >= results[1]!.updatedAt);
 });
@@ -87,7 +93,8 @@ test('filters: every tag given must be carried; source and scope match exactly',
     { content: 'flight simulator settings', tags: ['games', 'work'], source: 'chat', scope: 'project:sim' },
     { content: 'hotel in Lisbon booked', tags: ['travel', 'work'], source: 'chat', scope: 'user' },
   ]);
-  const ids = async (extra: string) => new Set((await memory.search('flight Lisbon', `&limit=100${extra}`)).map((r) => r.id));
+  const ids = async (extra: string) =>
+    new Set((await memory.search('flight Lisbon', `&limit=100${extra}`)).map((r) => r.id));
   assert.deepEqual(await ids(''), new Set([a!.id, b!.id, c!.id, d!.id]));
   assert.deepEqual(await ids('&tags=travel'), new Set([a!.id, b!.id, d!.id]));
   assert.deepEqual(await ids('&tags=travel&tags=work'), new Set([a!.id, d!.id]));
@@ -104,12 +111,35 @@ test('filters: every tag given must be carried; source and scope match exactly',
 
 test('search results carry exactly the spec fields', async () => {
   const memory = await freshUser('fields');
-  const created = await memory.create({ content: 'The wifi password is on the fridge', tags: ['home'], source: 'chat', scope: 'household' });
+  const created = await memory.create({
+    content: 'The wifi password is on the fridge',
+    tags: ['home'],
+    source: 'chat',
+    scope: 'household',
+  });
   const [result] = await memory.search('wifi password');
-  assert.deepEqual(Object.keys(result!).sort(), ['content', 'createdAt', 'id', 'scope', 'score', 'source', 'tags', 'updatedAt']);
+  assert.deepEqual(Object.keys(result!).sort(), [
+    'content',
+    'createdAt',
+    'id',
+    'scope',
+    'score',
+    'source',
+    'tags',
+    'updatedAt',
+  ]);
   assert.deepEqual(
     { ...result, score: undefined },
-    { id: created.id, content: created.content, tags: ['home'], source: 'chat', scope: 'household', createdAt: created.createdAt, updatedAt: created.updatedAt, score: undefined },
+    {
+      id: created.id,
+      content: created.content,
+      tags: ['home'],
+      source: 'chat',
+      scope: 'household',
+      createdAt: created.createdAt,
+      updatedAt: created.updatedAt,
+      score: undefined,
+    },
   );
   assert.equal(typeof result!.score, 'number');
 });
@@ -121,12 +151,20 @@ test('scores are the BM25F + feedback ranking computed independently in the test
     { content: 'Tomato blight\nYellow leaves with brown spots on the tomatoes mean blight; remove them' },
     { content: 'Watering schedule: roses every other day, tomatoes daily in July' },
   ]);
-  for (const q of ['tomatoes watering', 'roses compost coffee', 'library book thursday', 'brown spots on leaves', 'lawn']) {
+  for (const q of [
+    'tomatoes watering',
+    'roses compost coffee',
+    'library book thursday',
+    'brown spots on leaves',
+    'lawn',
+  ]) {
     const expected = referenceRanking(docs, q, 100);
     const actual = await memory.search(q, '&limit=100');
     assert.equal(actual.length, expected.length, q);
     const norm = (list: { id: string; score: number }[]) =>
-      list.map((r) => ({ id: r.id, score: Math.round(r.score * 1e6) / 1e6 })).sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+      list
+        .map((r) => ({ id: r.id, score: Math.round(r.score * 1e6) / 1e6 }))
+        .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
     assert.deepEqual(norm(actual), norm(expected), q);
   }
 });
@@ -134,8 +172,10 @@ test('scores are the BM25F + feedback ranking computed independently in the test
 test('statistics stay exact under concurrent creates and deletes: scores equal a bank built in one go', async () => {
   const busy = await freshUser('busy');
   const calm = await freshUser('calm');
-  const texts = Array.from({ length: 60 }, (_, i) =>
-    `note ${i}: ${['apples', 'pears', 'plums', 'cherries'][i % 4]} ${i % 3 ? 'harvest' : 'blossom'} in ${['spring', 'summer', 'autumn'][i % 3]} ${'orchard '.repeat(i % 5)}`,
+  const texts = Array.from(
+    { length: 60 },
+    (_, i) =>
+      `note ${i}: ${['apples', 'pears', 'plums', 'cherries'][i % 4]} ${i % 3 ? 'harvest' : 'blossom'} in ${['spring', 'summer', 'autumn'][i % 3]} ${'orchard '.repeat(i % 5)}`,
   );
   // Writes race: single creates, batches and deletes of the busy user's memories all at once.
   const doomed = await busy.batch(texts.slice(0, 10).map((content) => ({ content: `${content} (temporary)` })));
@@ -156,7 +196,19 @@ test('statistics stay exact under concurrent creates and deletes: scores equal a
 test('on a bank where common words have thousands of postings, the pruned ranking equals the full one', async () => {
   const memory = await freshUser('pruning');
   const colours = ['red', 'green', 'blue', 'amber', 'violet', 'teal', 'ochre'];
-  const things = ['lamp', 'chair', 'kettle', 'bicycle', 'window', 'garden', 'notebook', 'piano', 'scarf', 'harbour', 'lantern'];
+  const things = [
+    'lamp',
+    'chair',
+    'kettle',
+    'bicycle',
+    'window',
+    'garden',
+    'notebook',
+    'piano',
+    'scarf',
+    'harbour',
+    'lantern',
+  ];
   const contents = Array.from({ length: 2600 }, (_, i) => {
     // Every memory has the common words; rarer words thin out with i, a few are unique.
     const words = ['daily', 'note', colours[i % 7]!, things[(i * 7) % 11]!];
@@ -166,7 +218,8 @@ test('on a bank where common words have thousands of postings, the pruned rankin
     return `${words.join(' ')} number ${i % 50}${i % 3 === 0 ? `\nmore about the ${things[i % 11]} and the ${colours[(i * 3) % 7]} note` : ''}`;
   });
   const docs: { id: string; content: string; updatedAt: string }[] = [];
-  for (let i = 0; i < contents.length; i += 1000) docs.push(...(await memory.batch(contents.slice(i, i + 1000).map((content) => ({ content })))));
+  for (let i = 0; i < contents.length; i += 1000)
+    docs.push(...(await memory.batch(contents.slice(i, i + 1000).map((content) => ({ content })))));
   for (const [q, limit] of [
     ['daily note about the zeppelin', 10],
     ['quasar lamp note', 5],
@@ -186,7 +239,8 @@ test('on a bank where common words have thousands of postings, the pruned rankin
       q,
     );
     const boundary = expected[expected.length - 1]!.score;
-    const clear = (list: { id: string; score: number }[]) => new Set(list.filter((r) => r.score > boundary + 1e-6).map((r) => r.id));
+    const clear = (list: { id: string; score: number }[]) =>
+      new Set(list.filter((r) => r.score > boundary + 1e-6).map((r) => r.id));
     assert.deepEqual(clear(actual), clear(expected), q);
   }
 });
@@ -199,20 +253,26 @@ test('when the rarer words give fewer memories than the limit, memories with onl
     ...Array.from({ length: 100 }, (_, i) => `epsilon filler ${i}`),
   ];
   const docs: { id: string; content: string; updatedAt: string }[] = [];
-  for (let i = 0; i < contents.length; i += 1000) docs.push(...(await memory.batch(contents.slice(i, i + 1000).map((content) => ({ content })))));
+  for (let i = 0; i < contents.length; i += 1000)
+    docs.push(...(await memory.batch(contents.slice(i, i + 1000).map((content) => ({ content })))));
   const results = await memory.search('gamma alpha', '&limit=10');
   assert.equal(results.length, 10);
   assert.deepEqual(new Set(results.slice(0, 3).map((r) => r.content)), new Set(contents.slice(2100, 2103)));
   assert.ok(results.slice(3).every((r) => r.content.startsWith('alpha beta item')));
   const expected = referenceRanking(docs, 'gamma alpha', 10);
-  assert.deepEqual(results.map((r) => Math.round(r.score * 1e6)), expected.map((r) => Math.round(r.score * 1e6)));
+  assert.deepEqual(
+    results.map((r) => Math.round(r.score * 1e6)),
+    expected.map((r) => Math.round(r.score * 1e6)),
+  );
 });
 
 test('a word whose postings span many blocks: mixed batch sizes, single creates and scattered deletes keep the ranking exact', async () => {
   const busy = await freshUser('blocks');
   const calm = await freshUser('blocks-calm');
-  const contents = Array.from({ length: 420 }, (_, i) =>
-    `harbour log ${i}: ${i % 3 === 0 ? 'crane ' : ''}${i % 10 === 0 ? 'gull gull ' : ''}${i % 41 === 0 ? 'lighthouse ' : ''}tide ${'swell '.repeat(i % 4)}`,
+  const contents = Array.from(
+    { length: 420 },
+    (_, i) =>
+      `harbour log ${i}: ${i % 3 === 0 ? 'crane ' : ''}${i % 10 === 0 ? 'gull gull ' : ''}${i % 41 === 0 ? 'lighthouse ' : ''}tide ${'swell '.repeat(i % 4)}`,
   );
   const docs: StoredMemory[] = [];
   let next = 0;
@@ -243,9 +303,14 @@ test('a word whose postings span many blocks: mixed batch sizes, single creates 
     const expected = (tagged ? all.filter((r) => elevens.has(r.id)) : all).slice(0, limit);
     const actual = await busy.search(q, `&limit=${limit}${tagged ? '&tags=elevens' : ''}`);
     assert.ok(!actual.some((r) => doomed.has(r.id)), q);
-    assert.deepEqual(actual.map((r) => Math.round(r.score * 1e6)), expected.map((r) => Math.round(r.score * 1e6)), q);
+    assert.deepEqual(
+      actual.map((r) => Math.round(r.score * 1e6)),
+      expected.map((r) => Math.round(r.score * 1e6)),
+      q,
+    );
     const boundary = expected[expected.length - 1]!.score;
-    const clear = (list: { id: string; score: number }[]) => new Set(list.filter((r) => r.score > boundary + 1e-6).map((r) => r.id));
+    const clear = (list: { id: string; score: number }[]) =>
+      new Set(list.filter((r) => r.score > boundary + 1e-6).map((r) => r.id));
     assert.deepEqual(clear(actual), clear(expected), q);
     if (!tagged) {
       // Exactly the scores of a bank that never saw the deleted memories.

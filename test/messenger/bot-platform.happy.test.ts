@@ -15,19 +15,26 @@ after(async () => {
 });
 
 async function call(token: string, method: string, body?: unknown, encoding: 'json' | 'form' = 'json') {
-  const init: RequestInit = body === undefined
-    ? { method: 'GET' }
-    : encoding === 'json'
-      ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
-      : { method: 'POST', body: new URLSearchParams(body as Record<string, string>) };
+  const init: RequestInit =
+    body === undefined
+      ? { method: 'GET' }
+      : encoding === 'json'
+        ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
+        : { method: 'POST', body: new URLSearchParams(body as Record<string, string>) };
   const response = await fetch(`${platform.url}/bot${token}/${method}`, init);
   return { status: response.status, json: (await response.json()) as any };
 }
 
 test('an unknown token is 401 Unauthorized; an unknown method 404', async () => {
-  assert.deepEqual(await call(platform.unknownToken(), 'getMe'), { status: 401, json: { ok: false, error_code: 401, description: 'Unauthorized' } });
+  assert.deepEqual(await call(platform.unknownToken(), 'getMe'), {
+    status: 401,
+    json: { ok: false, error_code: 401, description: 'Unauthorized' },
+  });
   const bot = platform.addBot();
-  assert.deepEqual(await call(bot.token, 'noSuchMethod', {}), { status: 404, json: { ok: false, error_code: 404, description: 'Not Found' } });
+  assert.deepEqual(await call(bot.token, 'noSuchMethod', {}), {
+    status: 404,
+    json: { ok: false, error_code: 404, description: 'Not Found' },
+  });
 });
 
 test('getMe describes the bot; method names are case-insensitive', async () => {
@@ -44,7 +51,10 @@ test('setWebhook validates secret_token (1..256 of A-Z a-z 0-9 _ -) in JSON and 
   const bot = platform.addBot();
   const url = 'http://127.0.0.1:9/hook';
   const tooLong = await call(bot.token, 'setWebhook', { url, secret_token: 'a'.repeat(257) });
-  assert.deepEqual(tooLong, { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: secret token is too long' } });
+  assert.deepEqual(tooLong, {
+    status: 400,
+    json: { ok: false, error_code: 400, description: 'Bad Request: secret token is too long' },
+  });
   for (const bad of ['a b', 'a+b', 'a/b=', 'сек']) {
     const answer = await call(bot.token, 'setWebhook', { url, secret_token: bad }, 'form');
     assert.equal(answer.json.description, 'Bad Request: secret token contains unallowed characters');
@@ -64,14 +74,25 @@ test('setWebhook validates secret_token (1..256 of A-Z a-z 0-9 _ -) in JSON and 
 
 test('sendMessage needs a known chat and a non-empty text', async () => {
   const bot = platform.addBot();
-  assert.equal((await call(bot.token, 'sendMessage', { chat_id: 42, text: 'hi' })).json.description, 'Bad Request: chat not found');
+  assert.equal(
+    (await call(bot.token, 'sendMessage', { chat_id: 42, text: 'hi' })).json.description,
+    'Bad Request: chat not found',
+  );
   platform.addChat(42);
-  assert.equal((await call(bot.token, 'sendMessage', { chat_id: 42, text: '' })).json.description, 'Bad Request: message text is empty');
+  assert.equal(
+    (await call(bot.token, 'sendMessage', { chat_id: 42, text: '' })).json.description,
+    'Bad Request: message text is empty',
+  );
   const sent = await call(bot.token, 'sendMessage', { chat_id: '42', text: 'hello' }, 'form');
   assert.equal(sent.status, 200);
   assert.equal(sent.json.result.chat.id, 42);
   assert.equal(sent.json.result.text, 'hello');
-  assert.deepEqual(platform.sentMessages.at(-1), { token: bot.token, chatId: 42, text: 'hello', messageId: sent.json.result.message_id });
+  assert.deepEqual(platform.sentMessages.at(-1), {
+    token: bot.token,
+    chatId: 42,
+    text: 'hello',
+    messageId: sent.json.result.message_id,
+  });
 });
 
 test('as the platform, it sends updates with the secret header and retries non-2xx answers', async () => {
@@ -92,9 +113,16 @@ test('as the platform, it sends updates with the secret header and retries non-2
     await call(bot.token, 'setWebhook', { url, secret_token: 'the_secret' });
     const update = platform.messageUpdate(bot.token, { chatId: 7, text: 'hi' });
     const result = await platform.deliver(bot.token, update, { baseDelayMs: 1 });
-    assert.deepEqual(result.attempts.map((attempt) => attempt.status), [503, 500, 200]);
+    assert.deepEqual(
+      result.attempts.map((attempt) => attempt.status),
+      [503, 500, 200],
+    );
     assert.equal(seen.length, 3);
-    assert.ok(seen.every((request) => request.secret === 'the_secret' && JSON.parse(request.body).update_id === update.update_id));
+    assert.ok(
+      seen.every(
+        (request) => request.secret === 'the_secret' && JSON.parse(request.body).update_id === update.update_id,
+      ),
+    );
     // A 2xx answer carrying `method` would be executed by the real platform; the stand-in records it.
     assert.equal(platform.methodAnswers.length, 1);
     answers = [500, 500];

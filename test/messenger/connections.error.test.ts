@@ -30,16 +30,27 @@ describe('messenger connections: errors', () => {
       const answer = await admin.post('/v1/messenger/connections', body);
       assert.equal(answer.status, 400, JSON.stringify(body));
       assert.equal(answer.body.error, 'invalid_request');
-      assert.ok(answer.body.details.some((d: any) => d.path[0] === path), `${JSON.stringify(body)} -> ${answer.text}`);
+      assert.ok(
+        answer.body.details.some((d: any) => d.path[0] === path),
+        `${JSON.stringify(body)} -> ${answer.text}`,
+      );
     }
-    const notJson = await admin.post('/v1/messenger/connections', undefined, { raw: '{oops', headers: { 'content-type': 'application/json' } });
+    const notJson = await admin.post('/v1/messenger/connections', undefined, {
+      raw: '{oops',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(notJson.status, 400);
     assert.equal(env.platform.callsTo('getMe', bot.token).length, 0);
   });
 
   test('a delivery URL on an address outbound calls may not reach is 400, on create and on patch', async () => {
     const bot = env.platform.addBot();
-    for (const deliveryUrl of ['http://10.1.2.3/hook', 'http://169.254.169.254/latest/meta-data', 'http://[fd00::1]/x', 'http://192.168.0.10:8080/x']) {
+    for (const deliveryUrl of [
+      'http://10.1.2.3/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[fd00::1]/x',
+      'http://192.168.0.10:8080/x',
+    ]) {
       const answer = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl });
       assert.equal(answer.status, 400, deliveryUrl);
       assert.equal(answer.body.error, 'invalid_request');
@@ -49,40 +60,61 @@ describe('messenger connections: errors', () => {
     const mine = await connectBot(env);
     const patched = await admin.patch(`/v1/messenger/connections/${mine.id}`, { deliveryUrl: 'http://10.0.0.8/hook' });
     assert.equal(patched.status, 400);
-    assert.equal((await admin.get(`/v1/messenger/connections/${mine.id}`)).body.connection.deliveryUrl, env.receiver.url);
+    assert.equal(
+      (await admin.get(`/v1/messenger/connections/${mine.id}`)).body.connection.deliveryUrl,
+      env.receiver.url,
+    );
   });
 
   test('a delivery URL with user:password is 400 invalid_request pointing at deliveryUrl, on create and on patch, and nothing is stored', async () => {
     const bot = env.platform.addBot();
     const port = new URL(env.receiver.url).port;
     const before = await count();
-    for (const deliveryUrl of [`http://user:PW@127.0.0.1:${port}/reply`, `http://user@127.0.0.1:${port}/reply`, 'https://:PW@hooks.example.test/x']) {
+    for (const deliveryUrl of [
+      `http://user:PW@127.0.0.1:${port}/reply`,
+      `http://user@127.0.0.1:${port}/reply`,
+      'https://:PW@hooks.example.test/x',
+    ]) {
       const answer = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl });
       assert.equal(answer.status, 400, `${deliveryUrl}: ${answer.text}`);
       assert.equal(answer.body.error, 'invalid_request');
-      assert.deepEqual(answer.body.details.map((d: any) => [d.path, d.in]), [[['deliveryUrl'], 'body']]);
+      assert.deepEqual(
+        answer.body.details.map((d: any) => [d.path, d.in]),
+        [[['deliveryUrl'], 'body']],
+      );
       assert.ok(!answer.text.includes('PW'), answer.text);
     }
     assert.equal(await count(), before);
     assert.equal(env.platform.callsTo('getMe', bot.token).length, 0);
     const mine = await connectBot(env);
-    const patched = await admin.patch(`/v1/messenger/connections/${mine.id}`, { deliveryUrl: `http://user:PW@127.0.0.1:${port}/reply` });
+    const patched = await admin.patch(`/v1/messenger/connections/${mine.id}`, {
+      deliveryUrl: `http://user:PW@127.0.0.1:${port}/reply`,
+    });
     assert.equal(patched.status, 400, patched.text);
     assert.equal(patched.body.error, 'invalid_request');
     assert.deepEqual(patched.body.details[0].path, ['deliveryUrl']);
-    assert.equal((await admin.get(`/v1/messenger/connections/${mine.id}`)).body.connection.deliveryUrl, env.receiver.url);
+    assert.equal(
+      (await admin.get(`/v1/messenger/connections/${mine.id}`)).body.connection.deliveryUrl,
+      env.receiver.url,
+    );
   });
 
   test('a delivery URL with user:password stored before the API refused it fails its deliveries without its userinfo in lastError', async () => {
     const mine = await connectBot(env);
     const secret = env.platform.webhookOf(mine.bot.token)!.secretToken!;
     const port = new URL(env.receiver.url).port;
-    await env.app.db.query('UPDATE messenger_connections SET delivery_url = $2 WHERE id = $1', [mine.id, `http://user:PW@127.0.0.1:${port}/reply`]);
+    await env.app.db.query('UPDATE messenger_connections SET delivery_url = $2 WHERE id = $1', [
+      mine.id,
+      `http://user:PW@127.0.0.1:${port}/reply`,
+    ]);
     assert.equal((await postUpdate(env.app.url, mine.id, { update_id: 1 }, secret)).status, 200);
-    const failed = await eventually(async () => {
-      const listed = await admin.get(`/v1/messenger/connections/${mine.id}/updates`);
-      return listed.body.updates.find((u: any) => u.updateId === 1 && u.lastError);
-    }, { what: 'the failed attempt', timeoutMs: 60_000 });
+    const failed = await eventually(
+      async () => {
+        const listed = await admin.get(`/v1/messenger/connections/${mine.id}/updates`);
+        return listed.body.updates.find((u: any) => u.updateId === 1 && u.lastError);
+      },
+      { what: 'the failed attempt', timeoutMs: 60_000 },
+    );
     // fetch refused the URL and quoted it; the quote is kept, its user:password is not.
     assert.match(failed.lastError, /credentials/);
     assert.ok(failed.lastError.includes(`http://127.0.0.1:${port}/reply`), failed.lastError);
@@ -91,7 +123,10 @@ describe('messenger connections: errors', () => {
 
   test('a token the platform does not know is 400 invalid_bot_token, and nothing is stored', async () => {
     const before = await count();
-    const answer = await admin.post('/v1/messenger/connections', { botToken: env.platform.unknownToken(), deliveryUrl: env.receiver.url });
+    const answer = await admin.post('/v1/messenger/connections', {
+      botToken: env.platform.unknownToken(),
+      deliveryUrl: env.receiver.url,
+    });
     assert.equal(answer.status, 400);
     assert.equal(answer.body.error, 'invalid_bot_token');
     assert.equal(await count(), before);
@@ -104,8 +139,14 @@ describe('messenger connections: errors', () => {
     const getMe = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
     assert.equal(getMe.status, 502);
     assert.equal(getMe.body.error, 'platform_error');
-    env.platform.failNext('setWebhook', { error_code: 400, description: 'Bad Request: bad webhook: Failed to resolve host' });
-    const setWebhook = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
+    env.platform.failNext('setWebhook', {
+      error_code: 400,
+      description: 'Bad Request: bad webhook: Failed to resolve host',
+    });
+    const setWebhook = await admin.post('/v1/messenger/connections', {
+      botToken: bot.token,
+      deliveryUrl: env.receiver.url,
+    });
     assert.equal(setWebhook.status, 502);
     assert.equal(setWebhook.body.error, 'platform_error');
     assert.match(setWebhook.body.message, /bad webhook/);
@@ -129,7 +170,10 @@ describe('messenger connections: errors', () => {
       null,
     ]) {
       env.platform.answerNextWith('getMe', { ok: true, result });
-      const answer = await admin.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
+      const answer = await admin.post('/v1/messenger/connections', {
+        botToken: bot.token,
+        deliveryUrl: env.receiver.url,
+      });
       assert.equal(answer.status, 502, `${JSON.stringify(result)}: ${answer.text}`);
       assert.equal(answer.body.error, 'platform_unavailable');
       assert.ok(!answer.text.includes(bot.token));
@@ -145,7 +189,9 @@ describe('messenger connections: errors', () => {
     const before = await count();
     const other = api(env.app.url, env.tenant.otherAdmin.token);
     // Both at once, too: one organization's connection at most, whatever the timing.
-    const answers = await Promise.all([1, 2].map(() => other.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url })));
+    const answers = await Promise.all(
+      [1, 2].map(() => other.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url })),
+    );
     for (const answer of answers) {
       assert.equal(answer.status, 409, answer.text);
       assert.equal(answer.body.error, 'bot_already_connected');
@@ -163,11 +209,18 @@ describe('messenger connections: errors', () => {
     const { startTestApp } = await import('../support/app.ts');
     const { loopbackOnly } = await import('./support.ts');
     // A closed port as the API root.
-    const app = await startTestApp({ messengerApiRoot: 'http://127.0.0.1:9', allowedPrivateNetworks: loopbackOnly, logLevel: 'warn' });
+    const app = await startTestApp({
+      messengerApiRoot: 'http://127.0.0.1:9',
+      allowedPrivateNetworks: loopbackOnly,
+      logLevel: 'warn',
+    });
     try {
       const { createTenant } = await import('../support/fixtures.ts');
       const tenant = await createTenant(app.url);
-      const answer = await api(app.url, tenant.admin.token).post('/v1/messenger/connections', { botToken: env.platform.addBot().token, deliveryUrl: env.receiver.url });
+      const answer = await api(app.url, tenant.admin.token).post('/v1/messenger/connections', {
+        botToken: env.platform.addBot().token,
+        deliveryUrl: env.receiver.url,
+      });
       assert.equal(answer.status, 502);
       assert.equal(answer.body.error, 'platform_unavailable');
     } finally {
@@ -177,14 +230,22 @@ describe('messenger connections: errors', () => {
 
   test('the same bot twice in one organization is 409 connection_conflict', async () => {
     const first = await connectBot(env);
-    const again = await admin.post('/v1/messenger/connections', { botToken: first.bot.token, deliveryUrl: env.receiver.url });
+    const again = await admin.post('/v1/messenger/connections', {
+      botToken: first.bot.token,
+      deliveryUrl: env.receiver.url,
+    });
     assert.equal(again.status, 409);
     assert.equal(again.body.error, 'connection_conflict');
   });
 
   test('unknown and malformed ids: 404 connection_not_found and 400 invalid_request', async () => {
     const unknown = 'emc_01jqz3v6b8e9f0g1h2j3k4m5n6';
-    for (const [method, suffix, body] of [['get', '', undefined], ['patch', '', { enabled: false }], ['delete', '', undefined], ['get', '/updates', undefined]] as const) {
+    for (const [method, suffix, body] of [
+      ['get', '', undefined],
+      ['patch', '', { enabled: false }],
+      ['delete', '', undefined],
+      ['get', '/updates', undefined],
+    ] as const) {
       const path = `/v1/messenger/connections/${unknown}${suffix}`;
       const answer = method === 'patch' ? await admin.patch(path, body) : await admin[method](path);
       assert.equal(answer.status, 404, `${method} ${path}`);

@@ -15,9 +15,12 @@ describe('messenger connections', () => {
     await env?.close();
   });
 
-  test('create: getMe, then setWebhook with the connection\'s URL and a fresh URL-safe 256-bit secret', async () => {
+  test("create: getMe, then setWebhook with the connection's URL and a fresh URL-safe 256-bit secret", async () => {
     const bot = env.platform.addBot({ username: 'acme_helper_bot' });
-    const created = await api(env.app.url, env.tenant.owner.token).post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
+    const created = await api(env.app.url, env.tenant.owner.token).post('/v1/messenger/connections', {
+      botToken: bot.token,
+      deliveryUrl: env.receiver.url,
+    });
     assert.equal(created.status, 201, created.text);
     const { connection, deliverySecret } = created.body;
     assert.match(connection.id, /^emc_[0-9a-z]{26}$/);
@@ -78,7 +81,10 @@ describe('messenger connections', () => {
     const disabled = await admin.patch(`/v1/messenger/connections/${mine.id}`, { enabled: false });
     assert.equal(disabled.status, 200);
     assert.equal(disabled.body.connection.status, 'disabled');
-    const moved = await admin.patch(`/v1/messenger/connections/${mine.id}`, { enabled: true, deliveryUrl: 'https://hooks.example.test/bot' });
+    const moved = await admin.patch(`/v1/messenger/connections/${mine.id}`, {
+      enabled: true,
+      deliveryUrl: 'https://hooks.example.test/bot',
+    });
     assert.equal(moved.body.connection.status, 'active');
     assert.equal(moved.body.connection.deliveryUrl, 'https://hooks.example.test/bot');
   });
@@ -96,7 +102,9 @@ describe('messenger connections', () => {
     const late = await postUpdate(env.app.url, mine.id, { update_id: 2 }, secret);
     assert.deepEqual([late.status, late.json], [401, { ok: false, error: 'invalid secret' }]);
     // Its updates go with it (a trigger since 0501, where a foreign-key cascade did it before).
-    const left = await env.app.db.query('SELECT count(*)::int AS n FROM messenger_updates WHERE connection_id = $1', [mine.id]);
+    const left = await env.app.db.query('SELECT count(*)::int AS n FROM messenger_updates WHERE connection_id = $1', [
+      mine.id,
+    ]);
     assert.equal(left.rows[0].n, 0);
   });
 
@@ -105,7 +113,10 @@ describe('messenger connections', () => {
     env.platform.failNext('deleteWebhook', { error_code: 401, description: 'Unauthorized' });
     const deleted = await api(env.app.url, env.tenant.admin.token).delete(`/v1/messenger/connections/${mine.id}`);
     assert.equal(deleted.status, 204);
-    assert.equal((await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${mine.id}`)).status, 404);
+    assert.equal(
+      (await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${mine.id}`)).status,
+      404,
+    );
   });
 
   test('a disabled connection still delivers the updates it accepted; delete discards those not yet delivered', async () => {
@@ -120,24 +131,41 @@ describe('messenger connections', () => {
       }
       return previous(delivery, res);
     };
-    const deliveriesOf = (updateId: number) => env.receiver.received.filter((d) => d.json?.update?.update_id === updateId).length;
-    const retrying = (id: string, updateId: number) => eventually(async () => {
-      const listed = await admin.get(`/v1/messenger/connections/${id}/updates?status=retrying`);
-      return listed.body.updates.find((u: any) => u.updateId === updateId);
-    }, { what: `update ${updateId} retrying` });
-    const update = (updateId: number, chatId: number) => ({ update_id: updateId, message: { message_id: 1, chat: { id: chatId, type: 'private' }, date: 0, text: 't' } });
+    const deliveriesOf = (updateId: number) =>
+      env.receiver.received.filter((d) => d.json?.update?.update_id === updateId).length;
+    const retrying = (id: string, updateId: number) =>
+      eventually(
+        async () => {
+          const listed = await admin.get(`/v1/messenger/connections/${id}/updates?status=retrying`);
+          return listed.body.updates.find((u: any) => u.updateId === updateId);
+        },
+        { what: `update ${updateId} retrying` },
+      );
+    const update = (updateId: number, chatId: number) => ({
+      update_id: updateId,
+      message: { message_id: 1, chat: { id: chatId, type: 'private' }, date: 0, text: 't' },
+    });
     try {
       // Disabled while an update waits for its retry: the retry still goes out, and delivers it.
       const drained = await connectBot(env);
       const drainedSecret = env.platform.webhookOf(drained.bot.token)!.secretToken!;
-      assert.deepEqual((await postUpdate(env.app.url, drained.id, update(801, 711), drainedSecret)).json, { ok: true, accepted: true });
+      assert.deepEqual((await postUpdate(env.app.url, drained.id, update(801, 711), drainedSecret)).json, {
+        ok: true,
+        accepted: true,
+      });
       await retrying(drained.id, 801);
-      assert.equal((await admin.patch(`/v1/messenger/connections/${drained.id}`, { enabled: false })).body.connection.status, 'disabled');
+      assert.equal(
+        (await admin.patch(`/v1/messenger/connections/${drained.id}`, { enabled: false })).body.connection.status,
+        'disabled',
+      );
       failing = false;
-      const delivered = await eventually(async () => {
-        const listed = await admin.get(`/v1/messenger/connections/${drained.id}/updates?status=delivered`);
-        return listed.body.updates.find((u: any) => u.updateId === 801);
-      }, { what: 'the delivery while disabled' });
+      const delivered = await eventually(
+        async () => {
+          const listed = await admin.get(`/v1/messenger/connections/${drained.id}/updates?status=delivered`);
+          return listed.body.updates.find((u: any) => u.updateId === 801);
+        },
+        { what: 'the delivery while disabled' },
+      );
       assert.ok(delivered.attempts >= 2);
       assert.equal((await admin.get(`/v1/messenger/connections/${drained.id}`)).body.connection.status, 'disabled');
 
@@ -146,13 +174,18 @@ describe('messenger connections', () => {
       failing = true;
       const doomed = await connectBot(env);
       const doomedSecret = env.platform.webhookOf(doomed.bot.token)!.secretToken!;
-      assert.deepEqual((await postUpdate(env.app.url, doomed.id, update(802, 712), doomedSecret)).json, { ok: true, accepted: true });
+      assert.deepEqual((await postUpdate(env.app.url, doomed.id, update(802, 712), doomedSecret)).json, {
+        ok: true,
+        accepted: true,
+      });
       await retrying(doomed.id, 802);
       assert.equal(deliveriesOf(802), 1);
       assert.equal((await admin.delete(`/v1/messenger/connections/${doomed.id}`)).status, 204);
       failing = false;
       // Its update was its own queue entry (migration 0504): deleted with it, nothing left to attempt.
-      const left = await env.app.db.query('SELECT count(*)::int AS n FROM messenger_updates WHERE connection_id = $1', [doomed.id]);
+      const left = await env.app.db.query('SELECT count(*)::int AS n FROM messenger_updates WHERE connection_id = $1', [
+        doomed.id,
+      ]);
       assert.equal(left.rows[0].n, 0);
       // Past the retry's due time (MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS=2 here) and a poll.
       await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -168,14 +201,35 @@ describe('messenger connections', () => {
     const mine = await connectBot(env);
     const secret = env.platform.webhookOf(mine.bot.token)!.secretToken!;
     for (const updateId of [101, 102, 103]) {
-      assert.equal((await postUpdate(env.app.url, mine.id, { update_id: updateId, message: { message_id: updateId, chat: { id: 9, type: 'private' }, date: 0, text: 't' } }, secret)).status, 200);
+      assert.equal(
+        (
+          await postUpdate(
+            env.app.url,
+            mine.id,
+            {
+              update_id: updateId,
+              message: { message_id: updateId, chat: { id: 9, type: 'private' }, date: 0, text: 't' },
+            },
+            secret,
+          )
+        ).status,
+        200,
+      );
     }
     const first = await admin.get(`/v1/messenger/connections/${mine.id}/updates?limit=2`);
     assert.equal(first.status, 200, first.text);
-    assert.deepEqual(first.body.updates.map((u: any) => u.updateId), [103, 102]);
+    assert.deepEqual(
+      first.body.updates.map((u: any) => u.updateId),
+      [103, 102],
+    );
     assert.equal(typeof first.body.nextCursor, 'string');
-    const second = await admin.get(`/v1/messenger/connections/${mine.id}/updates?limit=2&cursor=${first.body.nextCursor}`);
-    assert.deepEqual(second.body.updates.map((u: any) => u.updateId), [101]);
+    const second = await admin.get(
+      `/v1/messenger/connections/${mine.id}/updates?limit=2&cursor=${first.body.nextCursor}`,
+    );
+    assert.deepEqual(
+      second.body.updates.map((u: any) => u.updateId),
+      [101],
+    );
     assert.equal(second.body.nextCursor, null);
     for (const u of [...first.body.updates, ...second.body.updates]) {
       assert.ok(['queued', 'retrying', 'delivered'].includes(u.status));
@@ -189,8 +243,18 @@ describe('messenger connections', () => {
   test('the OpenAPI document describes every messenger route, the webhook included', async () => {
     const doc = await api(env.app.url).get('/openapi.json');
     assert.equal(doc.status, 200);
-    const operations = Object.values(doc.body.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((item) => Object.values(item).map((op) => op.operationId));
-    for (const id of ['createMessengerConnection', 'listMessengerConnections', 'getMessengerConnection', 'updateMessengerConnection', 'deleteMessengerConnection', 'listMessengerUpdates', 'receiveMessengerWebhook']) {
+    const operations = Object.values(
+      doc.body.paths as Record<string, Record<string, { operationId?: string }>>,
+    ).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    for (const id of [
+      'createMessengerConnection',
+      'listMessengerConnections',
+      'getMessengerConnection',
+      'updateMessengerConnection',
+      'deleteMessengerConnection',
+      'listMessengerUpdates',
+      'receiveMessengerWebhook',
+    ]) {
       assert.ok(operations.includes(id), id);
     }
     const webhook = doc.body.paths['/v1/webhooks/messenger/{connectionId}'].post;
@@ -199,6 +263,9 @@ describe('messenger connections', () => {
     const deleteRoute = doc.body.paths['/v1/messenger/connections/{connectionId}'].delete;
     assert.match(deleteRoute.description, /not yet delivered .* discarded/);
     assert.match(deleteRoute.description, /PATCH `enabled: false`.*still delivered/);
-    assert.match(webhook.responses['413'].description, /only if they arrive before the answer is sent; later ones are read as the next request on the connection \(400\)/);
+    assert.match(
+      webhook.responses['413'].description,
+      /only if they arrive before the answer is sent; later ones are read as the next request on the connection \(400\)/,
+    );
   });
 });

@@ -11,14 +11,19 @@ import { connectBot, postUpdate, startMessengerEnv, type CreatedConnection, type
 describe('messenger connections: security', () => {
   let env: MessengerEnv;
   let mine: CreatedConnection;
-  const routes = (id: string) => [
-    ['post', '/v1/messenger/connections', { botToken: '123:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', deliveryUrl: 'https://example.test/x' }],
-    ['get', '/v1/messenger/connections', undefined],
-    ['get', `/v1/messenger/connections/${id}`, undefined],
-    ['patch', `/v1/messenger/connections/${id}`, { enabled: false }],
-    ['delete', `/v1/messenger/connections/${id}`, undefined],
-    ['get', `/v1/messenger/connections/${id}/updates`, undefined],
-  ] as const;
+  const routes = (id: string) =>
+    [
+      [
+        'post',
+        '/v1/messenger/connections',
+        { botToken: '123:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', deliveryUrl: 'https://example.test/x' },
+      ],
+      ['get', '/v1/messenger/connections', undefined],
+      ['get', `/v1/messenger/connections/${id}`, undefined],
+      ['patch', `/v1/messenger/connections/${id}`, { enabled: false }],
+      ['delete', `/v1/messenger/connections/${id}`, undefined],
+      ['get', `/v1/messenger/connections/${id}/updates`, undefined],
+    ] as const;
   const call = (token: string | undefined, method: string, path: string, body: unknown) => {
     const client = api(env.app.url, token) as any;
     return method === 'post' || method === 'patch' ? client[method](path, body) : client[method](path);
@@ -54,7 +59,7 @@ describe('messenger connections: security', () => {
     assert.equal(env.platform.callsTo('getMe', '123:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa').length, 0);
   });
 
-  test('another organization\'s admin neither sees nor touches this organization\'s connection (404)', async () => {
+  test("another organization's admin neither sees nor touches this organization's connection (404)", async () => {
     const other = api(env.app.url, env.tenant.otherAdmin.token);
     const list = await other.get('/v1/messenger/connections');
     assert.equal(list.status, 200);
@@ -85,26 +90,43 @@ describe('messenger connections: security', () => {
     await api(env.app.url, env.tenant.admin.token).delete(`/v1/messenger/connections/${doomed.id}`);
     const logs = env.app.logText();
     assert.ok(logs.includes('/v1/webhooks/messenger/'), 'the webhook requests were logged');
-    for (const secret of [mine.bot.token, webhookSecret, mine.deliverySecret, doomed.bot.token, doomed.deliverySecret]) {
+    for (const secret of [
+      mine.bot.token,
+      webhookSecret,
+      mine.deliverySecret,
+      doomed.bot.token,
+      doomed.deliverySecret,
+    ]) {
       assert.ok(!logs.includes(secret), 'a secret reached the logs');
     }
   });
   // The route checks the role, then asks the platform (getMe), then stores the connection: a removal
   // or demotion committed in between must not leave a connection made by someone without the right
   // (a removal was a 500 from the foreign key; a demotion went through).
-  for (const [change, sql] of [['removal', 'DELETE FROM members WHERE id = $1'], ['demotion', "UPDATE members SET role = 'member' WHERE id = $1"]] as const) {
-    test(`an admin's ${change} in progress as their connection is stored: waited for, then 403, nothing stored`, { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+  for (const [change, sql] of [
+    ['removal', 'DELETE FROM members WHERE id = $1'],
+    ['demotion', "UPDATE members SET role = 'member' WHERE id = $1"],
+  ] as const) {
+    test(`an admin's ${change} in progress as their connection is stored: waited for, then 403, nothing stored`, {
+      skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+    }, async () => {
       const admin = await signUp(env.app.url, `messenger-${change}`);
       await addMember(env.app.url, env.tenant.owner, env.tenant.orgId, admin, 'admin');
       const bot = env.platform.addBot();
       const held = await holdLocks(env.app, sql, [admin.memberId]);
-      const creating = api(env.app.url, admin.token).post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: env.receiver.url });
+      const creating = api(env.app.url, admin.token).post('/v1/messenger/connections', {
+        botToken: bot.token,
+        deliveryUrl: env.receiver.url,
+      });
       await held.waitForBlocked(1);
       await held.release();
       const answer = await creating;
       assert.equal(answer.status, 403, answer.text);
       assert.equal(answer.body.error, 'forbidden');
-      const { rows } = await env.app.db.query('SELECT count(*)::int AS n FROM messenger_connections WHERE bot_id = $1', [bot.id]);
+      const { rows } = await env.app.db.query(
+        'SELECT count(*)::int AS n FROM messenger_connections WHERE bot_id = $1',
+        [bot.id],
+      );
       assert.equal(rows[0].n, 0, 'no connection stored');
     });
   }

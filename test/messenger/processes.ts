@@ -22,7 +22,9 @@ export interface Child {
 function startChild(args: string[], env: Record<string, string>, ready: (output: string) => boolean): Promise<Child> {
   const child = spawn(nodeBin, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const handle: Child = {
     process: child,
     output: () => output,
@@ -56,21 +58,34 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'orgplane-msg-'));
   const url = `http://127.0.0.1:${port}`;
-  const child = await startChild(['src/main.ts', 'start'], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: url,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'info',
-    ...env,
-  }, (output) => output.includes('orgplane listening'));
+  const child = await startChild(
+    ['src/main.ts', 'start'],
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    (output) => output.includes('orgplane listening'),
+  );
   const stop = child.stop;
-  return { ...child, url, async stop() { await stop(); await rm(dataDir, { recursive: true, force: true }); } };
+  return {
+    ...child,
+    url,
+    async stop() {
+      await stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** `orgplane worker`: delivery workers only. */
 export function startWorkerProcess(env: Record<string, string>): Promise<Child> {
-  return startChild(['src/main.ts', 'worker'], { LOG_LEVEL: 'info', ...env }, (output) => output.includes('orgplane worker running'));
+  return startChild(['src/main.ts', 'worker'], { LOG_LEVEL: 'info', ...env }, (output) =>
+    output.includes('orgplane worker running'),
+  );
 }
 
 export interface TcpProxy {

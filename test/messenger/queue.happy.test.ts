@@ -6,7 +6,11 @@ import { createJobQueue, type JobQueue, type QueueJob } from '../../src/platform
 import { openTestDatabase, type TestDatabase } from '../support/app.ts';
 import { eventually } from './support.ts';
 
-interface Data { key: string; n: number; failTimes?: number }
+interface Data {
+  key: string;
+  n: number;
+  failTimes?: number;
+}
 
 describe('job queue', () => {
   let database: TestDatabase;
@@ -19,18 +23,30 @@ describe('job queue', () => {
     await database.db.query('CREATE TABLE claims (id text PRIMARY KEY)');
     queue = createJobQueue(database.db, { superviseIntervalSeconds: 1 });
     await queue.start([
-      { name: 'ordered-test', maxAttempts: 3, retryDelaySeconds: 1, maxRetryDelaySeconds: 2, expireInSeconds: 30, ordered: true },
-    ]);
-    queue.work<Data>('ordered-test', {
-      concurrency: 4,
-      pollingIntervalSeconds: 0.5,
-      async onDeadLetter(job: QueueJob<Data>, error) {
-        deadLetters.push({ n: job.data.n, attempt: job.attempt, error: (error as Error).message });
+      {
+        name: 'ordered-test',
+        maxAttempts: 3,
+        retryDelaySeconds: 1,
+        maxRetryDelaySeconds: 2,
+        expireInSeconds: 30,
+        ordered: true,
       },
-    }, async (job) => {
-      runs.push({ key: job.data.key, n: job.data.n, attempt: job.attempt });
-      if (job.data.failTimes !== undefined && job.attempt <= job.data.failTimes) throw new Error(`failing attempt ${job.attempt}`);
-    });
+    ]);
+    queue.work<Data>(
+      'ordered-test',
+      {
+        concurrency: 4,
+        pollingIntervalSeconds: 0.5,
+        async onDeadLetter(job: QueueJob<Data>, error) {
+          deadLetters.push({ n: job.data.n, attempt: job.attempt, error: (error as Error).message });
+        },
+      },
+      async (job) => {
+        runs.push({ key: job.data.key, n: job.data.n, attempt: job.attempt });
+        if (job.data.failTimes !== undefined && job.attempt <= job.data.failTimes)
+          throw new Error(`failing attempt ${job.attempt}`);
+      },
+    );
   });
 
   after(async () => {
@@ -39,11 +55,13 @@ describe('job queue', () => {
   });
 
   test('a job enqueued in a rolled-back transaction never runs; a committed one runs once', async () => {
-    await assert.rejects(database.db.transaction(async (tx) => {
-      await tx.query("INSERT INTO claims VALUES ('rolled-back')");
-      await queue.enqueue(tx, 'ordered-test', [{ key: 'rb', data: { key: 'rb', n: 1 } }]);
-      throw new Error('abort the transaction');
-    }));
+    await assert.rejects(
+      database.db.transaction(async (tx) => {
+        await tx.query("INSERT INTO claims VALUES ('rolled-back')");
+        await queue.enqueue(tx, 'ordered-test', [{ key: 'rb', data: { key: 'rb', n: 1 } }]);
+        throw new Error('abort the transaction');
+      }),
+    );
     await database.db.transaction(async (tx) => {
       await tx.query("INSERT INTO claims VALUES ('committed')");
       await queue.enqueue(tx, 'ordered-test', [{ key: 'ok', data: { key: 'ok', n: 2 } }]);
@@ -87,9 +105,15 @@ describe('job queue', () => {
       ]);
     });
     queue.wake('ordered-test');
-    await eventually(() => runs.some((run) => run.key === 'chat-dead' && run.n === 2), { what: 'the job after the dead letter', timeoutMs: 60_000 });
+    await eventually(() => runs.some((run) => run.key === 'chat-dead' && run.n === 2), {
+      what: 'the job after the dead letter',
+      timeoutMs: 60_000,
+    });
     const attempts = runs.filter((run) => run.key === 'chat-dead' && run.n === 1).map((run) => run.attempt);
     assert.deepEqual(attempts, [1, 2, 3]);
-    assert.deepEqual(deadLetters.filter((dead) => dead.n === 1), [{ n: 1, attempt: 3, error: 'failing attempt 3' }]);
+    assert.deepEqual(
+      deadLetters.filter((dead) => dead.n === 1),
+      [{ n: 1, attempt: 3, error: 'failing attempt 3' }],
+    );
   });
 });

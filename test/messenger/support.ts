@@ -11,7 +11,10 @@ import { api } from '../support/http.ts';
 export const backend = testBackend;
 
 /** Resolves when `predicate` holds, checking every `intervalMs`; fails after `timeoutMs` (a bound, not an assertion on speed). */
-export async function eventually<T>(predicate: () => Promise<T | undefined | false> | T | undefined | false, { timeoutMs = 30_000, intervalMs = 100, what = 'condition' } = {}): Promise<T> {
+export async function eventually<T>(
+  predicate: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 30_000, intervalMs = 100, what = 'condition' } = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
@@ -93,7 +96,12 @@ export const loopbackOnly = ['127.0.0.0/8', '::1/128'];
 export async function startMessengerEnv(overrides: Partial<Config> = {}): Promise<MessengerEnv> {
   const platform = await startBotPlatform();
   const receiver = await startDeliveryReceiver();
-  const app = await startTestApp({ messengerApiRoot: platform.url, allowedPrivateNetworks: loopbackOnly, logLevel: 'warn', ...overrides });
+  const app = await startTestApp({
+    messengerApiRoot: platform.url,
+    allowedPrivateNetworks: loopbackOnly,
+    logLevel: 'warn',
+    ...overrides,
+  });
   const tenant = await createTenant(app.url);
   return {
     app,
@@ -115,18 +123,37 @@ export interface CreatedConnection {
   connection: Record<string, any>;
 }
 
-export async function connectBot(env: MessengerEnv, token = env.tenant.admin.token, deliveryUrl = env.receiver.url): Promise<CreatedConnection> {
+export async function connectBot(
+  env: MessengerEnv,
+  token = env.tenant.admin.token,
+  deliveryUrl = env.receiver.url,
+): Promise<CreatedConnection> {
   const bot = env.platform.addBot();
   const created = await api(env.app.url, token).post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl });
   if (created.status !== 201) throw new Error(`connect failed: ${created.status} ${created.text}`);
-  return { id: created.body.connection.id, bot, deliverySecret: created.body.deliverySecret, connection: created.body.connection };
+  return {
+    id: created.body.connection.id,
+    bot,
+    deliverySecret: created.body.deliverySecret,
+    connection: created.body.connection,
+  };
 }
 
 /** POSTs an update to the webhook the way the platform would (one attempt, no retries). */
-export async function postUpdate(baseUrl: string, connectionId: string, body: unknown, secret: string | undefined, headers: Record<string, string> = {}) {
+export async function postUpdate(
+  baseUrl: string,
+  connectionId: string,
+  body: unknown,
+  secret: string | undefined,
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(`${baseUrl}/v1/webhooks/messenger/${connectionId}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(secret !== undefined ? { 'x-telegram-bot-api-secret-token': secret } : {}), ...headers },
+    headers: {
+      'content-type': 'application/json',
+      ...(secret !== undefined ? { 'x-telegram-bot-api-secret-token': secret } : {}),
+      ...headers,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await response.text();

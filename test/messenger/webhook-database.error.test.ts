@@ -8,14 +8,23 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import { startBotPlatform, type BotPlatform } from '../support/bot-platform.ts';
 import { createTenant } from '../support/fixtures.ts';
 import { startTcpProxy, type TcpProxy } from './processes.ts';
-import { backend, connectBot, eventually, loopbackOnly, postUpdate, startDeliveryReceiver, type DeliveryReceiver } from './support.ts';
+import {
+  backend,
+  connectBot,
+  eventually,
+  loopbackOnly,
+  postUpdate,
+  startDeliveryReceiver,
+  type DeliveryReceiver,
+} from './support.ts';
 
 // Deliveries cut off mid-flight are presumed lost after 3 s and looked for every second.
 process.env.MESSENGER_DELIVERY_EXPIRE_SECONDS = '3';
 process.env.MESSENGER_DELIVERY_TIMEOUT_MS = '2000';
 process.env.MESSENGER_QUEUE_SUPERVISE_SECONDS = '1';
 
-const skip = backend !== 'postgres' ? 'needs PostgreSQL: the embedded database cannot be taken away from its own process' : false;
+const skip =
+  backend !== 'postgres' ? 'needs PostgreSQL: the embedded database cannot be taken away from its own process' : false;
 
 describe('messenger webhook: the database restarts during a stream of updates', { skip }, () => {
   let proxy: TcpProxy;
@@ -28,11 +37,21 @@ describe('messenger webhook: the database restarts during a stream of updates', 
     platform = await startBotPlatform();
     receiver = await startDeliveryReceiver();
     // startTestApp creates a fresh database; the app reaches that same database through the proxy.
-    const direct = await startTestApp({ messengerApiRoot: platform.url, allowedPrivateNetworks: loopbackOnly, logLevel: 'warn' });
+    const direct = await startTestApp({
+      messengerApiRoot: platform.url,
+      allowedPrivateNetworks: loopbackOnly,
+      logLevel: 'warn',
+    });
     const viaProxy = new URL(direct.databaseUrl!);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
     await direct.app.close();
-    app = await startTestApp({ messengerApiRoot: platform.url, allowedPrivateNetworks: loopbackOnly, logLevel: 'warn', databaseUrl: viaProxy.toString(), secretKey: direct.config.secretKey });
+    app = await startTestApp({
+      messengerApiRoot: platform.url,
+      allowedPrivateNetworks: loopbackOnly,
+      logLevel: 'warn',
+      databaseUrl: viaProxy.toString(),
+      secretKey: direct.config.secretKey,
+    });
     Object.assign(app, { closeDirect: direct.close });
   });
 
@@ -52,7 +71,10 @@ describe('messenger webhook: the database restarts during a stream of updates', 
     const statuses = new Map<number, number>();
     let next = 1;
     let failures = 0;
-    const updateOf = (id: number) => ({ update_id: id, message: { message_id: id, chat: { id: 800 + (id % 5), type: 'private' }, date: 0, text: `u${id}` } });
+    const updateOf = (id: number) => ({
+      update_id: id,
+      message: { message_id: id, chat: { id: 800 + (id % 5), type: 'private' }, date: 0, text: `u${id}` },
+    });
 
     const sender = async () => {
       while (next <= total) {
@@ -82,8 +104,14 @@ describe('messenger webhook: the database restarts during a stream of updates', 
     for (const [, status] of refused) assert.ok(status < 200 || status > 299, `refused with ${status}`);
 
     // Every acknowledged update is delivered.
-    const delivered = () => new Set(receiver.received.filter((d) => d.json?.connectionId === bot.id).map((d) => d.json.update.update_id as number));
-    await eventually(() => acknowledged.every((id) => delivered().has(id)), { what: 'every acknowledged update delivered', timeoutMs: 60_000 });
+    const delivered = () =>
+      new Set(
+        receiver.received.filter((d) => d.json?.connectionId === bot.id).map((d) => d.json.update.update_id as number),
+      );
+    await eventually(() => acknowledged.every((id) => delivered().has(id)), {
+      what: 'every acknowledged update delivered',
+      timeoutMs: 60_000,
+    });
 
     // The platform retries the others until they are acknowledged (accepted, or duplicate if the claim
     // did commit before the connection dropped); then they are delivered as well.

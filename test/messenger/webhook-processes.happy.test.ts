@@ -10,7 +10,14 @@ import { startBotPlatform, type BotPlatform } from '../support/bot-platform.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { startServerProcess, startWorkerProcess, type Child, type ServerProcess } from './processes.ts';
-import { backend, eventually, loopbackOnly, postUpdate, startDeliveryReceiver, type DeliveryReceiver } from './support.ts';
+import {
+  backend,
+  eventually,
+  loopbackOnly,
+  postUpdate,
+  startDeliveryReceiver,
+  type DeliveryReceiver,
+} from './support.ts';
 
 const skip = backend !== 'postgres' ? 'needs PostgreSQL: several processes share one database' : false;
 
@@ -57,7 +64,10 @@ describe('messenger across processes', { skip }, () => {
 
   test('a storm of one update_id on three processes is accepted exactly once', async () => {
     const bot = platform.addBot();
-    const created = await api(servers[1]!.url, tenant.admin.token).post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: receiver.url });
+    const created = await api(servers[1]!.url, tenant.admin.token).post('/v1/messenger/connections', {
+      botToken: bot.token,
+      deliveryUrl: receiver.url,
+    });
     assert.equal(created.status, 201, created.text);
     const connectionId = created.body.connection.id;
     const secret = platform.webhookOf(bot.token)!.secretToken!;
@@ -65,7 +75,10 @@ describe('messenger across processes', { skip }, () => {
     const answers = await Promise.all(
       Array.from({ length: 90 }, (_, i) => postUpdate(servers[i % 3]!.url, connectionId, update, secret)),
     );
-    assert.ok(answers.every((answer) => answer.status === 200), answers.map((a) => a.status).join(','));
+    assert.ok(
+      answers.every((answer) => answer.status === 200),
+      answers.map((a) => a.status).join(','),
+    );
     const accepted = answers.filter((answer) => answer.json.accepted === true);
     const duplicates = answers.filter((answer) => answer.json.accepted === false && answer.json.reason === 'duplicate');
     assert.equal(accepted.length, 1);
@@ -74,10 +87,14 @@ describe('messenger across processes', { skip }, () => {
     const client = new Client({ connectionString: database.url });
     await client.connect();
     try {
-      const claims = await client.query('SELECT count(*)::int AS n FROM messenger_updates WHERE connection_id = $1', [connectionId]);
+      const claims = await client.query('SELECT count(*)::int AS n FROM messenger_updates WHERE connection_id = $1', [
+        connectionId,
+      ]);
       assert.equal(claims.rows[0].n, 1);
       // The claim is the update's queue entry (migration 0504): one durable write, no pg-boss job.
-      const jobs = await client.query("SELECT count(*)::int AS n FROM pgboss.job WHERE data->>'connectionId' = $1", [connectionId]);
+      const jobs = await client.query("SELECT count(*)::int AS n FROM pgboss.job WHERE data->>'connectionId' = $1", [
+        connectionId,
+      ]);
       assert.equal(jobs.rows[0].n, 0);
     } finally {
       await client.end();
@@ -86,7 +103,10 @@ describe('messenger across processes', { skip }, () => {
 
   test('a worker killed with SIGKILL during a delivery loses nothing: another worker delivers', async () => {
     const bot = platform.addBot();
-    const created = await api(servers[0]!.url, tenant.admin.token).post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: receiver.url });
+    const created = await api(servers[0]!.url, tenant.admin.token).post('/v1/messenger/connections', {
+      botToken: bot.token,
+      deliveryUrl: receiver.url,
+    });
     assert.equal(created.status, 201, created.text);
     const connectionId = created.body.connection.id;
     const secret = platform.webhookOf(bot.token)!.secretToken!;
@@ -116,14 +136,22 @@ describe('messenger across processes', { skip }, () => {
       const survivor = await startWorkerProcess(env);
       workers.push(survivor);
       const redelivered = await eventually(
-        () => receiver.received.find((d) => d.json?.connectionId === connectionId && d.headers['x-orgplane-attempt'] !== '1'),
+        () =>
+          receiver.received.find(
+            (d) => d.json?.connectionId === connectionId && d.headers['x-orgplane-attempt'] !== '1',
+          ),
         { what: 'the redelivery', timeoutMs: 60_000 },
       );
       assert.deepEqual(redelivered.json, { connectionId, update });
-      const state = await eventually(async () => {
-        const listed = await api(servers[0]!.url, tenant.admin.token).get(`/v1/messenger/connections/${connectionId}/updates?status=delivered`);
-        return listed.body.updates.find((u: any) => u.updateId === update.update_id);
-      }, { what: 'the delivered state' });
+      const state = await eventually(
+        async () => {
+          const listed = await api(servers[0]!.url, tenant.admin.token).get(
+            `/v1/messenger/connections/${connectionId}/updates?status=delivered`,
+          );
+          return listed.body.updates.find((u: any) => u.updateId === update.update_id);
+        },
+        { what: 'the delivered state' },
+      );
       assert.ok(state.attempts >= 2);
     } finally {
       receiver.respond = previous;

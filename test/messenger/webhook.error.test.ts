@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { api } from '../support/http.ts';
 import { rawRequest } from '../support/raw-http.ts';
-import { connectBot, eventually, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
+import {
+  connectBot,
+  eventually,
+  postUpdate,
+  startMessengerEnv,
+  type CreatedConnection,
+  type MessengerEnv,
+} from './support.ts';
 
 const LIMIT = 256 * 1024;
 
@@ -21,14 +28,21 @@ describe('messenger webhook ingress: refusals', () => {
     return answer;
   };
   const storedUpdateIds = async () =>
-    (await env.app.db.query('SELECT update_id FROM messenger_updates WHERE connection_id = $1', [bot.id])).rows.map((row: any) => row.update_id);
+    (await env.app.db.query('SELECT update_id FROM messenger_updates WHERE connection_id = $1', [bot.id])).rows.map(
+      (row: any) => row.update_id,
+    );
 
   /** The update as the updates route lists it under `status`, once it is there. */
   const listedUpdate = (status: string, updateId: number, what: string, timeoutMs?: number) =>
-    eventually(async () => {
-      const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=${status}`);
-      return listed.body.updates.find((u: any) => u.updateId === updateId);
-    }, { what, ...(timeoutMs ? { timeoutMs } : {}) });
+    eventually(
+      async () => {
+        const listed = await api(env.app.url, env.tenant.admin.token).get(
+          `/v1/messenger/connections/${bot.id}/updates?status=${status}`,
+        );
+        return listed.body.updates.find((u: any) => u.updateId === updateId);
+      },
+      { what, ...(timeoutMs ? { timeoutMs } : {}) },
+    );
 
   before(async () => {
     env = await startMessengerEnv();
@@ -58,10 +72,17 @@ describe('messenger webhook ingress: refusals', () => {
 
   test('the secret is decided before the body is read: a wrong secret with a malformed or huge body is 401', async () => {
     assert.equal((await post(env.app.url, bot.id, '{not json', 'wrong')).status, 401);
-    assert.equal((await post(env.app.url, bot.id, JSON.stringify({ update_id: 5, pad: 'x'.repeat(LIMIT) }), 'wrong')).status, 401);
+    assert.equal(
+      (await post(env.app.url, bot.id, JSON.stringify({ update_id: 5, pad: 'x'.repeat(LIMIT) }), 'wrong')).status,
+      401,
+    );
     // A declared length of 10 MiB and no body sent at all: answered without waiting for the body.
     const port = new URL(env.app.url).port;
-    const raw = await rawRequest(Number(port), `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\nConnection: close\r\n\r\n`, '');
+    const raw = await rawRequest(
+      Number(port),
+      `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\nConnection: close\r\n\r\n`,
+      '',
+    );
     assert.match(raw, /^HTTP\/1\.1 401 /);
   });
 
@@ -82,16 +103,27 @@ describe('messenger webhook ingress: refusals', () => {
     const port = Number(new URL(env.app.url).port);
     const chunk = Buffer.from(big);
     const chunked = `${chunk.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`;
-    const raw = await rawRequest(port, `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`, chunked);
+    const raw = await rawRequest(
+      port,
+      `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+      chunked,
+    );
     assert.match(raw, /^HTTP\/1\.1 413 /);
     assert.ok(raw.includes('{"error":"payload_too_large"}'));
 
     // An understated Content-Length: the bytes past the declared length are the rest of a body too
     // large, not another request: 413, and nothing of it is acknowledged or stored, even when the
     // declared part alone is a complete update.
-    for (const [declaredLength, updateId] of [[20, 10], [Buffer.byteLength('{"update_id":12}'), 12]] as const) {
+    for (const [declaredLength, updateId] of [
+      [20, 10],
+      [Buffer.byteLength('{"update_id":12}'), 12],
+    ] as const) {
       const body = updateId === 10 ? big : `{"update_id":12}${'x'.repeat(LIMIT)}`;
-      const understated = await rawRequest(port, `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: ${declaredLength}\r\n\r\n`, body);
+      const understated = await rawRequest(
+        port,
+        `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: ${declaredLength}\r\n\r\n`,
+        body,
+      );
       assert.match(understated, /^HTTP\/1\.1 413 /, understated.slice(0, 200));
       assert.ok(understated.includes('{"error":"payload_too_large"}'));
       assert.ok(!/HTTP\/1\.1 2\d\d/.test(understated), 'no part of it was acknowledged');
@@ -118,7 +150,9 @@ describe('messenger webhook ingress: refusals', () => {
     socket.on('data', (chunk) => (data += chunk.toString('latin1')));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     socket.on('error', () => {});
-    socket.write(`POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: ${declared.length}\r\n\r\n${declared}`);
+    socket.write(
+      `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: ${declared.length}\r\n\r\n${declared}`,
+    );
     await eventually(() => data.includes('{"ok":true,"accepted":true}'), { what: 'the acknowledgement' });
     socket.end('x'.repeat(LIMIT + 1));
     await closed;
@@ -142,7 +176,11 @@ describe('messenger webhook ingress: refusals', () => {
     const head = (length: number, contentType = 'application/json') =>
       `POST /v1/webhooks/messenger/${bot.id} HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nX-Telegram-Bot-Api-Secret-Token: ${secret}\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
     // Read as UTF-8, \xC0\xAF\xFF would be stored and delivered as three U+FFFD: not what was sent.
-    const notUtf8 = Buffer.concat([Buffer.from('{"update_id": 7001, "message": {"text": "'), Buffer.from([0xc0, 0xaf, 0xff]), Buffer.from('"}}')]);
+    const notUtf8 = Buffer.concat([
+      Buffer.from('{"update_id": 7001, "message": {"text": "'),
+      Buffer.from([0xc0, 0xaf, 0xff]),
+      Buffer.from('"}}'),
+    ]);
     const latin1 = Buffer.from('{"update_id": 7002, "message": {"text": "caf\xe9"}}', 'latin1');
     for (const body of [notUtf8, latin1]) {
       const raw = await rawRequest(port, head(body.length), body);
@@ -162,7 +200,15 @@ describe('messenger webhook ingress: refusals', () => {
   });
 
   test('an update_id that is missing or not a non-negative integer is 400 pointing at update_id', async () => {
-    for (const body of [{}, { update_id: -1 }, { update_id: 1.5 }, { update_id: '12' }, { update_id: null }, { update_id: 2 ** 60 }, { message: {} }]) {
+    for (const body of [
+      {},
+      { update_id: -1 },
+      { update_id: 1.5 },
+      { update_id: '12' },
+      { update_id: null },
+      { update_id: 2 ** 60 },
+      { message: {} },
+    ]) {
       const answer = await post(env.app.url, bot.id, body, secret);
       assert.equal(answer.status, 400, JSON.stringify(body));
       assert.equal(answer.json.error, 'invalid_request');
@@ -178,7 +224,10 @@ describe('messenger webhook ingress: refusals', () => {
 
   test('a disabled connection answers 200 accepted: false with a reason, and stores nothing', async () => {
     const admin = api(env.app.url, env.tenant.admin.token);
-    assert.equal((await admin.patch(`/v1/messenger/connections/${bot.id}`, { enabled: false })).body.connection.status, 'disabled');
+    assert.equal(
+      (await admin.patch(`/v1/messenger/connections/${bot.id}`, { enabled: false })).body.connection.status,
+      'disabled',
+    );
     const answer = await post(env.app.url, bot.id, { update_id: 20 }, secret);
     assert.deepEqual([answer.status, answer.json], [200, { ok: true, accepted: false, reason: 'connection_disabled' }]);
     assert.ok(!(await storedUpdateIds()).includes(20));
@@ -188,7 +237,12 @@ describe('messenger webhook ingress: refusals', () => {
   });
 
   test('no answer of the webhook carries a `method` field, even for an update that has one', async () => {
-    const answer = await post(env.app.url, bot.id, { update_id: 30, method: 'sendMessage', chat_id: 1, text: 'x' }, secret);
+    const answer = await post(
+      env.app.url,
+      bot.id,
+      { update_id: 30, method: 'sendMessage', chat_id: 1, text: 'x' },
+      secret,
+    );
     assert.deepEqual(answer.json, { ok: true, accepted: true });
     for (const body of answers) {
       if (body && typeof body === 'object') assert.ok(!('method' in body), JSON.stringify(body));
@@ -203,15 +257,19 @@ describe('messenger webhook ingress: refusals', () => {
         IF NEW.update_id = ${refusedId} THEN RAISE EXCEPTION 'this update is refused' USING ERRCODE = '22023'; END IF;
         RETURN NEW;
       END $$`);
-    await env.app.db.query('CREATE TRIGGER refuse_one_update BEFORE INSERT ON messenger_updates FOR EACH ROW EXECUTE FUNCTION refuse_one_update()');
+    await env.app.db.query(
+      'CREATE TRIGGER refuse_one_update BEFORE INSERT ON messenger_updates FOR EACH ROW EXECUTE FUNCTION refuse_one_update()',
+    );
     const others = Array.from({ length: 19 }, (_, i) => refusedId + 1 + i);
     let results: { updateId: number; status: number; json: any }[];
     try {
       // Sent together, so the refused update shares claim statements with the others.
-      results = await Promise.all([refusedId, ...others].map(async (updateId) => {
-        const answer = await post(env.app.url, bot.id, { update_id: updateId }, secret);
-        return { updateId, status: answer.status, json: answer.json };
-      }));
+      results = await Promise.all(
+        [refusedId, ...others].map(async (updateId) => {
+          const answer = await post(env.app.url, bot.id, { update_id: updateId }, secret);
+          return { updateId, status: answer.status, json: answer.json };
+        }),
+      );
     } finally {
       await env.app.db.query('DROP TRIGGER refuse_one_update ON messenger_updates');
       await env.app.db.query('DROP FUNCTION refuse_one_update()');
@@ -223,7 +281,10 @@ describe('messenger webhook ingress: refusals', () => {
       assert.deepEqual([result.status, result.json], [200, { ok: true, accepted: true }], `update ${result.updateId}`);
     }
     const stored = await storedUpdateIds();
-    assert.deepEqual(stored.filter((id: number) => id >= refusedId && id < refusedId + 20).sort((a: number, b: number) => a - b), others);
+    assert.deepEqual(
+      stored.filter((id: number) => id >= refusedId && id < refusedId + 20).sort((a: number, b: number) => a - b),
+      others,
+    );
     // The platform retries the refused one; once the database takes it, it is accepted.
     const retried = await post(env.app.url, bot.id, { update_id: refusedId }, secret);
     assert.deepEqual([retried.status, retried.json], [200, { ok: true, accepted: true }]);
@@ -241,7 +302,12 @@ describe('messenger webhook ingress: refusals', () => {
       return previous(delivery, res);
     };
     try {
-      await post(env.app.url, bot.id, { update_id: 40, message: { message_id: 1, chat: { id: 600, type: 'private' }, date: 0, text: 'a' } }, secret);
+      await post(
+        env.app.url,
+        bot.id,
+        { update_id: 40, message: { message_id: 1, chat: { id: 600, type: 'private' }, date: 0, text: 'a' } },
+        secret,
+      );
       const row = await listedUpdate('delivered', 40, 'the retried delivery');
       assert.equal(row.attempts, 2);
       assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === 40).length, 2);
@@ -268,7 +334,9 @@ describe('messenger webhook ingress: refusals', () => {
       assert.equal(dead.attempts, 3);
       assert.match(dead.lastError, /gave up after 3 attempts: delivery answered HTTP 503/);
       assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === 50).length, 3);
-      await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === 51), { what: 'the next update of the chat' });
+      await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === 51), {
+        what: 'the next update of the chat',
+      });
     } finally {
       env.receiver.respond = previous;
     }
@@ -294,7 +362,10 @@ describe('messenger webhook ingress: refusals', () => {
     };
     try {
       const chat = { id: 607, type: 'private' };
-      const update = (updateId: number) => ({ update_id: updateId, message: { message_id: updateId, chat, date: 0, text: String(updateId) } });
+      const update = (updateId: number) => ({
+        update_id: updateId,
+        message: { message_id: updateId, chat, date: 0, text: String(updateId) },
+      });
       await post(env.app.url, bot.id, update(90), secret);
       await held.promise;
       // Queued while 90 is delivered: 92 first, then 91 (whose every delivery fails).
@@ -321,7 +392,12 @@ describe('messenger webhook ingress: refusals', () => {
     try {
       env.platform.addChat(603);
       env.platform.failNext('sendMessage', { error_code: 429, description: 'Too Many Requests: retry after 1' });
-      await post(env.app.url, bot.id, { update_id: 70, message: { message_id: 1, chat: { id: 603, type: 'private' }, date: 0, text: 'a' } }, secret);
+      await post(
+        env.app.url,
+        bot.id,
+        { update_id: 70, message: { message_id: 1, chat: { id: 603, type: 'private' }, date: 0, text: 'a' } },
+        secret,
+      );
       const row = await listedUpdate('delivered', 70, 'the delivered update', 30_000);
       assert.equal(row.replyStatus, 'sent');
       assert.equal(row.attempts, 2);
@@ -340,7 +416,12 @@ describe('messenger webhook ingress: refusals', () => {
       res.end(JSON.stringify({ reply: { text: 'x'.repeat(100 * 1024) } }));
     };
     try {
-      await post(env.app.url, bot.id, { update_id: 80, message: { message_id: 1, chat: { id: 604, type: 'private' }, date: 0, text: 'a' } }, secret);
+      await post(
+        env.app.url,
+        bot.id,
+        { update_id: 80, message: { message_id: 1, chat: { id: 604, type: 'private' }, date: 0, text: 'a' } },
+        secret,
+      );
       const row = await listedUpdate('delivered', 80, 'the delivered update');
       assert.equal(row.replyStatus, null);
       assert.match(row.lastError, /could not be read.*a reply in it was not sent/);
@@ -358,7 +439,12 @@ describe('messenger webhook ingress: refusals', () => {
     };
     try {
       // Chat 602 never wrote to the bot on the platform's side: sendMessage answers "chat not found".
-      await post(env.app.url, bot.id, { update_id: 60, message: { message_id: 1, chat: { id: 602, type: 'private' }, date: 0, text: 'a' } }, secret);
+      await post(
+        env.app.url,
+        bot.id,
+        { update_id: 60, message: { message_id: 1, chat: { id: 602, type: 'private' }, date: 0, text: 'a' } },
+        secret,
+      );
       const row = await listedUpdate('delivered', 60, 'the delivered update');
       assert.equal(row.replyStatus, 'failed');
       assert.match(row.lastError, /chat not found/);

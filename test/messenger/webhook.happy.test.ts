@@ -9,7 +9,15 @@ import { deliveryQueueDefinition } from '../../src/modules/messenger/worker.ts';
 import { api } from '../support/http.ts';
 import { createTenant } from '../support/fixtures.ts';
 import { checkTenantRouting } from '../db/tenant-routing.ts';
-import { connectBot, eventually, expectedSignature, postUpdate, startMessengerEnv, type CreatedConnection, type MessengerEnv } from './support.ts';
+import {
+  connectBot,
+  eventually,
+  expectedSignature,
+  postUpdate,
+  startMessengerEnv,
+  type CreatedConnection,
+  type MessengerEnv,
+} from './support.ts';
 
 const tenantRouting = checkTenantRouting();
 
@@ -27,22 +35,30 @@ describe('messenger webhook ingress', () => {
     await env?.close();
   });
 
-  test('the platform\'s update is acknowledged, then delivered signed with the delivery secret', async () => {
+  test("the platform's update is acknowledged, then delivered signed with the delivery secret", async () => {
     const update = env.platform.messageUpdate(bot.bot.token, { chatId: 501, text: 'hello' });
     const result = await env.platform.deliver(bot.bot.token, update);
     assert.equal(result.status, 200);
     assert.deepEqual(result.json, { ok: true, accepted: true });
     assert.equal(result.attempts.length, 1);
-    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === update.update_id), { what: 'the delivery' });
+    const delivery = await eventually(
+      () => env.receiver.received.find((d) => d.json?.update?.update_id === update.update_id),
+      { what: 'the delivery' },
+    );
     assert.deepEqual(delivery.json, { connectionId: bot.id, update });
     assert.equal(delivery.headers['x-orgplane-signature'], expectedSignature(bot.deliverySecret, delivery.body));
     assert.equal(delivery.headers['content-type'], 'application/json');
     const updates = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates`);
     assert.equal(updates.status, 200);
-    const row = await eventually(async () => {
-      const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
-      return listed.body.updates.find((u: any) => u.updateId === update.update_id);
-    }, { what: 'the delivered state' });
+    const row = await eventually(
+      async () => {
+        const listed = await api(env.app.url, env.tenant.admin.token).get(
+          `/v1/messenger/connections/${bot.id}/updates?status=delivered`,
+        );
+        return listed.body.updates.find((u: any) => u.updateId === update.update_id);
+      },
+      { what: 'the delivered state' },
+    );
     assert.equal(row.status, 'delivered');
     assert.equal(row.attempts, 1);
     assert.equal(row.chatId, '501');
@@ -56,11 +72,15 @@ describe('messenger webhook ingress', () => {
     const second = await postUpdate(env.app.url, bot.id, update, secret);
     assert.deepEqual([first.status, first.json], [200, { ok: true, accepted: true }]);
     assert.deepEqual([second.status, second.json], [200, { ok: true, accepted: false, reason: 'duplicate' }]);
-    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === update.update_id), { what: 'the delivery' });
+    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === update.update_id), {
+      what: 'the delivery',
+    });
     // A later update of the same chat is delivered after it; by then a second delivery would have happened.
     const later = env.platform.messageUpdate(bot.bot.token, { chatId: 502, text: 'later' });
     await postUpdate(env.app.url, bot.id, later, secret);
-    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === later.update_id), { what: 'the later delivery' });
+    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === later.update_id), {
+      what: 'the later delivery',
+    });
     assert.equal(env.receiver.received.filter((d) => d.json?.update?.update_id === update.update_id).length, 1);
   });
 
@@ -73,13 +93,20 @@ describe('messenger webhook ingress', () => {
     try {
       const update = env.platform.messageUpdate(bot.bot.token, { chatId: 503, text: 'ping' });
       await env.platform.deliver(bot.bot.token, update);
-      const sent = await eventually(() => env.platform.sentMessages.find((m) => m.chatId === 503), { what: 'the reply' });
+      const sent = await eventually(() => env.platform.sentMessages.find((m) => m.chatId === 503), {
+        what: 'the reply',
+      });
       assert.equal(sent.text, 'echo: ping');
       assert.equal(sent.token, bot.bot.token);
-      const row = await eventually(async () => {
-        const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
-        return listed.body.updates.find((u: any) => u.updateId === update.update_id && u.replyStatus);
-      }, { what: 'the reply status' });
+      const row = await eventually(
+        async () => {
+          const listed = await api(env.app.url, env.tenant.admin.token).get(
+            `/v1/messenger/connections/${bot.id}/updates?status=delivered`,
+          );
+          return listed.body.updates.find((u: any) => u.updateId === update.update_id && u.replyStatus);
+        },
+        { what: 'the reply status' },
+      );
       assert.equal(row.replyStatus, 'sent');
     } finally {
       env.receiver.respond = previous;
@@ -109,7 +136,9 @@ describe('messenger webhook ingress', () => {
     };
     try {
       // As the platform does for one chat: each update after the previous one was acknowledged.
-      const updates = Array.from({ length: 6 }, (_, i) => env.platform.messageUpdate(bot.bot.token, { chatId: 504, text: `m${i}` }));
+      const updates = Array.from({ length: 6 }, (_, i) =>
+        env.platform.messageUpdate(bot.bot.token, { chatId: 504, text: `m${i}` }),
+      );
       for (const update of updates) {
         const answer = await postUpdate(env.app.url, bot.id, update, secret);
         assert.deepEqual(answer.json, { ok: true, accepted: true });
@@ -118,7 +147,10 @@ describe('messenger webhook ingress', () => {
       await postUpdate(env.app.url, bot.id, other, secret);
       const chat504 = () => env.receiver.received.filter((d) => d.json?.update?.message?.chat?.id === 504);
       await eventually(() => chat504().length === updates.length, { what: 'all deliveries' });
-      assert.deepEqual(chat504().map((d) => d.json.update.update_id), updates.map((update) => update.update_id));
+      assert.deepEqual(
+        chat504().map((d) => d.json.update.update_id),
+        updates.map((update) => update.update_id),
+      );
       assert.equal(maxInFlight, 1, 'one delivery at a time for one chat');
     } finally {
       env.receiver.respond = previous;
@@ -139,7 +171,9 @@ describe('messenger webhook ingress', () => {
       res.end('{}');
     };
     try {
-      const [first, ...later] = ['first', 'a', 'b', 'c'].map((text) => env.platform.messageUpdate(bot.bot.token, { chatId: 506, text }));
+      const [first, ...later] = ['first', 'a', 'b', 'c'].map((text) =>
+        env.platform.messageUpdate(bot.bot.token, { chatId: 506, text }),
+      );
       assert.deepEqual((await postUpdate(env.app.url, bot.id, first!, secret)).json, { ok: true, accepted: true });
       await held.promise;
       // While the first is being delivered the rest arrive in the order c, a, b (a retrying platform, say).
@@ -149,10 +183,20 @@ describe('messenger webhook ingress', () => {
       released.resolve();
       const chat506 = () => env.receiver.received.filter((d) => d.json?.update?.message?.chat?.id === 506);
       await eventually(() => chat506().length === 4, { what: 'all four deliveries' });
-      assert.deepEqual(chat506().map((d) => d.json.update.update_id), [first!, ...later].map((update) => update.update_id));
-      for (const delivery of chat506()) assert.equal(delivery.headers['x-orgplane-update-id'], String(delivery.json.update.update_id));
-      const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates?status=delivered`);
-      for (const update of [first!, ...later]) assert.ok(listed.body.updates.some((u: any) => u.updateId === update.update_id && u.attempts === 1), `update ${update.update_id} delivered once`);
+      assert.deepEqual(
+        chat506().map((d) => d.json.update.update_id),
+        [first!, ...later].map((update) => update.update_id),
+      );
+      for (const delivery of chat506())
+        assert.equal(delivery.headers['x-orgplane-update-id'], String(delivery.json.update.update_id));
+      const listed = await api(env.app.url, env.tenant.admin.token).get(
+        `/v1/messenger/connections/${bot.id}/updates?status=delivered`,
+      );
+      for (const update of [first!, ...later])
+        assert.ok(
+          listed.body.updates.some((u: any) => u.updateId === update.update_id && u.attempts === 1),
+          `update ${update.update_id} delivered once`,
+        );
     } finally {
       env.receiver.respond = previous;
     }
@@ -161,11 +205,23 @@ describe('messenger webhook ingress', () => {
   test('concurrent claims in one process: each update_id accepted once, other connections answered on their own', async () => {
     const disabled = await connectBot(env);
     const disabledSecret = env.platform.webhookOf(disabled.bot.token)!.secretToken!;
-    await api(env.app.url, env.tenant.admin.token).patch(`/v1/messenger/connections/${disabled.id}`, { enabled: false });
+    await api(env.app.url, env.tenant.admin.token).patch(`/v1/messenger/connections/${disabled.id}`, {
+      enabled: false,
+    });
     const ids = Array.from({ length: 10 }, (_, i) => 880_000 + i);
     const requests = ids.flatMap((updateId) => [
-      ...Array.from({ length: 5 }, () => postUpdate(env.app.url, bot.id, { update_id: updateId }, secret).then((answer) => ({ updateId, kind: 'active', answer }))),
-      postUpdate(env.app.url, disabled.id, { update_id: updateId }, disabledSecret).then((answer) => ({ updateId, kind: 'disabled', answer })),
+      ...Array.from({ length: 5 }, () =>
+        postUpdate(env.app.url, bot.id, { update_id: updateId }, secret).then((answer) => ({
+          updateId,
+          kind: 'active',
+          answer,
+        })),
+      ),
+      postUpdate(env.app.url, disabled.id, { update_id: updateId }, disabledSecret).then((answer) => ({
+        updateId,
+        kind: 'disabled',
+        answer,
+      })),
     ]);
     const results = await Promise.all(requests);
     for (const updateId of ids) {
@@ -176,7 +232,9 @@ describe('messenger webhook ingress', () => {
     for (const r of results.filter((r) => r.kind === 'disabled')) {
       assert.deepEqual(r.answer.json, { ok: true, accepted: false, reason: 'connection_disabled' });
     }
-    const stored = await env.app.db.query('/* test */ SELECT connection_id, count(*)::int AS n FROM messenger_updates WHERE update_id >= 880000 AND update_id < 880010 GROUP BY connection_id');
+    const stored = await env.app.db.query(
+      '/* test */ SELECT connection_id, count(*)::int AS n FROM messenger_updates WHERE update_id >= 880000 AND update_id < 880010 GROUP BY connection_id',
+    );
     assert.deepEqual(stored.rows, [{ connection_id: bot.id, n: 10 }]);
     // Batches mixing new, duplicate and disabled updates queue each claimed update once: its claim row is
     // its queue entry (migration 0504), and no other job is written for it.
@@ -185,60 +243,98 @@ describe('messenger webhook ingress', () => {
     );
     const orderKey = entries.rows[0]?.order_key;
     assert.equal(typeof orderKey, 'string', 'a pending entry has its ordering key');
-    assert.deepEqual(entries.rows, ids.map((updateId) => ({ connection_id: bot.id, update_id: updateId, order_key: orderKey })));
-    const jobs = await env.app.db.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE (data->>'updateId')::int BETWEEN 880000 AND 880009`);
+    assert.deepEqual(
+      entries.rows,
+      ids.map((updateId) => ({ connection_id: bot.id, update_id: updateId, order_key: orderKey })),
+    );
+    const jobs = await env.app.db.query(
+      `SELECT count(*)::int AS n FROM pgboss.job WHERE (data->>'updateId')::int BETWEEN 880000 AND 880009`,
+    );
     assert.equal(jobs.rows[0].n, 0);
   });
 
   test('an update without a chat (inline query) is accepted and delivered too', async () => {
-    const update = { update_id: 990_001, inline_query: { id: 'q1', from: { id: 77, is_bot: false, first_name: 'A' }, query: 'cats', offset: '' } };
+    const update = {
+      update_id: 990_001,
+      inline_query: { id: 'q1', from: { id: 77, is_bot: false, first_name: 'A' }, query: 'cats', offset: '' },
+    };
     const answer = await postUpdate(env.app.url, bot.id, update, secret);
     assert.deepEqual(answer.json, { ok: true, accepted: true });
-    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === 990_001), { what: 'the delivery' });
+    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === 990_001), {
+      what: 'the delivery',
+    });
   });
 
   test('the update is delivered exactly as received, is kept out of the queue job, and its stored copy is cleared once delivered', async () => {
     // Spacing, key order and a number beyond double precision survive only if the text is passed on as it came.
-    const raw = '{ "message" : {"text": "kept  as  sent", "chat": {"type": "private", "id": 504}, "message_id": 3}, "update_id": 990002, "big": 123456789012345678901234567890 }';
+    const raw =
+      '{ "message" : {"text": "kept  as  sent", "chat": {"type": "private", "id": 504}, "message_id": 3}, "update_id": 990002, "big": 123456789012345678901234567890 }';
     const answer = await postUpdate(env.app.url, bot.id, raw, secret);
     assert.deepEqual(answer.json, { ok: true, accepted: true });
-    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_002), { what: 'the delivery' });
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_002), {
+      what: 'the delivery',
+    });
     assert.equal(delivery.body, `{"connectionId":"${bot.id}","update":${raw}}`);
     assert.equal(delivery.headers['x-orgplane-signature'], expectedSignature(bot.deliverySecret, delivery.body));
-    const queued = await env.app.db.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND data::text LIKE '%kept  as  sent%'`, [DELIVERY_QUEUE]);
+    const queued = await env.app.db.query(
+      `SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND data::text LIKE '%kept  as  sent%'`,
+      [DELIVERY_QUEUE],
+    );
     assert.equal(queued.rows[0].n, 0);
-    const stored = await eventually(async () => {
-      const { rows } = await env.app.db.query('SELECT status, body FROM messenger_updates WHERE organization_id = $3 AND connection_id = $1 AND update_id = $2', [bot.id, 990_002, env.tenant.orgId]);
-      return rows[0]?.status === 'delivered' ? rows[0] : undefined;
-    }, { what: 'the delivered state' });
+    const stored = await eventually(
+      async () => {
+        const { rows } = await env.app.db.query(
+          'SELECT status, body FROM messenger_updates WHERE organization_id = $3 AND connection_id = $1 AND update_id = $2',
+          [bot.id, 990_002, env.tenant.orgId],
+        );
+        return rows[0]?.status === 'delivered' ? rows[0] : undefined;
+      },
+      { what: 'the delivered state' },
+    );
     assert.equal(stored.body, null);
   });
 
   test('an update whose text holds escapes PostgreSQL cannot keep in jsonb (NUL, a lone surrogate) is accepted and delivered as sent, and does not fail its batch', async () => {
-    const odd = '{"update_id": 990004, "message": {"message_id": 5, "chat": {"id": 506, "type": "private"}, "text": "a\\u0000b \\ud800"}}';
+    const odd =
+      '{"update_id": 990004, "message": {"message_id": 5, "chat": {"id": 506, "type": "private"}, "text": "a\\u0000b \\ud800"}}';
     const normal = env.platform.messageUpdate(bot.bot.token, { chatId: 507, text: 'beside it' });
     // Sent together, so they can share one claim statement.
-    const [oddAnswer, normalAnswer] = await Promise.all([postUpdate(env.app.url, bot.id, odd, secret), postUpdate(env.app.url, bot.id, normal, secret)]);
+    const [oddAnswer, normalAnswer] = await Promise.all([
+      postUpdate(env.app.url, bot.id, odd, secret),
+      postUpdate(env.app.url, bot.id, normal, secret),
+    ]);
     assert.deepEqual([oddAnswer.status, oddAnswer.json], [200, { ok: true, accepted: true }]);
     assert.deepEqual([normalAnswer.status, normalAnswer.json], [200, { ok: true, accepted: true }]);
-    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_004), { what: 'the delivery' });
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_004), {
+      what: 'the delivery',
+    });
     assert.equal(delivery.body, `{"connectionId":"${bot.id}","update":${odd}}`);
     assert.equal(delivery.json.update.message.text, 'a\u0000b \ud800');
-    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === normal.update_id), { what: 'the other delivery' });
+    await eventually(() => env.receiver.received.some((d) => d.json?.update?.update_id === normal.update_id), {
+      what: 'the other delivery',
+    });
   });
 
   test('a chat or sender id that is a string with control characters is not taken as the chat; the update is accepted and delivered', async () => {
-    const update = { update_id: 990_005, message: { message_id: 6, chat: { id: 'x\u0000y', type: 'private' }, from: { id: 'a\u0001b' }, text: 'odd ids' } };
+    const update = {
+      update_id: 990_005,
+      message: { message_id: 6, chat: { id: 'x\u0000y', type: 'private' }, from: { id: 'a\u0001b' }, text: 'odd ids' },
+    };
     const answer = await postUpdate(env.app.url, bot.id, update, secret);
     assert.deepEqual([answer.status, answer.json], [200, { ok: true, accepted: true }]);
-    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_005), { what: 'the delivery' });
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_005), {
+      what: 'the delivery',
+    });
     assert.deepEqual(delivery.json.update, update);
     const listed = await api(env.app.url, env.tenant.admin.token).get(`/v1/messenger/connections/${bot.id}/updates`);
     assert.equal(listed.body.updates.find((u: any) => u.updateId === 990_005).chatId, null);
   });
 
   test('a job queued before bodies were kept with claims (its data carries the update) is still delivered', async () => {
-    const update = { update_id: 990_003, message: { message_id: 4, chat: { id: 505, type: 'private' }, text: 'from an older version' } };
+    const update = {
+      update_id: 990_003,
+      message: { message_id: 4, chat: { id: 505, type: 'private' }, text: 'from an older version' },
+    };
     await env.app.db.query(
       `INSERT INTO messenger_updates (connection_id, update_id, organization_id, chat_id)
        SELECT id, $2, organization_id, '505' FROM messenger_connections WHERE organization_id = $3 AND id = $1`,
@@ -248,11 +344,18 @@ describe('messenger webhook ingress', () => {
     const olderVersion = createJobQueue(env.app.db);
     try {
       await olderVersion.start([deliveryQueueDefinition(env.app.config.messengerDelivery)]);
-      await olderVersion.enqueue(env.app.db, DELIVERY_QUEUE, [{ key: `${bot.id}:chat:505`, data: { connectionId: bot.id, updateId: update.update_id, chatId: '505', update } }]);
+      await olderVersion.enqueue(env.app.db, DELIVERY_QUEUE, [
+        {
+          key: `${bot.id}:chat:505`,
+          data: { connectionId: bot.id, updateId: update.update_id, chatId: '505', update },
+        },
+      ]);
     } finally {
       await olderVersion.stop();
     }
-    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_003), { what: 'the delivery' });
+    const delivery = await eventually(() => env.receiver.received.find((d) => d.json?.update?.update_id === 990_003), {
+      what: 'the delivery',
+    });
     assert.deepEqual(delivery.json, { connectionId: bot.id, update });
     assert.equal(delivery.headers['x-orgplane-signature'], expectedSignature(bot.deliverySecret, delivery.body));
   });
@@ -265,22 +368,34 @@ describe('messenger webhook ingress', () => {
       bots.push(await connectBot(env, other.admin.token));
     }
     const sent: number[] = [];
-    await Promise.all(bots.map(async (connection, index) => {
-      const token = connection.bot.token;
-      const webhookSecret = env.platform.webhookOf(token)!.secretToken!;
-      for (let n = 0; n < 5; n++) {
-        const update = env.platform.messageUpdate(token, { chatId: 600 + index, text: `message ${n}` }) as { update_id: number };
-        const answer = await postUpdate(env.app.url, connection.id, update, webhookSecret);
-        assert.deepEqual(answer.json, { ok: true, accepted: true });
-        sent.push(update.update_id);
-      }
-    }));
-    await eventually(() => sent.every((id) => env.receiver.received.some((d) => d.json?.update?.update_id === id)), { what: 'every delivery' });
+    await Promise.all(
+      bots.map(async (connection, index) => {
+        const token = connection.bot.token;
+        const webhookSecret = env.platform.webhookOf(token)!.secretToken!;
+        for (let n = 0; n < 5; n++) {
+          const update = env.platform.messageUpdate(token, { chatId: 600 + index, text: `message ${n}` }) as {
+            update_id: number;
+          };
+          const answer = await postUpdate(env.app.url, connection.id, update, webhookSecret);
+          assert.deepEqual(answer.json, { ok: true, accepted: true });
+          sent.push(update.update_id);
+        }
+      }),
+    );
+    await eventually(() => sent.every((id) => env.receiver.received.some((d) => d.json?.update?.update_id === id)), {
+      what: 'every delivery',
+    });
     for (const [index, connection] of bots.entries()) {
-      const delivered = env.receiver.received.filter((d) => d.json?.connectionId === connection.id && d.json.update.message?.chat?.id === 600 + index);
+      const delivered = env.receiver.received.filter(
+        (d) => d.json?.connectionId === connection.id && d.json.update.message?.chat?.id === 600 + index,
+      );
       const ids = delivered.map((d) => d.json.update.update_id as number);
       assert.equal(ids.length, 5, `each of ${connection.id}'s updates delivered once`);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'in update_id order');
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+        'in update_id order',
+      );
     }
   });
 

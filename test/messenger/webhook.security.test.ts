@@ -22,7 +22,7 @@ describe('messenger webhook ingress: security', () => {
     await env?.close();
   });
 
-  test('a connection\'s secret does not open another connection\'s webhook (other organization included)', async () => {
+  test("a connection's secret does not open another connection's webhook (other organization included)", async () => {
     const crossed = await postUpdate(env.app.url, second.id, { update_id: 1 }, firstSecret);
     assert.deepEqual([crossed.status, crossed.json], [401, { ok: false, error: 'invalid secret' }]);
     const crossedBack = await postUpdate(env.app.url, first.id, { update_id: 1 }, secondSecret);
@@ -32,12 +32,16 @@ describe('messenger webhook ingress: security', () => {
   });
 
   test('a session or the bot token instead of the secret is refused', async () => {
-    const withSession = await postUpdate(env.app.url, first.id, { update_id: 2 }, undefined, { authorization: `Bearer ${env.tenant.admin.token}` });
+    const withSession = await postUpdate(env.app.url, first.id, { update_id: 2 }, undefined, {
+      authorization: `Bearer ${env.tenant.admin.token}`,
+    });
     assert.equal(withSession.status, 401);
     assert.equal((await postUpdate(env.app.url, first.id, { update_id: 2 }, first.bot.token)).status, 401);
     assert.equal((await postUpdate(env.app.url, first.id, { update_id: 2 }, first.deliverySecret)).status, 401);
     // The hash of the secret (what the database holds) is not the secret either.
-    const hash = (await env.app.db.query('SELECT webhook_secret_hash FROM messenger_connections WHERE id = $1', [first.id])).rows[0].webhook_secret_hash;
+    const hash = (
+      await env.app.db.query('SELECT webhook_secret_hash FROM messenger_connections WHERE id = $1', [first.id])
+    ).rows[0].webhook_secret_hash;
     assert.equal((await postUpdate(env.app.url, first.id, { update_id: 2 }, hash)).status, 401);
   });
 
@@ -60,8 +64,10 @@ describe('messenger webhook ingress: security', () => {
     assert.equal((await postUpdate(env.app.url, first.id, { update_id: 4 }, `${firstSecret} `)).status, 200);
   });
 
-  test('the webhook route ignores sessions entirely and answers only the platform\'s shapes', async () => {
-    const answer = await api(env.app.url, env.tenant.admin.token).post(`/v1/webhooks/messenger/${first.id}`, { update_id: 5 });
+  test("the webhook route ignores sessions entirely and answers only the platform's shapes", async () => {
+    const answer = await api(env.app.url, env.tenant.admin.token).post(`/v1/webhooks/messenger/${first.id}`, {
+      update_id: 5,
+    });
     assert.deepEqual([answer.status, answer.body], [401, { ok: false, error: 'invalid secret' }]);
   });
 });

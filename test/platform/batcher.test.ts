@@ -7,7 +7,10 @@ function controlledRunner() {
   const batches: { items: number[]; finish(error?: Error): void }[] = [];
   const run = (items: number[]) =>
     new Promise<string[]>((resolve, reject) => {
-      batches.push({ items, finish: (error) => (error ? reject(error) : resolve(items.map((item) => `result ${item}`))) });
+      batches.push({
+        items,
+        finish: (error) => (error ? reject(error) : resolve(items.map((item) => `result ${item}`))),
+      });
     });
   return { batches, run };
 }
@@ -22,7 +25,10 @@ test('items that arrive together share one batch, and each caller gets its own r
   const call = createBatcher({ run, maxBatch: 100, maxInFlight: 1 });
   const answers = Promise.all([call(1), call(2), call(3)]);
   await nextTurn();
-  assert.deepEqual(batches.map((batch) => batch.items), [[1, 2, 3]]);
+  assert.deepEqual(
+    batches.map((batch) => batch.items),
+    [[1, 2, 3]],
+  );
   batches[0]!.finish();
   assert.deepEqual(await answers, ['result 1', 'result 2', 'result 3']);
 });
@@ -49,7 +55,13 @@ test('a batch is at most maxBatch items; a second batch overlaps only when enoug
   const all = Promise.all([1, 2, 3, 4, 5].map((item) => call(item)));
   await nextTurn();
   // [1,2] starts; [3,4] overlaps because 3 items waited; [5] alone is below the threshold.
-  assert.deepEqual(batches.map((batch) => batch.items), [[1, 2], [3, 4]]);
+  assert.deepEqual(
+    batches.map((batch) => batch.items),
+    [
+      [1, 2],
+      [3, 4],
+    ],
+  );
   batches[0]!.finish();
   await nextTurn();
   assert.equal(batches.length, 2, '[5] waits: one item is below the threshold while [3,4] runs');
@@ -57,13 +69,21 @@ test('a batch is at most maxBatch items; a second batch overlaps only when enoug
   await nextTurn();
   assert.deepEqual(batches[2]!.items, [5]);
   batches[2]!.finish();
-  assert.deepEqual(await all, [1, 2, 3, 4, 5].map((item) => `result ${item}`));
+  assert.deepEqual(
+    await all,
+    [1, 2, 3, 4, 5].map((item) => `result ${item}`),
+  );
 });
 
 test('a failed batch rejects every caller in it and not the callers of other batches', async () => {
   const { batches, run } = controlledRunner();
   const call = createBatcher({ run, maxBatch: 100, maxInFlight: 1 });
-  const failing = [call(1), call(2)].map((promise) => promise.then(() => 'resolved', (error: Error) => error.message));
+  const failing = [call(1), call(2)].map((promise) =>
+    promise.then(
+      () => 'resolved',
+      (error: Error) => error.message,
+    ),
+  );
   await nextTurn();
   const next = call(3);
   batches[0]!.finish(new Error('database went away'));
@@ -73,7 +93,7 @@ test('a failed batch rejects every caller in it and not the callers of other bat
   assert.equal(await next, 'result 3');
 });
 
-test('a batch failing with an error isolateOn says is an item\'s own is run again item by item: only that caller fails', async () => {
+test("a batch failing with an error isolateOn says is an item's own is run again item by item: only that caller fails", async () => {
   const runs: number[][] = [];
   const refused = Object.assign(new Error('item 2 refused'), { itemsOwn: true });
   const call = createBatcher<number, string>({
@@ -107,7 +127,7 @@ test('an error isolateOn does not claim fails the whole batch, which is not run 
   assert.deepEqual(runs, [[1, 2]]);
 });
 
-test('with groupBy, a batch runs once per key, side by side, and one key\'s failure is its own', async () => {
+test("with groupBy, a batch runs once per key, side by side, and one key's failure is its own", async () => {
   const runs: string[][] = [];
   let running = 0;
   let mostRunning = 0;
@@ -125,13 +145,21 @@ test('with groupBy, a batch runs once per key, side by side, and one key\'s fail
     maxInFlight: 1,
     groupBy: (item) => item[0]!,
   });
-  const answers = await Promise.all(['a1', 'b1', 'a2', 'c1', 'b2'].map((item) => call(item).catch((error: Error) => error.message)));
+  const answers = await Promise.all(
+    ['a1', 'b1', 'a2', 'c1', 'b2'].map((item) => call(item).catch((error: Error) => error.message)),
+  );
   assert.deepEqual(answers, ['stored a1', 'tenant b refused', 'stored a2', 'stored c1', 'tenant b refused']);
   assert.deepEqual(runs, [['a1', 'a2'], ['b1', 'b2'], ['c1']], 'one run per key, the items in arrival order');
   assert.equal(mostRunning, 3, 'the keys of one batch ran side by side');
 });
 
-test('batches in flight: half the pool, at least one (PGlite\'s single connection), at most the cap', () => {
-  assert.deepEqual([1, 2, 3, 10, 20].map((connections) => batchesInFlight(connections)), [1, 1, 1, 5, 10]);
-  assert.deepEqual([1, 10, 20].map((connections) => batchesInFlight(connections, 4)), [1, 4, 4]);
+test("batches in flight: half the pool, at least one (PGlite's single connection), at most the cap", () => {
+  assert.deepEqual(
+    [1, 2, 3, 10, 20].map((connections) => batchesInFlight(connections)),
+    [1, 1, 1, 5, 10],
+  );
+  assert.deepEqual(
+    [1, 10, 20].map((connections) => batchesInFlight(connections, 4)),
+    [1, 4, 4],
+  );
 });

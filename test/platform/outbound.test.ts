@@ -103,7 +103,9 @@ describe('outbound client: requests', () => {
     server = await startServer((req, res) => {
       const path = req.url ?? '/';
       if (path === '/ok') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ auth: req.headers.authorization ?? null, apiKey: req.headers['x-api-key'] ?? null }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ auth: req.headers.authorization ?? null, apiKey: req.headers['x-api-key'] ?? null }));
       } else if (path === '/to-metadata') {
         res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
       } else if (path === '/to-private-name') {
@@ -127,7 +129,18 @@ describe('outbound client: requests', () => {
       } else if (path.startsWith('/echo')) {
         const chunks: Buffer[] = [];
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
-        req.on('end', () => res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, method: req.method, signature: req.headers['x-signature'] ?? null, body: Buffer.concat(chunks).toString() })));
+        req.on('end', () =>
+          res
+            .writeHead(201, { 'content-type': 'application/json' })
+            .end(
+              JSON.stringify({
+                url: req.url,
+                method: req.method,
+                signature: req.headers['x-signature'] ?? null,
+                body: Buffer.concat(chunks).toString(),
+              }),
+            ),
+        );
       } else if (path === '/hang') {
         // never answers
       } else if (path === '/stall-body') {
@@ -141,7 +154,11 @@ describe('outbound client: requests', () => {
     // Names resolve through a test resolver: the private one is what an attacker would register.
     const lookup = async (hostname: string) => {
       if (hostname === 'metadata.internal.test') return [{ address: '169.254.169.254', family: 4 as const }];
-      if (hostname === 'mixed.internal.test') return [{ address: '93.184.216.34', family: 4 as const }, { address: '10.0.0.7', family: 4 as const }];
+      if (hostname === 'mixed.internal.test')
+        return [
+          { address: '93.184.216.34', family: 4 as const },
+          { address: '10.0.0.7', family: 4 as const },
+        ];
       if (hostname === 'localhost') return [{ address: '127.0.0.1', family: 4 as const }];
       throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
     };
@@ -244,7 +261,10 @@ describe('outbound client: requests', () => {
   });
 
   test('a declared body above the cap is refused before reading', async () => {
-    await assert.rejects(allowing.fetch(`${server.url}/big-declared`, { maxResponseBytes: 1024 }), OutboundResponseTooLargeError);
+    await assert.rejects(
+      allowing.fetch(`${server.url}/big-declared`, { maxResponseBytes: 1024 }),
+      OutboundResponseTooLargeError,
+    );
   });
 
   test('an undeclared body is cut at the cap while reading', async () => {
@@ -273,29 +293,49 @@ describe('outbound client: requests', () => {
 
   // post(): signed deliveries' lighter path, with the same guards.
   test('post sends the body and headers, and reads the answer whole', async () => {
-    const answer = await allowing.post(`${server.url}/echo?x=1`, { headers: { 'content-type': 'application/json', 'x-signature': 'sha256=ab' }, body: '{"a":1}' });
+    const answer = await allowing.post(`${server.url}/echo?x=1`, {
+      headers: { 'content-type': 'application/json', 'x-signature': 'sha256=ab' },
+      body: '{"a":1}',
+    });
     assert.equal(answer.status, 201);
-    assert.deepEqual(JSON.parse(answer.text), { url: '/echo?x=1', method: 'POST', signature: 'sha256=ab', body: '{"a":1}' });
+    assert.deepEqual(JSON.parse(answer.text), {
+      url: '/echo?x=1',
+      method: 'POST',
+      signature: 'sha256=ab',
+      body: '{"a":1}',
+    });
     assert.equal(answer.readError, null);
   });
 
   test('post: loopback is refused without an allowance, and nothing reaches the server', async () => {
     const before = server.seen.length;
     await rejectsBlocked(strict.post(`${server.url}/echo`, { headers: {}, body: 'x' }), 'private_address');
-    await rejectsBlocked(allowing.post('http://metadata.internal.test/echo', { headers: {}, body: 'x' }), 'private_address');
+    await rejectsBlocked(
+      allowing.post('http://metadata.internal.test/echo', { headers: {}, body: 'x' }),
+      'private_address',
+    );
     await rejectsBlocked(allowing.post('ftp://127.0.0.1/echo', { headers: {}, body: 'x' }), 'unsupported_protocol');
-    await assert.rejects(allowing.post(`http://user:pw@127.0.0.1:${server.port}/echo`, { headers: {}, body: 'x' }), /includes credentials/);
+    await assert.rejects(
+      allowing.post(`http://user:pw@127.0.0.1:${server.port}/echo`, { headers: {}, body: 'x' }),
+      /includes credentials/,
+    );
     assert.equal(server.seen.length, before);
   });
 
   test('post refuses a redirect rather than following it', async () => {
     const before = server.seen.length;
-    await assert.rejects(allowing.post(`${server.url}/to-ok`, { headers: {}, body: 'x' }), /Redirect to http:\/\/127\.0\.0\.1:\d+ refused/);
+    await assert.rejects(
+      allowing.post(`${server.url}/to-ok`, { headers: {}, body: 'x' }),
+      /Redirect to http:\/\/127\.0\.0\.1:\d+ refused/,
+    );
     assert.equal(server.seen.length, before + 1, 'the redirect target was not asked');
   });
 
   test('post: a declared answer above the cap is refused; an undeclared one is cut while reading', async () => {
-    await assert.rejects(allowing.post(`${server.url}/big-declared`, { headers: {}, body: 'x', maxResponseBytes: 1024 }), OutboundResponseTooLargeError);
+    await assert.rejects(
+      allowing.post(`${server.url}/big-declared`, { headers: {}, body: 'x', maxResponseBytes: 1024 }),
+      OutboundResponseTooLargeError,
+    );
     const cut = await allowing.post(`${server.url}/big-chunked`, { headers: {}, body: 'x', maxResponseBytes: 4096 });
     assert.equal(cut.status, 200);
     assert.equal(cut.text, '');
@@ -303,7 +343,10 @@ describe('outbound client: requests', () => {
   });
 
   test('post times out on a server that never answers, and on an answer that stalls', async () => {
-    await assert.rejects(allowing.post(`${server.url}/hang`, { headers: {}, body: 'x', timeoutMs: 200 }), OutboundTimeoutError);
+    await assert.rejects(
+      allowing.post(`${server.url}/hang`, { headers: {}, body: 'x', timeoutMs: 200 }),
+      OutboundTimeoutError,
+    );
     const stalled = await allowing.post(`${server.url}/stall-body`, { headers: {}, body: 'x', timeoutMs: 300 });
     assert.equal(stalled.status, 200);
     assert.ok(stalled.readError instanceof OutboundTimeoutError);

@@ -30,14 +30,26 @@ const refusedEverywhere = (base: string) => [
   '',
 ];
 
-test('behind an https PUBLIC_URL: the console\'s pages, loopback but on PORT or 443, orgplane:, SSO_REDIRECT_URIS exactly', () => {
+test("behind an https PUBLIC_URL: the console's pages, loopback but on PORT or 443, orgplane:, SSO_REDIRECT_URIS exactly", () => {
   const base = 'https://orgplane.example.com';
-  const policy = createRedirectUriPolicy({ publicUrl: base, listenPort: 8080, extra: ['https://tools.example.com/sso-done'] });
+  const policy = createRedirectUriPolicy({
+    publicUrl: base,
+    listenPort: 8080,
+    extra: ['https://tools.example.com/sso-done'],
+  });
   for (const uri of [`${base}/sso/callback`, `${base}/sso/test-done`]) {
     assert.equal(policy.ssoSignIn(uri), true, uri);
     assert.equal(policy.desktopSignIn(uri), false, `the desktop app's sign-in never goes to the console: ${uri}`);
   }
-  for (const uri of ['http://127.0.0.1:5555/cb', 'http://[::1]:5555/cb', 'http://localhost:5555/cb?x=1', 'http://127.0.0.1/cb', 'http://127.1:5555/cb', 'orgplane://signed-in', 'https://tools.example.com/sso-done']) {
+  for (const uri of [
+    'http://127.0.0.1:5555/cb',
+    'http://[::1]:5555/cb',
+    'http://localhost:5555/cb?x=1',
+    'http://127.0.0.1/cb',
+    'http://127.1:5555/cb',
+    'orgplane://signed-in',
+    'https://tools.example.com/sso-done',
+  ]) {
     assert.equal(policy.ssoSignIn(uri), true, uri);
     assert.equal(policy.desktopSignIn(uri), true, uri);
   }
@@ -57,22 +69,27 @@ test('behind an https PUBLIC_URL: the console\'s pages, loopback but on PORT or 
   }
 });
 
-test('orgplane on loopback (development, the tests): its own port is refused on every loopback name, and so is PUBLIC_URL\'s', () => {
+test("orgplane on loopback (development, the tests): its own port is refused on every loopback name, and so is PUBLIC_URL's", () => {
   const base = 'http://127.0.0.1:8080';
   const policy = createRedirectUriPolicy({ publicUrl: base, listenPort: 8080, extra: [] });
-  assert.equal(policy.ssoSignIn(`${base}/sso/callback`), true, 'the console\'s page, exactly');
-  for (const uri of [...refusedEverywhere(base), 'http://localhost:8080/v1/auth/sso/oidc/callback', 'http://[::1]:8080/anything']) {
+  assert.equal(policy.ssoSignIn(`${base}/sso/callback`), true, "the console's page, exactly");
+  for (const uri of [
+    ...refusedEverywhere(base),
+    'http://localhost:8080/v1/auth/sso/oidc/callback',
+    'http://[::1]:8080/anything',
+  ]) {
     assert.equal(policy.ssoSignIn(uri), false, uri);
     assert.equal(policy.desktopSignIn(uri), false, uri);
   }
   // Behind a proxy: PUBLIC_URL on localhost:80 while orgplane listens on 3000; neither port is another app's.
   const proxied = createRedirectUriPolicy({ publicUrl: 'http://localhost', listenPort: 3000, extra: [] });
-  for (const uri of ['http://127.0.0.1/cb', 'http://localhost:80/cb', 'http://[::1]:3000/cb']) assert.equal(proxied.ssoSignIn(uri), false, uri);
+  for (const uri of ['http://127.0.0.1/cb', 'http://localhost:80/cb', 'http://[::1]:3000/cb'])
+    assert.equal(proxied.ssoSignIn(uri), false, uri);
   assert.equal(proxied.ssoSignIn('http://127.0.0.1:3001/cb'), true);
-  assert.equal(proxied.ssoSignIn('http://localhost/sso/callback'), true, 'its console\'s page');
+  assert.equal(proxied.ssoSignIn('http://localhost/sso/callback'), true, "its console's page");
 });
 
-test('under a PUBLIC_URL with a path, the console\'s pages are under that path', () => {
+test("under a PUBLIC_URL with a path, the console's pages are under that path", () => {
   const policy = createRedirectUriPolicy({ publicUrl: 'https://example.com/orgplane', listenPort: 8080, extra: [] });
   assert.equal(policy.ssoSignIn('https://example.com/orgplane/sso/callback'), true);
   assert.equal(policy.ssoSignIn('https://example.com/orgplane/sso/test-done'), true);

@@ -17,7 +17,17 @@ import { prepareRequest } from './requests.ts';
 import { startWorld, type World } from './world.ts';
 import { checkTenantRouting } from '../db/tenant-routing.ts';
 
-const callers = ['anonymous', 'garbage', 'expired', 'revoked', 'member', 'admin', 'owner', 'otherAdmin', 'apiKey'] as const;
+const callers = [
+  'anonymous',
+  'garbage',
+  'expired',
+  'revoked',
+  'member',
+  'admin',
+  'owner',
+  'otherAdmin',
+  'apiKey',
+] as const;
 type CallerName = (typeof callers)[number];
 
 // One row per operation: the expected status for each caller, in the order of `callers`:
@@ -25,7 +35,17 @@ type CallerName = (typeof callers)[number];
 type Row = [number, number, number, number, number, number, number, number, number];
 const same = (status: number): Row => [status, status, status, status, status, status, status, status, status];
 // Signed-in routes: 401 for the first four and the API key (a session route does not read x-api-key).
-const session = (member: number, admin: number, owner: number, otherAdmin: number, apiKey = 401): Row => [401, 401, 401, 401, member, admin, owner, otherAdmin, apiKey];
+const session = (member: number, admin: number, owner: number, otherAdmin: number, apiKey = 401): Row => [
+  401,
+  401,
+  401,
+  401,
+  member,
+  admin,
+  owner,
+  otherAdmin,
+  apiKey,
+];
 
 const matrix: Record<string, Row> = {
   // System and public documents: the same for everybody.
@@ -174,12 +194,25 @@ before(async () => {
   const { tenant } = world;
   // Expired and revoked sessions of a real member of organization A.
   await addMember(world.app.url, tenant.owner, tenant.orgId, world.extra, 'member');
-  const signIn = async () => (await api(world.app.url).post('/v1/auth/sign-in', { email: world.extra.email, password: world.extra.password })).body.sessionToken as string;
+  const signIn = async () =>
+    (await api(world.app.url).post('/v1/auth/sign-in', { email: world.extra.email, password: world.extra.password }))
+      .body.sessionToken as string;
   const expired = await signIn();
   const revoked = await signIn();
-  await world.app.db.query(`UPDATE sessions SET expires_at = now() - interval '1 hour' WHERE user_id = $2 AND token_hash = $1`, [hashToken(expired), world.extra.userId]);
+  await world.app.db.query(
+    `UPDATE sessions SET expires_at = now() - interval '1 hour' WHERE user_id = $2 AND token_hash = $1`,
+    [hashToken(expired), world.extra.userId],
+  );
   assert.equal((await api(world.app.url, revoked).post('/v1/auth/sign-out')).status, 204);
-  Object.assign(tokens, { garbage: 'ops_never-issued-0123456789', expired, revoked, member: tenant.member.token, admin: tenant.admin.token, owner: tenant.owner.token, otherAdmin: tenant.otherAdmin.token });
+  Object.assign(tokens, {
+    garbage: 'ops_never-issued-0123456789',
+    expired,
+    revoked,
+    member: tenant.member.token,
+    admin: tenant.admin.token,
+    owner: tenant.owner.token,
+    otherAdmin: tenant.otherAdmin.token,
+  });
 }, hookTimeout);
 
 after(async () => {
@@ -196,7 +229,21 @@ function headers(caller: CallerName): Record<string, string> {
 /** Organization B's identifiers and secrets: none may reach a caller of organization A. */
 function organizationBSecrets(): string[] {
   const { tenant, ids, planted } = world;
-  return [tenant.otherOrgId, tenant.otherAdmin.userId, tenant.otherAdmin.memberId, tenant.otherAdmin.email, 'Globex', ids.otherMcpConnectionId, ids.otherMessengerConnectionId, ids.otherTeamId, ids.otherApiKeyId, ids.otherMemoryId, planted.otherApiKey!, planted.otherBotToken!, tenant.otherAdmin.token];
+  return [
+    tenant.otherOrgId,
+    tenant.otherAdmin.userId,
+    tenant.otherAdmin.memberId,
+    tenant.otherAdmin.email,
+    'Globex',
+    ids.otherMcpConnectionId,
+    ids.otherMessengerConnectionId,
+    ids.otherTeamId,
+    ids.otherApiKeyId,
+    ids.otherMemoryId,
+    planted.otherApiKey!,
+    planted.otherBotToken!,
+    tenant.otherAdmin.token,
+  ];
 }
 
 /** Organization A's names, people and secrets: none may reach organization B's admin either (ids the request itself named excepted). */
@@ -204,9 +251,25 @@ function organizationASecrets(): string[] {
   const { tenant, ids, planted } = world;
   const people = [tenant.owner, tenant.admin, tenant.member];
   return [
-    'Acme', ...people.flatMap((user) => [user.email, user.userId, user.memberId, user.token]), tenant.orgId,
-    ids.mcpConnectionId, ids.mcpKeyedConnectionId, ids.oauthConnectionId, ids.messengerConnectionId, ids.teamId, ids.apiKeyId, ids.memoryId, ids.scimUserId, ids.scimGroupId,
-    planted.apiKey!, planted.botToken!, planted.scimToken!, planted.webhookSecret!, planted.mcpApiKey!, planted.oauthClientSecret!, 'deploy key rotates',
+    'Acme',
+    ...people.flatMap((user) => [user.email, user.userId, user.memberId, user.token]),
+    tenant.orgId,
+    ids.mcpConnectionId,
+    ids.mcpKeyedConnectionId,
+    ids.oauthConnectionId,
+    ids.messengerConnectionId,
+    ids.teamId,
+    ids.apiKeyId,
+    ids.memoryId,
+    ids.scimUserId,
+    ids.scimGroupId,
+    planted.apiKey!,
+    planted.botToken!,
+    planted.scimToken!,
+    planted.webhookSecret!,
+    planted.mcpApiKey!,
+    planted.oauthClientSecret!,
+    'deploy key rotates',
   ];
 }
 
@@ -214,12 +277,22 @@ function organizationASecrets(): string[] {
 async function restore(operationId: string, caller: CallerName) {
   const { tenant } = world;
   if (operationId === 'transferOwnership' && caller === 'owner') {
-    const back = await api(world.app.url, tenant.admin.token).post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, { memberId: tenant.owner.memberId });
+    const back = await api(world.app.url, tenant.admin.token).post(`/v1/orgs/${tenant.orgId}/transfer-ownership`, {
+      memberId: tenant.owner.memberId,
+    });
     assert.equal(back.status, 200, back.text);
   }
   if (operationId === 'createOrganization' || operationId === 'setActiveOrganization') {
-    const user = caller === 'otherAdmin' ? tenant.otherAdmin : caller === 'member' || caller === 'admin' || caller === 'owner' ? tenant[caller] : undefined;
-    if (user) await api(world.app.url, user.token).put('/v1/session/active-organization', { organizationId: caller === 'otherAdmin' ? tenant.otherOrgId : tenant.orgId });
+    const user =
+      caller === 'otherAdmin'
+        ? tenant.otherAdmin
+        : caller === 'member' || caller === 'admin' || caller === 'owner'
+          ? tenant[caller]
+          : undefined;
+    if (user)
+      await api(world.app.url, user.token).put('/v1/session/active-organization', {
+        organizationId: caller === 'otherAdmin' ? tenant.otherOrgId : tenant.orgId,
+      });
   }
   if (operationId === 'signOut' && tokens[caller] && ['member', 'admin', 'owner', 'otherAdmin'].includes(caller)) {
     const user = caller === 'otherAdmin' ? tenant.otherAdmin : tenant[caller as 'member' | 'admin' | 'owner'];
@@ -228,8 +301,12 @@ async function restore(operationId: string, caller: CallerName) {
   }
 }
 
-test('every route × every caller gets the status written in the matrix; nothing of one organization reaches the other', { timeout: 600_000 }, async () => {
-  const operations = [...openapi.operations].sort((a, b) => Number(a.operationId === 'signOut') - Number(b.operationId === 'signOut'));
+test('every route × every caller gets the status written in the matrix; nothing of one organization reaches the other', {
+  timeout: 600_000,
+}, async () => {
+  const operations = [...openapi.operations].sort(
+    (a, b) => Number(a.operationId === 'signOut') - Number(b.operationId === 'signOut'),
+  );
   const missing = operations.filter((op) => !matrix[op.operationId]).map((op) => op.operationId);
   assert.deepEqual(missing, [], 'every operation of the OpenAPI has a row in the matrix');
   const mismatches: string[] = [];
@@ -244,18 +321,28 @@ test('every route × every caller gets the status written in the matrix; nothing
         headers: { ...headers(caller), ...(prepared.contentType ? { 'content-type': prepared.contentType } : {}) },
       });
       cells++;
-      if (response.status !== row[index]) mismatches.push(`${operation.operationId} as ${caller}: expected ${row[index]}, got ${response.status} ${response.text.slice(0, 160)}`);
+      if (response.status !== row[index])
+        mismatches.push(
+          `${operation.operationId} as ${caller}: expected ${row[index]}, got ${response.status} ${response.text.slice(0, 160)}`,
+        );
       if (caller !== 'otherAdmin' && !['openapi', 'metrics'].includes(operation.operationId)) {
         for (const secret of secretsOfB) {
-          if (response.text.includes(secret)) leaks.push(`${operation.operationId} as ${caller} shows organization B's ${secret.slice(0, 12)}…`);
+          if (response.text.includes(secret))
+            leaks.push(`${operation.operationId} as ${caller} shows organization B's ${secret.slice(0, 12)}…`);
         }
       }
       // The install link's public configuration and page show the organization's id and name to whoever
       // holds the link's token: that is what the link is for (spec: "anyone holding it can read the organization name").
-      if (caller === 'otherAdmin' && !['openapi', 'metrics', 'getInstallLinkConfig', 'installPage'].includes(operation.operationId)) {
+      if (
+        caller === 'otherAdmin' &&
+        !['openapi', 'metrics', 'getInstallLinkConfig', 'installPage'].includes(operation.operationId)
+      ) {
         const sent = `${url} ${JSON.stringify(prepared.body ?? null)}`;
         for (const secret of secretsOfA) {
-          if (!sent.includes(secret) && response.text.includes(secret)) leaks.push(`${operation.operationId} as organization B's admin shows organization A's ${secret.slice(0, 12)}…`);
+          if (!sent.includes(secret) && response.text.includes(secret))
+            leaks.push(
+              `${operation.operationId} as organization B's admin shows organization A's ${secret.slice(0, 12)}…`,
+            );
         }
       }
       await restore(operation.operationId, caller);
@@ -274,8 +361,10 @@ test('the OpenAPI security of every route says what the matrix enforces', () => 
     if (!row) continue; // reported by the matrix test
     const anonymousRefused = row[0] === 401;
     const apiKeyAccepted = anonymousRefused && row[8] !== 401;
-    if (anonymousRefused !== operation.security.length > 0) wrong.push(`${operation.operationId}: security [${operation.security}] but anonymous gets ${row[0]}`);
-    if (apiKeyAccepted !== operation.security.includes('apiKey')) wrong.push(`${operation.operationId}: security [${operation.security}] but an API key gets ${row[8]}`);
+    if (anonymousRefused !== operation.security.length > 0)
+      wrong.push(`${operation.operationId}: security [${operation.security}] but anonymous gets ${row[0]}`);
+    if (apiKeyAccepted !== operation.security.includes('apiKey'))
+      wrong.push(`${operation.operationId}: security [${operation.security}] but an API key gets ${row[8]}`);
   }
   assert.deepEqual(wrong, []);
 });
@@ -289,7 +378,9 @@ const judgedBeforeInput: Record<string, CallerName[]> = {
   setMcpConnectionToolPolicy: ['anonymous', 'garbage', 'expired', 'revoked', 'apiKey', 'member'],
 };
 
-test('a caller refused by the matrix is refused the same way when the input is invalid too, before it is read', { timeout: 600_000 }, async () => {
+test('a caller refused by the matrix is refused the same way when the input is invalid too, before it is read', {
+  timeout: 600_000,
+}, async () => {
   const mismatches: string[] = [];
   let checked = 0;
   for (const operation of openapi.operations) {
@@ -305,7 +396,10 @@ test('a caller refused by the matrix is refused the same way when the input is i
         ...(hasBody ? { raw: '{"not json' } : {}),
       });
       checked++;
-      if (response.status !== expected) mismatches.push(`${operation.operationId} as ${caller} with invalid input: expected ${expected}, got ${response.status} ${response.text.slice(0, 120)}`);
+      if (response.status !== expected)
+        mismatches.push(
+          `${operation.operationId} as ${caller} with invalid input: expected ${expected}, got ${response.status} ${response.text.slice(0, 120)}`,
+        );
     }
   }
   console.log(`authorization matrix with invalid input: ${checked} cells checked`);
@@ -363,25 +457,46 @@ const privileged: Record<string, PrivilegedCall> = {
   deleteMessengerConnection: {},
 };
 
-test('every privileged route answers an old session 403 reauth (authentication_too_old)', { timeout: 600_000 }, async () => {
-  const marked = openapi.operations.filter((op) => openapi.document.paths[op.path][op.method.toLowerCase()][FRESH_AUTHENTICATION]).map((op) => op.operationId);
-  assert.deepEqual(marked.sort(), Object.keys(privileged).sort(), 'the privileged routes are the ones the OpenAPI marks');
+test('every privileged route answers an old session 403 reauth (authentication_too_old)', {
+  timeout: 600_000,
+}, async () => {
+  const marked = openapi.operations
+    .filter((op) => openapi.document.paths[op.path][op.method.toLowerCase()][FRESH_AUTHENTICATION])
+    .map((op) => op.operationId);
+  assert.deepEqual(
+    marked.sort(),
+    Object.keys(privileged).sort(),
+    'the privileged routes are the ones the OpenAPI marks',
+  );
   // The requests are prepared as the owner (tokens.owner is their live session since the sign-out cell);
   // the privileged calls are made with another session of theirs, whose authentication is an hour old.
   world.tenant.owner.token = tokens.owner!;
-  const signIn = async (user: { email: string; password: string }) => (await api(world.app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password })).body.sessionToken as string;
+  const signIn = async (user: { email: string; password: string }) =>
+    (await api(world.app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password })).body
+      .sessionToken as string;
   const operator = await signUp(world.app.url, 'operator');
   await world.app.db.query('UPDATE users SET is_instance_admin = true WHERE id = $1', [operator.userId]);
   const sharedOAuth = await api(world.app.url, world.tenant.owner.token).post('/v1/mcp-connections', {
-    name: 'Shared OAuth', url: `${world.oauthServer.url}?shared`, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true },
+    name: 'Shared OAuth',
+    url: `${world.oauthServer.url}?shared`,
+    authType: 'oauth',
+    credentialMode: 'shared',
+    access: { orgWide: true },
   });
   assert.equal(sharedOAuth.status, 201, sharedOAuth.text);
   const targets = { sharedOAuthConnectionId: sharedOAuth.body.id as string };
   const sessions = { owner: await signIn(world.tenant.owner), operator: await signIn(operator) };
   const mismatches: string[] = [];
   const traces: string[] = [];
-  const aged = [[hashToken(sessions.owner), world.tenant.owner.userId], [hashToken(sessions.operator), operator.userId]];
-  for (const session of aged) await world.app.db.query(`UPDATE sessions SET authenticated_at = now() - interval '1 hour' WHERE user_id = $2 AND token_hash = $1`, session);
+  const aged = [
+    [hashToken(sessions.owner), world.tenant.owner.userId],
+    [hashToken(sessions.operator), operator.userId],
+  ];
+  for (const session of aged)
+    await world.app.db.query(
+      `UPDATE sessions SET authenticated_at = now() - interval '1 hour' WHERE user_id = $2 AND token_hash = $1`,
+      session,
+    );
   try {
     for (const operation of openapi.operations.filter((op) => op.operationId in privileged)) {
       const call = privileged[operation.operationId]!;
@@ -390,16 +505,32 @@ test('every privileged route answers an old session 403 reauth (authentication_t
       const url = `${fillPath(operation.path, path)}${prepared.query ? `?${prepared.query}` : ''}`;
       const body = call.body ?? prepared.body;
       const requestId = `stale-${operation.operationId}-${randomBytes(6).toString('hex')}`;
-      const response = await api(world.app.url, sessions[call.caller ?? 'owner']).send<{ error?: string; reason?: string }>(operation.method, url, body, { headers: { 'x-request-id': requestId } });
+      const response = await api(world.app.url, sessions[call.caller ?? 'owner']).send<{
+        error?: string;
+        reason?: string;
+      }>(operation.method, url, body, { headers: { 'x-request-id': requestId } });
       cells++;
-      if (response.status !== 403 || response.body?.error !== 'reauth' || response.body?.reason !== 'authentication_too_old') {
-        mismatches.push(`${operation.operationId} with an old session: expected 403 reauth, got ${response.status} ${response.text.slice(0, 160)}`);
+      if (
+        response.status !== 403 ||
+        response.body?.error !== 'reauth' ||
+        response.body?.reason !== 'authentication_too_old'
+      ) {
+        mismatches.push(
+          `${operation.operationId} with an old session: expected 403 reauth, got ${response.status} ${response.text.slice(0, 160)}`,
+        );
       }
       const written = (await eventsOfRequest(world.app, requestId)).filter((event) => event.outcome !== 'denied');
-      if (written.length > 0) traces.push(`${operation.operationId} with an old session wrote ${written.map((event) => event.action).join(', ')}`);
+      if (written.length > 0)
+        traces.push(
+          `${operation.operationId} with an old session wrote ${written.map((event) => event.action).join(', ')}`,
+        );
     }
   } finally {
-    for (const session of aged) await world.app.db.query(`UPDATE sessions SET authenticated_at = now() WHERE user_id = $2 AND token_hash = $1`, session);
+    for (const session of aged)
+      await world.app.db.query(
+        `UPDATE sessions SET authenticated_at = now() WHERE user_id = $2 AND token_hash = $1`,
+        session,
+      );
   }
   assert.deepEqual(mismatches, []);
   assert.deepEqual(traces, [], 'a refused privileged operation changes nothing');

@@ -18,7 +18,8 @@ import { startStreamableServer } from '../support/mcp-servers.ts';
 import { startServerProcess, type ServerProcess } from '../support/process.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
-const onlyPostgres = testBackend !== 'postgres' && 'needs PostgreSQL: the embedded database cannot be cut off or outlive its process';
+const onlyPostgres =
+  testBackend !== 'postgres' && 'needs PostgreSQL: the embedded database cannot be cut off or outlive its process';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the database unreachable under load', { skip: onlyPostgres }, () => {
@@ -42,7 +43,9 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
     await database?.drop();
   });
 
-  it('answers 503 while cut off, recovers without a restart each time, and loses no acknowledged write', { timeout: 170_000 }, async () => {
+  it('answers 503 while cut off, recovers without a restart each time, and loses no acknowledged write', {
+    timeout: 170_000,
+  }, async () => {
     const faults = 3;
     const acknowledged: { kind: 'memory' | 'team'; id: string; content: string }[] = [];
     const statuses = new Map<number, number>();
@@ -67,7 +70,11 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         if (phase === 'down') answersWhileDown.set(response.status, (answersWhileDown.get(response.status) ?? 0) + 1);
         if (response.status === 201) {
-          acknowledged.push(team ? { kind: 'team', id: response.body.team?.id ?? response.body.id, content } : { kind: 'memory', id: response.body.memory?.id ?? response.body.id, content });
+          acknowledged.push(
+            team
+              ? { kind: 'team', id: response.body.team?.id ?? response.body.id, content }
+              : { kind: 'memory', id: response.body.memory?.id ?? response.body.id, content },
+          );
         } else if (response.status === 503) {
           assert.equal(response.body.error, 'service_unavailable', response.text);
           await sleep(20);
@@ -79,9 +86,15 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
     const writers = Array.from({ length: 6 }, (_, worker) => writer(worker));
     const outageAnswers: string[] = [];
     const routesDuringOutage = (): [string, string | undefined][] => [
-      ['/v1/me', tenant.member.token], ['/v1/org', tenant.member.token], [`/v1/orgs/${tenant.orgId}/members`, tenant.admin.token],
-      ['/v1/mcp-connections', tenant.admin.token], ['/v1/memory', tenant.member.token], ['/v1/memory/search?q=deploy', tenant.member.token],
-      ['/v1/messenger/connections', tenant.admin.token], ['/v1/sso/connection', tenant.admin.token], ['/v1/scim/connection', tenant.admin.token],
+      ['/v1/me', tenant.member.token],
+      ['/v1/org', tenant.member.token],
+      [`/v1/orgs/${tenant.orgId}/members`, tenant.admin.token],
+      ['/v1/mcp-connections', tenant.admin.token],
+      ['/v1/memory', tenant.member.token],
+      ['/v1/memory/search?q=deploy', tenant.member.token],
+      ['/v1/messenger/connections', tenant.admin.token],
+      ['/v1/sso/connection', tenant.admin.token],
+      ['/v1/scim/connection', tenant.admin.token],
       ['/v1/install-links/opl_any-token-must-be-looked-up', undefined],
     ];
 
@@ -98,7 +111,8 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
       for (const [path, token] of routesDuringOutage()) {
         const response = await api(app.url, token).get(path);
         outageAnswers.push(`${path} ${response.status}`);
-        if (response.status !== 503) unexpected.push(`during the outage GET ${path} -> ${response.status} ${response.text.slice(0, 160)}`);
+        if (response.status !== 503)
+          unexpected.push(`during the outage GET ${path} -> ${response.status} ${response.text.slice(0, 160)}`);
       }
       await proxy.restore();
       phase = 'up';
@@ -124,7 +138,9 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
     } finally {
       await direct.end();
     }
-    console.log(`faults: ${survived} database outages survived under load; ${acknowledged.length} writes acknowledged, all present; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ${outageAnswers.length} reads of ${routesDuringOutage().length} other routes during the outages, all 503`);
+    console.log(
+      `faults: ${survived} database outages survived under load; ${acknowledged.length} writes acknowledged, all present; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ${outageAnswers.length} reads of ${routesDuringOutage().length} other routes during the outages, all 503`,
+    );
   });
 });
 
@@ -182,7 +198,9 @@ describe('a process killed with SIGKILL mid-request', { skip: onlyPostgres }, ()
     await database?.drop();
   });
 
-  it('leaves every multi-row write whole or absent, and the next process serves the same data', { timeout: 170_000 }, async () => {
+  it('leaves every multi-row write whole or absent, and the next process serves the same data', {
+    timeout: 170_000,
+  }, async () => {
     const env = { DATABASE_URL: database.url, ORGPLANE_SECRET_KEY: secretKey, LOG_LEVEL: 'warn' };
     const kills = 3;
     const batchSize = 500;
@@ -199,7 +217,10 @@ describe('a process killed with SIGKILL mid-request', { skip: onlyPostgres }, ()
         for (let i = 0; !dead; i++) {
           const tag = `batch-${round}-${client}-${i}-${randomBytes(3).toString('hex')}`;
           tags.push(tag);
-          const memories = Array.from({ length: batchSize }, (_, n) => ({ content: `item ${n} of ${tag}`, tags: [tag] }));
+          const memories = Array.from({ length: batchSize }, (_, n) => ({
+            content: `item ${n} of ${tag}`,
+            tags: [tag],
+          }));
           try {
             const response = await api(server!.url, user.token).post('/v1/memory/batch', { memories });
             if (response.status === 201) {
@@ -235,17 +256,30 @@ describe('a process killed with SIGKILL mid-request', { skip: onlyPostgres }, ()
       const { rows: banks } = await direct.query(
         `SELECT b.id, b.doc_count, (SELECT count(*)::int FROM memories m WHERE m.bank_id = b.id) AS actual FROM memory_banks b`,
       );
-      assert.deepEqual(banks.filter((bank) => Number(bank.doc_count) !== bank.actual), [], 'bank statistics match the memories');
-      console.log(`faults: ${kills} SIGKILLs mid-request survived; ${rows.length} of ${tags.length} batches committed whole (${acknowledged} acknowledged), ${tags.length - rows.length} absent, none partial`);
+      assert.deepEqual(
+        banks.filter((bank) => Number(bank.doc_count) !== bank.actual),
+        [],
+        'bank statistics match the memories',
+      );
+      console.log(
+        `faults: ${kills} SIGKILLs mid-request survived; ${rows.length} of ${tags.length} batches committed whole (${acknowledged} acknowledged), ${tags.length - rows.length} absent, none partial`,
+      );
     } finally {
       await direct.end();
     }
   });
 
-  it('an identity-changing MCP edit killed midway leaves old identity with its credential, or new identity without', { timeout: 170_000 }, async () => {
+  it('an identity-changing MCP edit killed midway leaves old identity with its credential, or new identity without', {
+    timeout: 170_000,
+  }, async () => {
     const apiKey = `key-${randomBytes(8).toString('hex')}`;
     const [keyed, open] = await Promise.all([startStreamableServer({ apiKey }), startStreamableServer()]);
-    const env = { DATABASE_URL: database.url, ORGPLANE_SECRET_KEY: secretKey, LOG_LEVEL: 'warn', ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128' };
+    const env = {
+      DATABASE_URL: database.url,
+      ORGPLANE_SECRET_KEY: secretKey,
+      LOG_LEVEL: 'warn',
+      ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8,::1/128',
+    };
     try {
       await server?.stop(); // the previous test's last process
       server = await startServerProcess(env);
@@ -253,15 +287,40 @@ describe('a process killed with SIGKILL mid-request', { skip: onlyPostgres }, ()
       const asAdmin = api(server.url, tenant.admin.token);
       // Connections to a keyed server with a stored shared key: changing the identity (url, authType)
       // must delete that credential in the same transaction that writes the new identity.
-      const connections = await Promise.all(Array.from({ length: 24 }, async (_, i) => {
-        const created = await asAdmin.post('/v1/mcp-connections', { name: `Keyed ${i}`, url: keyed.url, authType: 'apikey', credentialMode: 'shared', access: { orgWide: true }, apiKey });
-        assert.equal(created.status, 201, created.text);
-        return created.body as { id: string; updatedAt: string };
-      }));
+      const connections = await Promise.all(
+        Array.from({ length: 24 }, async (_, i) => {
+          const created = await asAdmin.post('/v1/mcp-connections', {
+            name: `Keyed ${i}`,
+            url: keyed.url,
+            authType: 'apikey',
+            credentialMode: 'shared',
+            access: { orgWide: true },
+            apiKey,
+          });
+          assert.equal(created.status, 201, created.text);
+          return created.body as { id: string; updatedAt: string };
+        }),
+      );
       let acked = 0;
-      const edits = connections.map((connection, i) => sleep(i * 15).then(() => asAdmin.put(`/v1/mcp-connections/${connection.id}`, {
-        name: `Open ${i}`, url: open.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true }, expectedUpdatedAt: connection.updatedAt,
-      })).then((response) => { if (response.status === 200) acked++; }, () => {}));
+      const edits = connections.map((connection, i) =>
+        sleep(i * 15)
+          .then(() =>
+            asAdmin.put(`/v1/mcp-connections/${connection.id}`, {
+              name: `Open ${i}`,
+              url: open.url,
+              authType: 'none',
+              credentialMode: 'shared',
+              access: { orgWide: true },
+              expectedUpdatedAt: connection.updatedAt,
+            }),
+          )
+          .then(
+            (response) => {
+              if (response.status === 200) acked++;
+            },
+            () => {},
+          ),
+      );
       while (acked < 4) await sleep(2);
       server.child.kill('SIGKILL');
       assert.equal(await server.exited, null);
@@ -271,13 +330,21 @@ describe('a process killed with SIGKILL mid-request', { skip: onlyPostgres }, ()
       try {
         const { rows } = await direct.query<{ id: string; url: string; auth_type: string; credentials: number }>(
           `SELECT c.id, c.url, c.auth_type, (SELECT count(*)::int FROM mcp_connection_credentials k WHERE k.connection_id = c.id) AS credentials
-             FROM mcp_connections c WHERE c.id = ANY($1)`, [connections.map((connection) => connection.id)]);
+             FROM mcp_connections c WHERE c.id = ANY($1)`,
+          [connections.map((connection) => connection.id)],
+        );
         assert.equal(rows.length, connections.length);
-        const torn = rows.filter((row) => (row.auth_type === 'none' ? row.credentials !== 0 || row.url !== open.url : row.credentials !== 1 || row.url !== keyed.url));
+        const torn = rows.filter((row) =>
+          row.auth_type === 'none'
+            ? row.credentials !== 0 || row.url !== open.url
+            : row.credentials !== 1 || row.url !== keyed.url,
+        );
         assert.deepEqual(torn, [], 'every connection is wholly before or wholly after its edit');
         const edited = rows.filter((row) => row.auth_type === 'none').length;
         assert.ok(edited >= acked, 'every acknowledged edit is there');
-        console.log(`faults: 1 SIGKILL mid-edit survived; ${edited} of ${rows.length} identity changes committed whole (${acked} acknowledged), ${rows.length - edited} untouched, none torn`);
+        console.log(
+          `faults: 1 SIGKILL mid-edit survived; ${edited} of ${rows.length} identity changes committed whole (${acked} acknowledged), ${rows.length - edited} untouched, none torn`,
+        );
       } finally {
         await direct.end();
       }

@@ -31,11 +31,26 @@ const anonymousOnly = new Set(['signOut']);
 // keys, connections, rotate its install link or SCIM token, or move its sessions elsewhere): they run
 // last, after everything else has been fuzzed, in this order (team membership before membership...).
 const lastOrder = [
-  'createInstallLink', 'removeTeamMember', 'disconnectMcpConnection', 'deleteMemory', 'scimDeleteGroup', 'scimDeleteUser', 'deleteMessengerConnection',
-  'uninstallPlugin', 'deleteMcpConnection', 'revokeApiKey', 'changeMemberRole', 'removeMember', 'transferOwnership', 'createOrganization', 'setActiveOrganization', 'rotateScimToken',
+  'createInstallLink',
+  'removeTeamMember',
+  'disconnectMcpConnection',
+  'deleteMemory',
+  'scimDeleteGroup',
+  'scimDeleteUser',
+  'deleteMessengerConnection',
+  'uninstallPlugin',
+  'deleteMcpConnection',
+  'revokeApiKey',
+  'changeMemberRole',
+  'removeMember',
+  'transferOwnership',
+  'createOrganization',
+  'setActiveOrganization',
+  'rotateScimToken',
 ];
 const runLast = (op: Operation) => op.method === 'DELETE' || lastOrder.includes(op.operationId);
-const lastRank = (op: Operation) => (lastOrder.includes(op.operationId) ? lastOrder.indexOf(op.operationId) : lastOrder.length / 2);
+const lastRank = (op: Operation) =>
+  lastOrder.includes(op.operationId) ? lastOrder.indexOf(op.operationId) : lastOrder.length / 2;
 // Not reached past their business rules, on purpose (their success paths are in the modules' own tests):
 // bootstrap (only on an instance without organizations), acceptInvitation (needs the invitee's own
 // session), setOrganizationPlan (instance administrators; the world has none), the OAuth callbacks
@@ -56,7 +71,13 @@ let ownerMemoryId: string;
 let openapi: OpenApi;
 let hints: Hints;
 let perOperation: number;
-const figures = { requests: 0, byStatus: new Map<number, number>(), operations: 0, upstream502: 0, succeeded: new Set<string>() };
+const figures = {
+  requests: 0,
+  byStatus: new Map<number, number>(),
+  operations: 0,
+  upstream502: 0,
+  succeeded: new Set<string>(),
+};
 
 // World setup can take minutes on the embedded database of a busy 2-core machine (several suites
 // at once): the hooks get their own time, and `after` closes a world still being built when the run stops.
@@ -73,8 +94,17 @@ before(async () => {
   const closed = await closedPort();
   hints = {
     uris: [
-      world.mcp.url, world.mcpKeyed.url, world.receiverUrl, `http://127.0.0.1:${closed}/mcp`, 'http://10.1.2.3/mcp', 'http://169.254.169.254/latest/meta-data',
-      'http://[::ffff:10.0.0.1]/x', 'ftp://127.0.0.1/x', 'https://idp.example.test/oauth2', 'http://user:pass@127.0.0.1:1/', 'https://127.0.0.1:1/',
+      world.mcp.url,
+      world.mcpKeyed.url,
+      world.receiverUrl,
+      `http://127.0.0.1:${closed}/mcp`,
+      'http://10.1.2.3/mcp',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::ffff:10.0.0.1]/x',
+      'ftp://127.0.0.1/x',
+      'https://idp.example.test/oauth2',
+      'http://user:pass@127.0.0.1:1/',
+      'https://127.0.0.1:1/',
     ],
     byName: {
       organizationId: [tenant.orgId, tenant.otherOrgId],
@@ -106,22 +136,49 @@ function headersFor(caller: Caller, request: GeneratedRequest): Record<string, s
   if (request.contentType) headers['content-type'] = request.contentType;
   const { tenant } = world;
   switch (caller) {
-    case 'owner': headers.authorization = `Bearer ${tenant.owner.token}`; break;
-    case 'admin': headers.authorization = `Bearer ${tenant.admin.token}`; break;
-    case 'member': headers.authorization = `Bearer ${tenant.member.token}`; break;
-    case 'apiKey': headers['x-api-key'] = world.apiKey; break;
-    case 'garbage': headers.authorization = 'Bearer ops_garbage-token-that-was-never-issued'; break;
-    case 'scim': headers.authorization = `Bearer ${world.scimToken}`; break;
-    case 'webhook': headers['x-telegram-bot-api-secret-token'] = world.webhookSecret; break;
-    case 'anonymous': break;
+    case 'owner':
+      headers.authorization = `Bearer ${tenant.owner.token}`;
+      break;
+    case 'admin':
+      headers.authorization = `Bearer ${tenant.admin.token}`;
+      break;
+    case 'member':
+      headers.authorization = `Bearer ${tenant.member.token}`;
+      break;
+    case 'apiKey':
+      headers['x-api-key'] = world.apiKey;
+      break;
+    case 'garbage':
+      headers.authorization = 'Bearer ops_garbage-token-that-was-never-issued';
+      break;
+    case 'scim':
+      headers.authorization = `Bearer ${world.scimToken}`;
+      break;
+    case 'webhook':
+      headers['x-telegram-bot-api-secret-token'] = world.webhookSecret;
+      break;
+    case 'anonymous':
+      break;
   }
   return headers;
 }
 
-interface Failure { operation: string; kind: string; caller: string; url: string; body: string | undefined; status: number; problem: string; response: string }
+interface Failure {
+  operation: string;
+  kind: string;
+  caller: string;
+  url: string;
+  body: string | undefined;
+  status: number;
+  problem: string;
+  response: string;
+}
 
 async function send(operation: Operation, generated: GeneratedRequest, failures: Failure[]) {
-  const caller = anonymousOnly.has(operation.operationId) && !['anonymous', 'garbage'].includes(generated.caller) ? 'garbage' : generated.caller;
+  const caller =
+    anonymousOnly.has(operation.operationId) && !['anonymous', 'garbage'].includes(generated.caller)
+      ? 'garbage'
+      : generated.caller;
   const path = fillPath(operation.path, generated.params);
   const url = `${world.app.url}${path}${generated.query ? `?${generated.query}` : ''}`;
   const response = await request(url, {
@@ -144,7 +201,16 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
     body = undefined;
   }
   const fail = (problem: string) =>
-    failures.push({ operation: operation.operationId, kind: generated.kind, caller, url: url.slice(0, 300), body: generated.body?.slice(0, 300), status, problem, response: text.slice(0, 400) });
+    failures.push({
+      operation: operation.operationId,
+      kind: generated.kind,
+      caller,
+      url: url.slice(0, 300),
+      body: generated.body?.slice(0, 300),
+      status,
+      problem,
+      response: text.slice(0, 400),
+    });
 
   if (status >= 500) {
     if (status === upstreamStatus && operation.responses[String(status)] && !errorShapeProblem(operation.path, body)) {
@@ -157,10 +223,14 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
   // undecodable URL): no route's dialect applies, so these carry the API's generic error shape. The
   // router's refusals under /scim/v2 carry SCIM's (its clients read only that), and so do the HTTP
   // parser's (request line or headers too large) when the request line it read names a SCIM path.
-  const beforeRouting = status === 414 || status === 431 || (status === 400 && (body as { message?: string })?.message === 'The URL is not valid');
+  const beforeRouting =
+    status === 414 ||
+    status === 431 ||
+    (status === 400 && (body as { message?: string })?.message === 'The URL is not valid');
   if (beforeRouting) {
     const generic = errorShapeProblem('/', body);
-    const problem = operation.path.startsWith('/scim/v2/') && generic ? errorShapeProblem(operation.path, body) : generic;
+    const problem =
+      operation.path.startsWith('/scim/v2/') && generic ? errorShapeProblem(operation.path, body) : generic;
     if (problem) fail(`pre-routing 4xx without the error shape: ${problem}`);
     return;
   }
@@ -176,12 +246,14 @@ async function send(operation: Operation, generated: GeneratedRequest, failures:
     const problem = errorShapeProblem(operation.path, body);
     if (problem) return fail(`4xx without the error shape: ${problem}`);
     const validate = documented?.schema ? openapi.responseValidator(operation, status) : undefined;
-    if (validate && !validate(body)) fail(`4xx body does not match its documented schema: ${JSON.stringify(validate.errors?.slice(0, 2))}`);
+    if (validate && !validate(body))
+      fail(`4xx body does not match its documented schema: ${JSON.stringify(validate.errors?.slice(0, 2))}`);
     return;
   }
   if (!documented) return fail(`status ${status} is not documented`);
   const validate = openapi.responseValidator(operation, status);
-  if (validate && !validate(body)) fail(`2xx body does not match its schema: ${JSON.stringify(validate.errors?.slice(0, 2))}`);
+  if (validate && !validate(body))
+    fail(`2xx body does not match its schema: ${JSON.stringify(validate.errors?.slice(0, 2))}`);
 }
 
 /**
@@ -194,10 +266,16 @@ async function hintsFor(operation: Operation): Promise<{ hints: Hints; params: R
   const fixed: Record<string, unknown[]> = {};
   const emails = Array.from({ length: 40 }, (_, i) => `fuzz${i}.${seed}@${world.domain}`);
   switch (operation.operationId) {
-    case 'signIn': fixed.$body = [{ email: world.extra.email, password: world.extra.password }]; break;
-    case 'createInvitation': fixed.email = Array.from({ length: 20 }, (_, i) => `invitee${i}.${seed}@example.test`); break;
+    case 'signIn':
+      fixed.$body = [{ email: world.extra.email, password: world.extra.password }];
+      break;
+    case 'createInvitation':
+      fixed.email = Array.from({ length: 20 }, (_, i) => `invitee${i}.${seed}@example.test`);
+      break;
     case 'editMcpConnection': {
-      const current = await request(`${world.app.url}/v1/mcp-connections/${ids.mcpConnectionId}`, { headers: { authorization: `Bearer ${world.tenant.owner.token}` } });
+      const current = await request(`${world.app.url}/v1/mcp-connections/${ids.mcpConnectionId}`, {
+        headers: { authorization: `Bearer ${world.tenant.owner.token}` },
+      });
       const body = (await current.body.json()) as { updatedAt: string };
       fixed.expectedUpdatedAt = [body.updatedAt];
       fixed.url = [world.mcp.url];
@@ -209,25 +287,50 @@ async function hintsFor(operation: Operation): Promise<{ hints: Hints; params: R
       params.connectionId = ids.mcpKeyedConnectionId;
       fixed.apiKey = [planted.mcpApiKey];
       break;
-    case 'authorizeMcpConnection': params.connectionId = ids.connectedOauthConnectionId; break;
-    case 'putSsoConnection': fixed.domain = [world.domain]; fixed.issuer = ['https://idp.example.test']; break;
+    case 'authorizeMcpConnection':
+      params.connectionId = ids.connectedOauthConnectionId;
+      break;
+    case 'putSsoConnection':
+      fixed.domain = [world.domain];
+      fixed.issuer = ['https://idp.example.test'];
+      break;
     case 'scimCreateUser':
     case 'scimReplaceUser':
-      fixed.$body = emails.map((userName) => ({ schemas: [scimSchema('User')], userName, name: { givenName: 'Fuzz', familyName: 'Case' }, active: true }));
+      fixed.$body = emails.map((userName) => ({
+        schemas: [scimSchema('User')],
+        userName,
+        name: { givenName: 'Fuzz', familyName: 'Case' },
+        active: true,
+      }));
       break;
     case 'scimCreateGroup':
     case 'scimReplaceGroup':
-      fixed.$body = ['Ops', 'Sales', 'R&D 🧪', 'x'.repeat(200)].map((displayName) => ({ schemas: [scimSchema('Group')], displayName, members: [{ value: ids.scimUserId }] }));
+      fixed.$body = ['Ops', 'Sales', 'R&D 🧪', 'x'.repeat(200)].map((displayName) => ({
+        schemas: [scimSchema('Group')],
+        displayName,
+        members: [{ value: ids.scimUserId }],
+      }));
       break;
     case 'scimPatchUser':
     case 'scimPatchGroup':
       fixed.$body = [
-        { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'displayName', value: 'Renamed' }] },
-        { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'add', path: 'members', value: [{ value: ids.scimUserId }] }] },
-        { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: true } }] },
+        {
+          schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+          Operations: [{ op: 'replace', path: 'displayName', value: 'Renamed' }],
+        },
+        {
+          schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+          Operations: [{ op: 'add', path: 'members', value: [{ value: ids.scimUserId }] }],
+        },
+        {
+          schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+          Operations: [{ op: 'replace', value: { active: true } }],
+        },
       ];
       break;
-    case 'putAuditStream': fixed.url = [world.receiverUrl]; break;
+    case 'putAuditStream':
+      fixed.url = [world.receiverUrl];
+      break;
     case 'createMessengerConnection':
       fixed.botToken = Array.from({ length: 5 }, () => world.platform.addBot().token);
       fixed.deliveryUrl = [world.receiverUrl];
@@ -258,16 +361,27 @@ async function fuzzOperation(operation: Operation, index: number) {
   const requests = fc.sample(arbitrary, { seed: seed + index, numRuns: perOperation });
   const failures: Failure[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < requests.length) {
-      const generated = requests[next++]!;
-      try {
-        await send(operation, generated, failures);
-      } catch (error) {
-        failures.push({ operation: operation.operationId, kind: generated.kind, caller: generated.caller, url: operation.path, body: generated.body?.slice(0, 300), status: 0, problem: `request failed: ${(error as Error).message}`, response: '' });
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests.length) {
+        const generated = requests[next++]!;
+        try {
+          await send(operation, generated, failures);
+        } catch (error) {
+          failures.push({
+            operation: operation.operationId,
+            kind: generated.kind,
+            caller: generated.caller,
+            url: operation.path,
+            body: generated.body?.slice(0, 300),
+            status: 0,
+            problem: `request failed: ${(error as Error).message}`,
+            response: '',
+          });
+        }
       }
-    }
-  }));
+    }),
+  );
   figures.operations++;
   await restoreWorld();
   return failures;
@@ -276,13 +390,15 @@ async function fuzzOperation(operation: Operation, index: number) {
 /** Creating an organization makes it the creator's active one; put every fixture session back. */
 async function restoreWorld() {
   const { tenant } = world;
-  await Promise.all([tenant.owner, tenant.admin, tenant.member].map((user) =>
-    request(`${world.app.url}/v1/session/active-organization`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ organizationId: tenant.orgId }),
-    }).then((response) => response.body.dump()),
-  ));
+  await Promise.all(
+    [tenant.owner, tenant.admin, tenant.member].map((user) =>
+      request(`${world.app.url}/v1/session/active-organization`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ organizationId: tenant.orgId }),
+      }).then((response) => response.body.dump()),
+    ),
+  );
 }
 
 function summarize(failures: Failure[]): string {
@@ -291,10 +407,13 @@ function summarize(failures: Failure[]): string {
     const key = `${failure.operation}: ${failure.problem.slice(0, 160)}`;
     groups.set(key, [...(groups.get(key) ?? []), failure]);
   }
-  return [...groups].slice(0, 15).map(([key, list]) => {
-    const first = list[0]!;
-    return `${key} (${list.length}x) e.g. ${first.kind} as ${first.caller}: ${first.url} body=${first.body ?? '-'} -> ${first.status} ${first.response}`;
-  }).join('\n');
+  return [...groups]
+    .slice(0, 15)
+    .map(([key, list]) => {
+      const first = list[0]!;
+      return `${key} (${list.length}x) e.g. ${first.kind} as ${first.caller}: ${first.url} body=${first.body ?? '-'} -> ${first.status} ${first.response}`;
+    })
+    .join('\n');
 }
 
 test('SCIM: a NUL byte in a resource id or a group name is a SCIM 4xx, not a 500', async () => {
@@ -309,7 +428,9 @@ test('SCIM: a NUL byte in a resource id or a group name is a SCIM 4xx, not a 500
       const response = await request(`${world.app.url}/scim/v2/${resource}/a%00b`, {
         method,
         headers: { authorization: `Bearer ${world.scimToken}`, 'content-type': 'application/scim+json' },
-        ...(method === 'PUT' || method === 'PATCH' ? { body: JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [] }) } : {}),
+        ...(method === 'PUT' || method === 'PATCH'
+          ? { body: JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [] }) }
+          : {}),
       });
       const text = await response.body.text();
       // Ids are opaque to the client: an impossible one is not found (404) or refused as invalid (400).
@@ -323,7 +444,8 @@ test('SCIM: a NUL byte in a resource id or a group name is a SCIM 4xx, not a 500
 function stuff(value: unknown, text: string): unknown {
   if (typeof value === 'string') return text;
   if (Array.isArray(value)) return value.map((item) => stuff(item, text));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stuff(v, text)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stuff(v, text)]));
   return value;
 }
 
@@ -337,22 +459,49 @@ test('SCIM: the OpenAPI documents the 201 of creations and the 204 of deletions'
   }
 });
 
-test('every string field of every operation set to NUL, a lone surrogate, or 70,000 characters: no 5xx, 4xx in the error shape', { timeout: 300_000 }, async () => {
+test('every string field of every operation set to NUL, a lone surrogate, or 70,000 characters: no 5xx, 4xx in the error shape', {
+  timeout: 300_000,
+}, async () => {
   const failures: Failure[] = [];
-  const texts = ['\u0000', 'a\u0000b', '\ud800', '\udfff\ud800', 'x'.repeat(70_000), '𝕏'.repeat(5000), '\u202e\u0000\ufeff'];
+  const texts = [
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    '\udfff\ud800',
+    'x'.repeat(70_000),
+    '𝕏'.repeat(5000),
+    '\u202e\u0000\ufeff',
+  ];
   for (const operation of openapi.operations.filter((op) => op.body !== undefined && !runLast(op))) {
     const prepared = await prepareRequest(world, operation.operationId, operation.path);
     if (prepared.body === undefined) continue;
-    const caller: Caller = operation.path.startsWith('/scim/v2') ? 'scim' : operation.path.startsWith('/v1/webhooks') ? 'webhook' : 'owner';
+    const caller: Caller = operation.path.startsWith('/scim/v2')
+      ? 'scim'
+      : operation.path.startsWith('/v1/webhooks')
+        ? 'webhook'
+        : 'owner';
     for (const text of texts) {
-      await send(operation, {
-        kind: `stuffed ${JSON.stringify(text.slice(0, 12))}`, caller, params: prepared.path, query: prepared.query ?? '',
-        body: JSON.stringify(stuff(prepared.body, text)), contentType: prepared.contentType ?? 'application/json',
-      }, failures);
+      await send(
+        operation,
+        {
+          kind: `stuffed ${JSON.stringify(text.slice(0, 12))}`,
+          caller,
+          params: prepared.path,
+          query: prepared.query ?? '',
+          body: JSON.stringify(stuff(prepared.body, text)),
+          contentType: prepared.contentType ?? 'application/json',
+        },
+        failures,
+      );
     }
     await restoreWorld();
   }
-  assert.deepEqual(failures.filter((failure) => !knownBugs.some((bug) => bug.matches(failure))).map((f) => `${f.operation} ${f.kind}: ${f.status} ${f.problem} ${f.response}`), []);
+  assert.deepEqual(
+    failures
+      .filter((failure) => !knownBugs.some((bug) => bug.matches(failure)))
+      .map((f) => `${f.operation} ${f.kind}: ${f.status} ${f.problem} ${f.response}`),
+    [],
+  );
 });
 
 test('fuzz every operation of /openapi.json (seed printed; FUZZ_SEED replays)', { timeout: 900_000 }, async (t) => {
@@ -375,9 +524,15 @@ test('fuzz every operation of /openapi.json (seed printed; FUZZ_SEED replays)', 
   }
   const sent = figures.requests - sentBefore;
   // Which operations never answered 2xx: their success path (and response schema) went unchecked this run.
-  const neverSucceeded = openapi.operations.filter((op) => !figures.succeeded.has(op.operationId)).map((op) => op.operationId);
-  t.diagnostic(`operations with a 2xx answer: ${openapi.operations.length - neverSucceeded.length} of ${openapi.operations.length}; none for ${neverSucceeded.join(', ')}`);
-  t.diagnostic(`seed ${seed}: ${sent} generated requests, ${all.length} failures, known bugs seen: ${JSON.stringify(Object.fromEntries(known))}`);
+  const neverSucceeded = openapi.operations
+    .filter((op) => !figures.succeeded.has(op.operationId))
+    .map((op) => op.operationId);
+  t.diagnostic(
+    `operations with a 2xx answer: ${openapi.operations.length - neverSucceeded.length} of ${openapi.operations.length}; none for ${neverSucceeded.join(', ')}`,
+  );
+  t.diagnostic(
+    `seed ${seed}: ${sent} generated requests, ${all.length} failures, known bugs seen: ${JSON.stringify(Object.fromEntries(known))}`,
+  );
   assert.ok(sent >= minimumTotal || process.env.FUZZ_PER_OPERATION !== undefined, `only ${sent} requests were sent`);
   assert.equal(all.length, 0, `FUZZ_SEED=${seed}\n${summarize(all)}`);
 });

@@ -5,7 +5,8 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
 // ajv-formats is CommonJS with a default export; under Node's ESM loader it arrives wrapped.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => void;
 
 export type JsonSchema = Record<string, any>;
 
@@ -47,7 +48,12 @@ export async function loadOpenApi(baseUrl: string): Promise<OpenApi> {
         method: method.toUpperCase(),
         path,
         operationId: op.operationId,
-        parameters: (op.parameters ?? []).map((p: any) => ({ in: p.in, name: p.name, required: Boolean(p.required), schema: p.schema ?? {} })),
+        parameters: (op.parameters ?? []).map((p: any) => ({
+          in: p.in,
+          name: p.name,
+          required: Boolean(p.required),
+          schema: p.schema ?? {},
+        })),
         body: op.requestBody?.content?.['application/json']?.schema,
         bodyRequired: Boolean(op.requestBody?.required),
         security: (op.security ?? []).flatMap((entry: Record<string, unknown>) => Object.keys(entry)),
@@ -64,7 +70,8 @@ export async function loadOpenApi(baseUrl: string): Promise<OpenApi> {
     if (Array.isArray(value)) return value.map(retarget);
     if (value && typeof value === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `openapi.json${v}` : retarget(v);
+      for (const [k, v] of Object.entries(value))
+        out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `openapi.json${v}` : retarget(v);
       return out;
     }
     return value;
@@ -102,12 +109,14 @@ const documentedNonSnakeCodes = new Set(['invalid secret']);
 export function errorShapeProblem(path: string, body: any): string | undefined {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return 'the body is not a JSON object';
   if (path.startsWith('/scim/v2')) {
-    if (!Array.isArray(body.schemas) || !body.schemas.includes('urn:ietf:params:scim:api:messages:2.0:Error')) return 'no SCIM Error schema';
+    if (!Array.isArray(body.schemas) || !body.schemas.includes('urn:ietf:params:scim:api:messages:2.0:Error'))
+      return 'no SCIM Error schema';
     if (typeof body.status !== 'string') return 'SCIM error without a string status';
     return undefined;
   }
   if (typeof body.error !== 'string') return '`error` is not a string';
-  if (!snakeCase.test(body.error) && !documentedNonSnakeCodes.has(body.error)) return `\`error\` "${body.error}" is not snake_case`;
+  if (!snakeCase.test(body.error) && !documentedNonSnakeCodes.has(body.error))
+    return `\`error\` "${body.error}" is not snake_case`;
   if (body.message !== undefined && typeof body.message !== 'string') return '`message` is not a string';
   if (body.details !== undefined) {
     if (!Array.isArray(body.details)) return '`details` is not an array';

@@ -11,7 +11,12 @@ import { realPathValues, type World } from './world.ts';
 
 const unique = () => randomBytes(4).toString('hex');
 
-export interface Prepared { path: Record<string, string>; query?: string; body?: unknown; contentType?: string }
+export interface Prepared {
+  path: Record<string, string>;
+  query?: string;
+  body?: unknown;
+  contentType?: string;
+}
 
 /**
  * A valid request for one cell. Operations that remove or change what later cells need get a fresh
@@ -22,26 +27,71 @@ export async function prepareRequest(world: World, operationId: string, path: st
   const values = realPathValues(world, path);
   const asOwner = api(world.app.url, tenant.owner.token);
   switch (operationId) {
-    case 'bootstrap': return { path: values, body: { email: `boot.${unique()}@example.test`, password: 'a-long-password-1', name: 'Boot', organizationName: 'Boot' } };
-    case 'signUp': return { path: values, body: { email: `signup.${unique()}@example.test`, password: 'a-long-password-1', name: 'New Person' } };
+    case 'bootstrap':
+      return {
+        path: values,
+        body: {
+          email: `boot.${unique()}@example.test`,
+          password: 'a-long-password-1',
+          name: 'Boot',
+          organizationName: 'Boot',
+        },
+      };
+    case 'signUp':
+      return {
+        path: values,
+        body: { email: `signup.${unique()}@example.test`, password: 'a-long-password-1', name: 'New Person' },
+      };
     case 'signIn': {
       // A fresh account per cell: sign-in is rate limited per account, and that is not what this cell tests.
       const user = await signUp(world.app.url, 'signin');
       return { path: values, body: { email: user.email, password: user.password } };
     }
     // A wrong password: the cell shows who reaches the check, and a failed step-up changes nothing.
-    case 'reauthenticate': return { path: values, body: { password: 'not-the-password' } };
-    case 'startSsoSignIn': return { path: values, body: { email: `someone.${unique()}@unconfigured.example`, redirectUri: 'http://127.0.0.1:9/done', codeChallenge: 'a'.repeat(43), codeChallengeMethod: 'S256' } };
-    case 'exchangeSsoCode': return { path: values, body: { code: 'never-issued', codeVerifier: 'b'.repeat(43) } };
-    case 'authorizeDesktopSignIn': return { path: values, body: { redirectUri: 'http://127.0.0.1:9/desktop', codeChallenge: 'c'.repeat(43), codeChallengeMethod: 'S256', state: 'matrix' } };
-    case 'cancelDesktopSignIn': return { path: values, body: { redirectUri: 'http://127.0.0.1:9/desktop', state: 'matrix' } };
-    case 'exchangeDesktopSignInCode': return { path: values, body: { code: 'never-issued', codeVerifier: 'd'.repeat(43), redirectUri: 'http://127.0.0.1:9/desktop' } };
-    case 'createOrganization': return { path: values, body: { name: `Org ${unique()}` } };
-    case 'setActiveOrganization': return { path: values, body: { organizationId: tenant.orgId } };
-    case 'createInvitation': return { path: values, body: { email: `invitee.${unique()}@example.test`, role: 'member' } };
-    case 'acceptInvitation': return { path: values };
+    case 'reauthenticate':
+      return { path: values, body: { password: 'not-the-password' } };
+    case 'startSsoSignIn':
+      return {
+        path: values,
+        body: {
+          email: `someone.${unique()}@unconfigured.example`,
+          redirectUri: 'http://127.0.0.1:9/done',
+          codeChallenge: 'a'.repeat(43),
+          codeChallengeMethod: 'S256',
+        },
+      };
+    case 'exchangeSsoCode':
+      return { path: values, body: { code: 'never-issued', codeVerifier: 'b'.repeat(43) } };
+    case 'authorizeDesktopSignIn':
+      return {
+        path: values,
+        body: {
+          redirectUri: 'http://127.0.0.1:9/desktop',
+          codeChallenge: 'c'.repeat(43),
+          codeChallengeMethod: 'S256',
+          state: 'matrix',
+        },
+      };
+    case 'cancelDesktopSignIn':
+      return { path: values, body: { redirectUri: 'http://127.0.0.1:9/desktop', state: 'matrix' } };
+    case 'exchangeDesktopSignInCode':
+      return {
+        path: values,
+        body: { code: 'never-issued', codeVerifier: 'd'.repeat(43), redirectUri: 'http://127.0.0.1:9/desktop' },
+      };
+    case 'createOrganization':
+      return { path: values, body: { name: `Org ${unique()}` } };
+    case 'setActiveOrganization':
+      return { path: values, body: { organizationId: tenant.orgId } };
+    case 'createInvitation':
+      return { path: values, body: { email: `invitee.${unique()}@example.test`, role: 'member' } };
+    case 'acceptInvitation':
+      return { path: values };
     case 'revokeInvitation': {
-      const invitation = await asOwner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: `doomed.${unique()}@example.test`, role: 'member' });
+      const invitation = await asOwner.post(`/v1/orgs/${tenant.orgId}/invitations`, {
+        email: `doomed.${unique()}@example.test`,
+        role: 'member',
+      });
       return { path: { ...values, invitationId: invitation.body.invitation.id } };
     }
     case 'changeMemberRole': {
@@ -54,79 +104,155 @@ export async function prepareRequest(world: World, operationId: string, path: st
       await addMember(world.app.url, tenant.owner, tenant.orgId, user, 'member');
       return { path: { ...values, memberId: user.memberId } };
     }
-    case 'transferOwnership': return { path: values, body: { memberId: tenant.admin.memberId } };
-    case 'createTeam': return { path: values, body: { name: `Team ${unique()}` } };
-    case 'addTeamMember': return { path: values, body: { memberId: tenant.admin.memberId } };
+    case 'transferOwnership':
+      return { path: values, body: { memberId: tenant.admin.memberId } };
+    case 'createTeam':
+      return { path: values, body: { name: `Team ${unique()}` } };
+    case 'addTeamMember':
+      return { path: values, body: { memberId: tenant.admin.memberId } };
     case 'removeTeamMember': {
       await asOwner.post(`/v1/orgs/${tenant.orgId}/teams/${ids.teamId}/members`, { memberId: tenant.admin.memberId });
       return { path: { ...values, memberId: tenant.admin.memberId } };
     }
-    case 'createApiKey': return { path: values, body: { name: `key ${unique()}`, role: 'member' } };
+    case 'createApiKey':
+      return { path: values, body: { name: `key ${unique()}`, role: 'member' } };
     case 'revokeApiKey': {
-      const key = await asOwner.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: `doomed ${unique()}`, role: 'member' });
+      const key = await asOwner.post(`/v1/orgs/${tenant.orgId}/api-keys`, {
+        name: `doomed ${unique()}`,
+        role: 'member',
+      });
       return { path: { ...values, apiKeyId: key.body.apiKey.id } };
     }
-    case 'setOrganizationPlan': return { path: values, body: { plan: 'enterprise' } };
-    case 'createMcpConnection': return { path: values, body: { name: `Docs ${unique()}`, url: world.mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } } };
+    case 'setOrganizationPlan':
+      return { path: values, body: { plan: 'enterprise' } };
+    case 'createMcpConnection':
+      return {
+        path: values,
+        body: {
+          name: `Docs ${unique()}`,
+          url: world.mcp.url,
+          authType: 'none',
+          credentialMode: 'shared',
+          access: { orgWide: true },
+        },
+      };
     case 'editMcpConnection': {
       const current = await asOwner.get(`/v1/mcp-connections/${ids.mcpConnectionId}`);
-      return { path: values, body: { name: `Docs ${unique()}`, url: world.mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true }, expectedUpdatedAt: current.body.updatedAt ?? current.body.connection?.updatedAt } };
+      return {
+        path: values,
+        body: {
+          name: `Docs ${unique()}`,
+          url: world.mcp.url,
+          authType: 'none',
+          credentialMode: 'shared',
+          access: { orgWide: true },
+          expectedUpdatedAt: current.body.updatedAt ?? current.body.connection?.updatedAt,
+        },
+      };
     }
     case 'deleteMcpConnection': {
-      const created = await asOwner.post('/v1/mcp-connections', { name: `Doomed ${unique()}`, url: world.mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } });
+      const created = await asOwner.post('/v1/mcp-connections', {
+        name: `Doomed ${unique()}`,
+        url: world.mcp.url,
+        authType: 'none',
+        credentialMode: 'shared',
+        access: { orgWide: true },
+      });
       return { path: { ...values, connectionId: created.body.id } };
     }
-    case 'replaceMcpConnectionAccess': return { path: values, body: { access: { orgWide: true } } };
-    case 'setMcpConnectionToolPolicy': return { path: values, body: { mode: 'deny_list', tools: ['echo'], destructiveNeedsApproval: true } };
-    case 'setMcpConnectionApiKey': return { path: { ...values, connectionId: ids.mcpKeyedConnectionId }, body: { apiKey: world.planted.mcpApiKey } };
-    case 'disconnectMcpConnection': return { path: { ...values, connectionId: ids.mcpKeyedConnectionId } };
-    case 'authorizeMcpConnection': return { path: { ...values, connectionId: ids.oauthConnectionId } };
-    case 'installPlugin': return { path: values, body: { manifest: { name: `Plugin ${unique()}`, version: '1.0.0' } } };
+    case 'replaceMcpConnectionAccess':
+      return { path: values, body: { access: { orgWide: true } } };
+    case 'setMcpConnectionToolPolicy':
+      return { path: values, body: { mode: 'deny_list', tools: ['echo'], destructiveNeedsApproval: true } };
+    case 'setMcpConnectionApiKey':
+      return { path: { ...values, connectionId: ids.mcpKeyedConnectionId }, body: { apiKey: world.planted.mcpApiKey } };
+    case 'disconnectMcpConnection':
+      return { path: { ...values, connectionId: ids.mcpKeyedConnectionId } };
+    case 'authorizeMcpConnection':
+      return { path: { ...values, connectionId: ids.oauthConnectionId } };
+    case 'installPlugin':
+      return { path: values, body: { manifest: { name: `Plugin ${unique()}`, version: '1.0.0' } } };
     case 'uninstallPlugin': {
       const plugin = await asOwner.post('/v1/plugins', { manifest: { name: `Doomed ${unique()}`, version: '1.0.0' } });
       return { path: { ...values, pluginId: plugin.body.plugin?.id ?? plugin.body.id } };
     }
     case 'mcpOAuthCallbackShared':
-    case 'mcpOAuthCallbackIsolated': return { path: { ...values, connectionId: ids.oauthConnectionId }, query: 'code=abc&state=made-up-state' };
-    case 'createInstallLink': return { path: values, body: {} };
-    case 'putSsoConnection': return { path: values, body: { domain: world.domain, issuer: 'https://idp.example.test', clientId: 'acme-sso' } };
+    case 'mcpOAuthCallbackIsolated':
+      return { path: { ...values, connectionId: ids.oauthConnectionId }, query: 'code=abc&state=made-up-state' };
+    case 'createInstallLink':
+      return { path: values, body: {} };
+    case 'putSsoConnection':
+      return { path: values, body: { domain: world.domain, issuer: 'https://idp.example.test', clientId: 'acme-sso' } };
     case 'createMessengerConnection': {
       const bot = world.platform.addBot();
       return { path: values, body: { botToken: bot.token, deliveryUrl: world.receiverUrl } };
     }
-    case 'updateMessengerConnection': return { path: values, body: { deliveryUrl: world.receiverUrl } };
+    case 'updateMessengerConnection':
+      return { path: values, body: { deliveryUrl: world.receiverUrl } };
     case 'deleteMessengerConnection': {
       const bot = world.platform.addBot();
-      const created = await asOwner.post('/v1/messenger/connections', { botToken: bot.token, deliveryUrl: world.receiverUrl });
+      const created = await asOwner.post('/v1/messenger/connections', {
+        botToken: bot.token,
+        deliveryUrl: world.receiverUrl,
+      });
       return { path: { ...values, connectionId: created.body.connection.id } };
     }
-    case 'listMessengerUpdates': return { path: values };
-    case 'receiveMessengerWebhook': return { path: values, body: { update_id: 1 } };
+    case 'listMessengerUpdates':
+      return { path: values };
+    case 'receiveMessengerWebhook':
+      return { path: values, body: { update_id: 1 } };
     // The stream is set disabled: the matrix checks who may set it, not deliveries.
-    case 'putAuditStream': return { path: values, body: { url: world.receiverUrl, enabled: false } };
+    case 'putAuditStream':
+      return { path: values, body: { url: world.receiverUrl, enabled: false } };
     case 'getAuditStream':
     case 'deleteAuditStream': {
-      const put = await asOwner.put(`/v1/orgs/${tenant.orgId}/audit-stream`, { url: world.receiverUrl, enabled: false });
+      const put = await asOwner.put(`/v1/orgs/${tenant.orgId}/audit-stream`, {
+        url: world.receiverUrl,
+        enabled: false,
+      });
       if (put.status !== 200) throw new Error(`audit stream: ${put.status} ${put.text}`);
       return { path: values };
     }
-    case 'createMemory': return { path: values, body: { content: 'a fact worth keeping' } };
-    case 'createMemories': return { path: values, body: { memories: [{ content: 'one' }, { content: 'two' }] } };
-    case 'searchMemories': return { path: values, query: 'q=deploy' };
+    case 'createMemory':
+      return { path: values, body: { content: 'a fact worth keeping' } };
+    case 'createMemories':
+      return { path: values, body: { memories: [{ content: 'one' }, { content: 'two' }] } };
+    case 'searchMemories':
+      return { path: values, query: 'q=deploy' };
     case 'deleteMemory': {
-      const memory = await api(world.app.url, tenant.member.token).post('/v1/memory', { content: `doomed ${unique()}` });
+      const memory = await api(world.app.url, tenant.member.token).post('/v1/memory', {
+        content: `doomed ${unique()}`,
+      });
       return { path: { ...values, id: memory.body.memory?.id ?? memory.body.id } };
     }
     case 'scimCreateUser':
-    case 'scimReplaceUser': return { path: values, body: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `bob.${unique()}@${world.domain}` }, contentType: 'application/scim+json' };
+    case 'scimReplaceUser':
+      return {
+        path: values,
+        body: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `bob.${unique()}@${world.domain}` },
+        contentType: 'application/scim+json',
+      };
     case 'scimCreateGroup':
-    case 'scimReplaceGroup': return { path: values, body: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: `G ${unique()}` }, contentType: 'application/scim+json' };
+    case 'scimReplaceGroup':
+      return {
+        path: values,
+        body: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: `G ${unique()}` },
+        contentType: 'application/scim+json',
+      };
     case 'scimPatchUser':
-    case 'scimPatchGroup': return { path: values, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'displayName', value: 'X' }] }, contentType: 'application/scim+json' };
-    default: return { path: values };
+    case 'scimPatchGroup':
+      return {
+        path: values,
+        body: {
+          schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+          Operations: [{ op: 'replace', path: 'displayName', value: 'X' }],
+        },
+        contentType: 'application/scim+json',
+      };
+    default:
+      return { path: values };
   }
 }
-
 
 /**
  * A one-time code from a real SSO sign-in, for exchangeSsoCode: the world's connection (its verified
@@ -135,25 +261,42 @@ export async function prepareRequest(world: World, operationId: string, path: st
  */
 export async function realSsoCode(world: World, idp: TestIdp): Promise<{ code: string; codeVerifier: string }> {
   const put = await api(world.app.url, world.tenant.owner.token).put('/v1/sso/connection', {
-    domain: world.domain, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, jitProvisioning: { enabled: true },
+    domain: world.domain,
+    issuer: idp.issuer,
+    clientId: idp.clientId,
+    clientSecret: idp.clientSecret,
+    jitProvisioning: { enabled: true },
   });
   if (put.status !== 200) throw new Error(`PUT /v1/sso/connection: ${put.status} ${put.text}`);
   const email = `sso.${Date.now().toString(36)}.${unique()}@${world.domain}`;
   const redirectUri = 'http://127.0.0.1:9/sso-done';
   const pkce = pkcePair();
-  const started = await api(world.app.url).post('/v1/auth/sso/start', { email, redirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+  const started = await api(world.app.url).post('/v1/auth/sso/start', {
+    email,
+    redirectUri,
+    codeChallenge: pkce.challenge,
+    codeChallengeMethod: 'S256',
+  });
   if (started.status !== 200) throw new Error(`start: ${started.status} ${started.text}`);
   idp.signInAs({ sub: `sub-${email}`, email, email_verified: true, name: 'Sso Person' });
   const reached = await followRedirects(started.body.authorizationUrl, redirectUri);
   const code = reached.location ? new URL(reached.location).searchParams.get('code') : null;
-  if (!code) throw new Error(`the SSO sign-in did not reach the redirect URI with a code: ${reached.status} ${reached.text.slice(0, 200)}`);
+  if (!code)
+    throw new Error(
+      `the SSO sign-in did not reach the redirect URI with a code: ${reached.status} ${reached.text.slice(0, 200)}`,
+    );
   return { code, codeVerifier: pkce.verifier };
 }
 
 /** A desktop sign-in code the owner's session got, with the app's verifier and redirect, for exchangeDesktopSignInCode. */
-export async function realDesktopCode(world: World): Promise<{ code: string; codeVerifier: string; redirectUri: string }> {
+export async function realDesktopCode(
+  world: World,
+): Promise<{ code: string; codeVerifier: string; redirectUri: string }> {
   const pkce = pkcePair();
-  const authorized = await api(world.app.url, world.tenant.owner.token).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
+  const authorized = await api(world.app.url, world.tenant.owner.token).post(
+    '/v1/auth/desktop/authorize',
+    authorizeBody(pkce.challenge),
+  );
   if (authorized.status !== 200) throw new Error(`authorize: ${authorized.status} ${authorized.text}`);
   return { code: codeOf(authorized.body.redirectTo), codeVerifier: pkce.verifier, redirectUri: loopbackRedirect };
 }

@@ -68,7 +68,8 @@ export interface World {
 }
 
 function must(response: { status: number; text: string }, status: number, what: string) {
-  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
+  if (response.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
 }
 
 async function startReceiver(): Promise<{ url: string; server: Server }> {
@@ -122,11 +123,18 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   const team = await asOwner.post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Platform team' });
   must(team, 201, 'create team');
   const teamId: string = team.body.team?.id ?? team.body.id;
-  must(await asOwner.post(`/v1/orgs/${tenant.orgId}/teams/${teamId}/members`, { memberId: member.memberId }), 204, 'add team member');
+  must(
+    await asOwner.post(`/v1/orgs/${tenant.orgId}/teams/${teamId}/members`, { memberId: member.memberId }),
+    204,
+    'add team member',
+  );
   const key = await asOwner.post(`/v1/orgs/${tenant.orgId}/api-keys`, { name: 'ci key', role: 'admin' });
   must(key, 201, 'create api key');
   planted.apiKey = key.body.key;
-  const invitation = await asOwner.post(`/v1/orgs/${tenant.orgId}/invitations`, { email: `pending.${randomBytes(4).toString('hex')}@example.test`, role: 'member' });
+  const invitation = await asOwner.post(`/v1/orgs/${tenant.orgId}/invitations`, {
+    email: `pending.${randomBytes(4).toString('hex')}@example.test`,
+    role: 'member',
+  });
   must(invitation, 201, 'create invitation');
   planted.invitationToken = invitation.body.token;
   const link = await asOwner.post(`/v1/orgs/${tenant.orgId}/install-links`, {});
@@ -140,29 +148,58 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   planted.otherApiKey = otherKey.body.key;
 
   // MCP connections: no auth, a shared API key, and OAuth with a confidential client.
-  const connection = await asOwner.post('/v1/mcp-connections', { name: 'Docs', url: mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } });
+  const connection = await asOwner.post('/v1/mcp-connections', {
+    name: 'Docs',
+    url: mcp.url,
+    authType: 'none',
+    credentialMode: 'shared',
+    access: { orgWide: true },
+  });
   must(connection, 201, 'create mcp connection');
-  const keyed = await asOwner.post('/v1/mcp-connections', { name: 'Keyed', url: mcpKeyed.url, authType: 'apikey', credentialMode: 'shared', access: { orgWide: true }, apiKey: mcpApiKey });
+  const keyed = await asOwner.post('/v1/mcp-connections', {
+    name: 'Keyed',
+    url: mcpKeyed.url,
+    authType: 'apikey',
+    credentialMode: 'shared',
+    access: { orgWide: true },
+    apiKey: mcpApiKey,
+  });
   must(keyed, 201, 'create keyed mcp connection');
   const oauthClientSecret = marker('oauthsecret');
   planted.oauthClientSecret = oauthClientSecret;
   const oauth = await asOwner.post('/v1/mcp-connections', {
-    name: 'OAuth server', url: `${mcp.url}?oauth`, authType: 'oauth', credentialMode: 'per_member', access: { orgWide: false, teamIds: [teamId] },
+    name: 'OAuth server',
+    url: `${mcp.url}?oauth`,
+    authType: 'oauth',
+    credentialMode: 'per_member',
+    access: { orgWide: false, teamIds: [teamId] },
     oauthClient: { clientId: 'orgplane-client', clientSecret: oauthClientSecret },
   });
   must(oauth, 201, 'create oauth mcp connection');
   // A client credentials connection authenticating with private_key_jwt: its key is write-only too
   // (the planted value is the key's first base64 line, what any leak of the PEM would carry).
-  const clientKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const clientKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
   planted.oauthClientPrivateKey = clientKey.split('\n')[1]!;
   const signing = await asOwner.post('/v1/mcp-connections', {
-    name: 'Reports', url: `${mcp.url}?client-credentials`, authType: 'oauth', credentialMode: 'shared', access: { orgWide: true },
+    name: 'Reports',
+    url: `${mcp.url}?client-credentials`,
+    authType: 'oauth',
+    credentialMode: 'shared',
+    access: { orgWide: true },
     oauthClient: { clientId: 'orgplane-reports', privateKey: clientKey, grantType: 'client_credentials' },
   });
   must(signing, 201, 'create client credentials mcp connection');
   // A real OAuth connection: dynamic registration (its client secret), then the member's authorization
   // through the auto-approving server, so access and refresh tokens are stored.
-  const connected = await asOwner.post('/v1/mcp-connections', { name: 'Files', url: oauthServer.url, authType: 'oauth', credentialMode: 'per_member', access: { orgWide: true } });
+  const connected = await asOwner.post('/v1/mcp-connections', {
+    name: 'Files',
+    url: oauthServer.url,
+    authType: 'oauth',
+    credentialMode: 'per_member',
+    access: { orgWide: true },
+  });
   must(connected, 201, 'create connected oauth mcp connection');
   const connectedId: string = connected.body.id;
   const authorize = await api(app.url, member.token).post(`/v1/mcp-connections/${connectedId}/oauth/authorize`);
@@ -172,12 +209,28 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   const landing = new URL(approval.headers.get('location')!);
   // The browser that called authorize comes back with the binding cookie it was given.
   const binding = authorize.headers.get('set-cookie')?.split(';')[0] ?? '';
-  must(await api(app.url).get(`${landing.pathname}${landing.search}`, { headers: { cookie: binding } }), 200, 'oauth callback');
+  must(
+    await api(app.url).get(`${landing.pathname}${landing.search}`, { headers: { cookie: binding } }),
+    200,
+    'oauth callback',
+  );
   const registered = oauthServer.stats.registrations[0]?.client_secret;
   if (registered) planted.dynamicClientSecret = registered;
-  const plugin = await asOwner.post('/v1/plugins', { manifest: { name: 'Docs plugin', version: '1.0.0', mcpConnections: [{ name: 'Plugin docs', url: mcp.url, authType: 'none', credentialMode: 'shared' }] } });
+  const plugin = await asOwner.post('/v1/plugins', {
+    manifest: {
+      name: 'Docs plugin',
+      version: '1.0.0',
+      mcpConnections: [{ name: 'Plugin docs', url: mcp.url, authType: 'none', credentialMode: 'shared' }],
+    },
+  });
   must(plugin, 201, 'install plugin');
-  const otherConnection = await asOther.post('/v1/mcp-connections', { name: 'Globex docs', url: mcp.url, authType: 'none', credentialMode: 'shared', access: { orgWide: true } });
+  const otherConnection = await asOther.post('/v1/mcp-connections', {
+    name: 'Globex docs',
+    url: mcp.url,
+    authType: 'none',
+    credentialMode: 'shared',
+    access: { orgWide: true },
+  });
   must(otherConnection, 201, 'create other mcp connection');
 
   // Messaging bots.
@@ -190,13 +243,22 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   planted.webhookSecret = webhookSecret;
   const otherBot = platform.addBot();
   planted.otherBotToken = otherBot.token;
-  const otherMessenger = await asOther.post('/v1/messenger/connections', { botToken: otherBot.token, deliveryUrl: receiver.url });
+  const otherMessenger = await asOther.post('/v1/messenger/connections', {
+    botToken: otherBot.token,
+    deliveryUrl: receiver.url,
+  });
   must(otherMessenger, 201, 'create other messenger connection');
 
   // Memory: the member's own, and one of the other organization's admin.
-  const memory = await api(app.url, member.token).post('/v1/memory', { content: 'The deploy key rotates every Monday\nAsk the platform team.', tags: ['ops'] });
+  const memory = await api(app.url, member.token).post('/v1/memory', {
+    content: 'The deploy key rotates every Monday\nAsk the platform team.',
+    tags: ['ops'],
+  });
   must(memory, 201, 'create memory');
-  const otherMemory = await asOther.post('/v1/memory', { content: 'Globex secret project codename: Hyperion', tags: ['globex'] });
+  const otherMemory = await asOther.post('/v1/memory', {
+    content: 'Globex secret project codename: Hyperion',
+    tags: ['globex'],
+  });
   must(otherMemory, 201, 'create other memory');
 
   // SSO (enterprise plan, verified domain) and SCIM with a provisioned user and group.
@@ -204,7 +266,12 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   await setPlanAsOperator(app, tenant.orgId, 'enterprise');
   const ssoClientSecret = marker('ssosecret');
   planted.ssoClientSecret = ssoClientSecret;
-  const sso = await asOwner.put('/v1/sso/connection', { domain, issuer: 'https://idp.example.test', clientId: 'acme-sso', clientSecret: ssoClientSecret });
+  const sso = await asOwner.put('/v1/sso/connection', {
+    domain,
+    issuer: 'https://idp.example.test',
+    clientId: 'acme-sso',
+    clientSecret: ssoClientSecret,
+  });
   must(sso, 200, 'put sso connection');
   dns.setTxt(sso.body.connection.verification.recordName, [sso.body.connection.verification.recordValue]);
   must(await asOwner.post('/v1/sso/verify-domain'), 200, 'verify domain');
@@ -214,21 +281,41 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   planted.scimToken = scimToken;
   const scimHeaders = { headers: { 'content-type': 'application/scim+json' } };
   const asScim = api(app.url, scimToken);
-  const scimUser = await asScim.post('/scim/v2/Users', {
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `ann@${domain}`, name: { givenName: 'Ann', familyName: 'Lee' },
-    emails: [{ primary: true, value: `ann@${domain}` }], active: true,
-  }, scimHeaders);
+  const scimUser = await asScim.post(
+    '/scim/v2/Users',
+    {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: `ann@${domain}`,
+      name: { givenName: 'Ann', familyName: 'Lee' },
+      emails: [{ primary: true, value: `ann@${domain}` }],
+      active: true,
+    },
+    scimHeaders,
+  );
   must(scimUser, 201, 'scim create user');
-  const scimGroup = await asScim.post('/scim/v2/Groups', {
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Engineering', members: [{ value: scimUser.body.id }],
-  }, scimHeaders);
+  const scimGroup = await asScim.post(
+    '/scim/v2/Groups',
+    {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'Engineering',
+      members: [{ value: scimUser.body.id }],
+    },
+    scimHeaders,
+  );
   must(scimGroup, 201, 'scim create group');
 
   const extra = await signUp(app.url, 'extra');
   planted.extraPassword = extra.password;
 
   return {
-    app, tenant, mcp, mcpKeyed, platform, dns, domain, oauthServer,
+    app,
+    tenant,
+    mcp,
+    mcpKeyed,
+    platform,
+    dns,
+    domain,
+    oauthServer,
     receiverUrl: receiver.url,
     ids: {
       mcpConnectionId: connection.body.id ?? connection.body.connection?.id,
@@ -259,16 +346,37 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
     planted,
     async close() {
       await app.close();
-      await Promise.all([mcp.close(), mcpKeyed.close(), oauthServer.close(), platform.close(), dns.close(), new Promise((resolve) => receiver.server.close(resolve))]);
+      await Promise.all([
+        mcp.close(),
+        mcpKeyed.close(),
+        oauthServer.close(),
+        platform.close(),
+        dns.close(),
+        new Promise((resolve) => receiver.server.close(resolve)),
+      ]);
     },
   };
 }
 
 /** Real values for the path parameters of an OpenAPI path in this world (organization A's resources). */
-export function realPathValues(world: World, path: string, memberId = world.tenant.member.memberId): Record<string, string> {
+export function realPathValues(
+  world: World,
+  path: string,
+  memberId = world.tenant.member.memberId,
+): Record<string, string> {
   const { ids, tenant } = world;
-  const values: Record<string, string> = { organizationId: tenant.orgId, memberId, teamId: ids.teamId, apiKeyId: ids.apiKeyId, pluginId: ids.pluginId, ssoConnectionId: ids.ssoConnectionId };
-  values.connectionId = path.startsWith('/v1/messenger') || path.startsWith('/v1/webhooks') ? ids.messengerConnectionId : ids.mcpConnectionId;
+  const values: Record<string, string> = {
+    organizationId: tenant.orgId,
+    memberId,
+    teamId: ids.teamId,
+    apiKeyId: ids.apiKeyId,
+    pluginId: ids.pluginId,
+    ssoConnectionId: ids.ssoConnectionId,
+  };
+  values.connectionId =
+    path.startsWith('/v1/messenger') || path.startsWith('/v1/webhooks')
+      ? ids.messengerConnectionId
+      : ids.mcpConnectionId;
   if (path.startsWith('/v1/invitations')) values.token = ids.invitationToken;
   else values.token = ids.installLinkToken;
   if (path.startsWith('/v1/memory')) values.id = ids.memoryId;

@@ -46,28 +46,48 @@ test('Entra ID: user lifecycle', async () => {
   assert.equal((await memberOf(env.app, env.tenant.orgId, upn))?.status, 'active');
 
   // Matching by externalId and by e-mail work as well (externalId is case-exact).
-  assert.equal((await client.get(`/Users${q('externalId eq "6f2a9c4e-0000-4000-8000-000000000001"')}`)).body.totalResults, 1);
-  assert.equal((await client.get(`/Users${q('externalId eq "6F2A9C4E-0000-4000-8000-000000000001"')}`)).body.totalResults, 0);
+  assert.equal(
+    (await client.get(`/Users${q('externalId eq "6f2a9c4e-0000-4000-8000-000000000001"')}`)).body.totalResults,
+    1,
+  );
+  assert.equal(
+    (await client.get(`/Users${q('externalId eq "6F2A9C4E-0000-4000-8000-000000000001"')}`)).body.totalResults,
+    0,
+  );
   assert.equal((await client.get(`/Users${q('emails.value eq "adele.vance@contoso.example"')}`)).body.totalResults, 1);
-  assert.equal((await client.get(`/Users${q('emails[type eq "work" and value eq "ADELE.VANCE@contoso.example"]')}`)).body.totalResults, 1);
+  assert.equal(
+    (await client.get(`/Users${q('emails[type eq "work" and value eq "ADELE.VANCE@contoso.example"]')}`)).body
+      .totalResults,
+    1,
+  );
 
   // Attribute updates, the way Entra sends them.
-  const updated = await client.patch(`/Users/${id}`, patchOp(
-    { op: 'Replace', path: 'displayName', value: 'Adele V.' },
-    { op: 'Add', path: 'emails[type eq "other"].value', value: 'adele@personal.contoso.example' },
-    { op: 'Replace', path: 'name.familyName', value: 'Vance-Smith' },
-    { op: 'Add', path: `${ENTERPRISE}:department`, value: 'Sales' },
-    { op: 'Add', path: `${ENTERPRISE}:manager`, value: 'manager-id-1' },
-    { op: 'Replace', path: 'title', value: 'Sales Lead' },
-  ));
+  const updated = await client.patch(
+    `/Users/${id}`,
+    patchOp(
+      { op: 'Replace', path: 'displayName', value: 'Adele V.' },
+      { op: 'Add', path: 'emails[type eq "other"].value', value: 'adele@personal.contoso.example' },
+      { op: 'Replace', path: 'name.familyName', value: 'Vance-Smith' },
+      { op: 'Add', path: `${ENTERPRISE}:department`, value: 'Sales' },
+      { op: 'Add', path: `${ENTERPRISE}:manager`, value: 'manager-id-1' },
+      { op: 'Replace', path: 'title', value: 'Sales Lead' },
+    ),
+  );
   assert.equal(updated.status, 200, updated.text);
   assert.equal(updated.body.displayName, 'Adele V.');
   assert.equal(updated.body.name.familyName, 'Vance-Smith');
-  assert.deepEqual(updated.body.emails.map((e: { type: string; value: string }) => [e.type, e.value]), [
-    ['work', upn],
-    ['other', 'adele@personal.contoso.example'],
-  ]);
-  assert.deepEqual(updated.body[ENTERPRISE], { employeeNumber: '1001', department: 'Sales', manager: { value: 'manager-id-1' } });
+  assert.deepEqual(
+    updated.body.emails.map((e: { type: string; value: string }) => [e.type, e.value]),
+    [
+      ['work', upn],
+      ['other', 'adele@personal.contoso.example'],
+    ],
+  );
+  assert.deepEqual(updated.body[ENTERPRISE], {
+    employeeNumber: '1001',
+    department: 'Sales',
+    manager: { value: 'manager-id-1' },
+  });
   assert.equal(updated.body.title, 'Sales Lead');
   assert.equal((await client.get(`/Users${q('displayName eq "adele v."')}`)).body.totalResults, 1);
 
@@ -89,12 +109,19 @@ test('Entra ID: user lifecycle', async () => {
 test('Entra ID: group lifecycle with membership checks', async () => {
   const users = [];
   for (const name of ['megan', 'lynne']) {
-    const response = await client.post('/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `${name}@contoso.example`, active: true });
+    const response = await client.post('/Users', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: `${name}@contoso.example`,
+      active: true,
+    });
     assert.equal(response.status, 201, response.text);
     users.push(response.body.id as string);
   }
   const [megan, lynne] = users as [string, string];
-  assert.equal((await client.get(`/Groups${q('displayName eq "Sales Team"', '&excludedAttributes=members')}`)).body.totalResults, 0);
+  assert.equal(
+    (await client.get(`/Groups${q('displayName eq "Sales Team"', '&excludedAttributes=members')}`)).body.totalResults,
+    0,
+  );
   const group = await client.post('/Groups', {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
     externalId: '8aa1a0c0-0000-4000-8000-000000000002',
@@ -106,10 +133,14 @@ test('Entra ID: group lifecycle with membership checks', async () => {
   const gid = group.body.id;
   assert.equal(group.body.externalId, '8aa1a0c0-0000-4000-8000-000000000002');
 
-  const added = await client.patch(`/Groups/${gid}`, patchOp({ op: 'Add', path: 'members', value: [{ value: megan }, { value: lynne }] }));
+  const added = await client.patch(
+    `/Groups/${gid}`,
+    patchOp({ op: 'Add', path: 'members', value: [{ value: megan }, { value: lynne }] }),
+  );
   assert.equal(added.status, 200, added.text);
   // Entra asks "is this user in the group?" with a filter and without the member list.
-  const check = (userId: string) => client.get(`/Groups${q(`id eq "${gid}" and members[value eq "${userId}"]`, '&excludedAttributes=members')}`);
+  const check = (userId: string) =>
+    client.get(`/Groups${q(`id eq "${gid}" and members[value eq "${userId}"]`, '&excludedAttributes=members')}`);
   const yes = await check(megan);
   assert.equal(yes.body.totalResults, 1);
   assert.equal(yes.body.Resources[0].members, undefined, 'excludedAttributes=members leaves them out');
@@ -118,8 +149,14 @@ test('Entra ID: group lifecycle with membership checks', async () => {
   assert.equal(single.body.members, undefined);
   assert.equal(single.body.id, gid);
 
-  const removed = await client.patch(`/Groups/${gid}`, patchOp({ op: 'Remove', path: 'members', value: [{ value: megan }] }));
-  assert.deepEqual(removed.body.members.map((m: { value: string }) => m.value), [lynne]);
+  const removed = await client.patch(
+    `/Groups/${gid}`,
+    patchOp({ op: 'Remove', path: 'members', value: [{ value: megan }] }),
+  );
+  assert.deepEqual(
+    removed.body.members.map((m: { value: string }) => m.value),
+    [lynne],
+  );
   assert.equal((await check(megan)).body.totalResults, 0);
   assert.equal((await check(lynne)).body.totalResults, 1);
 

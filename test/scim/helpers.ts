@@ -30,7 +30,11 @@ export async function startScimEnv(options: { domain?: string } = {}): Promise<S
 
 export async function verifySso(app: TestApp, dns: TestDnsServer, orgId: string, token: string, domain: string) {
   await setPlanAsOperator(app, orgId, 'enterprise');
-  const put = await api(app.url, token).put('/v1/sso/connection', { domain, issuer: 'https://idp.example.test', clientId: 'c' });
+  const put = await api(app.url, token).put('/v1/sso/connection', {
+    domain,
+    issuer: 'https://idp.example.test',
+    clientId: 'c',
+  });
   if (put.status !== 200) throw new Error(`PUT /v1/sso/connection: ${put.text}`);
   dns.setTxt(put.body.connection.verification.recordName, [put.body.connection.verification.recordValue]);
   const verified = await api(app.url, token).post('/v1/sso/verify-domain');
@@ -57,7 +61,10 @@ export function scim(app: TestApp, token: string | undefined) {
   };
 }
 
-export const patchOp = (...Operations: unknown[]) => ({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations });
+export const patchOp = (...Operations: unknown[]) => ({
+  schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+  Operations,
+});
 
 export const userBody = (userName: string, extra: Record<string, unknown> = {}) => ({
   schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
@@ -75,7 +82,11 @@ export async function health(app: TestApp, sessionToken: string) {
 }
 
 /** The organization membership of the account with this e-mail, as stored. */
-export async function memberOf(app: TestApp, orgId: string, email: string): Promise<{ id: string; status: string; role: string; user_id: string } | undefined> {
+export async function memberOf(
+  app: TestApp,
+  orgId: string,
+  email: string,
+): Promise<{ id: string; status: string; role: string; user_id: string } | undefined> {
   const { rows } = await app.db.query(
     `SELECT m.id, m.status, m.role, m.user_id FROM members m JOIN users u ON u.id = m.user_id
       WHERE m.organization_id = $1 AND lower(u.email) = lower($2)`,

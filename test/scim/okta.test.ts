@@ -23,7 +23,13 @@ test('Okta: import check, create, read, profile PUT, deactivate, reactivate; the
   // 1. Does the user exist?
   const lookup = await client.get(`/Users${q(`userName eq "${email}"`)}`);
   assert.equal(lookup.status, 200);
-  assert.deepEqual(lookup.body, { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: 0, startIndex: 1, itemsPerPage: 0, Resources: [] });
+  assert.deepEqual(lookup.body, {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+    totalResults: 0,
+    startIndex: 1,
+    itemsPerPage: 0,
+    Resources: [],
+  });
 
   // 2. Create (Okta sends a password when password sync is on; it must never be kept)
   const created = await client.post('/Users', {
@@ -51,7 +57,9 @@ test('Okta: import check, create, read, profile PUT, deactivate, reactivate; the
   const member = await memberOf(env.app, env.tenant.orgId, email);
   assert.equal(member?.status, 'active');
   assert.equal(member?.role, 'member');
-  const dump = JSON.stringify((await env.app.db.query('SELECT * FROM scim_users')).rows) + JSON.stringify((await env.app.db.query('SELECT * FROM users')).rows);
+  const dump =
+    JSON.stringify((await env.app.db.query('SELECT * FROM scim_users')).rows) +
+    JSON.stringify((await env.app.db.query('SELECT * FROM users')).rows);
   assert.ok(!dump.includes('Okta-Pa55word!'), 'the password is not stored anywhere');
 
   // 3. Okta re-reads it, also by filter with different case
@@ -81,7 +89,10 @@ test('Okta: import check, create, read, profile PUT, deactivate, reactivate; the
   assert.equal(deactivated.body.active, false);
   assert.equal((await memberOf(env.app, env.tenant.orgId, email))?.status, 'suspended');
   const inactive = await client.get(`/Users${q('active eq false')}`);
-  assert.deepEqual(inactive.body.Resources.map((r: { id: string }) => r.id), [id]);
+  assert.deepEqual(
+    inactive.body.Resources.map((r: { id: string }) => r.id),
+    [id],
+  );
 
   // 6. Reactivate
   const reactivated = await client.patch(`/Users/${id}`, patchOp({ op: 'replace', value: { active: true } }));
@@ -90,20 +101,38 @@ test('Okta: import check, create, read, profile PUT, deactivate, reactivate; the
 
   // 7. Group push: lookup, create, rename (id echoed), add member, remove member, delete
   assert.equal((await client.get(`/Groups${q('displayName eq "Engineering"')}`)).body.totalResults, 0);
-  const group = await client.post('/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Engineering', members: [] });
+  const group = await client.post('/Groups', {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+    displayName: 'Engineering',
+    members: [],
+  });
   assert.equal(group.status, 201, group.text);
   const gid = group.body.id;
-  const renamed = await client.patch(`/Groups/${gid}`, patchOp({ op: 'replace', value: { id: gid, displayName: 'Engineering Team' } }));
+  const renamed = await client.patch(
+    `/Groups/${gid}`,
+    patchOp({ op: 'replace', value: { id: gid, displayName: 'Engineering Team' } }),
+  );
   assert.equal(renamed.status, 200, renamed.text);
   assert.equal(renamed.body.displayName, 'Engineering Team');
-  const added = await client.patch(`/Groups/${gid}`, patchOp({ op: 'add', path: 'members', value: [{ value: id, display: email }] }));
-  assert.deepEqual(added.body.members.map((m: { value: string }) => m.value), [id]);
+  const added = await client.patch(
+    `/Groups/${gid}`,
+    patchOp({ op: 'add', path: 'members', value: [{ value: id, display: email }] }),
+  );
+  assert.deepEqual(
+    added.body.members.map((m: { value: string }) => m.value),
+    [id],
+  );
   const userGroups = (await client.get(`/Users/${id}`)).body.groups;
-  assert.deepEqual(userGroups.map((g: { value: string; display: string }) => [g.value, g.display]), [[gid, 'Engineering Team']]);
+  assert.deepEqual(
+    userGroups.map((g: { value: string; display: string }) => [g.value, g.display]),
+    [[gid, 'Engineering Team']],
+  );
   const removed = await client.patch(`/Groups/${gid}`, patchOp({ op: 'remove', path: `members[value eq "${id}"]` }));
   assert.deepEqual(removed.body.members, []);
   // metadata_only: no team was made from the group
-  const teams = await env.app.db.query('SELECT count(*)::int AS n FROM teams WHERE organization_id = $1', [env.tenant.orgId]);
+  const teams = await env.app.db.query('SELECT count(*)::int AS n FROM teams WHERE organization_id = $1', [
+    env.tenant.orgId,
+  ]);
   assert.equal(teams.rows[0].n, 0);
   assert.equal((await client.delete(`/Groups/${gid}`)).status, 204);
   assert.equal((await client.get(`/Groups/${gid}`)).status, 404);
@@ -115,5 +144,7 @@ test('Okta: import check, create, read, profile PUT, deactivate, reactivate; the
   assert.equal(h.lastFailureAt, undefined);
   // the organization's own API still lists the member
   const view = await api(env.app.url, env.tenant.owner.token).get(`/v1/orgs/${env.tenant.orgId}/members?limit=100`);
-  assert.ok(view.body.members.some((m: { userId?: string; user?: { email: string } }) => JSON.stringify(m).includes(email)));
+  assert.ok(
+    view.body.members.some((m: { userId?: string; user?: { email: string } }) => JSON.stringify(m).includes(email)),
+  );
 });

@@ -6,11 +6,21 @@ import { parseFilter, parsePatchPath, matchesFilter } from '../../src/modules/sc
 import { applyPatch } from '../../src/modules/scim/patch.ts';
 import { normalizeResource, pickEmail, pickName } from '../../src/modules/scim/resource.ts';
 import { ScimError, scimErrorBody } from '../../src/modules/scim/errors.ts';
-import { listResponse, parsePaging, resourceTypeDocuments, serviceProviderConfig, schemaDocument, allSchemas } from '../../src/modules/scim/documents.ts';
+import {
+  listResponse,
+  parsePaging,
+  resourceTypeDocuments,
+  serviceProviderConfig,
+  schemaDocument,
+  allSchemas,
+} from '../../src/modules/scim/documents.ts';
 import { ENTERPRISE_USER_SCHEMA, USER_SCHEMA } from '../../src/modules/scim/schema.ts';
 
 const scimError = (fn: () => unknown, scimType: string) =>
-  assert.throws(fn, (error: unknown) => error instanceof ScimError && error.status === 400 && error.scimType === scimType);
+  assert.throws(
+    fn,
+    (error: unknown) => error instanceof ScimError && error.status === 400 && error.scimType === scimType,
+  );
 
 test('filter: eq with a string, case-insensitive operators, URN-qualified attribute', () => {
   assert.deepEqual(parseFilter('userName eq "Ann@Example.com"'), {
@@ -26,7 +36,12 @@ test('filter: eq with a string, case-insensitive operators, URN-qualified attrib
     op: 'eq',
     value: 'a',
   });
-  assert.deepEqual(parseFilter('emails.value eq "x@y.z"'), { type: 'compare', attr: { name: 'emails', sub: 'value' }, op: 'eq', value: 'x@y.z' });
+  assert.deepEqual(parseFilter('emails.value eq "x@y.z"'), {
+    type: 'compare',
+    attr: { name: 'emails', sub: 'value' },
+    op: 'eq',
+    value: 'x@y.z',
+  });
 });
 
 test('filter: and binds tighter than or; parentheses and not', () => {
@@ -44,25 +59,59 @@ test('filter: literals, escapes and presence', () => {
   assert.equal((parseFilter('active eq False') as any).value, false);
   assert.equal((parseFilter('x eq null') as any).value, null);
   assert.equal((parseFilter('x gt 10') as any).value, 10);
-  assert.equal((parseFilter('displayName eq "say \\"hi\\" (now) and [then]"') as any).value, 'say "hi" (now) and [then]');
+  assert.equal(
+    (parseFilter('displayName eq "say \\"hi\\" (now) and [then]"') as any).value,
+    'say "hi" (now) and [then]',
+  );
   assert.deepEqual(parseFilter('title pr'), { type: 'present', attr: { name: 'title' } });
 });
 
 test('filter: value paths', () => {
   const f = parseFilter('emails[type eq "work" and value co "@example.com"]');
   assert.equal(f.type, 'valuePath');
-  assert.ok(matchesFilter({ emails: [{ type: 'home', value: 'a@other.org' }, { type: 'work', value: 'a@Example.com' }] }, f));
+  assert.ok(
+    matchesFilter(
+      {
+        emails: [
+          { type: 'home', value: 'a@other.org' },
+          { type: 'work', value: 'a@Example.com' },
+        ],
+      },
+      f,
+    ),
+  );
   assert.ok(!matchesFilter({ emails: [{ type: 'home', value: 'a@example.com' }] }, f));
 });
 
 test('filter: malformed input is invalidFilter, never a crash', () => {
-  for (const bad of ['', 'userName', 'userName eq', 'userName eq unquoted', 'userName like "a"', '(userName eq "a"', 'userName eq "a")', 'userName eq "a" and', '"a" eq userName', 'userName eq "unterminated', 'emails[type eq "work"', '1bad eq "a"', 'not userName eq "a"', '('.repeat(100) + 'a eq "b"' + ')'.repeat(100), 'x'.repeat(5000)]) {
+  for (const bad of [
+    '',
+    'userName',
+    'userName eq',
+    'userName eq unquoted',
+    'userName like "a"',
+    '(userName eq "a"',
+    'userName eq "a")',
+    'userName eq "a" and',
+    '"a" eq userName',
+    'userName eq "unterminated',
+    'emails[type eq "work"',
+    '1bad eq "a"',
+    'not userName eq "a"',
+    '('.repeat(100) + 'a eq "b"' + ')'.repeat(100),
+    'x'.repeat(5000),
+  ]) {
     scimError(() => parseFilter(bad), 'invalidFilter');
   }
 });
 
 test('filter evaluation: userName case-insensitive, externalId case-exact, multi-valued any-match', () => {
-  const user = { userName: 'Ann@Example.com', externalId: 'AbC', emails: [{ value: 'ann@example.com' }, { value: 'ann@home.org' }], displayName: 'Ann' };
+  const user = {
+    userName: 'Ann@Example.com',
+    externalId: 'AbC',
+    emails: [{ value: 'ann@example.com' }, { value: 'ann@home.org' }],
+    displayName: 'Ann',
+  };
   assert.ok(matchesFilter(user, parseFilter('userName eq "ann@example.COM"')));
   assert.ok(matchesFilter(user, parseFilter('externalId eq "AbC"')));
   assert.ok(!matchesFilter(user, parseFilter('externalId eq "abc"')));
@@ -76,9 +125,18 @@ test('patch paths', () => {
   const p = parsePatchPath('emails[type eq "work"].value');
   assert.equal(p.attr.name, 'emails');
   assert.equal(p.subAfterFilter, 'value');
-  assert.deepEqual(parsePatchPath(`${ENTERPRISE_USER_SCHEMA}:manager`).attr, { uri: ENTERPRISE_USER_SCHEMA, name: 'manager' });
-  assert.deepEqual(parsePatchPath('members[value eq "usr_1"]').filter, { type: 'compare', attr: { name: 'value' }, op: 'eq', value: 'usr_1' });
-  for (const bad of ['emails[type eq "work"]value', 'a b', 'emails]', 'emails[type eq]']) scimError(() => parsePatchPath(bad), 'invalidPath');
+  assert.deepEqual(parsePatchPath(`${ENTERPRISE_USER_SCHEMA}:manager`).attr, {
+    uri: ENTERPRISE_USER_SCHEMA,
+    name: 'manager',
+  });
+  assert.deepEqual(parsePatchPath('members[value eq "usr_1"]').filter, {
+    type: 'compare',
+    attr: { name: 'value' },
+    op: 'eq',
+    value: 'usr_1',
+  });
+  for (const bad of ['emails[type eq "work"]value', 'a b', 'emails]', 'emails[type eq]'])
+    scimError(() => parsePatchPath(bad), 'invalidPath');
 });
 
 const baseUser = () => ({
@@ -132,13 +190,21 @@ test('patch: attribute names are case-insensitive and keep their canonical spell
 
 test('patch: path-less value keyed by schema URN', () => {
   const result = applyPatch('User', baseUser(), [
-    { op: 'replace', value: { [ENTERPRISE_USER_SCHEMA]: { employeeNumber: '42' }, [`${ENTERPRISE_USER_SCHEMA}:costCenter`]: 'cc' } },
+    {
+      op: 'replace',
+      value: { [ENTERPRISE_USER_SCHEMA]: { employeeNumber: '42' }, [`${ENTERPRISE_USER_SCHEMA}:costCenter`]: 'cc' },
+    },
   ]);
   assert.deepEqual(result[ENTERPRISE_USER_SCHEMA], { employeeNumber: '42', costCenter: 'cc' });
 });
 
 test('patch: read-only id in a path-less value is ignored (Okta echoes it), but an explicit path to it is refused', () => {
-  const group = { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], id: 'grp_1', displayName: 'Eng', members: [] };
+  const group = {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+    id: 'grp_1',
+    displayName: 'Eng',
+    members: [],
+  };
   const result = applyPatch('Group', group, [{ op: 'replace', value: { id: 'grp_1', displayName: 'Engineering' } }]);
   assert.equal(result.displayName, 'Engineering');
   assert.equal(result.id, 'grp_1');
@@ -147,7 +213,9 @@ test('patch: read-only id in a path-less value is ignored (Okta echoes it), but 
 
 test('patch: group members add (no duplicates), Okta filtered remove, Entra value remove, replace', () => {
   const group = { displayName: 'Eng', members: [{ value: 'u1' }] };
-  let g = applyPatch('Group', group, [{ op: 'Add', path: 'members', value: [{ value: 'u1' }, { value: 'u2' }, { value: 'u3' }] }]);
+  let g = applyPatch('Group', group, [
+    { op: 'Add', path: 'members', value: [{ value: 'u1' }, { value: 'u2' }, { value: 'u3' }] },
+  ]);
   assert.deepEqual(g.members, [{ value: 'u1' }, { value: 'u2' }, { value: 'u3' }]);
   g = applyPatch('Group', g, [{ op: 'remove', path: 'members[value eq "u2"]' }]);
   assert.deepEqual(g.members, [{ value: 'u1' }, { value: 'u3' }]);
@@ -158,11 +226,15 @@ test('patch: group members add (no duplicates), Okta filtered remove, Entra valu
   g = applyPatch('Group', g, [{ op: 'remove', path: 'members' }]);
   assert.equal(g.members, undefined);
   // removing a member that is not there is not an error
-  assert.deepEqual(applyPatch('Group', group, [{ op: 'remove', path: 'members[value eq "nobody"]' }]).members, [{ value: 'u1' }]);
+  assert.deepEqual(applyPatch('Group', group, [{ op: 'remove', path: 'members[value eq "nobody"]' }]).members, [
+    { value: 'u1' },
+  ]);
 });
 
 test('patch: a new primary email clears the old primary flag', () => {
-  const result = applyPatch('User', baseUser(), [{ op: 'add', path: 'emails', value: [{ value: 'b@example.com', type: 'other', primary: true }] }]);
+  const result = applyPatch('User', baseUser(), [
+    { op: 'add', path: 'emails', value: [{ value: 'b@example.com', type: 'other', primary: true }] },
+  ]);
   assert.deepEqual(
     (result.emails as any[]).map((e) => [e.value, e.primary]),
     [
@@ -176,9 +248,18 @@ test('patch: errors are SCIM errors', () => {
   scimError(() => applyPatch('User', baseUser(), [{ op: 'move', path: 'x', value: 1 }]), 'invalidSyntax');
   scimError(() => applyPatch('User', baseUser(), [{ op: 'remove' }]), 'noTarget');
   scimError(() => applyPatch('User', baseUser(), [{ op: 'replace', value: 'x' }]), 'invalidValue');
-  scimError(() => applyPatch('User', baseUser(), [{ op: 'replace', path: 'emails[value co "zzz"].value', value: 'y' }]), 'noTarget');
-  scimError(() => applyPatch('User', baseUser(), [{ op: 'replace', path: 'urn:example:unknown:attr', value: 'y' }]), 'invalidPath');
-  scimError(() => applyPatch('User', baseUser(), [{ op: 'replace', path: 'userName[type eq "x"]', value: 'y' }]), 'invalidPath');
+  scimError(
+    () => applyPatch('User', baseUser(), [{ op: 'replace', path: 'emails[value co "zzz"].value', value: 'y' }]),
+    'noTarget',
+  );
+  scimError(
+    () => applyPatch('User', baseUser(), [{ op: 'replace', path: 'urn:example:unknown:attr', value: 'y' }]),
+    'invalidPath',
+  );
+  scimError(
+    () => applyPatch('User', baseUser(), [{ op: 'replace', path: 'userName[type eq "x"]', value: 'y' }]),
+    'invalidPath',
+  );
   scimError(() => applyPatch('User', baseUser(), [{ op: 'add', path: 'title' }]), 'invalidValue');
   // the input document is not modified
   const user = baseUser();
@@ -212,8 +293,26 @@ test('normalizeResource: canonical names, booleans; server-owned, write-only and
 });
 
 test('pickEmail and pickName', () => {
-  assert.equal(pickEmail({ userName: 'x', emails: [{ value: 'Home@x.org', type: 'home' }, { value: 'Work@x.org', type: 'work' }] }), 'work@x.org');
-  assert.equal(pickEmail({ userName: 'x', emails: [{ value: 'a@x.org', type: 'work' }, { value: 'p@x.org', primary: true }] }), 'p@x.org');
+  assert.equal(
+    pickEmail({
+      userName: 'x',
+      emails: [
+        { value: 'Home@x.org', type: 'home' },
+        { value: 'Work@x.org', type: 'work' },
+      ],
+    }),
+    'work@x.org',
+  );
+  assert.equal(
+    pickEmail({
+      userName: 'x',
+      emails: [
+        { value: 'a@x.org', type: 'work' },
+        { value: 'p@x.org', primary: true },
+      ],
+    }),
+    'p@x.org',
+  );
   assert.equal(pickEmail({ userName: 'Ann@Example.com' }), 'ann@example.com');
   assert.equal(pickEmail({ userName: 'ann' }), null);
   assert.equal(pickName({ displayName: ' Ann Lee ' }), 'Ann Lee');
@@ -238,10 +337,13 @@ test('discovery documents', () => {
   assert.equal(spc.filter.supported, true);
   assert.equal(spc.authenticationSchemes[0]!.type, 'oauthbearertoken');
   const types = resourceTypeDocuments('https://h/scim/v2');
-  assert.deepEqual(types.map((t) => [t.id, t.endpoint, t.schema]), [
-    ['User', '/Users', USER_SCHEMA],
-    ['Group', '/Groups', 'urn:ietf:params:scim:schemas:core:2.0:Group'],
-  ]);
+  assert.deepEqual(
+    types.map((t) => [t.id, t.endpoint, t.schema]),
+    [
+      ['User', '/Users', USER_SCHEMA],
+      ['Group', '/Groups', 'urn:ietf:params:scim:schemas:core:2.0:Group'],
+    ],
+  );
   const userDoc = schemaDocument(allSchemas[0]!, 'https://h/scim/v2');
   assert.equal(userDoc.id, USER_SCHEMA);
   const userName = userDoc.attributes.find((a) => a.name === 'userName')!;

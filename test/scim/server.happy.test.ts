@@ -34,7 +34,10 @@ test('discovery: ServiceProviderConfig, ResourceTypes, Schemas', async () => {
   assert.equal(spc.body.authenticationSchemes[0].type, 'oauthbearertoken');
   const types = await client.get('/ResourceTypes');
   assert.equal(types.body.totalResults, 2);
-  assert.deepEqual(types.body.Resources.map((t: { endpoint: string }) => t.endpoint), ['/Users', '/Groups']);
+  assert.deepEqual(
+    types.body.Resources.map((t: { endpoint: string }) => t.endpoint),
+    ['/Users', '/Groups'],
+  );
   assert.equal((await client.get('/ResourceTypes/User')).body.schema, 'urn:ietf:params:scim:schemas:core:2.0:User');
   const schemas = await client.get('/Schemas');
   assert.equal(schemas.body.totalResults, 3);
@@ -53,7 +56,10 @@ test('paging: 1-based startIndex, count, numeric totalResults', async () => {
   assert.equal(page.body.totalResults, 5);
   assert.equal(page.body.startIndex, 3);
   assert.equal(page.body.itemsPerPage, 2);
-  assert.deepEqual(page.body.Resources.map((r: { userName: string }) => r.userName), ['page2@example.test', 'page3@example.test']);
+  assert.deepEqual(
+    page.body.Resources.map((r: { userName: string }) => r.userName),
+    ['page2@example.test', 'page3@example.test'],
+  );
   for (const key of ['totalResults', 'startIndex', 'itemsPerPage']) assert.equal(typeof page.body[key], 'number');
   const countOnly = await client.get(`/Users?filter=${filter}&count=0`);
   assert.equal(countOnly.body.totalResults, 5);
@@ -61,7 +67,9 @@ test('paging: 1-based startIndex, count, numeric totalResults', async () => {
   const past = await client.get(`/Users?filter=${filter}&startIndex=10`);
   assert.equal(past.body.totalResults, 5);
   assert.equal(past.body.itemsPerPage, 0);
-  const or = await client.get(`/Users?filter=${encodeURIComponent('userName eq "page0@example.test" or (userName eq "page4@example.test" and active eq true)')}`);
+  const or = await client.get(
+    `/Users?filter=${encodeURIComponent('userName eq "page0@example.test" or (userName eq "page4@example.test" and active eq true)')}`,
+  );
   assert.equal(or.body.totalResults, 2);
   const projected = await client.get(`/Users?filter=${filter}&count=1&attributes=userName`);
   assert.deepEqual(Object.keys(projected.body.Resources[0]).sort(), ['id', 'meta', 'schemas', 'userName']);
@@ -83,22 +91,34 @@ test('provisioning an existing account links it; deactivation suspends it and re
   // Signing in again gives a session, but not access to this organization while suspended.
   const signIn = await api(env.app.url).post('/v1/auth/sign-in', { email: member.email, password: member.password });
   assert.equal(signIn.status, 200);
-  const blocked = await api(env.app.url, signIn.body.sessionToken).post(`/v1/orgs/${env.tenant.orgId}/install-links`, {});
+  const blocked = await api(env.app.url, signIn.body.sessionToken).post(
+    `/v1/orgs/${env.tenant.orgId}/install-links`,
+    {},
+  );
   assert.equal(blocked.status, 404);
 
   const on = await client.patch(`/Users/${created.body.id}`, patchOp({ op: 'replace', value: { active: true } }));
   assert.equal(on.body.active, true);
   assert.equal((await memberOf(env.app, env.tenant.orgId, member.email))?.status, 'active');
-  const restored = await api(env.app.url, signIn.body.sessionToken).post(`/v1/orgs/${env.tenant.orgId}/install-links`, {});
+  const restored = await api(env.app.url, signIn.body.sessionToken).post(
+    `/v1/orgs/${env.tenant.orgId}/install-links`,
+    {},
+  );
   assert.equal(restored.status, 201, restored.text);
 });
 
 test('a PUT with active false also suspends; a member removed meanwhile is re-added on activation', async () => {
   const created = await client.post('/Users', userBody('returner@example.test'));
   const id = created.body.id;
-  assert.equal((await client.put(`/Users/${id}`, userBody('returner@example.test', { active: false }))).body.active, false);
+  assert.equal(
+    (await client.put(`/Users/${id}`, userBody('returner@example.test', { active: false }))).body.active,
+    false,
+  );
   assert.equal((await memberOf(env.app, env.tenant.orgId, 'returner@example.test'))?.status, 'suspended');
-  await env.app.db.query('DELETE FROM members WHERE organization_id = $1 AND user_id = (SELECT user_id FROM scim_users WHERE organization_id = $1 AND id = $2)', [env.tenant.orgId, id]);
+  await env.app.db.query(
+    'DELETE FROM members WHERE organization_id = $1 AND user_id = (SELECT user_id FROM scim_users WHERE organization_id = $1 AND id = $2)',
+    [env.tenant.orgId, id],
+  );
   const back = await client.put(`/Users/${id}`, userBody('returner@example.test', { active: true }));
   assert.equal(back.status, 200, back.text);
   assert.equal((await memberOf(env.app, env.tenant.orgId, 'returner@example.test'))?.status, 'active');
@@ -112,7 +132,13 @@ test('concurrent PATCHes of one user both take effect: a deactivation is not und
     const path = `/Users/${created.body.id}`;
     // On PostgreSQL the user's row is held locked until both requests wait for it, so they surely overlap;
     // PGlite has one connection and runs them one after the other.
-    const lock = testBackend === 'postgres' ? await holdLocks(env.app, 'SELECT 1 FROM scim_users WHERE organization_id = $2 AND id = $1 FOR UPDATE', [created.body.id, env.tenant.orgId]) : undefined;
+    const lock =
+      testBackend === 'postgres'
+        ? await holdLocks(env.app, 'SELECT 1 FROM scim_users WHERE organization_id = $2 AND id = $1 FOR UPDATE', [
+            created.body.id,
+            env.tenant.orgId,
+          ])
+        : undefined;
     const requests = Promise.all([
       client.patch(path, patchOp({ op: 'replace', path: 'active', value: false })),
       client.patch(path, patchOp({ op: 'replace', path: 'title', value: `Title ${round}` })),
@@ -134,7 +160,10 @@ test('health: failures are counted with time, action and message; a success clea
   assert.equal(before.unresolvedFailureCount, 0);
   assert.ok(before.lastSuccessfulSyncAt);
   assert.equal((await client.post('/Users', userBody('page0@example.test'))).status, 409);
-  assert.equal((await client.patch('/Users/scimu_unknown', patchOp({ op: 'replace', value: { active: false } }))).status, 404);
+  assert.equal(
+    (await client.patch('/Users/scimu_unknown', patchOp({ op: 'replace', value: { active: false } }))).status,
+    404,
+  );
   const failed = await health(env.app, env.tenant.owner.token);
   assert.equal(failed.unresolvedFailureCount, 2);
   assert.match(String(failed.lastFailureAt), /Z$/);
@@ -162,7 +191,10 @@ test('discovery: a group member references a user, the only kind of member a gro
 });
 
 test('attributes and excludedAttributes: enterprise attributes by their full name, the extension by its URN, a sub-attribute alone', async () => {
-  const created = await client.post('/Users', userBody('projected@example.test', { [ENTERPRISE]: { employeeNumber: '42', department: 'R&D' } }));
+  const created = await client.post(
+    '/Users',
+    userBody('projected@example.test', { [ENTERPRISE]: { employeeNumber: '42', department: 'R&D' } }),
+  );
   assert.equal(created.status, 201, created.text);
   const get = async (query: string) => {
     const response = await client.get(`/Users/${created.body.id}?${query}`);
@@ -176,7 +208,9 @@ test('attributes and excludedAttributes: enterprise attributes by their full nam
   assert.deepEqual(Object.keys(one).sort(), ['id', 'meta', 'schemas', ENTERPRISE].sort());
   assert.deepEqual(one[ENTERPRISE], { employeeNumber: '42' });
   // schema URNs and attribute names are case-insensitive
-  assert.deepEqual((await get(attributes(`${ENTERPRISE.toUpperCase()}:EMPLOYEENUMBER`)))[ENTERPRISE], { employeeNumber: '42' });
+  assert.deepEqual((await get(attributes(`${ENTERPRISE.toUpperCase()}:EMPLOYEENUMBER`)))[ENTERPRISE], {
+    employeeNumber: '42',
+  });
   assert.deepEqual((await get(attributes(ENTERPRISE)))[ENTERPRISE], { employeeNumber: '42', department: 'R&D' });
 
   const without = await get(excluded(`${ENTERPRISE}:employeeNumber`));
@@ -193,14 +227,18 @@ test('attributes and excludedAttributes: enterprise attributes by their full nam
   assert.deepEqual([qualified.name, qualified.emails], [{ familyName: 'Lee' }, [{ value: 'projected@example.test' }]]);
   assert.deepEqual((await get(excluded('name.givenName'))).name, { familyName: 'Lee' });
 
-  const list = await client.get(`/Users?filter=${encodeURIComponent('userName eq "projected@example.test"')}&${attributes(`${ENTERPRISE}:department`)}`);
+  const list = await client.get(
+    `/Users?filter=${encodeURIComponent('userName eq "projected@example.test"')}&${attributes(`${ENTERPRISE}:department`)}`,
+  );
   assert.deepEqual(list.body.Resources[0][ENTERPRISE], { department: 'R&D' });
   assert.equal(list.body.Resources[0].userName, undefined);
 });
 
 test('the account follows an active SCIM user: name and e-mail change with a PUT or PATCH and show in the member list', async () => {
   const listed = async (userId: string) => {
-    const members = await api(env.app.url, env.tenant.owner.token).get(`/v1/orgs/${env.tenant.orgId}/members?limit=100`);
+    const members = await api(env.app.url, env.tenant.owner.token).get(
+      `/v1/orgs/${env.tenant.orgId}/members?limit=100`,
+    );
     const member = members.body.members.find((m: { userId: string }) => m.userId === userId);
     return [member?.name, member?.email];
   };
@@ -210,20 +248,40 @@ test('the account follows an active SCIM user: name and e-mail change with a PUT
   const userId = (await memberOf(env.app, env.tenant.orgId, 'follower@example.test'))!.user_id;
   assert.deepEqual(await listed(userId), ['Ann Lee', 'follower@example.test']);
 
-  const put = await client.put(path, userBody('follower@example.test', { displayName: 'Fay Lower', emails: [{ value: 'fay.lower@example.test', primary: true }] }));
+  const put = await client.put(
+    path,
+    userBody('follower@example.test', {
+      displayName: 'Fay Lower',
+      emails: [{ value: 'fay.lower@example.test', primary: true }],
+    }),
+  );
   assert.equal(put.status, 200, put.text);
   assert.deepEqual(await listed(userId), ['Fay Lower', 'fay.lower@example.test']);
 
-  const patched = await client.patch(path, patchOp(
-    { op: 'remove', path: 'displayName' },
-    { op: 'replace', path: 'name', value: { givenName: 'Fay', familyName: 'Lowe' } },
-    { op: 'replace', path: 'emails', value: [{ value: 'Fay.Lowe@Example.test', primary: true }] },
-  ));
+  const patched = await client.patch(
+    path,
+    patchOp(
+      { op: 'remove', path: 'displayName' },
+      { op: 'replace', path: 'name', value: { givenName: 'Fay', familyName: 'Lowe' } },
+      { op: 'replace', path: 'emails', value: [{ value: 'Fay.Lowe@Example.test', primary: true }] },
+    ),
+  );
   assert.equal(patched.status, 200, patched.text);
-  assert.deepEqual(await listed(userId), ['Fay Lowe', 'fay.lowe@example.test'], 'named as on creation: given and family name when there is no displayName');
+  assert.deepEqual(
+    await listed(userId),
+    ['Fay Lowe', 'fay.lowe@example.test'],
+    'named as on creation: given and family name when there is no displayName',
+  );
 
   // A deactivation only suspends: the account keeps what it had.
-  const off = await client.put(path, userBody('follower@example.test', { active: false, displayName: 'Gone', emails: [{ value: 'gone@example.test', primary: true }] }));
+  const off = await client.put(
+    path,
+    userBody('follower@example.test', {
+      active: false,
+      displayName: 'Gone',
+      emails: [{ value: 'gone@example.test', primary: true }],
+    }),
+  );
   assert.equal(off.status, 200, off.text);
   assert.deepEqual(await listed(userId), ['Fay Lowe', 'fay.lowe@example.test']);
 
@@ -236,11 +294,14 @@ test('the account follows an active SCIM user: name and e-mail change with a PUT
 });
 
 test('attributes of no supported schema are ignored, not stored and echoed back', async () => {
-  const created = await client.post('/Users', userBody('unknowns@example.test', {
-    customThing: 1,
-    'urn:example:custom:2.0:User': { badge: 'x' },
-    name: { givenName: 'Una', familyName: 'Known', nickname2: 'x' },
-  }));
+  const created = await client.post(
+    '/Users',
+    userBody('unknowns@example.test', {
+      customThing: 1,
+      'urn:example:custom:2.0:User': { badge: 'x' },
+      name: { givenName: 'Una', familyName: 'Known', nickname2: 'x' },
+    }),
+  );
   assert.equal(created.status, 201, created.text);
   const path = `/Users/${created.body.id}`;
   const patched = await client.patch(path, patchOp({ op: 'add', path: 'otherThing', value: 2 }));
@@ -252,7 +313,10 @@ test('attributes of no supported schema are ignored, not stored and echoed back'
     assert.deepEqual(body.schemas, [USER]);
     assert.deepEqual(body.name, { givenName: 'Una', familyName: 'Known' });
   }
-  const { rows } = await env.app.db.query('SELECT resource::text AS text FROM scim_users WHERE organization_id = $2 AND id = $1', [created.body.id, env.tenant.orgId]);
+  const { rows } = await env.app.db.query(
+    'SELECT resource::text AS text FROM scim_users WHERE organization_id = $2 AND id = $1',
+    [created.body.id, env.tenant.orgId],
+  );
   assert.doesNotMatch(rows[0].text, /customThing|otherThing|badge|nickname2/);
 });
 

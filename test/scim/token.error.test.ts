@@ -20,7 +20,11 @@ test('no SSO connection, or an unverified one: 409 sso_required with a message, 
   assert.equal(none.body.error, 'sso_required');
   assert.match(none.body.message, /verif/);
   await setPlanAsOperator(env.app, env.tenant.orgId, 'enterprise');
-  await api(env.app.url, env.tenant.owner.token).put('/v1/sso/connection', { domain: 'acme.example', issuer: 'https://idp.example.test', clientId: 'c' });
+  await api(env.app.url, env.tenant.owner.token).put('/v1/sso/connection', {
+    domain: 'acme.example',
+    issuer: 'https://idp.example.test',
+    clientId: 'c',
+  });
   const unverified = await api(env.app.url, env.tenant.owner.token).post('/v1/scim/token');
   assert.equal(unverified.status, 409);
   assert.equal(unverified.body.error, 'sso_required');
@@ -33,14 +37,20 @@ test('no SSO connection, or an unverified one: 409 sso_required with a message, 
 
 test('no active organization: 404 organization_not_found and no other field', async () => {
   const loner = await signUp(env.app.url, 'loner');
-  for (const response of [await api(env.app.url, loner.token).post('/v1/scim/token'), await api(env.app.url, loner.token).get('/v1/scim/connection')]) {
+  for (const response of [
+    await api(env.app.url, loner.token).post('/v1/scim/token'),
+    await api(env.app.url, loner.token).get('/v1/scim/connection'),
+  ]) {
     assert.equal(response.status, 404);
     assert.deepEqual(response.body, { error: 'organization_not_found' });
   }
 });
 
 test('a body that is not JSON is 400 invalid_request', async () => {
-  const response = await api(env.app.url, env.tenant.owner.token).post('/v1/scim/token', undefined, { raw: '{oops', headers: { 'content-type': 'application/json' } });
+  const response = await api(env.app.url, env.tenant.owner.token).post('/v1/scim/token', undefined, {
+    raw: '{oops',
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(response.status, 400);
   assert.equal(response.body.error, 'invalid_request');
 });
@@ -48,7 +58,11 @@ test('a body that is not JSON is 400 invalid_request', async () => {
 test('once the domain is verified the token is issued; changing the SSO domain makes it sso_required again', async () => {
   await verifySso(env.app, env.dns, env.tenant.orgId, env.tenant.owner.token, 'acme.example');
   assert.equal((await api(env.app.url, env.tenant.owner.token).post('/v1/scim/token')).status, 200);
-  await api(env.app.url, env.tenant.owner.token).put('/v1/sso/connection', { domain: 'other.example', issuer: 'https://idp.example.test', clientId: 'c' });
+  await api(env.app.url, env.tenant.owner.token).put('/v1/sso/connection', {
+    domain: 'other.example',
+    issuer: 'https://idp.example.test',
+    clientId: 'c',
+  });
   const again = await api(env.app.url, env.tenant.owner.token).post('/v1/scim/token');
   assert.equal(again.status, 409);
   assert.equal(again.body.error, 'sso_required');

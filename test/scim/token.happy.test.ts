@@ -22,7 +22,14 @@ test('the first call creates the connector and returns the spec shape exactly', 
   assert.deepEqual(Object.keys(body).sort(), ['baseUrl', 'connection', 'health', 'scimToken', 'ssoReady']);
   assert.equal(body.baseUrl, `${env.app.config.publicUrl}/scim/v2`);
   assert.equal(body.ssoReady, true);
-  assert.deepEqual(Object.keys(body.connection).sort(), ['createdAt', 'groupMappingMode', 'id', 'organizationId', 'providerId', 'updatedAt']);
+  assert.deepEqual(Object.keys(body.connection).sort(), [
+    'createdAt',
+    'groupMappingMode',
+    'id',
+    'organizationId',
+    'providerId',
+    'updatedAt',
+  ]);
   assert.match(body.connection.id, /^scim_[0-9a-z]{26}$/);
   assert.equal(body.connection.organizationId, env.tenant.orgId);
   assert.equal(body.connection.groupMappingMode, 'metadata_only');
@@ -48,7 +55,9 @@ test('rotation: the new token works at once and the old one stops at once; only 
   assert.equal(old.status, 401);
   assert.equal(old.body.status, '401');
   assert.equal((await scim(env.app, second.body.scimToken).get('/Users')).status, 200);
-  const { rows } = await env.app.db.query('SELECT * FROM scim_connectors WHERE organization_id = $1', [env.tenant.orgId]);
+  const { rows } = await env.app.db.query('SELECT * FROM scim_connectors WHERE organization_id = $1', [
+    env.tenant.orgId,
+  ]);
   assert.equal(rows.length, 1);
   assert.equal(rows[0].token_hash, createHash('sha256').update(second.body.scimToken).digest('hex'));
   assert.ok(!JSON.stringify(rows).includes(second.body.scimToken.slice(7)));

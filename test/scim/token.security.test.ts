@@ -43,7 +43,10 @@ test("tokens of one organization never work for another's resources", async () =
   for (const response of [
     await scim(env.app, theirs).get(`/Users/${id}`),
     await scim(env.app, theirs).put(`/Users/${id}`, userBody('ann@acme.example', { active: false })),
-    await scim(env.app, theirs).patch(`/Users/${id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] }),
+    await scim(env.app, theirs).patch(`/Users/${id}`, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+      Operations: [{ op: 'replace', value: { active: false } }],
+    }),
     await scim(env.app, theirs).delete(`/Users/${id}`),
   ]) {
     assert.equal(response.status, 404, response.text);
@@ -67,7 +70,11 @@ test('tampered and foreign tokens are refused', async () => {
   for (const bad of [flipped, token + 'x', 'opscim_' + 'A'.repeat(43), env.tenant.owner.token, '']) {
     const response = await scim(env.app, bad || undefined).get('/Users');
     assert.equal(response.status, 401, bad);
-    assert.deepEqual(response.body, { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '401', detail: 'A valid SCIM bearer token is required' });
+    assert.deepEqual(response.body, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+      status: '401',
+      detail: 'A valid SCIM bearer token is required',
+    });
     assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="scim"');
   }
   // and a SCIM token is not a session token for the rest of the API
@@ -80,7 +87,9 @@ test('the SCIM token appears in no log line', async () => {
   assert.ok(!env.app.logText().includes(token.slice(7)));
 });
 
-test('an admin demoted, suspended or removed while rotating the token: refused as they now are, and the token in use keeps working', { skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL' }, async () => {
+test('an admin demoted, suspended or removed while rotating the token: refused as they now are, and the token in use keeps working', {
+  skip: testBackend !== 'postgres' && 'holding row locks needs PostgreSQL',
+}, async () => {
   const current = await rotateScimToken(env.app, env.tenant.owner.token);
   const changes: [string, string, number, string][] = [
     ['demoted', "UPDATE members SET role = 'member' WHERE id = $1", 403, 'forbidden'],
@@ -92,10 +101,11 @@ test('an admin demoted, suspended or removed while rotating the token: refused a
     await addMember(env.app.url, env.tenant.owner, env.tenant.orgId, admin, 'admin');
     // The change held uncommitted, with the connector's row: the rotation passes the route's role check,
     // then waits (on the member's row, or else on the connector's) until the change commits.
-    const lock = await holdLocks(env.app, `WITH change AS (${sql} RETURNING 1) SELECT 1 FROM scim_connectors WHERE organization_id = $2 FOR UPDATE`, [
-      admin.memberId,
-      env.tenant.orgId,
-    ]);
+    const lock = await holdLocks(
+      env.app,
+      `WITH change AS (${sql} RETURNING 1) SELECT 1 FROM scim_connectors WHERE organization_id = $2 FOR UPDATE`,
+      [admin.memberId, env.tenant.orgId],
+    );
     const rotation = api(env.app.url, admin.token).post('/v1/scim/token');
     await lock.waitForBlocked(1);
     await lock.release();

@@ -13,9 +13,20 @@ export const freshEmail = (label: string) => `${label}.${randomBytes(4).toString
 export async function enableJit(world: OidcWorld | SamlWorld): Promise<void> {
   const owner = api(world.app.url, world.tenant.owner.token);
   const current = (await owner.get('/v1/sso/connection')).body.connection;
-  const body = current.protocol === 'saml'
-    ? { domain: current.domain, protocol: 'saml', idpMetadataXml: (world as SamlWorld).idp.metadataXml, jitProvisioning: { enabled: true } }
-    : { domain: current.domain, issuer: current.issuer, clientId: current.clientId, jitProvisioning: { enabled: true } };
+  const body =
+    current.protocol === 'saml'
+      ? {
+          domain: current.domain,
+          protocol: 'saml',
+          idpMetadataXml: (world as SamlWorld).idp.metadataXml,
+          jitProvisioning: { enabled: true },
+        }
+      : {
+          domain: current.domain,
+          issuer: current.issuer,
+          clientId: current.clientId,
+          jitProvisioning: { enabled: true },
+        };
   const put = await owner.put('/v1/sso/connection', body);
   assert.equal(put.status, 200, put.text);
 }
@@ -43,13 +54,23 @@ export async function membersStatus(app: TestApp, token: string, orgId: string):
 
 /** Rows that would show a link or a membership of the account in the organization. */
 export async function traces(app: TestApp, orgId: string, userId: string) {
-  const members = (await app.db.query('/* test */ SELECT id FROM members WHERE organization_id = $1 AND user_id = $2', [orgId, userId])).rows.length;
-  const links = (await app.db.query('/* test */ SELECT subject FROM sso_identities WHERE organization_id = $1 AND user_id = $2', [orgId, userId])).rows.length;
+  const members = (
+    await app.db.query('/* test */ SELECT id FROM members WHERE organization_id = $1 AND user_id = $2', [orgId, userId])
+  ).rows.length;
+  const links = (
+    await app.db.query('/* test */ SELECT subject FROM sso_identities WHERE organization_id = $1 AND user_id = $2', [
+      orgId,
+      userId,
+    ])
+  ).rows.length;
   return { members, links };
 }
 
 /** The account's sessions that are still valid. */
 export async function liveSessions(app: TestApp, userId: string): Promise<number> {
-  const { rows } = await app.db.query('/* test */ SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now()', [userId]);
+  const { rows } = await app.db.query(
+    '/* test */ SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now()',
+    [userId],
+  );
   return rows.length;
 }

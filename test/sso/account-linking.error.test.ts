@@ -10,14 +10,24 @@ import { lastError, samlSignIn, startSamlWorld, type SamlWorld } from './saml-su
 import { enableJit, freshEmail, liveSessions, signUpAs, traces } from './account-linking-support.ts';
 
 const failuresFor = async (world: OidcWorld | SamlWorld, email: string) =>
-  (await world.app.db.query(`/* test */ SELECT * FROM audit_events WHERE action = 'sso.sign_in_failed' AND changes->>'email' = $1 ORDER BY seq`, [email])).rows;
+  (
+    await world.app.db.query(
+      `/* test */ SELECT * FROM audit_events WHERE action = 'sso.sign_in_failed' AND changes->>'email' = $1 ORDER BY seq`,
+      [email],
+    )
+  ).rows;
 
 describe('SSO account linking (OIDC): an account the organization has no tie to', () => {
   let world: OidcWorld;
-  before(async () => { world = await startOidcWorld(); });
-  after(async () => { await world?.close(); });
+  before(async () => {
+    world = await startOidcWorld();
+  });
+  after(async () => {
+    await world?.close();
+  });
 
-  const connection = async () => (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection;
+  const connection = async () =>
+    (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection;
   const person = (email: string) => ({ sub: `sub-${email}`, email, email_verified: true, name: 'The Person' });
 
   it('is refused with a readable 403 page that says what to do, recorded as denied with the e-mail, and nothing changes (just-in-time provisioning off)', async () => {
@@ -37,7 +47,7 @@ describe('SSO account linking (OIDC): an account the organization has no tie to'
     assert.equal(failure.changes.reason, 'account_not_linkable');
     assert.equal(failure.actor_id, 'anonymous', 'whoever holds that account is not the one signing in');
     assert.deepEqual(await traces(world.app, world.tenant.orgId, account.userId), { members: 0, links: 0 });
-    assert.equal(await liveSessions(world.app, account.userId), 1, 'the account\'s own session is left as it was');
+    assert.equal(await liveSessions(world.app, account.userId), 1, "the account's own session is left as it was");
   });
 
   it('is refused the same with just-in-time provisioning on, and no account or membership is made', async () => {
@@ -49,17 +59,32 @@ describe('SSO account linking (OIDC): an account the organization has no tie to'
     assert.ok(flow.text.includes('already exists'), flow.text);
     assert.equal((await connection()).lastError.category, 'account_not_linkable');
     assert.deepEqual(await traces(world.app, world.tenant.orgId, account.userId), { members: 0, links: 0 });
-    const { rows } = await world.app.db.query('/* test */ SELECT id FROM users WHERE lower(email) = lower($1)', [email]);
-    assert.deepEqual(rows.map((row) => row.id), [account.userId], 'no second account');
-    const provisioned = await world.app.db.query(`/* test */ SELECT 1 FROM audit_events WHERE action IN ('member.provisioned', 'sso.account_linked') AND target_name = $1`, [email]);
+    const { rows } = await world.app.db.query('/* test */ SELECT id FROM users WHERE lower(email) = lower($1)', [
+      email,
+    ]);
+    assert.deepEqual(
+      rows.map((row) => row.id),
+      [account.userId],
+      'no second account',
+    );
+    const provisioned = await world.app.db.query(
+      `/* test */ SELECT 1 FROM audit_events WHERE action IN ('member.provisioned', 'sso.account_linked') AND target_name = $1`,
+      [email],
+    );
     assert.equal(provisioned.rows.length, 0);
   });
 
   it('an account that is a member of another organization only is refused here as well', async () => {
     const email = freshEmail('elsewhere');
     const account = await signUpAs(world.app, email);
-    const other = await api(world.app.url, world.tenant.otherAdmin.token).post(`/v1/orgs/${world.tenant.otherOrgId}/invitations`, { email, role: 'member' });
-    assert.equal((await api(world.app.url, account.token).post(`/v1/invitations/${other.body.token}/accept`)).status, 200);
+    const other = await api(world.app.url, world.tenant.otherAdmin.token).post(
+      `/v1/orgs/${world.tenant.otherOrgId}/invitations`,
+      { email, role: 'member' },
+    );
+    assert.equal(
+      (await api(world.app.url, account.token).post(`/v1/invitations/${other.body.token}/accept`)).status,
+      200,
+    );
     const flow = await signInAtIdp(world, email, person(email));
     assert.equal(flow.status, 403);
     assert.equal((await connection()).lastError.category, 'account_not_linkable');
@@ -83,9 +108,11 @@ describe('SSO account linking (SAML): an account the organization has no tie to'
     world = await startSamlWorld();
     await enableJit(world);
   });
-  after(async () => { await world?.close(); });
+  after(async () => {
+    await world?.close();
+  });
 
-  it('is refused at the ACS with a readable 403 page, recorded as the connection\'s last error, and nothing changes', async () => {
+  it("is refused at the ACS with a readable 403 page, recorded as the connection's last error, and nothing changes", async () => {
     const email = freshEmail('person');
     const account = await signUpAs(world.app, email);
     const flow = await samlSignIn(world, email, { nameId: email, email, name: 'The Person' });

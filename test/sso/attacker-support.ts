@@ -30,7 +30,12 @@ export async function startAttacker(app: TestApp, dns: TestDnsServer, tenant: Te
   const admin = tenant.otherAdmin;
   await setPlanAsOperator(app, tenant.otherOrgId, 'enterprise');
   const idp = await startTestIdp({ redirectUri: `${app.config.publicUrl}/v1/auth/sso/oidc/callback` });
-  const put = await api(app.url, admin.token).put('/v1/sso/connection', { domain: attackerDomain, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret });
+  const put = await api(app.url, admin.token).put('/v1/sso/connection', {
+    domain: attackerDomain,
+    issuer: idp.issuer,
+    clientId: idp.clientId,
+    clientSecret: idp.clientSecret,
+  });
   if (put.status !== 200) throw new Error(`the attacker's PUT /v1/sso/connection: ${put.status} ${put.text}`);
   dns.setTxt(put.body.connection.verification.recordName, [put.body.connection.verification.recordValue]);
   const verified = await api(app.url, admin.token).post('/v1/sso/verify-domain');
@@ -41,11 +46,16 @@ export async function startAttacker(app: TestApp, dns: TestDnsServer, tenant: Te
     jar,
     async ownCallback() {
       const started = await api(app.url).post('/v1/auth/sso/start', {
-        email: `eve@${attackerDomain}`, redirectUri: appRedirectUri, codeChallenge: pkcePair().challenge, codeChallengeMethod: 'S256',
+        email: `eve@${attackerDomain}`,
+        redirectUri: appRedirectUri,
+        codeChallenge: pkcePair().challenge,
+        codeChallengeMethod: 'S256',
       });
       if (started.status !== 200) throw new Error(`the attacker's own start: ${started.status} ${started.text}`);
-      const state = new URL(await identityProviderUrl(app, started.body.authorizationUrl, jar)).searchParams.get('state');
-      if (!state) throw new Error('her identity provider\'s URL carries no state');
+      const state = new URL(await identityProviderUrl(app, started.body.authorizationUrl, jar)).searchParams.get(
+        'state',
+      );
+      if (!state) throw new Error("her identity provider's URL carries no state");
       return `${app.config.publicUrl}/v1/auth/sso/oidc/callback?${new URLSearchParams({ state, iss: idp.issuer })}`;
     },
     close: () => idp.close(),

@@ -18,7 +18,10 @@ const resolver = (timeoutMs = 3000) => createTxtResolver({ servers: [dns.address
 
 test('single TXT record is returned as is', async () => {
   dns.setTxt('_orgplane.one.example', ['orgplane-verification=abc']);
-  assert.deepEqual(await resolver().resolveTxt('_orgplane.one.example'), { status: 'found', records: ['orgplane-verification=abc'] });
+  assert.deepEqual(await resolver().resolveTxt('_orgplane.one.example'), {
+    status: 'found',
+    records: ['orgplane-verification=abc'],
+  });
 });
 
 test('multi-string TXT record is joined without separators, each record kept apart', async () => {
@@ -26,7 +29,10 @@ test('multi-string TXT record is joined without separators, each record kept apa
   dns.setTxt('_orgplane.multi.example', [['orgplane-verification=', 'abc', 'def'], 'v=spf1 -all', [long, long]]);
   const result = await resolver().resolveTxt('_orgplane.multi.example');
   assert.equal(result.status, 'found');
-  assert.deepEqual([...(result as { records: string[] }).records].sort(), [long + long, 'orgplane-verification=abcdef', 'v=spf1 -all'].sort());
+  assert.deepEqual(
+    [...(result as { records: string[] }).records].sort(),
+    [long + long, 'orgplane-verification=abcdef', 'v=spf1 -all'].sort(),
+  );
 });
 
 test('an answer larger than a UDP datagram is fetched (truncation then TCP)', async () => {
@@ -47,12 +53,20 @@ test('NXDOMAIN and NODATA are "missing", not failures', async () => {
 
 test('SERVFAIL is a retryable failure', async () => {
   dns.setBehaviour('broken.example', { kind: 'servfail' });
-  assert.deepEqual(await resolver().resolveTxt('broken.example'), { status: 'failed', retryable: true, code: 'ESERVFAIL' });
+  assert.deepEqual(await resolver().resolveTxt('broken.example'), {
+    status: 'failed',
+    retryable: true,
+    code: 'ESERVFAIL',
+  });
 });
 
 test('a server that never answers is a retryable timeout', async () => {
   dns.setBehaviour('silent.example', { kind: 'silent' });
-  assert.deepEqual(await resolver(400).resolveTxt('silent.example'), { status: 'failed', retryable: true, code: 'ETIMEOUT' });
+  assert.deepEqual(await resolver(400).resolveTxt('silent.example'), {
+    status: 'failed',
+    retryable: true,
+    code: 'ETIMEOUT',
+  });
 });
 
 test('lookups are not cached between calls: a newly published record is seen', async () => {
@@ -77,13 +91,38 @@ test('normalizeDomain: case, trailing dot, whitespace, IDN to punycode', () => {
 });
 
 test('normalizeDomain refuses what is not a domain', () => {
-  for (const bad of ['', '.', 'localhost', '127.0.0.1', 'exa mple.com', '-bad.example', 'bad-.example', '*.example.com', 'a..b', 'http://example.com', 'x'.repeat(64) + '.com', 'example.com..']) {
+  for (const bad of [
+    '',
+    '.',
+    'localhost',
+    '127.0.0.1',
+    'exa mple.com',
+    '-bad.example',
+    'bad-.example',
+    '*.example.com',
+    'a..b',
+    'http://example.com',
+    'x'.repeat(64) + '.com',
+    'example.com..',
+  ]) {
     assert.equal(normalizeDomain(bad), null, bad);
   }
 });
 
 test('normalizeDomain refuses a domain with URL parts rather than cutting them off', () => {
-  for (const bad of ['zz.test/evil', 'zz.test?x', 'zz.test\\x', 'zz.test#x', 'u@zz.test', 'zz.test:443', 'zz%2etest', 'zz.test\tx', '0x7f.1', 'zz.test／evil', 'zz.test？x']) {
+  for (const bad of [
+    'zz.test/evil',
+    'zz.test?x',
+    'zz.test\\x',
+    'zz.test#x',
+    'u@zz.test',
+    'zz.test:443',
+    'zz%2etest',
+    'zz.test\tx',
+    '0x7f.1',
+    'zz.test／evil',
+    'zz.test？x',
+  ]) {
     assert.equal(normalizeDomain(bad), null, JSON.stringify(bad));
   }
   // Unicode is IDNA's to map: full-width dots and letters are the same domain.
@@ -92,5 +131,6 @@ test('normalizeDomain refuses a domain with URL parts rather than cutting them o
 
 test('isPublicSuffix: the suffixes of the Public Suffix List, private section included, not names under them', () => {
   for (const suffix of ['com', 'co.uk', 'github.io', 'xn--p1ai']) assert.equal(isPublicSuffix(suffix), true, suffix);
-  for (const domain of ['example.com', 'acme.co.uk', 'acme.github.io', 'zz.test']) assert.equal(isPublicSuffix(domain), false, domain);
+  for (const domain of ['example.com', 'acme.co.uk', 'acme.github.io', 'zz.test'])
+    assert.equal(isPublicSuffix(domain), false, domain);
 });

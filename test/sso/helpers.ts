@@ -5,7 +5,9 @@ import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
 
 /** An app whose SSO checks ask a DNS server on loopback that the test controls. */
-export async function startSsoApp(overrides: Partial<Config> = {}): Promise<{ app: TestApp; dns: TestDnsServer; close(): Promise<void> }> {
+export async function startSsoApp(
+  overrides: Partial<Config> = {},
+): Promise<{ app: TestApp; dns: TestDnsServer; close(): Promise<void> }> {
   const dns = await startDnsServer();
   const app = await startTestApp({ dnsServers: [dns.address], ...overrides });
   return {

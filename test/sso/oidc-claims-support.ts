@@ -22,9 +22,14 @@ export async function startClaimsApp(): Promise<ClaimsApp> {
   const dns = await startDnsServer();
   // No background workers: sign-in needs none, and the audit retention job (a minute after start) would
   // run its deliberate scan of every chain while a file's flows are being checked for staying on one tenant.
-  const app = await startTestApp({ dnsServers: [dns.address], allowedPrivateNetworks: ['127.0.0.1/32'], runWorkers: false });
+  const app = await startTestApp({
+    dnsServers: [dns.address],
+    allowedPrivateNetworks: ['127.0.0.1/32'],
+    runWorkers: false,
+  });
   return {
-    app, dns,
+    app,
+    dns,
     async close() {
       await app.close();
       await dns.close();
@@ -56,7 +61,11 @@ export async function connectShape(
     connection: { jitProvisioning: { enabled: true }, ...options.connection },
   });
   return {
-    app: base.app, dns: base.dns, idp, tenant, domain,
+    app: base.app,
+    dns: base.dns,
+    idp,
+    tenant,
+    domain,
     person(localPart, name = 'Alex Example') {
       return { email: `${localPart}@${domain}`, account: shape.account({ localPart, domain, name, id: randomUUID() }) };
     },
@@ -68,9 +77,16 @@ export async function connectShape(
 export async function signInThrough(world: OidcWorld, email: string, account: IdpAccount) {
   const flow = await signInAtIdp(world, email, account);
   if (!flow.code) return { flow, user: undefined };
-  const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier });
+  const exchanged = await api(world.app.url).post('/v1/auth/sso/token', {
+    code: flow.code,
+    codeVerifier: flow.verifier,
+  });
   assert.equal(exchanged.status, 200, exchanged.text);
-  return { flow, user: exchanged.body.user as { id: string; email: string; name: string }, organizationId: exchanged.body.organizationId as string };
+  return {
+    flow,
+    user: exchanged.body.user as { id: string; email: string; name: string },
+    organizationId: exchanged.body.organizationId as string,
+  };
 }
 
 /** The connection as its owner reads it. */

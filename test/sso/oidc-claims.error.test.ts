@@ -7,7 +7,15 @@ import { createTenant } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { setPlanAsOperator } from '../support/identity.ts';
 import { startSamlIdp, type TestSamlIdp } from '../support/saml-idp.ts';
-import { assertRefused, connectShape, connectionOf, signInThrough, startClaimsApp, type ClaimsApp, type ShapeWorld } from './oidc-claims-support.ts';
+import {
+  assertRefused,
+  connectShape,
+  connectionOf,
+  signInThrough,
+  startClaimsApp,
+  type ClaimsApp,
+  type ShapeWorld,
+} from './oidc-claims-support.ts';
 import { certifiedDefault, entra, type ProviderShape } from './provider-shapes.ts';
 
 describe('OIDC claims and emailTrust: refusals and bad input', () => {
@@ -33,7 +41,12 @@ describe('OIDC claims and emailTrust: refusals and bad input', () => {
     const world = await connect(certifiedDefault(), 'bad-trust.test');
     const current = await connectionOf(world);
     for (const emailTrust of ['sometimes', '', 'VERIFIED_DOMAIN', true, null]) {
-      const response = await api(base.app.url, world.tenant.owner.token).put('/v1/sso/connection', { domain: current.domain, issuer: current.issuer, clientId: current.clientId, emailTrust });
+      const response = await api(base.app.url, world.tenant.owner.token).put('/v1/sso/connection', {
+        domain: current.domain,
+        issuer: current.issuer,
+        clientId: current.clientId,
+        emailTrust,
+      });
       assert.equal(response.status, 400, JSON.stringify(emailTrust));
       assert.equal(response.body.error, 'invalid_request');
       assert.deepEqual(response.body.details[0].path, ['emailTrust'], JSON.stringify(emailTrust));
@@ -45,17 +58,28 @@ describe('OIDC claims and emailTrust: refusals and bad input', () => {
     const tenant = await createTenant(base.app.url);
     await setPlanAsOperator(base.app, tenant.orgId, 'enterprise');
     const owner = api(base.app.url, tenant.owner.token);
-    const refused = await owner.put('/v1/sso/connection', { domain: 'saml-trust.test', protocol: 'saml', idpMetadataXml: samlIdp.metadataXml, emailTrust: 'verified_domain' });
+    const refused = await owner.put('/v1/sso/connection', {
+      domain: 'saml-trust.test',
+      protocol: 'saml',
+      idpMetadataXml: samlIdp.metadataXml,
+      emailTrust: 'verified_domain',
+    });
     assert.equal(refused.status, 400, refused.text);
     assert.deepEqual(refused.body.details[0].path, ['emailTrust']);
     assert.match(refused.body.details[0].message, /Only for protocol "oidc"/);
-    const saml = await owner.put('/v1/sso/connection', { domain: 'saml-trust.test', protocol: 'saml', idpMetadataXml: samlIdp.metadataXml });
+    const saml = await owner.put('/v1/sso/connection', {
+      domain: 'saml-trust.test',
+      protocol: 'saml',
+      idpMetadataXml: samlIdp.metadataXml,
+    });
     assert.equal(saml.status, 200, saml.text);
     assert.equal(saml.body.connection.emailTrust, null);
   });
 
   it('PUT: emailTrust cannot change while SSO is required (409 sso_not_ready): turn the requirement off first', async () => {
-    const world = await connect(entra({ upn: true }), 'required-trust.test', { connection: { emailTrust: 'verified_domain' } });
+    const world = await connect(entra({ upn: true }), 'required-trust.test', {
+      connection: { emailTrust: 'verified_domain' },
+    });
     const { email, account } = world.person('ada');
     assert.ok((await signInThrough(world, email, account)).user);
     const owner = api(base.app.url, world.tenant.owner.token);
@@ -72,7 +96,12 @@ describe('OIDC claims and emailTrust: refusals and bad input', () => {
 
   it('a provider with no UserInfo endpoint and no e-mail in its ID token: email_missing', async () => {
     const world = await connect(certifiedDefault(), 'no-userinfo.test', {
-      idp: { alter: (route, body) => (route === 'discovery' ? Object.fromEntries(Object.entries(body).filter(([name]) => name !== 'userinfo_endpoint')) : body) },
+      idp: {
+        alter: (route, body) =>
+          route === 'discovery'
+            ? Object.fromEntries(Object.entries(body).filter(([name]) => name !== 'userinfo_endpoint'))
+            : body,
+      },
     });
     const { email, account } = world.person('ada');
     const result = await signInThrough(world, email, account);
@@ -90,7 +119,10 @@ describe('OIDC claims and emailTrust: refusals and bad input', () => {
 
   it('a UserInfo answer without a sub is refused (token_rejected), not trusted', async () => {
     const world = await connect(certifiedDefault(), 'no-sub.test', {
-      idp: { alter: (route, body) => (route === 'userinfo' ? Object.fromEntries(Object.entries(body).filter(([name]) => name !== 'sub')) : body) },
+      idp: {
+        alter: (route, body) =>
+          route === 'userinfo' ? Object.fromEntries(Object.entries(body).filter(([name]) => name !== 'sub')) : body,
+      },
     });
     const { email, account } = world.person('ada');
     await assertRefused(world, await signInThrough(world, email, account), 'token_rejected');

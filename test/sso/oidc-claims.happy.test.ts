@@ -6,14 +6,23 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { api } from '../support/http.ts';
-import { connectShape, connectionOf, signInThrough, startClaimsApp, type ClaimsApp, type ShapeWorld } from './oidc-claims-support.ts';
+import {
+  connectShape,
+  connectionOf,
+  signInThrough,
+  startClaimsApp,
+  type ClaimsApp,
+  type ShapeWorld,
+} from './oidc-claims-support.ts';
 import { certifiedDefault, entra, google, keycloak, okta, type ProviderShape } from './provider-shapes.ts';
 
 describe('OIDC sign-in through providers as they send their claims', () => {
   const tenantRouting = checkTenantRouting();
   let base: ClaimsApp;
   const worlds: ShapeWorld[] = [];
-  before(async () => { base = await startClaimsApp(); });
+  before(async () => {
+    base = await startClaimsApp();
+  });
   after(async () => {
     for (const world of worlds) await world.close();
     await base?.close();
@@ -24,10 +33,18 @@ describe('OIDC sign-in through providers as they send their claims', () => {
     return world;
   };
   /** Signs the person in and asserts they got a session as `email`, in the world's organization; how many UserInfo requests it took. */
-  async function signsInAs(world: ShapeWorld, startEmail: string, account: Parameters<typeof signInThrough>[2], email = startEmail) {
+  async function signsInAs(
+    world: ShapeWorld,
+    startEmail: string,
+    account: Parameters<typeof signInThrough>[2],
+    email = startEmail,
+  ) {
     const before = world.idp.userInfoRequests();
     const result = await signInThrough(world, startEmail, account);
-    assert.ok(result.user, `refused: ${result.flow.status} ${result.flow.text.match(/<p id="reason">(.*?)<\/p>/)?.[1] ?? result.flow.text.slice(0, 300)}`);
+    assert.ok(
+      result.user,
+      `refused: ${result.flow.status} ${result.flow.text.match(/<p id="reason">(.*?)<\/p>/)?.[1] ?? result.flow.text.slice(0, 300)}`,
+    );
     assert.equal(result.user.email, email);
     assert.equal(result.organizationId, world.tenant.orgId);
     return { user: result.user, userInfoRequests: world.idp.userInfoRequests() - before };
@@ -46,10 +63,23 @@ describe('OIDC sign-in through providers as they send their claims', () => {
     const world = await connect(entra({ email: true, upn: true }), 'entra.test', { emailTrust: 'verified_domain' });
     assert.equal((await connectionOf(world)).emailTrust, 'verified_domain');
     const { account } = world.person('grace', 'Grace Hopper');
-    const withMail = { ...account, email: 'grace.hopper@entra.test', upn: 'ghopper@entra.test', preferred_username: 'grace@entra.test' };
-    assert.equal((await signsInAs(world, 'grace.hopper@entra.test', withMail)).userInfoRequests, 0, 'the ID token was enough');
+    const withMail = {
+      ...account,
+      email: 'grace.hopper@entra.test',
+      upn: 'ghopper@entra.test',
+      preferred_username: 'grace@entra.test',
+    };
+    assert.equal(
+      (await signsInAs(world, 'grace.hopper@entra.test', withMail)).userInfoRequests,
+      0,
+      'the ID token was enough',
+    );
     const upnOnly = world.person('alan', 'Alan Turing');
-    const { email: _none, ...withoutMail } = { ...upnOnly.account, upn: 'aturing@entra.test', preferred_username: 'alan@entra.test' };
+    const { email: _none, ...withoutMail } = {
+      ...upnOnly.account,
+      upn: 'aturing@entra.test',
+      preferred_username: 'alan@entra.test',
+    };
     await signsInAs(world, 'aturing@entra.test', withoutMail, 'aturing@entra.test');
     // Entra's defaults: no mail attribute, no upn optional claim; the profile scope's preferred_username (the UPN) only.
     const plain = world.person('katherine', 'Katherine Johnson');
@@ -88,11 +118,20 @@ describe('OIDC sign-in through providers as they send their claims', () => {
     const owner = api(base.app.url, world.tenant.owner.token);
     const current = await connectionOf(world);
     assert.equal(current.ssoReady, true);
-    const kept = await owner.put('/v1/sso/connection', { domain: current.domain, issuer: current.issuer, clientId: current.clientId });
+    const kept = await owner.put('/v1/sso/connection', {
+      domain: current.domain,
+      issuer: current.issuer,
+      clientId: current.clientId,
+    });
     assert.equal(kept.status, 200, kept.text);
     assert.equal(kept.body.connection.emailTrust, 'verified_domain');
     assert.equal(kept.body.connection.ssoReady, true, 'nothing changed');
-    const changed = await owner.put('/v1/sso/connection', { domain: current.domain, issuer: current.issuer, clientId: current.clientId, emailTrust: 'verified_claim' });
+    const changed = await owner.put('/v1/sso/connection', {
+      domain: current.domain,
+      issuer: current.issuer,
+      clientId: current.clientId,
+      emailTrust: 'verified_claim',
+    });
     assert.equal(changed.status, 200, changed.text);
     assert.equal(changed.body.connection.emailTrust, 'verified_claim');
     assert.equal(changed.body.connection.ssoReady, false);

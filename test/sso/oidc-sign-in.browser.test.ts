@@ -11,7 +11,9 @@ import { api } from '../support/http.ts';
 import { pkcePair, startOidcWorld, type OidcWorld } from './oidc-support.ts';
 
 const chromiumPath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const skip = chromiumPath ? false : 'Chromium is not installed (apt-get install -y chromium); the SSO browser test cannot run';
+const skip = chromiumPath
+  ? false
+  : 'Chromium is not installed (apt-get install -y chromium); the SSO browser test cannot run';
 
 let world: OidcWorld;
 let browser: Browser;
@@ -38,12 +40,20 @@ after(async () => {
   await world?.close();
 });
 
-test('a member signs in with SSO in a browser: the IdP login page, back to orgplane, a session', { skip, timeout: 120_000 }, async () => {
+test('a member signs in with SSO in a browser: the IdP login page, back to orgplane, a session', {
+  skip,
+  timeout: 120_000,
+}, async () => {
   const { member, orgId } = world.tenant;
   world.idp.addAccount({ sub: 'browser-member', email: member.email, email_verified: true, name: member.name });
   const redirectUri = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/sso/done`;
   const pkce = pkcePair();
-  const started = await api(world.app.url).post('/v1/auth/sso/start', { email: member.email, redirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+  const started = await api(world.app.url).post('/v1/auth/sso/start', {
+    email: member.email,
+    redirectUri,
+    codeChallenge: pkce.challenge,
+    codeChallengeMethod: 'S256',
+  });
   assert.equal(started.status, 200, started.text);
 
   const page = await browser.newPage();
@@ -55,7 +65,10 @@ test('a member signs in with SSO in a browser: the IdP login page, back to orgpl
   assert.ok(page.url().startsWith(`${redirectUri}?code=`));
   assert.equal(codes.length, 1);
 
-  const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: codes[0], codeVerifier: pkce.verifier });
+  const exchanged = await api(world.app.url).post('/v1/auth/sso/token', {
+    code: codes[0],
+    codeVerifier: pkce.verifier,
+  });
   assert.equal(exchanged.status, 200, exchanged.text);
   assert.equal(exchanged.body.user.id, member.userId);
   assert.equal(exchanged.body.organizationId, orgId);

@@ -5,12 +5,23 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { api } from '../support/http.ts';
 import { followRedirects } from '../support/oidc-idp.ts';
-import { accountOf, browserFetch, signInAtIdp, startInBrowser, startOidcWorld, type OidcWorld } from './oidc-support.ts';
+import {
+  accountOf,
+  browserFetch,
+  signInAtIdp,
+  startInBrowser,
+  startOidcWorld,
+  type OidcWorld,
+} from './oidc-support.ts';
 
-describe('OIDC sign-in: the connection\'s health', () => {
+describe("OIDC sign-in: the connection's health", () => {
   let world: OidcWorld;
-  before(async () => { world = await startOidcWorld(); });
-  after(async () => { await world?.close(); });
+  before(async () => {
+    world = await startOidcWorld();
+  });
+  after(async () => {
+    await world?.close();
+  });
 
   const connection = async () => {
     const response = await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection');
@@ -40,7 +51,15 @@ describe('OIDC sign-in: the connection\'s health', () => {
     assert.ok(Date.parse(signedIn.lastSignInAt) > 0);
     assert.equal(signedIn.lastError, null);
     const before = Date.now();
-    assert.equal((await signInAtIdp(world, world.tenant.member.email, { ...accountOf(world.tenant.member), email_verified: false })).status, 403);
+    assert.equal(
+      (
+        await signInAtIdp(world, world.tenant.member.email, {
+          ...accountOf(world.tenant.member),
+          email_verified: false,
+        })
+      ).status,
+      403,
+    );
     const refused = await connection();
     assert.equal(refused.lastSignInAt, signedIn.lastSignInAt);
     assert.equal(refused.lastError.category, 'email_not_verified');
@@ -53,7 +72,13 @@ describe('OIDC sign-in: the connection\'s health', () => {
   it('an IdP that refuses the code (a wrong client secret) is token_rejected, and neither the code nor the state is in the error', async () => {
     const { owner } = world.tenant;
     const current = await connection();
-    const put = (clientSecret: string) => api(world.app.url, owner.token).put('/v1/sso/connection', { domain: current.domain, issuer: current.issuer, clientId: current.clientId, clientSecret });
+    const put = (clientSecret: string) =>
+      api(world.app.url, owner.token).put('/v1/sso/connection', {
+        domain: current.domain,
+        issuer: current.issuer,
+        clientId: current.clientId,
+        clientSecret,
+      });
     assert.equal((await put('not-the-client-secret')).status, 200);
     try {
       const { callback, jar } = await reachCallback();
@@ -62,7 +87,12 @@ describe('OIDC sign-in: the connection\'s health', () => {
       const { lastError } = await connection();
       assert.equal(lastError.category, 'token_rejected');
       const shown = JSON.stringify(lastError);
-      for (const secret of [callback.searchParams.get('code')!, callback.searchParams.get('state')!, 'not-the-client-secret']) assert.ok(!shown.includes(secret));
+      for (const secret of [
+        callback.searchParams.get('code')!,
+        callback.searchParams.get('state')!,
+        'not-the-client-secret',
+      ])
+        assert.ok(!shown.includes(secret));
     } finally {
       assert.equal((await put(world.idp.clientSecret)).status, 200);
     }

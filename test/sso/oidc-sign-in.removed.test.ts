@@ -17,22 +17,36 @@ describe('OIDC sign-in: people SCIM or an administrator removed', () => {
     const { owner } = world.tenant;
     const current = (await api(world.app.url, owner.token).get('/v1/sso/connection')).body.connection;
     const jit = await api(world.app.url, owner.token).put('/v1/sso/connection', {
-      domain: current.domain, issuer: current.issuer, clientId: current.clientId, jitProvisioning: { enabled: true },
+      domain: current.domain,
+      issuer: current.issuer,
+      clientId: current.clientId,
+      jitProvisioning: { enabled: true },
     });
     assert.equal(jit.status, 200, jit.text);
     directory = scim(world.app, await rotateScimToken(world.app, owner.token));
   });
-  after(async () => { await world?.close(); });
+  after(async () => {
+    await world?.close();
+  });
 
   const fresh = (label: string) => `${label}.${randomBytes(4).toString('hex')}@example.test`;
   const membersWithEmail = async (email: string) =>
-    (await world.app.db.query('SELECT m.status FROM members m JOIN users u ON u.id = m.user_id WHERE m.organization_id = $1 AND u.email = $2', [world.tenant.orgId, email])).rows;
-  const lastError = async () => (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection.lastError;
+    (
+      await world.app.db.query(
+        'SELECT m.status FROM members m JOIN users u ON u.id = m.user_id WHERE m.organization_id = $1 AND u.email = $2',
+        [world.tenant.orgId, email],
+      )
+    ).rows;
+  const lastError = async () =>
+    (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection.lastError;
 
   async function signsIn(email: string, sub: string): Promise<boolean> {
     const flow = await signInAtIdp(world, email, { sub, email, email_verified: true, name: 'Pat' });
     if (!flow.code) return false;
-    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier });
+    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', {
+      code: flow.code,
+      codeVerifier: flow.verifier,
+    });
     assert.equal(exchanged.status, 200, exchanged.text);
     return true;
   }
@@ -42,7 +56,10 @@ describe('OIDC sign-in: people SCIM or an administrator removed', () => {
     const created = await directory.post('/Users', userBody(email));
     assert.equal(created.status, 201, created.text);
     assert.equal(await signsIn(email, `sub-${email}`), true);
-    assert.equal((await directory.patch(`/Users/${created.body.id}`, patchOp({ op: 'replace', value: { active: false } }))).status, 200);
+    assert.equal(
+      (await directory.patch(`/Users/${created.body.id}`, patchOp({ op: 'replace', value: { active: false } }))).status,
+      200,
+    );
     const flow = await signInAtIdp(world, email, { sub: `sub-${email}`, email, email_verified: true });
     assert.equal(flow.status, 403);
     assert.match(flow.text, /suspended/);
@@ -81,7 +98,12 @@ describe('OIDC sign-in: people SCIM or an administrator removed', () => {
     const { owner, orgId } = world.tenant;
     const email = fresh('jit');
     assert.equal(await signsIn(email, `sub-${email}`), true);
-    const [row] = (await world.app.db.query('SELECT m.id FROM members m JOIN users u ON u.id = m.user_id WHERE m.organization_id = $1 AND u.email = $2', [orgId, email])).rows;
+    const [row] = (
+      await world.app.db.query(
+        'SELECT m.id FROM members m JOIN users u ON u.id = m.user_id WHERE m.organization_id = $1 AND u.email = $2',
+        [orgId, email],
+      )
+    ).rows;
     const removed = await api(world.app.url, owner.token).delete(`/v1/orgs/${orgId}/members/${row.id}`);
     assert.equal(removed.status, 204, removed.text);
     const refused = await signInAtIdp(world, email, { sub: `sub-${email}`, email, email_verified: true });
@@ -91,9 +113,14 @@ describe('OIDC sign-in: people SCIM or an administrator removed', () => {
 
     const leaver = fresh('leaver');
     const flow = await signInAtIdp(world, leaver, { sub: `sub-${leaver}`, email: leaver, email_verified: true });
-    const session = (await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier })).body.sessionToken;
+    const session = (
+      await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier })
+    ).body.sessionToken;
     const me = await api(world.app.url, session).get('/v1/org');
-    assert.equal((await api(world.app.url, session).delete(`/v1/orgs/${orgId}/members/${me.body.currentMember.id}`)).status, 204);
+    assert.equal(
+      (await api(world.app.url, session).delete(`/v1/orgs/${orgId}/members/${me.body.currentMember.id}`)).status,
+      204,
+    );
     assert.equal(await signsIn(leaver, `sub-${leaver}`), true);
   });
 
@@ -102,10 +129,19 @@ describe('OIDC sign-in: people SCIM or an administrator removed', () => {
     const removed = await api(world.app.url, owner.token).delete(`/v1/orgs/${orgId}/members/${member.memberId}`);
     assert.equal(removed.status, 204, removed.text);
     assert.equal((await signInAtIdp(world, member.email, accountOf(member))).status, 403);
-    const invitation = await api(world.app.url, owner.token).post(`/v1/orgs/${orgId}/invitations`, { email: member.email, role: 'member' });
+    const invitation = await api(world.app.url, owner.token).post(`/v1/orgs/${orgId}/invitations`, {
+      email: member.email,
+      role: 'member',
+    });
     assert.equal(invitation.status, 201, invitation.text);
-    assert.equal((await api(world.app.url, member.token).post(`/v1/invitations/${invitation.body.token}/accept`)).status, 200);
+    assert.equal(
+      (await api(world.app.url, member.token).post(`/v1/invitations/${invitation.body.token}/accept`)).status,
+      200,
+    );
     const flow = await signInAtIdp(world, member.email, accountOf(member));
-    assert.equal((await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier })).status, 200);
+    assert.equal(
+      (await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier })).status,
+      200,
+    );
   });
 });

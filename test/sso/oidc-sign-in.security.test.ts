@@ -9,7 +9,16 @@ import { followRedirects, type CookieJar } from '../support/oidc-idp.ts';
 import { bindingCookie } from '../../src/platform/browser-binding.ts';
 import { ssoBrowserCookie } from '../../src/modules/sso/sign-in.ts';
 import { startAttacker, type Attacker } from './attacker-support.ts';
-import { accountOf, appRedirectUri, browserFetch, identityProviderUrl, pkcePair, startInBrowser, startOidcWorld, type OidcWorld } from './oidc-support.ts';
+import {
+  accountOf,
+  appRedirectUri,
+  browserFetch,
+  identityProviderUrl,
+  pkcePair,
+  startInBrowser,
+  startOidcWorld,
+  type OidcWorld,
+} from './oidc-support.ts';
 
 describe('OIDC sign-in: a sign-in is completed only for the redirect URI and the browser that started it', () => {
   let world: OidcWorld;
@@ -25,9 +34,14 @@ describe('OIDC sign-in: a sign-in is completed only for the redirect URI and the
 
   const callbackUrl = () => `${world.app.config.publicUrl}/v1/auth/sso/oidc/callback`;
   const start = (email: string, redirectUri: string, challenge: string) =>
-    api(world.app.url).post('/v1/auth/sso/start', { email, redirectUri, codeChallenge: challenge, codeChallengeMethod: 'S256' });
+    api(world.app.url).post('/v1/auth/sso/start', {
+      email,
+      redirectUri,
+      codeChallenge: challenge,
+      codeChallengeMethod: 'S256',
+    });
 
-  it('another organization\'s admin cannot have a victim\'s code sent through orgplane\'s own callback to her identity provider', async () => {
+  it("another organization's admin cannot have a victim's code sent through orgplane's own callback to her identity provider", async () => {
     const victim = world.tenant.member;
     // Her own sign-in, for her own domain: a state whose callback exchanges codes at her provider.
     const trap = await attacker.ownCallback();
@@ -45,7 +59,8 @@ describe('OIDC sign-in: a sign-in is completed only for the redirect URI and the
       // Whatever orgplane sent her provider's token endpoint, she tries as a sign-in code with her verifier.
       for (const code of attacker.idp.receivedCodes.slice(seen)) {
         const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code, codeVerifier: pkce.verifier });
-        if (exchanged.status === 200) session = { userId: exchanged.body.user.id, organizationId: exchanged.body.organizationId };
+        if (exchanged.status === 200)
+          session = { userId: exchanged.body.user.id, organizationId: exchanged.body.organizationId };
       }
     }
     assert.equal(session, undefined, 'the attacker signed in as the victim');
@@ -53,7 +68,7 @@ describe('OIDC sign-in: a sign-in is completed only for the redirect URI and the
     assert.deepEqual(started.body.details[0].path, ['redirectUri']);
   });
 
-  it('the provider\'s answer brought back by another browser is refused (403 browser_mismatch page) before its code is exchanged; the starter\'s browser completes it', async () => {
+  it("the provider's answer brought back by another browser is refused (403 browser_mismatch page) before its code is exchanged; the starter's browser completes it", async () => {
     const { member } = world.tenant;
     const pkce = pkcePair();
     const started = await start(member.email, appRedirectUri, pkce.challenge);
@@ -70,13 +85,19 @@ describe('OIDC sign-in: a sign-in is completed only for the redirect URI and the
     assert.equal(elsewhere.status, 403, 'a browser without the binding cookie is refused');
     assert.match(elsewhere.headers.get('content-type') ?? '', /text\/html/);
     assert.match(await elsewhere.text(), /started in another browser/);
-    const forged = await fetch(answer.location!, { redirect: 'manual', headers: { cookie: `orgplane_sso=${'A'.repeat(43)}` } });
+    const forged = await fetch(answer.location!, {
+      redirect: 'manual',
+      headers: { cookie: `orgplane_sso=${'A'.repeat(43)}` },
+    });
     assert.equal(forged.status, 403, 'nor does a made-up cookie pass');
-    assert.equal(world.idp.receivedCodes.length, seen, 'the provider\'s code never reached its token endpoint');
+    assert.equal(world.idp.receivedCodes.length, seen, "the provider's code never reached its token endpoint");
     const connection = (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection;
     assert.equal(connection.lastError.category, 'browser_mismatch');
 
-    const own = await fetch(answer.location!, { redirect: 'manual', headers: { cookie: [...starter].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    const own = await fetch(answer.location!, {
+      redirect: 'manual',
+      headers: { cookie: [...starter].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
     assert.equal(own.status, 303, await own.text());
     const code = new URL(own.headers.get('location')!).searchParams.get('code');
     const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code, codeVerifier: pkce.verifier });
@@ -93,20 +114,42 @@ describe('OIDC sign-in: a sign-in is completed only for the redirect URI and the
     assert.equal(opened.headers.get('referrer-policy'), 'no-referrer');
     const cookie = opened.headers.get('set-cookie')!;
     assert.match(cookie, /^orgplane_sso=[A-Za-z0-9_-]{43}; /);
-    assert.deepEqual(cookie.split('; ').slice(1).sort(), ['HttpOnly', 'Max-Age=600', 'Path=/v1/auth/sso/', 'SameSite=Lax']);
+    assert.deepEqual(cookie.split('; ').slice(1).sort(), [
+      'HttpOnly',
+      'Max-Age=600',
+      'Path=/v1/auth/sso/',
+      'SameSite=Lax',
+    ]);
     const secret = cookie.split(';')[0]!.split('=')[1]!;
     const request = new URL(started.body.authorizationUrl).searchParams.get('request')!;
-    const { rows } = await world.app.db.query('SELECT authorize_hash, authorization_url_sealed, browser_binding_hash FROM sso_sign_in_requests');
+    const { rows } = await world.app.db.query(
+      'SELECT authorize_hash, authorization_url_sealed, browser_binding_hash FROM sso_sign_in_requests',
+    );
     const stored = JSON.stringify(rows);
-    for (const plain of [secret, request, opened.headers.get('location')!, new URL(opened.headers.get('location')!).searchParams.get('state')!]) {
-      assert.ok(!stored.includes(plain), 'neither the secret, the link\'s id nor the IdP\'s URL is stored in the clear');
+    for (const plain of [
+      secret,
+      request,
+      opened.headers.get('location')!,
+      new URL(opened.headers.get('location')!).searchParams.get('state')!,
+    ]) {
+      assert.ok(!stored.includes(plain), "neither the secret, the link's id nor the IdP's URL is stored in the clear");
     }
-    assert.ok(rows.some((row: { browser_binding_hash: string | null }) => /^[0-9a-f]{64}$/.test(row.browser_binding_hash ?? '')));
+    assert.ok(
+      rows.some((row: { browser_binding_hash: string | null }) =>
+        /^[0-9a-f]{64}$/.test(row.browser_binding_hash ?? ''),
+      ),
+    );
   });
 
-  it('behind https the cookie is SameSite=None and Secure (a SAML IdP posts from another site), its path under PUBLIC_URL\'s', () => {
+  it("behind https the cookie is SameSite=None and Secure (a SAML IdP posts from another site), its path under PUBLIC_URL's", () => {
     const cookie = bindingCookie(ssoBrowserCookie, 'https://example.com/orgplane', 'n'.repeat(43), 600);
-    assert.deepEqual(cookie.split('; ').slice(1).sort(), ['HttpOnly', 'Max-Age=600', 'Path=/orgplane/v1/auth/sso/', 'SameSite=None', 'Secure']);
+    assert.deepEqual(cookie.split('; ').slice(1).sort(), [
+      'HttpOnly',
+      'Max-Age=600',
+      'Path=/orgplane/v1/auth/sso/',
+      'SameSite=None',
+      'Secure',
+    ]);
   });
 
   it('the link opened by another browser after the first one is refused (403 browser_mismatch page); the first may open it again', async () => {
@@ -130,13 +173,19 @@ describe('OIDC sign-in: a sign-in is completed only for the redirect URI and the
     const started = await start(admin.email, appRedirectUri, pkce.challenge);
     const secondIdpUrl = await identityProviderUrl(world.app, started.body.authorizationUrl, first.jar);
     assert.equal(first.jar.get('orgplane_sso'), secret, 'the carried secret is kept');
-    for (const [url, person, verifier] of [[secondIdpUrl, admin, pkce.verifier], [first.idpUrl, member, first.verifier]] as const) {
+    for (const [url, person, verifier] of [
+      [secondIdpUrl, admin, pkce.verifier],
+      [first.idpUrl, member, first.verifier],
+    ] as const) {
       world.idp.signInAs(accountOf(person));
       // A fresh IdP session each time (its own cookies would remember the last person), orgplane's cookie kept.
       const jar = new Map([...first.jar].filter(([name]) => name === 'orgplane_sso'));
       const reached = await followRedirects(url, appRedirectUri, jar);
       assert.ok(reached.location, reached.text);
-      const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: new URL(reached.location).searchParams.get('code'), codeVerifier: verifier });
+      const exchanged = await api(world.app.url).post('/v1/auth/sso/token', {
+        code: new URL(reached.location).searchParams.get('code'),
+        codeVerifier: verifier,
+      });
       assert.equal(exchanged.status, 200, exchanged.text);
       assert.equal(exchanged.body.user.id, person.userId);
     }

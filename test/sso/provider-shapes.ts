@@ -10,7 +10,8 @@ export interface ProviderShape {
   account(person: { localPart: string; domain: string; name: string; id: string }): IdpAccount;
 }
 
-const without = (claims: Record<string, unknown>, names: string[]) => Object.fromEntries(Object.entries(claims).filter(([name]) => !names.includes(name)));
+const without = (claims: Record<string, unknown>, names: string[]) =>
+  Object.fromEntries(Object.entries(claims).filter(([name]) => !names.includes(name)));
 
 /**
  * oidc-provider as it ships (a certified OpenID Provider in its default configuration): with an access
@@ -19,7 +20,12 @@ const without = (claims: Record<string, unknown>, names: string[]) => Object.fro
  */
 export const certifiedDefault = (options: { emailVerified?: boolean } = {}): ProviderShape => ({
   idp: {},
-  account: ({ localPart, domain, name, id }) => ({ sub: id, email: `${localPart}@${domain}`, email_verified: options.emailVerified ?? true, name }),
+  account: ({ localPart, domain, name, id }) => ({
+    sub: id,
+    email: `${localPart}@${domain}`,
+    email_verified: options.emailVerified ?? true,
+    name,
+  }),
 });
 
 /**
@@ -71,10 +77,16 @@ export const okta = (options: { emailVerified?: boolean } = {}): ProviderShape =
 export const google = (): ProviderShape => ({
   idp: {
     conformIdTokenClaims: false,
-    claims: { openid: ['sub', 'hd'], profile: ['name', 'given_name', 'family_name', 'picture', 'locale'], email: ['email', 'email_verified'] },
+    claims: {
+      openid: ['sub', 'hd'],
+      profile: ['name', 'given_name', 'family_name', 'picture', 'locale'],
+      email: ['email', 'email_verified'],
+    },
   },
   account: ({ localPart, domain, name, id }) => ({
-    sub: `1${BigInt(`0x${id.replaceAll('-', '')}`).toString().slice(0, 20)}`,
+    sub: `1${BigInt(`0x${id.replaceAll('-', '')}`)
+      .toString()
+      .slice(0, 20)}`,
     hd: domain,
     email: `${localPart}@${domain}`,
     email_verified: true,
@@ -94,8 +106,17 @@ export const google = (): ProviderShape => ({
 export const keycloak = (options: { emailVerified?: boolean; emailInIdToken?: boolean } = {}): ProviderShape => ({
   idp: {
     conformIdTokenClaims: false,
-    claims: { openid: ['sub'], profile: ['name', 'given_name', 'family_name', 'preferred_username'], email: ['email', 'email_verified'] },
-    ...(options.emailInIdToken === false ? { claimsFor: (account, use) => (use === 'id_token' ? without({ ...account }, ['email', 'email_verified']) : { ...account }) } : {}),
+    claims: {
+      openid: ['sub'],
+      profile: ['name', 'given_name', 'family_name', 'preferred_username'],
+      email: ['email', 'email_verified'],
+    },
+    ...(options.emailInIdToken === false
+      ? {
+          claimsFor: (account, use) =>
+            use === 'id_token' ? without({ ...account }, ['email', 'email_verified']) : { ...account },
+        }
+      : {}),
   },
   account: ({ localPart, domain, name, id }) => ({
     sub: id,

@@ -10,21 +10,37 @@ import { personOf, postToAcs, samlSignIn, startInBrowser, startSamlWorld, type S
 
 describe('SAML sign-in: audit events', () => {
   let world: SamlWorld;
-  before(async () => { world = await startSamlWorld(); });
-  after(async () => { await world?.close(); });
+  before(async () => {
+    world = await startSamlWorld();
+  });
+  after(async () => {
+    await world?.close();
+  });
 
   const failures = async (reason: string) =>
-    (await world.app.db.query(`SELECT * FROM audit_events WHERE action = 'sso.sign_in_failed' AND changes->>'reason' = $1 ORDER BY seq`, [reason])).rows;
+    (
+      await world.app.db.query(
+        `SELECT * FROM audit_events WHERE action = 'sso.sign_in_failed' AND changes->>'reason' = $1 ORDER BY seq`,
+        [reason],
+      )
+    ).rows;
 
   it('a sign-in through the ACS and the exchange writes user.signed_in (method sso), the person as actor', async () => {
     const { member, orgId } = world.tenant;
     const flow = await samlSignIn(world, member.email, personOf(member));
     assert.equal(flow.status, 303, flow.text);
     const requestId = freshRequestId();
-    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier }, { headers: { 'x-request-id': requestId } });
+    const exchanged = await api(world.app.url).post(
+      '/v1/auth/sso/token',
+      { code: flow.code, codeVerifier: flow.verifier },
+      { headers: { 'x-request-id': requestId } },
+    );
     assert.equal(exchanged.status, 200, exchanged.text);
     const events = await eventsOfRequest(world.app, requestId);
-    assert.deepEqual(events.map((e) => [e.action, e.outcome, e.organization_id, e.actor_id]), [['user.signed_in', 'success', orgId, member.userId]]);
+    assert.deepEqual(
+      events.map((e) => [e.action, e.outcome, e.organization_id, e.actor_id]),
+      [['user.signed_in', 'success', orgId, member.userId]],
+    );
     assert.equal(events[0].changes.method, 'sso');
   });
 
@@ -33,9 +49,15 @@ describe('SAML sign-in: audit events', () => {
     const browser = await startInBrowser(world, member.email);
     world.idp.signInAs(personOf(member));
     const answer = await world.idp.answer(browser.idpUrl);
-    const forged = Buffer.from('<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol">not signed</samlp:Response>').toString('base64');
+    const forged = Buffer.from(
+      '<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol">not signed</samlp:Response>',
+    ).toString('base64');
     const before = (await failures('assertion_rejected')).length;
-    const refused = await postToAcs(answer.action, { SAMLResponse: forged, RelayState: answer.RelayState }, browser.jar);
+    const refused = await postToAcs(
+      answer.action,
+      { SAMLResponse: forged, RelayState: answer.RelayState },
+      browser.jar,
+    );
     assert.equal(refused.status, 403, refused.text.slice(0, 300));
     const events = await failures('assertion_rejected');
     assert.equal(events.length, before + 1);
@@ -48,7 +70,11 @@ describe('SAML sign-in: audit events', () => {
   });
 
   it('a person outside the domain is denied: sso.sign_in_failed (denied) with the e-mail', async () => {
-    const flow = await samlSignIn(world, world.tenant.member.email, { nameId: 'outside', email: 'someone@other.example', name: 'Outside' });
+    const flow = await samlSignIn(world, world.tenant.member.email, {
+      nameId: 'outside',
+      email: 'someone@other.example',
+      name: 'Outside',
+    });
     assert.equal(flow.status, 403, flow.text.slice(0, 300));
     const event = (await failures('email_outside_domain')).at(-1);
     assert.equal(event.outcome, 'denied');

@@ -13,7 +13,9 @@ import { identityProviderUrl } from './oidc-support.ts';
 import { personOf, pkcePair, startSamlWorld, type SamlWorld } from './saml-support.ts';
 
 const chromiumPath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const skip = chromiumPath ? false : 'Chromium is not installed (apt-get install -y chromium); the SSO browser test cannot run';
+const skip = chromiumPath
+  ? false
+  : 'Chromium is not installed (apt-get install -y chromium); the SSO browser test cannot run';
 
 let world: SamlWorld;
 let browser: Browser;
@@ -42,12 +44,20 @@ after(async () => {
 async function start(email: string) {
   const redirectUri = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/sso/done`;
   const pkce = pkcePair();
-  const started = await api(world.app.url).post('/v1/auth/sso/start', { email, redirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+  const started = await api(world.app.url).post('/v1/auth/sso/start', {
+    email,
+    redirectUri,
+    codeChallenge: pkce.challenge,
+    codeChallengeMethod: 'S256',
+  });
   assert.equal(started.status, 200, started.text);
   return { redirectUri, verifier: pkce.verifier, url: started.body.authorizationUrl as string };
 }
 
-test('a member signs in with SAML in a browser: the IdP posts to the ACS, back to the app with a code, a session', { skip, timeout: 120_000 }, async () => {
+test('a member signs in with SAML in a browser: the IdP posts to the ACS, back to the app with a code, a session', {
+  skip,
+  timeout: 120_000,
+}, async () => {
   const { member, orgId } = world.tenant;
   world.idp.signInAs(personOf(member));
   const flow = await start(member.email);
@@ -56,7 +66,10 @@ test('a member signs in with SAML in a browser: the IdP posts to the ACS, back t
   await page.waitForSelector('#done');
   assert.ok(page.url().startsWith(`${flow.redirectUri}?code=`), page.url());
   assert.equal(codes.length, 1);
-  const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: codes[0], codeVerifier: flow.verifier });
+  const exchanged = await api(world.app.url).post('/v1/auth/sso/token', {
+    code: codes[0],
+    codeVerifier: flow.verifier,
+  });
   assert.equal(exchanged.status, 200, exchanged.text);
   assert.equal(exchanged.body.user.id, member.userId);
   assert.equal(exchanged.body.organizationId, orgId);
@@ -71,7 +84,7 @@ test('an unsigned answer is refused with a readable page in the browser', { skip
     const page = await browser.newPage();
     await page.goto(flow.url);
     await page.waitForSelector('#refused');
-    assert.match(await page.textContent('#reason') ?? '', /signature/i);
+    assert.match((await page.textContent('#reason')) ?? '', /signature/i);
     assert.equal(new URL(page.url()).pathname, '/v1/auth/sso/saml/acs');
     await page.close();
   } finally {
@@ -79,7 +92,10 @@ test('an unsigned answer is refused with a readable page in the browser', { skip
   }
 });
 
-test('the IdP\'s answer brought back by another browser than the one that opened the link is refused with a readable page', { skip, timeout: 120_000 }, async () => {
+test("the IdP's answer brought back by another browser than the one that opened the link is refused with a readable page", {
+  skip,
+  timeout: 120_000,
+}, async () => {
   world.idp.signInAs(personOf(world.tenant.member));
   const flow = await start(world.tenant.member.email);
   // The link opened in one browser (whoever started the sign-in): the IdP's URL it leads to, sent to someone else.
@@ -88,7 +104,7 @@ test('the IdP\'s answer brought back by another browser than the one that opened
   const page = await browser.newPage();
   await page.goto(idpUrl);
   await page.waitForSelector('#refused');
-  assert.match(await page.textContent('#reason') ?? '', /started in another browser/);
+  assert.match((await page.textContent('#reason')) ?? '', /started in another browser/);
   assert.equal(new URL(page.url()).pathname, '/v1/auth/sso/saml/acs');
   assert.equal(codes.length, before, 'no code reached the app');
   await page.close();

@@ -6,7 +6,15 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { api } from '../support/http.ts';
 import { generateSamlKey } from '../support/saml-idp.ts';
-import { lastError, personOf, postToAcs, samlSignIn, startInBrowser, startSamlWorld, type SamlWorld } from './saml-support.ts';
+import {
+  lastError,
+  personOf,
+  postToAcs,
+  samlSignIn,
+  startInBrowser,
+  startSamlWorld,
+  type SamlWorld,
+} from './saml-support.ts';
 
 describe('SAML: bad connection settings, bad ACS input, refused people', () => {
   let world: SamlWorld;
@@ -24,29 +32,106 @@ describe('SAML: bad connection settings, bad ACS input, refused people', () => {
 
   it('PUT: each wrong SAML setting is a 400 whose details name the field, and nothing changes', async () => {
     const before = (await owner().get('/v1/sso/connection')).body.connection;
-    const expired = await generateSamlKey({ notBefore: new Date(Date.now() - 10 * 24 * 3600_000), notAfter: new Date(Date.now() - 24 * 3600_000) });
+    const expired = await generateSamlKey({
+      notBefore: new Date(Date.now() - 10 * 24 * 3600_000),
+      notAfter: new Date(Date.now() - 24 * 3600_000),
+    });
     const { entityId, ssoUrl, key } = world.idp;
-    const manual = { domain: 'example.test', protocol: 'saml', idpEntityId: entityId, idpSsoUrl: ssoUrl, idpCertificates: [key.certificate] };
+    const manual = {
+      domain: 'example.test',
+      protocol: 'saml',
+      idpEntityId: entityId,
+      idpSsoUrl: ssoUrl,
+      idpCertificates: [key.certificate],
+    };
     const cases: [string, Record<string, unknown>, (string | number)[], RegExp?][] = [
       ['no IdP at all', { domain: 'example.test', protocol: 'saml' }, []],
       ['two ways at once', { ...manual, idpMetadataXml: world.idp.metadataXml }, []],
-      ['an unreadable certificate', { ...manual, idpCertificates: ['-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----'] }, ['idpCertificates', 0]],
+      [
+        'an unreadable certificate',
+        { ...manual, idpCertificates: ['-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----'] },
+        ['idpCertificates', 0],
+      ],
       ['not base64 at all', { ...manual, idpCertificates: [key.certificate, 'hello <world>'] }, ['idpCertificates', 1]],
-      ['an expired certificate', { ...manual, idpCertificates: [expired.certificate] }, ['idpCertificates', 0], /expired/],
-      ['three certificates', { ...manual, idpCertificates: [key.certificate, key.certificate, key.certificate] }, ['idpCertificates']],
-      ['a plain-http SSO URL off this machine', { ...manual, idpSsoUrl: 'http://idp.example.com/sso' }, ['idpSsoUrl'], /https/],
+      [
+        'an expired certificate',
+        { ...manual, idpCertificates: [expired.certificate] },
+        ['idpCertificates', 0],
+        /expired/,
+      ],
+      [
+        'three certificates',
+        { ...manual, idpCertificates: [key.certificate, key.certificate, key.certificate] },
+        ['idpCertificates'],
+      ],
+      [
+        'a plain-http SSO URL off this machine',
+        { ...manual, idpSsoUrl: 'http://idp.example.com/sso' },
+        ['idpSsoUrl'],
+        /https/,
+      ],
       ['an SSO URL that is no URL', { ...manual, idpSsoUrl: 'not a url' }, ['idpSsoUrl']],
       ['no entity id', { ...manual, idpEntityId: undefined }, ['idpEntityId']],
       ['no certificates', { ...manual, idpCertificates: undefined }, ['idpCertificates']],
-      ['metadata that is not XML', { domain: 'example.test', protocol: 'saml', idpMetadataXml: 'not xml <' }, ['idpMetadataXml']],
-      ['metadata with a DOCTYPE (entities)', { domain: 'example.test', protocol: 'saml', idpMetadataXml: `<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${world.idp.metadataXml}` }, ['idpMetadataXml']],
-      ['metadata without a signing certificate', { domain: 'example.test', protocol: 'saml', idpMetadataXml: world.idp.metadataXml.replace(/<KeyDescriptor[\s\S]*?<\/KeyDescriptor>/g, '') }, ['idpMetadataXml']],
-      ['metadata of a service provider', { domain: 'example.test', protocol: 'saml', idpMetadataXml: '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x"><SPSSODescriptor/></EntityDescriptor>' }, ['idpMetadataXml']],
-      ['a metadata URL answering 404', { domain: 'example.test', protocol: 'saml', idpMetadataUrl: `http://127.0.0.1:${(missing.address() as AddressInfo).port}/metadata` }, ['idpMetadataUrl'], /404/],
-      ['a metadata URL at a private address', { domain: 'example.test', protocol: 'saml', idpMetadataUrl: 'https://10.1.2.3/metadata' }, ['idpMetadataUrl']],
-      ['a metadata URL that is not https', { domain: 'example.test', protocol: 'saml', idpMetadataUrl: 'http://idp.example.com/metadata' }, ['idpMetadataUrl']],
+      [
+        'metadata that is not XML',
+        { domain: 'example.test', protocol: 'saml', idpMetadataXml: 'not xml <' },
+        ['idpMetadataXml'],
+      ],
+      [
+        'metadata with a DOCTYPE (entities)',
+        {
+          domain: 'example.test',
+          protocol: 'saml',
+          idpMetadataXml: `<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${world.idp.metadataXml}`,
+        },
+        ['idpMetadataXml'],
+      ],
+      [
+        'metadata without a signing certificate',
+        {
+          domain: 'example.test',
+          protocol: 'saml',
+          idpMetadataXml: world.idp.metadataXml.replace(/<KeyDescriptor[\s\S]*?<\/KeyDescriptor>/g, ''),
+        },
+        ['idpMetadataXml'],
+      ],
+      [
+        'metadata of a service provider',
+        {
+          domain: 'example.test',
+          protocol: 'saml',
+          idpMetadataXml:
+            '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x"><SPSSODescriptor/></EntityDescriptor>',
+        },
+        ['idpMetadataXml'],
+      ],
+      [
+        'a metadata URL answering 404',
+        {
+          domain: 'example.test',
+          protocol: 'saml',
+          idpMetadataUrl: `http://127.0.0.1:${(missing.address() as AddressInfo).port}/metadata`,
+        },
+        ['idpMetadataUrl'],
+        /404/,
+      ],
+      [
+        'a metadata URL at a private address',
+        { domain: 'example.test', protocol: 'saml', idpMetadataUrl: 'https://10.1.2.3/metadata' },
+        ['idpMetadataUrl'],
+      ],
+      [
+        'a metadata URL that is not https',
+        { domain: 'example.test', protocol: 'saml', idpMetadataUrl: 'http://idp.example.com/metadata' },
+        ['idpMetadataUrl'],
+      ],
       ['an OIDC issuer on a SAML connection', { ...manual, issuer: 'https://idp.example.test' }, ['issuer']],
-      ['a SAML setting on an OIDC connection', { domain: 'example.test', issuer: 'https://idp.example.test', clientId: 'c', idpSsoUrl: ssoUrl }, ['idpSsoUrl']],
+      [
+        'a SAML setting on an OIDC connection',
+        { domain: 'example.test', issuer: 'https://idp.example.test', clientId: 'c', idpSsoUrl: ssoUrl },
+        ['idpSsoUrl'],
+      ],
       ['an OIDC connection without its issuer', { domain: 'example.test', clientId: 'c' }, ['issuer']],
     ];
     for (const [label, body, path, message] of cases) {
@@ -75,7 +160,13 @@ describe('SAML: bad connection settings, bad ACS input, refused people', () => {
       ['json', { headers: { 'content-type': 'application/json' }, body: '{"SAMLResponse":"x","RelayState":"y"}' }],
       ['broken json', { headers: { 'content-type': 'application/json' }, body: '{' }],
       ['text', { headers: { 'content-type': 'text/plain' }, body: 'SAMLResponse=x' }],
-      ['too large', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `SAMLResponse=${'A'.repeat(600 * 1024)}` }],
+      [
+        'too large',
+        {
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `SAMLResponse=${'A'.repeat(600 * 1024)}`,
+        },
+      ],
     ];
     for (const [label, init] of bodies) {
       const response = await fetch(acs, { method: 'POST', redirect: 'manual', ...init });
@@ -85,7 +176,11 @@ describe('SAML: bad connection settings, bad ACS input, refused people', () => {
     }
     const browser = await startInBrowser(world, world.tenant.member.email);
     const relayState = new URL(browser.idpUrl).searchParams.get('RelayState')!;
-    const garbage = await postToAcs(acs, { SAMLResponse: Buffer.from('<not-saml/>').toString('base64'), RelayState: relayState }, browser.jar);
+    const garbage = await postToAcs(
+      acs,
+      { SAMLResponse: Buffer.from('<not-saml/>').toString('base64'), RelayState: relayState },
+      browser.jar,
+    );
     assert.equal(garbage.status, 403);
     assert.match(garbage.contentType ?? '', /text\/html/);
     assert.equal((await lastError(world))?.category, 'assertion_rejected');
@@ -105,13 +200,23 @@ describe('SAML: bad connection settings, bad ACS input, refused people', () => {
     const outside = await samlSignIn(world, world.tenant.member.email, { nameId: 'someone@elsewhere.example' });
     assert.equal(outside.status, 403);
     assert.equal((await lastError(world))?.category, 'email_outside_domain');
-    const none = await samlSignIn(world, world.tenant.member.email, { nameId: 'opaque-subject-1', nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent' });
+    const none = await samlSignIn(world, world.tenant.member.email, {
+      nameId: 'opaque-subject-1',
+      nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+    });
     assert.equal(none.status, 403);
     assert.equal((await lastError(world))?.category, 'email_missing');
   });
 
-  it('the IdP\'s own refusal (a status other than Success, no assertion) is a page and recorded as idp_error', async () => {
-    world.idp.afterSigning((xml) => xml.replace(/<saml:Assertion[\s\S]*<\/saml:Assertion>/, '').replace('status:Success"/>', 'status:Responder"/><samlp:StatusMessage>Access denied by policy</samlp:StatusMessage>'));
+  it("the IdP's own refusal (a status other than Success, no assertion) is a page and recorded as idp_error", async () => {
+    world.idp.afterSigning((xml) =>
+      xml
+        .replace(/<saml:Assertion[\s\S]*<\/saml:Assertion>/, '')
+        .replace(
+          'status:Success"/>',
+          'status:Responder"/><samlp:StatusMessage>Access denied by policy</samlp:StatusMessage>',
+        ),
+    );
     try {
       const flow = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
       assert.equal(flow.status, 403, flow.text);
@@ -127,7 +232,9 @@ describe('SAML: bad connection settings, bad ACS input, refused people', () => {
   it('a step-up whose IdP did not authenticate the person again (an old AuthnInstant) is refused', async () => {
     world.idp.tamper(() => ({ authnInstant: new Date(Date.now() - 3600_000).toISOString() }));
     try {
-      const flow = await samlSignIn(world, world.tenant.admin.email, personOf(world.tenant.admin), { reauthenticate: true });
+      const flow = await samlSignIn(world, world.tenant.admin.email, personOf(world.tenant.admin), {
+        reauthenticate: true,
+      });
       assert.equal(flow.status, 403, flow.text);
       assert.equal((await lastError(world))?.category, 'reauthentication_required');
     } finally {

@@ -9,8 +9,12 @@ import { appRedirectUri, personOf, samlSignIn, startSamlWorld, type SamlWorld } 
 describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
   const tenantRouting = checkTenantRouting();
   let world: SamlWorld;
-  before(async () => { world = await startSamlWorld(); });
-  after(async () => { await world?.close(); });
+  before(async () => {
+    world = await startSamlWorld();
+  });
+  after(async () => {
+    await world?.close();
+  });
   const owner = () => api(world.app.url, world.tenant.owner.token);
 
   it('the connection shows what to give the IdP (SP entity id, ACS URL, metadata URL) and when its certificate expires', async () => {
@@ -24,7 +28,10 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
     assert.equal(connection.spMetadataUrl, connection.spEntityId);
     assert.equal(connection.acsUrl, `${base}/v1/auth/sso/saml/acs`);
     assert.equal(connection.idpSsoUrl, world.idp.ssoUrl);
-    assert.equal(connection.certificateExpiresAt, new Date(new X509Certificate(world.idp.key.certificate).validTo).toISOString());
+    assert.equal(
+      connection.certificateExpiresAt,
+      new Date(new X509Certificate(world.idp.key.certificate).validTo).toISOString(),
+    );
   });
 
   it('the SP metadata is public XML naming the entity id and the ACS (HTTP-POST), and asking for signed assertions', async () => {
@@ -46,7 +53,10 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
     assert.ok(flow.location?.startsWith(`${appRedirectUri}?code=`), flow.location);
     assert.ok(!flow.location!.includes('ops_'), 'no session token in the URL');
     assert.equal(flow.answer.request.forceAuthn, false);
-    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier });
+    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', {
+      code: flow.code,
+      codeVerifier: flow.verifier,
+    });
     assert.equal(exchanged.status, 200, exchanged.text);
     assert.equal(exchanged.body.user.id, member.userId);
     assert.equal(exchanged.body.organizationId, orgId);
@@ -61,10 +71,21 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
   it('the NameID is the linked subject: after an e-mail change at the IdP the same account signs in', async () => {
     const { admin } = world.tenant;
     const first = await samlSignIn(world, admin.email, personOf(admin, 'employee-4711'));
-    assert.equal((await api(world.app.url).post('/v1/auth/sso/token', { code: first.code, codeVerifier: first.verifier })).body.user.id, admin.userId);
-    const renamed = await samlSignIn(world, admin.email, { nameId: 'employee-4711', nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent', email: 'renamed.admin@example.test' });
+    assert.equal(
+      (await api(world.app.url).post('/v1/auth/sso/token', { code: first.code, codeVerifier: first.verifier })).body
+        .user.id,
+      admin.userId,
+    );
+    const renamed = await samlSignIn(world, admin.email, {
+      nameId: 'employee-4711',
+      nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+      email: 'renamed.admin@example.test',
+    });
     assert.equal(renamed.status, 303, renamed.text);
-    const second = await api(world.app.url).post('/v1/auth/sso/token', { code: renamed.code, codeVerifier: renamed.verifier });
+    const second = await api(world.app.url).post('/v1/auth/sso/token', {
+      code: renamed.code,
+      codeVerifier: renamed.verifier,
+    });
     assert.equal(second.status, 200, second.text);
     assert.equal(second.body.user.id, admin.userId);
   });
@@ -73,11 +94,18 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
     const next = await generateSamlKey({ notAfter: new Date(Date.now() + 30 * 24 * 3600_000) });
     const current = (await owner().get('/v1/sso/connection')).body.connection;
     const put = await owner().put('/v1/sso/connection', {
-      domain: current.domain, protocol: 'saml', idpEntityId: world.idp.entityId, idpSsoUrl: world.idp.ssoUrl, idpCertificates: [world.idp.key.certificate, next.certificate],
+      domain: current.domain,
+      protocol: 'saml',
+      idpEntityId: world.idp.entityId,
+      idpSsoUrl: world.idp.ssoUrl,
+      idpCertificates: [world.idp.key.certificate, next.certificate],
     });
     assert.equal(put.status, 200, put.text);
     // The earliest of the two expiries, and a new certificate leaves the connection ready.
-    assert.equal(put.body.connection.certificateExpiresAt, new Date(new X509Certificate(next.certificate).validTo).toISOString());
+    assert.equal(
+      put.body.connection.certificateExpiresAt,
+      new Date(new X509Certificate(next.certificate).validTo).toISOString(),
+    );
     assert.equal(put.body.connection.ssoReady, true);
     const { member } = world.tenant;
     const withOld = await samlSignIn(world, member.email, personOf(member));
@@ -86,7 +114,11 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
     try {
       const withNew = await samlSignIn(world, member.email, personOf(member));
       assert.equal(withNew.status, 303, withNew.text);
-      assert.equal((await api(world.app.url).post('/v1/auth/sso/token', { code: withNew.code, codeVerifier: withNew.verifier })).body.user.id, member.userId);
+      assert.equal(
+        (await api(world.app.url).post('/v1/auth/sso/token', { code: withNew.code, codeVerifier: withNew.verifier }))
+          .body.user.id,
+        member.userId,
+      );
     } finally {
       world.idp.reset();
     }
@@ -95,18 +127,37 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
   it('step-up: reauthenticate sends ForceAuthn and the code refreshes the calling session', async () => {
     const { admin, orgId } = world.tenant;
     // The admin's first SSO sign-in (above) ended the sessions they had; their password opens one again.
-    const signedIn = await api(world.app.url).post('/v1/auth/sign-in', { email: admin.email, password: admin.password });
+    const signedIn = await api(world.app.url).post('/v1/auth/sign-in', {
+      email: admin.email,
+      password: admin.password,
+    });
     assert.equal(signedIn.status, 200, signedIn.text);
     const session = signedIn.body.sessionToken as string;
-    await world.app.db.query(`UPDATE sessions SET authenticated_at = now() - interval '1 hour' WHERE user_id = $1`, [admin.userId]);
-    assert.equal((await api(world.app.url, session).post(`/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' })).body.error, 'reauth');
-    const flow = await samlSignIn(world, admin.email, { nameId: 'employee-4711', email: admin.email }, { reauthenticate: true });
+    await world.app.db.query(`UPDATE sessions SET authenticated_at = now() - interval '1 hour' WHERE user_id = $1`, [
+      admin.userId,
+    ]);
+    assert.equal(
+      (await api(world.app.url, session).post(`/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' })).body.error,
+      'reauth',
+    );
+    const flow = await samlSignIn(
+      world,
+      admin.email,
+      { nameId: 'employee-4711', email: admin.email },
+      { reauthenticate: true },
+    );
     assert.equal(flow.answer.request.forceAuthn, true);
     assert.equal(flow.status, 303, flow.text);
-    const refreshed = await api(world.app.url, session).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier });
+    const refreshed = await api(world.app.url, session).post('/v1/auth/sso/token', {
+      code: flow.code,
+      codeVerifier: flow.verifier,
+    });
     assert.equal(refreshed.status, 200, refreshed.text);
     assert.ok(refreshed.body.authenticatedAt);
-    assert.equal((await api(world.app.url, session).post(`/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' })).status, 201);
+    assert.equal(
+      (await api(world.app.url, session).post(`/v1/orgs/${orgId}/api-keys`, { name: 'x', role: 'member' })).status,
+      201,
+    );
   });
 
   it('just-in-time provisioning adds an unknown person of the domain with the default role and teams', async () => {
@@ -115,25 +166,37 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
     assert.equal(team.status, 201, team.text);
     const current = (await owner().get('/v1/sso/connection')).body.connection;
     const put = await owner().put('/v1/sso/connection', {
-      domain: current.domain, protocol: 'saml', idpMetadataXml: world.idp.metadataXml,
+      domain: current.domain,
+      protocol: 'saml',
+      idpMetadataXml: world.idp.metadataXml,
       jitProvisioning: { enabled: true, defaultRole: 'member', defaultTeamIds: [team.body.team.id] },
     });
     assert.equal(put.status, 200, put.text);
     const email = `fresh.saml.${Date.now()}@example.test`;
     const flow = await samlSignIn(world, email, { nameId: email, email, name: 'Fresh Saml' });
     assert.equal(flow.status, 303, flow.text);
-    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: flow.code, codeVerifier: flow.verifier });
+    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', {
+      code: flow.code,
+      codeVerifier: flow.verifier,
+    });
     assert.equal(exchanged.status, 200, exchanged.text);
     assert.equal(exchanged.body.user.email, email);
     assert.equal(exchanged.body.user.name, 'Fresh Saml');
     const org = await api(world.app.url, exchanged.body.sessionToken).get('/v1/org');
     assert.equal(org.body.currentMember.role, 'member');
-    assert.deepEqual(org.body.currentMemberTeams.map((t: { id: string }) => t.id), [team.body.team.id]);
+    assert.deepEqual(
+      org.body.currentMemberTeams.map((t: { id: string }) => t.id),
+      [team.body.team.id],
+    );
   });
 
   it('the IdP can be given by its metadata URL (fetched through the guarded client) and the e-mail can be the NameID alone', async () => {
     const current = (await owner().get('/v1/sso/connection')).body.connection;
-    const put = await owner().put('/v1/sso/connection', { domain: current.domain, protocol: 'saml', idpMetadataUrl: world.idp.metadataUrl });
+    const put = await owner().put('/v1/sso/connection', {
+      domain: current.domain,
+      protocol: 'saml',
+      idpMetadataUrl: world.idp.metadataUrl,
+    });
     assert.equal(put.status, 200, put.text);
     assert.equal(put.body.connection.idpMetadataUrl, world.idp.metadataUrl);
     assert.equal(put.body.connection.issuer, world.idp.entityId);

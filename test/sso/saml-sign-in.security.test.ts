@@ -8,7 +8,17 @@ import { followRedirects, type CookieJar } from '../support/oidc-idp.ts';
 import { generateSamlKey } from '../support/saml-idp.ts';
 import { startAttacker, type Attacker } from './attacker-support.ts';
 import { identityProviderUrl } from './oidc-support.ts';
-import { appRedirectUri, lastError, personOf, pkcePair, postToAcs, samlSignIn, startInBrowser, startSamlWorld, type SamlWorld } from './saml-support.ts';
+import {
+  appRedirectUri,
+  lastError,
+  personOf,
+  pkcePair,
+  postToAcs,
+  samlSignIn,
+  startInBrowser,
+  startSamlWorld,
+  type SamlWorld,
+} from './saml-support.ts';
 
 describe('SAML sign-in: forged, tampered and replayed answers are refused', () => {
   let world: SamlWorld;
@@ -41,7 +51,13 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
   it('the public SP metadata tells nothing of the organization: no domain, no name, no IdP, no certificate', async () => {
     const connection = (await api(world.app.url, world.tenant.owner.token).get('/v1/sso/connection')).body.connection;
     const xml = await (await fetch(connection.spMetadataUrl)).text();
-    for (const secret of [connection.domain, 'Acme', world.tenant.orgId, world.idp.entityId, world.idp.key.certificate.split('\n')[1]!]) {
+    for (const secret of [
+      connection.domain,
+      'Acme',
+      world.tenant.orgId,
+      world.idp.entityId,
+      world.idp.key.certificate.split('\n')[1]!,
+    ]) {
       assert.ok(!xml.includes(secret), secret);
     }
   });
@@ -50,11 +66,18 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     const { owner } = world.tenant;
     const forge = (signed: string, place: 'extensions' | 'before') => {
       const original = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(signed)![0];
-      const forged = original.replace(/<ds:Signature[\s\S]*<\/ds:Signature>/, '').replace(/ID="[^"]*"/, 'ID="_forged"')
+      const forged = original
+        .replace(/<ds:Signature[\s\S]*<\/ds:Signature>/, '')
+        .replace(/ID="[^"]*"/, 'ID="_forged"')
         .replaceAll(world.tenant.member.email, owner.email);
       if (place === 'before') return signed.replace(original, forged + original);
       // The signed assertion moved into the Response's Extensions, the forged one where an assertion belongs.
-      return signed.replace(original, forged).replace('</saml:Issuer><samlp:Status>', `</saml:Issuer><samlp:Extensions>${original}</samlp:Extensions><samlp:Status>`);
+      return signed
+        .replace(original, forged)
+        .replace(
+          '</saml:Issuer><samlp:Status>',
+          `</saml:Issuer><samlp:Extensions>${original}</samlp:Extensions><samlp:Status>`,
+        );
     };
     for (const place of ['extensions', 'before'] as const) {
       world.idp.afterSigning((xml) => forge(xml, place));
@@ -91,7 +114,12 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
 
   it('an expired assertion is refused; one within the clock skew (SSO_CLOCK_SKEW_SECONDS, 60 s) is accepted', async () => {
     const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
-    world.idp.tamper(() => ({ issueInstant: ago(600), notBefore: ago(600), authnInstant: ago(600), notOnOrAfter: ago(120) }));
+    world.idp.tamper(() => ({
+      issueInstant: ago(600),
+      notBefore: ago(600),
+      authnInstant: ago(600),
+      notOnOrAfter: ago(120),
+    }));
     const { error } = await refused('expired');
     assert.equal(error.category, 'assertion_rejected');
     // node-saml finds no bearer confirmation still valid (its NotOnOrAfter passed) before it reads the Conditions.
@@ -126,7 +154,9 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     world.idp.tamper(() => ({ subjectInResponseTo: '_never-requested' }));
     assert.equal((await refused('assertion InResponseTo')).error.category, 'assertion_rejected');
     const flow = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
-    const unsolicited = await postToAcs(`${world.app.url}/v1/auth/sso/saml/acs`, { SAMLResponse: flow.answer.SAMLResponse });
+    const unsolicited = await postToAcs(`${world.app.url}/v1/auth/sso/saml/acs`, {
+      SAMLResponse: flow.answer.SAMLResponse,
+    });
     assert.equal(unsolicited.status, 400);
     assert.match(unsolicited.contentType ?? '', /text\/html/);
   });
@@ -134,14 +164,21 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
   it('answers shaped to keep the XML parser busy are refused before anything parses them: 40,000 levels deep, 50,000 elements (the assertion still validly signed), 4,001 attributes, a DOCTYPE', async () => {
     // Outside the signed assertion, where a man in the middle (or the person's own browser) can add anything.
     const inExtensions = (payload: string) => (signed: string) =>
-      signed.replace('</saml:Issuer><samlp:Status>', `</saml:Issuer><samlp:Extensions>${payload}</samlp:Extensions><samlp:Status>`);
+      signed.replace(
+        '</saml:Issuer><samlp:Status>',
+        `</saml:Issuer><samlp:Extensions>${payload}</samlp:Extensions><samlp:Status>`,
+      );
     const attributes = (count: number) => Array.from({ length: count }, (_, i) => `a${i}="v"`).join(' ');
     const shapes: [string, (signed: string) => string, RegExp][] = [
       // As deep as fits under the ACS's 512 KiB form limit, base64 and percent-encoded.
       ['deep', inExtensions('<x>'.repeat(40_000) + '</x>'.repeat(40_000)), /nested more than 64 elements deep/],
       ['wide', inExtensions('<x/>'.repeat(50_000)), /more than 2,000 elements/],
       ['attributes', inExtensions(`<x ${attributes(2_001)}/><x ${attributes(2_000)}/>`), /more than 4,000 attributes/],
-      ['doctype', (signed) => signed.replace('<samlp:Response', '<!DOCTYPE samlp:Response [<!ENTITY e "x">]><samlp:Response'), /DOCTYPE/],
+      [
+        'doctype',
+        (signed) => signed.replace('<samlp:Response', '<!DOCTYPE samlp:Response [<!ENTITY e "x">]><samlp:Response'),
+        /DOCTYPE/,
+      ],
     ];
     const outcomes: string[] = [];
     for (const [label, rewrite, message] of shapes) {
@@ -149,25 +186,34 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
       try {
         const flow = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
         const error = await lastError(world);
-        const said = message.test(flow.text) && message.test(error?.message ?? '') ? 'says why' : `says ${JSON.stringify(error?.message)}`;
+        const said =
+          message.test(flow.text) && message.test(error?.message ?? '')
+            ? 'says why'
+            : `says ${JSON.stringify(error?.message)}`;
         outcomes.push(`${label}: ${flow.status} ${flow.location ? 'signed in' : `page, ${error?.category}, ${said}`}`);
       } finally {
         world.idp.reset();
       }
     }
-    assert.deepEqual(outcomes, shapes.map(([label]) => `${label}: 400 page, assertion_rejected, says why`));
+    assert.deepEqual(
+      outcomes,
+      shapes.map(([label]) => `${label}: 400 page, assertion_rejected, says why`),
+    );
     // The limits leave room for what an IdP sends: the same answer, unchanged, signs in.
     const flow = await samlSignIn(world, world.tenant.member.email, personOf(world.tenant.member));
     assert.equal(flow.status, 303, flow.text);
   });
 
-  it('another organization\'s admin cannot have a SAML victim\'s code sent through orgplane\'s OIDC callback to her identity provider', async () => {
+  it("another organization's admin cannot have a SAML victim's code sent through orgplane's OIDC callback to her identity provider", async () => {
     const victim = world.tenant.member;
     // Her own OIDC sign-in, for her own domain: a state whose callback exchanges codes at her provider.
     const trap = await attacker.ownCallback();
     const pkce = pkcePair();
     const started = await api(world.app.url).post('/v1/auth/sso/start', {
-      email: victim.email, redirectUri: trap, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256',
+      email: victim.email,
+      redirectUri: trap,
+      codeChallenge: pkce.challenge,
+      codeChallengeMethod: 'S256',
     });
     let session: { userId: string; organizationId: string } | undefined;
     if (started.status === 200) {
@@ -178,11 +224,16 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
       const answer = await world.idp.answer(genuine);
       const victimsBrowser: CookieJar = new Map();
       const seen = attacker.idp.receivedCodes.length;
-      const posted = await postToAcs(answer.action, { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState }, victimsBrowser);
+      const posted = await postToAcs(
+        answer.action,
+        { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState },
+        victimsBrowser,
+      );
       if (posted.location) await followRedirects(posted.location, 'about:nowhere', victimsBrowser);
       for (const code of attacker.idp.receivedCodes.slice(seen)) {
         const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code, codeVerifier: pkce.verifier });
-        if (exchanged.status === 200) session = { userId: exchanged.body.user.id, organizationId: exchanged.body.organizationId };
+        if (exchanged.status === 200)
+          session = { userId: exchanged.body.user.id, organizationId: exchanged.body.organizationId };
       }
     }
     assert.equal(session, undefined, 'the attacker signed in as the victim');
@@ -190,10 +241,15 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     assert.deepEqual(started.body.details[0].path, ['redirectUri']);
   });
 
-  it('the IdP\'s answer posted by another browser is refused (403 browser_mismatch page) before the assertion is used; the starter\'s browser posts it and signs in', async () => {
+  it("the IdP's answer posted by another browser is refused (403 browser_mismatch page) before the assertion is used; the starter's browser posts it and signs in", async () => {
     const { member } = world.tenant;
     const pkce = pkcePair();
-    const started = await api(world.app.url).post('/v1/auth/sso/start', { email: member.email, redirectUri: appRedirectUri, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' });
+    const started = await api(world.app.url).post('/v1/auth/sso/start', {
+      email: member.email,
+      redirectUri: appRedirectUri,
+      codeChallenge: pkce.challenge,
+      codeChallengeMethod: 'S256',
+    });
     assert.equal(started.status, 200, started.text);
     const starter: CookieJar = new Map();
     world.idp.signInAs(personOf(member));
@@ -204,16 +260,29 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     assert.equal(elsewhere.status, 403, 'a browser without the binding cookie is refused');
     assert.match(elsewhere.contentType ?? '', /text\/html/);
     assert.match(elsewhere.text, /started in another browser/);
-    assert.equal((await postToAcs(answer.action, fields, new Map([['orgplane_sso', 'A'.repeat(43)]]))).status, 403, 'nor does a made-up cookie pass');
-    const { rows } = await world.app.db.query('SELECT count(*)::int AS n FROM sso_saml_assertions WHERE organization_id = $1', [world.tenant.orgId]);
+    assert.equal(
+      (await postToAcs(answer.action, fields, new Map([['orgplane_sso', 'A'.repeat(43)]]))).status,
+      403,
+      'nor does a made-up cookie pass',
+    );
+    const { rows } = await world.app.db.query(
+      'SELECT count(*)::int AS n FROM sso_saml_assertions WHERE organization_id = $1',
+      [world.tenant.orgId],
+    );
     const recordedBefore = rows[0].n;
     assert.equal((await lastError(world))?.category, 'browser_mismatch');
 
     const own = await postToAcs(answer.action, fields, starter);
     assert.equal(own.status, 303, own.text);
-    const after = await world.app.db.query('SELECT count(*)::int AS n FROM sso_saml_assertions WHERE organization_id = $1', [world.tenant.orgId]);
+    const after = await world.app.db.query(
+      'SELECT count(*)::int AS n FROM sso_saml_assertions WHERE organization_id = $1',
+      [world.tenant.orgId],
+    );
     assert.equal(after.rows[0].n, recordedBefore + 1, 'the assertion was first used by its own browser');
-    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', { code: own.code, codeVerifier: pkce.verifier });
+    const exchanged = await api(world.app.url).post('/v1/auth/sso/token', {
+      code: own.code,
+      codeVerifier: pkce.verifier,
+    });
     assert.equal(exchanged.status, 200, exchanged.text);
     assert.equal(exchanged.body.user.id, member.userId);
   });
@@ -222,9 +291,18 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
     let second: TestApp;
     before(async () => {
       // Another process behind the same PUBLIC_URL (a load balancer's second instance).
-      second = await startTestApp({ dnsServers: world.app.config.dnsServers, allowedPrivateNetworks: ['127.0.0.1/32'], publicUrl: world.app.config.publicUrl }, { shareDatabaseWith: world.app });
+      second = await startTestApp(
+        {
+          dnsServers: world.app.config.dnsServers,
+          allowedPrivateNetworks: ['127.0.0.1/32'],
+          publicUrl: world.app.config.publicUrl,
+        },
+        { shareDatabaseWith: world.app },
+      );
     });
-    after(async () => { await second?.close(); });
+    after(async () => {
+      await second?.close();
+    });
 
     it('an accepted answer posted again, to the same instance or the other, is refused', async () => {
       const { member } = world.tenant;
@@ -246,7 +324,11 @@ describe('SAML sign-in: forged, tampered and replayed answers are refused', () =
       world.idp.signInAs(personOf(member));
       const answer = await world.idp.answer(browser.idpUrl);
       const fields = { SAMLResponse: answer.SAMLResponse, RelayState: answer.RelayState };
-      const results = await Promise.all([world.app.url, second.url, world.app.url, second.url].map((base) => postToAcs(`${base}/v1/auth/sso/saml/acs`, fields, browser.jar)));
+      const results = await Promise.all(
+        [world.app.url, second.url, world.app.url, second.url].map((base) =>
+          postToAcs(`${base}/v1/auth/sso/saml/acs`, fields, browser.jar),
+        ),
+      );
       assert.deepEqual(results.map((r) => r.status).sort(), [303, 400, 400, 400]);
     });
 

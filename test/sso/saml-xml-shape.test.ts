@@ -3,7 +3,12 @@
 // (At the ACS, with a real IdP's signed answers: test/sso/saml-sign-in.security.test.ts.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { samlMaxAttributes, samlMaxDepth, samlMaxElements, samlXmlShapeProblem } from '../../src/modules/sso/saml-xml-shape.ts';
+import {
+  samlMaxAttributes,
+  samlMaxDepth,
+  samlMaxElements,
+  samlXmlShapeProblem,
+} from '../../src/modules/sso/saml-xml-shape.ts';
 
 const nested = (depth: number) => '<x>'.repeat(depth) + '</x>'.repeat(depth);
 const siblings = (count: number) => `<r>${'<x/>'.repeat(count - 1)}</r>`;
@@ -19,7 +24,10 @@ test('at each limit the document passes; one more element, level or attribute is
   assert.match(samlXmlShapeProblem(oneElement(samlMaxAttributes + 1)) ?? '', /more than 4,000 attributes/);
   // Counted across the document, not per element.
   assert.equal(samlXmlShapeProblem(withAttributes(1_999)), undefined);
-  assert.match(samlXmlShapeProblem(withAttributes(1_999).replaceAll('<x a=', '<x b="1" c="2" a=')) ?? '', /more than 4,000 attributes/);
+  assert.match(
+    samlXmlShapeProblem(withAttributes(1_999).replaceAll('<x a=', '<x b="1" c="2" a=')) ?? '',
+    /more than 4,000 attributes/,
+  );
 });
 
 test('self-closing and closed siblings do not add depth; a deep answer split into many shallow branches passes', () => {
@@ -39,7 +47,10 @@ test('comments, CDATA, processing instructions and quoted values hold no element
 
 test('a DOCTYPE (or any other declaration) is refused, before or inside the root; a comment that mentions one is not', () => {
   assert.match(samlXmlShapeProblem('<!DOCTYPE r [<!ENTITY e "x">]><r>&e;</r>') ?? '', /DOCTYPE/);
-  assert.match(samlXmlShapeProblem('<?xml version="1.0"?>\n<!DOCTYPE r SYSTEM "http://127.0.0.1/x.dtd"><r/>') ?? '', /DOCTYPE/);
+  assert.match(
+    samlXmlShapeProblem('<?xml version="1.0"?>\n<!DOCTYPE r SYSTEM "http://127.0.0.1/x.dtd"><r/>') ?? '',
+    /DOCTYPE/,
+  );
   assert.match(samlXmlShapeProblem('<r><!ENTITY e "x"></r>') ?? '', /DOCTYPE/);
   assert.equal(samlXmlShapeProblem('<r><!-- <!DOCTYPE r> --></r>'), undefined);
 });

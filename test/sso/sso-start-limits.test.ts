@@ -15,13 +15,27 @@ const freshAddress = () => `203.0.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 
 describe('SSO start: limited per client address', () => {
   let world: OidcWorld;
-  before(async () => { world = await startOidcWorld({ app: { ssoStartAttemptsPerAddress: perAddress, trustedProxies: ['127.0.0.1'] } }); });
-  after(async () => { await world?.close(); });
+  before(async () => {
+    world = await startOidcWorld({ app: { ssoStartAttemptsPerAddress: perAddress, trustedProxies: ['127.0.0.1'] } });
+  });
+  after(async () => {
+    await world?.close();
+  });
 
-  const startFrom = (address: string, body: Record<string, unknown> = {}) => api(world.app.url).post('/v1/auth/sso/start', {
-    email: world.tenant.member.email, redirectUri: appRedirectUri, codeChallenge: pkcePair().challenge, codeChallengeMethod: 'S256', ...body,
-  }, { headers: { 'x-forwarded-for': address } });
-  const requestsInProgress = async () => Number((await world.app.db.query('SELECT count(*) AS n FROM sso_sign_in_requests')).rows[0].n);
+  const startFrom = (address: string, body: Record<string, unknown> = {}) =>
+    api(world.app.url).post(
+      '/v1/auth/sso/start',
+      {
+        email: world.tenant.member.email,
+        redirectUri: appRedirectUri,
+        codeChallenge: pkcePair().challenge,
+        codeChallengeMethod: 'S256',
+        ...body,
+      },
+      { headers: { 'x-forwarded-for': address } },
+    );
+  const requestsInProgress = async () =>
+    Number((await world.app.db.query('SELECT count(*) AS n FROM sso_sign_in_requests')).rows[0].n);
 
   it('every answer counts (200, 404 sso_not_configured, 400 for a refused redirect URI); past the limit, 429 rate_limited with Retry-After, and nothing is stored', async () => {
     await inOneWindow(startLimitWindowSeconds, async () => {

@@ -67,7 +67,11 @@ test('invalid bodies are 400 invalid_request naming the field', async () => {
     const response = await owner().put('/v1/sso/connection', body);
     assert.equal(response.status, 400, JSON.stringify(body));
     assert.equal(response.body.error, 'invalid_request');
-    if (field) assert.ok(response.body.details.some((d: { path: string[] }) => d.path.includes(field)), response.text);
+    if (field)
+      assert.ok(
+        response.body.details.some((d: { path: string[] }) => d.path.includes(field)),
+        response.text,
+      );
   }
 });
 
@@ -81,7 +85,10 @@ test('a missing record: 422 naming the record expected and that nothing was foun
   assert.equal(response.body.expectedValue, recordValue);
   assert.deepEqual(response.body.foundValues, []);
   assert.equal(response.body.retryable, false);
-  assert.ok(response.body.message.includes(recordName) && response.body.message.includes(recordValue), response.body.message);
+  assert.ok(
+    response.body.message.includes(recordName) && response.body.message.includes(recordValue),
+    response.body.message,
+  );
   assert.match(response.body.message, /no TXT record/);
   // a name that exists without TXT records (NODATA) is the same
   env.dns.setBehaviour(recordName, { kind: 'nodata' });
@@ -96,7 +103,10 @@ test('a wrong record: 422 naming what was expected and what was found', async ()
   const response = await owner().post('/v1/sso/verify-domain');
   assert.equal(response.status, 422);
   assert.equal(response.body.error, 'domain_verification_failed');
-  assert.deepEqual([...response.body.foundValues].sort(), [`${recordValue}x`, recordValue.toUpperCase(), ` ${recordValue}`].sort());
+  assert.deepEqual(
+    [...response.body.foundValues].sort(),
+    [`${recordValue}x`, recordValue.toUpperCase(), ` ${recordValue}`].sort(),
+  );
   assert.ok(response.body.message.includes(`${recordValue}x`));
   assert.equal((await owner().get('/v1/sso/connection')).body.connection.domainVerified, false);
 });
@@ -150,14 +160,33 @@ test('a domain verified by another organization: 409 domain_taken', async () => 
 test('a domain with URL parts (path, query, fragment, user, port, scheme) or an IP address: 400 invalid_request on domain, nothing saved', async () => {
   const before = (await owner().get('/v1/sso/connection')).body.connection;
   const cases = [
-    'zz.test/evil', 'zz.test?x', 'zz.test\\x', 'zz.test#x', 'admin@zz.test', 'u:p@zz.test', 'zz.test:443', 'https://zz.test',
-    'zz.test/', 'zz%2etest', 'zz.test\tx', 'zz.test;x', 'a_b.zz.test', '[::1]', '0x7f.1', '127.0.0.1', 'zz.test／evil',
+    'zz.test/evil',
+    'zz.test?x',
+    'zz.test\\x',
+    'zz.test#x',
+    'admin@zz.test',
+    'u:p@zz.test',
+    'zz.test:443',
+    'https://zz.test',
+    'zz.test/',
+    'zz%2etest',
+    'zz.test\tx',
+    'zz.test;x',
+    'a_b.zz.test',
+    '[::1]',
+    '0x7f.1',
+    '127.0.0.1',
+    'zz.test／evil',
   ];
   for (const domain of cases) {
     const response = await owner().put('/v1/sso/connection', connectionBody(domain));
     assert.equal(response.status, 400, `${JSON.stringify(domain)}: ${response.text}`);
     assert.equal(response.body.error, 'invalid_request');
-    assert.deepEqual(response.body.details.map((d: { path: string[] }) => d.path), [['domain']], domain);
+    assert.deepEqual(
+      response.body.details.map((d: { path: string[] }) => d.path),
+      [['domain']],
+      domain,
+    );
   }
   assert.deepEqual((await owner().get('/v1/sso/connection')).body.connection, before);
 });
@@ -173,7 +202,10 @@ test('a domain that is itself a public suffix (co.uk, github.io): 400 invalid_re
     assert.match(detail.message, /public suffix/, domain);
   }
   assert.deepEqual((await owner().get('/v1/sso/connection')).body.connection, before);
-  for (const [domain, stored] of [['acme.co.uk', 'acme.co.uk'], ['acme.github.io', 'acme.github.io']]) {
+  for (const [domain, stored] of [
+    ['acme.co.uk', 'acme.co.uk'],
+    ['acme.github.io', 'acme.github.io'],
+  ]) {
     const response = await owner().put('/v1/sso/connection', connectionBody(domain!));
     assert.equal(response.status, 200, `${domain}: ${response.text}`);
     assert.equal(response.body.connection.domain, stored);

@@ -20,7 +20,10 @@ const owner = () => api(env.app.url, tenant.owner.token);
 const admin = () => api(env.app.url, tenant.admin.token);
 
 test('PUT creates the connection with a normalized domain and the record to publish; the secret is never returned', async () => {
-  const response = await owner().put('/v1/sso/connection', connectionBody(' Acme-Corp.EXAMPLE. ', { clientSecret: 'super-secret-value' }));
+  const response = await owner().put(
+    '/v1/sso/connection',
+    connectionBody(' Acme-Corp.EXAMPLE. ', { clientSecret: 'super-secret-value' }),
+  );
   assert.equal(response.status, 200, response.text);
   const { connection } = response.body;
   assert.match(connection.id, /^sso_[0-9a-z]{26}$/);
@@ -31,7 +34,9 @@ test('PUT creates the connection with a normalized domain and the record to publ
   assert.equal(connection.verification.recordName, '_orgplane-verification.acme-corp.example');
   assert.match(connection.verification.recordValue, /^orgplane-domain-verification=[0-9a-f]{32}$/);
   assert.ok(!response.text.includes('super-secret-value'));
-  const stored = await env.app.db.query('SELECT client_secret_sealed FROM sso_connections WHERE organization_id = $1', [tenant.orgId]);
+  const stored = await env.app.db.query('SELECT client_secret_sealed FROM sso_connections WHERE organization_id = $1', [
+    tenant.orgId,
+  ]);
   assert.match(stored.rows[0].client_secret_sealed, /^v\d+:/);
   assert.ok(!stored.rows[0].client_secret_sealed.includes('super-secret-value'));
   const got = await admin().get('/v1/sso/connection');
@@ -58,7 +63,10 @@ test('verify-domain finds the TXT record and marks the domain verified with the 
 });
 
 test('re-saving the same domain keeps verification and the stored secret', async () => {
-  const response = await owner().put('/v1/sso/connection', connectionBody('acme-corp.example', { clientId: 'client-456' }));
+  const response = await owner().put(
+    '/v1/sso/connection',
+    connectionBody('acme-corp.example', { clientId: 'client-456' }),
+  );
   assert.equal(response.status, 200);
   assert.equal(response.body.connection.domainVerified, true);
   assert.equal(response.body.connection.clientId, 'client-456');
@@ -111,15 +119,29 @@ test('the longest domain whose record fits in DNS (230 characters) is saved and 
 test("an organization's first PUTs sent at once all succeed and leave one connection", async () => {
   const fresh = await createTenant(env.app.url);
   await setPlan(env.app, fresh.orgId, 'enterprise');
-  const domains = ['first.example', 'second.example', 'third.example', 'fourth.example', 'fifth.example', 'sixth.example'];
+  const domains = [
+    'first.example',
+    'second.example',
+    'third.example',
+    'fourth.example',
+    'fifth.example',
+    'sixth.example',
+  ];
   const responses = await Promise.all(
-    domains.map((domain, i) => api(env.app.url, (i % 2 === 0 ? fresh.owner : fresh.admin).token).put('/v1/sso/connection', connectionBody(domain))),
+    domains.map((domain, i) =>
+      api(env.app.url, (i % 2 === 0 ? fresh.owner : fresh.admin).token).put(
+        '/v1/sso/connection',
+        connectionBody(domain),
+      ),
+    ),
   );
   for (const response of responses) assert.equal(response.status, 200, response.text);
   // One connection: every answer names the same id, and what GET shows is one of the domains sent.
   assert.equal(new Set(responses.map((response) => response.body.connection.id)).size, 1);
   const { connection } = (await api(env.app.url, fresh.owner.token).get('/v1/sso/connection')).body;
   assert.ok(domains.includes(connection.domain), connection.domain);
-  const rows = await env.app.db.query('SELECT count(*)::int AS n FROM sso_connections WHERE organization_id = $1', [fresh.orgId]);
+  const rows = await env.app.db.query('SELECT count(*)::int AS n FROM sso_connections WHERE organization_id = $1', [
+    fresh.orgId,
+  ]);
   assert.equal(rows.rows[0].n, 1);
 });

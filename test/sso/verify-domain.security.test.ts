@@ -20,7 +20,11 @@ after(async () => {
 test('anonymous and forged sessions: 401 on every SSO route', async () => {
   for (const token of [undefined, 'ops_forged']) {
     const client = api(env.app.url, token);
-    for (const response of [await client.post('/v1/sso/verify-domain'), await client.get('/v1/sso/connection'), await client.put('/v1/sso/connection', connectionBody('a.example'))]) {
+    for (const response of [
+      await client.post('/v1/sso/verify-domain'),
+      await client.get('/v1/sso/connection'),
+      await client.put('/v1/sso/connection', connectionBody('a.example')),
+    ]) {
       assert.equal(response.status, 401);
       assert.equal(response.body.error, 'unauthorized');
     }
@@ -29,16 +33,25 @@ test('anonymous and forged sessions: 401 on every SSO route', async () => {
 
 test('a member (not owner or admin) gets 403 forbidden and changes nothing', async () => {
   const client = api(env.app.url, tenant.member.token);
-  for (const response of [await client.post('/v1/sso/verify-domain'), await client.get('/v1/sso/connection'), await client.put('/v1/sso/connection', connectionBody('member.example'))]) {
+  for (const response of [
+    await client.post('/v1/sso/verify-domain'),
+    await client.get('/v1/sso/connection'),
+    await client.put('/v1/sso/connection', connectionBody('member.example')),
+  ]) {
     assert.equal(response.status, 403);
     assert.equal(response.body.error, 'forbidden');
   }
-  const { rows } = await env.app.db.query('SELECT count(*)::int AS n FROM sso_connections WHERE organization_id = $1', [tenant.orgId]);
+  const { rows } = await env.app.db.query('SELECT count(*)::int AS n FROM sso_connections WHERE organization_id = $1', [
+    tenant.orgId,
+  ]);
   assert.equal(rows[0].n, 0);
 });
 
 test("another organization's admin only ever sees and verifies their own organization", async () => {
-  const ours = await api(env.app.url, tenant.owner.token).put('/v1/sso/connection', connectionBody('ours.example', { clientSecret: 's3cret-ours' }));
+  const ours = await api(env.app.url, tenant.owner.token).put(
+    '/v1/sso/connection',
+    connectionBody('ours.example', { clientSecret: 's3cret-ours' }),
+  );
   assert.equal(ours.status, 200);
   const theirs = await api(env.app.url, tenant.otherAdmin.token).get('/v1/sso/connection');
   assert.equal(theirs.status, 404);
@@ -47,7 +60,10 @@ test("another organization's admin only ever sees and verifies their own organiz
   env.dns.setTxt(ours.body.connection.verification.recordName, [ours.body.connection.verification.recordValue]);
   assert.equal((await api(env.app.url, tenant.otherAdmin.token).post('/v1/sso/verify-domain')).status, 404);
   // Claiming our domain with their own connection gets their own token, which is not what is published.
-  const claim = await api(env.app.url, tenant.otherAdmin.token).put('/v1/sso/connection', connectionBody('ours.example'));
+  const claim = await api(env.app.url, tenant.otherAdmin.token).put(
+    '/v1/sso/connection',
+    connectionBody('ours.example'),
+  );
   assert.equal(claim.status, 200);
   assert.notEqual(claim.body.connection.verification.recordValue, ours.body.connection.verification.recordValue);
   const attempt = await api(env.app.url, tenant.otherAdmin.token).post('/v1/sso/verify-domain');
@@ -60,7 +76,10 @@ test("another organization's admin only ever sees and verifies their own organiz
 
 test('the client secret appears in no response and no log line', async () => {
   const secret = 'client-secret-' + 'z'.repeat(20);
-  const put = await api(env.app.url, tenant.owner.token).put('/v1/sso/connection', connectionBody('ours.example', { clientSecret: secret }));
+  const put = await api(env.app.url, tenant.owner.token).put(
+    '/v1/sso/connection',
+    connectionBody('ours.example', { clientSecret: secret }),
+  );
   assert.equal(put.status, 200);
   const get = await api(env.app.url, tenant.owner.token).get('/v1/sso/connection');
   assert.ok(!put.text.includes(secret) && !get.text.includes(secret));

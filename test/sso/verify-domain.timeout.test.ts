@@ -26,7 +26,10 @@ test('a DNS timeout is 502 dns_lookup_failed, retryable, and leaves the domain u
   assert.equal(response.body.retryable, true);
   assert.match(response.body.message, /did not answer in time.*try again/);
   assert.equal(response.headers.get('retry-after'), '30');
-  assert.equal((await api(env.app.url, tenant.owner.token).get('/v1/sso/connection')).body.connection.domainVerified, false);
+  assert.equal(
+    (await api(env.app.url, tenant.owner.token).get('/v1/sso/connection')).body.connection.domainVerified,
+    false,
+  );
   // once the server answers, the same request succeeds
   env.dns.setTxt(put.body.connection.verification.recordName, [put.body.connection.verification.recordValue]);
   assert.equal((await api(env.app.url, tenant.owner.token).post('/v1/sso/verify-domain')).status, 200);

@@ -126,7 +126,13 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: Tes
   const config: Config = {
     // The messenger's timings from the test's environment (test/messenger/support.ts shortens them there,
     // where the server processes some tests start find them too); nothing else of it.
-    ...loadConfig(Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MESSENGER_DELIVERY_') || name.startsWith('MESSENGER_QUEUE_')))),
+    ...loadConfig(
+      Object.fromEntries(
+        Object.entries(process.env).filter(
+          ([name]) => name.startsWith('MESSENGER_DELIVERY_') || name.startsWith('MESSENGER_QUEUE_'),
+        ),
+      ),
+    ),
     port,
     host: '127.0.0.1',
     publicUrl: `http://127.0.0.1:${port}`,
@@ -164,7 +170,11 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: Tes
   });
 
   const db = sharedDb ?? (databaseUrl ? undefined : await openDatabase({ pgliteDataDir: 'memory://' }));
-  const server = await startServer(config, { logStream, ...(db ? { db } : {}), ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}) });
+  const server = await startServer(config, {
+    logStream,
+    ...(db ? { db } : {}),
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+  });
   return {
     ...server,
     config,

@@ -144,7 +144,11 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
     return `${id}:${tail}`;
   }
 
-  function handleMethod(bot: Bot, method: string, params: Record<string, unknown>): { result: unknown; description?: string } {
+  function handleMethod(
+    bot: Bot,
+    method: string,
+    params: Record<string, unknown>,
+  ): { result: unknown; description?: string } {
     switch (method) {
       case 'getme':
         return {
@@ -175,16 +179,21 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
           throw new BotApiError(400, 'Bad Request: bad webhook: Unsupported URL protocol');
         }
         if (options.strictWebhookUrl) {
-          if (parsed.protocol !== 'https:') throw new BotApiError(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+          if (parsed.protocol !== 'https:')
+            throw new BotApiError(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
           if (!['', '443', '80', '88', '8443'].includes(parsed.port)) {
-            throw new BotApiError(400, 'Bad Request: bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443');
+            throw new BotApiError(
+              400,
+              'Bad Request: bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443',
+            );
           }
         }
         let secretToken: string | undefined;
         if (params.secret_token !== undefined && params.secret_token !== '') {
           secretToken = String(params.secret_token);
           if (secretToken.length > 256) throw new BotApiError(400, 'Bad Request: secret token is too long');
-          if (!/^[A-Za-z0-9_-]+$/.test(secretToken)) throw new BotApiError(400, 'Bad Request: secret token contains unallowed characters');
+          if (!/^[A-Za-z0-9_-]+$/.test(secretToken))
+            throw new BotApiError(400, 'Bad Request: secret token contains unallowed characters');
         }
         let maxConnections = 40;
         if (params.max_connections !== undefined) {
@@ -195,7 +204,8 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
         }
         let allowedUpdates: string[] | undefined;
         if (params.allowed_updates !== undefined) {
-          const raw = typeof params.allowed_updates === 'string' ? JSON.parse(params.allowed_updates) : params.allowed_updates;
+          const raw =
+            typeof params.allowed_updates === 'string' ? JSON.parse(params.allowed_updates) : params.allowed_updates;
           if (!Array.isArray(raw)) throw new BotApiError(400, "Bad Request: can't parse allowed_updates");
           allowedUpdates = raw.map(String);
         }
@@ -261,7 +271,8 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
       } catch {
         throw new BotApiError(400, "Bad Request: can't parse JSON object");
       }
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BotApiError(400, "Bad Request: can't parse JSON object");
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new BotApiError(400, "Bad Request: can't parse JSON object");
       return { ...params, ...(parsed as Record<string, unknown>) };
     }
     if (contentType.startsWith('application/x-www-form-urlencoded') || contentType.startsWith('multipart/form-data')) {
@@ -283,7 +294,15 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
     const url = new URL(req.url ?? '/', 'http://stand-in');
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
     const record = (token: string, method: string, params: Record<string, unknown>, status: number, answer: unknown) =>
-      calls.push({ token, method, params, httpMethod: req.method ?? '', contentType: req.headers['content-type'], status, answer });
+      calls.push({
+        token,
+        method,
+        params,
+        httpMethod: req.method ?? '',
+        contentType: req.headers['content-type'],
+        status,
+        answer,
+      });
     if (!match) {
       send(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
       return;
@@ -330,7 +349,12 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
     methodAnswers,
     addBot({ username } = {}) {
       const id = nextBotId++;
-      const bot: Bot = { id, token: botToken(id), username: username ?? `orgplane_test_${id}_bot`, firstName: 'Test bot' };
+      const bot: Bot = {
+        id,
+        token: botToken(id),
+        username: username ?? `orgplane_test_${id}_bot`,
+        firstName: 'Test bot',
+      };
       bots.set(bot.token, bot);
       return bot;
     },
@@ -341,7 +365,9 @@ export async function startBotPlatform(options: BotPlatformOptions = {}): Promis
       knownChats.add(String(chatId));
     },
     callsTo(method, token) {
-      return calls.filter((call) => call.method.toLowerCase() === method.toLowerCase() && (token === undefined || call.token === token));
+      return calls.filter(
+        (call) => call.method.toLowerCase() === method.toLowerCase() && (token === undefined || call.token === token),
+      );
     },
     webhookOf(token) {
       return webhooks.get(token);

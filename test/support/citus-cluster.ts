@@ -18,7 +18,9 @@ const run = promisify(execFile);
 
 /** The PostgreSQL installation Citus was built into (the newest one with citus.so), if any. */
 function citusInstallation(): { binDir: string; library: string } | undefined {
-  const libraries = globSync('/usr/lib/postgresql/*/lib/citus.so').sort((a, b) => Number(b.split('/')[4]) - Number(a.split('/')[4]));
+  const libraries = globSync('/usr/lib/postgresql/*/lib/citus.so').sort(
+    (a, b) => Number(b.split('/')[4]) - Number(a.split('/')[4]),
+  );
   const library = libraries[0];
   if (!library) return undefined;
   return { binDir: path.join(path.dirname(path.dirname(library)), 'bin'), library };
@@ -31,7 +33,8 @@ export function citusUnavailable(): string | undefined {
     return 'Citus is not installed (no /usr/lib/postgresql/*/lib/citus.so): .ci/run builds it with ../shared/citus/install.sh when that folder exists; run it as root to enable this tier';
   }
   for (const tool of ['initdb', 'pg_ctl']) {
-    if (!existsSync(path.join(installed.binDir, tool))) return `Citus is installed (${installed.library}) but ${installed.binDir}/${tool} is missing`;
+    if (!existsSync(path.join(installed.binDir, tool)))
+      return `Citus is installed (${installed.library}) but ${installed.binDir}/${tool} is missing`;
   }
   if (userInfo().uid === 0 && !existsSync('/usr/sbin/runuser') && !existsSync('/sbin/runuser')) {
     return 'running as root, and PostgreSQL refuses to run as root: runuser (util-linux) is needed to start it as the postgres user';
@@ -109,28 +112,59 @@ export async function startCitusCluster(): Promise<CitusCluster> {
   const started: CitusNode[] = [];
 
   const stop = async () => {
-    await Promise.all(started.map((node) => asPostgres(installed.binDir, 'pg_ctl', ['stop', '-D', node.dataDir, '-m', 'immediate', '-w']).catch(() => {})));
+    await Promise.all(
+      started.map((node) =>
+        asPostgres(installed.binDir, 'pg_ctl', ['stop', '-D', node.dataDir, '-m', 'immediate', '-w']).catch(() => {}),
+      ),
+    );
     started.length = 0;
     await rm(root, { recursive: true, force: true });
   };
   const logs = async () => {
-    const texts = await Promise.all(nodes.map(async (node) => `--- ${node.name} (port ${node.port}) ---\n${await readFile(logFile(node), 'utf8').catch(() => '(no log)')}`));
+    const texts = await Promise.all(
+      nodes.map(
+        async (node) =>
+          `--- ${node.name} (port ${node.port}) ---\n${await readFile(logFile(node), 'utf8').catch(() => '(no log)')}`,
+      ),
+    );
     return texts.join('\n');
   };
 
   try {
     await Promise.all(
       nodes.map(async (node) => {
-        await asPostgres(installed.binDir, 'initdb', ['-D', node.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '--encoding=UTF8', '--locale=C']);
-        await appendFile(path.join(node.dataDir, 'postgresql.conf'), `\n# orgplane's Citus test tier\n${[...SETTINGS, `port = ${node.port}`, `unix_socket_directories = '${root}'`].join('\n')}\n`);
-        await asPostgres(installed.binDir, 'pg_ctl', ['start', '-D', node.dataDir, '-l', logFile(node), '-w', '-t', '60']);
+        await asPostgres(installed.binDir, 'initdb', [
+          '-D',
+          node.dataDir,
+          '-U',
+          'postgres',
+          '--auth=trust',
+          '--no-sync',
+          '--encoding=UTF8',
+          '--locale=C',
+        ]);
+        await appendFile(
+          path.join(node.dataDir, 'postgresql.conf'),
+          `\n# orgplane's Citus test tier\n${[...SETTINGS, `port = ${node.port}`, `unix_socket_directories = '${root}'`].join('\n')}\n`,
+        );
+        await asPostgres(installed.binDir, 'pg_ctl', [
+          'start',
+          '-D',
+          node.dataDir,
+          '-l',
+          logFile(node),
+          '-w',
+          '-t',
+          '60',
+        ]);
         started.push(node);
         await query(urlOf(node), 'CREATE EXTENSION citus');
       }),
     );
     const [coordinator, ...workers] = nodes;
     await query(urlOf(coordinator!), 'SELECT citus_set_coordinator_host($1, $2)', ['127.0.0.1', coordinator!.port]);
-    for (const worker of workers) await query(urlOf(coordinator!), 'SELECT citus_add_node($1, $2)', ['127.0.0.1', worker.port]);
+    for (const worker of workers)
+      await query(urlOf(coordinator!), 'SELECT citus_add_node($1, $2)', ['127.0.0.1', worker.port]);
     return { nodes, coordinatorUrl: urlOf(coordinator!), urlOf, logs, stop };
   } catch (error) {
     const text = await logs();
@@ -143,21 +177,28 @@ export async function startCitusCluster(): Promise<CitusCluster> {
  * For a test file: a cluster started before its tests and stopped after them, or the reason none can
  * start here (`skip`, for the tests' `{ skip }` option: the file then runs nothing and says why).
  */
-export function useCitusCluster(): { readonly skip: string | undefined; readonly cluster: CitusCluster; readonly ready: Promise<void> } {
+export function useCitusCluster(): {
+  readonly skip: string | undefined;
+  readonly cluster: CitusCluster;
+  readonly ready: Promise<void>;
+} {
   const skip = citusUnavailable();
   let cluster: CitusCluster | undefined;
   const started = Promise.withResolvers<void>();
   started.promise.catch(() => {});
-  before(async () => {
-    if (skip) return started.resolve();
-    try {
-      cluster = await startCitusCluster();
-      started.resolve();
-    } catch (error) {
-      started.reject(error);
-      throw error;
-    }
-  }, { timeout: 180_000 });
+  before(
+    async () => {
+      if (skip) return started.resolve();
+      try {
+        cluster = await startCitusCluster();
+        started.resolve();
+      } catch (error) {
+        started.reject(error);
+        throw error;
+      }
+    },
+    { timeout: 180_000 },
+  );
   after(async () => {
     await cluster?.stop();
   });

@@ -67,7 +67,13 @@ export async function startDnsServer(attempt = 0): Promise<TestDnsServer> {
       case 'txt':
         if (question.type === Packet.TYPE.TXT) {
           for (const record of behaviour.records) {
-            (response.answers as unknown[]).push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data: record });
+            (response.answers as unknown[]).push({
+              name: question.name,
+              type: Packet.TYPE.TXT,
+              class: Packet.CLASS.IN,
+              ttl: 60,
+              data: record,
+            });
           }
         }
         send(response);

@@ -45,8 +45,17 @@ export async function createOrganization(baseUrl: string, user: TestUser, name: 
 }
 
 /** Invites `user` with `role`, accepts, and makes the organization their active one. */
-export async function addMember(baseUrl: string, inviter: TestUser, orgId: string, user: TestUser, role: 'admin' | 'member'): Promise<void> {
-  const invitation = await api(baseUrl, inviter.token).post(`/v1/orgs/${orgId}/invitations`, { email: user.email, role });
+export async function addMember(
+  baseUrl: string,
+  inviter: TestUser,
+  orgId: string,
+  user: TestUser,
+  role: 'admin' | 'member',
+): Promise<void> {
+  const invitation = await api(baseUrl, inviter.token).post(`/v1/orgs/${orgId}/invitations`, {
+    email: user.email,
+    role,
+  });
   assert.equal(invitation.status, 201, invitation.text);
   const accepted = await api(baseUrl, user.token).post(`/v1/invitations/${invitation.body.token}/accept`);
   assert.equal(accepted.status, 200, accepted.text);
@@ -66,5 +75,13 @@ export async function createTenant(baseUrl: string): Promise<Tenant> {
   ]);
   await addMember(baseUrl, owner!, orgId, admin!, 'admin');
   await addMember(baseUrl, owner!, orgId, member!, 'member');
-  return { orgId, owner: owner!, admin: admin!, member: member!, outsider: outsider!, otherAdmin: otherAdmin!, otherOrgId };
+  return {
+    orgId,
+    owner: owner!,
+    admin: admin!,
+    member: member!,
+    outsider: outsider!,
+    otherAdmin: otherAdmin!,
+    otherOrgId,
+  };
 }

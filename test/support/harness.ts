@@ -56,7 +56,12 @@ export function useTenantApp(options: TenantHarnessOptions = {}): TenantHarness 
       return app;
     },
     get tenant() {
-      if (!tenant) throw new Error(options.tenant === false ? 'this harness was made with tenant: false' : 'the tenant is created in before(): use it inside a test or hook');
+      if (!tenant)
+        throw new Error(
+          options.tenant === false
+            ? 'this harness was made with tenant: false'
+            : 'the tenant is created in before(): use it inside a test or hook',
+        );
       return tenant;
     },
     as(token?: string) {

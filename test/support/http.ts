@@ -13,15 +13,27 @@ export interface RequestOptions {
 
 /** A small client for one base URL and (optionally) one session token, over real HTTP. */
 export function api(baseUrl: string, token?: string) {
-  async function send<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers };
+  async function send<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...options.headers,
+    };
     let payload: string | Uint8Array | undefined;
     if (options.raw !== undefined) payload = options.raw;
     else if (body !== undefined) {
       payload = JSON.stringify(body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(new URL(path, baseUrl), { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+    const response = await fetch(new URL(path, baseUrl), {
+      method,
+      headers,
+      ...(payload !== undefined ? { body: payload } : {}),
+    });
     const text = await response.text();
     let parsed: unknown = undefined;
     try {

@@ -4,7 +4,11 @@ import type { Database } from '../../src/db/database.ts';
 import { systemContext } from '../../src/platform/write-context.ts';
 import { createMembershipCore, type MembershipCoreService } from '../../src/modules/identity/index.ts';
 import { memberInvitations } from '../../src/modules/invitations/index.ts';
-import { createOrganizationService, type OrganizationRecord, type Plan } from '../../src/modules/organizations/index.ts';
+import {
+  createOrganizationService,
+  type OrganizationRecord,
+  type Plan,
+} from '../../src/modules/organizations/index.ts';
 import { createUserDirectory } from '../../src/modules/users/index.ts';
 
 /** The membership core on the app's database: member changes as SCIM makes them (setMemberStatus, deleteMember, ensureMember). */
@@ -18,7 +22,11 @@ export function usersOf(app: { db: Database }) {
 }
 
 /** Sets an organization's plan as the operator does with `orgplane org set-plan`. */
-export function setPlanAsOperator(app: { db: Database }, organizationId: string, plan: Plan): Promise<OrganizationRecord> {
+export function setPlanAsOperator(
+  app: { db: Database },
+  organizationId: string,
+  plan: Plan,
+): Promise<OrganizationRecord> {
   const organizations = createOrganizationService({ db: app.db, membership: membershipOf(app) });
   return organizations.setPlan(systemContext('cli'), organizationId, plan);
 }

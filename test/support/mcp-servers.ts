@@ -5,7 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -75,21 +80,36 @@ export interface McpServerOptions {
 
 /** One SDK Server with the requested tools and fault. */
 function buildSdkServer(options: McpServerOptions): Server {
-  const capabilities = { ...(options.withoutTools ? {} : { tools: {} }), ...(options.prompts ? { prompts: {} } : {}), ...(options.resources ? { resources: {} } : {}) };
+  const capabilities = {
+    ...(options.withoutTools ? {} : { tools: {} }),
+    ...(options.prompts ? { prompts: {} } : {}),
+    ...(options.resources ? { resources: {} } : {}),
+  };
   const server = new Server(options.serverInfo ?? { name: 'orgplane-test-server', version: '1.0.0' }, { capabilities });
   const tools = options.tools ?? ['echo', 'add'];
   // The SDK refuses a handler for a capability the server does not declare.
   if (!options.withoutTools) {
     server.setRequestHandler(ListToolsRequestSchema, async () => {
-      if (options.fault === 'tools_list_error') throw new McpError(options.errorCode ?? ErrorCode.InternalError, 'tool catalog unavailable');
+      if (options.fault === 'tools_list_error')
+        throw new McpError(options.errorCode ?? ErrorCode.InternalError, 'tool catalog unavailable');
       if (options.toolDefinitions) return { tools: options.toolDefinitions() } as never;
-      return { tools: tools.map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' as const } })) };
+      return {
+        tools: tools.map((name) => ({
+          name,
+          description: `the ${name} tool`,
+          inputSchema: { type: 'object' as const },
+        })),
+      };
     });
   }
   const prompts = options.prompts;
-  if (prompts) server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: prompts.map((name) => ({ name })) }));
+  if (prompts)
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: prompts.map((name) => ({ name })) }));
   const resources = options.resources;
-  if (resources) server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: resources.map((uri) => ({ uri, name: uri })) }));
+  if (resources)
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: resources.map((uri) => ({ uri, name: uri })),
+    }));
   if (options.fault === 'unsupported_version') {
     server.setRequestHandler(InitializeRequestSchema, async () => ({
       protocolVersion: '1999-01-01',
@@ -104,7 +124,10 @@ function buildSdkServer(options: McpServerOptions): Server {
   }
   if (options.fault === 'echo_credential_in_error') {
     server.setRequestHandler(InitializeRequestSchema, async (_request, extra) => {
-      throw new McpError(ErrorCode.InvalidRequest, `unknown credential: ${String(extra.requestInfo?.headers.authorization)}`);
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `unknown credential: ${String(extra.requestInfo?.headers.authorization)}`,
+      );
     });
   }
   if (options.fault === 'echo_credential_in_version') {
@@ -161,7 +184,9 @@ function closer(server: HttpServer, cleanup: () => Promise<void> = async () => {
  * Streamable HTTP. Stateless: a fresh SDK server and transport per request, no session id.
  * Stateful: the transport issues an `Mcp-Session-Id` at initialize and requests must carry it.
  */
-export async function startStreamableServer(options: McpServerOptions & { stateful?: boolean } = {}): Promise<RunningServer> {
+export async function startStreamableServer(
+  options: McpServerOptions & { stateful?: boolean } = {},
+): Promise<RunningServer> {
   const path = options.path ?? '/mcp';
   const requests: string[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -255,7 +280,9 @@ export async function startLegacySseServer(options: McpServerOptions = {}): Prom
       return;
     }
     // As a typical Express app would answer a POST to the stream path.
-    res.writeHead(404, { 'content-type': 'text/html' }).end(`<!DOCTYPE html><pre>Cannot ${req.method} ${url.pathname}</pre>`);
+    res
+      .writeHead(404, { 'content-type': 'text/html' })
+      .end(`<!DOCTYPE html><pre>Cannot ${req.method} ${url.pathname}</pre>`);
   };
 
   const server = createHttpServer((req, res) => {
@@ -304,9 +331,23 @@ export function selfSignedCertificate(): { key: string; cert: string } {
     execFileSync(
       'openssl',
       [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1',
-        '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
       ],
       { stdio: 'ignore' },
     );

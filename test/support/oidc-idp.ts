@@ -24,8 +24,22 @@ export interface IdpAccount {
 /** The claims each scope releases, as OpenID Connect Core 5.4 lists them. */
 export const standardScopeClaims: Record<string, string[]> = {
   openid: ['sub'],
-  profile: ['name', 'family_name', 'given_name', 'middle_name', 'nickname', 'preferred_username', 'profile', 'picture', 'website',
-    'gender', 'birthdate', 'zoneinfo', 'locale', 'updated_at'],
+  profile: [
+    'name',
+    'family_name',
+    'given_name',
+    'middle_name',
+    'nickname',
+    'preferred_username',
+    'profile',
+    'picture',
+    'website',
+    'gender',
+    'birthdate',
+    'zoneinfo',
+    'locale',
+    'updated_at',
+  ],
   email: ['email', 'email_verified'],
 };
 
@@ -75,29 +89,43 @@ export async function startTestIdp(input: TestIdpOptions): Promise<TestIdp> {
   const clientSecret = 'test-client-secret-0123456789abcdef';
   const claims = input.claims ?? standardScopeClaims;
   const provider = new Provider(issuer, {
-    clients: [{
-      client_id: clientId, client_secret: clientSecret, redirect_uris: [input.redirectUri], token_endpoint_auth_method: 'client_secret_post',
-      ...(input.pairwiseSubjects ? { subject_type: 'pairwise' } : {}),
-    }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [input.redirectUri],
+        token_endpoint_auth_method: 'client_secret_post',
+        ...(input.pairwiseSubjects ? { subject_type: 'pairwise' } : {}),
+      },
+    ],
     jwks: { keys: [jwk as never] },
     claims,
     scopes: Object.keys(claims),
     ...(input.conformIdTokenClaims !== undefined ? { conformIdTokenClaims: input.conformIdTokenClaims } : {}),
-    ...(input.pairwiseSubjects ? {
-      subjectTypes: ['public', 'pairwise'],
-      async pairwiseIdentifier(_ctx: unknown, accountId: string, client: { sectorIdentifier: string }) {
-        return createHash('sha256').update(`${client.sectorIdentifier}|${accountId}`).digest('hex');
-      },
-    } : {}),
+    ...(input.pairwiseSubjects
+      ? {
+          subjectTypes: ['public', 'pairwise'],
+          async pairwiseIdentifier(_ctx: unknown, accountId: string, client: { sectorIdentifier: string }) {
+            return createHash('sha256').update(`${client.sectorIdentifier}|${accountId}`).digest('hex');
+          },
+        }
+      : {}),
     features: { devInteractions: { enabled: input.interactive === true } },
     async findAccount(_ctx: unknown, id: string) {
       const account = accounts.get(id);
       if (!account) return undefined;
-      return { accountId: id, claims: async (use: 'id_token' | 'userinfo') => (input.claimsFor ? input.claimsFor(account, use) : { ...account }) };
+      return {
+        accountId: id,
+        claims: async (use: 'id_token' | 'userinfo') =>
+          input.claimsFor ? input.claimsFor(account, use) : { ...account },
+      };
     },
     // A first-party client: no consent screen.
     async loadExistingGrant(ctx: any) {
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
+      const grant = new ctx.oidc.provider.Grant({
+        clientId: ctx.oidc.client!.clientId,
+        accountId: ctx.oidc.session!.accountId!,
+      });
       grant.addOIDCScope(Object.keys(claims).join(' '));
       await grant.save();
       return grant;
@@ -106,9 +134,11 @@ export async function startTestIdp(input: TestIdpOptions): Promise<TestIdp> {
   provider.proxy = false;
   provider.use(async (ctx: any, next: () => Promise<void>) => {
     await next();
-    const route = ctx.path === '/.well-known/openid-configuration' ? 'discovery' : ctx.path === '/me' ? 'userinfo' : undefined;
+    const route =
+      ctx.path === '/.well-known/openid-configuration' ? 'discovery' : ctx.path === '/me' ? 'userinfo' : undefined;
     if (route === 'userinfo' && ctx.status === 200) userInfoRequests += 1;
-    if (route && input.alter && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') ctx.body = input.alter(route, ctx.body);
+    if (route && input.alter && ctx.status === 200 && ctx.body && typeof ctx.body === 'object')
+      ctx.body = input.alter(route, ctx.body);
   });
   const receivedCodes: string[] = [];
   const received = (ctx: any) => {
@@ -124,7 +154,12 @@ export async function startTestIdp(input: TestIdpOptions): Promise<TestIdp> {
         const details = await provider.interactionDetails(req, res);
         if (details.prompt.name === 'login' && current) {
           accounts.set(current.sub, current);
-          await provider.interactionFinished(req, res, { login: { accountId: current.sub } }, { mergeWithLastSubmission: false });
+          await provider.interactionFinished(
+            req,
+            res,
+            { login: { accountId: current.sub } },
+            { mergeWithLastSubmission: false },
+          );
           return;
         }
         res.statusCode = 400;
@@ -150,10 +185,11 @@ export async function startTestIdp(input: TestIdpOptions): Promise<TestIdp> {
     },
     userInfoRequests: () => userInfoRequests,
     receivedCodes,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -175,7 +211,11 @@ export function keepCookies(jar: CookieJar, response: Response): void {
  * Follows redirects like a browser (keeping cookies in `jar`, a new one unless given) from `url` until one
  * leaves for `stopAt` (an origin or a URL prefix): that location, or the last response when it never does.
  */
-export async function followRedirects(url: string, stopAt: string, jar: CookieJar = new Map()): Promise<{ location?: string; status: number; text: string; contentType: string | null }> {
+export async function followRedirects(
+  url: string,
+  stopAt: string,
+  jar: CookieJar = new Map(),
+): Promise<{ location?: string; status: number; text: string; contentType: string | null }> {
   let next = url;
   for (let hop = 0; hop < 20; hop++) {
     if (next.startsWith(stopAt)) return { location: next, status: 0, text: '', contentType: null };

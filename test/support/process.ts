@@ -24,7 +24,13 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
     server.child.kill('SIGKILL');
     throw new Error(`server process did not become healthy:\n${server.output()}`);
   }
-  return { child: server.child, url: server.url, output: server.output, exited: server.exited, stop: (signal = 'SIGTERM') => stopProcess(server, signal) };
+  return {
+    child: server.child,
+    url: server.url,
+    output: server.output,
+    exited: server.exited,
+    stop: (signal = 'SIGTERM') => stopProcess(server, signal),
+  };
 }
 
 export interface CliProcess {
@@ -43,7 +49,14 @@ export function spawnCli(args: string[], env: Record<string, string>, main = mai
   const { DATABASE_URL: _ignored, ...inherited } = process.env;
   const child = spawn(process.execPath, [main, ...args], {
     // Test processes sign everyone up from 127.0.0.1: the per-address sign-up limit is raised as in startTestApp.
-    env: { ...inherited, HOST: '127.0.0.1', LOG_LEVEL: 'warn', SIGN_UP_ATTEMPTS_PER_ADDRESS: '1000000', SSO_START_ATTEMPTS_PER_ADDRESS: '1000000', ...env },
+    env: {
+      ...inherited,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      SIGN_UP_ATTEMPTS_PER_ADDRESS: '1000000',
+      SSO_START_ATTEMPTS_PER_ADDRESS: '1000000',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -54,7 +67,10 @@ export function spawnCli(args: string[], env: Record<string, string>, main = mai
 }
 
 /** Runs `orgplane <args>` to its end (killed after 60 s). */
-export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
   const cli = spawnCli(args, env);
   const timer = setTimeout(() => cli.child.kill('SIGKILL'), 60_000);
   const code = await cli.exited;
@@ -66,14 +82,20 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
  * `orgplane start` on a free port; `healthy` resolves true once /health answers 200, false if it exits
  * first. `main`: another checkout's src/main.ts (an earlier release, for upgrade tests).
  */
-export async function spawnServer(env: Record<string, string>, main = mainFile): Promise<CliProcess & { url: string; healthy: Promise<boolean> }> {
+export async function spawnServer(
+  env: Record<string, string>,
+  main = mainFile,
+): Promise<CliProcess & { url: string; healthy: Promise<boolean> }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const server = spawnCli(['start'], { PORT: String(port), ...env }, main);
   const healthy = (async () => {
     const deadline = Date.now() + 60_000;
     while (server.child.exitCode === null && server.child.signalCode === null && Date.now() < deadline) {
-      const ok = await fetch(`${url}/health`).then((response) => response.status === 200, () => false);
+      const ok = await fetch(`${url}/health`).then(
+        (response) => response.status === 200,
+        () => false,
+      );
       if (ok) return true;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -12,11 +12,19 @@ import selfsigned from 'selfsigned';
 
 // samlify is loaded without its type declarations: they pull in the DOM's (through @xmldom/xmldom),
 // whose fetch, FormData and streams then clash with Node's across the project. The little used of it:
-interface SamlifyEntity { entityMeta: { getEntityID(): string } }
+interface SamlifyEntity {
+  entityMeta: { getEntityID(): string };
+}
 interface Samlify {
   IdentityProvider(settings: Record<string, unknown>): SamlifyEntity & {
     getMetadata(): string;
-    createLoginResponse(sp: SamlifyEntity, requestInfo: unknown, binding: 'post', user: { email: string }, replace: () => { id: string; context: string }): Promise<{ context: string }>;
+    createLoginResponse(
+      sp: SamlifyEntity,
+      requestInfo: unknown,
+      binding: 'post',
+      user: { email: string },
+      replace: () => { id: string; context: string },
+    ): Promise<{ context: string }>;
   };
   ServiceProvider(settings: { metadata: string }): SamlifyEntity;
 }
@@ -25,13 +33,21 @@ const samlify = createRequire(import.meta.url)('samlify') as Samlify;
 const redirectBinding = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
 const emailFormat = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
 
-export interface SamlKey { privateKey: string; certificate: string }
+export interface SamlKey {
+  privateKey: string;
+  certificate: string;
+}
 
 /** A 2048-bit RSA key and its self-signed certificate, valid from `notBefore` to `notAfter`. */
 export async function generateSamlKey(options: { notBefore?: Date; notAfter?: Date } = {}): Promise<SamlKey> {
   const notBefore = options.notBefore ?? new Date(Date.now() - 60_000);
   const notAfter = options.notAfter ?? new Date(Date.now() + 365 * 24 * 3600_000);
-  const pems = await selfsigned.generate([{ name: 'commonName', value: 'test-idp.example.test' }], { keySize: 2048, algorithm: 'sha256', notBeforeDate: notBefore, notAfterDate: notAfter });
+  const pems = await selfsigned.generate([{ name: 'commonName', value: 'test-idp.example.test' }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    notBeforeDate: notBefore,
+    notAfterDate: notAfter,
+  });
   return { privateKey: pems.private, certificate: pems.cert };
 }
 
@@ -91,30 +107,52 @@ export interface TestSamlIdp {
   close(): Promise<void>;
 }
 
-const escapeXml = (value: string) => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeXml = (value: string) =>
+  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function responseXml(values: ResponseValues, person: SamlPerson): string {
   const attributes = [
     ...(person.email !== undefined ? [['email', person.email]] : []),
     ...(person.name !== undefined ? [['displayName', person.name]] : []),
-  ].map(([name, value]) => `<saml:Attribute Name="${name}"><saml:AttributeValue xsi:type="xs:string">${escapeXml(value!)}</saml:AttributeValue></saml:Attribute>`).join('');
-  return `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${values.responseId}" Version="2.0" IssueInstant="${values.issueInstant}" Destination="${escapeXml(values.destination)}" InResponseTo="${escapeXml(values.inResponseTo)}">`
-    + `<saml:Issuer>${escapeXml(values.issuer)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>`
-    + `<saml:Assertion xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xs="http://www.w3.org/2001/XMLSchema" ID="${values.assertionId}" Version="2.0" IssueInstant="${values.issueInstant}">`
-    + `<saml:Issuer>${escapeXml(values.issuer)}</saml:Issuer>`
-    + `<saml:Subject><saml:NameID Format="${person.nameIdFormat ?? emailFormat}">${escapeXml(person.nameId)}</saml:NameID>`
-    + `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${values.notOnOrAfter}" Recipient="${escapeXml(values.recipient)}" InResponseTo="${escapeXml(values.subjectInResponseTo)}"/></saml:SubjectConfirmation></saml:Subject>`
-    + `<saml:Conditions NotBefore="${values.notBefore}" NotOnOrAfter="${values.notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${escapeXml(values.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>`
-    + `<saml:AuthnStatement AuthnInstant="${values.authnInstant}" SessionIndex="_s${randomBytes(8).toString('hex')}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`
-    + (attributes ? `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` : '')
-    + `</saml:Assertion></samlp:Response>`;
+  ]
+    .map(
+      ([name, value]) =>
+        `<saml:Attribute Name="${name}"><saml:AttributeValue xsi:type="xs:string">${escapeXml(value!)}</saml:AttributeValue></saml:Attribute>`,
+    )
+    .join('');
+  return (
+    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${values.responseId}" Version="2.0" IssueInstant="${values.issueInstant}" Destination="${escapeXml(values.destination)}" InResponseTo="${escapeXml(values.inResponseTo)}">` +
+    `<saml:Issuer>${escapeXml(values.issuer)}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
+    `<saml:Assertion xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xs="http://www.w3.org/2001/XMLSchema" ID="${values.assertionId}" Version="2.0" IssueInstant="${values.issueInstant}">` +
+    `<saml:Issuer>${escapeXml(values.issuer)}</saml:Issuer>` +
+    `<saml:Subject><saml:NameID Format="${person.nameIdFormat ?? emailFormat}">${escapeXml(person.nameId)}</saml:NameID>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${values.notOnOrAfter}" Recipient="${escapeXml(values.recipient)}" InResponseTo="${escapeXml(values.subjectInResponseTo)}"/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:Conditions NotBefore="${values.notBefore}" NotOnOrAfter="${values.notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${escapeXml(values.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+    `<saml:AuthnStatement AuthnInstant="${values.authnInstant}" SessionIndex="_s${randomBytes(8).toString('hex')}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+    (attributes ? `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` : '') +
+    `</saml:Assertion></samlp:Response>`
+  );
 }
 
 /** The AuthnRequest of an HTTP-Redirect URL (deflated, base64). */
-export function authnRequestOf(authorizationUrl: string): { id: string; forceAuthn: boolean; acsUrl: string; issuer: string; xml: string } {
-  const xml = inflateRawSync(Buffer.from(new URL(authorizationUrl).searchParams.get('SAMLRequest')!, 'base64')).toString('utf8');
+export function authnRequestOf(authorizationUrl: string): {
+  id: string;
+  forceAuthn: boolean;
+  acsUrl: string;
+  issuer: string;
+  xml: string;
+} {
+  const xml = inflateRawSync(
+    Buffer.from(new URL(authorizationUrl).searchParams.get('SAMLRequest')!, 'base64'),
+  ).toString('utf8');
   const attribute = (name: string) => new RegExp(`\\s${name}="([^"]*)"`).exec(xml)?.[1] ?? '';
-  return { id: attribute('ID'), forceAuthn: attribute('ForceAuthn') === 'true', acsUrl: attribute('AssertionConsumerServiceURL'), issuer: /<saml:Issuer[^>]*>([^<]*)</.exec(xml)?.[1] ?? '', xml };
+  return {
+    id: attribute('ID'),
+    forceAuthn: attribute('ForceAuthn') === 'true',
+    acsUrl: attribute('AssertionConsumerServiceURL'),
+    issuer: /<saml:Issuer[^>]*>([^<]*)</.exec(xml)?.[1] ?? '',
+    xml,
+  };
 }
 
 export async function startSamlIdp(options: { key?: SamlKey } = {}): Promise<TestSamlIdp> {
@@ -123,21 +161,22 @@ export async function startSamlIdp(options: { key?: SamlKey } = {}): Promise<Tes
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const entityId = `${base}/saml/idp`;
   const ssoUrl = `${base}/saml/sso`;
-  const firstKey = options.key ?? await generateSamlKey();
+  const firstKey = options.key ?? (await generateSamlKey());
   let key = firstKey;
   let person: SamlPerson = { nameId: 'nobody@example.test' };
   let changes: ((values: ResponseValues) => Partial<ResponseValues>)[] = [];
   let rewrite: ((xml: string) => string) | undefined;
   let sign = true;
 
-  const identityProvider = (signingKey: SamlKey) => samlify.IdentityProvider({
-    entityID: entityId,
-    privateKey: signingKey.privateKey,
-    signingCert: signingKey.certificate,
-    singleSignOnService: [{ Binding: redirectBinding, Location: ssoUrl }],
-    singleLogoutService: [{ Binding: redirectBinding, Location: `${base}/saml/slo` }],
-    nameIDFormat: [emailFormat],
-  });
+  const identityProvider = (signingKey: SamlKey) =>
+    samlify.IdentityProvider({
+      entityID: entityId,
+      privateKey: signingKey.privateKey,
+      signingCert: signingKey.certificate,
+      singleSignOnService: [{ Binding: redirectBinding, Location: ssoUrl }],
+      singleLogoutService: [{ Binding: redirectBinding, Location: `${base}/saml/slo` }],
+      nameIDFormat: [emailFormat],
+    });
   const metadataXml = identityProvider(firstKey).getMetadata();
 
   /** The IdP's answer to an AuthnRequest: the Response for the current person, signed by samlify (the assertion). */
@@ -164,7 +203,13 @@ export async function startSamlIdp(options: { key?: SamlKey } = {}): Promise<Tes
     const xml = responseXml(values, person);
     let signed: string;
     if (sign) {
-      const { context } = await identityProvider(key).createLoginResponse(serviceProvider, { extract: { request: { id: request.id } } }, 'post', { email: person.nameId }, () => ({ id: values.responseId, context: xml }));
+      const { context } = await identityProvider(key).createLoginResponse(
+        serviceProvider,
+        { extract: { request: { id: request.id } } },
+        'post',
+        { email: person.nameId },
+        () => ({ id: values.responseId, context: xml }),
+      );
       signed = Buffer.from(context, 'base64').toString('utf8');
     } else {
       signed = xml;
@@ -183,11 +228,13 @@ export async function startSamlIdp(options: { key?: SamlKey } = {}): Promise<Tes
         const request = authnRequestOf(url.href);
         const samlResponse = await respond(request);
         const relayState = url.searchParams.get('RelayState') ?? '';
-        res.writeHead(200, { 'content-type': 'text/html' }).end(
-          `<!doctype html><html><body onload="document.forms[0].submit()"><form method="post" action="${escapeXml(request.acsUrl)}">`
-          + `<input type="hidden" name="SAMLResponse" value="${samlResponse}"><input type="hidden" name="RelayState" value="${escapeXml(relayState)}">`
-          + `<button type="submit">Continue</button></form></body></html>`,
-        );
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(
+            `<!doctype html><html><body onload="document.forms[0].submit()"><form method="post" action="${escapeXml(request.acsUrl)}">` +
+              `<input type="hidden" name="SAMLResponse" value="${samlResponse}"><input type="hidden" name="RelayState" value="${escapeXml(relayState)}">` +
+              `<button type="submit">Continue</button></form></body></html>`,
+          );
       })().catch((error: unknown) => res.writeHead(500).end(String(error)));
       return;
     }
@@ -200,12 +247,27 @@ export async function startSamlIdp(options: { key?: SamlKey } = {}): Promise<Tes
     metadataUrl: `${base}/saml/metadata`,
     metadataXml,
     key: firstKey,
-    signInAs(next) { person = next; },
-    useKey(next) { key = next; },
-    tamper(change) { changes.push(change); },
-    unsigned() { sign = false; },
-    afterSigning(next) { rewrite = next; },
-    reset() { changes = []; rewrite = undefined; sign = true; key = firstKey; },
+    signInAs(next) {
+      person = next;
+    },
+    useKey(next) {
+      key = next;
+    },
+    tamper(change) {
+      changes.push(change);
+    },
+    unsigned() {
+      sign = false;
+    },
+    afterSigning(next) {
+      rewrite = next;
+    },
+    reset() {
+      changes = [];
+      rewrite = undefined;
+      sign = true;
+      key = firstKey;
+    },
     async answer(authorizationUrl) {
       const page = await fetch(authorizationUrl);
       const html = await page.text();

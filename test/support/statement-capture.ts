@@ -20,7 +20,8 @@ export function captureStatements(): StatementCapture {
   const recording = function (this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
     const params = typeof config === 'string' ? values : ((config as { values?: unknown }).values ?? values);
-    if (typeof text === 'string' && !seen.has(text)) seen.set(text, { text, values: Array.isArray(params) ? [...params] : [] });
+    if (typeof text === 'string' && !seen.has(text))
+      seen.set(text, { text, values: Array.isArray(params) ? [...params] : [] });
     return (original as (...args: unknown[]) => unknown).call(this, config, values, callback);
   };
   pg.Client.prototype.query = recording as typeof original;

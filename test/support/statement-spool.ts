@@ -16,7 +16,10 @@ const root = path.resolve(import.meta.dirname, '../..');
 /** The test files that run the tenant-routing check on their flows (relative to the project root, sorted). */
 export function tenantRoutingFiles(): string[] {
   return globSync('test/**/*.test.ts', { cwd: root })
-    .filter((file) => !file.startsWith('test/citus/') && /\bcheckTenantRouting\(\)/.test(readFileSync(path.join(root, file), 'utf8')))
+    .filter(
+      (file) =>
+        !file.startsWith('test/citus/') && /\bcheckTenantRouting\(\)/.test(readFileSync(path.join(root, file), 'utf8')),
+    )
     .sort();
 }
 
@@ -26,7 +29,11 @@ export function tenantRoutingFiles(): string[] {
  */
 export const REPLAY_GROUPS: readonly { name: string; covers(file: string): boolean }[] = [
   { name: 'matrix', covers: (file) => file.startsWith('test/reliability/') },
-  { name: 'identity', covers: (file) => ['test/identity/', 'test/install-links/', 'test/desktop-sign-in/'].some((folder) => file.startsWith(folder)) },
+  {
+    name: 'identity',
+    covers: (file) =>
+      ['test/identity/', 'test/install-links/', 'test/desktop-sign-in/'].some((folder) => file.startsWith(folder)),
+  },
   { name: 'integrations', covers: () => true },
 ];
 
@@ -34,7 +41,8 @@ export function replayGroupOf(file: string): string {
   return REPLAY_GROUPS.find((group) => group.covers(file))!.name;
 }
 
-const spoolFile = (spool: string, backend: string, file: string) => path.join(spool, backend, `${file.replaceAll('/', '__')}.json`);
+const spoolFile = (spool: string, backend: string, file: string) =>
+  path.join(spool, backend, `${file.replaceAll('/', '__')}.json`);
 
 // Parameters as JSON: bytes and timestamps keep their type, the rest is what node-postgres sent.
 function encode(value: unknown): unknown {
@@ -47,7 +55,8 @@ function encode(value: unknown): unknown {
 
 function decode(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(decode);
-  if (value && typeof value === 'object' && typeof (value as { $bytes?: unknown }).$bytes === 'string') return Buffer.from((value as { $bytes: string }).$bytes, 'base64');
+  if (value && typeof value === 'object' && typeof (value as { $bytes?: unknown }).$bytes === 'string')
+    return Buffer.from((value as { $bytes: string }).$bytes, 'base64');
   return value;
 }
 
@@ -87,7 +96,10 @@ export async function fillSpool(spool: string, files: string[]): Promise<Map<str
         cwd: root,
         // Without the parent's NODE_TEST_CONTEXT: with it, node:test takes the child for a part of this
         // run and runs nothing.
-        env: { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_TEST_CONTEXT')), [SPOOL_VARIABLE]: spool },
+        env: {
+          ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_TEST_CONTEXT')),
+          [SPOOL_VARIABLE]: spool,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let text = '';

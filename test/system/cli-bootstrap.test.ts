@@ -28,14 +28,20 @@ describe('orgplane bootstrap', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  const valid = { '--email': 'ada@example.test', '--password': 'a long enough password', '--name': 'Ada Admin', '--org': 'Analytical Engines' };
+  const valid = {
+    '--email': 'ada@example.test',
+    '--password': 'a long enough password',
+    '--name': 'Ada Admin',
+    '--org': 'Analytical Engines',
+  };
   const bootstrap = (flags: Record<string, string>) => runCli(['bootstrap', ...Object.entries(flags).flat()], env);
 
   it('refuses what the API refuses, naming each flag at fault, exits 2 and creates nothing', async () => {
     const all = await bootstrap({ '--email': 'Not An Email', '--password': 'abc', '--name': ' ', '--org': ' ' });
     assert.equal(all.code, 2, all.output);
     assert.match(all.output, /nothing was created/);
-    for (const flag of ['--email', '--password', '--name', '--org']) assert.match(all.output, new RegExp(`^\\s+${flag}: `, 'm'), flag);
+    for (const flag of ['--email', '--password', '--name', '--org'])
+      assert.match(all.output, new RegExp(`^\\s+${flag}: `, 'm'), flag);
     assert.doesNotMatch(all.output, /sessionToken/);
 
     const oneWrong: Array<[flag: keyof typeof valid, value: string]> = [
@@ -47,12 +53,17 @@ describe('orgplane bootstrap', () => {
       ['--org', '\t'],
       ['--org', 'o'.repeat(201)],
     ];
-    await Promise.all(oneWrong.map(async ([flag, value]) => {
-      const run = await bootstrap({ ...valid, [flag]: value });
-      assert.equal(run.code, 2, `${flag}=${value}: ${run.output}`);
-      const named = run.output.split('\n').filter((line) => /^\s+--\w+: /.test(line)).map((line) => line.trim().split(':')[0]);
-      assert.deepEqual(named, [flag], run.output);
-    }));
+    await Promise.all(
+      oneWrong.map(async ([flag, value]) => {
+        const run = await bootstrap({ ...valid, [flag]: value });
+        assert.equal(run.code, 2, `${flag}=${value}: ${run.output}`);
+        const named = run.output
+          .split('\n')
+          .filter((line) => /^\s+--\w+: /.test(line))
+          .map((line) => line.trim().split(':')[0]);
+        assert.deepEqual(named, [flag], run.output);
+      }),
+    );
   });
 
   it('then creates the administrator from valid flags (names trimmed as the API does), who can sign in', async () => {
@@ -69,7 +80,10 @@ describe('orgplane bootstrap', () => {
     const server = await spawnServer(env);
     try {
       assert.ok(await server.healthy, server.output());
-      const signIn = await api(server.url).post('/v1/auth/sign-in', { email: valid['--email'], password: valid['--password'] });
+      const signIn = await api(server.url).post('/v1/auth/sign-in', {
+        email: valid['--email'],
+        password: valid['--password'],
+      });
       assert.equal(signIn.status, 200, signIn.text);
       assert.equal(signIn.body.user.id, ids.userId);
       assert.equal(signIn.body.user.name, 'Ada Admin');

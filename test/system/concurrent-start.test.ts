@@ -9,7 +9,9 @@ import { signUp } from '../support/fixtures.ts';
 import { api } from '../support/http.ts';
 import { spawnServer, stopProcess } from '../support/process.ts';
 
-test('three servers started at once on a new database all become healthy', { skip: testBackend !== 'postgres' && 'several processes share only a PostgreSQL database' }, async () => {
+test('three servers started at once on a new database all become healthy', {
+  skip: testBackend !== 'postgres' && 'several processes share only a PostgreSQL database',
+}, async () => {
   const database = await createPostgresDatabase();
   const env = { DATABASE_URL: database.url, ORGPLANE_SECRET_KEY: `v1:${randomBytes(32).toString('base64')}` };
   const servers = await Promise.all([1, 2, 3].map(() => spawnServer(env)));
@@ -24,7 +26,9 @@ test('three servers started at once on a new database all become healthy', { ski
 
 // The queue's first start is serialized on a session of its own: with a pool of one connection, the
 // work it guards still has that connection.
-test('a server with a pool of a single connection starts and serves', { skip: testBackend !== 'postgres' && 'the pool size applies to PostgreSQL' }, async () => {
+test('a server with a pool of a single connection starts and serves', {
+  skip: testBackend !== 'postgres' && 'the pool size applies to PostgreSQL',
+}, async () => {
   const app = await startTestApp({ dbPoolSize: 1 });
   try {
     assert.equal((await api(app.url).get('/health')).status, 200);

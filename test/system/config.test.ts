@@ -12,15 +12,17 @@ import { api } from '../support/http.ts';
 import { runCli } from '../support/process.ts';
 
 test('DNS_SERVERS: IP addresses with or without a port are taken; a host name or other text stops the start naming the variable', () => {
-  assert.deepEqual(loadConfig({ DNS_SERVERS: ' 192.0.2.53, 192.0.2.54:5353 ,[2001:db8::53]:53,2001:db8::54' }).dnsServers, [
-    '192.0.2.53',
-    '192.0.2.54:5353',
-    '[2001:db8::53]:53',
-    '2001:db8::54',
-  ]);
+  assert.deepEqual(
+    loadConfig({ DNS_SERVERS: ' 192.0.2.53, 192.0.2.54:5353 ,[2001:db8::53]:53,2001:db8::54' }).dnsServers,
+    ['192.0.2.53', '192.0.2.54:5353', '[2001:db8::53]:53', '2001:db8::54'],
+  );
   assert.deepEqual(loadConfig({}).dnsServers, []);
   for (const value of ['dns.example.com', '192.0.2.53, resolver.internal', '192.0.2.300', 'tcp://192.0.2.53']) {
-    assert.throws(() => loadConfig({ DNS_SERVERS: value }), /Invalid configuration:[\s\S]*DNS_SERVERS: must be IP addresses/, value);
+    assert.throws(
+      () => loadConfig({ DNS_SERVERS: value }),
+      /Invalid configuration:[\s\S]*DNS_SERVERS: must be IP addresses/,
+      value,
+    );
   }
 });
 
@@ -28,7 +30,10 @@ test('a key ring with a key where its version belongs is refused without printin
   const { parseKeyRing } = await import('../../src/platform/secrets.ts');
   const key = Buffer.alloc(32, 7).toString('base64');
   for (const text of [`${key}:v1`, `v2:${key},${key}:v1`]) {
-    assert.throws(() => parseKeyRing(text), (error: Error) => /version must look like v1/.test(error.message) && !error.message.includes(key));
+    assert.throws(
+      () => parseKeyRing(text),
+      (error: Error) => /version must look like v1/.test(error.message) && !error.message.includes(key),
+    );
   }
   assert.doesNotThrow(() => parseKeyRing(`v2:${key},v1:${key}`));
 });
@@ -57,7 +62,10 @@ const numericSettings: Array<[name: string, good: string, tooSmall: string, tooL
 
 test('DESKTOP_DOWNLOAD_URL has no made-up default: unset is null; an http(s) URL is taken; anything else stops the start naming it', () => {
   assert.equal(loadConfig({}).desktopDownloadUrl, null);
-  assert.equal(loadConfig({ DESKTOP_DOWNLOAD_URL: 'https://downloads.example.com/app' }).desktopDownloadUrl, 'https://downloads.example.com/app');
+  assert.equal(
+    loadConfig({ DESKTOP_DOWNLOAD_URL: 'https://downloads.example.com/app' }).desktopDownloadUrl,
+    'https://downloads.example.com/app',
+  );
   for (const bad of ['downloads', 'javascript:alert(1)', 'ftp://downloads.example.com/app']) {
     assert.throws(() => loadConfig({ DESKTOP_DOWNLOAD_URL: bad }), /DESKTOP_DOWNLOAD_URL: /, bad);
   }
@@ -67,16 +75,28 @@ test('every numeric setting takes a whole number in its range; a fraction (2.5, 
   for (const [name, good, tooSmall, tooLarge] of numericSettings) {
     assert.doesNotThrow(() => loadConfig({ [name]: good }), name);
     for (const fraction of ['2.5', '0.5', '1.5']) {
-      assert.throws(() => loadConfig({ [name]: fraction }), new RegExp(`Invalid configuration:[\\s\\S]*\\b${name}: .*expected int`), `${name}=${fraction}`);
+      assert.throws(
+        () => loadConfig({ [name]: fraction }),
+        new RegExp(`Invalid configuration:[\\s\\S]*\\b${name}: .*expected int`),
+        `${name}=${fraction}`,
+      );
     }
     for (const value of [tooSmall, tooLarge, 'ten', '']) {
-      assert.throws(() => loadConfig({ [name]: value }), (error: Error) => error.name === 'ConfigError' && error.message.includes(`${name}: `), `${name}=${value}`);
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: Error) => error.name === 'ConfigError' && error.message.includes(`${name}: `),
+        `${name}=${value}`,
+      );
     }
   }
   // The one setting that takes a fraction: how often idle workers poll, from half a second.
   assert.equal(loadConfig({ MESSENGER_DELIVERY_POLL_SECONDS: '0.5' }).messengerDelivery.pollingIntervalSeconds, 0.5);
   for (const value of ['0.4', '61', 'often', '']) {
-    assert.throws(() => loadConfig({ MESSENGER_DELIVERY_POLL_SECONDS: value }), /MESSENGER_DELIVERY_POLL_SECONDS: /, `MESSENGER_DELIVERY_POLL_SECONDS=${value}`);
+    assert.throws(
+      () => loadConfig({ MESSENGER_DELIVERY_POLL_SECONDS: value }),
+      /MESSENGER_DELIVERY_POLL_SECONDS: /,
+      `MESSENGER_DELIVERY_POLL_SECONDS=${value}`,
+    );
   }
   assert.equal(loadConfig({ MESSENGER_DELIVERY_ATTEMPTS: '5' }).messengerDelivery.maxAttempts, 5);
   assert.equal(loadConfig({ SESSION_TTL_HOURS: '24' }).sessionTtlHours, 24);
@@ -94,10 +114,17 @@ test('MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS below MESSENGER_DELIVERY_RETRY_
     () => loadConfig({ MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: '10', MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: '5' }),
     /MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: must be at least MESSENGER_DELIVERY_RETRY_DELAY_SECONDS/,
   );
-  assert.doesNotThrow(() => loadConfig({ MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: '5', MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: '5' }));
+  assert.doesNotThrow(() =>
+    loadConfig({ MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: '5', MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS: '5' }),
+  );
   // A delivery allowed to run past its expiry would be handed to a second worker while it runs.
-  assert.throws(() => loadConfig({ MESSENGER_DELIVERY_TIMEOUT_MS: '60000', MESSENGER_DELIVERY_EXPIRE_SECONDS: '60' }), /MESSENGER_DELIVERY_TIMEOUT_MS: must be shorter than MESSENGER_DELIVERY_EXPIRE_SECONDS/);
-  assert.doesNotThrow(() => loadConfig({ MESSENGER_DELIVERY_TIMEOUT_MS: '59000', MESSENGER_DELIVERY_EXPIRE_SECONDS: '60' }));
+  assert.throws(
+    () => loadConfig({ MESSENGER_DELIVERY_TIMEOUT_MS: '60000', MESSENGER_DELIVERY_EXPIRE_SECONDS: '60' }),
+    /MESSENGER_DELIVERY_TIMEOUT_MS: must be shorter than MESSENGER_DELIVERY_EXPIRE_SECONDS/,
+  );
+  assert.doesNotThrow(() =>
+    loadConfig({ MESSENGER_DELIVERY_TIMEOUT_MS: '59000', MESSENGER_DELIVERY_EXPIRE_SECONDS: '60' }),
+  );
 });
 
 test('`orgplane start` and `orgplane worker` refuse a fractional setting at once, exit non-zero, and never listen', async () => {
@@ -109,13 +136,15 @@ test('`orgplane start` and `orgplane worker` refuse a fractional setting at once
       ['worker', 'MESSENGER_DELIVERY_EXPIRE_SECONDS', '0.5'],
       ['worker', 'MESSENGER_DELIVERY_CONCURRENCY', '2.5'],
     ];
-    await Promise.all(cases.map(async ([command, name, value]) => {
-      const port = await freePort();
-      const run = await runCli([command], { DATA_DIR: dataDir, PORT: String(port), [name]: value });
-      assert.equal(run.code, 1, run.output);
-      assert.match(run.output, new RegExp(`Invalid configuration:\\s+${name}: .*expected int`));
-      assert.doesNotMatch(run.output, /listening|worker running|\n\s+at /, 'no start, no stack trace');
-    }));
+    await Promise.all(
+      cases.map(async ([command, name, value]) => {
+        const port = await freePort();
+        const run = await runCli([command], { DATA_DIR: dataDir, PORT: String(port), [name]: value });
+        assert.equal(run.code, 1, run.output);
+        assert.match(run.output, new RegExp(`Invalid configuration:\\s+${name}: .*expected int`));
+        assert.doesNotMatch(run.output, /listening|worker running|\n\s+at /, 'no start, no stack trace');
+      }),
+    );
     assert.deepEqual(await readdir(dataDir), [], 'nothing was written to DATA_DIR');
   } finally {
     await rm(dataDir, { recursive: true, force: true });
@@ -123,7 +152,9 @@ test('`orgplane start` and `orgplane worker` refuse a fractional setting at once
 });
 
 test(`the longest session lifetime taken (SESSION_TTL_HOURS=${MAX_SESSION_TTL_HOURS}) works end to end: sign-in, then the session is valid for that long`, async () => {
-  const app = await startTestApp({ sessionTtlHours: loadConfig({ SESSION_TTL_HOURS: String(MAX_SESSION_TTL_HOURS) }).sessionTtlHours });
+  const app = await startTestApp({
+    sessionTtlHours: loadConfig({ SESSION_TTL_HOURS: String(MAX_SESSION_TTL_HOURS) }).sessionTtlHours,
+  });
   try {
     const user = await signUp(app.url, 'longsession');
     const signIn = await api(app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password });
@@ -134,7 +165,8 @@ test(`the longest session lifetime taken (SESSION_TTL_HOURS=${MAX_SESSION_TTL_HO
       [user.userId],
     );
     assert.equal(rows.length, 2);
-    for (const row of rows) assert.ok(Math.abs(Number(row.hours) - MAX_SESSION_TTL_HOURS) < 1, `expires in ${row.hours} hours`);
+    for (const row of rows)
+      assert.ok(Math.abs(Number(row.hours) - MAX_SESSION_TTL_HOURS) < 1, `expires in ${row.hours} hours`);
   } finally {
     await app.close();
   }
@@ -142,7 +174,11 @@ test(`the longest session lifetime taken (SESSION_TTL_HOURS=${MAX_SESSION_TTL_HO
 
 test('TRUSTED_PROXIES takes IP addresses and CIDRs; anything else stops the start naming it', () => {
   assert.deepEqual(loadConfig({}).trustedProxies, []);
-  assert.deepEqual(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8' }).trustedProxies, ['10.0.0.0/8', '192.0.2.7', 'fd00::/8']);
+  assert.deepEqual(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8' }).trustedProxies, [
+    '10.0.0.0/8',
+    '192.0.2.7',
+    'fd00::/8',
+  ]);
   for (const value of ['proxy.internal', '10.0.0.0/33', '10.0.0', '*']) {
     assert.throws(() => loadConfig({ TRUSTED_PROXIES: value }), /TRUSTED_PROXIES: /, `TRUSTED_PROXIES=${value}`);
   }

@@ -11,7 +11,9 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 
 const chromiumPath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const skip = chromiumPath ? false : 'Chromium is not installed (apt-get install -y chromium); the CORS browser test cannot run';
+const skip = chromiumPath
+  ? false
+  : 'Chromium is not installed (apt-get install -y chromium); the CORS browser test cannot run';
 
 /** A server for a page: any path answers an empty HTML page, whose script the test runs. */
 async function startPageServer(): Promise<{ server: Server; origin: string }> {
@@ -35,7 +37,14 @@ before(async () => {
   tenant = await createTenant(app.url);
   browser = await chromium.launch({
     executablePath: chromiumPath!,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 after(async () => {
@@ -54,32 +63,43 @@ interface Outcome {
 }
 
 /** Opens `origin`'s page and runs fetch(url, init) in it; a fetch the browser blocks comes back as ok: false with its error. */
-async function fetchFrom(origin: string, url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Outcome> {
+async function fetchFrom(
+  origin: string,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Outcome> {
   const page = await browser.newPage();
   try {
     await page.goto(`${origin}/`);
-    return await page.evaluate(async ([target, options]) => {
-      try {
-        const response = await fetch(target, options);
-        const text = await response.text();
-        return {
-          ok: true,
-          status: response.status,
-          body: text ? JSON.parse(text) : null,
-          requestId: response.headers.get('x-request-id'),
-          retryAfter: response.headers.get('retry-after'),
-        };
-      } catch (error) {
-        return { ok: false, error: String(error) };
-      }
-    }, [url, init] as const);
+    return await page.evaluate(
+      async ([target, options]) => {
+        try {
+          const response = await fetch(target, options);
+          const text = await response.text();
+          return {
+            ok: true,
+            status: response.status,
+            body: text ? JSON.parse(text) : null,
+            requestId: response.headers.get('x-request-id'),
+            retryAfter: response.headers.get('retry-after'),
+          };
+        } catch (error) {
+          return { ok: false, error: String(error) };
+        }
+      },
+      [url, init] as const,
+    );
   } finally {
     await page.close();
   }
 }
 
-test('a page on the listed origin calls the API with a bearer token and reads the answer and its headers', { skip }, async () => {
-  const me = await fetchFrom(allowedPage.origin, `${app.url}/v1/me`, { headers: { authorization: `Bearer ${tenant.member.token}` } });
+test('a page on the listed origin calls the API with a bearer token and reads the answer and its headers', {
+  skip,
+}, async () => {
+  const me = await fetchFrom(allowedPage.origin, `${app.url}/v1/me`, {
+    headers: { authorization: `Bearer ${tenant.member.token}` },
+  });
   assert.equal(me.ok, true, me.error);
   assert.equal(me.status, 200);
   assert.equal((me.body as { user: { email: string } }).user.email, tenant.member.email);
@@ -104,9 +124,13 @@ test('a page on the listed origin calls the API with a bearer token and reads th
   assert.equal(team.status, 201, JSON.stringify(team.body));
 });
 
-test('the same page on an unlisted origin is blocked by the browser, before and after the server answers', { skip }, async () => {
+test('the same page on an unlisted origin is blocked by the browser, before and after the server answers', {
+  skip,
+}, async () => {
   // preflighted: the browser never sends the request
-  const me = await fetchFrom(otherPage.origin, `${app.url}/v1/me`, { headers: { authorization: `Bearer ${tenant.member.token}` } });
+  const me = await fetchFrom(otherPage.origin, `${app.url}/v1/me`, {
+    headers: { authorization: `Bearer ${tenant.member.token}` },
+  });
   assert.equal(me.ok, false);
   assert.match(me.error!, /TypeError/);
   // a simple request reaches the server, but the page cannot read the answer
@@ -124,6 +148,8 @@ test('a listed origin still cannot call the webhook ingress or SCIM from a page'
     body: '{"update_id":1}',
   });
   assert.equal(webhook.ok, false);
-  const scim = await fetchFrom(allowedPage.origin, `${app.url}/scim/v2/Users`, { headers: { authorization: 'Bearer opscim_x' } });
+  const scim = await fetchFrom(allowedPage.origin, `${app.url}/scim/v2/Users`, {
+    headers: { authorization: 'Bearer opscim_x' },
+  });
   assert.equal(scim.ok, false);
 });

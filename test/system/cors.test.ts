@@ -15,29 +15,56 @@ let app: TestApp;
 let plain: TestApp;
 let tenant: Tenant;
 before(async () => {
-  [app, plain] = await Promise.all([startTestApp({ corsAllowedOrigins: [listed, 'https://other.example.test'] }), startTestApp()]);
+  [app, plain] = await Promise.all([
+    startTestApp({ corsAllowedOrigins: [listed, 'https://other.example.test'] }),
+    startTestApp(),
+  ]);
   tenant = await createTenant(app.url);
 });
 after(async () => {
   await Promise.all([app?.close(), plain?.close()]);
 });
 
-const preflight = (base: string, path: string, origin: string, method = 'PUT', headers = 'authorization, content-type') =>
+const preflight = (
+  base: string,
+  path: string,
+  origin: string,
+  method = 'PUT',
+  headers = 'authorization, content-type',
+) =>
   fetch(new URL(path, base), {
     method: 'OPTIONS',
     headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
   });
 
-const list = (value: string | null) => (value ?? '').split(',').map((item) => item.trim().toLowerCase()).filter(Boolean);
+const list = (value: string | null) =>
+  (value ?? '')
+    .split(',')
+    .map((item) => item.trim().toLowerCase())
+    .filter(Boolean);
 
 test('CORS_ALLOWED_ORIGINS: origins are normalized as browsers send them; anything else names the variable', () => {
   assert.deepEqual(loadConfig({}).corsAllowedOrigins, []);
   assert.deepEqual(
-    loadConfig({ CORS_ALLOWED_ORIGINS: ' HTTPS://App.Example.com:443/ , http://localhost:5173,https://app.example.com' }).corsAllowedOrigins,
+    loadConfig({
+      CORS_ALLOWED_ORIGINS: ' HTTPS://App.Example.com:443/ , http://localhost:5173,https://app.example.com',
+    }).corsAllowedOrigins,
     ['https://app.example.com', 'http://localhost:5173'],
   );
-  for (const bad of ['*', 'null', 'app.example.com', 'https://app.example.com/path', 'https://app.example.com?x', 'ftp://app.example.com', 'https://user@app.example.com']) {
-    assert.throws(() => loadConfig({ CORS_ALLOWED_ORIGINS: bad }), (error: Error) => error instanceof ConfigError && /CORS_ALLOWED_ORIGINS/.test(error.message), bad);
+  for (const bad of [
+    '*',
+    'null',
+    'app.example.com',
+    'https://app.example.com/path',
+    'https://app.example.com?x',
+    'ftp://app.example.com',
+    'https://user@app.example.com',
+  ]) {
+    assert.throws(
+      () => loadConfig({ CORS_ALLOWED_ORIGINS: bad }),
+      (error: Error) => error instanceof ConfigError && /CORS_ALLOWED_ORIGINS/.test(error.message),
+      bad,
+    );
   }
 });
 
@@ -46,15 +73,17 @@ test('a preflight from a listed origin is answered 204 with what the API takes, 
   assert.equal(response.status, 204);
   assert.equal(response.headers.get('access-control-allow-origin'), listed);
   assert.ok(list(response.headers.get('access-control-allow-methods')).includes('put'));
-  for (const method of ['get', 'post', 'patch', 'delete']) assert.ok(list(response.headers.get('access-control-allow-methods')).includes(method), method);
-  for (const header of ['authorization', 'content-type', 'x-api-key']) assert.ok(list(response.headers.get('access-control-allow-headers')).includes(header), header);
+  for (const method of ['get', 'post', 'patch', 'delete'])
+    assert.ok(list(response.headers.get('access-control-allow-methods')).includes(method), method);
+  for (const header of ['authorization', 'content-type', 'x-api-key'])
+    assert.ok(list(response.headers.get('access-control-allow-headers')).includes(header), header);
   assert.equal(response.headers.get('access-control-max-age'), '600');
   assert.equal(response.headers.get('access-control-allow-credentials'), null);
   assert.ok(list(response.headers.get('vary')).includes('origin'));
   assert.equal(await response.text(), '');
 });
 
-test('a listed origin\'s requests carry its origin on success and on errors, with the readable headers named', async () => {
+test("a listed origin's requests carry its origin on success and on errors, with the readable headers named", async () => {
   const me = await api(app.url, tenant.member.token).get('/v1/me', { headers: { origin: listed } });
   assert.equal(me.status, 200);
   assert.equal(me.headers.get('access-control-allow-origin'), listed);
@@ -65,7 +94,11 @@ test('a listed origin\'s requests carry its origin on success and on errors, wit
   const anonymous = await api(app.url).get('/v1/me', { headers: { origin: listed } });
   assert.equal(anonymous.status, 401);
   assert.equal(anonymous.headers.get('access-control-allow-origin'), listed);
-  const invalid = await api(app.url).post('/v1/auth/sign-in', { email: 'nope' }, { headers: { origin: 'https://other.example.test' } });
+  const invalid = await api(app.url).post(
+    '/v1/auth/sign-in',
+    { email: 'nope' },
+    { headers: { origin: 'https://other.example.test' } },
+  );
   assert.equal(invalid.status, 400);
   assert.equal(invalid.headers.get('access-control-allow-origin'), 'https://other.example.test');
   for (const path of ['/health', '/openapi.json']) {
@@ -90,7 +123,16 @@ test('an unlisted origin, or "null", gets no CORS header: its preflight is the 4
 });
 
 test('the webhook ingress, SCIM, the docs, metrics and the install page never answer cross-origin', async () => {
-  const paths = ['/v1/webhooks/messenger/mcn_x', '/scim/v2/Users', '/scim/v2/ServiceProviderConfig', '/docs', '/docs/', '/metrics', `/install/opl_${'x'.repeat(43)}`, '/oauth/client-metadata.json'];
+  const paths = [
+    '/v1/webhooks/messenger/mcn_x',
+    '/scim/v2/Users',
+    '/scim/v2/ServiceProviderConfig',
+    '/docs',
+    '/docs/',
+    '/metrics',
+    `/install/opl_${'x'.repeat(43)}`,
+    '/oauth/client-metadata.json',
+  ];
   for (const path of paths) {
     const flight = await preflight(app.url, path, listed, 'POST', 'content-type');
     assert.equal(flight.headers.get('access-control-allow-origin'), null, path);
@@ -98,7 +140,11 @@ test('the webhook ingress, SCIM, the docs, metrics and the install page never an
     const get = await fetch(new URL(path, app.url), { headers: { origin: listed } });
     assert.equal(get.headers.get('access-control-allow-origin'), null, path);
   }
-  const webhook = await api(app.url).post('/v1/webhooks/messenger/mcn_x', { update_id: 1 }, { headers: { origin: listed } });
+  const webhook = await api(app.url).post(
+    '/v1/webhooks/messenger/mcn_x',
+    { update_id: 1 },
+    { headers: { origin: listed } },
+  );
   assert.equal(webhook.headers.get('access-control-allow-origin'), null);
 });
 

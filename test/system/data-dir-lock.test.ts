@@ -23,8 +23,17 @@ const inUseMessage = (dataDir: string, pid: number) =>
 /** What a refused process must leave as it was: the files of DATA_DIR (names, sizes), the key and the lock. */
 async function snapshot(dataDir: string) {
   const entries = await readdir(dataDir, { recursive: true });
-  const files = await Promise.all(entries.sort().filter((name) => !name.startsWith('pglite/')).map(async (name) => [name, (await stat(path.join(dataDir, name))).size]));
-  return { files, key: await readFile(path.join(dataDir, 'secret.key'), 'utf8'), lock: await readFile(lockFileIn(dataDir), 'utf8') };
+  const files = await Promise.all(
+    entries
+      .sort()
+      .filter((name) => !name.startsWith('pglite/'))
+      .map(async (name) => [name, (await stat(path.join(dataDir, name))).size]),
+  );
+  return {
+    files,
+    key: await readFile(path.join(dataDir, 'secret.key'), 'utf8'),
+    lock: await readFile(lockFileIn(dataDir), 'utf8'),
+  };
 }
 
 async function bootstrapByApi(url: string) {
@@ -66,7 +75,20 @@ describe('the embedded DATA_DIR is locked by the process that has it open', { sk
 
     const env = { DATA_DIR: dataDir, PORT: String(await freePort()) };
     const refused = await Promise.all([
-      runCli(['bootstrap', '--email', 'second@example.test', '--password', 'a long enough password', '--name', 'Second', '--org', 'Second'], env),
+      runCli(
+        [
+          'bootstrap',
+          '--email',
+          'second@example.test',
+          '--password',
+          'a long enough password',
+          '--name',
+          'Second',
+          '--org',
+          'Second',
+        ],
+        env,
+      ),
       runCli(['org', 'set-plan', organizationId, 'team'], env),
       runCli(['migrate'], env),
       runCli(['worker'], env),
@@ -100,7 +122,11 @@ describe('the embedded DATA_DIR is locked by the process that has it open', { sk
     const first = await startServer(dataDir);
     const { token, organizationId } = await bootstrapByApi(first.url);
     await stopProcess(first, 'SIGKILL');
-    assert.equal(readFileSync(lockFileIn(dataDir), 'utf8').split('\n')[0], String(first.pid), 'the killed process left its lock');
+    assert.equal(
+      readFileSync(lockFileIn(dataDir), 'utf8').split('\n')[0],
+      String(first.pid),
+      'the killed process left its lock',
+    );
 
     const second = await startServer(dataDir);
     assert.equal(readFileSync(lockFileIn(dataDir), 'utf8').split('\n')[0], String(second.pid));
@@ -130,7 +156,9 @@ describe('the embedded DATA_DIR is locked by the process that has it open', { sk
     await stopProcess(winner);
   });
 
-  it('a live process with a dead owner\'s pid (pid reuse) does not hold the lock; a live owner does', { skip: !existsSync('/proc/self/stat') && 'needs /proc' }, async () => {
+  it("a live process with a dead owner's pid (pid reuse) does not hold the lock; a live owner does", {
+    skip: !existsSync('/proc/self/stat') && 'needs /proc',
+  }, async () => {
     const dataDir = await newDataDir();
     // This test process is alive, but it did not start at tick 1 after boot: the pid was reused.
     await writeFile(lockFileIn(dataDir), `${process.pid}\n1\n`);
@@ -148,7 +176,9 @@ describe('the embedded DATA_DIR is locked by the process that has it open', { sk
 
   // Another container on the same volume, or the machine before a reboot: the pid (here this very
   // process's own, as pid 1 is in every container) says nothing; the lock holds while it is fresh.
-  it('a lock from another pid namespace or machine boot holds while it is refreshed, and is taken over once it has not been for 30 s', { skip: !existsSync('/proc/sys/kernel/random/boot_id') && 'needs /proc' }, async () => {
+  it('a lock from another pid namespace or machine boot holds while it is refreshed, and is taken over once it has not been for 30 s', {
+    skip: !existsSync('/proc/sys/kernel/random/boot_id') && 'needs /proc',
+  }, async () => {
     const dataDir = await newDataDir();
     await writeFile(lockFileIn(dataDir), `${process.pid}\n1\nanother-boot pid:[1]\n`);
     const refused = await runCli(['migrate'], { DATA_DIR: dataDir });
@@ -160,7 +190,9 @@ describe('the embedded DATA_DIR is locked by the process that has it open', { sk
     assert.equal(migrated.code, 0, migrated.output);
   });
 
-  it('a process holding the lock keeps its file fresh, and names where its pid belongs', { skip: !existsSync('/proc/sys/kernel/random/boot_id') && 'needs /proc' }, async () => {
+  it('a process holding the lock keeps its file fresh, and names where its pid belongs', {
+    skip: !existsSync('/proc/sys/kernel/random/boot_id') && 'needs /proc',
+  }, async () => {
     const dataDir = await newDataDir();
     const server = await startServer(dataDir);
     assert.ok(readFileSync(lockFileIn(dataDir), 'utf8').split('\n')[2]);
@@ -175,7 +207,7 @@ describe('the embedded DATA_DIR is locked by the process that has it open', { sk
     await stopProcess(server);
   });
 
-  it('in one process: a database directory opens once at a time, its lock lives as long as it is open, and refuses other processes\' locks', async () => {
+  it("in one process: a database directory opens once at a time, its lock lives as long as it is open, and refuses other processes' locks", async () => {
     const dataDir = await newDataDir();
     const pgliteDir = path.join(dataDir, 'pglite');
     const db = await openDatabase({ pgliteDataDir: pgliteDir });
@@ -185,7 +217,10 @@ describe('the embedded DATA_DIR is locked by the process that has it open', { sk
     assert.equal(existsSync(lockFileIn(dataDir)), false);
 
     const server = await startServer(dataDir);
-    await assert.rejects(openDatabase({ pgliteDataDir: pgliteDir }), (error: unknown) => error instanceof DataDirInUseError && error.pid === server.pid);
+    await assert.rejects(
+      openDatabase({ pgliteDataDir: pgliteDir }),
+      (error: unknown) => error instanceof DataDirInUseError && error.pid === server.pid,
+    );
     await stopProcess(server);
     const reopened = await openDatabase({ pgliteDataDir: pgliteDir });
     await reopened.close();
@@ -196,7 +231,9 @@ describe('the embedded DATA_DIR is locked by the process that has it open', { sk
   });
 });
 
-describe('with DATABASE_URL, DATA_DIR is not locked', { skip: testBackend !== 'postgres' && 'needs PostgreSQL' }, () => {
+describe('with DATABASE_URL, DATA_DIR is not locked', {
+  skip: testBackend !== 'postgres' && 'needs PostgreSQL',
+}, () => {
   let dropDatabase: () => Promise<void>;
   let databaseUrl: string;
   let dataDir: string;

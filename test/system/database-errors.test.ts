@@ -47,13 +47,18 @@ test('values the database refuses are errors of the data, not unique violations'
 });
 
 test('a statement that is wrong in itself, or a raised exception of another class, is not an error of the data', async () => {
-  for (const statement of ['SELECT * FROM no_such_table', "DO $$ BEGIN RAISE EXCEPTION 'stop' USING ERRCODE = '57014'; END $$"]) {
+  for (const statement of [
+    'SELECT * FROM no_such_table',
+    "DO $$ BEGIN RAISE EXCEPTION 'stop' USING ERRCODE = '57014'; END $$",
+  ]) {
     const error = await errorOf(database.db.query(statement));
     assert.equal(isDataError(error), false, statement);
   }
 });
 
-test('a database that cannot be reached is not an error of the data', { skip: testBackend !== 'postgres' && 'PGlite runs in this process' }, async () => {
+test('a database that cannot be reached is not an error of the data', {
+  skip: testBackend !== 'postgres' && 'PGlite runs in this process',
+}, async () => {
   const unreachable = await openDatabase({ databaseUrl: `postgres://postgres@127.0.0.1:${await freePort()}/nothing` });
   try {
     const error = await errorOf(unreachable.query('SELECT 1'));
@@ -66,13 +71,16 @@ test('a database that cannot be reached is not an error of the data', { skip: te
 });
 
 test('after a statement fails, the next ones on the same connection succeed: plain, with parameters and prepared', async () => {
-  const backendPid = async () => (await database.db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const backendPid = async () =>
+    (await database.db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
   const before = await backendPid();
   for (let round = 0; round < 3; round += 1) {
     await errorOf(database.db.query('SELECT 1 / $1::int', [0]));
     assert.deepEqual((await database.db.query('SELECT 2 AS two')).rows, [{ two: 2 }]);
     await errorOf(database.db.prepared('divide', 'SELECT 1 / $1::int AS quotient', [0]));
-    assert.deepEqual((await database.db.prepared('divide', 'SELECT 1 / $1::int AS quotient', [1])).rows, [{ quotient: 1 }]);
+    assert.deepEqual((await database.db.prepared('divide', 'SELECT 1 / $1::int AS quotient', [1])).rows, [
+      { quotient: 1 },
+    ]);
     assert.deepEqual((await database.db.query('SELECT $1::int AS three', [3])).rows, [{ three: 3 }]);
   }
   // The refused statements did not cost the connection: it is the one from before.
@@ -80,7 +88,14 @@ test('after a statement fails, the next ones on the same connection succeed: pla
 });
 
 test('anything else is neither', () => {
-  for (const value of [undefined, null, 'text', new Error('plain'), Object.assign(new Error('socket'), { code: 'EPIPE' }), { code: 22012 }]) {
+  for (const value of [
+    undefined,
+    null,
+    'text',
+    new Error('plain'),
+    Object.assign(new Error('socket'), { code: 'EPIPE' }),
+    { code: 22012 },
+  ]) {
     assert.equal(isDataError(value), false);
     assert.equal(isUniqueViolation(value), false);
     assert.equal(isStatementError(value), false);

@@ -34,15 +34,19 @@ const writes: Record<string, Classification> = {
   bootstrap: not('creates the first account of an empty instance: there is no session yet'),
   signUp: not('sign-up: there is no session yet'),
   signIn: not('sign-in itself: it is the authentication'),
-  signOut: not('ends the caller\'s own session'),
+  signOut: not("ends the caller's own session"),
   reauthenticate: not('the re-authentication itself'),
   startSsoSignIn: not('sign-in itself (through the identity provider)'),
   exchangeSsoCode: not('sign-in itself: redeems the code of an SSO sign-in'),
   ssoSamlAcs: not('sign-in itself: the SAML assertion consumer'),
-  exchangeDesktopSignInCode: not('sign-in itself: redeems a code a fresh session issued (authorizeDesktopSignIn is privileged)'),
-  cancelDesktopSignIn: not('hands out nothing: it tells the browser where the desktop app waits for its refusal (access_denied)'),
+  exchangeDesktopSignInCode: not(
+    'sign-in itself: redeems a code a fresh session issued (authorizeDesktopSignIn is privileged)',
+  ),
+  cancelDesktopSignIn: not(
+    'hands out nothing: it tells the browser where the desktop app waits for its refusal (access_denied)',
+  ),
   authorizeDesktopSignIn: privileged,
-  setActiveOrganization: not('the session\'s own pointer to one of its person\'s organizations'),
+  setActiveOrganization: not("the session's own pointer to one of its person's organizations"),
   createOrganization: not('a new, empty organization owned by the caller: nobody gains anything in an existing one'),
   acceptInvitation: not('the invitee joining with their own invitation (sending it was privileged)'),
   // Who can do what in the organization.
@@ -66,7 +70,9 @@ const writes: Record<string, Classification> = {
   setMcpConnectionApiKey: privileged,
   authorizeMcpConnection: privileged,
   disconnectMcpConnection: privileged,
-  testMcpConnection: not('a probe of the stored configuration: it sends what is stored where it is stored, and changes neither'),
+  testMcpConnection: not(
+    'a probe of the stored configuration: it sends what is stored where it is stored, and changes neither',
+  ),
   installPlugin: privileged,
   uninstallPlugin: privileged,
   createInstallLink: privileged,
@@ -76,7 +82,9 @@ const writes: Record<string, Classification> = {
   rotateScimToken: privileged,
   putAuditStream: privileged,
   deleteAuditStream: privileged,
-  scimCreateUser: not('the SCIM connector, authenticated by its own token (issuing that token is privileged); no person to re-authenticate'),
+  scimCreateUser: not(
+    'the SCIM connector, authenticated by its own token (issuing that token is privileged); no person to re-authenticate',
+  ),
   scimReplaceUser: not('the SCIM connector (see scimCreateUser)'),
   scimPatchUser: not('the SCIM connector (see scimCreateUser)'),
   scimDeleteUser: not('the SCIM connector (see scimCreateUser)'),
@@ -90,9 +98,9 @@ const writes: Record<string, Classification> = {
   deleteMessengerConnection: privileged,
   receiveMessengerWebhook: not('the bot platform, authenticated by the webhook secret; no session'),
   // A member's own memory.
-  createMemory: not('a member\'s own memory'),
-  createMemories: not('a member\'s own memory'),
-  deleteMemory: not('a member\'s own memory'),
+  createMemory: not("a member's own memory"),
+  createMemories: not("a member's own memory"),
+  deleteMemory: not("a member's own memory"),
 };
 
 describe('fresh authentication: every write of the served OpenAPI is classified', () => {
@@ -101,20 +109,41 @@ describe('fresh authentication: every write of the served OpenAPI is classified'
 
   before(async () => {
     await t.ready;
-    const document = (await t.as().get('/openapi.json')).body as { paths: Record<string, Record<string, Record<string, any>>> };
+    const document = (await t.as().get('/openapi.json')).body as {
+      paths: Record<string, Record<string, Record<string, any>>>;
+    };
     operations = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.entries(item)
         .filter(([method]) => ['post', 'put', 'patch', 'delete'].includes(method))
-        .map(([method, operation]) => ({ method: method.toUpperCase(), path, operationId: operation.operationId as string, operation })),
+        .map(([method, operation]) => ({
+          method: method.toUpperCase(),
+          path,
+          operationId: operation.operationId as string,
+          operation,
+        })),
     );
   });
 
   test('no write is left unclassified, and nothing classified is gone', () => {
-    const unclassified = operations.filter(({ operationId }) => !(operationId in writes)).map(({ method, path, operationId }) => `${operationId} (${method} ${path})`);
-    assert.deepEqual(unclassified, [], 'classify each new write in test/system/fresh-authentication.test.ts: privileged, or not with the reason');
+    const unclassified = operations
+      .filter(({ operationId }) => !(operationId in writes))
+      .map(({ method, path, operationId }) => `${operationId} (${method} ${path})`);
+    assert.deepEqual(
+      unclassified,
+      [],
+      'classify each new write in test/system/fresh-authentication.test.ts: privileged, or not with the reason',
+    );
     const served = new Set(operations.map(({ operationId }) => operationId));
-    assert.deepEqual(Object.keys(writes).filter((operationId) => !served.has(operationId)), [], 'classified but not served');
-    assert.deepEqual(Object.keys(privilegedByCall).filter((operationId) => writes[operationId] !== privileged), [], 'privileged by call means privileged');
+    assert.deepEqual(
+      Object.keys(writes).filter((operationId) => !served.has(operationId)),
+      [],
+      'classified but not served',
+    );
+    assert.deepEqual(
+      Object.keys(privilegedByCall).filter((operationId) => writes[operationId] !== privileged),
+      [],
+      'privileged by call means privileged',
+    );
   });
 
   test('a privileged write carries the fresh-authentication mark and a write that is not privileged does not', () => {
@@ -123,8 +152,10 @@ describe('fresh authentication: every write of the served OpenAPI is classified'
       const classification = writes[operationId];
       if (classification === undefined) continue; // reported above
       const marked = operation[FRESH_AUTHENTICATION] === true;
-      if (classification === privileged && !marked) wrong.push(`${operationId}: privileged, but the OpenAPI does not mark it`);
-      if (classification !== privileged && marked) wrong.push(`${operationId}: marked, but classified not privileged (${classification.notPrivileged})`);
+      if (classification === privileged && !marked)
+        wrong.push(`${operationId}: privileged, but the OpenAPI does not mark it`);
+      if (classification !== privileged && marked)
+        wrong.push(`${operationId}: marked, but classified not privileged (${classification.notPrivileged})`);
     }
     assert.deepEqual(wrong, []);
   });
@@ -135,16 +166,24 @@ describe('fresh authentication: every write of the served OpenAPI is classified'
       if (writes[operationId] !== privileged) continue;
       const schemes = (operation.security ?? []).flatMap((entry: Record<string, unknown>) => Object.keys(entry));
       if (schemes.includes('apiKey')) wrong.push(`${operationId}: accepts an API key`);
-      if (!String(operation.description).includes('needs a recent authentication')) wrong.push(`${operationId}: its description does not state the rule`);
-      if (operationId in privilegedByCall && !/privileged/i.test(String(operation.description).split('Privileged: needs a recent authentication')[0] ?? '')) {
-        wrong.push(`${operationId}: privileged only for some calls (${privilegedByCall[operationId]}), but its description does not say which`);
+      if (!String(operation.description).includes('needs a recent authentication'))
+        wrong.push(`${operationId}: its description does not state the rule`);
+      if (
+        operationId in privilegedByCall &&
+        !/privileged/i.test(String(operation.description).split('Privileged: needs a recent authentication')[0] ?? '')
+      ) {
+        wrong.push(
+          `${operationId}: privileged only for some calls (${privilegedByCall[operationId]}), but its description does not say which`,
+        );
       }
     }
     assert.deepEqual(wrong, []);
   });
 
   test('each reason for not being privileged is one line', () => {
-    const reasons = Object.entries(writes).filter((entry): entry is [string, { notPrivileged: string }] => entry[1] !== privileged);
+    const reasons = Object.entries(writes).filter(
+      (entry): entry is [string, { notPrivileged: string }] => entry[1] !== privileged,
+    );
     for (const [operationId, { notPrivileged }] of reasons) assert.match(notPrivileged, /^[^\n]{10,200}$/, operationId);
   });
 });

@@ -7,7 +7,9 @@ describe('GET /metrics', () => {
 
   const countOf = async (series: string) => {
     const text = await (await fetch(new URL('/metrics', t.app.url))).text();
-    const line = text.split('\n').find((candidate) => candidate.startsWith(`orgplane_http_request_duration_seconds_count{${series}}`));
+    const line = text
+      .split('\n')
+      .find((candidate) => candidate.startsWith(`orgplane_http_request_duration_seconds_count{${series}}`));
     return line ? Number(line.split(' ').at(-1)) : 0;
   };
 

@@ -18,18 +18,42 @@ import { registerUsers } from '../../src/modules/users/index.ts';
 test('every module refuses to register without its dependencies, naming them', async () => {
   const app = Fastify();
   try {
-    await assert.rejects(registerInstallLinks(app, { publicUrl: 'http://x' } as never), /^Error: install-links: registered without db, membership, organizations, rateLimiter$/);
-    await assert.rejects(registerSso(app, {} as never), /^Error: sso: registered without db, organizations, secrets, dns, membership, users, teams, outbound, publicUrl, signIn, rateLimiter$/);
-    await assert.rejects(registerScim(app, {} as never), /^Error: scim: registered without db, membership, users, sso, publicUrl$/);
-    await assert.rejects(registerMessenger(app, {} as never), /^Error: messenger: registered without db, config, secrets, membership$/);
+    await assert.rejects(
+      registerInstallLinks(app, { publicUrl: 'http://x' } as never),
+      /^Error: install-links: registered without db, membership, organizations, rateLimiter$/,
+    );
+    await assert.rejects(
+      registerSso(app, {} as never),
+      /^Error: sso: registered without db, organizations, secrets, dns, membership, users, teams, outbound, publicUrl, signIn, rateLimiter$/,
+    );
+    await assert.rejects(
+      registerScim(app, {} as never),
+      /^Error: scim: registered without db, membership, users, sso, publicUrl$/,
+    );
+    await assert.rejects(
+      registerMessenger(app, {} as never),
+      /^Error: messenger: registered without db, config, secrets, membership$/,
+    );
     await assert.rejects(registerMemory(app, {} as never), /^Error: memory: registered without db$/);
-    await assert.rejects(registerUsers(app, { db: {} } as never), /^Error: users: registered without rateLimiter, signUpEnabled, signUpAttemptsPerAddress, membership, organizations, passwordSignInPolicy, redirectUriAllowed$/);
-    await assert.rejects(registerOrganizations(app, {} as never), /^Error: organizations: registered without db, membership$/);
+    await assert.rejects(
+      registerUsers(app, { db: {} } as never),
+      /^Error: users: registered without rateLimiter, signUpEnabled, signUpAttemptsPerAddress, membership, organizations, passwordSignInPolicy, redirectUriAllowed$/,
+    );
+    await assert.rejects(
+      registerOrganizations(app, {} as never),
+      /^Error: organizations: registered without db, membership$/,
+    );
     await assert.rejects(registerMembers(app, {} as never), /^Error: members: registered without membership$/);
-    await assert.rejects(registerInvitations(app, { membership: {} } as never), /^Error: invitations: registered without db, users$/);
+    await assert.rejects(
+      registerInvitations(app, { membership: {} } as never),
+      /^Error: invitations: registered without db, users$/,
+    );
     await assert.rejects(registerTeams(app, {} as never), /^Error: teams: registered without db, membership$/);
     await assert.rejects(registerApiKeys(app, {} as never), /^Error: api-keys: registered without db, membership$/);
-    await assert.rejects(registerMcpConnections(app, { teams: {} } as never), /^Error: mcp-connections: registered without db, config, secrets, outbound, members$/);
+    await assert.rejects(
+      registerMcpConnections(app, { teams: {} } as never),
+      /^Error: mcp-connections: registered without db, config, secrets, outbound, members$/,
+    );
   } finally {
     await app.close();
   }

@@ -18,7 +18,9 @@ describe('the served OpenAPI document', () => {
   const methods = ['get', 'put', 'post', 'patch', 'delete'];
   function operations(): { method: string; path: string; operation: Record<string, any> }[] {
     return Object.entries<Record<string, any>>(document.paths).flatMap(([path, item]) =>
-      Object.entries(item).filter(([method]) => methods.includes(method)).map(([method, operation]) => ({ method, path, operation })),
+      Object.entries(item)
+        .filter(([method]) => methods.includes(method))
+        .map(([method, operation]) => ({ method, path, operation })),
     );
   }
 
@@ -48,24 +50,35 @@ describe('the served OpenAPI document', () => {
       reached.add(name);
       pending.push(...refsIn(schemas[name], new Set()));
     }
-    assert.deepEqual(Object.keys(schemas).filter((name) => !reached.has(name)), []);
+    assert.deepEqual(
+      Object.keys(schemas).filter((name) => !reached.has(name)),
+      [],
+    );
     // The spec's name for the access a request states.
     assert.ok('AccessInput' in schemas);
   });
 
   test('tags: every operation is under a declared tag, and a tag without operations says so', () => {
-    const declared = new Map<string, string | undefined>(document.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]));
+    const declared = new Map<string, string | undefined>(
+      document.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]),
+    );
     const used = new Set(operations().flatMap(({ operation }) => operation.tags ?? []));
     for (const tag of used) assert.ok(declared.has(tag), `tag ${tag} is not declared`);
     for (const [name, description] of declared) {
       const empty = !used.has(name);
-      assert.equal(empty, /no operations/.test(description ?? ''), `tag ${name}: ${empty ? 'no operations' : 'has operations'}, description ${description}`);
+      assert.equal(
+        empty,
+        /no operations/.test(description ?? ''),
+        `tag ${name}: ${empty ? 'no operations' : 'has operations'}, description ${description}`,
+      );
     }
   });
 
   test('every response has a description of its own, and text responses name their media type', () => {
     const placeholders = operations().flatMap(({ method, path, operation }) =>
-      Object.entries<Record<string, any>>(operation.responses).filter(([, response]) => response.description === 'Default Response').map(([status]) => `${method} ${path} ${status}`),
+      Object.entries<Record<string, any>>(operation.responses)
+        .filter(([, response]) => response.description === 'Default Response')
+        .map(([status]) => `${method} ${path} ${status}`),
     );
     assert.deepEqual(placeholders, []);
     assert.ok(document.paths['/install/{token}'].get.responses['200'].content['text/html']);
@@ -83,8 +96,17 @@ describe('the served OpenAPI document', () => {
 
   test('the documented timestamp pattern says what requests are held to: seconds optional, Z only', async () => {
     const pattern = new RegExp(document.components.schemas.McpConnection.properties.updatedAt.pattern);
-    assert.equal(document.components.schemas.McpConnection.properties.updatedAt.format, undefined, 'not RFC 3339 date-time: seconds are optional, offsets refused');
-    for (const [value, valid] of [['2026-01-31T09:30Z', true], ['2026-01-31T09:30:00.123Z', true], ['2026-01-31T09:30:00+00:00', false], ['2026-01-31', false]] as const) {
+    assert.equal(
+      document.components.schemas.McpConnection.properties.updatedAt.format,
+      undefined,
+      'not RFC 3339 date-time: seconds are optional, offsets refused',
+    );
+    for (const [value, valid] of [
+      ['2026-01-31T09:30Z', true],
+      ['2026-01-31T09:30:00.123Z', true],
+      ['2026-01-31T09:30:00+00:00', false],
+      ['2026-01-31', false],
+    ] as const) {
       assert.equal(pattern.test(value), valid, value);
     }
   });

@@ -9,7 +9,11 @@ import { rawRequest } from '../support/raw-http.ts';
 const statusOf = (raw: string) => Number(/^HTTP\/1\.1 (\d{3}) /.exec(raw)?.[1]);
 const headerOf = (raw: string, name: string) => new RegExp(`\\r\\n${name}: ([^\\r]*)`, 'i').exec(raw)?.[1];
 const bodyOf = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
-const scimError = (status: number, detail: string) => ({ schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: String(status), detail });
+const scimError = (status: number, detail: string) => ({
+  schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+  status: String(status),
+  detail,
+});
 
 describe('refused before routing', () => {
   const t = useTenantApp({ tenant: false });
@@ -17,7 +21,7 @@ describe('refused before routing', () => {
   const bigHeader = `X-Big: ${'a'.repeat(20_000)}\r\n`;
   const longPath = (prefix: string) => `${prefix}${'x'.repeat(20_000)}`;
 
-  it('under /scim/v2: a header block too large is 431 in SCIM\'s shape', async () => {
+  it("under /scim/v2: a header block too large is 431 in SCIM's shape", async () => {
     for (const target of ['/scim/v2/Users', '/scim/v2', '/scim/v2?filter=x', 'http://127.0.0.1/scim/v2/Groups/abc']) {
       const raw = await send(`GET ${target} HTTP/1.1\r\nHost: x\r\n${bigHeader}\r\n`);
       assert.equal(statusOf(raw), 431, `${target}: ${raw.slice(0, 200)}`);
@@ -26,26 +30,30 @@ describe('refused before routing', () => {
     }
   });
 
-  it('under /scim/v2: a request line too long is 414 in SCIM\'s shape', async () => {
+  it("under /scim/v2: a request line too long is 414 in SCIM's shape", async () => {
     const raw = await send(`GET ${longPath('/scim/v2/Users?filter=')} HTTP/1.1\r\nHost: x\r\n\r\n`);
     assert.equal(statusOf(raw), 414, raw.slice(0, 200));
     assert.match(headerOf(raw, 'content-type')!, /^application\/scim\+json/);
     assert.deepEqual(bodyOf(raw), scimError(414, 'The request line is too long'));
   });
 
-  it('under /scim/v2: malformed HTTP is 400 in SCIM\'s shape', async () => {
+  it("under /scim/v2: malformed HTTP is 400 in SCIM's shape", async () => {
     const raw = await send('GET /scim/v2/Users HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n');
     assert.equal(statusOf(raw), 400, raw.slice(0, 200));
     assert.match(headerOf(raw, 'content-type')!, /^application\/scim\+json/);
     assert.deepEqual(bodyOf(raw), scimError(400, 'The request is not valid HTTP'));
   });
 
-  it('elsewhere (and on look-alike paths) the same refusals are in the API\'s shape', async () => {
+  it("elsewhere (and on look-alike paths) the same refusals are in the API's shape", async () => {
     for (const target of ['/v1/org', '/scim/v2x/Users', '/scim', '/v1/scim/token']) {
       const raw = await send(`GET ${target} HTTP/1.1\r\nHost: x\r\n${bigHeader}\r\n`);
       assert.equal(statusOf(raw), 431, target);
       assert.equal(headerOf(raw, 'content-type'), 'application/json', target);
-      assert.deepEqual(bodyOf(raw), { error: 'request_header_fields_too_large', message: 'The request line or headers are too large' }, target);
+      assert.deepEqual(
+        bodyOf(raw),
+        { error: 'request_header_fields_too_large', message: 'The request line or headers are too large' },
+        target,
+      );
     }
     const long = await send(`GET ${longPath('/v1/org?x=')} HTTP/1.1\r\nHost: x\r\n\r\n`);
     assert.equal(statusOf(long), 414, long.slice(0, 200));

@@ -8,13 +8,15 @@ import { migrate } from '../../src/db/migrate.ts';
 import { pgliteTemplateFiles } from '../../src/db/pglite-template.ts';
 
 const schemaOf = async (db: Database) =>
-  (await db.query<{ line: string }>(
-    `SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') AS line
+  (
+    await db.query<{ line: string }>(
+      `SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') AS line
        FROM information_schema.columns WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
      UNION ALL
      SELECT tablename || ' index ' || indexdef FROM pg_indexes WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
      ORDER BY 1`,
-  )).rows.map((row) => row.line);
+    )
+  ).rows.map((row) => row.line);
 
 test('a fresh embedded database comes from the migrated template: nothing left to migrate, and the same schema as migrating from scratch', async () => {
   const { migrated } = await pgliteTemplateFiles();

@@ -14,13 +14,19 @@ describe('request ids', () => {
       await t.as().get('/v1/me'),
       await t.as().get('/v1/no-such-route'),
     ];
-    assert.deepEqual(answers.map((answer) => answer.status), [200, 400, 401, 404]);
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200, 400, 401, 404],
+    );
     const ids = answers.map((answer) => answer.headers.get('x-request-id'));
     for (const id of ids) assert.match(id ?? '', /^[0-9a-f-]{36}$/);
     assert.equal(new Set(ids).size, ids.length, 'each request has its own id');
     for (const id of ids) {
       const lines = t.app.logLines.filter((line) => line.reqId === id);
-      assert.ok(lines.some((line) => line.msg === 'request completed'), `a completion line for ${id}`);
+      assert.ok(
+        lines.some((line) => line.msg === 'request completed'),
+        `a completion line for ${id}`,
+      );
     }
   });
 

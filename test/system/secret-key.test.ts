@@ -38,17 +38,28 @@ test('a key ring is held to the keys the database has recorded', async () => {
     const wrongV2 = await checkKeyRing(database.db, `v3:${newKey()},v2:${other}`).catch((error: unknown) => error);
     assert.ok(wrongV2 instanceof KeyRingMismatchError, String(wrongV2));
 
-    const { rows } = await database.db.query<{ version: string }>('SELECT version FROM secret_key_checks ORDER BY version');
-    assert.deepEqual(rows.map((row) => row.version), ['v1', 'v2'], 'refused rings record nothing');
+    const { rows } = await database.db.query<{ version: string }>(
+      'SELECT version FROM secret_key_checks ORDER BY version',
+    );
+    assert.deepEqual(
+      rows.map((row) => row.version),
+      ['v1', 'v2'],
+      'refused rings record nothing',
+    );
   } finally {
     await database.drop();
   }
 });
 
-test('a worker process started with another key ring than the server refuses to start', { skip: testBackend !== 'postgres' && 'a worker process shares only a PostgreSQL database' }, async () => {
+test('a worker process started with another key ring than the server refuses to start', {
+  skip: testBackend !== 'postgres' && 'a worker process shares only a PostgreSQL database',
+}, async () => {
   const server = await startTestApp();
   try {
-    const refused = await runCli(['worker'], { DATABASE_URL: server.databaseUrl!, ORGPLANE_SECRET_KEY: `v1:${newKey()}` });
+    const refused = await runCli(['worker'], {
+      DATABASE_URL: server.databaseUrl!,
+      ORGPLANE_SECRET_KEY: `v1:${newKey()}`,
+    });
     assert.equal(refused.code, 1, refused.output);
     assert.match(refused.output, /orgplane: The secret key v1 is not the v1 this database's secrets were sealed with/);
   } finally {

@@ -27,14 +27,18 @@ describe('graceful shutdown on SIGTERM', () => {
     const body = JSON.stringify({ email, password: 'a long enough password', name: 'In Flight' });
     const half = Math.floor(body.length / 2);
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const outgoing = request(`${server.url}/v1/auth/sign-up`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      }, (incoming) => {
-        let text = '';
-        incoming.on('data', (chunk) => (text += chunk));
-        incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, text }));
-      });
+      const outgoing = request(
+        `${server.url}/v1/auth/sign-up`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (incoming) => {
+          let text = '';
+          incoming.on('data', (chunk) => (text += chunk));
+          incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, text }));
+        },
+      );
       outgoing.on('error', reject);
       outgoing.write(body.slice(0, half));
       // The rest of the body arrives only after the server was told to stop.

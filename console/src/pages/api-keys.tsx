@@ -24,7 +24,9 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
     const all: ApiKey[] = [];
     let cursor: string | undefined;
     do {
-      const answer = await api.GET('/v1/orgs/{organizationId}/api-keys', { params: { path, query: { limit: 100, cursor } } });
+      const answer = await api.GET('/v1/orgs/{organizationId}/api-keys', {
+        params: { path, query: { limit: 100, cursor } },
+      });
       if (!answer.data) return setLoadError(answer.error as ApiError);
       all.push(...answer.data.apiKeys);
       cursor = answer.data.nextCursor ?? undefined;
@@ -59,7 +61,9 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
     setRevoking(null);
     setBusy(true);
     setStatus(`Revoking ${key.name}…`);
-    const answer = await api.DELETE('/v1/orgs/{organizationId}/api-keys/{apiKeyId}', { params: { path: { organizationId, apiKeyId: key.id } } });
+    const answer = await api.DELETE('/v1/orgs/{organizationId}/api-keys/{apiKeyId}', {
+      params: { path: { organizationId, apiKeyId: key.id } },
+    });
     setBusy(false);
     if (answer.error) {
       setStatus('');
@@ -81,51 +85,95 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
   return (
     <section aria-labelledby="keys-heading">
       <h1 id="keys-heading">API keys</h1>
-      <p>Keys let scripts and integrations call the API as this organization (header <code>x-api-key</code>).</p>
+      <p>
+        Keys let scripts and integrations call the API as this organization (header <code>x-api-key</code>).
+      </p>
       <form class="inline-form" onSubmit={create} noValidate aria-label="Create an API key">
         <Field label="Key name" name="name" value={name} onInput={setName} error={formError} autoComplete="off" />
         <div class="field">
           <label for="key-role">Key role</label>
-          <select id="key-role" value={role} onChange={(event) => setRole((event.target as HTMLSelectElement).value as Role)}>
+          <select
+            id="key-role"
+            value={role}
+            onChange={(event) => setRole((event.target as HTMLSelectElement).value as Role)}
+          >
             <option value="member">Member</option>
             <option value="admin">Admin</option>
           </select>
-          {fieldErrors(formError, 'role').map((message) => <p class="field-error">{message}</p>)}
+          {fieldErrors(formError, 'role').map((message) => (
+            <p class="field-error">{message}</p>
+          ))}
         </div>
-        <button type="submit" disabled={busy}>Create key</button>
+        <button type="submit" disabled={busy}>
+          Create key
+        </button>
       </form>
       <FormError error={formError} />
       {created && (
         <div class="secret" role="region" aria-label="New API key">
-          <p><strong>Copy the key {created.name} now: you will not see it again.</strong> Store it where your script reads its secrets.</p>
+          <p>
+            <strong>Copy the key {created.name} now: you will not see it again.</strong> Store it where your script
+            reads its secrets.
+          </p>
           <CopyField label="API key" id="new-api-key" value={created.key} />
-          <button type="button" class="secondary" onClick={() => setCreated(null)}>I have stored it</button>
+          <button type="button" class="secondary" onClick={() => setCreated(null)}>
+            I have stored it
+          </button>
         </div>
       )}
       <p role="status">{status}</p>
-      {loadError && <p role="alert" class="form-error">{errorMessage(loadError)}</p>}
+      {loadError && (
+        <p role="alert" class="form-error">
+          {errorMessage(loadError)}
+        </p>
+      )}
       {keys === null && !loadError && <p>Loading API keys…</p>}
-      {keys?.length === 0 && <p>No API keys yet. Create one above for each script or integration, so each can be revoked alone.</p>}
+      {keys?.length === 0 && (
+        <p>No API keys yet. Create one above for each script or integration, so each can be revoked alone.</p>
+      )}
       {keys && keys.length > 0 && (
         <table>
           <caption class="visually-hidden">Active API keys</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
             {keys.map((key) => (
               <tr key={key.id}>
                 <td>{key.name}</td>
                 <td>{key.role}</td>
                 <td>{new Date(key.createdAt).toLocaleDateString()}</td>
-                <td><button type="button" class="danger" disabled={busy} aria-label={`Revoke ${key.name}`} onClick={() => setRevoking(key)}>Revoke</button></td>
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    disabled={busy}
+                    aria-label={`Revoke ${key.name}`}
+                    onClick={() => setRevoking(key)}
+                  >
+                    Revoke
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
       {revoking && (
-        <ConfirmDialog title={`Revoke ${revoking.name}?`}
+        <ConfirmDialog
+          title={`Revoke ${revoking.name}?`}
           message="Every script or integration using this key is refused from now on. This cannot be undone; create a new key to replace it."
-          confirmLabel="Revoke key" onConfirm={() => revoke(revoking)} onCancel={() => setRevoking(null)} />
+          confirmLabel="Revoke key"
+          onConfirm={() => revoke(revoking)}
+          onCancel={() => setRevoking(null)}
+        />
       )}
     </section>
   );

@@ -37,7 +37,10 @@ export function AuditStreamPage({ organizationId }: { organizationId: string }) 
 
   async function load() {
     const answer = await api.GET('/v1/orgs/{organizationId}/audit-stream', { params: { path } });
-    return settle(answer, 'audit_stream_not_found', (found) => setStream(found?.stream ?? null), setLoadError)?.stream ?? null;
+    return (
+      settle(answer, 'audit_stream_not_found', (found) => setStream(found?.stream ?? null), setLoadError)?.stream ??
+      null
+    );
   }
   useEffect(() => {
     setStream(undefined);
@@ -79,26 +82,67 @@ export function AuditStreamPage({ organizationId }: { organizationId: string }) 
 
   return (
     <section aria-labelledby="stream-heading">
-      <AdminPage organizationId={organizationId} heading={<h1 id="stream-heading">Audit stream</h1>} what="the audit stream"
-        loadError={loadError} loading={stream === undefined}>
-        <p>Sends every event of the audit log, in order, to your SIEM's HTTP endpoint: signed NDJSON batches (header <code>X-Orgplane-Signature</code>, an HMAC-SHA256 of the body under the signing secret).</p>
-        {!stream && <p class="note">No stream yet. A new stream starts with the events recorded from then on; export the audit log for older ones.</p>}
-        <form class="inline-form stream-form" onSubmit={(event) => { event.preventDefault(); void put({ url, enabled }, stream ? 'Saved.' : 'The stream was created. Copy the signing secret now.'); }}
-          noValidate aria-label="Audit stream settings">
-          <Field label="Receiver URL" name="url" type="url" value={url} onInput={setUrl} error={error} autoComplete="off" />
+      <AdminPage
+        organizationId={organizationId}
+        heading={<h1 id="stream-heading">Audit stream</h1>}
+        what="the audit stream"
+        loadError={loadError}
+        loading={stream === undefined}
+      >
+        <p>
+          Sends every event of the audit log, in order, to your SIEM's HTTP endpoint: signed NDJSON batches (header{' '}
+          <code>X-Orgplane-Signature</code>, an HMAC-SHA256 of the body under the signing secret).
+        </p>
+        {!stream && (
+          <p class="note">
+            No stream yet. A new stream starts with the events recorded from then on; export the audit log for older
+            ones.
+          </p>
+        )}
+        <form
+          class="inline-form stream-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void put({ url, enabled }, stream ? 'Saved.' : 'The stream was created. Copy the signing secret now.');
+          }}
+          noValidate
+          aria-label="Audit stream settings"
+        >
+          <Field
+            label="Receiver URL"
+            name="url"
+            type="url"
+            value={url}
+            onInput={setUrl}
+            error={error}
+            autoComplete="off"
+          />
           <label class="choice">
-            <input type="checkbox" checked={enabled} onChange={(event) => setEnabled((event.target as HTMLInputElement).checked)} />
+            <input
+              type="checkbox"
+              checked={enabled}
+              onChange={(event) => setEnabled((event.target as HTMLInputElement).checked)}
+            />
             Deliver events
           </label>
-          <button type="submit" disabled={busy}>{stream ? 'Save stream' : 'Create stream'}</button>
+          <button type="submit" disabled={busy}>
+            {stream ? 'Save stream' : 'Create stream'}
+          </button>
         </form>
         <FormError error={error} />
-        <p role="status" class="progress">{busy ? 'Saving…' : status}</p>
+        <p role="status" class="progress">
+          {busy ? 'Saving…' : status}
+        </p>
         {secret && (
           <div class="secret" role="region" aria-label="New signing secret">
-            <p><strong>Copy the signing secret now: you will not see it again.</strong> Your receiver checks each batch's signature with it.</p>
+            <p>
+              <strong>Copy the signing secret now: you will not see it again.</strong> Your receiver checks each batch's
+              signature with it.
+            </p>
             <CopyField label="Signing secret" id="stream-signing-secret" value={secret} />
-            <button type="button" class="secondary" onClick={() => setSecret(null)}>I have stored it</button>
+            <button type="button" class="secondary" onClick={() => setSecret(null)}>
+              I have stored it
+            </button>
           </div>
         )}
         {stream && (
@@ -106,33 +150,88 @@ export function AuditStreamPage({ organizationId }: { organizationId: string }) 
             <h2 id="stream-state-heading">Delivery</h2>
             <p>{stateText[stream.state]}</p>
             <dl class="summary">
-              <dt>State</dt><dd>{stream.state}</dd>
-              <dt>Last delivered</dt><dd>{when(stream.lastDeliveredAt)}</dd>
-              <dt>Events waiting</dt><dd>{stream.pendingEvents}{stream.oldestPendingAt ? ` (oldest recorded ${when(stream.oldestPendingAt)})` : ''}</dd>
-              {stream.failedAttempts > 0 && <><dt>Failed attempts</dt><dd>{stream.failedAttempts}</dd></>}
-              {stream.nextAttemptAt && <><dt>Next attempt</dt><dd>{when(stream.nextAttemptAt)}</dd></>}
-              {stream.deadLetteredAt && <><dt>Stopped</dt><dd>{when(stream.deadLetteredAt)}</dd></>}
-              {stream.lastError && <><dt>Last error</dt><dd>{stream.lastError} ({when(stream.lastErrorAt)})</dd></>}
+              <dt>State</dt>
+              <dd>{stream.state}</dd>
+              <dt>Last delivered</dt>
+              <dd>{when(stream.lastDeliveredAt)}</dd>
+              <dt>Events waiting</dt>
+              <dd>
+                {stream.pendingEvents}
+                {stream.oldestPendingAt ? ` (oldest recorded ${when(stream.oldestPendingAt)})` : ''}
+              </dd>
+              {stream.failedAttempts > 0 && (
+                <>
+                  <dt>Failed attempts</dt>
+                  <dd>{stream.failedAttempts}</dd>
+                </>
+              )}
+              {stream.nextAttemptAt && (
+                <>
+                  <dt>Next attempt</dt>
+                  <dd>{when(stream.nextAttemptAt)}</dd>
+                </>
+              )}
+              {stream.deadLetteredAt && (
+                <>
+                  <dt>Stopped</dt>
+                  <dd>{when(stream.deadLetteredAt)}</dd>
+                </>
+              )}
+              {stream.lastError && (
+                <>
+                  <dt>Last error</dt>
+                  <dd>
+                    {stream.lastError} ({when(stream.lastErrorAt)})
+                  </dd>
+                </>
+              )}
             </dl>
             <div class="actions-row">
-              <button type="button" class="secondary" disabled={busy} onClick={() => void load()}>Refresh</button>
+              <button type="button" class="secondary" disabled={busy} onClick={() => void load()}>
+                Refresh
+              </button>
               {(stream.state === 'dead' || stream.state === 'retrying') && (
-                <button type="button" disabled={busy} onClick={() => void put({ url: stream.url, enabled: true }, 'Delivery resumed from the first event not delivered.')}>Resume delivery</button>
+                <button
+                  type="button"
+                  disabled={busy}
+                  onClick={() =>
+                    void put({ url: stream.url, enabled: true }, 'Delivery resumed from the first event not delivered.')
+                  }
+                >
+                  Resume delivery
+                </button>
               )}
-              <button type="button" class="danger" disabled={busy} onClick={() => setPending('rotate')}>Rotate signing secret</button>
-              <button type="button" class="danger" disabled={busy} onClick={() => setPending('delete')}>Remove stream</button>
+              <button type="button" class="danger" disabled={busy} onClick={() => setPending('rotate')}>
+                Rotate signing secret
+              </button>
+              <button type="button" class="danger" disabled={busy} onClick={() => setPending('delete')}>
+                Remove stream
+              </button>
             </div>
           </section>
         )}
         {pending === 'rotate' && stream && (
-          <ConfirmDialog title="Rotate the signing secret?"
+          <ConfirmDialog
+            title="Rotate the signing secret?"
             message="The next batches are signed with a new secret: your receiver refuses them until it has the new one."
-            confirmLabel="Rotate secret" onConfirm={() => void put({ url: stream.url, enabled: stream.enabled, rotateSecret: true }, 'A new signing secret was made. Copy it now.')} onCancel={() => setPending(null)} />
+            confirmLabel="Rotate secret"
+            onConfirm={() =>
+              void put(
+                { url: stream.url, enabled: stream.enabled, rotateSecret: true },
+                'A new signing secret was made. Copy it now.',
+              )
+            }
+            onCancel={() => setPending(null)}
+          />
         )}
         {pending === 'delete' && (
-          <ConfirmDialog title="Remove the audit stream?"
+          <ConfirmDialog
+            title="Remove the audit stream?"
             message="Events not delivered yet are not sent, and a stream set up again starts with the events recorded from then on."
-            confirmLabel="Remove stream" onConfirm={() => void remove()} onCancel={() => setPending(null)} />
+            confirmLabel="Remove stream"
+            onConfirm={() => void remove()}
+            onCancel={() => setPending(null)}
+          />
         )}
       </AdminPage>
     </section>

@@ -23,8 +23,10 @@ function appRequest(): AppRequest | string {
   const query = new URLSearchParams(location.search);
   const redirectUri = query.get('redirect_uri');
   const codeChallenge = query.get('code_challenge');
-  if (!redirectUri || !codeChallenge) return 'This sign-in link is incomplete. Start signing in again from the desktop app.';
-  if ((query.get('code_challenge_method') ?? 'S256') !== 'S256') return 'This sign-in link asks for a method orgplane does not offer. Update the desktop app.';
+  if (!redirectUri || !codeChallenge)
+    return 'This sign-in link is incomplete. Start signing in again from the desktop app.';
+  if ((query.get('code_challenge_method') ?? 'S256') !== 'S256')
+    return 'This sign-in link asks for a method orgplane does not offer. Update the desktop app.';
   return { redirectUri, codeChallenge, state: query.get('state') ?? undefined };
 }
 
@@ -33,10 +35,21 @@ export function DesktopSignInPage() {
   const [me, setMe] = useState<Me>();
   const [error, setError] = useState<ApiError>();
   const [leaving, setLeaving] = useState<'continue' | 'cancel' | null>(null);
-  useEffect(() => void api.GET('/v1/me').then((answer) => (answer.data ? setMe(answer.data) : setError(answer.error as ApiError))), []);
+  useEffect(
+    () =>
+      void api.GET('/v1/me').then((answer) => (answer.data ? setMe(answer.data) : setError(answer.error as ApiError))),
+    [],
+  );
 
   if (typeof request === 'string') {
-    return <main class="auth"><h1>Sign in to the desktop app</h1><p role="alert" class="form-error">{request}</p></main>;
+    return (
+      <main class="auth">
+        <h1>Sign in to the desktop app</h1>
+        <p role="alert" class="form-error">
+          {request}
+        </p>
+      </main>
+    );
   }
 
   async function proceed() {
@@ -45,7 +58,12 @@ export function DesktopSignInPage() {
     setLeaving('continue');
     // A session whose sign-in is old is asked to confirm it first (the re-authentication prompt), then this goes on.
     const answer = await api.POST('/v1/auth/desktop/authorize', {
-      body: { redirectUri: request.redirectUri, codeChallenge: request.codeChallenge, codeChallengeMethod: 'S256', ...(request.state !== undefined ? { state: request.state } : {}) },
+      body: {
+        redirectUri: request.redirectUri,
+        codeChallenge: request.codeChallenge,
+        codeChallengeMethod: 'S256',
+        ...(request.state !== undefined ? { state: request.state } : {}),
+      },
     });
     if (answer.error) {
       setLeaving(null);
@@ -75,19 +93,44 @@ export function DesktopSignInPage() {
       <h1>Sign in to the desktop app</h1>
       {me && (
         <p>
-          You are signed in as <strong>{me.user.email}</strong>{organization ? <> in <strong>{organization.name}</strong></> : null}.
-          The orgplane desktop app on this computer gets a session of its own for you.
+          You are signed in as <strong>{me.user.email}</strong>
+          {organization ? (
+            <>
+              {' '}
+              in <strong>{organization.name}</strong>
+            </>
+          ) : null}
+          . The orgplane desktop app on this computer gets a session of its own for you.
         </p>
       )}
       <p class="muted">
         Continue only if you started signing in from the desktop app just now.
-        {waitingAt && <> It is waiting at <code>{waitingAt.protocol === 'orgplane:' ? 'orgplane:' : waitingAt.host}</code>.</>}
+        {waitingAt && (
+          <>
+            {' '}
+            It is waiting at <code>{waitingAt.protocol === 'orgplane:' ? 'orgplane:' : waitingAt.host}</code>.
+          </>
+        )}
       </p>
-      {error && <p role="alert" class="form-error">{errorMessage(error)}</p>}
-      <p role="status">{leaving === 'continue' ? 'Returning to the desktop app… You can close this tab once it says you are signed in.' : leaving === 'cancel' ? 'Telling the desktop app you cancelled…' : ''}</p>
+      {error && (
+        <p role="alert" class="form-error">
+          {errorMessage(error)}
+        </p>
+      )}
+      <p role="status">
+        {leaving === 'continue'
+          ? 'Returning to the desktop app… You can close this tab once it says you are signed in.'
+          : leaving === 'cancel'
+            ? 'Telling the desktop app you cancelled…'
+            : ''}
+      </p>
       <div class="actions">
-        <button type="button" disabled={!me || leaving !== null} onClick={() => void proceed()}>Continue to the desktop app</button>
-        <button type="button" class="secondary" disabled={leaving !== null} onClick={() => void cancel()}>Cancel</button>
+        <button type="button" disabled={!me || leaving !== null} onClick={() => void proceed()}>
+          Continue to the desktop app
+        </button>
+        <button type="button" class="secondary" disabled={leaving !== null} onClick={() => void cancel()}>
+          Cancel
+        </button>
       </div>
     </main>
   );

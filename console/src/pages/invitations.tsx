@@ -34,7 +34,9 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
 
   async function revoke(invitation: Invitation) {
     setRevoking(null);
-    const answer = await api.DELETE('/v1/orgs/{organizationId}/invitations/{invitationId}', { params: { path: { organizationId, invitationId: invitation.id } } });
+    const answer = await api.DELETE('/v1/orgs/{organizationId}/invitations/{invitationId}', {
+      params: { path: { organizationId, invitationId: invitation.id } },
+    });
     if (answer.error) return setLoadError(answer.error as ApiError);
     setStatus(`The invitation of ${invitation.email} was revoked.`);
     await load();
@@ -44,33 +46,71 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
     <section aria-labelledby="invitations-heading">
       <h1 id="invitations-heading">Invitations</h1>
       <form class="inline-form" onSubmit={invite} noValidate aria-label="Invite a person">
-        <Field label="Email to invite" name="email" type="email" value={email} onInput={setEmail} error={formError} autoComplete="off" />
+        <Field
+          label="Email to invite"
+          name="email"
+          type="email"
+          value={email}
+          onInput={setEmail}
+          error={formError}
+          autoComplete="off"
+        />
         <div class="field">
           <label for="invite-role">Role</label>
-          <select id="invite-role" value={role} onChange={(event) => setRole((event.target as HTMLSelectElement).value as 'member' | 'admin')}>
+          <select
+            id="invite-role"
+            value={role}
+            onChange={(event) => setRole((event.target as HTMLSelectElement).value as 'member' | 'admin')}
+          >
             <option value="member">Member</option>
             <option value="admin">Admin</option>
           </select>
-          {fieldErrors(formError, 'role').map((message) => <p class="field-error">{message}</p>)}
+          {fieldErrors(formError, 'role').map((message) => (
+            <p class="field-error">{message}</p>
+          ))}
         </div>
         <button type="submit">Invite</button>
       </form>
       <FormError error={formError} />
       <p role="status">{status}</p>
-      {loadError && <p role="alert" class="form-error">{errorMessage(loadError)}</p>}
+      {loadError && (
+        <p role="alert" class="form-error">
+          {errorMessage(loadError)}
+        </p>
+      )}
       {invitations === null && !loadError && <p>Loading invitations…</p>}
-      {invitations?.length === 0 && <p>No pending invitations. Invite a person by e-mail above; they join when they accept.</p>}
+      {invitations?.length === 0 && (
+        <p>No pending invitations. Invite a person by e-mail above; they join when they accept.</p>
+      )}
       {invitations && invitations.length > 0 && (
         <table>
           <caption class="visually-hidden">Pending invitations</caption>
-          <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Expires</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
             {invitations.map((invitation) => (
               <tr key={invitation.id}>
                 <td>{invitation.email}</td>
                 <td>{invitation.role}</td>
                 <td>{new Date(invitation.expiresAt).toLocaleDateString()}</td>
-                <td><button type="button" class="danger" aria-label={`Revoke the invitation of ${invitation.email}`} onClick={() => setRevoking(invitation)}>Revoke</button></td>
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    aria-label={`Revoke the invitation of ${invitation.email}`}
+                    onClick={() => setRevoking(invitation)}
+                  >
+                    Revoke
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>

@@ -42,7 +42,10 @@ export function AccessEditor({ organizationId, access, onChange, error, path = '
 
   useEffect(() => {
     // Every page of both lists: a person not listed could not be granted access here.
-    const query = (cursor: string | undefined) => ({ path: { organizationId }, query: { limit: 100, ...(cursor ? { cursor } : {}) } });
+    const query = (cursor: string | undefined) => ({
+      path: { organizationId },
+      query: { limit: 100, ...(cursor ? { cursor } : {}) },
+    });
     (async () => {
       const all: Member[] = [];
       let cursor: string | undefined;
@@ -75,15 +78,33 @@ export function AccessEditor({ organizationId, access, onChange, error, path = '
     <fieldset class="access" aria-describedby={messages.length > 0 ? 'access-error' : undefined}>
       <legend>Who may use it</legend>
       <label class="choice">
-        <input type="radio" name="access-scope" checked={access.orgWide} onChange={() => onChange({ ...access, orgWide: true })} />
+        <input
+          type="radio"
+          name="access-scope"
+          checked={access.orgWide}
+          onChange={() => onChange({ ...access, orgWide: true })}
+        />
         Everyone in the organization
       </label>
       <label class="choice">
-        <input type="radio" name="access-scope" checked={!access.orgWide} onChange={() => onChange({ ...access, orgWide: false })} />
+        <input
+          type="radio"
+          name="access-scope"
+          checked={!access.orgWide}
+          onChange={() => onChange({ ...access, orgWide: false })}
+        />
         Only the members and teams chosen below
       </label>
-      {messages.length > 0 && <p id="access-error" class="field-error">{messages.join(' ')}</p>}
-      {loadError && <p role="alert" class="form-error">{errorMessage(loadError)}</p>}
+      {messages.length > 0 && (
+        <p id="access-error" class="field-error">
+          {messages.join(' ')}
+        </p>
+      )}
+      {loadError && (
+        <p role="alert" class="form-error">
+          {errorMessage(loadError)}
+        </p>
+      )}
       {!access.orgWide && (
         <div class="access-lists">
           <fieldset>
@@ -91,7 +112,11 @@ export function AccessEditor({ organizationId, access, onChange, error, path = '
             {members === null && !loadError && <p>Loading members…</p>}
             {members?.map((member) => (
               <label class="choice" key={member.id}>
-                <input type="checkbox" checked={access.memberIds.includes(member.id)} onChange={(event) => toggle('memberIds', member.id, (event.target as HTMLInputElement).checked)} />
+                <input
+                  type="checkbox"
+                  checked={access.memberIds.includes(member.id)}
+                  onChange={(event) => toggle('memberIds', member.id, (event.target as HTMLInputElement).checked)}
+                />
                 {member.name} ({member.email})
               </label>
             ))}
@@ -101,12 +126,18 @@ export function AccessEditor({ organizationId, access, onChange, error, path = '
             {teams?.length === 0 && <p>No teams yet: create one on the Teams page to grant a group at once.</p>}
             {teams?.map((team) => (
               <label class="choice" key={team.id}>
-                <input type="checkbox" checked={access.teamIds.includes(team.id)} onChange={(event) => toggle('teamIds', team.id, (event.target as HTMLInputElement).checked)} />
+                <input
+                  type="checkbox"
+                  checked={access.teamIds.includes(team.id)}
+                  onChange={(event) => toggle('teamIds', team.id, (event.target as HTMLInputElement).checked)}
+                />
                 {team.name}
               </label>
             ))}
           </fieldset>
-          {access.memberIds.length === 0 && access.teamIds.length === 0 && <p class="note">No member or team is chosen yet: tick the ones who may use it.</p>}
+          {access.memberIds.length === 0 && access.teamIds.length === 0 && (
+            <p class="note">No member or team is chosen yet: tick the ones who may use it.</p>
+          )}
         </div>
       )}
     </fieldset>

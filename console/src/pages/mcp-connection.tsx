@@ -61,9 +61,26 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
     await reload();
   }
 
-  const back = <p><a href="/mcp-connections" onClick={(event) => { event.preventDefault(); navigate('/mcp-connections'); }}>← All connections</a></p>;
+  const back = (
+    <p>
+      <a
+        href="/mcp-connections"
+        onClick={(event) => {
+          event.preventDefault();
+          navigate('/mcp-connections');
+        }}
+      >
+        ← All connections
+      </a>
+    </p>
+  );
   if (!connection || !latest) {
-    return <section aria-label="MCP connection">{back}<p aria-live="polite">{loadError ? errorMessage(loadError) : 'Loading the connection…'}</p></section>;
+    return (
+      <section aria-label="MCP connection">
+        {back}
+        <p aria-live="polite">{loadError ? errorMessage(loadError) : 'Loading the connection…'}</p>
+      </section>
+    );
   }
   // Members see a connection without its access list; editing it is for owners and admins.
   const isAdmin = connection.access !== null;
@@ -72,39 +89,76 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
       {back}
       <h1 id="mcp-connection-heading">{latest.name}</h1>
       <dl class="summary">
-        <dt>URL</dt><dd class="url">{latest.url}</dd>
-        <dt>Authentication</dt><dd>{authTypeLabels[latest.authType]}{latest.authType !== 'none' ? ` · ${credentialModeLabels[latest.credentialMode]}` : ''}</dd>
-        <dt>Credential health</dt><dd data-health={latest.credentialHealth}>{healthText(latest)}</dd>
+        <dt>URL</dt>
+        <dd class="url">{latest.url}</dd>
+        <dt>Authentication</dt>
+        <dd>
+          {authTypeLabels[latest.authType]}
+          {latest.authType !== 'none' ? ` · ${credentialModeLabels[latest.credentialMode]}` : ''}
+        </dd>
+        <dt>Credential health</dt>
+        <dd data-health={latest.credentialHealth}>{healthText(latest)}</dd>
         {latest.requiredBy.length > 0 && (
-          <><dt>Required by</dt><dd>
-            <ul class="plugins">
-              {latest.requiredBy.map((plugin) => (
-                <li key={plugin.pluginId}>
-                  {plugin.name}
-                  {isAdmin && <button type="button" class="secondary" aria-label={`Uninstall the plugin ${plugin.name}`} onClick={() => setUninstalling(plugin)}>Uninstall</button>}
-                </li>
-              ))}
-            </ul>
-          </dd></>
+          <>
+            <dt>Required by</dt>
+            <dd>
+              <ul class="plugins">
+                {latest.requiredBy.map((plugin) => (
+                  <li key={plugin.pluginId}>
+                    {plugin.name}
+                    {isAdmin && (
+                      <button
+                        type="button"
+                        class="secondary"
+                        aria-label={`Uninstall the plugin ${plugin.name}`}
+                        onClick={() => setUninstalling(plugin)}
+                      >
+                        Uninstall
+                      </button>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
         )}
       </dl>
-      {pluginError && <p role="alert" class="form-error">{errorMessage(pluginError)}</p>}
+      {pluginError && (
+        <p role="alert" class="form-error">
+          {errorMessage(pluginError)}
+        </p>
+      )}
       {uninstalling && (
-        <ConfirmDialog title={`Uninstall ${uninstalling.name}?`}
+        <ConfirmDialog
+          title={`Uninstall ${uninstalling.name}?`}
           message="The plugin no longer requires this connection nor manages its URL and authentication. The connection and its credentials stay."
-          confirmLabel="Uninstall" onConfirm={() => void uninstall()} onCancel={() => setUninstalling(null)} />
+          confirmLabel="Uninstall"
+          onConfirm={() => void uninstall()}
+          onCancel={() => setUninstalling(null)}
+        />
       )}
       <ConnectionStatus connection={latest} isAdmin={isAdmin} onChanged={refreshHealth} />
       <ToolsSection connectionId={connectionId} isAdmin={isAdmin} version={catalogVersion} />
       {isAdmin && (
         <>
           <EditSection key={revision} connection={connection} onSaved={ownWrite} onReload={reload} />
-          <AccessSection key={`access-${revision}`} organizationId={organizationId} connection={connection} onSaved={ownWrite} />
+          <AccessSection
+            key={`access-${revision}`}
+            organizationId={organizationId}
+            connection={connection}
+            onSaved={ownWrite}
+          />
           <section aria-labelledby="mcp-delete-heading" class="danger-zone">
             <h2 id="mcp-delete-heading">Delete</h2>
             <p>Deleting removes the connection and every stored credential; workspaces can no longer call its tools.</p>
-            {deleteError && <p role="alert" class="form-error">{errorMessage(deleteError)}</p>}
-            <button type="button" class="danger" onClick={() => setDeleting(true)}>Delete this connection</button>
+            {deleteError && (
+              <p role="alert" class="form-error">
+                {errorMessage(deleteError)}
+              </p>
+            )}
+            <button type="button" class="danger" onClick={() => setDeleting(true)}>
+              Delete this connection
+            </button>
           </section>
         </>
       )}

@@ -13,7 +13,8 @@ export function McpConnectionsPage({ organizationId }: { organizationId: string 
   const rest = path.replace(/^\/mcp-connections\/?/, '');
   if (rest === 'new') return <McpCreatePage organizationId={organizationId} />;
   if (rest === 'install-plugin') return <PluginInstallPage />;
-  if (rest) return <McpConnectionPage key={rest} organizationId={organizationId} connectionId={decodeURIComponent(rest)} />;
+  if (rest)
+    return <McpConnectionPage key={rest} organizationId={organizationId} connectionId={decodeURIComponent(rest)} />;
   return <ConnectionList organizationId={organizationId} />;
 }
 
@@ -36,7 +37,9 @@ function ConnectionList({ organizationId }: { organizationId: string }) {
       const all: Connection[] = [];
       let cursor: string | undefined;
       do {
-        const answer = await api.GET('/v1/mcp-connections', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } });
+        const answer = await api.GET('/v1/mcp-connections', {
+          params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } },
+        });
         if (!answer.data) return setError(answer.error as ApiError);
         all.push(...answer.data.connections);
         cursor = answer.data.nextCursor ?? undefined;
@@ -50,25 +53,54 @@ function ConnectionList({ organizationId }: { organizationId: string }) {
       <div class="page-head">
         <h1 id="mcp-heading">MCP connections</h1>
         <div class="page-actions">
-          <a class="button" href="/mcp-connections/new" onClick={link('/mcp-connections/new')}>Add a connection</a>
-          <a class="button secondary" href="/mcp-connections/install-plugin" onClick={link('/mcp-connections/install-plugin')}>Install a plugin</a>
+          <a class="button" href="/mcp-connections/new" onClick={link('/mcp-connections/new')}>
+            Add a connection
+          </a>
+          <a
+            class="button secondary"
+            href="/mcp-connections/install-plugin"
+            onClick={link('/mcp-connections/install-plugin')}
+          >
+            Install a plugin
+          </a>
         </div>
       </div>
-      {error && <p role="alert" class="form-error">{errorMessage(error)}</p>}
+      {error && (
+        <p role="alert" class="form-error">
+          {errorMessage(error)}
+        </p>
+      )}
       {connections === null && !error && <p aria-live="polite">Loading connections…</p>}
       {connections?.length === 0 && (
-        <p class="empty">No MCP connections yet. Add one with the URL of an MCP server; the server is checked before it is saved, and you choose who may use it.</p>
+        <p class="empty">
+          No MCP connections yet. Add one with the URL of an MCP server; the server is checked before it is saved, and
+          you choose who may use it.
+        </p>
       )}
       {connections && connections.length > 0 && (
         <table class="mcp-table">
           <caption class="visually-hidden">MCP connections of this organization</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">URL</th><th scope="col">Authentication</th><th scope="col">Credential health</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">URL</th>
+              <th scope="col">Authentication</th>
+              <th scope="col">Credential health</th>
+            </tr>
+          </thead>
           <tbody>
             {connections.map((connection) => (
               <tr key={connection.id}>
-                <td><a href={`/mcp-connections/${connection.id}`} onClick={link(`/mcp-connections/${connection.id}`)}>{connection.name}</a></td>
+                <td>
+                  <a href={`/mcp-connections/${connection.id}`} onClick={link(`/mcp-connections/${connection.id}`)}>
+                    {connection.name}
+                  </a>
+                </td>
                 <td class="url">{connection.url}</td>
-                <td>{authTypeLabels[connection.authType]}{connection.authType !== 'none' && connection.credentialMode === 'per_member' ? ', per member' : ''}</td>
+                <td>
+                  {authTypeLabels[connection.authType]}
+                  {connection.authType !== 'none' && connection.credentialMode === 'per_member' ? ', per member' : ''}
+                </td>
                 <td>{healthText(connection)}</td>
               </tr>
             ))}

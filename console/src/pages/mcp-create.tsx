@@ -18,7 +18,9 @@ export function McpCreatePage({ organizationId }: { organizationId: string }) {
     event.preventDefault();
     setError(undefined);
     setBusy(true);
-    const answer = await api.POST('/v1/mcp-connections', { body: { ...bodyOf(draft, false), access: accessBody(access) } });
+    const answer = await api.POST('/v1/mcp-connections', {
+      body: { ...bodyOf(draft, false), access: accessBody(access) },
+    });
     setBusy(false);
     if (answer.error) return setError(answer.error as ApiError);
     navigate(`/mcp-connections/${answer.data.id}`);
@@ -27,14 +29,32 @@ export function McpCreatePage({ organizationId }: { organizationId: string }) {
   const diagnostic = diagnosticOf(error);
   return (
     <section aria-labelledby="mcp-new-heading">
-      <p><a href="/mcp-connections" onClick={(event) => { event.preventDefault(); navigate('/mcp-connections'); }}>← All connections</a></p>
+      <p>
+        <a
+          href="/mcp-connections"
+          onClick={(event) => {
+            event.preventDefault();
+            navigate('/mcp-connections');
+          }}
+        >
+          ← All connections
+        </a>
+      </p>
       <h1 id="mcp-new-heading">Add an MCP connection</h1>
       <form class="mcp-form" onSubmit={create} noValidate aria-label="New connection" aria-busy={busy}>
         <ConnectionFields draft={draft} onChange={setDraft} error={error} editing={false} managedBy={[]} />
         <AccessEditor organizationId={organizationId} access={access} onChange={setAccess} error={error} />
-        {diagnostic ? <DiagnosticView diagnostic={diagnostic} title="The server did not pass the check; nothing was saved" /> : <FormError error={error} />}
-        <button type="submit" disabled={busy}>{busy ? 'Checking the server…' : 'Check and add'}</button>
-        <p role="status" class="progress">{busy ? 'Checking the server: connecting, authorizing and listing its tools…' : ''}</p>
+        {diagnostic ? (
+          <DiagnosticView diagnostic={diagnostic} title="The server did not pass the check; nothing was saved" />
+        ) : (
+          <FormError error={error} />
+        )}
+        <button type="submit" disabled={busy}>
+          {busy ? 'Checking the server…' : 'Check and add'}
+        </button>
+        <p role="status" class="progress">
+          {busy ? 'Checking the server: connecting, authorizing and listing its tools…' : ''}
+        </p>
       </form>
     </section>
   );

@@ -24,7 +24,10 @@ export function ApiKeyForm({ connection, isAdmin, onChanged }: Props) {
     setError(undefined);
     setStatus('');
     setBusy(true);
-    const answer = await api.PUT('/v1/mcp-connections/{connectionId}/credentials', { params: { path: { connectionId: connection.id } }, body: { apiKey } });
+    const answer = await api.PUT('/v1/mcp-connections/{connectionId}/credentials', {
+      params: { path: { connectionId: connection.id } },
+      body: { apiKey },
+    });
     setBusy(false);
     if (answer.error) return setError(answer.error as ApiError);
     setApiKey('');
@@ -35,18 +38,47 @@ export function ApiKeyForm({ connection, isAdmin, onChanged }: Props) {
   const diagnostic = diagnosticOf(error);
   const messages = fieldErrors(error, 'apiKey');
   return (
-    <form class="inline-form" onSubmit={store} noValidate aria-label={perMember ? 'Your API key' : 'Shared API key'} aria-busy={busy}>
+    <form
+      class="inline-form"
+      onSubmit={store}
+      noValidate
+      aria-label={perMember ? 'Your API key' : 'Shared API key'}
+      aria-busy={busy}
+    >
       {/* Not the shared Field: the settings form on the same page has its own apiKey field, and ids must differ. */}
       <div class="field">
         <label for="credential-apiKey">{perMember ? 'Your API key' : 'New shared API key'}</label>
-        <input id="credential-apiKey" type="password" value={apiKey} autoComplete="new-password" aria-invalid={messages.length > 0}
-          aria-describedby={messages.length > 0 ? 'credential-apiKey-error' : undefined} onInput={(event) => setApiKey((event.target as HTMLInputElement).value)} />
-        {messages.length > 0 && <p id="credential-apiKey-error" class="field-error">{messages.join(' ')}</p>}
+        <input
+          id="credential-apiKey"
+          type="password"
+          value={apiKey}
+          autoComplete="new-password"
+          aria-invalid={messages.length > 0}
+          aria-describedby={messages.length > 0 ? 'credential-apiKey-error' : undefined}
+          onInput={(event) => setApiKey((event.target as HTMLInputElement).value)}
+        />
+        {messages.length > 0 && (
+          <p id="credential-apiKey-error" class="field-error">
+            {messages.join(' ')}
+          </p>
+        )}
       </div>
-      <button type="submit" disabled={busy}>{busy ? 'Checking the key…' : 'Check and store the key'}</button>
-      <p role="status" class="progress">{busy ? 'Checking the key against the server…' : status}</p>
-      {diagnostic ? <DiagnosticView diagnostic={diagnostic} title="The key did not pass the check; nothing was stored" />
-        : error && (error.details?.length ?? 0) === 0 && <p role="alert" class="form-error">{errorMessage(error)}</p>}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Checking the key…' : 'Check and store the key'}
+      </button>
+      <p role="status" class="progress">
+        {busy ? 'Checking the key against the server…' : status}
+      </p>
+      {diagnostic ? (
+        <DiagnosticView diagnostic={diagnostic} title="The key did not pass the check; nothing was stored" />
+      ) : (
+        error &&
+        (error.details?.length ?? 0) === 0 && (
+          <p role="alert" class="form-error">
+            {errorMessage(error)}
+          </p>
+        )
+      )}
     </form>
   );
 }
@@ -56,12 +88,15 @@ export function DisconnectButton({ connection, isAdmin, onChanged }: Props) {
   const [error, setError] = useState<ApiError>();
   const [status, setStatus] = useState('');
   const perMember = connection.credentialMode === 'per_member';
-  if (connection.authType === 'none' || !connection.connectedForMe || (!perMember && !isAdmin)) return status ? <p role="status">{status}</p> : null;
+  if (connection.authType === 'none' || !connection.connectedForMe || (!perMember && !isAdmin))
+    return status ? <p role="status">{status}</p> : null;
 
   async function disconnect() {
     setAsking(false);
     setError(undefined);
-    const answer = await api.DELETE('/v1/mcp-connections/{connectionId}/credentials', { params: { path: { connectionId: connection.id } } });
+    const answer = await api.DELETE('/v1/mcp-connections/{connectionId}/credentials', {
+      params: { path: { connectionId: connection.id } },
+    });
     if (answer.error) return setError(answer.error as ApiError);
     setStatus(perMember ? 'Your credential was deleted.' : "The organization's credential was deleted.");
     await onChanged();
@@ -70,14 +105,22 @@ export function DisconnectButton({ connection, isAdmin, onChanged }: Props) {
   const label = perMember ? 'Disconnect your account' : "Disconnect the organization's account";
   return (
     <div>
-      <button type="button" class="secondary" onClick={() => setAsking(true)}>{label}</button>
-      {error && <p role="alert" class="form-error">{errorMessage(error)}</p>}
+      <button type="button" class="secondary" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+      {error && (
+        <p role="alert" class="form-error">
+          {errorMessage(error)}
+        </p>
+      )}
       {asking && (
         <ConfirmDialog
           title={`${label}?`}
-          message={perMember
-            ? 'Your stored credential is deleted; your workspaces cannot use this connection until you connect again.'
-            : "The organization's credential is deleted; nobody can use this connection until an admin connects it again."}
+          message={
+            perMember
+              ? 'Your stored credential is deleted; your workspaces cannot use this connection until you connect again.'
+              : "The organization's credential is deleted; nobody can use this connection until an admin connects it again."
+          }
           confirmLabel="Disconnect"
           onConfirm={disconnect}
           onCancel={() => setAsking(false)}

@@ -27,7 +27,11 @@ export function EditSection({ connection, onSaved, onReload }: EditProps) {
     const answer = await api.PUT('/v1/mcp-connections/{connectionId}', {
       params: { path: { connectionId: connection.id } },
       // The access is the one this page read; it has its own editor below.
-      body: { ...bodyOf(draft, true), access: accessBody(accessOf(connection.access)), expectedUpdatedAt: connection.updatedAt },
+      body: {
+        ...bodyOf(draft, true),
+        access: accessBody(accessOf(connection.access)),
+        expectedUpdatedAt: connection.updatedAt,
+      },
     });
     setBusy(false);
     if (answer.error) return setError(answer.error as ApiError);
@@ -54,7 +58,9 @@ export function EditSection({ connection, onSaved, onReload }: EditProps) {
         {conflict ? (
           <div role="alert" class="conflict">
             <p>Someone else changed this connection after you opened it: {errorMessage(error)}</p>
-            <button type="button" class="secondary" onClick={onReload}>Reload the connection</button>
+            <button type="button" class="secondary" onClick={onReload}>
+              Reload the connection
+            </button>
             <p class="note">Reloading shows their version; your unsaved changes here are discarded.</p>
           </div>
         ) : diagnostic ? (
@@ -62,14 +68,26 @@ export function EditSection({ connection, onSaved, onReload }: EditProps) {
         ) : (
           <FormError error={error} />
         )}
-        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save settings'}</button>
-        <p role="status" class="progress">{busy ? 'Saving: a new URL, authentication or API key is checked against the server first…' : status}</p>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Saving…' : 'Save settings'}
+        </button>
+        <p role="status" class="progress">
+          {busy ? 'Saving: a new URL, authentication or API key is checked against the server first…' : status}
+        </p>
       </form>
     </section>
   );
 }
 
-export function AccessSection({ organizationId, connection, onSaved }: { organizationId: string; connection: Connection; onSaved: (connection: Connection) => void }) {
+export function AccessSection({
+  organizationId,
+  connection,
+  onSaved,
+}: {
+  organizationId: string;
+  connection: Connection;
+  onSaved: (connection: Connection) => void;
+}) {
   const [access, setAccess] = useState<Access>(() => accessOf(connection.access));
   const [error, setError] = useState<ApiError>();
   const [status, setStatus] = useState('');
@@ -80,7 +98,10 @@ export function AccessSection({ organizationId, connection, onSaved }: { organiz
     setError(undefined);
     setStatus('');
     setBusy(true);
-    const answer = await api.PUT('/v1/mcp-connections/{connectionId}/access', { params: { path: { connectionId: connection.id } }, body: { access: accessBody(access) } });
+    const answer = await api.PUT('/v1/mcp-connections/{connectionId}/access', {
+      params: { path: { connectionId: connection.id } },
+      body: { access: accessBody(access) },
+    });
     setBusy(false);
     if (answer.error) return setError(answer.error as ApiError);
     setStatus('Access saved.');
@@ -93,7 +114,9 @@ export function AccessSection({ organizationId, connection, onSaved }: { organiz
       <form onSubmit={save} noValidate aria-label="Access" aria-busy={busy}>
         <AccessEditor organizationId={organizationId} access={access} onChange={setAccess} error={error} />
         <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save access'}</button>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Saving…' : 'Save access'}
+        </button>
         <p role="status">{status}</p>
       </form>
     </section>

@@ -7,7 +7,11 @@ export type Diagnostic = components['schemas']['Diagnostic'];
 export type AccessInput = components['schemas']['AccessInput'];
 export type Catalog = components['schemas']['McpToolCatalog'];
 
-export const authTypeLabels: Record<Connection['authType'], string> = { none: 'No authentication', apikey: 'API key', oauth: 'OAuth' };
+export const authTypeLabels: Record<Connection['authType'], string> = {
+  none: 'No authentication',
+  apikey: 'API key',
+  oauth: 'OAuth',
+};
 export const credentialModeLabels: Record<Connection['credentialMode'], string> = {
   shared: 'Shared (one credential for the organization)',
   per_member: 'Per member (each member connects their own)',
@@ -31,7 +35,9 @@ const healthReasons: Record<string, string> = {
 /** The health of the credential the caller would use, in words. */
 export function healthText(connection: Connection): string {
   if (connection.authType !== 'none' && !connection.connectedForMe) {
-    return connection.credentialMode === 'per_member' ? 'Not connected: connect your account' : 'Not connected: an admin must connect it';
+    return connection.credentialMode === 'per_member'
+      ? 'Not connected: connect your account'
+      : 'Not connected: an admin must connect it';
   }
   switch (connection.credentialHealth) {
     case 'ready':
@@ -58,7 +64,10 @@ export function DiagnosticView({ diagnostic, title }: { diagnostic: Diagnostic; 
       <p>{diagnostic.message}</p>
       <dl>
         <dt>Failed at</dt>
-        <dd>phase {diagnostic.phase} ({diagnostic.category}: {diagnostic.code}{diagnostic.httpStatus ? `, HTTP ${diagnostic.httpStatus}` : ''})</dd>
+        <dd>
+          phase {diagnostic.phase} ({diagnostic.category}: {diagnostic.code}
+          {diagnostic.httpStatus ? `, HTTP ${diagnostic.httpStatus}` : ''})
+        </dd>
         <dt>Passed up to</dt>
         <dd>{diagnostic.highestPassed}</dd>
         <dt>Who must act</dt>
@@ -68,7 +77,9 @@ export function DiagnosticView({ diagnostic, title }: { diagnostic: Diagnostic; 
         <dt>Retry</dt>
         <dd>{diagnostic.retryable ? 'Worth retrying once that is done, or later' : 'Retrying alone will not help'}</dd>
         <dt>Reference</dt>
-        <dd><code>{diagnostic.referenceId}</code></dd>
+        <dd>
+          <code>{diagnostic.referenceId}</code>
+        </dd>
       </dl>
     </section>
   );

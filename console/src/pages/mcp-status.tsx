@@ -6,7 +6,8 @@ import { api, errorMessage, type ApiError, type paths } from '../api.ts';
 import { ApiKeyForm, DisconnectButton } from './mcp-credentials.tsx';
 import { diagnosticOf, DiagnosticView, healthText, loadConnection, type Connection } from './mcp-parts.tsx';
 
-type TestResult = paths['/v1/mcp-connections/{connectionId}/test']['post']['responses'][200]['content']['application/json'];
+type TestResult =
+  paths['/v1/mcp-connections/{connectionId}/test']['post']['responses'][200]['content']['application/json'];
 
 interface Props {
   connection: Connection;
@@ -23,7 +24,9 @@ export function ConnectionStatus({ connection, isAdmin, onChanged }: Props) {
     setTesting(true);
     setResult(undefined);
     setTestError(undefined);
-    const answer = await api.POST('/v1/mcp-connections/{connectionId}/test', { params: { path: { connectionId: connection.id } } });
+    const answer = await api.POST('/v1/mcp-connections/{connectionId}/test', {
+      params: { path: { connectionId: connection.id } },
+    });
     setTesting(false);
     if (answer.error) return setTestError(answer.error as ApiError);
     setResult(answer.data);
@@ -34,20 +37,37 @@ export function ConnectionStatus({ connection, isAdmin, onChanged }: Props) {
     <section aria-labelledby="mcp-status-heading">
       <h2 id="mcp-status-heading">Check and connect</h2>
       <div class="actions-row">
-        {isAdmin && <button type="button" onClick={test} disabled={testing}>{testing ? 'Testing…' : 'Test the connection'}</button>}
-        {connection.authType === 'oauth' && <OAuthConnect connection={connection} isAdmin={isAdmin} onChanged={onChanged} />}
+        {isAdmin && (
+          <button type="button" onClick={test} disabled={testing}>
+            {testing ? 'Testing…' : 'Test the connection'}
+          </button>
+        )}
+        {connection.authType === 'oauth' && (
+          <OAuthConnect connection={connection} isAdmin={isAdmin} onChanged={onChanged} />
+        )}
         <DisconnectButton connection={connection} isAdmin={isAdmin} onChanged={onChanged} />
       </div>
-      {connection.authType === 'apikey' && <ApiKeyForm connection={connection} isAdmin={isAdmin} onChanged={onChanged} />}
-      <p role="status" class="progress">{testing ? 'Testing: reaching the server, authorizing, and listing its tools…' : ''}</p>
-      {testError && <p role="alert" class="form-error">{errorMessage(testError)}</p>}
+      {connection.authType === 'apikey' && (
+        <ApiKeyForm connection={connection} isAdmin={isAdmin} onChanged={onChanged} />
+      )}
+      <p role="status" class="progress">
+        {testing ? 'Testing: reaching the server, authorizing, and listing its tools…' : ''}
+      </p>
+      {testError && (
+        <p role="alert" class="form-error">
+          {errorMessage(testError)}
+        </p>
+      )}
       {result?.ok && (
         <p role="alert" class="success">
-          The test passed every check (up to {result.highestPassed}). The server offers {result.tools.length} {result.tools.length === 1 ? 'tool' : 'tools'}
+          The test passed every check (up to {result.highestPassed}). The server offers {result.tools.length}{' '}
+          {result.tools.length === 1 ? 'tool' : 'tools'}
           {result.tools.length > 0 ? `: ${result.tools.join(', ')}` : ''}. Credential health: {healthText(connection)}.
         </p>
       )}
-      {result && !result.ok && result.diagnostic && <DiagnosticView diagnostic={result.diagnostic} title="The test failed" />}
+      {result && !result.ok && result.diagnostic && (
+        <DiagnosticView diagnostic={result.diagnostic} title="The test failed" />
+      )}
     </section>
   );
 }
@@ -57,7 +77,12 @@ function OAuthConnect({ connection, isAdmin, onChanged }: Props) {
   const [phase, setPhase] = useState<'idle' | 'starting' | 'waiting' | 'done'>('idle');
   const [error, setError] = useState<ApiError>();
   const stop = useRef(false);
-  useEffect(() => () => { stop.current = true; }, []);
+  useEffect(
+    () => () => {
+      stop.current = true;
+    },
+    [],
+  );
   // The shared identity is the organization's: only owners and admins connect it.
   if (!perMember && !isAdmin) return null;
 
@@ -68,7 +93,9 @@ function OAuthConnect({ connection, isAdmin, onChanged }: Props) {
     if (popup) popup.opener = null;
     setError(undefined);
     setPhase('starting');
-    const answer = await api.POST('/v1/mcp-connections/{connectionId}/oauth/authorize', { params: { path: { connectionId: connection.id } } });
+    const answer = await api.POST('/v1/mcp-connections/{connectionId}/oauth/authorize', {
+      params: { path: { connectionId: connection.id } },
+    });
     if (answer.error) {
       popup?.close();
       setPhase('idle');
@@ -84,7 +111,8 @@ function OAuthConnect({ connection, isAdmin, onChanged }: Props) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const latest = await loadConnection(connection.id);
       // A new credential: one where there was none, or a fresh check of the one replaced.
-      const arrived = latest.data?.connectedForMe && (!wasConnected || latest.data.credentialHealthCheckedAt !== checkedBefore);
+      const arrived =
+        latest.data?.connectedForMe && (!wasConnected || latest.data.credentialHealthCheckedAt !== checkedBefore);
       if (arrived || popup.closed) break;
     }
     setPhase('done');
@@ -96,12 +124,30 @@ function OAuthConnect({ connection, isAdmin, onChanged }: Props) {
   return (
     <div class="oauth-connect">
       <button type="button" onClick={connect} disabled={phase === 'starting' || phase === 'waiting'}>
-        {phase === 'starting' ? 'Starting the authorization…' : phase === 'waiting' ? 'Waiting for the authorization…' : connection.connectedForMe ? `${label} again` : label}
+        {phase === 'starting'
+          ? 'Starting the authorization…'
+          : phase === 'waiting'
+            ? 'Waiting for the authorization…'
+            : connection.connectedForMe
+              ? `${label} again`
+              : label}
       </button>
       <p role="status" class="progress">
-        {phase === 'waiting' ? 'Finish the authorization in the window that opened; this page updates when it is done.' : phase === 'done' ? `Authorization finished. Credential health: ${healthText(connection)}.` : ''}
+        {phase === 'waiting'
+          ? 'Finish the authorization in the window that opened; this page updates when it is done.'
+          : phase === 'done'
+            ? `Authorization finished. Credential health: ${healthText(connection)}.`
+            : ''}
       </p>
-      {diagnostic ? <DiagnosticView diagnostic={diagnostic} title="The authorization could not start" /> : error && <p role="alert" class="form-error">{errorMessage(error)}</p>}
+      {diagnostic ? (
+        <DiagnosticView diagnostic={diagnostic} title="The authorization could not start" />
+      ) : (
+        error && (
+          <p role="alert" class="form-error">
+            {errorMessage(error)}
+          </p>
+        )
+      )}
     </div>
   );
 }

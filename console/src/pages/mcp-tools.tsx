@@ -31,7 +31,15 @@ function statusText(tool: Tool): string {
   return tool.needsApproval ? 'Allowed, each call needs approval' : 'Allowed';
 }
 
-export function ToolsSection({ connectionId, isAdmin, version }: { connectionId: string; isAdmin: boolean; version: number }) {
+export function ToolsSection({
+  connectionId,
+  isAdmin,
+  version,
+}: {
+  connectionId: string;
+  isAdmin: boolean;
+  version: number;
+}) {
   const [catalog, setCatalog] = useState<Catalog | null>(null);
   const [loadError, setLoadError] = useState<ApiError>();
   const [mode, setMode] = useState<Mode>('all');
@@ -67,12 +75,17 @@ export function ToolsSection({ connectionId, isAdmin, version }: { connectionId:
     await load();
   }
 
-  const toggle = (name: string, on: boolean) => setNamed(on ? [...named, name] : named.filter((existing) => existing !== name));
+  const toggle = (name: string, on: boolean) =>
+    setNamed(on ? [...named, name] : named.filter((existing) => existing !== name));
   const listing = mode !== 'all';
   return (
     <section aria-labelledby="mcp-tools-heading">
       <h2 id="mcp-tools-heading">Tools</h2>
-      {loadError && <p role="alert" class="form-error">{errorMessage(loadError)}</p>}
+      {loadError && (
+        <p role="alert" class="form-error">
+          {errorMessage(loadError)}
+        </p>
+      )}
       {!catalog && !loadError && <p aria-live="polite">Loading the tool catalog…</p>}
       {catalog && (
         <form onSubmit={save} noValidate aria-label="Tool policy" aria-busy={busy}>
@@ -90,21 +103,32 @@ export function ToolsSection({ connectionId, isAdmin, version }: { connectionId:
                 <caption class="visually-hidden">Tools of this connection</caption>
                 <thead>
                   <tr>
-                    <th scope="col">Tool</th><th scope="col">Description</th><th scope="col">Annotations</th><th scope="col">For you</th>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Description</th>
+                    <th scope="col">Annotations</th>
+                    <th scope="col">For you</th>
                     {isAdmin && <th scope="col">In the list</th>}
                   </tr>
                 </thead>
                 <tbody>
                   {catalog.tools.map((tool) => (
                     <tr key={tool.name} class={tool.absent ? 'absent' : undefined}>
-                      <td><code>{tool.name}</code>{tool.title && <div>{tool.title}</div>}</td>
+                      <td>
+                        <code>{tool.name}</code>
+                        {tool.title && <div>{tool.title}</div>}
+                      </td>
                       <td>{tool.description ?? ''}</td>
                       <td>{tool.absent ? '' : annotationText(tool)}</td>
                       <td>{statusText(tool)}</td>
                       {isAdmin && (
                         <td>
-                          <input type="checkbox" aria-label={`${tool.name} in the list`} disabled={!listing} checked={listing && named.includes(tool.name)}
-                            onChange={(event) => toggle(tool.name, (event.target as HTMLInputElement).checked)} />
+                          <input
+                            type="checkbox"
+                            aria-label={`${tool.name} in the list`}
+                            disabled={!listing}
+                            checked={listing && named.includes(tool.name)}
+                            onChange={(event) => toggle(tool.name, (event.target as HTMLInputElement).checked)}
+                          />
                         </td>
                       )}
                     </tr>
@@ -123,15 +147,27 @@ export function ToolsSection({ connectionId, isAdmin, version }: { connectionId:
                     {modeLabels[key]}
                   </label>
                 ))}
-                {messagesUnder(error, 'mode').length > 0 && <p id="policy-mode-error" class="field-error">{messagesUnder(error, 'mode').join(' ')}</p>}
-                {messagesUnder(error, 'tools').length > 0 && <p class="field-error">{messagesUnder(error, 'tools').join(' ')}</p>}
+                {messagesUnder(error, 'mode').length > 0 && (
+                  <p id="policy-mode-error" class="field-error">
+                    {messagesUnder(error, 'mode').join(' ')}
+                  </p>
+                )}
+                {messagesUnder(error, 'tools').length > 0 && (
+                  <p class="field-error">{messagesUnder(error, 'tools').join(' ')}</p>
+                )}
               </fieldset>
               <label class="choice">
-                <input type="checkbox" checked={approval} onChange={(event) => setApproval((event.target as HTMLInputElement).checked)} />
+                <input
+                  type="checkbox"
+                  checked={approval}
+                  onChange={(event) => setApproval((event.target as HTMLInputElement).checked)}
+                />
                 Each call of a tool that may be destructive needs an approval
               </label>
               <FormError error={error} />
-              <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save tool policy'}</button>
+              <button type="submit" disabled={busy}>
+                {busy ? 'Saving…' : 'Save tool policy'}
+              </button>
               <p role="status">{status}</p>
             </>
           )}

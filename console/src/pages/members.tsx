@@ -48,23 +48,40 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
   }
 
   async function saveRole(member: Member, role: Role) {
-    await run(`Saving the role of ${member.email}…`,
-      () => api.PATCH('/v1/orgs/{organizationId}/members/{memberId}', { params: { path: { organizationId, memberId: member.id } }, body: { role } }),
+    await run(
+      `Saving the role of ${member.email}…`,
+      () =>
+        api.PATCH('/v1/orgs/{organizationId}/members/{memberId}', {
+          params: { path: { organizationId, memberId: member.id } },
+          body: { role },
+        }),
       `${member.email} is now ${role === 'admin' ? 'an admin' : 'a member'}.`,
-      () => setRoles(({ [member.id]: _, ...rest }) => rest));
+      () => setRoles(({ [member.id]: _, ...rest }) => rest),
+    );
   }
 
   async function confirmPending() {
     const action = pending!;
     setPending(null);
     if (action.kind === 'remove') {
-      await run(`Removing ${action.member.email}…`,
-        () => api.DELETE('/v1/orgs/{organizationId}/members/{memberId}', { params: { path: { organizationId, memberId: action.member.id } } }),
-        `${action.member.email} was removed from the organization.`);
+      await run(
+        `Removing ${action.member.email}…`,
+        () =>
+          api.DELETE('/v1/orgs/{organizationId}/members/{memberId}', {
+            params: { path: { organizationId, memberId: action.member.id } },
+          }),
+        `${action.member.email} was removed from the organization.`,
+      );
     } else {
-      await run(`Transferring ownership to ${action.member.email}…`,
-        () => api.POST('/v1/orgs/{organizationId}/transfer-ownership', { params: { path }, body: { memberId: action.member.id } }),
-        `${action.member.email} is now the owner; you are an admin.`);
+      await run(
+        `Transferring ownership to ${action.member.email}…`,
+        () =>
+          api.POST('/v1/orgs/{organizationId}/transfer-ownership', {
+            params: { path },
+            body: { memberId: action.member.id },
+          }),
+        `${action.member.email} is now the owner; you are an admin.`,
+      );
     }
   }
 
@@ -74,15 +91,26 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
     <section aria-labelledby="members-heading">
       <h1 id="members-heading">Members</h1>
       <p role="status">{status}</p>
-      {error && <p role="alert" class="form-error">{errorMessage(error)}</p>}
+      {error && (
+        <p role="alert" class="form-error">
+          {errorMessage(error)}
+        </p>
+      )}
       {members === null && !error && <p aria-live="polite">Loading members…</p>}
       {members && (
         <table class="members">
           <caption class="visually-hidden">Members of this organization</caption>
           <thead>
             <tr>
-              <th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th>
-              {manager && <th scope="col"><span class="visually-hidden">Actions</span></th>}
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              {manager && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
             </tr>
           </thead>
           <tbody>
@@ -96,29 +124,60 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
                   <td data-label="Role">
                     {editable ? (
                       <span class="role-edit">
-                        <select aria-label={`Role of ${member.email}`} value={picked ?? member.role} disabled={busy}
-                          onChange={(event) => setRoles({ ...roles, [member.id]: (event.target as HTMLSelectElement).value as Role })}>
+                        <select
+                          aria-label={`Role of ${member.email}`}
+                          value={picked ?? member.role}
+                          disabled={busy}
+                          onChange={(event) =>
+                            setRoles({ ...roles, [member.id]: (event.target as HTMLSelectElement).value as Role })
+                          }
+                        >
                           <option value="member">member</option>
                           <option value="admin">admin</option>
                         </select>
                         {picked && picked !== member.role && (
-                          <button type="button" disabled={busy} aria-label={`Save the role of ${member.email}`} onClick={() => saveRole(member, picked)}>Save</button>
+                          <button
+                            type="button"
+                            disabled={busy}
+                            aria-label={`Save the role of ${member.email}`}
+                            onClick={() => saveRole(member, picked)}
+                          >
+                            Save
+                          </button>
                         )}
                       </span>
-                    ) : member.role}
+                    ) : (
+                      member.role
+                    )}
                   </td>
                   <td data-label="Status">{member.status}</td>
                   {manager && (
-                    <td><div class="row-actions">
-                      {owner && member.role !== 'owner' && (
-                        <button type="button" class="secondary" disabled={busy} aria-label={`Transfer ownership to ${member.email}`}
-                          onClick={() => setPending({ kind: 'transfer', member })}>Transfer ownership</button>
-                      )}
-                      {editable && member.id !== caller?.id && (
-                        <button type="button" class="danger" disabled={busy} aria-label={`Remove ${member.email}`}
-                          onClick={() => setPending({ kind: 'remove', member })}>Remove</button>
-                      )}
-                    </div></td>
+                    <td>
+                      <div class="row-actions">
+                        {owner && member.role !== 'owner' && (
+                          <button
+                            type="button"
+                            class="secondary"
+                            disabled={busy}
+                            aria-label={`Transfer ownership to ${member.email}`}
+                            onClick={() => setPending({ kind: 'transfer', member })}
+                          >
+                            Transfer ownership
+                          </button>
+                        )}
+                        {editable && member.id !== caller?.id && (
+                          <button
+                            type="button"
+                            class="danger"
+                            disabled={busy}
+                            aria-label={`Remove ${member.email}`}
+                            onClick={() => setPending({ kind: 'remove', member })}
+                          >
+                            Remove
+                          </button>
+                        )}
+                      </div>
+                    </td>
                   )}
                 </tr>
               );
@@ -127,14 +186,22 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
         </table>
       )}
       {pending?.kind === 'remove' && (
-        <ConfirmDialog title={`Remove ${pending.member.name}?`}
+        <ConfirmDialog
+          title={`Remove ${pending.member.name}?`}
           message={`${pending.member.email} loses access to this organization at once. They can come back only with a new invitation.`}
-          confirmLabel="Remove member" onConfirm={confirmPending} onCancel={() => setPending(null)} />
+          confirmLabel="Remove member"
+          onConfirm={confirmPending}
+          onCancel={() => setPending(null)}
+        />
       )}
       {pending?.kind === 'transfer' && (
-        <ConfirmDialog title="Transfer ownership?"
+        <ConfirmDialog
+          title="Transfer ownership?"
           message={`${pending.member.email} becomes the owner of this organization and you become an admin. Only the new owner can transfer it back.`}
-          confirmLabel="Transfer ownership" onConfirm={confirmPending} onCancel={() => setPending(null)} />
+          confirmLabel="Transfer ownership"
+          onConfirm={confirmPending}
+          onCancel={() => setPending(null)}
+        />
       )}
     </section>
   );

@@ -16,7 +16,9 @@ const fieldId = 'field-manifest';
 function manifestMessages(error: ApiError | undefined): string[] {
   return (error?.details ?? [])
     .filter((detail) => detail.path[0] === 'manifest')
-    .map((detail) => (detail.path.length > 1 ? `${detail.path.slice(1).join('.')}: ${detail.message}` : detail.message));
+    .map((detail) =>
+      detail.path.length > 1 ? `${detail.path.slice(1).join('.')}: ${detail.message}` : detail.message,
+    );
 }
 
 export function PluginInstallPage() {
@@ -37,41 +39,75 @@ export function PluginInstallPage() {
     try {
       manifest = JSON.parse(text);
     } catch (parseError) {
-      return setError({ error: 'invalid_request', message: 'The manifest is not JSON.', details: [{ path: ['manifest'], message: `This is not JSON: ${(parseError as Error).message}` }] } as ApiError);
+      return setError({
+        error: 'invalid_request',
+        message: 'The manifest is not JSON.',
+        details: [{ path: ['manifest'], message: `This is not JSON: ${(parseError as Error).message}` }],
+      } as ApiError);
     }
     setBusy(true);
-    const answer = await api.POST('/v1/plugins', { body: { manifest: manifest as components['schemas']['PluginManifestInput'] } });
+    const answer = await api.POST('/v1/plugins', {
+      body: { manifest: manifest as components['schemas']['PluginManifestInput'] },
+    });
     if (answer.error) {
       setBusy(false);
       return setError(answer.error as ApiError);
     }
     const { plugin } = answer.data;
-    const connections = await Promise.all(plugin.requires.map(async (id) => {
-      const loaded = await loadConnection(id);
-      return { id, name: loaded.data?.name ?? id, managed: plugin.managesIdentityOf.includes(id) };
-    }));
+    const connections = await Promise.all(
+      plugin.requires.map(async (id) => {
+        const loaded = await loadConnection(id);
+        return { id, name: loaded.data?.name ?? id, managed: plugin.managesIdentityOf.includes(id) };
+      }),
+    );
     setBusy(false);
     setInstalled({ plugin, connections });
   }
 
   const messages = manifestMessages(error);
-  const back = <p><a href="/mcp-connections" onClick={(event) => { event.preventDefault(); navigate('/mcp-connections'); }}>← All connections</a></p>;
+  const back = (
+    <p>
+      <a
+        href="/mcp-connections"
+        onClick={(event) => {
+          event.preventDefault();
+          navigate('/mcp-connections');
+        }}
+      >
+        ← All connections
+      </a>
+    </p>
+  );
   if (installed) {
     const { plugin, connections } = installed;
     return (
       <section aria-labelledby="plugin-heading">
         {back}
         <h1 id="plugin-heading">Plugin installed</h1>
-        <p role="status">{plugin.name}{plugin.version ? ` ${plugin.version}` : ''} is installed.</p>
-        {connections.length === 0 ? <p>It requires no MCP connection.</p> : (
+        <p role="status">
+          {plugin.name}
+          {plugin.version ? ` ${plugin.version}` : ''} is installed.
+        </p>
+        {connections.length === 0 ? (
+          <p>It requires no MCP connection.</p>
+        ) : (
           <>
             <p>It requires these MCP connections. A new one is usable by nobody until you grant access on its page.</p>
             <ul class="plugin-connections">
               {connections.map((connection) => (
                 <li key={connection.id}>
-                  <a href={`/mcp-connections/${encodeURIComponent(connection.id)}`}
-                    onClick={(event) => { event.preventDefault(); navigate(`/mcp-connections/${encodeURIComponent(connection.id)}`); }}>{connection.name}</a>
-                  {connection.managed && <span class="muted"> · its URL and authentication are managed by the plugin</span>}
+                  <a
+                    href={`/mcp-connections/${encodeURIComponent(connection.id)}`}
+                    onClick={(event) => {
+                      event.preventDefault();
+                      navigate(`/mcp-connections/${encodeURIComponent(connection.id)}`);
+                    }}
+                  >
+                    {connection.name}
+                  </a>
+                  {connection.managed && (
+                    <span class="muted"> · its URL and authentication are managed by the plugin</span>
+                  )}
                 </li>
               ))}
             </ul>
@@ -88,18 +124,41 @@ export function PluginInstallPage() {
       <form onSubmit={submit} noValidate class="plugin-form">
         <div class="field">
           <label for={fieldId}>Plugin manifest (JSON)</label>
-          <textarea id={fieldId} name="manifest" rows={12} spellcheck={false} value={text} required
-            aria-invalid={messages.length > 0} aria-describedby={messages.length > 0 ? `${fieldId}-error` : undefined}
-            onInput={(event) => setText((event.target as HTMLTextAreaElement).value)} />
-          {messages.length > 0 && <p id={`${fieldId}-error`} class="field-error">{messages.join(' ')}</p>}
+          <textarea
+            id={fieldId}
+            name="manifest"
+            rows={12}
+            spellcheck={false}
+            value={text}
+            required
+            aria-invalid={messages.length > 0}
+            aria-describedby={messages.length > 0 ? `${fieldId}-error` : undefined}
+            onInput={(event) => setText((event.target as HTMLTextAreaElement).value)}
+          />
+          {messages.length > 0 && (
+            <p id={`${fieldId}-error`} class="field-error">
+              {messages.join(' ')}
+            </p>
+          )}
         </div>
         <div class="field">
           <label for="field-manifest-file">Or read it from a file</label>
-          <input id="field-manifest-file" type="file" accept="application/json,.json" onChange={(event) => void readFile(event)} />
+          <input
+            id="field-manifest-file"
+            type="file"
+            accept="application/json,.json"
+            onChange={(event) => void readFile(event)}
+          />
         </div>
-        {error && messages.length === 0 && <p role="alert" class="form-error">{errorMessage(error)}</p>}
+        {error && messages.length === 0 && (
+          <p role="alert" class="form-error">
+            {errorMessage(error)}
+          </p>
+        )}
         <div class="actions">
-          <button type="submit" disabled={busy || text.trim() === ''}>{busy ? 'Installing…' : 'Install plugin'}</button>
+          <button type="submit" disabled={busy || text.trim() === ''}>
+            {busy ? 'Installing…' : 'Install plugin'}
+          </button>
         </div>
       </form>
     </section>

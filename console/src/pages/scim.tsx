@@ -45,42 +45,94 @@ export function ScimPage({ organizationId }: { organizationId: string }) {
   const health = connector?.health;
   return (
     <section aria-labelledby="scim-heading">
-      <AdminPage organizationId={organizationId} heading={<h1 id="scim-heading">SCIM provisioning</h1>} what="SCIM provisioning"
-        loadError={loadError} loading={connector === undefined}>
-        <p>Your directory (Okta, Entra ID…) adds, updates and removes members through SCIM 2.0. Give it the base URL and a token.</p>
+      <AdminPage
+        organizationId={organizationId}
+        heading={<h1 id="scim-heading">SCIM provisioning</h1>}
+        what="SCIM provisioning"
+        loadError={loadError}
+        loading={connector === undefined}
+      >
+        <p>
+          Your directory (Okta, Entra ID…) adds, updates and removes members through SCIM 2.0. Give it the base URL and
+          a token.
+        </p>
         {connector ? (
           <>
             <CopyField label="SCIM base URL" id="scim-base-url" value={connector.baseUrl} />
             <section class="card" aria-labelledby="scim-health-heading">
               <h2 id="scim-health-heading">Health</h2>
               <dl class="summary">
-                <dt>Last successful sync</dt><dd>{when(health?.lastSuccessfulSyncAt)}</dd>
-                <dt>Failed requests since the last success</dt><dd>{health?.unresolvedFailureCount ?? 0}</dd>
-                {health?.lastFailureAt && <><dt>Last failure</dt><dd>{when(health.lastFailureAt)}{health.lastFailureAction ? ` (${health.lastFailureAction})` : ''}{health.lastFailureMessage ? `: ${health.lastFailureMessage}` : ''}</dd></>}
-                {health?.nextRetryAt && <><dt>Directory retries at</dt><dd>{when(health.nextRetryAt)}</dd></>}
-                <dt>SSO sign-in tested</dt><dd>{connector.ssoReady ? 'yes' : 'not yet: people the directory adds cannot sign in with SSO until a test sign-in succeeds'}</dd>
+                <dt>Last successful sync</dt>
+                <dd>{when(health?.lastSuccessfulSyncAt)}</dd>
+                <dt>Failed requests since the last success</dt>
+                <dd>{health?.unresolvedFailureCount ?? 0}</dd>
+                {health?.lastFailureAt && (
+                  <>
+                    <dt>Last failure</dt>
+                    <dd>
+                      {when(health.lastFailureAt)}
+                      {health.lastFailureAction ? ` (${health.lastFailureAction})` : ''}
+                      {health.lastFailureMessage ? `: ${health.lastFailureMessage}` : ''}
+                    </dd>
+                  </>
+                )}
+                {health?.nextRetryAt && (
+                  <>
+                    <dt>Directory retries at</dt>
+                    <dd>{when(health.nextRetryAt)}</dd>
+                  </>
+                )}
+                <dt>SSO sign-in tested</dt>
+                <dd>
+                  {connector.ssoReady
+                    ? 'yes'
+                    : 'not yet: people the directory adds cannot sign in with SSO until a test sign-in succeeds'}
+                </dd>
               </dl>
             </section>
           </>
         ) : (
-          <p class="note">No SCIM token yet. SCIM needs an SSO connection with a verified domain; then create a token and give it to your directory with the base URL.</p>
+          <p class="note">
+            No SCIM token yet. SCIM needs an SSO connection with a verified domain; then create a token and give it to
+            your directory with the base URL.
+          </p>
         )}
         {token && (
           <div class="secret" role="region" aria-label="New SCIM token">
-            <p><strong>Copy the token now: you will not see it again.</strong> Paste it into your directory's SCIM settings as the bearer token.</p>
+            <p>
+              <strong>Copy the token now: you will not see it again.</strong> Paste it into your directory's SCIM
+              settings as the bearer token.
+            </p>
             <CopyField label="SCIM token" id="new-scim-token" value={token} />
-            <button type="button" class="secondary" onClick={() => setToken(null)}>I have stored it</button>
+            <button type="button" class="secondary" onClick={() => setToken(null)}>
+              I have stored it
+            </button>
           </div>
         )}
-        <button type="button" class={connector ? 'danger' : undefined} disabled={busy} onClick={() => (connector ? setAsking(true) : rotate())}>
+        <button
+          type="button"
+          class={connector ? 'danger' : undefined}
+          disabled={busy}
+          onClick={() => (connector ? setAsking(true) : rotate())}
+        >
           {connector ? 'Rotate SCIM token' : 'Create SCIM token'}
         </button>
-        <p role="status" class="progress">{busy ? 'Creating the token…' : ''}</p>
-        {error && <p role="alert" class="form-error">{errorMessage(error)}</p>}
+        <p role="status" class="progress">
+          {busy ? 'Creating the token…' : ''}
+        </p>
+        {error && (
+          <p role="alert" class="form-error">
+            {errorMessage(error)}
+          </p>
+        )}
         {asking && (
-          <ConfirmDialog title="Rotate the SCIM token?"
+          <ConfirmDialog
+            title="Rotate the SCIM token?"
             message="The current token stops working at once: your directory cannot provision anyone until you give it the new token."
-            confirmLabel="Rotate token" onConfirm={rotate} onCancel={() => setAsking(false)} />
+            confirmLabel="Rotate token"
+            onConfirm={rotate}
+            onCancel={() => setAsking(false)}
+          />
         )}
       </AdminPage>
     </section>

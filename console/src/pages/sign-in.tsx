@@ -15,9 +15,10 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
-    const answer = mode === 'sign-in'
-      ? await api.POST('/v1/auth/sign-in', { body: { email, password } })
-      : await api.POST('/v1/auth/sign-up', { body: { email, password, name } });
+    const answer =
+      mode === 'sign-in'
+        ? await api.POST('/v1/auth/sign-in', { body: { email, password } })
+        : await api.POST('/v1/auth/sign-up', { body: { email, password, name } });
     setBusy(false);
     if (answer.data) {
       session.set(answer.data.sessionToken);
@@ -37,22 +38,57 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
     <main class="auth">
       <h1>{mode === 'sign-in' ? 'Sign in to orgplane' : 'Create your orgplane account'}</h1>
       <form onSubmit={submit} noValidate>
-        {mode === 'sign-up' && <Field label="Name" name="name" value={name} onInput={setName} error={error} autoComplete="name" />}
-        <Field label="Email" name="email" type="email" value={email} onInput={setEmail} error={error} autoComplete="email" />
-        <Field label="Password" name="password" type="password" value={password} onInput={setPassword} error={error}
-          autoComplete={mode === 'sign-in' ? 'current-password' : 'new-password'} />
+        {mode === 'sign-up' && (
+          <Field label="Name" name="name" value={name} onInput={setName} error={error} autoComplete="name" />
+        )}
+        <Field
+          label="Email"
+          name="email"
+          type="email"
+          value={email}
+          onInput={setEmail}
+          error={error}
+          autoComplete="email"
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          value={password}
+          onInput={setPassword}
+          error={error}
+          autoComplete={mode === 'sign-in' ? 'current-password' : 'new-password'}
+        />
         <FormError error={error} />
-        <button type="submit" disabled={busy}>{mode === 'sign-in' ? 'Sign in' : 'Create account'}</button>
+        <button type="submit" disabled={busy}>
+          {mode === 'sign-in' ? 'Sign in' : 'Create account'}
+        </button>
       </form>
       {mode === 'sign-in' && (
         <p>
           Your organization uses single sign-on?{' '}
-          <button type="button" class="link" onClick={() => { setMode('sso'); setError(undefined); }}>Sign in with SSO</button>
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              setMode('sso');
+              setError(undefined);
+            }}
+          >
+            Sign in with SSO
+          </button>
         </p>
       )}
       <p>
         {mode === 'sign-in' ? 'No account yet? ' : 'Already have an account? '}
-        <button type="button" class="link" onClick={() => { setMode(mode === 'sign-in' ? 'sign-up' : 'sign-in'); setError(undefined); }}>
+        <button
+          type="button"
+          class="link"
+          onClick={() => {
+            setMode(mode === 'sign-in' ? 'sign-up' : 'sign-in');
+            setError(undefined);
+          }}
+        >
           {mode === 'sign-in' ? 'Create one' : 'Sign in'}
         </button>
       </p>

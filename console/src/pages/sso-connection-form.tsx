@@ -57,7 +57,10 @@ export function draftOf(connection: SsoConnection | null): SsoDraft {
 export function identityOf(draft: SsoDraft) {
   if (draft.protocol === 'oidc') {
     return {
-      protocol: 'oidc' as const, issuer: draft.issuer, clientId: draft.clientId, emailTrust: draft.emailTrust,
+      protocol: 'oidc' as const,
+      issuer: draft.issuer,
+      clientId: draft.clientId,
+      emailTrust: draft.emailTrust,
       ...(draft.clientSecret ? { clientSecret: draft.clientSecret } : {}),
     };
   }
@@ -71,13 +74,33 @@ export function bodyOf(draft: SsoDraft) {
   return {
     domain: draft.domain,
     ...identityOf(draft),
-    jitProvisioning: { enabled: draft.jitEnabled, defaultRole: draft.jitDefaultRole, defaultTeamIds: draft.jitDefaultTeamIds },
+    jitProvisioning: {
+      enabled: draft.jitEnabled,
+      defaultRole: draft.jitDefaultRole,
+      defaultTeamIds: draft.jitDefaultTeamIds,
+    },
   };
 }
 
 // Fields of the form, for finding the API's messages that name none of them (shown above the button).
-const fields = ['domain', 'protocol', 'issuer', 'clientId', 'clientSecret', 'emailTrust', 'idpMetadataUrl', 'idpMetadataXml', 'idpEntityId', 'idpSsoUrl',
-  'idpCertificates', 'idpCertificates.0', 'idpCertificates.1', 'jitProvisioning.enabled', 'jitProvisioning.defaultRole', 'jitProvisioning.defaultTeamIds'];
+const fields = [
+  'domain',
+  'protocol',
+  'issuer',
+  'clientId',
+  'clientSecret',
+  'emailTrust',
+  'idpMetadataUrl',
+  'idpMetadataXml',
+  'idpEntityId',
+  'idpSsoUrl',
+  'idpCertificates',
+  'idpCertificates.0',
+  'idpCertificates.1',
+  'jitProvisioning.enabled',
+  'jitProvisioning.defaultRole',
+  'jitProvisioning.defaultTeamIds',
+];
 
 export function unplacedMessages(error: ApiError | undefined): string[] {
   if (!error) return [];
@@ -102,11 +125,16 @@ export function SsoConnectionForm({ organizationId, connection, draft, onDraft, 
   const [teams, setTeams] = useState<Team[]>([]);
   useEffect(() => {
     void (async () => {
-      const answer = await api.GET('/v1/orgs/{organizationId}/teams', { params: { path: { organizationId }, query: { limit: 100 } } });
+      const answer = await api.GET('/v1/orgs/{organizationId}/teams', {
+        params: { path: { organizationId }, query: { limit: 100 } },
+      });
       setTeams(answer.data?.teams ?? []);
     })();
   }, [organizationId]);
-  const set = <K extends keyof SsoDraft>(key: K) => (value: SsoDraft[K]) => onDraft({ ...draft, [key]: value });
+  const set =
+    <K extends keyof SsoDraft>(key: K) =>
+    (value: SsoDraft[K]) =>
+      onDraft({ ...draft, [key]: value });
 
   async function save(event: Event) {
     event.preventDefault();
@@ -116,7 +144,11 @@ export function SsoConnectionForm({ organizationId, connection, draft, onDraft, 
     const answer = await api.PUT('/v1/sso/connection', { body: bodyOf(draft) });
     setBusy(false);
     if (answer.error) return setError(answer.error as ApiError);
-    setStatus(answer.data.connection.domainVerified ? 'Saved.' : 'Saved. Now publish the DNS record below and verify the domain.');
+    setStatus(
+      answer.data.connection.domainVerified
+        ? 'Saved.'
+        : 'Saved. Now publish the DNS record below and verify the domain.',
+    );
     onSaved(answer.data.connection);
   }
 
@@ -126,64 +158,201 @@ export function SsoConnectionForm({ organizationId, connection, draft, onDraft, 
     return (error?.details ?? []).filter((detail) => detail.path.join('.') === path).map((detail) => detail.message);
   }
   const unplaced = unplacedMessages(error);
-  const secretHint = connection?.clientSecretSet ? 'A secret is stored; it is never shown. Leave blank to keep it, or type a new one to replace it.' : undefined;
+  const secretHint = connection?.clientSecretSet
+    ? 'A secret is stored; it is never shown. Leave blank to keep it, or type a new one to replace it.'
+    : undefined;
   const samlNeedsIdpAgain = connection?.protocol === 'saml' && draft.idpSource !== 'metadataUrl';
 
   return (
     <form class="sso-form" onSubmit={save} noValidate aria-label="SSO connection settings" aria-busy={busy}>
-      <Field label="Domain" name="domain" value={draft.domain} onInput={set('domain')} error={error} autoComplete="off"
-        hint="Your organization's e-mail domain, such as example.com. People with an address there sign in through this connection." />
+      <Field
+        label="Domain"
+        name="domain"
+        value={draft.domain}
+        onInput={set('domain')}
+        error={error}
+        autoComplete="off"
+        hint="Your organization's e-mail domain, such as example.com. People with an address there sign in through this connection."
+      />
       <fieldset>
         <legend>Protocol</legend>
-        <label class="choice"><input type="radio" name="protocol" checked={draft.protocol === 'oidc'} onChange={() => set('protocol')('oidc')} /> OpenID Connect (OIDC)</label>
-        <label class="choice"><input type="radio" name="protocol" checked={draft.protocol === 'saml'} onChange={() => set('protocol')('saml')} /> SAML 2.0</label>
+        <label class="choice">
+          <input
+            type="radio"
+            name="protocol"
+            checked={draft.protocol === 'oidc'}
+            onChange={() => set('protocol')('oidc')}
+          />{' '}
+          OpenID Connect (OIDC)
+        </label>
+        <label class="choice">
+          <input
+            type="radio"
+            name="protocol"
+            checked={draft.protocol === 'saml'}
+            onChange={() => set('protocol')('saml')}
+          />{' '}
+          SAML 2.0
+        </label>
       </fieldset>
       {draft.protocol === 'oidc' ? (
         <>
-          <Field label="Issuer URL" name="issuer" type="url" value={draft.issuer} onInput={set('issuer')} error={error} autoComplete="off"
-            hint="The identity provider's issuer; orgplane reads its /.well-known/openid-configuration." />
-          <Field label="Client ID" name="clientId" value={draft.clientId} onInput={set('clientId')} error={error} autoComplete="off" />
-          <Field label="Client secret" name="clientSecret" type="password" value={draft.clientSecret} onInput={set('clientSecret')} error={error}
-            autoComplete="new-password" required={false} hint={secretHint} />
+          <Field
+            label="Issuer URL"
+            name="issuer"
+            type="url"
+            value={draft.issuer}
+            onInput={set('issuer')}
+            error={error}
+            autoComplete="off"
+            hint="The identity provider's issuer; orgplane reads its /.well-known/openid-configuration."
+          />
+          <Field
+            label="Client ID"
+            name="clientId"
+            value={draft.clientId}
+            onInput={set('clientId')}
+            error={error}
+            autoComplete="off"
+          />
+          <Field
+            label="Client secret"
+            name="clientSecret"
+            type="password"
+            value={draft.clientSecret}
+            onInput={set('clientSecret')}
+            error={error}
+            autoComplete="new-password"
+            required={false}
+            hint={secretHint}
+          />
           <fieldset aria-describedby="email-trust-hint">
             <legend>Trust e-mail addresses</legend>
             <label class="choice">
-              <input type="radio" name="emailTrust" checked={draft.emailTrust === 'verified_claim'} onChange={() => set('emailTrust')('verified_claim')} />
-              {' '}When the provider says they are verified (email_verified): Okta, Google, Keycloak, Auth0, JumpCloud
+              <input
+                type="radio"
+                name="emailTrust"
+                checked={draft.emailTrust === 'verified_claim'}
+                onChange={() => set('emailTrust')('verified_claim')}
+              />{' '}
+              When the provider says they are verified (email_verified): Okta, Google, Keycloak, Auth0, JumpCloud
             </label>
             <label class="choice">
-              <input type="radio" name="emailTrust" checked={draft.emailTrust === 'verified_domain'} onChange={() => set('emailTrust')('verified_domain')} />
-              {' '}When they are in the verified domain: Microsoft Entra ID, which never sends email_verified
+              <input
+                type="radio"
+                name="emailTrust"
+                checked={draft.emailTrust === 'verified_domain'}
+                onChange={() => set('emailTrust')('verified_domain')}
+              />{' '}
+              When they are in the verified domain: Microsoft Entra ID, which never sends email_verified
             </label>
             <p class="note" id="email-trust-hint">
-              Choose the domain only for your organization's own directory, where your administrators assign the addresses. A provider that says an address is not verified is refused either way.
+              Choose the domain only for your organization's own directory, where your administrators assign the
+              addresses. A provider that says an address is not verified is refused either way.
             </p>
-            {fieldErrors('emailTrust').map((message) => <p class="field-error">{message}</p>)}
+            {fieldErrors('emailTrust').map((message) => (
+              <p class="field-error">{message}</p>
+            ))}
           </fieldset>
         </>
       ) : (
         <fieldset>
           <legend>Identity provider</legend>
-          <label class="choice"><input type="radio" name="idp-source" checked={draft.idpSource === 'metadataUrl'} onChange={() => set('idpSource')('metadataUrl')} /> Metadata URL</label>
-          <label class="choice"><input type="radio" name="idp-source" checked={draft.idpSource === 'metadataXml'} onChange={() => set('idpSource')('metadataXml')} /> Metadata document (XML)</label>
-          <label class="choice"><input type="radio" name="idp-source" checked={draft.idpSource === 'manual'} onChange={() => set('idpSource')('manual')} /> Entity ID, sign-on URL and certificate</label>
-          {samlNeedsIdpAgain && <p class="note">orgplane does not return the identity provider's metadata or certificates: give them again to save a change.</p>}
+          <label class="choice">
+            <input
+              type="radio"
+              name="idp-source"
+              checked={draft.idpSource === 'metadataUrl'}
+              onChange={() => set('idpSource')('metadataUrl')}
+            />{' '}
+            Metadata URL
+          </label>
+          <label class="choice">
+            <input
+              type="radio"
+              name="idp-source"
+              checked={draft.idpSource === 'metadataXml'}
+              onChange={() => set('idpSource')('metadataXml')}
+            />{' '}
+            Metadata document (XML)
+          </label>
+          <label class="choice">
+            <input
+              type="radio"
+              name="idp-source"
+              checked={draft.idpSource === 'manual'}
+              onChange={() => set('idpSource')('manual')}
+            />{' '}
+            Entity ID, sign-on URL and certificate
+          </label>
+          {samlNeedsIdpAgain && (
+            <p class="note">
+              orgplane does not return the identity provider's metadata or certificates: give them again to save a
+              change.
+            </p>
+          )}
           {draft.idpSource === 'metadataUrl' && (
-            <Field label="IdP metadata URL" name="idpMetadataUrl" type="url" value={draft.idpMetadataUrl} onInput={set('idpMetadataUrl')} error={error}
-              autoComplete="off" hint="https; fetched when you save, not later." />
+            <Field
+              label="IdP metadata URL"
+              name="idpMetadataUrl"
+              type="url"
+              value={draft.idpMetadataUrl}
+              onInput={set('idpMetadataUrl')}
+              error={error}
+              autoComplete="off"
+              hint="https; fetched when you save, not later."
+            />
           )}
           {draft.idpSource === 'metadataXml' && (
-            <Field label="IdP metadata XML" name="idpMetadataXml" multiline value={draft.idpMetadataXml} onInput={set('idpMetadataXml')} error={error} />
+            <Field
+              label="IdP metadata XML"
+              name="idpMetadataXml"
+              multiline
+              value={draft.idpMetadataXml}
+              onInput={set('idpMetadataXml')}
+              error={error}
+            />
           )}
           {draft.idpSource === 'manual' && (
             <>
-              <Field label="IdP entity ID" name="idpEntityId" value={draft.idpEntityId} onInput={set('idpEntityId')} error={error} autoComplete="off" />
-              <Field label="IdP single sign-on URL" name="idpSsoUrl" type="url" value={draft.idpSsoUrl} onInput={set('idpSsoUrl')} error={error}
-                autoComplete="off" hint="The HTTP-Redirect binding's URL (https)." />
-              <Field label="IdP signing certificate (PEM)" name="idpCertificates.0" multiline value={draft.certificate} onInput={set('certificate')} error={error} />
-              <Field label="Second signing certificate (optional, while the IdP rotates its key)" name="idpCertificates.1" multiline required={false}
-                value={draft.secondCertificate} onInput={set('secondCertificate')} error={error} />
-              {fieldErrors('idpCertificates').map((message) => <p class="field-error">{message}</p>)}
+              <Field
+                label="IdP entity ID"
+                name="idpEntityId"
+                value={draft.idpEntityId}
+                onInput={set('idpEntityId')}
+                error={error}
+                autoComplete="off"
+              />
+              <Field
+                label="IdP single sign-on URL"
+                name="idpSsoUrl"
+                type="url"
+                value={draft.idpSsoUrl}
+                onInput={set('idpSsoUrl')}
+                error={error}
+                autoComplete="off"
+                hint="The HTTP-Redirect binding's URL (https)."
+              />
+              <Field
+                label="IdP signing certificate (PEM)"
+                name="idpCertificates.0"
+                multiline
+                value={draft.certificate}
+                onInput={set('certificate')}
+                error={error}
+              />
+              <Field
+                label="Second signing certificate (optional, while the IdP rotates its key)"
+                name="idpCertificates.1"
+                multiline
+                required={false}
+                value={draft.secondCertificate}
+                onInput={set('secondCertificate')}
+                error={error}
+              />
+              {fieldErrors('idpCertificates').map((message) => (
+                <p class="field-error">{message}</p>
+              ))}
             </>
           )}
         </fieldset>
@@ -191,39 +360,73 @@ export function SsoConnectionForm({ organizationId, connection, draft, onDraft, 
       <fieldset>
         <legend>Just-in-time provisioning</legend>
         <label class="choice">
-          <input type="checkbox" checked={draft.jitEnabled} onChange={(event) => set('jitEnabled')((event.target as HTMLInputElement).checked)} />
+          <input
+            type="checkbox"
+            checked={draft.jitEnabled}
+            onChange={(event) => set('jitEnabled')((event.target as HTMLInputElement).checked)}
+          />
           Make people of the domain members at their first SSO sign-in
         </label>
         {draft.jitEnabled && (
           <>
             <div class="field">
               <label for="jit-role">Role of provisioned members</label>
-              <select id="jit-role" value={draft.jitDefaultRole} aria-invalid={roleMessages.length > 0}
-                onChange={(event) => set('jitDefaultRole')((event.target as HTMLSelectElement).value as 'member' | 'admin')}>
+              <select
+                id="jit-role"
+                value={draft.jitDefaultRole}
+                aria-invalid={roleMessages.length > 0}
+                onChange={(event) =>
+                  set('jitDefaultRole')((event.target as HTMLSelectElement).value as 'member' | 'admin')
+                }
+              >
                 <option value="member">Member</option>
                 <option value="admin">Admin</option>
               </select>
-              {roleMessages.map((message) => <p class="field-error">{message}</p>)}
+              {roleMessages.map((message) => (
+                <p class="field-error">{message}</p>
+              ))}
             </div>
             <fieldset>
               <legend>Teams they join</legend>
-              {teams.length === 0 && <p class="note">No teams yet: create them on the Teams page to add provisioned members to them.</p>}
+              {teams.length === 0 && (
+                <p class="note">No teams yet: create them on the Teams page to add provisioned members to them.</p>
+              )}
               {teams.map((team) => (
                 <label class="choice" key={team.id}>
-                  <input type="checkbox" checked={draft.jitDefaultTeamIds.includes(team.id)}
-                    onChange={(event) => set('jitDefaultTeamIds')((event.target as HTMLInputElement).checked
-                      ? [...draft.jitDefaultTeamIds, team.id] : draft.jitDefaultTeamIds.filter((id) => id !== team.id))} />
+                  <input
+                    type="checkbox"
+                    checked={draft.jitDefaultTeamIds.includes(team.id)}
+                    onChange={(event) =>
+                      set('jitDefaultTeamIds')(
+                        (event.target as HTMLInputElement).checked
+                          ? [...draft.jitDefaultTeamIds, team.id]
+                          : draft.jitDefaultTeamIds.filter((id) => id !== team.id),
+                      )
+                    }
+                  />
                   {team.name}
                 </label>
               ))}
-              {teamMessages.map((message) => <p class="field-error">{message}</p>)}
+              {teamMessages.map((message) => (
+                <p class="field-error">{message}</p>
+              ))}
             </fieldset>
           </>
         )}
       </fieldset>
-      {unplaced.length > 0 && <div role="alert" class="form-error">{unplaced.map((message) => <p>{message}</p>)}</div>}
-      <button type="submit" disabled={busy}>{busy ? 'Saving…' : connection ? 'Save connection' : 'Create connection'}</button>
-      <p role="status" class="progress">{busy ? (draft.protocol === 'saml' ? 'Saving: reading the identity provider\'s metadata…' : 'Saving…') : status}</p>
+      {unplaced.length > 0 && (
+        <div role="alert" class="form-error">
+          {unplaced.map((message) => (
+            <p>{message}</p>
+          ))}
+        </div>
+      )}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Saving…' : connection ? 'Save connection' : 'Create connection'}
+      </button>
+      <p role="status" class="progress">
+        {busy ? (draft.protocol === 'saml' ? "Saving: reading the identity provider's metadata…" : 'Saving…') : status}
+      </p>
     </form>
   );
 }

@@ -17,7 +17,14 @@ export function SsoSetupPage({ organizationId }: { organizationId: string }) {
   const [draft, setDraft] = useState<SsoDraft>(draftOf(null));
 
   async function load(): Promise<SsoConnection | null> {
-    return settle(await api.GET('/v1/sso/connection'), 'sso_connection_not_found', (answer) => setConnection(answer?.connection ?? null), setLoadError)?.connection ?? null;
+    return (
+      settle(
+        await api.GET('/v1/sso/connection'),
+        'sso_connection_not_found',
+        (answer) => setConnection(answer?.connection ?? null),
+        setLoadError,
+      )?.connection ?? null
+    );
   }
   useEffect(() => {
     setConnection(undefined);
@@ -31,21 +38,45 @@ export function SsoSetupPage({ organizationId }: { organizationId: string }) {
 
   return (
     <section aria-labelledby="sso-heading" class="sso-setup">
-      <AdminPage organizationId={organizationId} heading={<h1 id="sso-heading">Single sign-on (SSO)</h1>} what="single sign-on"
-        loadError={loadError} loading={connection === undefined}>
-        <p>People with an address in your domain sign in through your identity provider (OIDC or SAML). Set up the connection, prove the domain is yours with a DNS record, test a sign-in, then you may require SSO.</p>
+      <AdminPage
+        organizationId={organizationId}
+        heading={<h1 id="sso-heading">Single sign-on (SSO)</h1>}
+        what="single sign-on"
+        loadError={loadError}
+        loading={connection === undefined}
+      >
+        <p>
+          People with an address in your domain sign in through your identity provider (OIDC or SAML). Set up the
+          connection, prove the domain is yours with a DNS record, test a sign-in, then you may require SSO.
+        </p>
         {connection && (
           <dl class="summary">
-            <dt>Protocol</dt><dd>{connection.protocol === 'oidc' ? 'OpenID Connect' : 'SAML 2.0'}</dd>
-            <dt>Domain</dt><dd>{connection.domain} ({connection.domainVerified ? 'verified' : 'not verified yet'})</dd>
-            <dt>Sign-in tested</dt><dd>{connection.ssoReady ? 'yes' : 'not yet'}</dd>
-            <dt>SSO required</dt><dd>{connection.ssoRequired ? 'yes' : 'no'}</dd>
+            <dt>Protocol</dt>
+            <dd>{connection.protocol === 'oidc' ? 'OpenID Connect' : 'SAML 2.0'}</dd>
+            <dt>Domain</dt>
+            <dd>
+              {connection.domain} ({connection.domainVerified ? 'verified' : 'not verified yet'})
+            </dd>
+            <dt>Sign-in tested</dt>
+            <dd>{connection.ssoReady ? 'yes' : 'not yet'}</dd>
+            <dt>SSO required</dt>
+            <dd>{connection.ssoRequired ? 'yes' : 'no'}</dd>
           </dl>
         )}
         <section class="card" aria-labelledby="sso-connection-heading">
           <h2 id="sso-connection-heading">{connection ? 'Connection' : '1. Set up the connection'}</h2>
-          {!connection && <p class="note">No SSO connection yet. Register orgplane as an application at your identity provider, then fill this in.</p>}
-          <SsoConnectionForm organizationId={organizationId} connection={connection ?? null} draft={draft} onDraft={setDraft} onSaved={saved} />
+          {!connection && (
+            <p class="note">
+              No SSO connection yet. Register orgplane as an application at your identity provider, then fill this in.
+            </p>
+          )}
+          <SsoConnectionForm
+            organizationId={organizationId}
+            connection={connection ?? null}
+            draft={draft}
+            onDraft={setDraft}
+            onSaved={saved}
+          />
           {connection && <ProviderSettings connection={connection} />}
         </section>
         {connection && (
@@ -69,20 +100,39 @@ function ProviderSettings({ connection }: { connection: SsoConnection }) {
   return (
     <div class="provider-settings" role="group" aria-label="Give these to your identity provider">
       <h3>Give these to your identity provider</h3>
-      {connection.redirectUri && <CopyField label="Redirect URI" id="sso-redirect-uri" value={connection.redirectUri} />}
+      {connection.redirectUri && (
+        <CopyField label="Redirect URI" id="sso-redirect-uri" value={connection.redirectUri} />
+      )}
       {connection.spEntityId && <CopyField label="SP entity ID" id="sso-sp-entity-id" value={connection.spEntityId} />}
       {connection.acsUrl && <CopyField label="ACS URL" id="sso-acs-url" value={connection.acsUrl} />}
-      {connection.spMetadataUrl && <CopyField label="SP metadata URL" id="sso-sp-metadata-url" value={connection.spMetadataUrl} />}
+      {connection.spMetadataUrl && (
+        <CopyField label="SP metadata URL" id="sso-sp-metadata-url" value={connection.spMetadataUrl} />
+      )}
       {connection.certificateExpiresAt && (
-        <p>The identity provider's signing certificate expires on <strong>{new Date(connection.certificateExpiresAt).toLocaleDateString()}</strong>: give its new certificate here before then.</p>
+        <p>
+          The identity provider's signing certificate expires on{' '}
+          <strong>{new Date(connection.certificateExpiresAt).toLocaleDateString()}</strong>: give its new certificate
+          here before then.
+        </p>
       )}
     </div>
   );
 }
 
-type VerifyFailure = ApiError & { recordName?: string; expectedValue?: string; foundValues?: string[]; retryable?: boolean };
+type VerifyFailure = ApiError & {
+  recordName?: string;
+  expectedValue?: string;
+  foundValues?: string[];
+  retryable?: boolean;
+};
 
-function DomainVerification({ connection, onVerified }: { connection: SsoConnection; onVerified: (connection: SsoConnection) => void }) {
+function DomainVerification({
+  connection,
+  onVerified,
+}: {
+  connection: SsoConnection;
+  onVerified: (connection: SsoConnection) => void;
+}) {
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<VerifyFailure>();
   const [status, setStatus] = useState('');
@@ -102,13 +152,26 @@ function DomainVerification({ connection, onVerified }: { connection: SsoConnect
   return (
     <section class="card" aria-labelledby="sso-dns-heading">
       <h2 id="sso-dns-heading">Domain verification</h2>
-      {connection.domainVerified
-        ? <p>{connection.domain} is verified{connection.domainVerifiedAt ? ` (since ${new Date(connection.domainVerifiedAt).toLocaleString()})` : ''}. Keep the record published; verifying again is harmless.</p>
-        : <p>Publish this TXT record at your DNS provider, then verify. The value proves {connection.domain} is your organization's.</p>}
+      {connection.domainVerified ? (
+        <p>
+          {connection.domain} is verified
+          {connection.domainVerifiedAt ? ` (since ${new Date(connection.domainVerifiedAt).toLocaleString()})` : ''}.
+          Keep the record published; verifying again is harmless.
+        </p>
+      ) : (
+        <p>
+          Publish this TXT record at your DNS provider, then verify. The value proves {connection.domain} is your
+          organization's.
+        </p>
+      )}
       <CopyField label="TXT record name" id="sso-record-name" value={recordName} />
       <CopyField label="TXT record value" id="sso-record-value" value={recordValue} />
-      <button type="button" onClick={verify} disabled={busy}>{busy ? 'Looking up the record…' : 'Verify domain'}</button>
-      <p role="status" class="progress">{busy ? `Looking up the TXT record at ${recordName}…` : status}</p>
+      <button type="button" onClick={verify} disabled={busy}>
+        {busy ? 'Looking up the record…' : 'Verify domain'}
+      </button>
+      <p role="status" class="progress">
+        {busy ? `Looking up the TXT record at ${recordName}…` : status}
+      </p>
       {failure && <VerificationFailure failure={failure} />}
     </section>
   );
@@ -121,11 +184,17 @@ function VerificationFailure({ failure }: { failure: VerifyFailure }) {
       <div class="diagnostic" role="alert">
         <h3>{found.length === 0 ? 'The TXT record was not found' : 'The TXT record has another value'}</h3>
         <dl>
-          <dt>Looked up</dt><dd>{failure.recordName}</dd>
-          <dt>Expected</dt><dd>{failure.expectedValue}</dd>
-          <dt>Found</dt><dd>{found.length === 0 ? 'no TXT record' : found.join(', ')}</dd>
+          <dt>Looked up</dt>
+          <dd>{failure.recordName}</dd>
+          <dt>Expected</dt>
+          <dd>{failure.expectedValue}</dd>
+          <dt>Found</dt>
+          <dd>{found.length === 0 ? 'no TXT record' : found.join(', ')}</dd>
           <dt>What to do</dt>
-          <dd>Publish a TXT record at exactly that name with exactly the expected value (no quotes or spaces around it), then verify again. DNS changes can take from minutes to hours to appear.</dd>
+          <dd>
+            Publish a TXT record at exactly that name with exactly the expected value (no quotes or spaces around it),
+            then verify again. DNS changes can take from minutes to hours to appear.
+          </dd>
         </dl>
       </div>
     );
@@ -135,19 +204,34 @@ function VerificationFailure({ failure }: { failure: VerifyFailure }) {
       <div class="diagnostic" role="alert">
         <h3>The DNS lookup failed</h3>
         <dl>
-          <dt>What failed</dt><dd>{errorMessage(failure)}</dd>
+          <dt>What failed</dt>
+          <dd>{errorMessage(failure)}</dd>
           <dt>What to do</dt>
-          <dd>{failure.retryable
-            ? 'This is usually temporary: try again in a minute. If it lasts, the domain\'s DNS servers may be down.'
-            : 'Retrying will not help: the DNS server refused this kind of lookup. Ask whoever runs this orgplane server to check its DNS_SERVERS setting.'}</dd>
+          <dd>
+            {failure.retryable
+              ? "This is usually temporary: try again in a minute. If it lasts, the domain's DNS servers may be down."
+              : 'Retrying will not help: the DNS server refused this kind of lookup. Ask whoever runs this orgplane server to check its DNS_SERVERS setting.'}
+          </dd>
         </dl>
       </div>
     );
   }
-  return <p role="alert" class="form-error">{errorMessage(failure)}</p>;
+  return (
+    <p role="alert" class="form-error">
+      {errorMessage(failure)}
+    </p>
+  );
 }
 
-function RequireSso({ connection, draft, onChanged }: { connection: SsoConnection; draft: SsoDraft; onChanged: (connection: SsoConnection) => void }) {
+function RequireSso({
+  connection,
+  draft,
+  onChanged,
+}: {
+  connection: SsoConnection;
+  draft: SsoDraft;
+  onChanged: (connection: SsoConnection) => void;
+}) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError>();
@@ -159,13 +243,22 @@ function RequireSso({ connection, draft, onChanged }: { connection: SsoConnectio
     setError(undefined);
     // A PUT names the identity provider each time. OIDC and a SAML metadata URL come from the connection;
     // SAML metadata or certificates are never returned, so they come from the form above.
-    const identity = connection.protocol === 'oidc'
-      ? { protocol: 'oidc' as const, issuer: connection.issuer, clientId: connection.clientId ?? '' }
-      : connection.idpMetadataUrl ? { protocol: 'saml' as const, idpMetadataUrl: connection.idpMetadataUrl } : identityOf(draft);
-    const answer = await api.PUT('/v1/sso/connection', { body: { domain: connection.domain, ...identity, ssoRequired } });
+    const identity =
+      connection.protocol === 'oidc'
+        ? { protocol: 'oidc' as const, issuer: connection.issuer, clientId: connection.clientId ?? '' }
+        : connection.idpMetadataUrl
+          ? { protocol: 'saml' as const, idpMetadataUrl: connection.idpMetadataUrl }
+          : identityOf(draft);
+    const answer = await api.PUT('/v1/sso/connection', {
+      body: { domain: connection.domain, ...identity, ssoRequired },
+    });
     setBusy(false);
     if (answer.error) return setError(answer.error as ApiError);
-    setStatus(ssoRequired ? `SSO is now required for ${connection.domain}.` : 'SSO is no longer required; members may sign in with a password again.');
+    setStatus(
+      ssoRequired
+        ? `SSO is now required for ${connection.domain}.`
+        : 'SSO is no longer required; members may sign in with a password again.',
+    );
     onChanged(answer.data.connection);
   }
 
@@ -175,8 +268,13 @@ function RequireSso({ connection, draft, onChanged }: { connection: SsoConnectio
       <h2 id="sso-require-heading">Require SSO</h2>
       {connection.ssoRequired ? (
         <>
-          <p>Members with an address in {connection.domain} sign in only with SSO. The owner may still use a password (break-glass access).</p>
-          <button type="button" class="secondary" disabled={busy} onClick={() => change(false)}>Stop requiring SSO</button>
+          <p>
+            Members with an address in {connection.domain} sign in only with SSO. The owner may still use a password
+            (break-glass access).
+          </p>
+          <button type="button" class="secondary" disabled={busy} onClick={() => change(false)}>
+            Stop requiring SSO
+          </button>
         </>
       ) : (
         <>
@@ -185,16 +283,40 @@ function RequireSso({ connection, draft, onChanged }: { connection: SsoConnectio
               ? `Once required, members with an address in ${connection.domain} must sign in with SSO, and their password sessions end at once.`
               : 'SSO can be required only after a test sign-in has succeeded on this connection as it is configured now, so that a connection that does not work cannot lock anyone out.'}
           </p>
-          <button type="button" class="danger" disabled={busy || !connection.ssoReady} aria-describedby="sso-require-why" onClick={() => setAsking(true)}>Require SSO</button>
+          <button
+            type="button"
+            class="danger"
+            disabled={busy || !connection.ssoReady}
+            aria-describedby="sso-require-why"
+            onClick={() => setAsking(true)}
+          >
+            Require SSO
+          </button>
         </>
       )}
-      {samlNeedsIdp && <p class="note">For this SAML connection, fill in the identity provider's certificate or metadata in the form above first: orgplane does not return them, and saving needs them.</p>}
-      <p role="status" class="progress">{busy ? 'Saving…' : status}</p>
-      {error && <p role="alert" class="form-error">{errorMessage(error)}{(error.details ?? []).map((detail) => ` ${detail.message}`).join('')}</p>}
+      {samlNeedsIdp && (
+        <p class="note">
+          For this SAML connection, fill in the identity provider's certificate or metadata in the form above first:
+          orgplane does not return them, and saving needs them.
+        </p>
+      )}
+      <p role="status" class="progress">
+        {busy ? 'Saving…' : status}
+      </p>
+      {error && (
+        <p role="alert" class="form-error">
+          {errorMessage(error)}
+          {(error.details ?? []).map((detail) => ` ${detail.message}`).join('')}
+        </p>
+      )}
       {asking && (
-        <ConfirmDialog title={`Require SSO for ${connection.domain}?`}
+        <ConfirmDialog
+          title={`Require SSO for ${connection.domain}?`}
           message={`Members with an address in ${connection.domain} must sign in with SSO from now on, and their password sessions end at once. The owner keeps password sign-in for break-glass access.`}
-          confirmLabel="Require SSO" onConfirm={() => change(true)} onCancel={() => setAsking(false)} />
+          confirmLabel="Require SSO"
+          onConfirm={() => change(true)}
+          onCancel={() => setAsking(false)}
+        />
       )}
     </section>
   );

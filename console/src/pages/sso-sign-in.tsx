@@ -16,7 +16,10 @@ export const reauthenticatedMessage = 'orgplane.sso.reauthenticated';
 export const ssoCallbackPath = '/sso/callback';
 
 function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
 }
 
 export async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
@@ -35,12 +38,20 @@ export function SsoSignInForm({ onCancel }: { onCancel: () => void }) {
     setError(undefined);
     // crypto.subtle exists only in secure contexts (https, or localhost): PKCE cannot be done without it.
     if (!globalThis.crypto?.subtle) {
-      return setError({ error: 'insecure_context', message: 'SSO sign-in needs the console over HTTPS (or on localhost).' } as ApiError);
+      return setError({
+        error: 'insecure_context',
+        message: 'SSO sign-in needs the console over HTTPS (or on localhost).',
+      } as ApiError);
     }
     setBusy(true);
     const pkce = await pkcePair();
     const answer = await api.POST('/v1/auth/sso/start', {
-      body: { email, redirectUri: `${location.origin}${ssoCallbackPath}`, codeChallenge: pkce.challenge, codeChallengeMethod: 'S256' },
+      body: {
+        email,
+        redirectUri: `${location.origin}${ssoCallbackPath}`,
+        codeChallenge: pkce.challenge,
+        codeChallengeMethod: 'S256',
+      },
     });
     if (answer.error) {
       setBusy(false);
@@ -54,12 +65,24 @@ export function SsoSignInForm({ onCancel }: { onCancel: () => void }) {
   return (
     <form onSubmit={submit} noValidate aria-label="Sign in with SSO">
       <p>Enter your work e-mail: your organization's identity provider signs you in.</p>
-      <Field label="Work email" name="email" type="email" value={email} onInput={setEmail} error={error} autoComplete="email" />
+      <Field
+        label="Work email"
+        name="email"
+        type="email"
+        value={email}
+        onInput={setEmail}
+        error={error}
+        autoComplete="email"
+      />
       <FormError error={error} />
       <p role="status">{busy ? 'Opening your identity provider…' : ''}</p>
       <div class="actions">
-        <button type="submit" disabled={busy}>Continue with SSO</button>
-        <button type="button" class="secondary" onClick={onCancel}>Use a password instead</button>
+        <button type="submit" disabled={busy}>
+          Continue with SSO
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Use a password instead
+        </button>
       </div>
     </form>
   );
@@ -76,7 +99,8 @@ export function SsoCallbackPage({ onSignedIn }: { onSignedIn: () => void }) {
     sessionStorage.removeItem(verifierKey);
     // The code is single use: it leaves the address bar (and the history) whatever happens next.
     history.replaceState(null, '', '/');
-    if (!code || !codeVerifier) return setError('This sign-in link was not started in this tab, or was used already. Start again.');
+    if (!code || !codeVerifier)
+      return setError('This sign-in link was not started in this tab, or was used already. Start again.');
     const answer = await api.POST('/v1/auth/sso/token', { body: { code, codeVerifier } });
     if (answer.error) return setError(errorMessage(answer.error as ApiError));
     if (answer.data.authenticatedAt) {
@@ -87,7 +111,8 @@ export function SsoCallbackPage({ onSignedIn }: { onSignedIn: () => void }) {
       window.close();
       return;
     }
-    if (!answer.data.sessionToken) return setError('The identity provider answered without a new session. Start again.');
+    if (!answer.data.sessionToken)
+      return setError('The identity provider answered without a new session. Start again.');
     session.set(answer.data.sessionToken);
     // Only a path of this console (never another origin).
     const back = sessionStorage.getItem(returnKey);
@@ -101,7 +126,9 @@ export function SsoCallbackPage({ onSignedIn }: { onSignedIn: () => void }) {
     return (
       <main class="auth">
         <h1>You are confirmed</h1>
-        <p role="status">Your sign-in is fresh again. Go back to the console window: the change you asked for continues there.</p>
+        <p role="status">
+          Your sign-in is fresh again. Go back to the console window: the change you asked for continues there.
+        </p>
       </main>
     );
   }
@@ -110,10 +137,14 @@ export function SsoCallbackPage({ onSignedIn }: { onSignedIn: () => void }) {
       <h1>{error ? 'SSO sign-in did not finish' : 'Signing you in'}</h1>
       {error ? (
         <>
-          <p role="alert" class="form-error">{error}</p>
+          <p role="alert" class="form-error">
+            {error}
+          </p>
           <a href="/">Back to sign in</a>
         </>
-      ) : <p role="status">Finishing the sign-in with your identity provider…</p>}
+      ) : (
+        <p role="status">Finishing the sign-in with your identity provider…</p>
+      )}
     </main>
   );
 }

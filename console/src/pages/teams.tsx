@@ -4,7 +4,8 @@ import { isManager, useCaller } from '../caller.ts';
 import { ConfirmDialog } from '../confirm.tsx';
 import { Field, FormError } from '../forms.tsx';
 
-type Team = paths['/v1/orgs/{organizationId}/teams']['get']['responses'][200]['content']['application/json']['teams'][number];
+type Team =
+  paths['/v1/orgs/{organizationId}/teams']['get']['responses'][200]['content']['application/json']['teams'][number];
 
 // The API has no routes to rename or delete a team yet, so neither is offered here.
 export function TeamsPage({ organizationId }: { organizationId: string }) {
@@ -23,7 +24,9 @@ export function TeamsPage({ organizationId }: { organizationId: string }) {
     const all: Team[] = [];
     let cursor: string | undefined;
     do {
-      const answer = await api.GET('/v1/orgs/{organizationId}/teams', { params: { path, query: { limit: 100, cursor } } });
+      const answer = await api.GET('/v1/orgs/{organizationId}/teams', {
+        params: { path, query: { limit: 100, cursor } },
+      });
       if (!answer.data) return setLoadError(answer.error as ApiError);
       all.push(...answer.data.teams);
       cursor = answer.data.nextCursor ?? undefined;
@@ -75,36 +78,68 @@ export function TeamsPage({ organizationId }: { organizationId: string }) {
       {manager && (
         <form class="inline-form" onSubmit={create} noValidate aria-label="Create a team">
           <Field label="Team name" name="name" value={name} onInput={setName} error={createError} autoComplete="off" />
-          <button type="submit" disabled={busy}>Create team</button>
+          <button type="submit" disabled={busy}>
+            Create team
+          </button>
         </form>
       )}
       <FormError error={createError} />
       <p role="status">{status}</p>
-      {loadError && <p role="alert" class="form-error">{errorMessage(loadError)}</p>}
+      {loadError && (
+        <p role="alert" class="form-error">
+          {errorMessage(loadError)}
+        </p>
+      )}
       {teams === null && !loadError && <p>Loading teams…</p>}
       {teams?.length === 0 && (
-        <p>No teams yet. {manager ? 'Create one above, then add members to it: teams decide who may use which connections.' : 'Owners and admins create teams.'}</p>
+        <p>
+          No teams yet.{' '}
+          {manager
+            ? 'Create one above, then add members to it: teams decide who may use which connections.'
+            : 'Owners and admins create teams.'}
+        </p>
       )}
       {teams?.map((team) => (
-        <TeamCard key={team.id} team={team} members={team.memberIds.map((id) => byId.get(id)).filter((m): m is Member => !!m)}
-          candidates={members.filter((member) => !team.memberIds.includes(member.id))} manager={manager} busy={busy}
-          onAdd={(member) => change(`Adding ${member.email} to ${team.name}…`,
-            () => api.POST('/v1/orgs/{organizationId}/teams/{teamId}/members', { params: { path: { organizationId, teamId: team.id } }, body: { memberId: member.id } }),
-            `${member.email} was added to ${team.name}.`)}
-          onRemove={(member) => setRemoving({ team, member })} />
+        <TeamCard
+          key={team.id}
+          team={team}
+          members={team.memberIds.map((id) => byId.get(id)).filter((m): m is Member => !!m)}
+          candidates={members.filter((member) => !team.memberIds.includes(member.id))}
+          manager={manager}
+          busy={busy}
+          onAdd={(member) =>
+            change(
+              `Adding ${member.email} to ${team.name}…`,
+              () =>
+                api.POST('/v1/orgs/{organizationId}/teams/{teamId}/members', {
+                  params: { path: { organizationId, teamId: team.id } },
+                  body: { memberId: member.id },
+                }),
+              `${member.email} was added to ${team.name}.`,
+            )
+          }
+          onRemove={(member) => setRemoving({ team, member })}
+        />
       ))}
       {removing && (
-        <ConfirmDialog title={`Remove ${removing.member.name} from ${removing.team.name}?`}
+        <ConfirmDialog
+          title={`Remove ${removing.member.name} from ${removing.team.name}?`}
           message={`${removing.member.email} loses what this team gives access to. They stay a member of the organization.`}
           confirmLabel="Remove from team"
           onConfirm={() => {
             const { team, member } = removing;
             setRemoving(null);
-            void change(`Removing ${member.email} from ${team.name}…`,
-              () => api.DELETE('/v1/orgs/{organizationId}/teams/{teamId}/members/{memberId}', { params: { path: { organizationId, teamId: team.id, memberId: member.id } } }),
-              `${member.email} was removed from ${team.name}.`);
+            void change(
+              `Removing ${member.email} from ${team.name}…`,
+              () =>
+                api.DELETE('/v1/orgs/{organizationId}/teams/{teamId}/members/{memberId}', {
+                  params: { path: { organizationId, teamId: team.id, memberId: member.id } },
+                }),
+              `${member.email} was removed from ${team.name}.`,
+            );
           }}
-          onCancel={() => setRemoving(null)} />
+          onCancel={() => setRemoving(null)}
+        />
       )}
     </section>
   );
@@ -134,26 +169,54 @@ function TeamCard({ team, members, candidates, manager, busy, onAdd, onRemove }:
         <ul class="team-members" aria-label={`Members of ${team.name}`}>
           {members.map((member) => (
             <li key={member.id}>
-              <span>{member.name} <span class="muted">{member.email}</span></span>
+              <span>
+                {member.name} <span class="muted">{member.email}</span>
+              </span>
               {manager && (
-                <button type="button" class="secondary" disabled={busy} aria-label={`Remove ${member.email} from ${team.name}`}
-                  onClick={() => onRemove(member)}>Remove</button>
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={busy}
+                  aria-label={`Remove ${member.email} from ${team.name}`}
+                  onClick={() => onRemove(member)}
+                >
+                  Remove
+                </button>
               )}
             </li>
           ))}
         </ul>
       )}
       {manager && candidates.length > 0 && (
-        <form class="inline-form" aria-label={`Add a member to ${team.name}`}
-          onSubmit={(event) => { event.preventDefault(); if (choice) { onAdd(choice); setPicked(''); } }}>
+        <form
+          class="inline-form"
+          aria-label={`Add a member to ${team.name}`}
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (choice) {
+              onAdd(choice);
+              setPicked('');
+            }
+          }}
+        >
           <div class="field">
             <label for={selectId}>Add to {team.name}</label>
-            <select id={selectId} value={picked} onChange={(event) => setPicked((event.target as HTMLSelectElement).value)}>
+            <select
+              id={selectId}
+              value={picked}
+              onChange={(event) => setPicked((event.target as HTMLSelectElement).value)}
+            >
               <option value="">Choose a member…</option>
-              {candidates.map((member) => <option key={member.id} value={member.id}>{member.name} ({member.email})</option>)}
+              {candidates.map((member) => (
+                <option key={member.id} value={member.id}>
+                  {member.name} ({member.email})
+                </option>
+              ))}
             </select>
           </div>
-          <button type="submit" disabled={busy || !choice} aria-label={`Add the chosen member to ${team.name}`}>Add</button>
+          <button type="submit" disabled={busy || !choice} aria-label={`Add the chosen member to ${team.name}`}>
+            Add
+          </button>
         </form>
       )}
     </section>

@@ -9,4 +9,9 @@ export const apiKeySchema = z
   .object({ id: z.string(), name: z.string(), role: assignableRoleSchema, createdAt: timestampSchema })
   .meta({ id: 'ApiKey' });
 
-export const toApiKey = (row: ApiKeyRow) => ({ id: row.id, name: row.name, role: row.role, createdAt: isoTimestamp(row.created_at) });
+export const toApiKey = (row: ApiKeyRow) => ({
+  id: row.id,
+  name: row.name,
+  role: row.role,
+  createdAt: isoTimestamp(row.created_at),
+});

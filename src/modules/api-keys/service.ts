@@ -19,15 +19,28 @@ export interface ApiKeyServiceDeps {
 export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const { db, membership } = deps;
   return {
-    async createApiKey(ctx: CallerContext, organizationId: string, input: { name: string; role: 'admin' | 'member' }, requireFresh: FreshAuthenticationCheck) {
+    async createApiKey(
+      ctx: CallerContext,
+      organizationId: string,
+      input: { name: string; role: 'admin' | 'member' },
+      requireFresh: FreshAuthenticationCheck,
+    ) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
       requireFresh();
       const key = tenantToken(apiKeyPrefix, organizationId);
       const keyId = newId(idPrefixes.apiKey);
       const apiKey = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion not committed yet must not leave a working key behind.
-        await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: keyManagerRoles, refuse: membershipRefusals(keyManagerRoles) });
-        tx.audit({ action: 'api_key.created', organizationId, target: { type: 'api_key', id: keyId, name: input.name }, changes: { name: input.name, role: input.role, key: redacted } });
+        await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          roles: keyManagerRoles,
+          refuse: membershipRefusals(keyManagerRoles),
+        });
+        tx.audit({
+          action: 'api_key.created',
+          organizationId,
+          target: { type: 'api_key', id: keyId, name: input.name },
+          changes: { name: input.name, role: input.role, key: redacted },
+        });
         return store.insertApiKey(tx, {
           id: keyId,
           organizationId,
@@ -45,7 +58,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       return store.listApiKeys(db, organizationId, page.limit, page.after);
     },
 
-    async revokeApiKey(ctx: CallerContext, organizationId: string, apiKeyId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
+    async revokeApiKey(
+      ctx: CallerContext,
+      organizationId: string,
+      apiKeyId: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
       requireFresh();
       const revoked = await writeTransaction(db, ctx, async (tx) => {

@@ -11,7 +11,14 @@ export interface ApiKeyRow {
 
 export async function insertApiKey(
   db: Queryable,
-  key: { id: string; organizationId: string; name: string; role: 'admin' | 'member'; keyHash: string; createdBy: string | null },
+  key: {
+    id: string;
+    organizationId: string;
+    name: string;
+    role: 'admin' | 'member';
+    keyHash: string;
+    createdBy: string | null;
+  },
 ): Promise<ApiKeyRow> {
   const { rows } = await db.query<ApiKeyRow>(
     `INSERT INTO api_keys (id, organization_id, name, role, key_hash, created_by) VALUES ($1, $2, $3, $4, $5, $6)
@@ -21,7 +28,12 @@ export async function insertApiKey(
   return rows[0]!;
 }
 
-export async function listApiKeys(db: Queryable, organizationId: string, limit: number, after?: string): Promise<ApiKeyRow[]> {
+export async function listApiKeys(
+  db: Queryable,
+  organizationId: string,
+  limit: number,
+  after?: string,
+): Promise<ApiKeyRow[]> {
   const { rows } = await db.query<ApiKeyRow>(
     `SELECT id, organization_id, name, role, created_at FROM api_keys
       WHERE organization_id = $1 AND revoked_at IS NULL AND ($2::text IS NULL OR id > $2)

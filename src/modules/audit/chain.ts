@@ -24,7 +24,9 @@ export const genesisHash = '0'.repeat(64);
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .sort();
     return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
@@ -36,7 +38,9 @@ export function eventHash(event: AuditEvent, seq: number, prevHash: string): str
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }
 
-export type Verification = { ok: true; checked: number } | { ok: false; checked: number; brokenAt: string; reason: string };
+export type Verification =
+  | { ok: true; checked: number }
+  | { ok: false; checked: number; brokenAt: string; reason: string };
 
 /**
  * Checks a chain read in seq order, page by page: `next` gives the following rows (empty at the end).
@@ -53,9 +57,27 @@ export async function verifyChain(
     const rows = await next(expectedSeq - 1);
     if (rows.length === 0) return { ok: true, checked };
     for (const row of rows) {
-      if (row.seq !== expectedSeq) return { ok: false, checked, brokenAt: row.event.id, reason: `expected event number ${expectedSeq} of the chain, found ${row.seq}: events are missing or out of order` };
-      if (row.prevHash !== previous) return { ok: false, checked, brokenAt: row.event.id, reason: 'its link to the previous event does not match: an event before it was removed, reordered or changed' };
-      if (eventHash(row.event, row.seq, row.prevHash) !== row.hash) return { ok: false, checked, brokenAt: row.event.id, reason: 'its content does not match its hash: the event was changed' };
+      if (row.seq !== expectedSeq)
+        return {
+          ok: false,
+          checked,
+          brokenAt: row.event.id,
+          reason: `expected event number ${expectedSeq} of the chain, found ${row.seq}: events are missing or out of order`,
+        };
+      if (row.prevHash !== previous)
+        return {
+          ok: false,
+          checked,
+          brokenAt: row.event.id,
+          reason: 'its link to the previous event does not match: an event before it was removed, reordered or changed',
+        };
+      if (eventHash(row.event, row.seq, row.prevHash) !== row.hash)
+        return {
+          ok: false,
+          checked,
+          brokenAt: row.event.id,
+          reason: 'its content does not match its hash: the event was changed',
+        };
       previous = row.hash;
       expectedSeq++;
       checked++;

@@ -29,9 +29,44 @@ function csvCell(value: string): string {
   return `CASE WHEN ${value} IS NULL THEN '' ELSE '"' || replace(${defused}, '"', '""') || '"' END`;
 }
 
-export const csvColumns = ['id', 'occurredAt', 'organizationId', 'action', 'outcome', 'actorType', 'actorId', 'actorName', 'actorEmail', 'targetType', 'targetId', 'targetName', 'ip', 'userAgent', 'requestId', 'changes'];
-const CSV_LINE = `${['id', occurredAt, 'organization_id', 'action', 'outcome', 'actor_type', 'actor_id', 'actor_name', 'actor_email', 'target_type', 'target_id', 'target_name',
-  'ip', 'user_agent', 'request_id', 'changes::text'].map(csvCell).join(` || ',' || `)} || E'\\r\\n'`;
+export const csvColumns = [
+  'id',
+  'occurredAt',
+  'organizationId',
+  'action',
+  'outcome',
+  'actorType',
+  'actorId',
+  'actorName',
+  'actorEmail',
+  'targetType',
+  'targetId',
+  'targetName',
+  'ip',
+  'userAgent',
+  'requestId',
+  'changes',
+];
+const CSV_LINE = `${[
+  'id',
+  occurredAt,
+  'organization_id',
+  'action',
+  'outcome',
+  'actor_type',
+  'actor_id',
+  'actor_name',
+  'actor_email',
+  'target_type',
+  'target_id',
+  'target_name',
+  'ip',
+  'user_agent',
+  'request_id',
+  'changes::text',
+]
+  .map(csvCell)
+  .join(` || ',' || `)} || E'\\r\\n'`;
 
 export interface TextPage {
   /** How many events the page holds (0: none left). */
@@ -43,9 +78,19 @@ export interface TextPage {
 }
 
 /** Up to `limit` events of the filter after `filter.afterSeq`, oldest first, as one text. */
-export async function textPage(db: Queryable, filter: EventFilter, limit: number, format: ExportFormat): Promise<TextPage> {
+export async function textPage(
+  db: Queryable,
+  filter: EventFilter,
+  limit: number,
+  format: ExportFormat,
+): Promise<TextPage> {
   const where = whereOf(filter);
-  const { rows } = await db.query<{ count: number; last_seq: number | null; last_event_id: string | null; text: string | null }>(
+  const { rows } = await db.query<{
+    count: number;
+    last_seq: number | null;
+    last_event_id: string | null;
+    text: string | null;
+  }>(
     `SELECT count(*)::int AS count, max(seq) AS last_seq, (array_agg(id ORDER BY seq DESC))[1] AS last_event_id, string_agg(line, '' ORDER BY seq) AS text
        FROM (SELECT seq, id, ${format === 'csv' ? CSV_LINE : NDJSON_LINE} AS line FROM audit_events WHERE ${where.sql} ORDER BY seq ASC LIMIT ${Math.trunc(limit)}) page`,
     where.params,

@@ -43,10 +43,18 @@ export interface AuditDeps {
 }
 
 /** The organization whose log a refusal goes to: the one in the path when the caller is its member, else the caller's own. */
-async function organizationOfRefusal(request: FastifyRequest, membership: AuditDeps['membership']): Promise<string | null> {
+async function organizationOfRefusal(
+  request: FastifyRequest,
+  membership: AuditDeps['membership'],
+): Promise<string | null> {
   const caller = request.caller!;
   const inPath = (request.params as Record<string, unknown> | undefined)?.organizationId;
-  if (typeof inPath === 'string' && inPath !== caller.organizationId && caller.userId && /^org_[0-9a-z]{26}$/.test(inPath)) {
+  if (
+    typeof inPath === 'string' &&
+    inPath !== caller.organizationId &&
+    caller.userId &&
+    /^org_[0-9a-z]{26}$/.test(inPath)
+  ) {
     if (await membership.getMemberByUser(inPath, caller.userId)) return inPath;
   }
   return caller.organizationId;
@@ -69,12 +77,19 @@ export async function registerAudit(app: FastifyInstance, deps: AuditDeps): Prom
   // A privileged call refused to an authenticated caller (403) is an event too, in its own transaction,
   // written before the answer leaves so a client that reads the log next finds it.
   app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode !== 403 || !request.caller || request.method === 'HEAD' || request.method === 'OPTIONS') return payload;
+    if (reply.statusCode !== 403 || !request.caller || request.method === 'HEAD' || request.method === 'OPTIONS')
+      return payload;
     try {
       const organizationId = await organizationOfRefusal(request, deps.membership);
       const route = `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`;
       await writeTransaction(deps.db, writeContextOf(request), async (tx) => {
-        tx.audit({ action: 'request.denied', outcome: 'denied', organizationId, target: { type: 'route', id: route }, changes: { error: errorCodeOf(payload) } });
+        tx.audit({
+          action: 'request.denied',
+          outcome: 'denied',
+          organizationId,
+          target: { type: 'route', id: route },
+          changes: { error: errorCodeOf(payload) },
+        });
       });
     } catch (error) {
       request.log.error({ err: error }, 'audit: could not record a refused call');
@@ -82,13 +97,21 @@ export async function registerAudit(app: FastifyInstance, deps: AuditDeps): Prom
     return payload;
   });
   if (deps.retention?.schedule) {
-    const stop = schedulePruning(deps.db, deps.retention.days, (error) => app.log.error({ err: error }, 'audit: pruning failed'));
+    const stop = schedulePruning(deps.db, deps.retention.days, (error) =>
+      app.log.error({ err: error }, 'audit: pruning failed'),
+    );
     app.addHook('onClose', async () => stop());
   }
   await app.register(auditRoutes, { audit: createAuditService(deps) });
   await app.register(auditStreamRoutes, { streams: createAuditStreamService(deps) });
   if (deps.stream.run) {
-    const worker = startAuditStreamWorker({ db: deps.db, secrets: deps.secrets, outbound: deps.outbound, settings: deps.stream.settings, log: app.log });
+    const worker = startAuditStreamWorker({
+      db: deps.db,
+      secrets: deps.secrets,
+      outbound: deps.outbound,
+      settings: deps.stream.settings,
+      log: app.log,
+    });
     app.addHook('onClose', async () => worker.stop());
   }
 }

@@ -31,7 +31,11 @@ async function describeActor(tx: Queryable, actor: Actor, userId: string | undef
   return { type: 'user', id: personId, name: person?.name ?? null, email: person?.email ?? null };
 }
 
-export async function recordAuditEvents(tx: Queryable, context: WriteContext, entries: readonly AuditEntry[]): Promise<void> {
+export async function recordAuditEvents(
+  tx: Queryable,
+  context: WriteContext,
+  entries: readonly AuditEntry[],
+): Promise<void> {
   const actors = new Map<string, AuditEvent['actor']>();
   const events: { chainId: string; event: AuditEvent }[] = [];
   for (const entry of entries) {
@@ -41,7 +45,8 @@ export async function recordAuditEvents(tx: Queryable, context: WriteContext, en
       actor = await describeActor(tx, context.actor, entry.actorUserId);
       actors.set(key, actor);
     }
-    const organizationId = entry.organizationId !== undefined ? entry.organizationId : organizationOfActor(context.actor);
+    const organizationId =
+      entry.organizationId !== undefined ? entry.organizationId : organizationOfActor(context.actor);
     events.push({
       chainId: store.chainOf(organizationId),
       event: {

@@ -7,7 +7,11 @@ import * as store from './store.ts';
 
 const dayMs = 24 * 60 * 60 * 1000;
 
-export async function pruneAuditEvents(db: Database, retentionDays: number, now = new Date()): Promise<{ chains: number; pruned: number }> {
+export async function pruneAuditEvents(
+  db: Database,
+  retentionDays: number,
+  now = new Date(),
+): Promise<{ chains: number; pruned: number }> {
   const before = new Date(now.getTime() - retentionDays * dayMs);
   let pruned = 0;
   const chains = await store.chainsWithEventsBefore(db, before);

@@ -22,18 +22,32 @@ export type EventQuery = Omit<store.EventFilter, 'organizationId' | 'afterSeq'>;
 export async function verifyChainOf(db: Database, chainId: string): Promise<Verification> {
   const start = (await store.findCheckpoint(db, chainId)) ?? { seq: 0, hash: genesisHash };
   return verifyChain(start, async (afterSeq) =>
-    (await store.chainPage(db, chainId, afterSeq, verifyPageSize)).map((row) => ({ event: store.toEvent(row), seq: row.seq, prevHash: row.prev_hash, hash: row.hash })));
+    (await store.chainPage(db, chainId, afterSeq, verifyPageSize)).map((row) => ({
+      event: store.toEvent(row),
+      seq: row.seq,
+      prevHash: row.prev_hash,
+      hash: row.hash,
+    })),
+  );
 }
 
 export function createAuditService(deps: AuditServiceDeps) {
   const { db, membership } = deps;
   return {
     /** Newest first; `limit` events and the position to continue before, if there are more. */
-    async list(caller: Caller, organizationId: string, query: EventQuery, limit: number): Promise<{ events: AuditEvent[]; nextBeforeSeq: number | null }> {
+    async list(
+      caller: Caller,
+      organizationId: string,
+      query: EventQuery,
+      limit: number,
+    ): Promise<{ events: AuditEvent[]; nextBeforeSeq: number | null }> {
       await membership.requireMembership(caller, organizationId, auditorRoles);
       const rows = await store.listEvents(db, { ...query, organizationId }, limit + 1);
       const page = rows.slice(0, limit);
-      return { events: page.map(store.toEvent), nextBeforeSeq: rows.length > limit ? page[page.length - 1]!.seq : null };
+      return {
+        events: page.map(store.toEvent),
+        nextBeforeSeq: rows.length > limit ? page[page.length - 1]!.seq : null,
+      };
     },
 
     /** Checks the caller may export; the events then come from `exportEvents`. */
@@ -48,7 +62,11 @@ export function createAuditService(deps: AuditServiceDeps) {
      * PGlite the one connection would be the export's for its whole duration, and every other request
      * would wait.
      */
-    async *exportText(organizationId: string, range: { since?: string | undefined; until?: string | undefined }, format: ExportFormat): AsyncGenerator<string> {
+    async *exportText(
+      organizationId: string,
+      range: { since?: string | undefined; until?: string | undefined },
+      format: ExportFormat,
+    ): AsyncGenerator<string> {
       let afterSeq = 0;
       for (;;) {
         const page = await textPage(db, { organizationId, ...range, afterSeq }, exportPageSize, format);

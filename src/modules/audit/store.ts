@@ -61,23 +61,49 @@ export async function lockChainHead(tx: Queryable, chainId: string): Promise<{ s
 }
 
 /** Appends the event at `seq` and makes it the chain's head (the chain is held: lockChainHead). */
-export async function appendEvent(tx: Queryable, chainId: string, seq: number, event: AuditEvent, prevHash: string, hash: string): Promise<void> {
+export async function appendEvent(
+  tx: Queryable,
+  chainId: string,
+  seq: number,
+  event: AuditEvent,
+  prevHash: string,
+  hash: string,
+): Promise<void> {
   await tx.query(
     `WITH head AS (UPDATE audit_chain_heads SET seq = $3, hash = $20 WHERE chain_id = $2)
      INSERT INTO audit_events (id, chain_id, seq, organization_id, occurred_at, action, outcome, actor_type, actor_id, actor_name, actor_email,
        target_type, target_id, target_name, ip, user_agent, request_id, changes, prev_hash, hash)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
     [
-      event.id, chainId, seq, event.organizationId, event.occurredAt, event.action, event.outcome, event.actor.type, event.actor.id,
-      event.actor.name, event.actor.email, event.target.type, event.target.id, event.target.name, event.ip, event.userAgent,
-      event.requestId, event.changes === null ? null : JSON.stringify(event.changes), prevHash, hash,
+      event.id,
+      chainId,
+      seq,
+      event.organizationId,
+      event.occurredAt,
+      event.action,
+      event.outcome,
+      event.actor.type,
+      event.actor.id,
+      event.actor.name,
+      event.actor.email,
+      event.target.type,
+      event.target.id,
+      event.target.name,
+      event.ip,
+      event.userAgent,
+      event.requestId,
+      event.changes === null ? null : JSON.stringify(event.changes),
+      prevHash,
+      hash,
     ],
   );
 }
 
 /** A person's name and e-mail as they are now (read in the writing transaction: as they were at the time). */
 export async function findPerson(tx: Queryable, userId: string): Promise<{ name: string; email: string } | undefined> {
-  const { rows } = await tx.query<{ name: string; email: string }>('SELECT name, email FROM users WHERE id = $1', [userId]);
+  const { rows } = await tx.query<{ name: string; email: string }>('SELECT name, email FROM users WHERE id = $1', [
+    userId,
+  ]);
   return rows[0];
 }
 
@@ -123,7 +149,10 @@ export function whereOf(filter: EventFilter): { sql: string; params: unknown[] }
 /** Newest first. */
 export async function listEvents(db: Queryable, filter: EventFilter, limit: number): Promise<AuditRow[]> {
   const where = whereOf(filter);
-  const { rows } = await db.query<AuditRow>(`SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT ${Math.trunc(limit)}`, where.params);
+  const { rows } = await db.query<AuditRow>(
+    `SELECT * FROM audit_events WHERE ${where.sql} ORDER BY seq DESC LIMIT ${Math.trunc(limit)}`,
+    where.params,
+  );
   return rows;
 }
 
@@ -136,8 +165,14 @@ export async function chainPage(db: Queryable, chainId: string, afterSeq: number
   return rows;
 }
 
-export async function findCheckpoint(db: Queryable, chainId: string): Promise<{ seq: number; hash: string } | undefined> {
-  const { rows } = await db.query<{ seq: number; hash: string }>('SELECT seq, hash FROM audit_checkpoints WHERE chain_id = $1', [chainId]);
+export async function findCheckpoint(
+  db: Queryable,
+  chainId: string,
+): Promise<{ seq: number; hash: string } | undefined> {
+  const { rows } = await db.query<{ seq: number; hash: string }>(
+    'SELECT seq, hash FROM audit_checkpoints WHERE chain_id = $1',
+    [chainId],
+  );
   return rows[0];
 }
 
@@ -148,7 +183,10 @@ export async function listChains(db: Queryable): Promise<string[]> {
 
 /** Chains with events older than `before`. */
 export async function chainsWithEventsBefore(db: Queryable, before: Date): Promise<string[]> {
-  const { rows } = await db.query<{ chain_id: string }>('SELECT DISTINCT chain_id FROM audit_events WHERE occurred_at < $1', [before]);
+  const { rows } = await db.query<{ chain_id: string }>(
+    'SELECT DISTINCT chain_id FROM audit_events WHERE occurred_at < $1',
+    [before],
+  );
   return rows.map((row) => row.chain_id);
 }
 
@@ -170,6 +208,9 @@ export async function pruneChain(tx: Queryable, chainId: string, before: Date): 
      ON CONFLICT (chain_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, pruned_at = excluded.pruned_at`,
     [chainId, last.seq, last.hash],
   );
-  const { rowCount } = await tx.query('DELETE FROM audit_events WHERE chain_id = $1 AND seq <= $2', [chainId, last.seq]);
+  const { rowCount } = await tx.query('DELETE FROM audit_events WHERE chain_id = $1 AND seq <= $2', [
+    chainId,
+    last.seq,
+  ]);
   return rowCount ?? 0;
 }

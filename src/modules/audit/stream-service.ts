@@ -41,20 +41,35 @@ export function createAuditStreamService(deps: AuditStreamServiceDeps) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, streamManagers);
       requireFresh();
       if (await pointsToBlockedAddress(deps.outbound, input.url)) {
-        throw invalidRequest([{ message: 'The URL points to an address outbound calls may not reach', path: ['url'], in: 'body' }]);
+        throw invalidRequest([
+          { message: 'The URL points to an address outbound calls may not reach', path: ['url'], in: 'body' },
+        ]);
       }
       const signingSecret = await writeTransaction(db, ctx, async (tx) => {
-        await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: streamManagers, refuse: membershipRefusals(streamManagers) });
+        await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          roles: streamManagers,
+          refuse: membershipRefusals(streamManagers),
+        });
         // Two first PUTs at once take turns, so the second changes the stream the first created.
         await lockUntilCommit(tx, `audit-stream:${organizationId}`);
         const existing = await streams.lockStream(tx, organizationId);
         const secret = !existing || input.rotateSecret ? randomToken(32) : null;
         const sealed = secret === null ? null : secrets.seal(secret);
         if (existing) {
-          await streams.updateStream(tx, organizationId, { url: input.url, enabled: input.enabled, signingSecretSealed: sealed });
+          await streams.updateStream(tx, organizationId, {
+            url: input.url,
+            enabled: input.enabled,
+            signingSecretSealed: sealed,
+          });
         } else {
           const cursorSeq = await streams.chainHead(tx, organizationId);
-          await streams.insertStream(tx, { organizationId, url: input.url, signingSecretSealed: sealed!, enabled: input.enabled, cursorSeq });
+          await streams.insertStream(tx, {
+            organizationId,
+            url: input.url,
+            signingSecretSealed: sealed!,
+            enabled: input.enabled,
+            cursorSeq,
+          });
         }
         tx.audit({
           action: existing ? 'audit_stream.updated' : 'audit_stream.created',
@@ -76,13 +91,25 @@ export function createAuditStreamService(deps: AuditStreamServiceDeps) {
       return stream;
     },
 
-    async deleteStream(ctx: CallerContext, organizationId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
+    async deleteStream(
+      ctx: CallerContext,
+      organizationId: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<void> {
       const acting = await membership.requireMembership(ctx.actor, organizationId, streamManagers);
       requireFresh();
       const deleted = await writeTransaction(db, ctx, async (tx) => {
-        await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: streamManagers, refuse: membershipRefusals(streamManagers) });
+        await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          roles: streamManagers,
+          refuse: membershipRefusals(streamManagers),
+        });
         const done = await streams.deleteStream(tx, organizationId);
-        if (done) tx.audit({ action: 'audit_stream.deleted', organizationId, target: { type: 'audit_stream', id: organizationId } });
+        if (done)
+          tx.audit({
+            action: 'audit_stream.deleted',
+            organizationId,
+            target: { type: 'audit_stream', id: organizationId },
+          });
         return done;
       });
       if (!deleted) throw streamNotFound();

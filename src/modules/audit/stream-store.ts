@@ -54,8 +54,14 @@ export async function findStream(db: Queryable, organizationId: string): Promise
 }
 
 /** The stream locked until the transaction ends (undefined when there is none). */
-export async function lockStream(tx: Queryable, organizationId: string): Promise<{ organization_id: string } | undefined> {
-  const { rows } = await tx.query<{ organization_id: string }>('SELECT organization_id FROM audit_streams WHERE organization_id = $1 FOR UPDATE', [organizationId]);
+export async function lockStream(
+  tx: Queryable,
+  organizationId: string,
+): Promise<{ organization_id: string } | undefined> {
+  const { rows } = await tx.query<{ organization_id: string }>(
+    'SELECT organization_id FROM audit_streams WHERE organization_id = $1 FOR UPDATE',
+    [organizationId],
+  );
   return rows[0];
 }
 
@@ -70,7 +76,10 @@ export async function chainHead(tx: Queryable, organizationId: string): Promise<
   return Number(rows[0]?.head ?? 0);
 }
 
-export async function insertStream(tx: Queryable, s: { organizationId: string; url: string; signingSecretSealed: string; enabled: boolean; cursorSeq: number }): Promise<void> {
+export async function insertStream(
+  tx: Queryable,
+  s: { organizationId: string; url: string; signingSecretSealed: string; enabled: boolean; cursorSeq: number },
+): Promise<void> {
   await tx.query(
     'INSERT INTO audit_streams (organization_id, url, signing_secret_sealed, enabled, cursor_seq) VALUES ($1, $2, $3, $4, $5)',
     [s.organizationId, s.url, s.signingSecretSealed, s.enabled, s.cursorSeq],
@@ -83,7 +92,11 @@ export async function insertStream(tx: Queryable, s: { organizationId: string; u
  * The time comes from a joined one-row subquery (`clock.now`): Citus refuses now() inside CASE or
  * COALESCE in an UPDATE of a distributed table (so does markFailed).
  */
-export async function updateStream(tx: Queryable, organizationId: string, changes: { url: string; enabled: boolean; signingSecretSealed: string | null }): Promise<void> {
+export async function updateStream(
+  tx: Queryable,
+  organizationId: string,
+  changes: { url: string; enabled: boolean; signingSecretSealed: string | null },
+): Promise<void> {
   await tx.query(
     `UPDATE audit_streams
         SET url = $2, enabled = $3, signing_secret_sealed = COALESCE($4, signing_secret_sealed),
@@ -123,7 +136,14 @@ const LEASE = `WITH picked AS (
   WHERE t.organization_id = $1 AND picked.organization_id = t.organization_id
  RETURNING t.organization_id, t.url, t.signing_secret_sealed, t.cursor_seq, t.lease, t.failed_attempts`;
 
-type LeasedRow = { organization_id: string; url: string; signing_secret_sealed: string; cursor_seq: number; lease: number; failed_attempts: number };
+type LeasedRow = {
+  organization_id: string;
+  url: string;
+  signing_secret_sealed: string;
+  cursor_seq: number;
+  lease: number;
+  failed_attempts: number;
+};
 
 export async function takeStreams(db: Database, limit: number, leaseSeconds: number): Promise<LeasedStream[]> {
   const due = await db.query<{ organization_id: string }>(DUE_ORGANIZATIONS, [limit]);
@@ -145,7 +165,11 @@ export async function takeStreams(db: Database, limit: number, leaseSeconds: num
 }
 
 /** A batch was accepted: the cursor moves past it. Only the attempt holding the lease settles. */
-export async function markDelivered(db: Queryable, stream: LeasedStream, last: { seq: number; eventId: string }): Promise<void> {
+export async function markDelivered(
+  db: Queryable,
+  stream: LeasedStream,
+  last: { seq: number; eventId: string },
+): Promise<void> {
   await db.query(
     `UPDATE audit_streams
         SET cursor_seq = $3, last_delivered_event_id = $4, last_delivered_at = now(), failed_attempts = 0, leased_until = NULL, run_after = now()
@@ -155,7 +179,13 @@ export async function markDelivered(db: Queryable, stream: LeasedStream, last: {
 }
 
 /** An attempt failed: due again after `retryInSeconds`, or dead after `maxAttempts` failures of the batch. Returns whether it is now dead. */
-export async function markFailed(db: Queryable, stream: LeasedStream, error: string, retryInSeconds: number, maxAttempts: number): Promise<boolean> {
+export async function markFailed(
+  db: Queryable,
+  stream: LeasedStream,
+  error: string,
+  retryInSeconds: number,
+  maxAttempts: number,
+): Promise<boolean> {
   const { rows } = await db.query<{ dead: boolean }>(
     `UPDATE audit_streams
         SET failed_attempts = failed_attempts + 1, last_error = $3, last_error_at = now(), leased_until = NULL,
@@ -171,5 +201,8 @@ export async function markFailed(db: Queryable, stream: LeasedStream, error: str
 
 /** Gives a leased stream back unchanged (it had nothing to send after all). */
 export async function release(db: Queryable, stream: LeasedStream): Promise<void> {
-  await db.query('UPDATE audit_streams SET leased_until = NULL WHERE organization_id = $1 AND lease = $2', [stream.organizationId, stream.lease]);
+  await db.query('UPDATE audit_streams SET leased_until = NULL WHERE organization_id = $1 AND lease = $2', [
+    stream.organizationId,
+    stream.lease,
+  ]);
 }

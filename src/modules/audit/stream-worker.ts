@@ -16,7 +16,12 @@ import type { AuditStreamSettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { retryDelaySeconds, SIGNATURE_HEADER, signDelivery, tenantVisibleError } from '../../platform/signed-delivery.ts';
+import {
+  retryDelaySeconds,
+  SIGNATURE_HEADER,
+  signDelivery,
+  tenantVisibleError,
+} from '../../platform/signed-delivery.ts';
 import * as streams from './stream-store.ts';
 import { textPage } from './export-text.ts';
 
@@ -69,18 +74,36 @@ export function startAuditStreamWorker(deps: AuditStreamWorkerDeps): AuditStream
   async function attempt(stream: streams.LeasedStream): Promise<void> {
     try {
       // The export's NDJSON lines, made by the database (export-text.ts).
-      const batch = await textPage(db, { organizationId: stream.organizationId, afterSeq: stream.cursorSeq }, settings.batchSize, 'ndjson');
+      const batch = await textPage(
+        db,
+        { organizationId: stream.organizationId, afterSeq: stream.cursorSeq },
+        settings.batchSize,
+        'ndjson',
+      );
       if (batch.count === 0) return await streams.release(db, stream);
       await post(stream, batch.text, batch.count);
       await streams.markDelivered(db, stream, { seq: batch.lastSeq, eventId: batch.lastEventId! });
     } catch (error) {
       const message = error instanceof StreamDeliveryError ? error.message : tenantVisibleError(error);
       try {
-        const dead = await streams.markFailed(db, stream, `attempt ${stream.attempt}: ${message}`, retryDelaySeconds(settings, stream.attempt), settings.maxAttempts);
-        if (dead) deps.log?.warn({ organizationId: stream.organizationId, attempts: stream.attempt }, 'audit: stream dead-lettered');
+        const dead = await streams.markFailed(
+          db,
+          stream,
+          `attempt ${stream.attempt}: ${message}`,
+          retryDelaySeconds(settings, stream.attempt),
+          settings.maxAttempts,
+        );
+        if (dead)
+          deps.log?.warn(
+            { organizationId: stream.organizationId, attempts: stream.attempt },
+            'audit: stream dead-lettered',
+          );
       } catch (settleError) {
         // The lease expires and the batch is taken again: nothing is lost, only delayed.
-        deps.log?.warn({ err: settleError, organizationId: stream.organizationId }, 'audit: a stream attempt could not be settled');
+        deps.log?.warn(
+          { err: settleError, organizationId: stream.organizationId },
+          'audit: a stream attempt could not be settled',
+        );
       }
     }
   }

@@ -58,7 +58,11 @@ export interface MembershipCore {
     rule: { roles?: readonly Role[]; refuse: MemberRefusals },
   ): Promise<Pick<MemberRecord, 'id' | 'role' | 'status'> | null>;
   /** The member share-locked until `tx` ends (undefined once removed), without judging it. */
-  lockMember(tx: Queryable, organizationId: string, memberId: string): Promise<Pick<MemberRecord, 'id' | 'role' | 'status'> | undefined>;
+  lockMember(
+    tx: Queryable,
+    organizationId: string,
+    memberId: string,
+  ): Promise<Pick<MemberRecord, 'id' | 'role' | 'status'> | undefined>;
   /** Of `ids`, the members of the organization, share-locked like lockMember (in id order: no deadlock between two callers). */
   lockMemberIds(tx: Queryable, organizationId: string, ids: string[]): Promise<string[]>;
   /** Waits for the organization's member changes in progress and holds off new ones until `tx` ends. */
@@ -67,7 +71,11 @@ export interface MembershipCore {
    * Runs `change` in a write transaction that first waits for the organization's other member changes
    * and holds off new ones until it ends (lockMemberChanges).
    */
-  changeMembers<T>(context: WriteContext, organizationId: string, change: (tx: WriteTransaction) => Promise<T>): Promise<T>;
+  changeMembers<T>(
+    context: WriteContext,
+    organizationId: string,
+    change: (tx: WriteTransaction) => Promise<T>,
+  ): Promise<T>;
   /** The organization's members in id order, `limit` of them after the id `after`. */
   listMembers(organizationId: string, page: { limit: number; after?: string | undefined }): Promise<MemberRecord[]>;
   /** Of `ids`, the ones that are members of the organization. */
@@ -81,7 +89,12 @@ export interface MembershipCore {
   /** Suspending a member also ends the invitations they sent (in the caller's transaction). */
   setMemberStatus(tx: Queryable, organizationId: string, memberId: string, status: MemberStatus): Promise<void>;
   /** Changing a role to one that may not invite also ends the invitations the member sent (in the caller's transaction). */
-  setMemberRole(tx: Queryable, organizationId: string, member: Pick<MemberRecord, 'id' | 'user_id'>, role: Role): Promise<void>;
+  setMemberRole(
+    tx: Queryable,
+    organizationId: string,
+    member: Pick<MemberRecord, 'id' | 'user_id'>,
+    role: Role,
+  ): Promise<void>;
   /**
    * Removing a member also ends the invitations they sent and those sent to them (in the caller's
    * transaction). `removedBy` records who took the membership away (not given when a member leaves on
@@ -92,14 +105,29 @@ export interface MembershipCore {
    * After a change of the member's teams (in the caller's transaction): the person's copy of them, which
    * GET /v1/org shows, is replaced by what `readTeams` reads once the copy is locked.
    */
-  setMemberTeams(tx: Queryable, organizationId: string, memberId: string, readTeams: () => Promise<unknown[]>): Promise<void>;
+  setMemberTeams(
+    tx: Queryable,
+    organizationId: string,
+    memberId: string,
+    readTeams: () => Promise<unknown[]>,
+  ): Promise<void>;
   /** Who removed the user from the organization and when, while they have not become a member again. */
-  getMemberRemoval(organizationId: string, userId: string, tx?: Queryable): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined>;
+  getMemberRemoval(
+    organizationId: string,
+    userId: string,
+    tx?: Queryable,
+  ): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined>;
   /**
    * Issues a session for the user with `activeOrganizationId` active, authenticated now by `authMethod` (default password); its token,
    * to be shown once. `authenticatedAt`: a session handed on from another (the desktop app's) keeps that one's authentication time.
    */
-  issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod?: AuthMethod, authenticatedAt?: Date): Promise<string>;
+  issueSession(
+    tx: Queryable,
+    userId: string,
+    activeOrganizationId: string | null,
+    authMethod?: AuthMethod,
+    authenticatedAt?: Date,
+  ): Promise<string>;
   /** Records that the session's person has just authenticated again (step-up); the new time, or undefined when the session is no longer valid. */
   markSessionAuthenticated(tx: Queryable, session: SessionRef, method: AuthMethod): Promise<Date | undefined>;
   revokeSession(tx: Queryable, session: SessionRef): Promise<void>;
@@ -120,9 +148,18 @@ export interface SessionRef {
 }
 
 /** The session a session caller speaks through (the routes that use it take session callers only). */
-export const sessionOf = (caller: Pick<Caller, 'userId' | 'sessionId'>): SessionRef => ({ userId: caller.userId!, id: caller.sessionId! });
+export const sessionOf = (caller: Pick<Caller, 'userId' | 'sessionId'>): SessionRef => ({
+  userId: caller.userId!,
+  id: caller.sessionId!,
+});
 
-export { createMembershipCore, membershipRefusals, requireSignedInUser, type MembershipCoreDeps, type MembershipCoreService } from './service.ts';
+export {
+  createMembershipCore,
+  membershipRefusals,
+  requireSignedInUser,
+  type MembershipCoreDeps,
+  type MembershipCoreService,
+} from './service.ts';
 export { sessionTokenLookup, sessionTokenPrefix, apiKeyPrefix, type TokenBatch } from './tokens.ts';
 export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './store.ts';
 export {

@@ -19,9 +19,18 @@ export async function writeMembershipCopy(
   );
 }
 
-export async function updateMembershipCopy(db: Queryable, userId: string, organizationId: string, change: { role: Role } | { status: MemberStatus }): Promise<void> {
+export async function updateMembershipCopy(
+  db: Queryable,
+  userId: string,
+  organizationId: string,
+  change: { role: Role } | { status: MemberStatus },
+): Promise<void> {
   const [column, value] = 'role' in change ? ['role', change.role] : ['status', change.status];
-  await db.query(`UPDATE user_memberships SET ${column} = $3 WHERE user_id = $1 AND organization_id = $2`, [userId, organizationId, value]);
+  await db.query(`UPDATE user_memberships SET ${column} = $3 WHERE user_id = $1 AND organization_id = $2`, [
+    userId,
+    organizationId,
+    value,
+  ]);
 }
 
 export async function deleteMembershipCopy(db: Queryable, userId: string, organizationId: string): Promise<void> {
@@ -52,10 +61,25 @@ export async function copyOrganizationOwner(db: Queryable, organizationId: strin
  * locked: two changes of one member's teams then write one after the other, each with what the other
  * committed, instead of the second writing a list read before the first committed.
  */
-export async function setMemberTeamsCopy(db: Queryable, organizationId: string, memberId: string, readTeams: () => Promise<unknown[]>): Promise<void> {
-  const member = await db.query<{ user_id: string }>('SELECT user_id FROM members WHERE organization_id = $1 AND id = $2', [organizationId, memberId]);
+export async function setMemberTeamsCopy(
+  db: Queryable,
+  organizationId: string,
+  memberId: string,
+  readTeams: () => Promise<unknown[]>,
+): Promise<void> {
+  const member = await db.query<{ user_id: string }>(
+    'SELECT user_id FROM members WHERE organization_id = $1 AND id = $2',
+    [organizationId, memberId],
+  );
   const userId = member.rows[0]?.user_id;
   if (!userId) return;
-  await db.query('SELECT 1 FROM user_memberships WHERE user_id = $1 AND organization_id = $2 FOR UPDATE', [userId, organizationId]);
-  await db.query('UPDATE user_memberships SET teams = $3::jsonb WHERE user_id = $1 AND organization_id = $2', [userId, organizationId, JSON.stringify(await readTeams())]);
+  await db.query('SELECT 1 FROM user_memberships WHERE user_id = $1 AND organization_id = $2 FOR UPDATE', [
+    userId,
+    organizationId,
+  ]);
+  await db.query('UPDATE user_memberships SET teams = $3::jsonb WHERE user_id = $1 AND organization_id = $2', [
+    userId,
+    organizationId,
+    JSON.stringify(await readTeams()),
+  ]);
 }

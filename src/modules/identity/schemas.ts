@@ -10,7 +10,9 @@ export const organizationIdSchema = typeIdSchema('org');
 /** The path of every route of one organization. */
 export const organizationParams = z.object({ organizationId: organizationIdSchema });
 /** The 404 of a route of one organization that refuses non-members as requireMembership does. */
-export const organizationNotFoundResponse = errorBodySchema.describe('organization_not_found: no such organization, or you are not a member');
+export const organizationNotFoundResponse = errorBodySchema.describe(
+  'organization_not_found: no such organization, or you are not a member',
+);
 
 export const emailSchema = z.email().max(320);
 export const personNameSchema = z.string().trim().min(1).max(200);

@@ -32,7 +32,8 @@ export function membershipRefusals(roles: readonly Role[] = []): MemberRefusals 
 
 /** The caller's user; an API key is refused (403). */
 export function requireSignedInUser(caller: Caller): string {
-  if (caller.kind !== 'session' || !caller.userId) throw forbidden('This action needs a signed-in user, not an API key');
+  if (caller.kind !== 'session' || !caller.userId)
+    throw forbidden('This action needs a signed-in user, not an API key');
   return caller.userId;
 }
 
@@ -53,14 +54,20 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
    * The caller's membership in `organizationId`, which need not be the active one. Someone who is not
    * a member learns nothing about the organization: it is simply not found.
    */
-  async function requireMembership(caller: Caller, organizationId: string, roles?: readonly Role[]): Promise<Membership> {
+  async function requireMembership(
+    caller: Caller,
+    organizationId: string,
+    roles?: readonly Role[],
+  ): Promise<Membership> {
     let membership: Membership | undefined;
     if (caller.kind === 'api_key') {
-      if (caller.organizationId === organizationId && caller.role) membership = { organizationId, memberId: null, role: caller.role };
+      if (caller.organizationId === organizationId && caller.role)
+        membership = { organizationId, memberId: null, role: caller.role };
     } else if (caller.userId) {
-      const member = caller.organizationId === organizationId && caller.memberId
-        ? { id: caller.memberId, role: caller.role!, status: 'active' as const }
-        : await store.findMemberByUser(db, organizationId, caller.userId);
+      const member =
+        caller.organizationId === organizationId && caller.memberId
+          ? { id: caller.memberId, role: caller.role!, status: 'active' as const }
+          : await store.findMemberByUser(db, organizationId, caller.userId);
       if (member && member.status === 'active') membership = { organizationId, memberId: member.id, role: member.role };
     }
     const refuse = membershipRefusals(roles);
@@ -93,12 +100,22 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
   // invitations its member sent once they may no longer invite (and a removal, those sent to them). The member row is changed first: an
   // invitation being created holds that row (see createInvitation), so by the time the invitations
   // are ended here it is committed, or it waits and then sees this change and is refused.
-  async function setMemberStatus(tx: Queryable, organizationId: string, memberId: string, status: MemberStatus): Promise<void> {
+  async function setMemberStatus(
+    tx: Queryable,
+    organizationId: string,
+    memberId: string,
+    status: MemberStatus,
+  ): Promise<void> {
     const userId = await store.setMemberStatus(tx, organizationId, memberId, status);
     if (userId && status !== 'active') await invitations.endInvitationsSentBy(tx, organizationId, userId);
   }
 
-  async function deleteMember(tx: Queryable, organizationId: string, memberId: string, removedBy?: RemovedBy): Promise<void> {
+  async function deleteMember(
+    tx: Queryable,
+    organizationId: string,
+    memberId: string,
+    removedBy?: RemovedBy,
+  ): Promise<void> {
     const removed = await store.deleteMember(tx, organizationId, memberId);
     if (!removed) return;
     if (removedBy) await store.recordRemoval(tx, organizationId, removed.userId, removedBy);
@@ -107,12 +124,19 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     await invitations.endInvitationsTo(tx, organizationId, removed.email);
   }
 
-  async function setMemberRole(tx: Queryable, organizationId: string, member: Pick<MemberRecord, 'id' | 'user_id'>, role: Role): Promise<void> {
+  async function setMemberRole(
+    tx: Queryable,
+    organizationId: string,
+    member: Pick<MemberRecord, 'id' | 'user_id'>,
+    role: Role,
+  ): Promise<void> {
     await store.setMemberRole(tx, organizationId, member.id, role);
-    if (!invitations.inviterRoles.includes(role)) await invitations.endInvitationsSentBy(tx, organizationId, member.user_id);
+    if (!invitations.inviterRoles.includes(role))
+      await invitations.endInvitationsSentBy(tx, organizationId, member.user_id);
   }
 
-  const lockMemberChanges = (tx: Queryable, organizationId: string) => lockUntilCommit(tx, memberChangesLock(organizationId));
+  const lockMemberChanges = (tx: Queryable, organizationId: string) =>
+    lockUntilCommit(tx, memberChangesLock(organizationId));
 
   return {
     requireMembership,
@@ -161,9 +185,11 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
      * waited for and then seen (undefined once removed). Called inside the transaction that writes a row
      * for the member, so that the row cannot outlive the membership that allowed it.
      */
-    lockMember: (tx: Queryable, organizationId: string, memberId: string) => store.findMemberForShare(tx, organizationId, memberId),
+    lockMember: (tx: Queryable, organizationId: string, memberId: string) =>
+      store.findMemberForShare(tx, organizationId, memberId),
     /** Of `ids`, the members of the organization, share-locked like lockMember (in id order, so two callers cannot deadlock). */
-    lockMemberIds: (tx: Queryable, organizationId: string, ids: string[]) => store.lockExistingMembers(tx, organizationId, ids),
+    lockMemberIds: (tx: Queryable, organizationId: string, ids: string[]) =>
+      store.lockExistingMembers(tx, organizationId, ids),
     /**
      * Waits for the organization's member changes in progress (removal, role, status, ownership, an
      * accepted invitation) and holds off new ones until `tx` ends: for another module's transaction that
@@ -176,25 +202,39 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
      * a demotion or removal of its new owner must not both pass their checks (no owner left), nor two
      * transfers by one owner (two owners, refused by the index as a 500).
      */
-    changeMembers<T>(context: WriteContext, organizationId: string, change: (tx: WriteTransaction) => Promise<T>): Promise<T> {
+    changeMembers<T>(
+      context: WriteContext,
+      organizationId: string,
+      change: (tx: WriteTransaction) => Promise<T>,
+    ): Promise<T> {
       return writeTransaction(db, context, async (tx) => {
         await lockMemberChanges(tx, organizationId);
         return change(tx);
       });
     },
     /** Of `ids`, the ones that are members of the organization. */
-    listMemberIds: (organizationId: string, ids: string[], tx: Queryable = db) => store.existingMemberIds(tx, organizationId, ids),
-    listMembers: (organizationId: string, page: { limit: number; after?: string | undefined }) => store.listMembers(db, organizationId, page.limit, page.after),
-    getMember: (organizationId: string, memberId: string, tx: Queryable = db) => store.findMember(tx, organizationId, memberId),
-    getMemberByUser: (organizationId: string, userId: string, tx: Queryable = db) => store.findMemberByUser(tx, organizationId, userId),
-    getMemberRemoval: (organizationId: string, userId: string, tx: Queryable = db) => store.findRemoval(tx, organizationId, userId),
+    listMemberIds: (organizationId: string, ids: string[], tx: Queryable = db) =>
+      store.existingMemberIds(tx, organizationId, ids),
+    listMembers: (organizationId: string, page: { limit: number; after?: string | undefined }) =>
+      store.listMembers(db, organizationId, page.limit, page.after),
+    getMember: (organizationId: string, memberId: string, tx: Queryable = db) =>
+      store.findMember(tx, organizationId, memberId),
+    getMemberByUser: (organizationId: string, userId: string, tx: Queryable = db) =>
+      store.findMemberByUser(tx, organizationId, userId),
+    getMemberRemoval: (organizationId: string, userId: string, tx: Queryable = db) =>
+      store.findRemoval(tx, organizationId, userId),
     /** Adds the user as a member; the new member's id, or undefined when they are a member already. */
     async addMember(tx: Queryable, organizationId: string, userId: string, role: Role): Promise<string | undefined> {
       const memberId = newId(idPrefixes.member);
       return (await store.insertMember(tx, { id: memberId, organizationId, userId, role })) ? memberId : undefined;
     },
     /** Adds the user as a member (or returns the existing membership). */
-    async ensureMember(tx: Queryable, organizationId: string, userId: string, role: Role = 'member'): Promise<MemberRecord> {
+    async ensureMember(
+      tx: Queryable,
+      organizationId: string,
+      userId: string,
+      role: Role = 'member',
+    ): Promise<MemberRecord> {
       await store.insertMember(tx, { id: newId(idPrefixes.member), organizationId, userId, role });
       return (await store.findMemberByUser(tx, organizationId, userId))!;
     },
@@ -209,7 +249,13 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
 
     // Sessions: who a session token speaks for is this core's, so it issues, ends and re-points them.
     /** Issues a session for the user (its token, to be shown once) with `activeOrganizationId` active. */
-    async issueSession(tx: Queryable, userId: string, activeOrganizationId: string | null, authMethod: AuthMethod = 'password', authenticatedAt?: Date): Promise<string> {
+    async issueSession(
+      tx: Queryable,
+      userId: string,
+      activeOrganizationId: string | null,
+      authMethod: AuthMethod = 'password',
+      authenticatedAt?: Date,
+    ): Promise<string> {
       const token = tenantToken(sessionTokenPrefix, userId);
       await store.insertSession(tx, {
         id: newId(idPrefixes.session),
@@ -222,15 +268,17 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
       });
       return token;
     },
-    markSessionAuthenticated: (tx: Queryable, session: SessionRef, method: AuthMethod) => store.markSessionAuthenticated(tx, session, method),
+    markSessionAuthenticated: (tx: Queryable, session: SessionRef, method: AuthMethod) =>
+      store.markSessionAuthenticated(tx, session, method),
     revokeSession: (tx: Queryable, session: SessionRef) => store.revokeSession(tx, session),
     revokeUserSessions: (tx: Queryable, userId: string) => store.revokeUserSessions(tx, userId),
-    revokePasswordSessionsInDomain: (tx: Queryable, organizationId: string, domain: string) => store.revokePasswordSessionsInDomain(tx, organizationId, domain),
-    setSessionOrganization: (tx: Queryable, session: SessionRef, organizationId: string) => store.setSessionOrganization(tx, session, organizationId),
+    revokePasswordSessionsInDomain: (tx: Queryable, organizationId: string, domain: string) =>
+      store.revokePasswordSessionsInDomain(tx, organizationId, domain),
+    setSessionOrganization: (tx: Queryable, session: SessionRef, organizationId: string) =>
+      store.setSessionOrganization(tx, session, organizationId),
     setSessionOrganizationIfUnusable: (tx: Queryable, session: SessionRef, organizationId: string) =>
       store.setSessionOrganizationIfUnusable(tx, session, organizationId),
   } satisfies MembershipCore;
 }
 
 export type MembershipCoreService = ReturnType<typeof createMembershipCore>;
-

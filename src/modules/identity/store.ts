@@ -53,7 +53,11 @@ export const tokenBatchParams = (batch: TokenBatch) => [batch.hashes, batch.tena
 
 // The lookups that authenticate requests run on every call, so they are prepared statements.
 export async function findSessionCallers(db: Database, batch: TokenBatch): Promise<SessionCallerRow[]> {
-  const { rows } = await db.prepared<SessionCallerRow>('identity_session_callers', sessionCallerSql, tokenBatchParams(batch));
+  const { rows } = await db.prepared<SessionCallerRow>(
+    'identity_session_callers',
+    sessionCallerSql,
+    tokenBatchParams(batch),
+  );
   return rows;
 }
 
@@ -68,7 +72,10 @@ export async function findApiKeys(db: Database, batch: TokenBatch): Promise<ApiK
 }
 
 /** True when the member was added; false when the user is a member of the organization already. */
-export async function insertMember(db: Queryable, member: { id: string; organizationId: string; userId: string; role: Role }): Promise<boolean> {
+export async function insertMember(
+  db: Queryable,
+  member: { id: string; organizationId: string; userId: string; role: Role },
+): Promise<boolean> {
   const { rows } = await db.query<{ status: MemberStatus; created_at: Date }>(
     `INSERT INTO members (id, organization_id, user_id, role) VALUES ($1, $2, $3, $4)
      ON CONFLICT (organization_id, user_id) DO NOTHING
@@ -79,11 +86,19 @@ export async function insertMember(db: Queryable, member: { id: string; organiza
   await copies.writeMembershipCopy(db, { ...member, status: rows[0].status, createdAt: rows[0].created_at });
   if (member.role === 'owner') await copies.copyOrganizationOwner(db, member.organizationId);
   // A member again (an invitation accepted, SCIM provisioning): an earlier removal no longer stands.
-  await db.query('DELETE FROM member_removals WHERE organization_id = $1 AND user_id = $2', [member.organizationId, member.userId]);
+  await db.query('DELETE FROM member_removals WHERE organization_id = $1 AND user_id = $2', [
+    member.organizationId,
+    member.userId,
+  ]);
   return true;
 }
 
-export async function recordRemoval(db: Queryable, organizationId: string, userId: string, removedBy: RemovedBy): Promise<void> {
+export async function recordRemoval(
+  db: Queryable,
+  organizationId: string,
+  userId: string,
+  removedBy: RemovedBy,
+): Promise<void> {
   await db.query(
     `INSERT INTO member_removals (organization_id, user_id, removed_by) VALUES ($1, $2, $3)
      ON CONFLICT (organization_id, user_id) DO UPDATE SET removed_by = EXCLUDED.removed_by, removed_at = EXCLUDED.removed_at`,
@@ -91,7 +106,11 @@ export async function recordRemoval(db: Queryable, organizationId: string, userI
   );
 }
 
-export async function findRemoval(db: Queryable, organizationId: string, userId: string): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined> {
+export async function findRemoval(
+  db: Queryable,
+  organizationId: string,
+  userId: string,
+): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined> {
   const { rows } = await db.query<{ removed_by: RemovedBy; removed_at: Date }>(
     'SELECT removed_by, removed_at FROM member_removals WHERE organization_id = $1 AND user_id = $2',
     [organizationId, userId],
@@ -99,7 +118,11 @@ export async function findRemoval(db: Queryable, organizationId: string, userId:
   return rows[0] && { removedBy: rows[0].removed_by, removedAt: rows[0].removed_at };
 }
 
-export async function findMember(db: Queryable, organizationId: string, memberId: string): Promise<MemberRecord | undefined> {
+export async function findMember(
+  db: Queryable,
+  organizationId: string,
+  memberId: string,
+): Promise<MemberRecord | undefined> {
   const { rows } = await db.query<MemberRecord>(
     `SELECT ${memberColumns} FROM members m JOIN users u ON u.id = m.user_id
       WHERE m.organization_id = $1 AND m.id = $2`,
@@ -108,7 +131,11 @@ export async function findMember(db: Queryable, organizationId: string, memberId
   return rows[0];
 }
 
-export async function findMemberByUser(db: Queryable, organizationId: string, userId: string): Promise<MemberRecord | undefined> {
+export async function findMemberByUser(
+  db: Queryable,
+  organizationId: string,
+  userId: string,
+): Promise<MemberRecord | undefined> {
   const { rows } = await db.query<MemberRecord>(
     `SELECT ${memberColumns} FROM members m JOIN users u ON u.id = m.user_id
       WHERE m.organization_id = $1 AND m.user_id = $2`,
@@ -120,7 +147,12 @@ export async function findMemberByUser(db: Queryable, organizationId: string, us
 // The three changes of a member below change its copies (membership-copy-store.ts) in the same
 // transaction: the member row first (its organization's), then the person's copy, then the owner's.
 
-export async function setMemberRole(db: Queryable, organizationId: string, memberId: string, role: Role): Promise<void> {
+export async function setMemberRole(
+  db: Queryable,
+  organizationId: string,
+  memberId: string,
+  role: Role,
+): Promise<void> {
   const { rows } = await db.query<{ user_id: string }>(
     'UPDATE members SET role = $3 WHERE organization_id = $1 AND id = $2 RETURNING user_id',
     [organizationId, memberId, role],
@@ -132,7 +164,12 @@ export async function setMemberRole(db: Queryable, organizationId: string, membe
 }
 
 /** The member's user id, or undefined when there is no such member. */
-export async function setMemberStatus(db: Queryable, organizationId: string, memberId: string, status: MemberStatus): Promise<string | undefined> {
+export async function setMemberStatus(
+  db: Queryable,
+  organizationId: string,
+  memberId: string,
+  status: MemberStatus,
+): Promise<string | undefined> {
   const { rows } = await db.query<{ user_id: string; role: Role }>(
     'UPDATE members SET status = $3 WHERE organization_id = $1 AND id = $2 RETURNING user_id, role',
     [organizationId, memberId, status],
@@ -144,7 +181,11 @@ export async function setMemberStatus(db: Queryable, organizationId: string, mem
 }
 
 /** The removed member's user id and e-mail, or undefined when there was no such member. */
-export async function deleteMember(db: Queryable, organizationId: string, memberId: string): Promise<{ userId: string; email: string } | undefined> {
+export async function deleteMember(
+  db: Queryable,
+  organizationId: string,
+  memberId: string,
+): Promise<{ userId: string; email: string } | undefined> {
   const { rows } = await db.query<{ user_id: string; email: string; role: Role }>(
     `DELETE FROM members m USING users u
       WHERE m.organization_id = $1 AND m.id = $2 AND u.id = m.user_id
@@ -161,7 +202,11 @@ export async function deleteMember(db: Queryable, organizationId: string, member
  * The member, share-locked until the transaction ends: a change of their role or status, or their
  * removal, waits for it, and one in progress is waited for and then seen (undefined once removed).
  */
-export async function findMemberForShare(db: Queryable, organizationId: string, memberId: string): Promise<MemberLock | undefined> {
+export async function findMemberForShare(
+  db: Queryable,
+  organizationId: string,
+  memberId: string,
+): Promise<MemberLock | undefined> {
   const { rows } = await db.query<MemberLock>(
     'SELECT id, role, status FROM members WHERE organization_id = $1 AND id = $2 FOR SHARE',
     [organizationId, memberId],
@@ -189,7 +234,12 @@ export async function lockExistingMembers(db: Queryable, organizationId: string,
   return rows.map((row) => row.id);
 }
 
-export async function listMembers(db: Queryable, organizationId: string, limit: number, after?: string): Promise<MemberRecord[]> {
+export async function listMembers(
+  db: Queryable,
+  organizationId: string,
+  limit: number,
+  after?: string,
+): Promise<MemberRecord[]> {
   const { rows } = await db.query<MemberRecord>(
     `SELECT ${memberColumns} FROM members m JOIN users u ON u.id = m.user_id
       WHERE m.organization_id = $1 AND ($2::text IS NULL OR m.id > $2)
@@ -201,9 +251,24 @@ export async function listMembers(db: Queryable, organizationId: string, limit: 
 
 export async function insertSession(
   db: Queryable,
-  session: { id: string; userId: string; tokenHash: string; activeOrganizationId: string | null; ttlHours: number; authMethod: AuthMethod; authenticatedAt?: Date },
+  session: {
+    id: string;
+    userId: string;
+    tokenHash: string;
+    activeOrganizationId: string | null;
+    ttlHours: number;
+    authMethod: AuthMethod;
+    authenticatedAt?: Date;
+  },
 ): Promise<void> {
-  const params = [session.id, session.userId, session.tokenHash, session.activeOrganizationId, session.ttlHours, session.authMethod];
+  const params = [
+    session.id,
+    session.userId,
+    session.tokenHash,
+    session.activeOrganizationId,
+    session.ttlHours,
+    session.authMethod,
+  ];
   // The database's clock unless a time is handed on; not COALESCE($7, now()): Citus refuses now() inside
   // COALESCE (docs/scaling.md).
   const authenticatedAt = session.authenticatedAt === undefined ? 'now()' : '$7';
@@ -215,7 +280,11 @@ export async function insertSession(
 }
 
 /** Records that the session's person has just authenticated again; the new time, or undefined when the session is no longer valid. */
-export async function markSessionAuthenticated(db: Queryable, session: SessionRef, method: AuthMethod): Promise<Date | undefined> {
+export async function markSessionAuthenticated(
+  db: Queryable,
+  session: SessionRef,
+  method: AuthMethod,
+): Promise<Date | undefined> {
   const { rows } = await db.query<{ authenticated_at: Date }>(
     `UPDATE sessions SET authenticated_at = now(), auth_method = $2
       WHERE user_id = $3 AND id = $1 AND revoked_at IS NULL AND expires_at > now()
@@ -226,11 +295,17 @@ export async function markSessionAuthenticated(db: Queryable, session: SessionRe
 }
 
 export async function revokeSession(db: Queryable, session: SessionRef): Promise<void> {
-  await db.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $2 AND id = $1 AND revoked_at IS NULL', [session.id, session.userId]);
+  await db.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $2 AND id = $1 AND revoked_at IS NULL', [
+    session.id,
+    session.userId,
+  ]);
 }
 
 export async function revokeUserSessions(db: Queryable, userId: string): Promise<number> {
-  const { rowCount } = await db.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  const { rowCount } = await db.query(
+    'UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL',
+    [userId],
+  );
   return rowCount ?? 0;
 }
 
@@ -238,7 +313,11 @@ export async function revokeUserSessions(db: Queryable, userId: string): Promise
  * Ends the password sessions of the organization's members, other than its owner, whose e-mail is in
  * `domain` (the part after the last @, compared in lower case); the number ended.
  */
-export async function revokePasswordSessionsInDomain(db: Queryable, organizationId: string, domain: string): Promise<number> {
+export async function revokePasswordSessionsInDomain(
+  db: Queryable,
+  organizationId: string,
+  domain: string,
+): Promise<number> {
   // The people first, then their sessions: sessions are a person's (distributed by user), members an
   // organization's, so the two are not joined row by row.
   const { rowCount } = await db.query(
@@ -251,15 +330,27 @@ export async function revokePasswordSessionsInDomain(db: Queryable, organization
   return rowCount ?? 0;
 }
 
-export async function setSessionOrganization(db: Queryable, session: SessionRef, organizationId: string): Promise<void> {
-  await db.query('UPDATE sessions SET active_organization_id = $2 WHERE user_id = $3 AND id = $1', [session.id, organizationId, session.userId]);
+export async function setSessionOrganization(
+  db: Queryable,
+  session: SessionRef,
+  organizationId: string,
+): Promise<void> {
+  await db.query('UPDATE sessions SET active_organization_id = $2 WHERE user_id = $3 AND id = $1', [
+    session.id,
+    organizationId,
+    session.userId,
+  ]);
 }
 
 /**
  * Makes the organization the session's active one unless the session already has a usable one
  * (an organization its user is an active member of). True when it changed.
  */
-export async function setSessionOrganizationIfUnusable(db: Queryable, session: SessionRef, organizationId: string): Promise<boolean> {
+export async function setSessionOrganizationIfUnusable(
+  db: Queryable,
+  session: SessionRef,
+  organizationId: string,
+): Promise<boolean> {
   // The person by the parameter, not by the session row: correlated, the planner may read the
   // memberships of everyone once and hash them (a "hashed SubPlan"), which on a distributed database
   // reads every node.

@@ -22,7 +22,10 @@ export interface TokenBatch {
 }
 
 /** Looks rows up by token in batches; each caller gets the row of its own token's hash, or undefined. */
-export function batchedByTokenHash<Row extends { token_hash: string }>(db: Database, find: (batch: TokenBatch) => Promise<Row[]>): Batcher<TokenLookup, Row | undefined> {
+export function batchedByTokenHash<Row extends { token_hash: string }>(
+  db: Database,
+  find: (batch: TokenBatch) => Promise<Row[]>,
+): Batcher<TokenLookup, Row | undefined> {
   return createBatcher<TokenLookup, Row | undefined>({
     async run(lookups) {
       const tenants = new Set<string>();
@@ -45,7 +48,10 @@ export function batchedByTokenHash<Row extends { token_hash: string }>(db: Datab
  * A batched lookup by session token: undefined, without a database round trip, for a token that is not
  * a session token at all.
  */
-export function sessionTokenLookup<Row extends { token_hash: string }>(db: Database, find: (batch: TokenBatch) => Promise<Row[]>) {
+export function sessionTokenLookup<Row extends { token_hash: string }>(
+  db: Database,
+  find: (batch: TokenBatch) => Promise<Row[]>,
+) {
   const lookup = batchedByTokenHash(db, find);
   return async (token: string | undefined): Promise<Row | undefined> =>
     token?.startsWith(sessionTokenPrefix) ? lookup(tokenLookup(token, sessionTokenPrefix)) : undefined;

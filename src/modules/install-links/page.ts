@@ -13,7 +13,12 @@ const style = `
 
 const layout = (title: string, body: string) => htmlPage(title, body, style);
 
-export function installPage(input: { organizationName: string; downloadUrl: string | null; openInAppUrl: string; configUrl: string }): string {
+export function installPage(input: {
+  organizationName: string;
+  downloadUrl: string | null;
+  openInAppUrl: string;
+  configUrl: string;
+}): string {
   const name = escapeHtml(input.organizationName);
   const download = input.downloadUrl
     ? `<a class="button primary" id="download" href="${escapeHtml(input.downloadUrl)}" rel="noopener noreferrer">Download the desktop app</a>`

@@ -31,7 +31,10 @@ const tokenPattern = /^opl_(?:[a-z]+_[0-9a-z]{26}\.)?[A-Za-z0-9_-]{43}$/;
 const rotators: readonly Role[] = ['owner', 'admin'];
 const rotationRefused = () => forbidden('Only owners and admins can rotate install links');
 /** A member removed or suspended since the first check gets what a non-member gets. */
-const refusals: MemberRefusals = { inactive: () => notFound('organization_not_found', 'No such organization'), lacksRole: rotationRefused };
+const refusals: MemberRefusals = {
+  inactive: () => notFound('organization_not_found', 'No such organization'),
+  lacksRole: rotationRefused,
+};
 
 export interface InstallTarget {
   organizationId: string;
@@ -47,7 +50,12 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
      * Any member mints a link; only owners and admins may rotate, and a member asking for rotation is
      * refused before anything is written. Rotation revokes every older link in the same transaction.
      */
-    async create(ctx: CallerContext, organizationId: string, input: { rotate: boolean }, rule: { beforeRotation?: () => void } = {}) {
+    async create(
+      ctx: CallerContext,
+      organizationId: string,
+      input: { rotate: boolean },
+      rule: { beforeRotation?: () => void } = {},
+    ) {
       const caller = ctx.actor;
       const membership = await deps.membership.requireMembership(caller, organizationId);
       if (input.rotate && !rotators.includes(membership.role)) throw rotationRefused();
@@ -65,7 +73,10 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
       await writeTransaction(db, ctx, async (tx) => {
         // Checked again, held until the link is written: a removal or suspension since the check
         // above (or one in progress) leaves the caller what a non-member gets.
-        await deps.membership.holdActingMember(tx, organizationId, membership.memberId, { ...(input.rotate ? { roles: rotators } : {}), refuse: refusals });
+        await deps.membership.holdActingMember(tx, organizationId, membership.memberId, {
+          ...(input.rotate ? { roles: rotators } : {}),
+          refuse: refusals,
+        });
         if (input.rotate) {
           // Rotations of one organization run one after another (and after in-flight mints, whose
           // foreign-key check holds a key-share lock on the organization's row): without the row lock
@@ -81,14 +92,23 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
           createdByMemberId: membership.memberId,
           rotation: input.rotate,
         });
-        tx.audit({ action: input.rotate ? 'install_link.rotated' : 'install_link.created', organizationId, target: { type: 'install_link', id: linkId }, changes: { token: redacted } });
+        tx.audit({
+          action: input.rotate ? 'install_link.rotated' : 'install_link.created',
+          organizationId,
+          target: { type: 'install_link', id: linkId },
+          changes: { token: redacted },
+        });
       });
       return { token, installPageUrl: `${deps.publicUrl}/install/${token}`, rateLimit: limit };
     },
 
     /** Counts a public lookup against the client address; the caller decides how to refuse. */
     hitLookupLimit(clientAddress: string): Promise<RateLimitResult> {
-      return deps.rateLimiter.hit(`install-links:lookup:${clientAddress}`, lookupLimit.limit, lookupLimit.windowSeconds);
+      return deps.rateLimiter.hit(
+        `install-links:lookup:${clientAddress}`,
+        lookupLimit.limit,
+        lookupLimit.windowSeconds,
+      );
     },
 
     /** The organization of a valid link; undefined for unknown, malformed or rotated tokens. */

@@ -20,7 +20,13 @@ export function createInstallLinkStore() {
 
     async insert(
       tx: Queryable,
-      link: { id: string; organizationId: string; tokenHash: string; createdByMemberId: string | null; rotation: boolean },
+      link: {
+        id: string;
+        organizationId: string;
+        tokenHash: string;
+        createdByMemberId: string | null;
+        rotation: boolean;
+      },
     ): Promise<void> {
       await tx.query(
         `INSERT INTO install_links (id, organization_id, token_hash, created_by_member_id, rotation)

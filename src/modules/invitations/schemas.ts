@@ -6,11 +6,21 @@ import type { InvitationRow } from './store.ts';
 export const invitationIdSchema = typeIdSchema('inv');
 
 export const invitationSchema = z
-  .object({ id: z.string(), organizationId: z.string(), email: z.string(), role: assignableRoleSchema, expiresAt: timestampSchema, createdAt: timestampSchema })
+  .object({
+    id: z.string(),
+    organizationId: z.string(),
+    email: z.string(),
+    role: assignableRoleSchema,
+    expiresAt: timestampSchema,
+    createdAt: timestampSchema,
+  })
   .meta({ id: 'Invitation' });
 
 /** What createInvitation answers: the invitation and its token, shown only there. */
-export const createdInvitationSchema = z.object({ invitation: invitationSchema, token: secretString('Accepts the invitation (POST /v1/invitations/{token}/accept); shown only here') });
+export const createdInvitationSchema = z.object({
+  invitation: invitationSchema,
+  token: secretString('Accepts the invitation (POST /v1/invitations/{token}/accept); shown only here'),
+});
 
 export const toInvitation = (row: InvitationRow) => ({
   id: row.id,

@@ -6,7 +6,13 @@ import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { membershipRefusals, requireSignedInUser, sessionOf, type MemberRecord, type MembershipCore } from '../identity/index.ts';
+import {
+  membershipRefusals,
+  requireSignedInUser,
+  sessionOf,
+  type MemberRecord,
+  type MembershipCore,
+} from '../identity/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import * as store from './store.ts';
 
@@ -18,21 +24,37 @@ export const inviterRoles: readonly Role[] = ['owner', 'admin'];
 
 export interface InvitationServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember' | 'changeMembers' | 'addMember' | 'getMember' | 'setSessionOrganizationIfUnusable'>;
+  membership: Pick<
+    MembershipCore,
+    | 'requireMembership'
+    | 'holdActingMember'
+    | 'changeMembers'
+    | 'addMember'
+    | 'getMember'
+    | 'setSessionOrganizationIfUnusable'
+  >;
   users: Pick<UserDirectory, 'getUser'>;
 }
 
 export function createInvitationService(deps: InvitationServiceDeps) {
   const { db, membership, users } = deps;
   return {
-    async createInvitation(ctx: CallerContext, organizationId: string, input: { email: string; role: 'admin' | 'member' }, requireFresh: FreshAuthenticationCheck) {
+    async createInvitation(
+      ctx: CallerContext,
+      organizationId: string,
+      input: { email: string; role: 'admin' | 'member' },
+      requireFresh: FreshAuthenticationCheck,
+    ) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
       requireFresh();
       const token = tenantToken(invitationTokenPrefix, organizationId);
       const invitation = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion of the sender not committed yet would end their other
         // invitations but miss this one.
-        await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: inviterRoles, refuse: membershipRefusals(inviterRoles) });
+        await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          roles: inviterRoles,
+          refuse: membershipRefusals(inviterRoles),
+        });
         const created = await store.insertInvitationUnlessMember(tx, {
           id: newId(idPrefixes.invitation),
           organizationId,
@@ -41,18 +63,26 @@ export function createInvitationService(deps: InvitationServiceDeps) {
           tokenHash: hashToken(token),
           invitedBy: ctx.actor.userId,
         });
-        if (created) tx.audit({ action: 'invitation.created', organizationId, target: { type: 'invitation', id: created.id, name: input.email }, changes: { email: input.email, role: input.role, token: redacted } });
+        if (created)
+          tx.audit({
+            action: 'invitation.created',
+            organizationId,
+            target: { type: 'invitation', id: created.id, name: input.email },
+            changes: { email: input.email, role: input.role, token: redacted },
+          });
         return created;
       });
       // Accepting would be refused (already_member), so the invitation is refused now, and not stored.
-      if (!invitation) throw conflict('already_member', 'This address belongs to a member of this organization already');
+      if (!invitation)
+        throw conflict('already_member', 'This address belongs to a member of this organization already');
       return { invitation, token };
     },
 
     async acceptInvitation(ctx: CallerContext, token: string): Promise<MemberRecord> {
       const userId = requireSignedInUser(ctx.actor);
       const lookup = tokenLookup(token, invitationTokenPrefix);
-      const invitationNotFound = () => notFound('invitation_not_found', 'This invitation does not exist, was already used, or has expired');
+      const invitationNotFound = () =>
+        notFound('invitation_not_found', 'This invitation does not exist, was already used, or has expired');
       const organizationId = await store.findInvitationOrganization(db, lookup);
       if (!organizationId) throw invitationNotFound();
       // Accepting adds a member, so it waits for the organization's other member changes before it
@@ -74,7 +104,12 @@ export function createInvitationService(deps: InvitationServiceDeps) {
         // Other invitations of this person to this organization have done their work; left pending,
         // one would let them back in after an administrator removed them.
         await store.expirePendingInvitations(tx, invitation.organization_id, invitation.email);
-        tx.audit({ action: 'invitation.accepted', organizationId: invitation.organization_id, target: { type: 'invitation', id: invitation.id, name: invitation.email }, changes: { memberId, role: invitation.role } });
+        tx.audit({
+          action: 'invitation.accepted',
+          organizationId: invitation.organization_id,
+          target: { type: 'invitation', id: invitation.id, name: invitation.email },
+          changes: { memberId, role: invitation.role },
+        });
         return (await membership.getMember(invitation.organization_id, memberId, tx))!;
       });
     },
@@ -89,12 +124,18 @@ export function createInvitationService(deps: InvitationServiceDeps) {
      * Ends a pending invitation, as a removal of its sender would: accepting it is then refused like an
      * unknown token. Whoever sent it; one of another organization, or one no longer pending, is not found.
      */
-    async revokeInvitation(ctx: CallerContext, organizationId: string, invitationId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
+    async revokeInvitation(
+      ctx: CallerContext,
+      organizationId: string,
+      invitationId: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
       requireFresh();
       const ended = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.endPendingInvitation(tx, organizationId, invitationId);
-        if (done) tx.audit({ action: 'invitation.revoked', organizationId, target: { type: 'invitation', id: invitationId } });
+        if (done)
+          tx.audit({ action: 'invitation.revoked', organizationId, target: { type: 'invitation', id: invitationId } });
         return done;
       });
       if (!ended) {

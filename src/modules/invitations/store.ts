@@ -18,7 +18,14 @@ export interface InvitationRow {
  */
 export async function insertInvitationUnlessMember(
   db: Queryable,
-  invitation: { id: string; organizationId: string; email: string; role: 'admin' | 'member'; tokenHash: string; invitedBy: string | null },
+  invitation: {
+    id: string;
+    organizationId: string;
+    email: string;
+    role: 'admin' | 'member';
+    tokenHash: string;
+    invitedBy: string | null;
+  },
 ): Promise<InvitationRow | undefined> {
   const { rows } = await db.query<InvitationRow>(
     `INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, expires_at)
@@ -27,7 +34,14 @@ export async function insertInvitationUnlessMember(
         SELECT 1 FROM members m JOIN users u ON u.id = m.user_id
          WHERE m.organization_id = $2 AND lower(u.email) = lower($3))
      RETURNING id, organization_id, email, role, expires_at, accepted_at, created_at`,
-    [invitation.id, invitation.organizationId, invitation.email, invitation.role, invitation.tokenHash, invitation.invitedBy],
+    [
+      invitation.id,
+      invitation.organizationId,
+      invitation.email,
+      invitation.role,
+      invitation.tokenHash,
+      invitation.invitedBy,
+    ],
   );
   return rows[0];
 }
@@ -35,7 +49,10 @@ export async function insertInvitationUnlessMember(
 /** The organization of the invitation with this token hash, whatever its state (unlocked). */
 export async function findInvitationOrganization(db: Queryable, lookup: TokenLookup): Promise<string | undefined> {
   const { where, params } = tokenCondition(lookup, 'token_hash', 'organization_id');
-  const { rows } = await db.query<{ organization_id: string }>(`SELECT organization_id FROM invitations WHERE ${where}`, params);
+  const { rows } = await db.query<{ organization_id: string }>(
+    `SELECT organization_id FROM invitations WHERE ${where}`,
+    params,
+  );
   return rows[0]?.organization_id;
 }
 
@@ -45,7 +62,10 @@ export async function findInvitationOrganization(db: Queryable, lookup: TokenLoo
  * sender removed) by a transaction that began after this one did carries an end later than this
  * transaction's now(), and must still count as ended once the lock is had.
  */
-export async function findInvitationForUpdate(db: Queryable, lookup: TokenLookup): Promise<(InvitationRow & { expired: boolean }) | undefined> {
+export async function findInvitationForUpdate(
+  db: Queryable,
+  lookup: TokenLookup,
+): Promise<(InvitationRow & { expired: boolean }) | undefined> {
   const { where, params } = tokenCondition(lookup, 'token_hash', 'organization_id');
   const { rows } = await db.query<InvitationRow & { expired: boolean }>(
     `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at, expires_at <= clock_timestamp() AS expired
@@ -56,14 +76,22 @@ export async function findInvitationForUpdate(db: Queryable, lookup: TokenLookup
 }
 
 export async function markInvitationAccepted(db: Queryable, organizationId: string, id: string): Promise<void> {
-  await db.query('UPDATE invitations SET accepted_at = now() WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+  await db.query('UPDATE invitations SET accepted_at = now() WHERE organization_id = $1 AND id = $2', [
+    organizationId,
+    id,
+  ]);
 }
 
 /**
  * The organization's pending invitations (not accepted, not expired, not ended: an ended one is
  * expired, see below), newest first: ids are time-ordered, so the page continues with ids below `after`.
  */
-export async function listPendingInvitations(db: Queryable, organizationId: string, limit: number, after?: string): Promise<InvitationRow[]> {
+export async function listPendingInvitations(
+  db: Queryable,
+  organizationId: string,
+  limit: number,
+  after?: string,
+): Promise<InvitationRow[]> {
   const { rows } = await db.query<InvitationRow>(
     `SELECT id, organization_id, email, role, expires_at, accepted_at, created_at FROM invitations
       WHERE organization_id = $1 AND accepted_at IS NULL AND expires_at > now() AND ($2::text IS NULL OR id < $2)

@@ -3,7 +3,14 @@
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Queryable } from '../../db/database.ts';
 import type { Caller } from '../../http/caller.ts';
-import { invalidRequest, lacksRole, notAnActiveMember, notFound, refusedLikeAuthenticate, type ValidationDetail } from '../../http/errors.ts';
+import {
+  invalidRequest,
+  lacksRole,
+  notAnActiveMember,
+  notFound,
+  refusedLikeAuthenticate,
+  type ValidationDetail,
+} from '../../http/errors.ts';
 import { writeTransaction, type CallerContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { ConnectionDeps } from './deps.ts';
 import type { AccessSet, ConnectionRow } from './store.ts';
@@ -20,7 +27,11 @@ export interface Standing {
 
 export function organizationOf(caller: Caller): Standing {
   if (!caller.organizationId || !caller.role) throw notAnActiveMember();
-  return { organizationId: caller.organizationId, memberId: caller.memberId, isAdmin: caller.role === 'owner' || caller.role === 'admin' };
+  return {
+    organizationId: caller.organizationId,
+    memberId: caller.memberId,
+    isAdmin: caller.role === 'owner' || caller.role === 'admin',
+  };
 }
 
 export function requireAdmin(caller: Caller): Standing {
@@ -30,11 +41,16 @@ export function requireAdmin(caller: Caller): Standing {
 }
 
 /** The connection if the caller may see it: members see only connections they may use; others do not exist for them. */
-export async function loadVisible(deps: Pick<ConnectionDeps, 'db' | 'store'>, caller: Caller, id: string): Promise<ConnectionRow> {
+export async function loadVisible(
+  deps: Pick<ConnectionDeps, 'db' | 'store'>,
+  caller: Caller,
+  id: string,
+): Promise<ConnectionRow> {
   const { organizationId, memberId, isAdmin } = organizationOf(caller);
   const row = await deps.store.findConnection(deps.db, organizationId, id);
   if (!row) throw connectionNotFound();
-  if (!isAdmin && !(memberId && (await deps.store.memberMayUse(deps.db, organizationId, id, memberId)))) throw connectionNotFound();
+  if (!isAdmin && !(memberId && (await deps.store.memberMayUse(deps.db, organizationId, id, memberId))))
+    throw connectionNotFound();
   return row;
 }
 
@@ -55,16 +71,22 @@ export async function checkAccess(
   // touched: a removal in progress is waited for (then the id is unknown), rather than it and this
   // write each waiting for the other's rows (a deadlock).
   const members =
-    memberIds.length === 0 ? [] : tx ? await deps.members.lockMemberIds(tx, organizationId, memberIds) : await deps.members.listMemberIds(organizationId, memberIds);
+    memberIds.length === 0
+      ? []
+      : tx
+        ? await deps.members.lockMemberIds(tx, organizationId, memberIds)
+        : await deps.members.listMemberIds(organizationId, memberIds);
   const teams = teamIds.length ? await deps.teams.listTeamIds(organizationId, teamIds, tx ?? deps.db) : [];
   const knownMembers = new Set(members);
   const knownTeams = new Set(teams);
   const details: ValidationDetail[] = [];
   access.memberIds.forEach((id, index) => {
-    if (!knownMembers.has(id)) details.push({ message: 'Not a member of this organization', path: [...path, 'memberIds', index], in: 'body' });
+    if (!knownMembers.has(id))
+      details.push({ message: 'Not a member of this organization', path: [...path, 'memberIds', index], in: 'body' });
   });
   access.teamIds.forEach((id, index) => {
-    if (!knownTeams.has(id)) details.push({ message: 'Not a team of this organization', path: [...path, 'teamIds', index], in: 'body' });
+    if (!knownTeams.has(id))
+      details.push({ message: 'Not a team of this organization', path: [...path, 'teamIds', index], in: 'body' });
   });
   if (details.length > 0) throw invalidRequest(details);
   return { orgWide: access.orgWide, memberIds, teamIds };
@@ -90,7 +112,10 @@ export async function writeWithAccess<T>(
 ): Promise<T> {
   try {
     return await writeTransaction(deps.db, ctx, async (tx) => {
-      await deps.members.holdActingMember(tx, organizationId, ctx.actor.memberId, { roles: adminRoles, refuse: refusedLikeAuthenticate(adminRoles) });
+      await deps.members.holdActingMember(tx, organizationId, ctx.actor.memberId, {
+        roles: adminRoles,
+        refuse: refusedLikeAuthenticate(adminRoles),
+      });
       return work(tx, await checkAccess(deps, organizationId, requested, ['access'], tx));
     });
   } catch (error) {

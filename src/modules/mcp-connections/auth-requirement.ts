@@ -35,7 +35,10 @@ export async function observeAuthRequirement(url: string, fetchFn: FetchLike): P
 
 async function publishesAuthorizationServerMetadata(url: string, fetchFn: FetchLike): Promise<boolean> {
   try {
-    const response = await fetchFn(new URL('/.well-known/oauth-authorization-server', new URL(url).origin), { method: 'GET', headers: { accept: 'application/json' } });
+    const response = await fetchFn(new URL('/.well-known/oauth-authorization-server', new URL(url).origin), {
+      method: 'GET',
+      headers: { accept: 'application/json' },
+    });
     await response.body?.cancel().catch(() => {});
     return response.ok;
   } catch {
@@ -47,7 +50,13 @@ async function publishesAuthorizationServerMetadata(url: string, fetchFn: FetchL
  * Records what the server at `url` demands, for the connection as long as it still has that URL:
  * nothing is written when the connection is gone or was pointed elsewhere meanwhile.
  */
-export async function recordAuthRequirement(q: Queryable, organizationId: string, connectionId: string, url: string, required: AuthType): Promise<void> {
+export async function recordAuthRequirement(
+  q: Queryable,
+  organizationId: string,
+  connectionId: string,
+  url: string,
+  required: AuthType,
+): Promise<void> {
   try {
     await q.query(
       `INSERT INTO mcp_connection_auth_requirements AS r (organization_id, connection_id, url, required_auth_type, observed_at)
@@ -62,7 +71,11 @@ export async function recordAuthRequirement(q: Queryable, organizationId: string
 }
 
 /** What each of these connections' servers demands, with the URL it was seen at. */
-export async function authRequirementsOf(q: Queryable, organizationId: string, connectionIds: string[]): Promise<Map<string, { url: string; requiredAuthType: AuthType }>> {
+export async function authRequirementsOf(
+  q: Queryable,
+  organizationId: string,
+  connectionIds: string[],
+): Promise<Map<string, { url: string; requiredAuthType: AuthType }>> {
   const found = new Map<string, { url: string; requiredAuthType: AuthType }>();
   if (connectionIds.length === 0) return found;
   const { rows } = await q.query<{ connectionId: string; url: string; requiredAuthType: AuthType }>(
@@ -79,7 +92,11 @@ export async function authRequirementsOf(q: Queryable, organizationId: string, c
  * the server at its current URL); `authTypeMismatch` only when that is known (configured differs
  * from required); `authPolicyConfirmed`: a check saw the server demand exactly what is configured.
  */
-export function authPolicyFields(configured: AuthType, url: string, requirement: { url: string; requiredAuthType: AuthType } | undefined) {
+export function authPolicyFields(
+  configured: AuthType,
+  url: string,
+  requirement: { url: string; requiredAuthType: AuthType } | undefined,
+) {
   const required = requirement && requirement.url === url ? requirement.requiredAuthType : null;
   return {
     requiredAuthType: required,

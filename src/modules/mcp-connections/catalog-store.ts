@@ -14,7 +14,12 @@ export interface ToolPolicy {
   updatedAt: Date | null;
 }
 
-export const defaultToolPolicy = (): ToolPolicy => ({ mode: 'all', tools: [], destructiveNeedsApproval: false, updatedAt: null });
+export const defaultToolPolicy = (): ToolPolicy => ({
+  mode: 'all',
+  tools: [],
+  destructiveNeedsApproval: false,
+  updatedAt: null,
+});
 
 export interface StoredCatalog {
   identityFingerprint: string;
@@ -34,7 +39,13 @@ export interface StoredCatalog {
  * observation of the server, written as it arrives (like credential health): nothing is written
  * when the connection is gone or its identity changed since the probe began.
  */
-export async function recordCatalog(q: Queryable, organizationId: string, connectionId: string, identityFingerprint: string, catalog: ServerCatalog): Promise<void> {
+export async function recordCatalog(
+  q: Queryable,
+  organizationId: string,
+  connectionId: string,
+  identityFingerprint: string,
+  catalog: ServerCatalog,
+): Promise<void> {
   try {
     await q.query(
       `INSERT INTO mcp_connection_catalogs AS k
@@ -67,7 +78,11 @@ export async function recordCatalog(q: Queryable, organizationId: string, connec
   }
 }
 
-export async function findCatalog(q: Queryable, organizationId: string, connectionId: string): Promise<StoredCatalog | undefined> {
+export async function findCatalog(
+  q: Queryable,
+  organizationId: string,
+  connectionId: string,
+): Promise<StoredCatalog | undefined> {
   const { rows } = await q.query<StoredCatalog>(
     `SELECT identity_fingerprint AS "identityFingerprint", server_name AS "serverName", server_version AS "serverVersion",
             protocol_version AS "protocolVersion", capabilities, tools, prompt_count AS "promptCount", resource_count AS "resourceCount",
@@ -79,7 +94,11 @@ export async function findCatalog(q: Queryable, organizationId: string, connecti
 }
 
 /** The tool policies of these connections; a connection without one has the default (every tool). */
-export async function toolPoliciesOf(q: Queryable, organizationId: string, connectionIds: string[]): Promise<Map<string, ToolPolicy>> {
+export async function toolPoliciesOf(
+  q: Queryable,
+  organizationId: string,
+  connectionIds: string[],
+): Promise<Map<string, ToolPolicy>> {
   const policies = new Map<string, ToolPolicy>();
   if (connectionIds.length === 0) return policies;
   const { rows } = await q.query<ToolPolicy & { connectionId: string }>(
@@ -105,15 +124,30 @@ export async function upsertToolPolicy(
      ON CONFLICT (organization_id, connection_id) DO UPDATE SET mode = EXCLUDED.mode, tools = EXCLUDED.tools,
        destructive_needs_approval = EXCLUDED.destructive_needs_approval, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
      WHERE p.organization_id = $1`,
-    [organizationId, connectionId, policy.mode, JSON.stringify(policy.tools), policy.destructiveNeedsApproval, updatedBy],
+    [
+      organizationId,
+      connectionId,
+      policy.mode,
+      JSON.stringify(policy.tools),
+      policy.destructiveNeedsApproval,
+      updatedBy,
+    ],
   );
 }
 
 /** The capabilities each connection's server declared at its last successful probe, with the identity probed. */
-export async function capabilitiesOf(q: Queryable, organizationId: string, connectionIds: string[]): Promise<Map<string, { identityFingerprint: string; capabilities: Record<string, unknown> }>> {
+export async function capabilitiesOf(
+  q: Queryable,
+  organizationId: string,
+  connectionIds: string[],
+): Promise<Map<string, { identityFingerprint: string; capabilities: Record<string, unknown> }>> {
   const found = new Map<string, { identityFingerprint: string; capabilities: Record<string, unknown> }>();
   if (connectionIds.length === 0) return found;
-  const { rows } = await q.query<{ connectionId: string; identityFingerprint: string; capabilities: Record<string, unknown> }>(
+  const { rows } = await q.query<{
+    connectionId: string;
+    identityFingerprint: string;
+    capabilities: Record<string, unknown>;
+  }>(
     `SELECT connection_id AS "connectionId", identity_fingerprint AS "identityFingerprint", capabilities
        FROM mcp_connection_catalogs WHERE organization_id = $1 AND connection_id = ANY($2::text[])`,
     [organizationId, connectionIds],

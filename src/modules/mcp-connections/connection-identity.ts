@@ -11,11 +11,19 @@ export function normalizeUrl(url: string): string {
 }
 
 export function identityFingerprint(normalizedUrl: string, authType: AuthType, credentialMode: CredentialMode): string {
-  return createHash('sha256').update(JSON.stringify([normalizedUrl, authType, credentialMode])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([normalizedUrl, authType, credentialMode]))
+    .digest('hex');
 }
 
 /** The identity columns of a connection to `url` (the URL as given is stored; the normalized one identifies it). */
 export function connectionIdentity(url: string, authType: AuthType, credentialMode: CredentialMode) {
   const normalizedUrl = normalizeUrl(url);
-  return { url, normalizedUrl, authType, credentialMode, identityFingerprint: identityFingerprint(normalizedUrl, authType, credentialMode) };
+  return {
+    url,
+    normalizedUrl,
+    authType,
+    credentialMode,
+    identityFingerprint: identityFingerprint(normalizedUrl, authType, credentialMode),
+  };
 }

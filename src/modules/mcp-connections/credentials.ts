@@ -20,15 +20,30 @@ export function sealApiKey(secrets: SecretBox, identityFingerprint: string, apiK
 /** The API key, or null when the credential was obtained for another identity (or is not an API key). */
 export function openApiKey(secrets: SecretBox, identityFingerprint: string, sealed: string): string | null {
   try {
-    const envelope = JSON.parse(secrets.open(sealed)) as { kind?: unknown; identityFingerprint?: unknown; apiKey?: unknown };
-    return envelope.kind === 'apikey' && envelope.identityFingerprint === identityFingerprint && typeof envelope.apiKey === 'string' ? envelope.apiKey : null;
+    const envelope = JSON.parse(secrets.open(sealed)) as {
+      kind?: unknown;
+      identityFingerprint?: unknown;
+      apiKey?: unknown;
+    };
+    return envelope.kind === 'apikey' &&
+      envelope.identityFingerprint === identityFingerprint &&
+      typeof envelope.apiKey === 'string'
+      ? envelope.apiKey
+      : null;
   } catch {
     return null;
   }
 }
 
 export function apiKeyRequired() {
-  return invalidRequest([{ message: 'Required: a shared API-key connection needs its API key (stored keys are dropped when url, authType or credentialMode change)', path: ['apiKey'], in: 'body' }]);
+  return invalidRequest([
+    {
+      message:
+        'Required: a shared API-key connection needs its API key (stored keys are dropped when url, authType or credentialMode change)',
+      path: ['apiKey'],
+      in: 'body',
+    },
+  ]);
 }
 
 /** Stores `apiKey` as the credential of the identity `fingerprint`: shared (memberId null) or that member's own. */
@@ -60,7 +75,13 @@ export async function storeSuppliedApiKey(
   input: { authType: string; credentialMode: string; apiKey?: string | undefined },
 ): Promise<void> {
   if (input.authType !== 'apikey' || input.apiKey === undefined) return;
-  await storeApiKey(deps, tx, { organizationId, connectionId, memberId: input.credentialMode === 'shared' ? null : memberId, fingerprint, apiKey: input.apiKey });
+  await storeApiKey(deps, tx, {
+    organizationId,
+    connectionId,
+    memberId: input.credentialMode === 'shared' ? null : memberId,
+    fingerprint,
+    apiKey: input.apiKey,
+  });
 }
 
 const sharedKeyNeedsAdmin = () => forbidden('Only owners and admins set the shared API key of a connection');
@@ -70,12 +91,20 @@ const sharedKeyNeedsAdmin = () => forbidden('Only owners and admins set the shar
  * the shared one (shared connections, owners and admins; privileged, so `requireFresh` is asked
  * before the key is probed). Probed before it is stored.
  */
-export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: string, apiKey: string, requireFresh: FreshAuthenticationCheck) {
+export async function setApiKey(
+  deps: ConnectionDeps,
+  ctx: CallerContext,
+  id: string,
+  apiKey: string,
+  requireFresh: FreshAuthenticationCheck,
+) {
   const caller = ctx.actor;
   const { organizationId, memberId, isAdmin } = organizationOf(caller);
   const row = await loadVisible(deps, caller, id);
   if (row.authType !== 'apikey') {
-    throw invalidRequest([{ message: `This connection authenticates with ${row.authType}, not an API key`, path: ['apiKey'], in: 'body' }]);
+    throw invalidRequest([
+      { message: `This connection authenticates with ${row.authType}, not an API key`, path: ['apiKey'], in: 'body' },
+    ]);
   }
   const shared = row.credentialMode === 'shared';
   if (shared && !isAdmin) throw sharedKeyNeedsAdmin();
@@ -96,8 +125,19 @@ export async function setApiKey(deps: ConnectionDeps, ctx: CallerContext, id: st
     if (locked.identityFingerprint !== row.identityFingerprint) {
       throw conflict('connection_conflict', 'The connection changed while your key was being checked; try again');
     }
-    await storeApiKey(deps, tx, { organizationId, connectionId: id, memberId: shared ? null : memberId, fingerprint: row.identityFingerprint, apiKey });
-    tx.audit({ action: 'mcp_connection.api_key_set', organizationId, target: { type: 'mcp_connection', id, name: row.name }, changes: { apiKey: redacted, scope: shared ? 'shared' : 'member' } });
+    await storeApiKey(deps, tx, {
+      organizationId,
+      connectionId: id,
+      memberId: shared ? null : memberId,
+      fingerprint: row.identityFingerprint,
+      apiKey,
+    });
+    tx.audit({
+      action: 'mcp_connection.api_key_set',
+      organizationId,
+      target: { type: 'mcp_connection', id, name: row.name },
+      changes: { apiKey: redacted, scope: shared ? 'shared' : 'member' },
+    });
   });
   if (catalog) await recordCatalog(deps.db, organizationId, id, row.identityFingerprint, catalog);
   return presentAfterWrite(deps, caller, organizationId, id);

@@ -30,7 +30,11 @@ export interface ConnectionOAuthHooks {
   /** POST .../test of an OAuth connection: refresh first, why a token was refused, one scope step-up. */
   testConnection(row: ConnectionRow, memberId: string | null): Promise<TestResult>;
   /** The background health job's check of one OAuth credential (oauth/health-check.ts). */
-  checkCredential(row: ConnectionRow, credential: { memberId: string | null; validated: boolean }, wants: { refresh: boolean; probe: boolean }): Promise<CredentialCheck>;
+  checkCredential(
+    row: ConnectionRow,
+    credential: { memberId: string | null; validated: boolean },
+    wants: { refresh: boolean; probe: boolean },
+  ): Promise<CredentialCheck>;
   /**
    * In the transaction deleting the connection, before its rows go: reads its OAuth tokens and their
    * client, and returns what revokes them at the authorization server (RFC 7009), to run once it commits.

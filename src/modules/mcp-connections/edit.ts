@@ -14,7 +14,8 @@ import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
 import type { AccessSet } from './store.ts';
 import { presentAfterWrite } from './view.ts';
 
-const stale = () => conflict('connection_conflict', 'The connection changed since you read it; reload it and apply your edit again');
+const stale = () =>
+  conflict('connection_conflict', 'The connection changed since you read it; reload it and apply your edit again');
 
 /** Spec operation 1. */
 export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, id: string, input: EditConnectionInput) {
@@ -31,9 +32,14 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
   const identity = connectionIdentity(input.url, input.authType, input.credentialMode);
   const identityChanged = identity.identityFingerprint !== current.identityFingerprint;
   if (identityChanged) {
-    const managers = (await store.pluginLinks(db, organizationId, [id])).filter((link) => link.relation === 'manages_identity');
+    const managers = (await store.pluginLinks(db, organizationId, [id])).filter(
+      (link) => link.relation === 'manages_identity',
+    );
     if (managers.length > 0) {
-      throw conflict('marketplace_managed', `url, authType and credentialMode of this connection are managed by the plugin ${managers.map((m) => m.name).join(', ')}`);
+      throw conflict(
+        'marketplace_managed',
+        `url, authType and credentialMode of this connection are managed by the plugin ${managers.map((m) => m.name).join(', ')}`,
+      );
     }
   }
 
@@ -46,7 +52,8 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
   let probed = false;
   let catalog: ServerCatalog | null = null;
   if (input.authType !== 'oauth' && (identityChanged || input.apiKey !== undefined)) {
-    if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
+    if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined)
+      throw apiKeyRequired();
     await allowProbe(deps, organizationId, memberId);
     catalog = await validateByProbe(deps, input.url, input.authType, input.credentialMode, input.apiKey);
     probed = true;
@@ -59,7 +66,8 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     if (locked.updatedAt.getTime() !== expected.getTime()) throw stale();
     // Read before the row changes: the old identity's tokens and the client that holds them, to be
     // revoked at its authorization server once this commits (the new identity never uses them).
-    const revocation = identityChanged && locked.authType === 'oauth' ? await deps.oauth.prepareRevocation(tx, locked) : null;
+    const revocation =
+      identityChanged && locked.authType === 'oauth' ? await deps.oauth.prepareRevocation(tx, locked) : null;
     const clientColumns = oauthColumns(deps.secrets, locked, input, identityChanged);
     const lockedProblems = oauthClientProblems(clientColumns, input);
     if (lockedProblems.length > 0) throw invalidRequest(lockedProblems);
@@ -67,11 +75,19 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
       name: input.name,
       orgWide: access.orgWide,
       ...clientColumns,
-      authorizationServerIssuer: input.authorizationServerIssuer === undefined ? locked.authorizationServerIssuer : input.authorizationServerIssuer,
-      requestedScopes: input.requestedScopes === undefined ? locked.requestedScopes : [...new Set(input.requestedScopes)],
+      authorizationServerIssuer:
+        input.authorizationServerIssuer === undefined
+          ? locked.authorizationServerIssuer
+          : input.authorizationServerIssuer,
+      requestedScopes:
+        input.requestedScopes === undefined ? locked.requestedScopes : [...new Set(input.requestedScopes)],
       health: identityChanged ? (probed && input.authType === 'none' ? 'ready' : 'unknown') : locked.health,
       healthReason: identityChanged ? null : locked.healthReason,
-      healthCheckedAt: identityChanged ? (probed && input.authType === 'none' ? new Date() : null) : locked.healthCheckedAt,
+      healthCheckedAt: identityChanged
+        ? probed && input.authType === 'none'
+          ? new Date()
+          : null
+        : locked.healthCheckedAt,
     });
     const updated = await store.updateConnection(tx, organizationId, id, expected, fields, identityChanged);
     if (!updated) throw stale();
@@ -82,7 +98,12 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
     }
     await store.replaceAccess(tx, organizationId, id, access);
     await storeSuppliedApiKey(deps, tx, organizationId, id, memberId, identity.identityFingerprint, input);
-    tx.audit({ action: 'mcp_connection.updated', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
+    tx.audit({
+      action: 'mcp_connection.updated',
+      organizationId,
+      target: { type: 'mcp_connection', id, name: input.name },
+      changes: auditedConnectionFields(input, access),
+    });
     return revocation;
   });
   await revokeOldTokens?.();
@@ -93,7 +114,9 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
   const presented = await presentAfterWrite(deps, ctx.actor, organizationId, id);
   const credentialNeeded = input.authType === 'oauth' || input.authType === 'apikey';
   const reconnectionRequired =
-    identityChanged && credentialNeeded && !(input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey !== undefined);
+    identityChanged &&
+    credentialNeeded &&
+    !(input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey !== undefined);
   return { ...presented, identityChanged, reconnectionRequired };
 }
 
@@ -106,7 +129,12 @@ export async function replaceConnectionAccess(deps: ConnectionDeps, ctx: CallerC
     if (!locked) throw connectionNotFound();
     await store.touchConnection(tx, organizationId, id, access.orgWide, locked.updatedAt);
     await store.replaceAccess(tx, organizationId, id, access);
-    tx.audit({ action: 'mcp_connection.access_replaced', organizationId, target: { type: 'mcp_connection', id, name: locked.name }, changes: { access } });
+    tx.audit({
+      action: 'mcp_connection.access_replaced',
+      organizationId,
+      target: { type: 'mcp_connection', id, name: locked.name },
+      changes: { access },
+    });
   });
   return presentAfterWrite(deps, ctx.actor, organizationId, id);
 }
@@ -122,7 +150,9 @@ export function auditedConnectionFields(input: ConnectionInput, access: AccessSe
     access,
     ...(input.apiKey !== undefined ? { apiKey: redacted } : {}),
     ...(input.oauthClient ? { oauthClient: auditedClient(input.oauthClient) } : {}),
-    ...(input.authorizationServerIssuer !== undefined ? { authorizationServerIssuer: input.authorizationServerIssuer } : {}),
+    ...(input.authorizationServerIssuer !== undefined
+      ? { authorizationServerIssuer: input.authorizationServerIssuer }
+      : {}),
     ...(input.requestedScopes !== undefined ? { requestedScopes: input.requestedScopes } : {}),
   };
 }
@@ -132,7 +162,9 @@ function auditedClient(client: NonNullable<ConnectionInput['oauthClient']>): Rec
     clientId: client.clientId,
     ...(client.clientSecret !== undefined ? { clientSecret: redacted } : {}),
     ...(client.privateKey !== undefined ? { privateKey: redacted } : {}),
-    ...(client.tokenEndpointAuthMethod !== undefined ? { tokenEndpointAuthMethod: client.tokenEndpointAuthMethod } : {}),
+    ...(client.tokenEndpointAuthMethod !== undefined
+      ? { tokenEndpointAuthMethod: client.tokenEndpointAuthMethod }
+      : {}),
     ...(client.signingAlgorithm !== undefined ? { signingAlgorithm: client.signingAlgorithm } : {}),
     ...(client.grantType !== undefined ? { grantType: client.grantType } : {}),
   };

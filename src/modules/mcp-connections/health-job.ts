@@ -45,7 +45,10 @@ export interface HealthJobDeps {
   outbound: OutboundClient;
   oauth: Pick<ConnectionOAuthHooks, 'checkCredential'>;
   settings: McpHealthSettings;
-  log: { info(details: Record<string, unknown>, message: string): void; warn(details: Record<string, unknown>, message: string): void };
+  log: {
+    info(details: Record<string, unknown>, message: string): void;
+    warn(details: Record<string, unknown>, message: string): void;
+  };
 }
 
 /** What one run did, by credential (a connection's due credentials are all checked in its turn). */
@@ -73,7 +76,15 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
   let timer: NodeJS.Timeout | undefined;
 
   async function runOnce(now = new Date()): Promise<HealthRunSummary> {
-    const summary: HealthRunSummary = { connections: 0, credentials: 0, probes: 0, refreshes: 0, ready: 0, inconclusive: 0, reconnectRequired: 0 };
+    const summary: HealthRunSummary = {
+      connections: 0,
+      credentials: 0,
+      probes: 0,
+      refreshes: 0,
+      ready: 0,
+      inconclusive: 0,
+      reconnectRequired: 0,
+    };
     const token = randomUUID();
     const nextProbeAt = new Date(now.getTime() + settings.intervalSeconds * 1000);
     const nextBatch = claimsOfRun(deps.db, settings, now, token);
@@ -88,18 +99,36 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
         // One statement per organization of the batch; a connection checked early in it is held a little
         // longer, harmlessly (it is no longer due, and the lease only keeps other processes off it).
         for (const [organizationId, ids] of Map.groupBy(batch, (claim) => claim.organizationId)) {
-          await releaseConnections(deps.db, organizationId, ids.map((claim) => claim.id), token);
+          await releaseConnections(
+            deps.db,
+            organizationId,
+            ids.map((claim) => claim.id),
+            token,
+          );
         }
       }
     }
     return summary;
   }
 
-  async function checkConnection(organizationId: string, connectionId: string, now: Date, nextProbeAt: Date, summary: HealthRunSummary): Promise<void> {
+  async function checkConnection(
+    organizationId: string,
+    connectionId: string,
+    now: Date,
+    nextProbeAt: Date,
+    summary: HealthRunSummary,
+  ): Promise<void> {
     const connection = await deps.store.findConnection(deps.db, organizationId, connectionId);
     if (!connection || connection.authType === 'none') return;
     summary.connections += 1;
-    const due = await dueCredentials(deps.db, organizationId, connectionId, connection.identityFingerprint, now, settings.refreshMarginSeconds);
+    const due = await dueCredentials(
+      deps.db,
+      organizationId,
+      connectionId,
+      connection.identityFingerprint,
+      now,
+      settings.refreshMarginSeconds,
+    );
     // One at a time: a connection's server sees one check of this job at once.
     for (const credential of due) {
       if (stopping) return;
@@ -117,20 +146,44 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
 
   function checkCredential(connection: ConnectionRow, credential: DueCredential): Promise<CredentialCheck> {
     const wants = { refresh: credential.refreshDue, probe: credential.probeDue };
-    if (connection.authType === 'oauth') return deps.oauth.checkCredential(connection, { memberId: credential.memberId, validated: credential.validated }, wants);
+    if (connection.authType === 'oauth')
+      return deps.oauth.checkCredential(
+        connection,
+        { memberId: credential.memberId, validated: credential.validated },
+        wants,
+      );
     return checkApiKey(connection, credential);
   }
 
   async function checkApiKey(connection: ConnectionRow, credential: DueCredential): Promise<CredentialCheck> {
     const apiKey = openApiKey(deps.secrets, connection.identityFingerprint, credential.secretSealed);
     if (apiKey === null) return { kind: 'gone' };
-    const result = await probeConnection({ url: connection.url, authType: 'apikey', apiKey, outbound: deps.outbound, logger: deps.log });
+    const result = await probeConnection({
+      url: connection.url,
+      authType: 'apikey',
+      apiKey,
+      outbound: deps.outbound,
+      logger: deps.log,
+    });
     if (result.ok) return { kind: 'healthy', probed: true, refreshed: false };
-    if (result.diagnostic.phase === 'AUTH_RESOURCE_VALIDATION') return { kind: 'refused', reason: 'authorization_rejected', probed: true, refreshed: false, alreadyMarked: false };
+    if (result.diagnostic.phase === 'AUTH_RESOURCE_VALIDATION')
+      return {
+        kind: 'refused',
+        reason: 'authorization_rejected',
+        probed: true,
+        refreshed: false,
+        alreadyMarked: false,
+      };
     return { kind: 'inconclusive', step: 'probe', code: result.diagnostic.code, probed: true, refreshed: false };
   }
 
-  async function record(connection: ConnectionRow, credential: DueCredential, check: CredentialCheck, nextProbeAt: Date, summary: HealthRunSummary): Promise<void> {
+  async function record(
+    connection: ConnectionRow,
+    credential: DueCredential,
+    check: CredentialCheck,
+    nextProbeAt: Date,
+    summary: HealthRunSummary,
+  ): Promise<void> {
     const { organizationId } = connection;
     const where = { connectionId: connection.id, credentialId: credential.id };
     if (check.kind === 'gone') return scheduleProbe(deps.db, organizationId, credential.id, nextProbeAt);
@@ -144,18 +197,32 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
         return;
       case 'refused':
         summary.reconnectRequired += 1;
-        if (!check.alreadyMarked) await recordCheck(deps.db, organizationId, credential.id, 'reconnect_required', check.reason, nextProbeAt);
+        if (!check.alreadyMarked)
+          await recordCheck(deps.db, organizationId, credential.id, 'reconnect_required', check.reason, nextProbeAt);
         deps.log.info({ ...where, reason: check.reason }, 'MCP credential needs a reconnect');
         return;
       case 'inconclusive': {
         summary.inconclusive += 1;
         const reason = check.step === 'refresh' ? 'credential_expired' : 'post_authorization_validation_failed';
-        const now = await recordInconclusive(deps.db, organizationId, credential.id, settings.failureThreshold, reason, nextProbeAt);
+        const now = await recordInconclusive(
+          deps.db,
+          organizationId,
+          credential.id,
+          settings.failureThreshold,
+          reason,
+          nextProbeAt,
+        );
         if (now?.health === 'reconnect_required') {
           summary.reconnectRequired += 1;
-          deps.log.info({ ...where, reason, failures: now.failures, code: check.code }, 'MCP credential needs a reconnect: the failure threshold was reached');
+          deps.log.info(
+            { ...where, reason, failures: now.failures, code: check.code },
+            'MCP credential needs a reconnect: the failure threshold was reached',
+          );
         } else {
-          deps.log.warn({ ...where, failures: now?.failures, code: check.code }, 'MCP credential health check inconclusive');
+          deps.log.warn(
+            { ...where, failures: now?.failures, code: check.code },
+            'MCP credential health check inconclusive',
+          );
         }
         return;
       }
@@ -192,8 +259,18 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
  * The organizations are looked up again once every turn is taken; when a lookup's turns claim nothing
  * (all leased, or locked by another process's claim), nothing due is left unclaimed and the run ends.
  */
-function claimsOfRun(db: Database, settings: McpHealthSettings, now: Date, token: string): () => Promise<Array<{ organizationId: string; id: string }>> {
-  const lease = { now, marginSeconds: settings.refreshMarginSeconds, leaseUntil: new Date(now.getTime() + settings.leaseSeconds * 1000), token };
+function claimsOfRun(
+  db: Database,
+  settings: McpHealthSettings,
+  now: Date,
+  token: string,
+): () => Promise<Array<{ organizationId: string; id: string }>> {
+  const lease = {
+    now,
+    marginSeconds: settings.refreshMarginSeconds,
+    leaseUntil: new Date(now.getTime() + settings.leaseSeconds * 1000),
+    token,
+  };
   // What this run has claimed, by organization: not claimed again even when still due (a check that
   // could not write its result), so a run ends.
   const seen = new Map<string, string[]>();
@@ -205,7 +282,11 @@ function claimsOfRun(db: Database, settings: McpHealthSettings, now: Date, token
       if (turns.length === 0) {
         // Every organization has had its turn: what the batch holds is checked before every shard is asked again.
         if (batch.length > 0 || lookedUp) break;
-        turns = await organizationsWithDueConnections(db, { now, marginSeconds: settings.refreshMarginSeconds, exclude: [...seen.values()].flat() });
+        turns = await organizationsWithDueConnections(db, {
+          now,
+          marginSeconds: settings.refreshMarginSeconds,
+          exclude: [...seen.values()].flat(),
+        });
         lookedUp = true;
         continue;
       }

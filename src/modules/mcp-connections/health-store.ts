@@ -38,7 +38,10 @@ const claimable = (now: string, exclude: string) =>
  * no lock (a distributed database runs a row lock only in a statement on one organization's rows).
  * Each is then claimed by a statement that names it; what another process leased in between is skipped.
  */
-export async function organizationsWithDueConnections(q: Queryable, options: { now: Date; marginSeconds: number; exclude: string[] }): Promise<string[]> {
+export async function organizationsWithDueConnections(
+  q: Queryable,
+  options: { now: Date; marginSeconds: number; exclude: string[] },
+): Promise<string[]> {
   const { rows } = await q.query<{ organization_id: string }>(
     `SELECT c.organization_id FROM mcp_connections c
       WHERE ${claimable('$1', '$3')}
@@ -75,7 +78,15 @@ export async function claimDueConnections(
      UPDATE mcp_connections c SET health_lease_until = $5, health_lease_token = $6
        FROM claimed WHERE c.organization_id = $3 AND c.id = claimed.id
      RETURNING c.id`,
-    [options.now, options.marginSeconds, organizationId, options.limit, options.leaseUntil, options.token, options.exclude],
+    [
+      options.now,
+      options.marginSeconds,
+      organizationId,
+      options.limit,
+      options.leaseUntil,
+      options.token,
+      options.exclude,
+    ],
   );
   return rows.map((row) => row.id);
 }
@@ -126,8 +137,17 @@ export async function recordCheck(
 }
 
 /** Only the next probe (a refresh alone, or a credential that could not be opened). */
-export async function scheduleProbe(q: Queryable, organizationId: string, id: string, nextProbeAt: Date): Promise<void> {
-  await q.query('UPDATE mcp_connection_credentials SET health_due_at = $3 WHERE organization_id = $1 AND id = $2', [organizationId, id, nextProbeAt]);
+export async function scheduleProbe(
+  q: Queryable,
+  organizationId: string,
+  id: string,
+  nextProbeAt: Date,
+): Promise<void> {
+  await q.query('UPDATE mcp_connection_credentials SET health_due_at = $3 WHERE organization_id = $1 AND id = $2', [
+    organizationId,
+    id,
+    nextProbeAt,
+  ]);
 }
 
 /**
@@ -158,7 +178,12 @@ export async function recordInconclusive(
 }
 
 /** Ends this run's leases on the organization's connections (not one another process took after it expired). */
-export async function releaseConnections(q: Queryable, organizationId: string, ids: string[], token: string): Promise<void> {
+export async function releaseConnections(
+  q: Queryable,
+  organizationId: string,
+  ids: string[],
+  token: string,
+): Promise<void> {
   if (ids.length === 0) return;
   await q.query(
     `UPDATE mcp_connections SET health_lease_until = NULL, health_lease_token = NULL

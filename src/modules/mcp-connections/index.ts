@@ -35,8 +35,21 @@ declare module 'fastify' {
  * For the members module: removing a member revokes their MCP OAuth tokens at the authorization
  * servers (RFC 7009, best effort, after the removal commits). Given to it as a removal hook.
  */
-export function mcpMemberRemovalHook(deps: { db: Database; secrets: SecretBox; outbound: OutboundClient; config: Pick<Config, 'publicUrl'>; logger?: { warn(details: Record<string, unknown>, message: string): void } }) {
-  return memberTokenRevocation({ db: deps.db, secrets: deps.secrets, outbound: deps.outbound, publicUrl: deps.config.publicUrl, connections: connectionRecords(), ...(deps.logger ? { logger: deps.logger } : {}) });
+export function mcpMemberRemovalHook(deps: {
+  db: Database;
+  secrets: SecretBox;
+  outbound: OutboundClient;
+  config: Pick<Config, 'publicUrl'>;
+  logger?: { warn(details: Record<string, unknown>, message: string): void };
+}) {
+  return memberTokenRevocation({
+    db: deps.db,
+    secrets: deps.secrets,
+    outbound: deps.outbound,
+    publicUrl: deps.config.publicUrl,
+    connections: connectionRecords(),
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
 }
 
 export interface McpConnectionsModuleDeps {
@@ -56,7 +69,14 @@ export interface McpConnectionsModuleDeps {
  */
 export async function registerMcpConnections(app: FastifyInstance, deps: McpConnectionsModuleDeps): Promise<void> {
   requireDependencies('mcp-connections', deps, ['db', 'config', 'secrets', 'outbound', 'members', 'teams']);
-  const oauth = await registerMcpOAuth(app, { db: deps.db, config: deps.config, secrets: deps.secrets, outbound: deps.outbound, connections: connectionRecords(), members: deps.members });
+  const oauth = await registerMcpOAuth(app, {
+    db: deps.db,
+    config: deps.config,
+    secrets: deps.secrets,
+    outbound: deps.outbound,
+    connections: connectionRecords(),
+    members: deps.members,
+  });
   const service = createMcpConnectionService({
     db: deps.db,
     secrets: deps.secrets,
@@ -72,7 +92,15 @@ export async function registerMcpConnections(app: FastifyInstance, deps: McpConn
 
   const settings = deps.config.mcpHealth;
   if (settings.intervalSeconds > 0 && deps.config.runWorkers) {
-    const job = createMcpHealthJob({ db: deps.db, store: createConnectionStore(), secrets: deps.secrets, outbound: deps.outbound, oauth, settings, log: app.log });
+    const job = createMcpHealthJob({
+      db: deps.db,
+      store: createConnectionStore(),
+      secrets: deps.secrets,
+      outbound: deps.outbound,
+      oauth,
+      settings,
+      log: app.log,
+    });
     job.start();
     app.decorate('mcpHealth', job);
     app.addHook('onClose', async () => job.stop());
@@ -86,7 +114,9 @@ export async function registerMcpConnections(app: FastifyInstance, deps: McpConn
  * MCP_HEALTH_INTERVAL_SECONDS is 0. The OAuth service it refreshes tokens with is built as the app
  * builds it (its state key from the same key ring), without routes.
  */
-export async function startMcpHealthWorker(deps: Omit<McpConnectionsModuleDeps, 'teams'> & { log: Parameters<typeof createMcpHealthJob>[0]['log'] }): Promise<McpHealthJob | null> {
+export async function startMcpHealthWorker(
+  deps: Omit<McpConnectionsModuleDeps, 'teams'> & { log: Parameters<typeof createMcpHealthJob>[0]['log'] },
+): Promise<McpHealthJob | null> {
   const settings = deps.config.mcpHealth;
   if (settings.intervalSeconds === 0) return null;
   const keyRing = await loadOrCreateKeyRing(deps.config.secretKey, deps.config.dataDir);
@@ -100,7 +130,15 @@ export async function startMcpHealthWorker(deps: Omit<McpConnectionsModuleDeps, 
     members: deps.members,
     logger: deps.log,
   });
-  const job = createMcpHealthJob({ db: deps.db, store: createConnectionStore(), secrets: deps.secrets, outbound: deps.outbound, oauth, settings, log: deps.log });
+  const job = createMcpHealthJob({
+    db: deps.db,
+    store: createConnectionStore(),
+    secrets: deps.secrets,
+    outbound: deps.outbound,
+    oauth,
+    settings,
+    log: deps.log,
+  });
   job.start();
   return job;
 }

@@ -13,10 +13,20 @@ import type { AuthType, CredentialMode } from './store.ts';
 export interface PluginManifest {
   name: string;
   version?: string | undefined;
-  mcpConnections: Array<{ name: string; url: string; authType: AuthType; credentialMode: CredentialMode; manageIdentity: boolean }>;
+  mcpConnections: Array<{
+    name: string;
+    url: string;
+    authType: AuthType;
+    credentialMode: CredentialMode;
+    manageIdentity: boolean;
+  }>;
 }
 
-export async function installPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>, ctx: CallerContext, manifest: PluginManifest) {
+export async function installPlugin(
+  deps: Pick<ConnectionDeps, 'db' | 'store'>,
+  ctx: CallerContext,
+  manifest: PluginManifest,
+) {
   const { store } = deps;
   const caller = ctx.actor;
   const { organizationId } = requireAdmin(caller);
@@ -24,14 +34,26 @@ export async function installPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>, 
   const requires: string[] = [];
   const managed: string[] = [];
   const installed = await writeTransaction(deps.db, ctx, async (tx) => {
-    const created = await store.insertPlugin(tx, { id: pluginId, organizationId, name: manifest.name, version: manifest.version ?? null, manifest, installedBy: caller.userId });
+    const created = await store.insertPlugin(tx, {
+      id: pluginId,
+      organizationId,
+      name: manifest.name,
+      version: manifest.version ?? null,
+      manifest,
+      installedBy: caller.userId,
+    });
     for (const declared of manifest.mcpConnections) {
       const identity = connectionIdentity(declared.url, declared.authType, declared.credentialMode);
       // The organization's connection to that server is reused; otherwise the plugin brings one, usable by nobody until granted.
       let connectionId = (await store.findConnectionByIdentity(tx, organizationId, identity.identityFingerprint))?.id;
       if (!connectionId) {
         connectionId = newId('emc');
-        await store.insertConnection(tx, { id: connectionId, organizationId, createdBy: caller.userId, ...connectionFields(identity, { name: declared.name, orgWide: false }) });
+        await store.insertConnection(tx, {
+          id: connectionId,
+          organizationId,
+          createdBy: caller.userId,
+          ...connectionFields(identity, { name: declared.name, orgWide: false }),
+        });
       }
       await store.insertPluginLink(tx, organizationId, pluginId, connectionId, 'requires');
       if (!requires.includes(connectionId)) requires.push(connectionId);
@@ -40,13 +62,29 @@ export async function installPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>, 
         if (!managed.includes(connectionId)) managed.push(connectionId);
       }
     }
-    tx.audit({ action: 'plugin.installed', organizationId, target: { type: 'plugin', id: pluginId, name: manifest.name }, changes: { version: manifest.version ?? null, requires, managesIdentityOf: managed } });
+    tx.audit({
+      action: 'plugin.installed',
+      organizationId,
+      target: { type: 'plugin', id: pluginId, name: manifest.name },
+      changes: { version: manifest.version ?? null, requires, managesIdentityOf: managed },
+    });
     return created;
   });
-  return { id: pluginId, name: manifest.name, version: manifest.version ?? null, requires, managesIdentityOf: managed, createdAt: isoTimestamp(installed.createdAt) };
+  return {
+    id: pluginId,
+    name: manifest.name,
+    version: manifest.version ?? null,
+    requires,
+    managesIdentityOf: managed,
+    createdAt: isoTimestamp(installed.createdAt),
+  };
 }
 
-export async function uninstallPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>, ctx: CallerContext, pluginId: string): Promise<void> {
+export async function uninstallPlugin(
+  deps: Pick<ConnectionDeps, 'db' | 'store'>,
+  ctx: CallerContext,
+  pluginId: string,
+): Promise<void> {
   const { organizationId } = requireAdmin(ctx.actor);
   const deleted = await writeTransaction(deps.db, ctx, async (tx) => {
     const done = await deps.store.deletePlugin(tx, organizationId, pluginId);
@@ -60,7 +98,11 @@ export async function uninstallPlugin(deps: Pick<ConnectionDeps, 'db' | 'store'>
  * Deletes a connection (its credentials and access go with it), unless a plugin requires it; its
  * OAuth tokens are then revoked at the authorization server, best effort.
  */
-export async function removeConnection(deps: Pick<ConnectionDeps, 'db' | 'store' | 'oauth'>, ctx: CallerContext, id: string): Promise<void> {
+export async function removeConnection(
+  deps: Pick<ConnectionDeps, 'db' | 'store' | 'oauth'>,
+  ctx: CallerContext,
+  id: string,
+): Promise<void> {
   const { store } = deps;
   const { organizationId } = requireAdmin(ctx.actor);
   const revoke = await writeTransaction(deps.db, ctx, async (tx) => {
@@ -71,7 +113,10 @@ export async function removeConnection(deps: Pick<ConnectionDeps, 'db' | 'store'
     const plugins = await store.pluginLinks(tx, organizationId, [id]);
     if (plugins.length > 0) {
       const names = [...new Set(plugins.map((link) => link.name))].join(', ');
-      throw conflict('connection_required', `The plugin ${names} requires this connection: uninstall the plugin first (DELETE /v1/plugins/{pluginId}), then delete it`);
+      throw conflict(
+        'connection_required',
+        `The plugin ${names} requires this connection: uninstall the plugin first (DELETE /v1/plugins/{pluginId}), then delete it`,
+      );
     }
     const revocation = row.authType === 'oauth' ? await deps.oauth.prepareRevocation(tx, row) : null;
     await store.deleteConnection(tx, organizationId, id);

@@ -14,11 +14,24 @@ import type { AuthType, ConnectionRow, CredentialMode } from './store.ts';
 // member, who can trigger probes by storing their own key) can start, across all processes.
 export const probeLimits = { perOrganization: 300, perMember: 60, windowSeconds: 60 };
 
-export async function allowProbe(deps: Pick<ConnectionDeps, 'limiter'>, organizationId: string, memberId: string | null): Promise<void> {
-  const organization = await deps.limiter.hit(`mcp-probe:org:${organizationId}`, probeLimits.perOrganization, probeLimits.windowSeconds);
-  if (!organization.allowed) throw rateLimited(organization, 'Too many MCP server checks for this organization; retry later');
+export async function allowProbe(
+  deps: Pick<ConnectionDeps, 'limiter'>,
+  organizationId: string,
+  memberId: string | null,
+): Promise<void> {
+  const organization = await deps.limiter.hit(
+    `mcp-probe:org:${organizationId}`,
+    probeLimits.perOrganization,
+    probeLimits.windowSeconds,
+  );
+  if (!organization.allowed)
+    throw rateLimited(organization, 'Too many MCP server checks for this organization; retry later');
   if (!memberId) return;
-  const member = await deps.limiter.hit(`mcp-probe:member:${memberId}`, probeLimits.perMember, probeLimits.windowSeconds);
+  const member = await deps.limiter.hit(
+    `mcp-probe:member:${memberId}`,
+    probeLimits.perMember,
+    probeLimits.windowSeconds,
+  );
   if (!member.allowed) throw rateLimited(member, 'Too many MCP server checks; retry later');
 }
 
@@ -36,14 +49,25 @@ function probeServer(deps: ProbeDeps, url: string, authType: 'apikey' | 'none', 
 }
 
 function validationFailed(diagnostic: Diagnostic): ApiError {
-  return new ApiError(502, 'connection_validation_failed', `The MCP server could not be validated: ${diagnostic.message}`, { diagnostic });
+  return new ApiError(
+    502,
+    'connection_validation_failed',
+    `The MCP server could not be validated: ${diagnostic.message}`,
+    { diagnostic },
+  );
 }
 
 /**
  * Probes before anything is written; a failure is 502 with the diagnostic. Passed, the server's
  * catalog (for the caller to record once the connection is written), or null when none was taken.
  */
-export async function validateByProbe(deps: ProbeDeps, url: string, authType: AuthType, credentialMode: CredentialMode, apiKey: string | undefined): Promise<ServerCatalog | null> {
+export async function validateByProbe(
+  deps: ProbeDeps,
+  url: string,
+  authType: AuthType,
+  credentialMode: CredentialMode,
+  apiKey: string | undefined,
+): Promise<ServerCatalog | null> {
   if (authType === 'oauth') return null;
   const withKey = authType === 'apikey' && apiKey !== undefined;
   const result = await probeServer(deps, url, withKey ? 'apikey' : 'none', withKey ? apiKey : undefined);
@@ -70,7 +94,9 @@ export async function testConnection(deps: ConnectionDeps, ctx: CallerContext, i
   // (requiredAuthType), one unauthenticated request (two or three more when it refuses).
   const required = await observeAuthRequirement(row.url, (url, init) => deps.outbound.fetch(url, init));
   if (required) await recordAuthRequirement(deps.db, organizationId, id, row.url, required);
-  return row.authType === 'oauth' ? deps.oauth.testConnection(row, row.credentialMode === 'shared' ? null : memberId) : testStored(deps, row, memberId);
+  return row.authType === 'oauth'
+    ? deps.oauth.testConnection(row, row.credentialMode === 'shared' ? null : memberId)
+    : testStored(deps, row, memberId);
 }
 
 async function testStored(deps: ConnectionDeps, row: ConnectionRow, memberId: string | null): Promise<TestResult> {
@@ -78,17 +104,23 @@ async function testStored(deps: ConnectionDeps, row: ConnectionRow, memberId: st
   const { organizationId, id } = row;
   const credentials = await store.credentialsFor(db, organizationId, [id], memberId);
   const credential = row.credentialMode === 'shared' ? credentials.shared.get(id) : credentials.mine.get(id);
-  const apiKey = credential && row.authType === 'apikey' ? openApiKey(secrets, row.identityFingerprint, credential.secretSealed) : null;
-  const result = apiKey !== null ? await probeServer(deps, row.url, 'apikey', apiKey) : await probeServer(deps, row.url, 'none');
+  const apiKey =
+    credential && row.authType === 'apikey'
+      ? openApiKey(secrets, row.identityFingerprint, credential.secretSealed)
+      : null;
+  const result =
+    apiKey !== null ? await probeServer(deps, row.url, 'apikey', apiKey) : await probeServer(deps, row.url, 'none');
 
   if (result.ok) {
     await recordCatalog(db, organizationId, id, row.identityFingerprint, result.catalog);
-    if (credential && apiKey !== null) await store.setCredentialHealth(db, organizationId, credential.id, 'ready', null);
+    if (credential && apiKey !== null)
+      await store.setCredentialHealth(db, organizationId, credential.id, 'ready', null);
     else if (row.authType === 'none') await store.setConnectionHealth(db, organizationId, id, 'ready', null);
     return { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null };
   }
   const rejected = result.diagnostic.phase === 'AUTH_RESOURCE_VALIDATION';
-  if (rejected && credential) await store.setCredentialHealth(db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
+  if (rejected && credential)
+    await store.setCredentialHealth(db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
   let diagnostic = result.diagnostic;
   // Probed without a key because none is stored (for this caller): the probe's own advice, to
   // choose an authentication type, does not fit a connection that already has one.

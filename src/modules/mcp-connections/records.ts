@@ -17,6 +17,7 @@ export function connectionRecords(store: ConnectionStore = createConnectionStore
   return {
     findConnection: (q, organizationId, id, lock) => store.findConnection(q, organizationId, id, lock),
     holdConnection: (q, organizationId, id) => store.holdConnection(q, organizationId, id),
-    memberMayUse: (q, organizationId, connectionId, memberId) => store.memberMayUse(q, organizationId, connectionId, memberId),
+    memberMayUse: (q, organizationId, connectionId, memberId) =>
+      store.memberMayUse(q, organizationId, connectionId, memberId),
   };
 }

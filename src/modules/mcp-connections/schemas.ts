@@ -45,7 +45,10 @@ export const accessInputSchema = z
   })
   // Registered as `Access`: requests read it, and the type provider names the request form `<id>Input`,
   // which gives the spec's name, AccessInput.
-  .meta({ id: 'Access', description: 'Who may use the connection: the whole organization, or these members and teams' });
+  .meta({
+    id: 'Access',
+    description: 'Who may use the connection: the whole organization, or these members and teams',
+  });
 
 export const grantTypeSchema = z.enum(['authorization_code', 'client_credentials']);
 export const tokenEndpointAuthMethodSchema = z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
@@ -53,11 +56,16 @@ export const tokenEndpointAuthMethodSchema = z.enum(['client_secret_basic', 'cli
 export const oauthClientInputSchema = z
   .object({
     clientId: z.string().min(1).max(512),
-    clientSecret: z.string().min(1).max(4096).optional().describe('Write-only. Sealed at rest; kept when an edit names the same clientId without one'),
+    clientSecret: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe('Write-only. Sealed at rest; kept when an edit names the same clientId without one'),
     tokenEndpointAuthMethod: tokenEndpointAuthMethodSchema
       .optional()
       .describe(
-        'How the client authenticates at the token endpoint. `private_key_jwt` (RFC 7523): a JWT signed with `privateKey`, addressed to the authorization server\'s issuer. ' +
+        "How the client authenticates at the token endpoint. `private_key_jwt` (RFC 7523): a JWT signed with `privateKey`, addressed to the authorization server's issuer. " +
           'Left out: `private_key_jwt` when only a private key is given, else what the server prefers of the secret methods',
       ),
     privateKey: z
@@ -65,16 +73,20 @@ export const oauthClientInputSchema = z
       .min(1)
       .max(16384)
       .optional()
-      .describe('Write-only. private_key_jwt: the client\'s unencrypted private key in PEM (RSA, EC P-256/P-384/P-521 or Ed25519). Sealed at rest; kept when an edit names the same clientId without one'),
+      .describe(
+        "Write-only. private_key_jwt: the client's unencrypted private key in PEM (RSA, EC P-256/P-384/P-521 or Ed25519). Sealed at rest; kept when an edit names the same clientId without one",
+      ),
     signingAlgorithm: z
       .enum(signingAlgorithms)
       .optional()
-      .describe('private_key_jwt: the JWS algorithm of the client assertion. Left out: RS256 for an RSA key, the curve\'s ES256/ES384/ES512 for an EC key, EdDSA for Ed25519'),
+      .describe(
+        "private_key_jwt: the JWS algorithm of the client assertion. Left out: RS256 for an RSA key, the curve's ES256/ES384/ES512 for an EC key, EdDSA for Ed25519",
+      ),
     grantType: grantTypeSchema
       .optional()
       .describe(
         '`authorization_code` (the default): a person authorizes in a browser. `client_credentials` (RFC 6749 §4.4; shared connections only, and the client needs a secret or a private key): ' +
-          'orgplane obtains the shared identity\'s token as the client itself, without a browser, on the first test or use, and again before it expires (the background health job)',
+          "orgplane obtains the shared identity's token as the client itself, without a browser, on the first test or use, and again before it expires (the background health job)",
       ),
   })
   .superRefine((client, ctx) => {
@@ -97,13 +109,17 @@ export const connectionInputSchema = z.object({
 export type ConnectionInput = z.infer<typeof connectionInputSchema>;
 
 export const editConnectionSchema = connectionInputSchema.extend({
-  expectedUpdatedAt: timestampSchema.describe('The `updatedAt` you last read; a different current value is 409 connection_conflict'),
+  expectedUpdatedAt: timestampSchema.describe(
+    'The `updatedAt` you last read; a different current value is 409 connection_conflict',
+  ),
 });
 export type EditConnectionInput = z.infer<typeof editConnectionSchema>;
 
 export const replaceAccessSchema = z.object({ access: accessInputSchema });
 
-export const setApiKeySchema = z.object({ apiKey: apiKeySchema('Write-only. Your own key (per-member connections) or the shared key (shared ones)') });
+export const setApiKeySchema = z.object({
+  apiKey: apiKeySchema('Write-only. Your own key (per-member connections) or the shared key (shared ones)'),
+});
 
 export const requiredBySchema = z.object({ pluginId: z.string(), name: z.string() }).meta({ id: 'RequiredBy' });
 
@@ -115,11 +131,19 @@ export const toolPolicyModeSchema = z.enum(['all', 'allow_list', 'deny_list']);
 
 export const toolPolicySchema = z
   .object({
-    mode: toolPolicyModeSchema.describe('`all`: every tool; `allow_list`: only the tools named; `deny_list`: every tool but those named'),
-    tools: z.array(z.string()).describe('Tool names the mode applies to; kept when a tool leaves the catalog, so one that returns keeps its decision'),
+    mode: toolPolicyModeSchema.describe(
+      '`all`: every tool; `allow_list`: only the tools named; `deny_list`: every tool but those named',
+    ),
+    tools: z
+      .array(z.string())
+      .describe(
+        'Tool names the mode applies to; kept when a tool leaves the catalog, so one that returns keeps its decision',
+      ),
     destructiveNeedsApproval: z
       .boolean()
-      .describe('Each call of an allowed tool that may be destructive needs an approval (a tool may be destructive unless annotated readOnlyHint: true or destructiveHint: false, as MCP says a client must assume)'),
+      .describe(
+        'Each call of an allowed tool that may be destructive needs an approval (a tool may be destructive unless annotated readOnlyHint: true or destructiveHint: false, as MCP says a client must assume)',
+      ),
     updatedAt: timestampSchema.nullable().describe('When it was last set; null: never set (the default, every tool)'),
   })
   .meta({ id: 'McpToolPolicy' });
@@ -145,14 +169,17 @@ export const connectionSchema = z
       .optional()
       .describe(
         'Of the credential the caller would use (their own on per_member connections, the shared one otherwise). `unknown`: none stored, ' +
-        'or stored and not yet checked; `ready`: accepted by the server at its last check (the credential was stored after a probe, ' +
-        'a test passed, a background check passed, or an OAuth token was obtained or refreshed); `reconnect_required`: the server refused it (`authorization_rejected`), ' +
-        'it expired and could not be refreshed (`credential_expired`), or it failed the check after authorization ' +
-        '(`post_authorization_validation_failed`). Storing a new credential starts again from its probe; an identity change deletes it. ' +
-        'Background checks (every `MCP_HEALTH_INTERVAL_SECONDS`) refresh OAuth tokens before they expire and probe each credential; ' +
-        'after `MCP_HEALTH_FAILURE_THRESHOLD` checks in a row that reach no answer (server unreachable, 5xx) the credential is `reconnect_required` too.',
+          'or stored and not yet checked; `ready`: accepted by the server at its last check (the credential was stored after a probe, ' +
+          'a test passed, a background check passed, or an OAuth token was obtained or refreshed); `reconnect_required`: the server refused it (`authorization_rejected`), ' +
+          'it expired and could not be refreshed (`credential_expired`), or it failed the check after authorization ' +
+          '(`post_authorization_validation_failed`). Storing a new credential starts again from its probe; an identity change deletes it. ' +
+          'Background checks (every `MCP_HEALTH_INTERVAL_SECONDS`) refresh OAuth tokens before they expire and probe each credential; ' +
+          'after `MCP_HEALTH_FAILURE_THRESHOLD` checks in a row that reach no answer (server unreachable, 5xx) the credential is `reconnect_required` too.',
       ),
-    credentialHealthReason: z.enum(['authorization_rejected', 'credential_expired', 'post_authorization_validation_failed']).nullable().optional(),
+    credentialHealthReason: z
+      .enum(['authorization_rejected', 'credential_expired', 'post_authorization_validation_failed'])
+      .nullable()
+      .optional(),
     credentialHealthCheckedAt: timestampSchema.nullable().optional(),
     reconnectActionOwner: z.enum(['member', 'organization_admin']).nullable().optional(),
     externalAccountId: z
@@ -160,18 +187,22 @@ export const connectionSchema = z
       .nullable()
       .optional()
       .describe(
-        'The account at the provider the caller\'s OAuth credential belongs to: the `sub` claim of the ID token the token endpoint returned, else its `user_id` or ' +
+        "The account at the provider the caller's OAuth credential belongs to: the `sub` claim of the ID token the token endpoint returned, else its `user_id` or " +
           '`account_id` field. null: no credential, an API key, or a provider that named no account. Kept across refreshes unless a refresh names another.',
       ),
     grantedScopes: z
       .array(z.string())
       .optional()
-      .describe('Scopes the authorization server granted the caller\'s OAuth credential (its `scope`, or what was asked when it said none); empty without one'),
+      .describe(
+        "Scopes the authorization server granted the caller's OAuth credential (its `scope`, or what was asked when it said none); empty without one",
+      ),
     tenantId: z
       .string()
       .nullable()
       .optional()
-      .describe('The provider\'s tenant (directory, workspace) of that credential: the ID token\'s `tid` claim, else the token response\'s `tenant_id`. null when the provider named none'),
+      .describe(
+        "The provider's tenant (directory, workspace) of that credential: the ID token's `tid` claim, else the token response's `tenant_id`. null when the provider named none",
+      ),
     requiredAuthType: authTypeSchema
       .nullable()
       .optional()
@@ -183,11 +214,15 @@ export const connectionSchema = z
     authTypeMismatch: z
       .boolean()
       .optional()
-      .describe('authType differs from requiredAuthType. Absent while requiredAuthType is null (nothing to compare with)'),
+      .describe(
+        'authType differs from requiredAuthType. Absent while requiredAuthType is null (nothing to compare with)',
+      ),
     authPolicyConfirmed: z
       .boolean()
       .optional()
-      .describe('A check saw the server demand exactly the configured authType (requiredAuthType equals authType); false while that is unknown or differs'),
+      .describe(
+        'A check saw the server demand exactly the configured authType (requiredAuthType equals authType); false while that is unknown or differs',
+      ),
     missingFeatures: z
       .array(z.string())
       .optional()
@@ -199,14 +234,28 @@ export const connectionSchema = z
     oauthClientRequired: z.boolean().optional(),
     setupRequired: z.boolean().optional(),
     oauthClientId: z.string().nullable().optional(),
-    oauthGrantType: grantTypeSchema.optional().describe('How the shared identity\'s tokens are obtained (oauthClient.grantType)'),
+    oauthGrantType: grantTypeSchema
+      .optional()
+      .describe("How the shared identity's tokens are obtained (oauthClient.grantType)"),
     oauthTokenEndpointAuthMethod: tokenEndpointAuthMethodSchema
       .nullable()
       .optional()
-      .describe('The configured client\'s token endpoint authentication, as configured; null when none was named (then chosen from what the server supports)'),
-    oauthClientSecretConfigured: z.boolean().optional().describe('A client secret is stored for the configured client (the secret itself is never returned)'),
-    oauthClientPrivateKeyConfigured: z.boolean().optional().describe('A private key is stored for the configured client (the key itself is never returned)'),
-    oauthClientSigningAlgorithm: z.enum(signingAlgorithms).nullable().optional().describe('private_key_jwt: the JWS algorithm of the client assertion; null otherwise'),
+      .describe(
+        "The configured client's token endpoint authentication, as configured; null when none was named (then chosen from what the server supports)",
+      ),
+    oauthClientSecretConfigured: z
+      .boolean()
+      .optional()
+      .describe('A client secret is stored for the configured client (the secret itself is never returned)'),
+    oauthClientPrivateKeyConfigured: z
+      .boolean()
+      .optional()
+      .describe('A private key is stored for the configured client (the key itself is never returned)'),
+    oauthClientSigningAlgorithm: z
+      .enum(signingAlgorithms)
+      .nullable()
+      .optional()
+      .describe('private_key_jwt: the JWS algorithm of the client assertion; null otherwise'),
     oauthCallbackUrl: z.string().nullable().optional(),
     oauthSharedCallbackUrl: z.string().nullable().optional(),
     oauthClientMetadataUrl: z.string().nullable().optional(),
@@ -215,12 +264,15 @@ export const connectionSchema = z
       .nullable()
       .optional()
       .describe(
-        '`shared-v1`: the client is identified by this service\'s client ID metadata document and returns to the shared callback; `isolated-v1`: any other client, ' +
-          'returning to the connection\'s own callback. `legacy-v1` is never produced: this service has had no callback before these two, so no client was ' +
+        "`shared-v1`: the client is identified by this service's client ID metadata document and returns to the shared callback; `isolated-v1`: any other client, " +
+          "returning to the connection's own callback. `legacy-v1` is never produced: this service has had no callback before these two, so no client was " +
           'registered with a legacy redirect URI; the value stays in the enum for clients written against the contract.',
       ),
     oauthRegistrationSource: z.enum(['pre-registered', 'client-metadata', 'dynamic']).nullable().optional(),
-    issuerReviewRequired: z.boolean().optional().describe('The authorization server no longer matches the configured issuer: an administrator must review it'),
+    issuerReviewRequired: z
+      .boolean()
+      .optional()
+      .describe('The authorization server no longer matches the configured issuer: an administrator must review it'),
     authorizationServerIssuer: z.string().nullable().optional(),
     requestedScopes: z.array(z.string()).optional(),
     toolPolicy: toolPolicySchema,
@@ -230,15 +282,20 @@ export const connectionSchema = z
       .optional()
       .describe(
         'OAuth connections: how the authorization server was found at the last discovery. `protected-resource-metadata`: RFC 9728 (MCP 2025-06-18 and later); ' +
-          '`configured-issuer`: no RFC 9728 metadata, the configured authorizationServerIssuer; `legacy-metadata`: MCP 2025-03-26, RFC 8414 metadata at the server\'s origin; ' +
+          "`configured-issuer`: no RFC 9728 metadata, the configured authorizationServerIssuer; `legacy-metadata`: MCP 2025-03-26, RFC 8414 metadata at the server's origin; " +
           '`legacy-default-endpoints`: MCP 2025-03-26, no metadata, /authorize, /token and /register at the origin. null: not discovered yet.',
       ),
   })
-  .meta({ id: 'McpConnection', description: 'An external MCP connection as the caller sees it (secrets are never returned)' });
+  .meta({
+    id: 'McpConnection',
+    description: 'An external MCP connection as the caller sees it (secrets are never returned)',
+  });
 
 export const editedConnectionSchema = connectionSchema
   .extend({
-    identityChanged: z.boolean().describe('url, authType or credentialMode changed: every stored credential was deleted'),
+    identityChanged: z
+      .boolean()
+      .describe('url, authType or credentialMode changed: every stored credential was deleted'),
     reconnectionRequired: z.boolean().describe('A credential must be obtained again before the connection can be used'),
   })
   .meta({ id: 'EditedMcpConnection' });
@@ -251,13 +308,13 @@ export const diagnosticSchema = z
       .string()
       .describe(
         'What failed: configuration, dns, network, network_policy, tls, http, transport, protocol, timeout, authorization, ' +
-        'authorization_server, resource, client_registration, token, internal. New categories may be added.',
+          'authorization_server, resource, client_registration, token, internal. New categories may be added.',
       ),
     code: z
       .string()
       .describe(
         'A stable snake_case identifier of the failure within its category (for example dns_not_found, tls_certificate_untrusted, ' +
-        'api_key_rejected, unsupported_protocol_version). New codes may be added: branch on `actionOwner` and `retryable`, show `message` and `operatorAction`.',
+          'api_key_rejected, unsupported_protocol_version). New codes may be added: branch on `actionOwner` and `retryable`, show `message` and `operatorAction`.',
       ),
     highestPassed: z.enum(highestPassedValues),
     retryable: z.boolean(),
@@ -300,7 +357,10 @@ export const pluginManifestSchema = z
           url: httpUrlSchema,
           authType: authTypeSchema,
           credentialMode: credentialModeSchema,
-          manageIdentity: z.boolean().default(false).describe('The plugin owns url, authType and credentialMode: edits of them are refused'),
+          manageIdentity: z
+            .boolean()
+            .default(false)
+            .describe('The plugin owns url, authType and credentialMode: edits of them are refused'),
         }),
       )
       .max(50)

@@ -60,7 +60,8 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
   // Bad ids are refused before a probe is spent on them (and checked again when written).
   await checkAccess(deps, organizationId, input.access, ['access']);
   const identity = connectionIdentity(input.url, input.authType, input.credentialMode);
-  if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined) throw apiKeyRequired();
+  if (input.authType === 'apikey' && input.credentialMode === 'shared' && input.apiKey === undefined)
+    throw apiKeyRequired();
   const clientColumns = oauthColumns(deps.secrets, undefined, input, false);
   const problems = oauthClientProblems(clientColumns, input);
   if (problems.length > 0) throw invalidRequest(problems);
@@ -81,7 +82,12 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
     await deps.store.insertConnection(tx, { id, organizationId, createdBy: caller.userId, ...fields });
     await deps.store.replaceAccess(tx, organizationId, id, access);
     await storeSuppliedApiKey(deps, tx, organizationId, id, memberId, identity.identityFingerprint, input);
-    tx.audit({ action: 'mcp_connection.created', organizationId, target: { type: 'mcp_connection', id, name: input.name }, changes: auditedConnectionFields(input, access) });
+    tx.audit({
+      action: 'mcp_connection.created',
+      organizationId,
+      target: { type: 'mcp_connection', id, name: input.name },
+      changes: auditedConnectionFields(input, access),
+    });
   });
   if (catalog) await recordCatalog(deps.db, organizationId, id, identity.identityFingerprint, catalog);
   // A no-auth probe that passed sent no credential: the server demands none.
@@ -89,15 +95,28 @@ export async function createConnection(deps: ConnectionDeps, ctx: CallerContext,
   return presentAfterWrite(deps, caller, organizationId, id);
 }
 
-export async function listConnections(deps: Pick<ConnectionDeps, 'db' | 'store' | 'publicUrl'>, caller: Caller, page: { limit: number; after?: string | undefined }) {
+export async function listConnections(
+  deps: Pick<ConnectionDeps, 'db' | 'store' | 'publicUrl'>,
+  caller: Caller,
+  page: { limit: number; after?: string | undefined },
+) {
   const { organizationId, memberId, isAdmin } = organizationOf(caller);
   if (!isAdmin && !memberId) return { items: [], nextCursor: null };
-  const rows = await deps.store.listConnections(deps.db, organizationId, page, isAdmin ? undefined : { memberId: memberId! });
+  const rows = await deps.store.listConnections(
+    deps.db,
+    organizationId,
+    page,
+    isAdmin ? undefined : { memberId: memberId! },
+  );
   const { items, nextCursor } = pageOf(rows, page.limit);
   return { items: await presentConnections(deps, caller, items), nextCursor };
 }
 
-export async function getConnection(deps: Pick<ConnectionDeps, 'db' | 'store' | 'publicUrl'>, caller: Caller, id: string) {
+export async function getConnection(
+  deps: Pick<ConnectionDeps, 'db' | 'store' | 'publicUrl'>,
+  caller: Caller,
+  id: string,
+) {
   const row = await loadVisible(deps, caller, id);
   return (await presentConnections(deps, caller, [row]))[0]!;
 }
@@ -105,19 +124,31 @@ export async function getConnection(deps: Pick<ConnectionDeps, 'db' | 'store' | 
 /** The service the routes call: each method is one of this module's functions with the service's dependencies. */
 export function createMcpConnectionService(input: McpConnectionServiceDeps) {
   const { rateLimiter, ...rest } = input;
-  if (typeof input.oauth?.dropIdentityState !== 'function' || typeof input.oauth.testConnection !== 'function' || typeof input.oauth.prepareRevocation !== 'function') {
-    throw new Error('mcp-connections: the OAuth hooks (dropIdentityState, testConnection, prepareRevocation) are needed to build the service');
+  if (
+    typeof input.oauth?.dropIdentityState !== 'function' ||
+    typeof input.oauth.testConnection !== 'function' ||
+    typeof input.oauth.prepareRevocation !== 'function'
+  ) {
+    throw new Error(
+      'mcp-connections: the OAuth hooks (dropIdentityState, testConnection, prepareRevocation) are needed to build the service',
+    );
   }
-  const deps: ConnectionDeps = { ...rest, store: createConnectionStore(), limiter: rateLimiter ?? createRateLimiter(input.db) };
+  const deps: ConnectionDeps = {
+    ...rest,
+    store: createConnectionStore(),
+    limiter: rateLimiter ?? createRateLimiter(input.db),
+  };
   return {
     create: (ctx: CallerContext, connection: ConnectionInput) => createConnection(deps, ctx, connection),
     list: (caller: Caller, page: { limit: number; after?: string | undefined }) => listConnections(deps, caller, page),
     get: (caller: Caller, id: string) => getConnection(deps, caller, id),
     remove: (ctx: CallerContext, id: string) => removeConnection(deps, ctx, id),
     edit: (ctx: CallerContext, id: string, edit: EditConnectionInput) => editConnection(deps, ctx, id, edit),
-    replaceAccess: (ctx: CallerContext, id: string, access: AccessSet) => replaceConnectionAccess(deps, ctx, id, access),
+    replaceAccess: (ctx: CallerContext, id: string, access: AccessSet) =>
+      replaceConnectionAccess(deps, ctx, id, access),
     test: (ctx: CallerContext, id: string) => testConnection(deps, ctx, id),
-    setApiKey: (ctx: CallerContext, id: string, apiKey: string, requireFresh: FreshAuthenticationCheck) => setApiKey(deps, ctx, id, apiKey, requireFresh),
+    setApiKey: (ctx: CallerContext, id: string, apiKey: string, requireFresh: FreshAuthenticationCheck) =>
+      setApiKey(deps, ctx, id, apiKey, requireFresh),
     installPlugin: (ctx: CallerContext, manifest: PluginManifest) => installPlugin(deps, ctx, manifest),
     uninstallPlugin: (ctx: CallerContext, pluginId: string) => uninstallPlugin(deps, ctx, pluginId),
     listTools: (caller: Caller, id: string) => listTools(deps, caller, id),

@@ -94,7 +94,8 @@ const credentialColumns = `
   health_checked_at AS "healthCheckedAt", obtained_at AS "obtainedAt"`;
 
 // private_key_jwt is stored as its signing algorithm (migration 0204), the method column left NULL.
-const storedAuthMethod = (fields: ConnectionFields) => (fields.oauthTokenEndpointAuthMethod === 'private_key_jwt' ? null : fields.oauthTokenEndpointAuthMethod);
+const storedAuthMethod = (fields: ConnectionFields) =>
+  fields.oauthTokenEndpointAuthMethod === 'private_key_jwt' ? null : fields.oauthTokenEndpointAuthMethod;
 
 // A new concurrency token: now, at millisecond precision, and always later than the previous one
 // (`previous`: the parameter holding the token the row has, which the statement's WHERE or the caller's
@@ -102,11 +103,15 @@ const storedAuthMethod = (fields: ConnectionFields) => (fields.oauthTokenEndpoin
 // transaction's start), not clock_timestamp(), and the previous token as a parameter, not the column:
 // Citus refuses in an UPDATE of a distributed table a volatile function, and a stable one (timestamptz +
 // interval is) applied to a column (tried on Citus 13.2).
-const nextUpdatedAt = (previous: string) => `GREATEST(date_trunc('milliseconds', now()), ${previous}::timestamptz + interval '1 millisecond')`;
+const nextUpdatedAt = (previous: string) =>
+  `GREATEST(date_trunc('milliseconds', now()), ${previous}::timestamptz + interval '1 millisecond')`;
 
 export function createConnectionStore() {
   return {
-    async insertConnection(q: Queryable, row: ConnectionFields & { id: string; organizationId: string; createdBy: string | null }): Promise<void> {
+    async insertConnection(
+      q: Queryable,
+      row: ConnectionFields & { id: string; organizationId: string; createdBy: string | null },
+    ): Promise<void> {
       await q.query(
         `INSERT INTO mcp_connections (id, organization_id, name, url, normalized_url, auth_type, credential_mode, identity_fingerprint,
            org_wide, oauth_client_id, oauth_client_secret_sealed, oauth_token_endpoint_auth_method, oauth_registration_source,
@@ -114,14 +119,39 @@ export function createConnectionStore() {
            oauth_client_private_key_sealed, oauth_client_signing_alg, oauth_grant_type, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
            date_trunc('milliseconds', clock_timestamp()))`,
-        [row.id, row.organizationId, row.name, row.url, row.normalizedUrl, row.authType, row.credentialMode, row.identityFingerprint,
-          row.orgWide, row.oauthClientId, row.oauthClientSecretSealed, storedAuthMethod(row), row.oauthRegistrationSource,
-          row.authorizationServerIssuer, JSON.stringify(row.requestedScopes), row.health, row.healthReason, row.healthCheckedAt, row.createdBy,
-          row.oauthClientPrivateKeySealed, row.oauthClientSigningAlgorithm, row.oauthGrantType],
+        [
+          row.id,
+          row.organizationId,
+          row.name,
+          row.url,
+          row.normalizedUrl,
+          row.authType,
+          row.credentialMode,
+          row.identityFingerprint,
+          row.orgWide,
+          row.oauthClientId,
+          row.oauthClientSecretSealed,
+          storedAuthMethod(row),
+          row.oauthRegistrationSource,
+          row.authorizationServerIssuer,
+          JSON.stringify(row.requestedScopes),
+          row.health,
+          row.healthReason,
+          row.healthCheckedAt,
+          row.createdBy,
+          row.oauthClientPrivateKeySealed,
+          row.oauthClientSigningAlgorithm,
+          row.oauthGrantType,
+        ],
       );
     },
 
-    async findConnection(q: Queryable, organizationId: string, id: string, lock = false): Promise<ConnectionRow | undefined> {
+    async findConnection(
+      q: Queryable,
+      organizationId: string,
+      id: string,
+      lock = false,
+    ): Promise<ConnectionRow | undefined> {
       const { rows } = await q.query<ConnectionRow>(
         `SELECT ${connectionColumns} FROM mcp_connections c LEFT JOIN users u ON u.id = c.created_by
           WHERE c.organization_id = $1 AND c.id = $2 ${lock ? 'FOR UPDATE OF c' : ''}`,
@@ -135,7 +165,10 @@ export function createConnectionStore() {
      * it (so rows written for the connection meanwhile cannot lose it), an edit does not.
      */
     async holdConnection(q: Queryable, organizationId: string, id: string): Promise<boolean> {
-      const { rows } = await q.query('SELECT 1 FROM mcp_connections WHERE organization_id = $1 AND id = $2 FOR KEY SHARE', [organizationId, id]);
+      const { rows } = await q.query(
+        'SELECT 1 FROM mcp_connections WHERE organization_id = $1 AND id = $2 FOR KEY SHARE',
+        [organizationId, id],
+      );
       return rows.length > 0;
     },
 
@@ -185,7 +218,14 @@ export function createConnectionStore() {
     },
 
     /** Writes `fields` only if the row still carries `expectedUpdatedAt`; undefined when it did not. */
-    async updateConnection(q: Queryable, organizationId: string, id: string, expectedUpdatedAt: Date, fields: ConnectionFields, identityChanged: boolean) {
+    async updateConnection(
+      q: Queryable,
+      organizationId: string,
+      id: string,
+      expectedUpdatedAt: Date,
+      fields: ConnectionFields,
+      identityChanged: boolean,
+    ) {
       const { rows } = await q.query<{ updatedAt: Date }>(
         `UPDATE mcp_connections c SET name = $4, url = $5, normalized_url = $6, auth_type = $7, credential_mode = $8,
            identity_fingerprint = $9, org_wide = $10, oauth_client_id = $11, oauth_client_secret_sealed = $12,
@@ -196,13 +236,32 @@ export function createConnectionStore() {
            updated_at = ${nextUpdatedAt('$3')}
          WHERE c.organization_id = $1 AND c.id = $2 AND c.updated_at = $3
          RETURNING c.updated_at AS "updatedAt"`,
-        [organizationId, id, expectedUpdatedAt, fields.name, fields.url, fields.normalizedUrl, fields.authType, fields.credentialMode,
-          fields.identityFingerprint, fields.orgWide, fields.oauthClientId, fields.oauthClientSecretSealed,
-          storedAuthMethod(fields), fields.oauthRegistrationSource, fields.authorizationServerIssuer,
-          JSON.stringify(fields.requestedScopes), fields.health, fields.healthReason, fields.healthCheckedAt,
+        [
+          organizationId,
+          id,
+          expectedUpdatedAt,
+          fields.name,
+          fields.url,
+          fields.normalizedUrl,
+          fields.authType,
+          fields.credentialMode,
+          fields.identityFingerprint,
+          fields.orgWide,
+          fields.oauthClientId,
+          fields.oauthClientSecretSealed,
+          storedAuthMethod(fields),
+          fields.oauthRegistrationSource,
+          fields.authorizationServerIssuer,
+          JSON.stringify(fields.requestedScopes),
+          fields.health,
+          fields.healthReason,
+          fields.healthCheckedAt,
           // This process's clock: Citus refuses now() inside CASE or COALESCE in an UPDATE.
           identityChanged ? new Date() : null,
-          fields.oauthClientPrivateKeySealed, fields.oauthClientSigningAlgorithm, fields.oauthGrantType],
+          fields.oauthClientPrivateKeySealed,
+          fields.oauthClientSigningAlgorithm,
+          fields.oauthGrantType,
+        ],
       );
       return rows[0];
     },
@@ -211,16 +270,26 @@ export function createConnectionStore() {
      * Bumps the concurrency token (access replace changes the connection without other columns), past
      * `lockedUpdatedAt`: the token of the row the caller holds locked.
      */
-    async touchConnection(q: Queryable, organizationId: string, id: string, orgWide: boolean, lockedUpdatedAt: Date): Promise<void> {
-      await q.query(`UPDATE mcp_connections c SET org_wide = $3, updated_at = ${nextUpdatedAt('$4')} WHERE c.organization_id = $1 AND c.id = $2`, [
-        organizationId,
-        id,
-        orgWide,
-        lockedUpdatedAt,
-      ]);
+    async touchConnection(
+      q: Queryable,
+      organizationId: string,
+      id: string,
+      orgWide: boolean,
+      lockedUpdatedAt: Date,
+    ): Promise<void> {
+      await q.query(
+        `UPDATE mcp_connections c SET org_wide = $3, updated_at = ${nextUpdatedAt('$4')} WHERE c.organization_id = $1 AND c.id = $2`,
+        [organizationId, id, orgWide, lockedUpdatedAt],
+      );
     },
 
-    async setConnectionHealth(q: Queryable, organizationId: string, id: string, health: Health, reason: HealthReason | null): Promise<void> {
+    async setConnectionHealth(
+      q: Queryable,
+      organizationId: string,
+      id: string,
+      health: Health,
+      reason: HealthReason | null,
+    ): Promise<void> {
       await q.query(
         `UPDATE mcp_connections SET health = $3, health_reason = $4, health_checked_at = now() WHERE organization_id = $1 AND id = $2`,
         [organizationId, id, health, reason],
@@ -228,11 +297,18 @@ export function createConnectionStore() {
     },
 
     async deleteConnection(q: Queryable, organizationId: string, id: string): Promise<boolean> {
-      const { rowCount } = await q.query('DELETE FROM mcp_connections WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+      const { rowCount } = await q.query('DELETE FROM mcp_connections WHERE organization_id = $1 AND id = $2', [
+        organizationId,
+        id,
+      ]);
       return (rowCount ?? 0) > 0;
     },
 
-    async accessOf(q: Queryable, organizationId: string, connectionIds: string[]): Promise<Map<string, { memberIds: string[]; teamIds: string[] }>> {
+    async accessOf(
+      q: Queryable,
+      organizationId: string,
+      connectionIds: string[],
+    ): Promise<Map<string, { memberIds: string[]; teamIds: string[] }>> {
       const result = new Map(connectionIds.map((id) => [id, { memberIds: [] as string[], teamIds: [] as string[] }]));
       if (connectionIds.length === 0) return result;
       const { rows } = await q.query<{ connectionId: string; kind: 'member' | 'team'; principalId: string }>(
@@ -251,8 +327,14 @@ export function createConnectionStore() {
     },
 
     async replaceAccess(q: Queryable, organizationId: string, connectionId: string, access: AccessSet): Promise<void> {
-      await q.query('DELETE FROM mcp_connection_members WHERE organization_id = $1 AND connection_id = $2', [organizationId, connectionId]);
-      await q.query('DELETE FROM mcp_connection_teams WHERE organization_id = $1 AND connection_id = $2', [organizationId, connectionId]);
+      await q.query('DELETE FROM mcp_connection_members WHERE organization_id = $1 AND connection_id = $2', [
+        organizationId,
+        connectionId,
+      ]);
+      await q.query('DELETE FROM mcp_connection_teams WHERE organization_id = $1 AND connection_id = $2', [
+        organizationId,
+        connectionId,
+      ]);
       if (access.memberIds.length > 0) {
         await q.query(
           `INSERT INTO mcp_connection_members (organization_id, connection_id, member_id) SELECT $1, $2, unnest($3::text[])`,
@@ -285,14 +367,24 @@ export function createConnectionStore() {
           GROUP BY connection_id`,
         [organizationId, connectionIds],
       );
-      for (const row of counts.rows) memberCounts.set(row.connectionId, { count: row.count, firstObtainedAt: row.firstObtainedAt });
+      for (const row of counts.rows)
+        memberCounts.set(row.connectionId, { count: row.count, firstObtainedAt: row.firstObtainedAt });
       return { shared, mine, memberCounts };
     },
 
     /** Stores the shared (memberId null) or a member's credential, replacing the previous one. */
     async upsertCredential(
       q: Queryable,
-      row: { id: string; organizationId: string; connectionId: string; memberId: string | null; kind: 'apikey' | 'oauth'; identityFingerprint: string; secretSealed: string; health: Health },
+      row: {
+        id: string;
+        organizationId: string;
+        connectionId: string;
+        memberId: string | null;
+        kind: 'apikey' | 'oauth';
+        identityFingerprint: string;
+        secretSealed: string;
+        health: Health;
+      },
     ): Promise<void> {
       await q.query(
         `DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2 AND member_id IS NOT DISTINCT FROM $3`,
@@ -303,11 +395,26 @@ export function createConnectionStore() {
            health, health_checked_at, validated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $8 = 'unknown' THEN NULL ELSE clock_timestamp() END,
            CASE WHEN $8 = 'ready' THEN clock_timestamp() END)`,
-        [row.id, row.organizationId, row.connectionId, row.memberId, row.kind, row.identityFingerprint, row.secretSealed, row.health],
+        [
+          row.id,
+          row.organizationId,
+          row.connectionId,
+          row.memberId,
+          row.kind,
+          row.identityFingerprint,
+          row.secretSealed,
+          row.health,
+        ],
       );
     },
 
-    async setCredentialHealth(q: Queryable, organizationId: string, credentialId: string, health: Health, reason: HealthReason | null): Promise<void> {
+    async setCredentialHealth(
+      q: Queryable,
+      organizationId: string,
+      credentialId: string,
+      health: Health,
+      reason: HealthReason | null,
+    ): Promise<void> {
       await q.query(
         `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = now(), updated_at = now(),
                 health_failures = 0, validated_at = CASE WHEN $3 = 'ready' THEN now() ELSE validated_at END
@@ -318,10 +425,10 @@ export function createConnectionStore() {
 
     /** Every credential of the connection, shared and per member. */
     async deleteAllCredentials(q: Queryable, organizationId: string, connectionId: string): Promise<number> {
-      const { rowCount } = await q.query('DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2', [
-        organizationId,
-        connectionId,
-      ]);
+      const { rowCount } = await q.query(
+        'DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2',
+        [organizationId, connectionId],
+      );
       return rowCount ?? 0;
     },
 
@@ -345,7 +452,11 @@ export function createConnectionStore() {
     },
 
     /** Kept from being deleted until the transaction ends (a plugin is about to link it); a delete that came first wins. */
-    async findConnectionByIdentity(q: Queryable, organizationId: string, identityFingerprint: string): Promise<{ id: string } | undefined> {
+    async findConnectionByIdentity(
+      q: Queryable,
+      organizationId: string,
+      identityFingerprint: string,
+    ): Promise<{ id: string } | undefined> {
       const { rows } = await q.query<{ id: string }>(
         'SELECT id FROM mcp_connections WHERE organization_id = $1 AND identity_fingerprint = $2 ORDER BY id LIMIT 1 FOR KEY SHARE',
         [organizationId, identityFingerprint],
@@ -353,7 +464,17 @@ export function createConnectionStore() {
       return rows[0];
     },
 
-    async insertPlugin(q: Queryable, row: { id: string; organizationId: string; name: string; version: string | null; manifest: unknown; installedBy: string | null }) {
+    async insertPlugin(
+      q: Queryable,
+      row: {
+        id: string;
+        organizationId: string;
+        name: string;
+        version: string | null;
+        manifest: unknown;
+        installedBy: string | null;
+      },
+    ) {
       const { rows } = await q.query<{ createdAt: Date }>(
         `INSERT INTO plugins (id, organization_id, name, version, manifest, installed_by) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING created_at AS "createdAt"`,
@@ -362,7 +483,13 @@ export function createConnectionStore() {
       return rows[0]!;
     },
 
-    async insertPluginLink(q: Queryable, organizationId: string, pluginId: string, connectionId: string, relation: PluginLink['relation']) {
+    async insertPluginLink(
+      q: Queryable,
+      organizationId: string,
+      pluginId: string,
+      connectionId: string,
+      relation: PluginLink['relation'],
+    ) {
       await q.query(
         `INSERT INTO plugin_connection_links (organization_id, plugin_id, connection_id, relation) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
         [organizationId, pluginId, connectionId, relation],
@@ -370,7 +497,10 @@ export function createConnectionStore() {
     },
 
     async deletePlugin(q: Queryable, organizationId: string, pluginId: string): Promise<boolean> {
-      const { rowCount } = await q.query('DELETE FROM plugins WHERE organization_id = $1 AND id = $2', [organizationId, pluginId]);
+      const { rowCount } = await q.query('DELETE FROM plugins WHERE organization_id = $1 AND id = $2', [
+        organizationId,
+        pluginId,
+      ]);
       return (rowCount ?? 0) > 0;
     },
   };

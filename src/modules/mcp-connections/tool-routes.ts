@@ -9,37 +9,51 @@ import type { McpConnectionService } from './service.ts';
 
 const tags = ['MCP Connections'];
 const connectionParams = z.object({ connectionId: connectionIdSchema });
-const notFound = errorBodySchema.describe('connection_not_found: no such connection in your active organization (members: or not one you may use)');
+const notFound = errorBodySchema.describe(
+  'connection_not_found: no such connection in your active organization (members: or not one you may use)',
+);
 
 export const mcpToolRoutes: FastifyPluginAsyncZod<{ service: McpConnectionService }> = async (app, { service }) => {
-  app.get('/v1/mcp-connections/:connectionId/tools', {
-    onRequest: authenticate({ organization: true }),
-    schema: {
-      tags,
-      operationId: 'listMcpConnectionTools',
-      summary: 'The tools the server offers, with the tool policy applied',
-      description:
-        'Owners, admins, and members who may use the connection. The catalog is the one taken at the last successful probe or test of the ' +
-        "connection's current configuration (create, edit, an API key stored, POST .../test); before any, `tools` holds only the tools the policy names. " +
-        '`allowed` and `needsApproval` apply the tool policy, the same for every caller.',
-      params: connectionParams,
-      response: { 200: toolCatalogSchema, ...commonErrorResponses, 404: notFound },
+  app.get(
+    '/v1/mcp-connections/:connectionId/tools',
+    {
+      onRequest: authenticate({ organization: true }),
+      schema: {
+        tags,
+        operationId: 'listMcpConnectionTools',
+        summary: 'The tools the server offers, with the tool policy applied',
+        description:
+          'Owners, admins, and members who may use the connection. The catalog is the one taken at the last successful probe or test of the ' +
+          "connection's current configuration (create, edit, an API key stored, POST .../test); before any, `tools` holds only the tools the policy names. " +
+          '`allowed` and `needsApproval` apply the tool policy, the same for every caller.',
+        params: connectionParams,
+        response: { 200: toolCatalogSchema, ...commonErrorResponses, 404: notFound },
+      },
     },
-  }, async (request) => service.listTools(callerOf(request), request.params.connectionId));
+    async (request) => service.listTools(callerOf(request), request.params.connectionId),
+  );
 
-  app.put('/v1/mcp-connections/:connectionId/tool-policy', {
-    // Which tools the workspace may call is as privileged as who may use the connection (issue 21 item 3).
-    onRequest: authenticate({ roles: ['owner', 'admin'], freshAuthentication: true }),
-    schema: {
-      tags,
-      operationId: 'setMcpConnectionToolPolicy',
-      summary: 'Set which tools of a connection the workspace may use',
-      description:
-        'Owners and admins. Replaces the policy: every tool (`all`), only the tools named (`allow_list`), or every tool but those named (`deny_list`), ' +
-        'and whether calls of tools that may be destructive need an approval. Names need not be in the catalog now. Does not change `updatedAt` of the connection.',
-      params: connectionParams,
-      body: toolPolicyInputSchema,
-      response: { 200: connectionSchema.describe('The connection, carrying its new `toolPolicy`'), ...commonErrorResponses, 404: notFound },
+  app.put(
+    '/v1/mcp-connections/:connectionId/tool-policy',
+    {
+      // Which tools the workspace may call is as privileged as who may use the connection (issue 21 item 3).
+      onRequest: authenticate({ roles: ['owner', 'admin'], freshAuthentication: true }),
+      schema: {
+        tags,
+        operationId: 'setMcpConnectionToolPolicy',
+        summary: 'Set which tools of a connection the workspace may use',
+        description:
+          'Owners and admins. Replaces the policy: every tool (`all`), only the tools named (`allow_list`), or every tool but those named (`deny_list`), ' +
+          'and whether calls of tools that may be destructive need an approval. Names need not be in the catalog now. Does not change `updatedAt` of the connection.',
+        params: connectionParams,
+        body: toolPolicyInputSchema,
+        response: {
+          200: connectionSchema.describe('The connection, carrying its new `toolPolicy`'),
+          ...commonErrorResponses,
+          404: notFound,
+        },
+      },
     },
-  }, async (request) => service.setToolPolicy(writeContextOf(request), request.params.connectionId, request.body));
+    async (request) => service.setToolPolicy(writeContextOf(request), request.params.connectionId, request.body),
+  );
 };

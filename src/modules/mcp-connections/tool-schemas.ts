@@ -11,7 +11,9 @@ export const toolPolicyInputSchema = z
       .array(z.string().min(1).max(catalogLimits.maxNameChars))
       .max(1000)
       .default([])
-      .describe('Tool names (duplicates are kept once); must be empty with mode `all`. A name need not be in the catalog now'),
+      .describe(
+        'Tool names (duplicates are kept once); must be empty with mode `all`. A name need not be in the catalog now',
+      ),
     destructiveNeedsApproval: z.boolean(),
   })
   .meta({ id: 'McpToolPolicyChange' });
@@ -32,11 +34,19 @@ export const catalogToolSchema = z
     inputSchema: z
       .record(z.string(), z.unknown())
       .nullable()
-      .describe(`The tool's JSON Schema as the server gave it (one larger than ${catalogLimits.maxSchemaBytes} bytes is stored as {"type":"object"}); null for an absent tool`),
+      .describe(
+        `The tool's JSON Schema as the server gave it (one larger than ${catalogLimits.maxSchemaBytes} bytes is stored as {"type":"object"}); null for an absent tool`,
+      ),
     annotations: annotationsSchema.optional(),
     allowed: z.boolean().describe('The tool policy lets you use this tool'),
-    needsApproval: z.boolean().describe('Allowed, but each call needs an approval (destructiveNeedsApproval and the tool may be destructive)'),
-    absent: z.boolean().describe('Named by the tool policy but not in the stored catalog (gone from the server, or beyond the stored part of a truncated catalog)'),
+    needsApproval: z
+      .boolean()
+      .describe('Allowed, but each call needs an approval (destructiveNeedsApproval and the tool may be destructive)'),
+    absent: z
+      .boolean()
+      .describe(
+        'Named by the tool policy but not in the stored catalog (gone from the server, or beyond the stored part of a truncated catalog)',
+      ),
   })
   .meta({ id: 'McpCatalogTool' });
 
@@ -44,10 +54,19 @@ export const toolCatalogSchema = z
   .object({
     serverInfo: z.object({ name: z.string(), version: z.string() }).nullable(),
     protocolVersion: z.string().nullable(),
-    capabilities: z.record(z.string(), z.unknown()).nullable().describe('The capabilities the server declared at initialize'),
-    promptCount: z.number().int().nullable().describe('Prompts the server offers (null: not known, the listing failed or no catalog yet)'),
+    capabilities: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('The capabilities the server declared at initialize'),
+    promptCount: z
+      .number()
+      .int()
+      .nullable()
+      .describe('Prompts the server offers (null: not known, the listing failed or no catalog yet)'),
     resourceCount: z.number().int().nullable().describe('Resources the server offers (null: not known)'),
-    catalogUpdatedAt: timestampSchema.nullable().describe('When the catalog was taken; null: no successful probe or test of the current configuration yet'),
+    catalogUpdatedAt: timestampSchema
+      .nullable()
+      .describe('When the catalog was taken; null: no successful probe or test of the current configuration yet'),
     truncated: z
       .boolean()
       .describe(

@@ -8,7 +8,14 @@ import { invalidRequest, refusedLikeAuthenticate } from '../../http/errors.ts';
 import { isoTimestamp } from '../../http/schemas.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, loadVisible, requireAdmin } from './access.ts';
-import { defaultToolPolicy, findCatalog, toolPoliciesOf, upsertToolPolicy, type ToolPolicy, type ToolPolicyMode } from './catalog-store.ts';
+import {
+  defaultToolPolicy,
+  findCatalog,
+  toolPoliciesOf,
+  upsertToolPolicy,
+  type ToolPolicy,
+  type ToolPolicyMode,
+} from './catalog-store.ts';
 import type { ConnectionDeps } from './deps.ts';
 import type { CatalogTool } from './probe/index.ts';
 import { toolPolicyView } from './tool-policy-view.ts';
@@ -39,7 +46,10 @@ export function allowedBy(policy: Pick<ToolPolicy, 'mode' | 'tools'>, name: stri
 /** GET .../tools: the stored catalog of the connection's current identity, with the policy applied. */
 export async function listTools(deps: Pick<ConnectionDeps, 'db' | 'store'>, caller: Caller, id: string) {
   const row = await loadVisible(deps, caller, id);
-  const [stored, policies] = await Promise.all([findCatalog(deps.db, row.organizationId, id), toolPoliciesOf(deps.db, row.organizationId, [id])]);
+  const [stored, policies] = await Promise.all([
+    findCatalog(deps.db, row.organizationId, id),
+    toolPoliciesOf(deps.db, row.organizationId, [id]),
+  ]);
   // A catalog of a former identity (another server, before an edit) is not this server's.
   const catalog = stored && stored.identityFingerprint === row.identityFingerprint ? stored : undefined;
   const policy = policies.get(id) ?? defaultToolPolicy();
@@ -47,12 +57,23 @@ export async function listTools(deps: Pick<ConnectionDeps, 'db' | 'store'>, call
   const tools = [
     ...(catalog?.tools ?? []).map((tool) => {
       const allowed = allowedBy(policy, tool.name);
-      return { ...tool, allowed, needsApproval: allowed && policy.destructiveNeedsApproval && mayBeDestructive(tool), absent: false };
+      return {
+        ...tool,
+        allowed,
+        needsApproval: allowed && policy.destructiveNeedsApproval && mayBeDestructive(tool),
+        absent: false,
+      };
     }),
     // Named by the policy, not offered now: shown so its decision is seen (and kept should it return).
     ...policy.tools
       .filter((name) => !present.has(name))
-      .map((name) => ({ name, inputSchema: null, allowed: allowedBy(policy, name), needsApproval: false, absent: true })),
+      .map((name) => ({
+        name,
+        inputSchema: null,
+        allowed: allowedBy(policy, name),
+        needsApproval: false,
+        absent: true,
+      })),
   ];
   return {
     serverInfo: catalog?.serverName != null ? { name: catalog.serverName, version: catalog.serverVersion ?? '' } : null,
@@ -71,17 +92,33 @@ export async function listTools(deps: Pick<ConnectionDeps, 'db' | 'store'>, call
  * PUT .../tool-policy: a privileged write. The acting admin is checked again inside the transaction
  * and the connection held (a concurrent DELETE waits, or has happened and this is a 404).
  */
-export async function setToolPolicy(deps: Pick<ConnectionDeps, 'db' | 'store' | 'members' | 'publicUrl'>, ctx: CallerContext, id: string, input: ToolPolicyInput) {
+export async function setToolPolicy(
+  deps: Pick<ConnectionDeps, 'db' | 'store' | 'members' | 'publicUrl'>,
+  ctx: CallerContext,
+  id: string,
+  input: ToolPolicyInput,
+) {
   const caller = ctx.actor;
   const { organizationId } = requireAdmin(caller);
   if (input.mode === 'all' && input.tools.length > 0) {
-    throw invalidRequest([{ message: 'Must be empty when mode is "all" (every tool is allowed)', path: ['tools'], in: 'body' }]);
+    throw invalidRequest([
+      { message: 'Must be empty when mode is "all" (every tool is allowed)', path: ['tools'], in: 'body' },
+    ]);
   }
   const tools = [...new Set(input.tools)];
   await writeTransaction(deps.db, ctx, async (tx) => {
-    await deps.members.holdActingMember(tx, organizationId, caller.memberId, { roles: adminRoles, refuse: refusedLikeAuthenticate(adminRoles) });
+    await deps.members.holdActingMember(tx, organizationId, caller.memberId, {
+      roles: adminRoles,
+      refuse: refusedLikeAuthenticate(adminRoles),
+    });
     if (!(await deps.store.holdConnection(tx, organizationId, id))) throw connectionNotFound();
-    await upsertToolPolicy(tx, organizationId, id, { mode: input.mode, tools, destructiveNeedsApproval: input.destructiveNeedsApproval }, caller.userId);
+    await upsertToolPolicy(
+      tx,
+      organizationId,
+      id,
+      { mode: input.mode, tools, destructiveNeedsApproval: input.destructiveNeedsApproval },
+      caller.userId,
+    );
     tx.audit({
       action: 'mcp_connection.tool_policy_changed',
       organizationId,

@@ -16,20 +16,27 @@ import type { ConnectionRow, ConnectionStore, CredentialRow, PluginLink } from '
 type ViewDeps = Pick<ConnectionDeps, 'db' | 'store' | 'publicUrl'>;
 
 /** The API view of connections, computed for this caller. */
-export async function presentConnections(deps: ViewDeps, caller: Caller, rows: ConnectionRow[], q: Queryable = deps.db) {
+export async function presentConnections(
+  deps: ViewDeps,
+  caller: Caller,
+  rows: ConnectionRow[],
+  q: Queryable = deps.db,
+) {
   const { store } = deps;
   const { organizationId, memberId, isAdmin } = organizationOf(caller);
   const ids = rows.map((row) => row.id);
-  const [access, credentials, links, issuerReview, toolPolicies, paths, requirements, capabilities] = await Promise.all([
-    isAdmin ? store.accessOf(q, organizationId, ids) : Promise.resolve(undefined),
-    store.credentialsFor(q, organizationId, ids, memberId),
-    store.pluginLinks(q, organizationId, ids),
-    issuerReviewFlags(q, organizationId, ids),
-    toolPoliciesOf(q, organizationId, ids),
-    discoveryPaths(q, organizationId, ids),
-    authRequirementsOf(q, organizationId, ids),
-    capabilitiesOf(q, organizationId, ids),
-  ]);
+  const [access, credentials, links, issuerReview, toolPolicies, paths, requirements, capabilities] = await Promise.all(
+    [
+      isAdmin ? store.accessOf(q, organizationId, ids) : Promise.resolve(undefined),
+      store.credentialsFor(q, organizationId, ids, memberId),
+      store.pluginLinks(q, organizationId, ids),
+      issuerReviewFlags(q, organizationId, ids),
+      toolPoliciesOf(q, organizationId, ids),
+      discoveryPaths(q, organizationId, ids),
+      authRequirementsOf(q, organizationId, ids),
+      capabilitiesOf(q, organizationId, ids),
+    ],
+  );
   return rows.map((row) => ({
     ...connectionView(deps.publicUrl, row, access?.get(row.id), credentials, links, issuerReview.has(row.id)),
     ...authPolicyFields(row.authType, row.url, requirements.get(row.id)),
@@ -47,8 +54,13 @@ export async function presentAfterWrite(deps: ViewDeps, caller: Caller, organiza
 }
 
 /** Present once a probe of the connection's current identity has seen the server's capabilities. */
-function missingFeaturesField(row: ConnectionRow, catalog: { identityFingerprint: string; capabilities: Record<string, unknown> } | undefined) {
-  const missing = missingFeatures(catalog && catalog.identityFingerprint === row.identityFingerprint ? catalog.capabilities : undefined);
+function missingFeaturesField(
+  row: ConnectionRow,
+  catalog: { identityFingerprint: string; capabilities: Record<string, unknown> } | undefined,
+) {
+  const missing = missingFeatures(
+    catalog && catalog.identityFingerprint === row.identityFingerprint ? catalog.capabilities : undefined,
+  );
   return missing ? { missingFeatures: missing } : {};
 }
 
@@ -94,7 +106,9 @@ function connectionView(
   }
 
   const byRelation = (relation: PluginLink['relation']) =>
-    links.filter((link) => link.connectionId === row.id && link.relation === relation).map((link) => ({ pluginId: link.pluginId, name: link.name }));
+    links
+      .filter((link) => link.connectionId === row.id && link.relation === relation)
+      .map((link) => ({ pluginId: link.pluginId, name: link.name }));
 
   const base = {
     id: row.id,

@@ -17,14 +17,21 @@ export interface MemberRemovalHook {
 }
 
 export interface MemberServiceDeps {
-  membership: Pick<MembershipCore, 'requireMembership' | 'changeMembers' | 'listMembers' | 'getMember' | 'setMemberRole' | 'deleteMember'>;
+  membership: Pick<
+    MembershipCore,
+    'requireMembership' | 'changeMembers' | 'listMembers' | 'getMember' | 'setMemberRole' | 'deleteMember'
+  >;
   removalHooks?: MemberRemovalHook[];
 }
 
 export function createMemberService(deps: MemberServiceDeps) {
   const { membership } = deps;
 
-  async function requireOrganizationMember(organizationId: string, memberId: string, tx: Queryable): Promise<MemberRecord> {
+  async function requireOrganizationMember(
+    organizationId: string,
+    memberId: string,
+    tx: Queryable,
+  ): Promise<MemberRecord> {
     const member = await membership.getMember(organizationId, memberId, tx);
     if (!member) throw notFound('member_not_found', 'No such member in this organization');
     return member;
@@ -36,39 +43,69 @@ export function createMemberService(deps: MemberServiceDeps) {
       return membership.listMembers(organizationId, page);
     },
 
-    async changeMemberRole(ctx: CallerContext, organizationId: string, memberId: string, role: 'admin' | 'member', requireFresh: FreshAuthenticationCheck) {
+    async changeMemberRole(
+      ctx: CallerContext,
+      organizationId: string,
+      memberId: string,
+      role: 'admin' | 'member',
+      requireFresh: FreshAuthenticationCheck,
+    ) {
       await membership.requireMembership(ctx.actor, organizationId, ['owner', 'admin']);
       requireFresh();
       return membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
-        if (member.role === 'owner') throw conflict('owner_role_fixed', 'The owner\'s role changes only by transferring ownership');
+        if (member.role === 'owner')
+          throw conflict('owner_role_fixed', "The owner's role changes only by transferring ownership");
         await membership.setMemberRole(tx, organizationId, member, role);
-        tx.audit({ action: 'member.role_changed', organizationId, target: { type: 'member', id: member.id, name: member.email }, changes: { role: { from: member.role, to: role } } });
+        tx.audit({
+          action: 'member.role_changed',
+          organizationId,
+          target: { type: 'member', id: member.id, name: member.email },
+          changes: { role: { from: member.role, to: role } },
+        });
         return { ...member, role };
       });
     },
 
     /** Anyone leaves; owners and admins remove others, which is privileged (`requireFresh`: a recent authentication). */
-    async removeMember(ctx: CallerContext, organizationId: string, memberId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
+    async removeMember(
+      ctx: CallerContext,
+      organizationId: string,
+      memberId: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<void> {
       const acting = await membership.requireMembership(ctx.actor, organizationId);
       const leavingThemselves = acting.memberId === memberId;
-      if (!leavingThemselves && acting.role === 'member') throw forbidden('Only owners and admins remove other members');
+      if (!leavingThemselves && acting.role === 'member')
+        throw forbidden('Only owners and admins remove other members');
       if (!leavingThemselves) requireFresh();
       const afterwards = await membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
-        if (member.role === 'owner') throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
+        if (member.role === 'owner')
+          throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
         const pending: Array<() => Promise<void>> = [];
-        for (const hook of deps.removalHooks ?? []) pending.push(await hook.beforeRemoval(tx, organizationId, memberId));
+        for (const hook of deps.removalHooks ?? [])
+          pending.push(await hook.beforeRemoval(tx, organizationId, memberId));
         // Leaving is the person's own choice; a removal stands against SSO's just-in-time provisioning.
         await membership.deleteMember(tx, organizationId, memberId, leavingThemselves ? undefined : 'administrator');
-        tx.audit({ action: leavingThemselves ? 'member.left' : 'member.removed', organizationId, target: { type: 'member', id: member.id, name: member.email }, changes: { role: member.role } });
+        tx.audit({
+          action: leavingThemselves ? 'member.left' : 'member.removed',
+          organizationId,
+          target: { type: 'member', id: member.id, name: member.email },
+          changes: { role: member.role },
+        });
         return pending;
       });
       // Committed: the hooks' follow-ups (best effort by contract) cannot undo the removal.
       for (const run of afterwards) await run();
     },
 
-    async transferOwnership(ctx: CallerContext, organizationId: string, memberId: string, requireFresh: FreshAuthenticationCheck) {
+    async transferOwnership(
+      ctx: CallerContext,
+      organizationId: string,
+      memberId: string,
+      requireFresh: FreshAuthenticationCheck,
+    ) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, ['owner']);
       requireFresh();
       return membership.changeMembers(ctx, organizationId, async (tx) => {
@@ -76,8 +113,14 @@ export function createMemberService(deps: MemberServiceDeps) {
         const self = await membership.getMember(organizationId, acting.memberId!, tx);
         if (self?.role !== 'owner') throw forbidden('This needs the role owner');
         const member = await membership.getMember(organizationId, memberId, tx);
-        if (!member || member.status !== 'active') throw notFound('member_not_found', 'No such active member in this organization');
-        tx.audit({ action: 'organization.ownership_transferred', organizationId, target: { type: 'member', id: member.id, name: member.email }, changes: { owner: { from: self.id, to: member.id } } });
+        if (!member || member.status !== 'active')
+          throw notFound('member_not_found', 'No such active member in this organization');
+        tx.audit({
+          action: 'organization.ownership_transferred',
+          organizationId,
+          target: { type: 'member', id: member.id, name: member.email },
+          changes: { owner: { from: self.id, to: member.id } },
+        });
         if (member.id === acting.memberId) return member;
         // Demote first: the one-owner index would refuse two owners even inside the transaction.
         await membership.setMemberRole(tx, organizationId, self, 'admin');

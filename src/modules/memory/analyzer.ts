@@ -74,7 +74,13 @@ export function analyzeMemory(content: string): AnalyzedMemory {
   const head = hasHeadline ? terms(content.slice(0, newline)) : [];
   const body = terms(hasHeadline ? content.slice(newline + 1) : content);
   const index = new Map<string, number>();
-  const result: AnalyzedMemory = { terms: [], headTf: [], bodyTf: [], headLength: head.length, bodyLength: body.length };
+  const result: AnalyzedMemory = {
+    terms: [],
+    headTf: [],
+    bodyTf: [],
+    headLength: head.length,
+    bodyLength: body.length,
+  };
   const slot = (term: string) => {
     let at = index.get(term);
     if (at === undefined) {

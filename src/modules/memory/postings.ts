@@ -202,7 +202,14 @@ export class ScoreTable {
  * With `onlyExisting`, memories not yet in `scores` are skipped (a memory must contain one of the
  * query's own words to be a candidate; those are added first).
  */
-export function scorePostings(scores: ScoreTable, blocks: Buffer[], factor: number, bm: Bm25f, onlyExisting: boolean, sign: 1 | -1 = 1): void {
+export function scorePostings(
+  scores: ScoreTable,
+  blocks: Buffer[],
+  factor: number,
+  bm: Bm25f,
+  onlyExisting: boolean,
+  sign: 1 | -1 = 1,
+): void {
   const { k1, headWeight, headB, bodyB } = bm;
   const avgHead = bm.avgHeadLength > 0 ? bm.avgHeadLength : 1;
   const avgBody = bm.avgBodyLength > 0 ? bm.avgBodyLength : 1;
@@ -215,7 +222,9 @@ export function scorePostings(scores: ScoreTable, blocks: Buffer[], factor: numb
       const headLength = view.getInt16(offset + 12);
       const bodyLength = view.getInt16(offset + 14);
       // The same operations in the same order as the SQL this replaced, so the same doubles.
-      const f = (headWeight * headTf) / (1 - headB + (headB * headLength) / avgHead) + bodyTf / (1 - bodyB + (bodyB * bodyLength) / avgBody);
+      const f =
+        (headWeight * headTf) / (1 - headB + (headB * headLength) / avgHead) +
+        bodyTf / (1 - bodyB + (bodyB * bodyLength) / avgBody);
       scores.add(seq, sign * roundHalfEven(((factor * f) / (f + k1)) * scoreUnitsPerPoint), onlyExisting);
     }
   }

@@ -2,17 +2,33 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import { invalidRequest } from '../../http/errors.ts';
-import { commonErrorResponses, decodeCursor, encodeCursor, errorBodySchema, isoTimestamp, queryInteger } from '../../http/schemas.ts';
-import { maxBatch, memoryIdSchema, memoryInputSchema, memorySchema, searchQuerySchema, searchResultSchema } from './schemas.ts';
+import {
+  commonErrorResponses,
+  decodeCursor,
+  encodeCursor,
+  errorBodySchema,
+  isoTimestamp,
+  queryInteger,
+} from '../../http/schemas.ts';
+import {
+  maxBatch,
+  memoryIdSchema,
+  memoryInputSchema,
+  memorySchema,
+  searchQuerySchema,
+  searchResultSchema,
+} from './schemas.ts';
 import type { ListPosition, Memory, MemoryService } from './service.ts';
 
 const bankRule =
   'Memories belong to the signed-in user. Each is filed under the organization the session is active in ' +
   '(when the caller is an active member of it; otherwise under no organization), and every memory route sees only ' +
-  'the caller\'s memories filed under the current one: to reach memories written in another organization, switch ' +
+  "the caller's memories filed under the current one: to reach memories written in another organization, switch " +
   'the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them.';
 
-const notFoundResponse = errorBodySchema.describe('memory_not_found: no such memory among yours in the active organization');
+const notFoundResponse = errorBodySchema.describe(
+  'memory_not_found: no such memory among yours in the active organization',
+);
 const errors = { 400: commonErrorResponses[400], 401: commonErrorResponses[401] };
 
 /** A memory (or search result) as the API shows it: its fields, with timestamps in ISO form. */
@@ -24,120 +40,154 @@ const serialize = <T extends Pick<Memory, 'createdAt' | 'updatedAt'>>(memory: T)
 
 // The cursor is decoded here and its timestamp goes into SQL as a parameter, so it must parse.
 const isListCursor = (value: unknown): value is ListPosition =>
-  typeof value === 'object' && value !== null &&
+  typeof value === 'object' &&
+  value !== null &&
   typeof (value as ListPosition).createdAt === 'string' &&
   /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/.test((value as ListPosition).createdAt) &&
   !Number.isNaN(Date.parse((value as ListPosition).createdAt.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'))) &&
-  typeof (value as ListPosition).id === 'string' && (value as ListPosition).id.length <= 64;
+  typeof (value as ListPosition).id === 'string' &&
+  (value as ListPosition).id.length <= 64;
 
 /** The signed-in user's memory bank: create, batch create, list, get, delete, and ranked search. */
 export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = async (app, { service }) => {
-  app.post('/v1/memory', {
-    onRequest: authenticate(),
-    schema: {
-      tags: ['Memory'],
-      operationId: 'createMemory',
-      summary: 'Create a memory',
-      description: `${bankRule} \`source\` defaults to \`api\` and \`scope\` to \`user\`.`,
-      body: memoryInputSchema,
-      response: { 201: z.object({ memory: memorySchema }), ...errors },
-    },
-  }, async (request, reply) => {
-    const memory = await service.create(writeContextOf(request), request.body);
-    return reply.status(201).send({ memory: serialize(memory) });
-  });
-
-  app.post('/v1/memory/batch', {
-    onRequest: authenticate(),
-    // 1,000 memories of up to 20,000 characters do not fit the default 1 MiB body limit.
-    bodyLimit: 32 * 1024 * 1024,
-    schema: {
-      tags: ['Memory'],
-      operationId: 'createMemories',
-      summary: 'Create up to 1,000 memories at once',
-      description:
-        `${bankRule} All or nothing: one invalid memory rejects the batch (400 with the path of the faulty item). ` +
-        'The response lists the created memories in the order given. The body may be up to 32 MiB (then 413 `payload_too_large`).',
-      body: z.object({ memories: z.array(memoryInputSchema).min(1).max(maxBatch) }).strict(),
-      response: {
-        201: z.object({ memories: z.array(memorySchema) }),
-        ...errors,
-        413: errorBodySchema.describe('payload_too_large: the body is over 32 MiB'),
+  app.post(
+    '/v1/memory',
+    {
+      onRequest: authenticate(),
+      schema: {
+        tags: ['Memory'],
+        operationId: 'createMemory',
+        summary: 'Create a memory',
+        description: `${bankRule} \`source\` defaults to \`api\` and \`scope\` to \`user\`.`,
+        body: memoryInputSchema,
+        response: { 201: z.object({ memory: memorySchema }), ...errors },
       },
     },
-  }, async (request, reply) => {
-    const memories = await service.createMany(writeContextOf(request), request.body.memories);
-    return reply.status(201).send({ memories: memories.map(serialize) });
-  });
-
-  app.get('/v1/memory', {
-    onRequest: authenticate(),
-    schema: {
-      tags: ['Memory'],
-      operationId: 'listMemories',
-      summary: 'List your memories, newest first',
-      description: `${bankRule} Pages of \`limit\` (1 to 100, default 50); pass \`nextCursor\` as \`cursor\` for the next page (null on the last).`,
-      querystring: z.object({
-        limit: queryInteger(1, 100, 50),
-        cursor: z.string().max(300).optional().describe('Opaque cursor from a previous page\'s `nextCursor`'),
-      }),
-      response: { 200: z.object({ memories: z.array(memorySchema), nextCursor: z.string().nullable() }), ...errors },
+    async (request, reply) => {
+      const memory = await service.create(writeContextOf(request), request.body);
+      return reply.status(201).send({ memory: serialize(memory) });
     },
-  }, async (request) => {
-    const { limit, cursor } = request.query;
-    let after: ListPosition | undefined;
-    if (cursor !== undefined) {
-      after = decodeCursor(cursor, isListCursor);
-      if (!after) throw invalidRequest([{ message: 'Not a cursor this API issued', path: ['cursor'], in: 'querystring' }]);
-    }
-    const page = await service.list(callerOf(request), { limit, after });
-    return { memories: page.items.map(serialize), nextCursor: page.next ? encodeCursor(page.next) : null };
-  });
+  );
 
-  app.get('/v1/memory/search', {
-    onRequest: authenticate(),
-    schema: {
-      tags: ['Memory'],
-      operationId: 'searchMemories',
-      summary: 'Search your memories by relevance',
-      description:
-        `${bankRule} A natural-language query: its words are lower-cased, English stop words dropped and the rest ` +
-        'stemmed (Porter2); a memory containing any of them is a candidate. Candidates are ranked by BM25F (the headline, ' +
-        'a multi-line memory\'s first line, weighs more than the body) with one round of pseudo-relevance feedback, using ' +
-        'statistics of your own memories in this bank only; ties go to the most recently updated. A query with no searchable ' +
-        'word, or without a match, gives `{results: []}`.',
-      querystring: searchQuerySchema,
-      response: { 200: z.object({ results: z.array(searchResultSchema) }).describe('Your matching memories, most relevant first; `results` is empty (not an error) when nothing matches'), ...errors },
+  app.post(
+    '/v1/memory/batch',
+    {
+      onRequest: authenticate(),
+      // 1,000 memories of up to 20,000 characters do not fit the default 1 MiB body limit.
+      bodyLimit: 32 * 1024 * 1024,
+      schema: {
+        tags: ['Memory'],
+        operationId: 'createMemories',
+        summary: 'Create up to 1,000 memories at once',
+        description:
+          `${bankRule} All or nothing: one invalid memory rejects the batch (400 with the path of the faulty item). ` +
+          'The response lists the created memories in the order given. The body may be up to 32 MiB (then 413 `payload_too_large`).',
+        body: z.object({ memories: z.array(memoryInputSchema).min(1).max(maxBatch) }).strict(),
+        response: {
+          201: z.object({ memories: z.array(memorySchema) }),
+          ...errors,
+          413: errorBodySchema.describe('payload_too_large: the body is over 32 MiB'),
+        },
+      },
     },
-  }, async (request) => {
-    const results = await service.search(callerOf(request), request.query);
-    return { results: results.map(serialize) };
-  });
+    async (request, reply) => {
+      const memories = await service.createMany(writeContextOf(request), request.body.memories);
+      return reply.status(201).send({ memories: memories.map(serialize) });
+    },
+  );
 
-  app.get('/v1/memory/:id', {
-    onRequest: authenticate(),
-    schema: {
-      tags: ['Memory'],
-      operationId: 'getMemory',
-      summary: 'Get one of your memories',
-      description: bankRule,
-      params: z.object({ id: memoryIdSchema }),
-      response: { 200: z.object({ memory: memorySchema }), ...errors, 404: notFoundResponse },
+  app.get(
+    '/v1/memory',
+    {
+      onRequest: authenticate(),
+      schema: {
+        tags: ['Memory'],
+        operationId: 'listMemories',
+        summary: 'List your memories, newest first',
+        description: `${bankRule} Pages of \`limit\` (1 to 100, default 50); pass \`nextCursor\` as \`cursor\` for the next page (null on the last).`,
+        querystring: z.object({
+          limit: queryInteger(1, 100, 50),
+          cursor: z.string().max(300).optional().describe("Opaque cursor from a previous page's `nextCursor`"),
+        }),
+        response: { 200: z.object({ memories: z.array(memorySchema), nextCursor: z.string().nullable() }), ...errors },
+      },
     },
-  }, async (request) => ({ memory: serialize(await service.get(callerOf(request), request.params.id)) }));
+    async (request) => {
+      const { limit, cursor } = request.query;
+      let after: ListPosition | undefined;
+      if (cursor !== undefined) {
+        after = decodeCursor(cursor, isListCursor);
+        if (!after)
+          throw invalidRequest([{ message: 'Not a cursor this API issued', path: ['cursor'], in: 'querystring' }]);
+      }
+      const page = await service.list(callerOf(request), { limit, after });
+      return { memories: page.items.map(serialize), nextCursor: page.next ? encodeCursor(page.next) : null };
+    },
+  );
 
-  app.delete('/v1/memory/:id', {
-    onRequest: authenticate(),
-    schema: {
-      tags: ['Memory'],
-      operationId: 'deleteMemory',
-      summary: 'Delete one of your memories',
-      description: `${bankRule} The memory leaves search results and ranking statistics in the same transaction.`,
-      params: z.object({ id: memoryIdSchema }),
-      response: { 204: z.null().describe('Deleted'), ...errors, 404: notFoundResponse },
+  app.get(
+    '/v1/memory/search',
+    {
+      onRequest: authenticate(),
+      schema: {
+        tags: ['Memory'],
+        operationId: 'searchMemories',
+        summary: 'Search your memories by relevance',
+        description:
+          `${bankRule} A natural-language query: its words are lower-cased, English stop words dropped and the rest ` +
+          'stemmed (Porter2); a memory containing any of them is a candidate. Candidates are ranked by BM25F (the headline, ' +
+          "a multi-line memory's first line, weighs more than the body) with one round of pseudo-relevance feedback, using " +
+          'statistics of your own memories in this bank only; ties go to the most recently updated. A query with no searchable ' +
+          'word, or without a match, gives `{results: []}`.',
+        querystring: searchQuerySchema,
+        response: {
+          200: z
+            .object({ results: z.array(searchResultSchema) })
+            .describe(
+              'Your matching memories, most relevant first; `results` is empty (not an error) when nothing matches',
+            ),
+          ...errors,
+        },
+      },
     },
-  }, async (request, reply) => {
-    await service.remove(writeContextOf(request), request.params.id);
-    return reply.status(204).send(null);
-  });
+    async (request) => {
+      const results = await service.search(callerOf(request), request.query);
+      return { results: results.map(serialize) };
+    },
+  );
+
+  app.get(
+    '/v1/memory/:id',
+    {
+      onRequest: authenticate(),
+      schema: {
+        tags: ['Memory'],
+        operationId: 'getMemory',
+        summary: 'Get one of your memories',
+        description: bankRule,
+        params: z.object({ id: memoryIdSchema }),
+        response: { 200: z.object({ memory: memorySchema }), ...errors, 404: notFoundResponse },
+      },
+    },
+    async (request) => ({ memory: serialize(await service.get(callerOf(request), request.params.id)) }),
+  );
+
+  app.delete(
+    '/v1/memory/:id',
+    {
+      onRequest: authenticate(),
+      schema: {
+        tags: ['Memory'],
+        operationId: 'deleteMemory',
+        summary: 'Delete one of your memories',
+        description: `${bankRule} The memory leaves search results and ranking statistics in the same transaction.`,
+        params: z.object({ id: memoryIdSchema }),
+        response: { 204: z.null().describe('Deleted'), ...errors, 404: notFoundResponse },
+      },
+    },
+    async (request, reply) => {
+      await service.remove(writeContextOf(request), request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
 };

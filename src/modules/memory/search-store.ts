@@ -24,8 +24,13 @@ export interface SearchStart {
  */
 export async function openSearch(db: Queryable, key: BankKey, terms: string[]): Promise<SearchStart | undefined> {
   const { rows } = await db.query<{
-    id: number; doc_count: number; head_length_sum: number; body_length_sum: number;
-    term: string | null; postings: number | null; data: Buffer | null;
+    id: number;
+    doc_count: number;
+    head_length_sum: number;
+    body_length_sum: number;
+    term: string | null;
+    postings: number | null;
+    data: Buffer | null;
   }>(
     `SELECT b.id, b.doc_count, b.head_length_sum, b.body_length_sum, k.term, k.postings, k.data
        FROM memory_banks b
@@ -39,7 +44,13 @@ export async function openSearch(db: Queryable, key: BankKey, terms: string[]): 
   const first = rows[0];
   if (!first) return undefined;
   const start: SearchStart = {
-    bank: { userId: key.userId, id: first.id, docCount: first.doc_count, headLengthSum: first.head_length_sum, bodyLengthSum: first.body_length_sum },
+    bank: {
+      userId: key.userId,
+      id: first.id,
+      docCount: first.doc_count,
+      headLengthSum: first.head_length_sum,
+      bodyLengthSum: first.body_length_sum,
+    },
     blocks: new Map(),
     df: new Map(),
     asked: new Set(terms),
@@ -61,7 +72,10 @@ export async function loadTerms(db: Queryable, start: SearchStart, wanted: strin
   addBlocks(start, rows);
 }
 
-function addBlocks(start: SearchStart, rows: { term: string | null; postings: number | null; data: Buffer | null }[]): void {
+function addBlocks(
+  start: SearchStart,
+  rows: { term: string | null; postings: number | null; data: Buffer | null }[],
+): void {
   for (const row of rows) {
     if (row.term === null) continue;
     const list = start.blocks.get(row.term);

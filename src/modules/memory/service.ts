@@ -91,7 +91,10 @@ export interface SearchResult extends Omit<Memory, 'organizationId'> {
 export interface MemoryService {
   create(ctx: CallerContext, input: MemoryInput): Promise<Memory>;
   createMany(ctx: CallerContext, inputs: MemoryInput[]): Promise<Memory[]>;
-  list(caller: Caller, page: { limit: number; after?: ListPosition | undefined }): Promise<{ items: Memory[]; next: ListPosition | null }>;
+  list(
+    caller: Caller,
+    page: { limit: number; after?: ListPosition | undefined },
+  ): Promise<{ items: Memory[]; next: ListPosition | null }>;
   get(caller: Caller, id: string): Promise<Memory>;
   remove(ctx: CallerContext, id: string): Promise<void>;
   search(caller: Caller, input: SearchInput): Promise<SearchResult[]>;
@@ -188,7 +191,15 @@ async function bestRows(
 ): Promise<ScoredRow[]> {
   if (scores.size === 0) return [];
   const filtered = (input.tags && input.tags.length > 0) || input.source !== undefined || input.scope !== undefined;
-  const query = { bankId: bank.id, userId: bank.userId, limit, withVectors, tags: input.tags, source: input.source, scope: input.scope };
+  const query = {
+    bankId: bank.id,
+    userId: bank.userId,
+    limit,
+    withVectors,
+    tags: input.tags,
+    source: input.source,
+    scope: input.scope,
+  };
   if (!filtered) {
     const cut = limitthBest(scores, limit);
     const seqs: number[] = [];
@@ -210,7 +221,14 @@ async function bestRows(
     let to = Math.min(ranked.length, from + size);
     while (to < ranked.length && ranked[to]![1] === ranked[to - 1]![1]) to++;
     const window = ranked.slice(from, to);
-    rows.push(...(await scoredRows(tx, { ...query, limit: limit - rows.length, seqs: window.map((e) => e[0]), scores: window.map((e) => e[1]) })));
+    rows.push(
+      ...(await scoredRows(tx, {
+        ...query,
+        limit: limit - rows.length,
+        seqs: window.map((e) => e[0]),
+        scores: window.map((e) => e[1]),
+      })),
+    );
     from = to;
     size *= 4;
   }
@@ -238,7 +256,10 @@ function expandQuery(bank: BankStats, original: string[], firstPass: ScoredRow[]
   const own = new Set(original);
   const common = (term: string) => !own.has(term) && (df.get(term) ?? 0) > maxDocumentShare * bank.docCount;
   // Sorted by mass, then by term, so that equal masses give the same expansion everywhere.
-  const selected = [...mass.entries()].filter(([term]) => !common(term)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, termCount);
+  const selected = [...mass.entries()]
+    .filter(([term]) => !common(term))
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, termCount);
   const total = selected.reduce((sum, [, value]) => sum + value, 0);
   // Scaled so that an original term weighs 1: scores stay comparable to a plain BM25F pass.
   const scale = original.length / originalWeight;
@@ -251,7 +272,11 @@ function expandQuery(bank: BankStats, original: string[], firstPass: ScoredRow[]
 
 export function createMemoryService({ db }: { db: Database }): MemoryService {
   /** `contentPath` is where the request body has the content of input `index`, for a 400's details. */
-  async function insert(ctx: CallerContext, inputs: MemoryInput[], contentPath: (index: number) => (string | number)[]): Promise<Memory[]> {
+  async function insert(
+    ctx: CallerContext,
+    inputs: MemoryInput[],
+    contentPath: (index: number) => (string | number)[],
+  ): Promise<Memory[]> {
     const key = bankOf(ctx.actor);
     const memories = inputs.map((input) => ({
       id: newId(memoryIdPrefix),
@@ -268,7 +293,8 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       const words = memory.analyzed.headLength + memory.analyzed.bodyLength;
       if (words > maxMemoryWords) {
         details.push({
-          message: `Too many words: Unicode NFKC normalization turns this content into ${words.toLocaleString('en-US')} searchable words, ` +
+          message:
+            `Too many words: Unicode NFKC normalization turns this content into ${words.toLocaleString('en-US')} searchable words, ` +
             `and a memory may have at most ${maxMemoryWords.toLocaleString('en-US')}`,
           path: contentPath(index),
           in: 'body',
@@ -279,8 +305,19 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
     const rows = await writeTransaction(db, ctx, async (tx) => {
       const inserted = await insertMemories(tx, key, memories);
       // The content is the user's own and stays out of the log: only that memories were written.
-      if (inserted.length === 1) tx.audit({ action: 'memory.created', organizationId: key.organizationId, target: { type: 'memory', id: inserted[0]!.id } });
-      else if (inserted.length > 1) tx.audit({ action: 'memory.batch_created', organizationId: key.organizationId, target: { type: 'memory', id: inserted[0]!.id }, changes: { count: inserted.length, ids: inserted.map((row) => row.id) } });
+      if (inserted.length === 1)
+        tx.audit({
+          action: 'memory.created',
+          organizationId: key.organizationId,
+          target: { type: 'memory', id: inserted[0]!.id },
+        });
+      else if (inserted.length > 1)
+        tx.audit({
+          action: 'memory.batch_created',
+          organizationId: key.organizationId,
+          target: { type: 'memory', id: inserted[0]!.id },
+          changes: { count: inserted.length, ids: inserted.map((row) => row.id) },
+        });
       return inserted;
     });
     return rows.map(toMemory);
@@ -317,7 +354,8 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
       const bank = bankOf(ctx.actor);
       const removed = await writeTransaction(db, ctx, async (tx) => {
         const done = await deleteMemory(tx, bank, id);
-        if (done) tx.audit({ action: 'memory.deleted', organizationId: bank.organizationId, target: { type: 'memory', id } });
+        if (done)
+          tx.audit({ action: 'memory.deleted', organizationId: bank.organizationId, target: { type: 'memory', id } });
         return done;
       });
       if (!removed) throw notFound('memory_not_found', 'No such memory');

@@ -40,7 +40,8 @@ export interface BankStats extends BankRef {
   bodyLengthSum: number;
 }
 
-export const memoryColumns = 'm.id, m.seq, m.organization_id, m.content, m.tags, m.source, m.scope, m.created_at, m.updated_at';
+export const memoryColumns =
+  'm.id, m.seq, m.organization_id, m.content, m.tags, m.source, m.scope, m.created_at, m.updated_at';
 export const orgKey = (organizationId: string | null) => organizationId ?? '';
 
 /** The bank's id, or undefined when the user has never written a memory there. */
@@ -50,7 +51,15 @@ export async function findBank(db: Queryable, key: BankKey): Promise<BankStats |
     [key.userId, orgKey(key.organizationId)],
   );
   const row = rows[0];
-  return row && { userId: key.userId, id: row.id, docCount: row.doc_count, headLengthSum: row.head_length_sum, bodyLengthSum: row.body_length_sum };
+  return (
+    row && {
+      userId: key.userId,
+      id: row.id,
+      docCount: row.doc_count,
+      headLengthSum: row.head_length_sum,
+      bodyLengthSum: row.body_length_sum,
+    }
+  );
 }
 
 /**
@@ -115,7 +124,16 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
     const seq = seqById.get(memory.id)!;
     const a = memory.analyzed;
     for (let i = 0; i < a.terms.length; i++) {
-      postings.push({ term: a.terms[i]!, posting: { seq, headTf: a.headTf[i]!, bodyTf: a.bodyTf[i]!, headLength: a.headLength, bodyLength: a.bodyLength } });
+      postings.push({
+        term: a.terms[i]!,
+        posting: {
+          seq,
+          headTf: a.headTf[i]!,
+          bodyTf: a.bodyTf[i]!,
+          headLength: a.headLength,
+          bodyLength: a.bodyLength,
+        },
+      });
     }
   }
   postings.sort((x, y) => (x.term < y.term ? -1 : x.term > y.term ? 1 : x.posting.seq - y.posting.seq));
@@ -186,7 +204,13 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
  * Returns false when the bank has no such memory.
  */
 export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Promise<boolean> {
-  const deleted = await tx.query<{ bank_id: number; seq: number; terms: string[]; head_length: number; body_length: number }>(
+  const deleted = await tx.query<{
+    bank_id: number;
+    seq: number;
+    terms: string[];
+    head_length: number;
+    body_length: number;
+  }>(
     `DELETE FROM memories m USING memory_banks b
       WHERE m.user_id = $2 AND m.id = $1 AND b.user_id = m.user_id AND b.id = m.bank_id AND b.org_key = $3
       RETURNING m.bank_id, m.seq, m.terms, m.head_length, m.body_length`,
@@ -202,8 +226,15 @@ export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Pro
   );
   await removePostings(tx, { userId: key.userId, id: row.bank_id }, row.terms, row.seq);
   const sortedTerms = [...row.terms].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  await tx.query('UPDATE memory_terms SET df = df - 1 WHERE user_id = $3 AND bank_id = $1 AND term = ANY($2::text[])', [row.bank_id, sortedTerms, key.userId]);
-  await tx.query('DELETE FROM memory_terms WHERE user_id = $3 AND bank_id = $1 AND term = ANY($2::text[]) AND df <= 0', [row.bank_id, sortedTerms, key.userId]);
+  await tx.query('UPDATE memory_terms SET df = df - 1 WHERE user_id = $3 AND bank_id = $1 AND term = ANY($2::text[])', [
+    row.bank_id,
+    sortedTerms,
+    key.userId,
+  ]);
+  await tx.query(
+    'DELETE FROM memory_terms WHERE user_id = $3 AND bank_id = $1 AND term = ANY($2::text[]) AND df <= 0',
+    [row.bank_id, sortedTerms, key.userId],
+  );
   return true;
 }
 

@@ -42,7 +42,8 @@ export interface DeliveryLoop {
 function lastKey(updates: LeasedUpdate[]): KeyCursor | null {
   let last: KeyCursor | null = null;
   for (const { connectionId, orderKey } of updates) {
-    if (!last || connectionId > last.connectionId || (connectionId === last.connectionId && orderKey > last.orderKey)) last = { connectionId, orderKey };
+    if (!last || connectionId > last.connectionId || (connectionId === last.connectionId && orderKey > last.orderKey))
+      last = { connectionId, orderKey };
   }
   return last;
 }
@@ -128,20 +129,35 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
   async function settle(update: LeasedUpdate): Promise<void> {
     try {
       const reply = await deps.attempt(update);
-      await markDelivered({ organizationId: update.organizationId, connectionId: update.connectionId, updateId: update.updateId, replyStatus: reply.status, error: reply.error });
+      await markDelivered({
+        organizationId: update.organizationId,
+        connectionId: update.connectionId,
+        updateId: update.updateId,
+        replyStatus: reply.status,
+        error: reply.error,
+      });
       return;
     } catch (error) {
       const { connectionId, updateId, attempt } = update;
       try {
         if (attempt < settings.maxAttempts) {
-          await queueStore.markFailed(db, update, 'retrying', deps.retryingError(attempt, error), retryDelaySeconds(settings, attempt));
+          await queueStore.markFailed(
+            db,
+            update,
+            'retrying',
+            deps.retryingError(attempt, error),
+            retryDelaySeconds(settings, attempt),
+          );
         } else {
           await queueStore.markFailed(db, update, 'dead', deps.deadError(attempt, error), 0);
           deps.log?.warn({ connectionId, updateId, attempts: attempt }, 'messenger: update dead-lettered');
         }
       } catch (settleError) {
         // The lease expires and the update is taken again: nothing is lost, only delayed.
-        deps.log?.warn({ err: settleError, connectionId, updateId }, 'messenger: a delivery attempt could not be settled');
+        deps.log?.warn(
+          { err: settleError, connectionId, updateId },
+          'messenger: a delivery attempt could not be settled',
+        );
       }
     }
   }

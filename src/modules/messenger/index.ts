@@ -58,7 +58,15 @@ export async function registerMessenger(app: FastifyInstance, deps: MessengerMod
   await app.register(messengerWebhookRoutes, { ingress });
 
   if (config.runWorkers) {
-    worker = await startMessengerWorker({ db, secrets, outbound, messengerApiRoot: config.messengerApiRoot, queue, settings, log: app.log });
+    worker = await startMessengerWorker({
+      db,
+      secrets,
+      outbound,
+      messengerApiRoot: config.messengerApiRoot,
+      queue,
+      settings,
+      log: app.log,
+    });
   }
   app.addHook('onClose', async () => {
     await worker?.stop();

@@ -44,7 +44,11 @@ export interface Ingress {
    * Claims the update (which queues it); resolves once committed. Rejects when the database could not
    * store it. `body` is the update as received, which is what gets delivered.
    */
-  claim(connectionId: string, update: Record<string, unknown> & { update_id: number }, body: string): Promise<ClaimOutcome>;
+  claim(
+    connectionId: string,
+    update: Record<string, unknown> & { update_id: number },
+    body: string,
+  ): Promise<ClaimOutcome>;
   /** Forgets a connection's cached secret (after it was deleted here). */
   forget(connectionId: string): void;
 }
@@ -152,7 +156,9 @@ export function createIngress(deps: { db: Database; store: MessengerStore; onEnq
       const known = connections.get(connectionId);
       if (known) return claimInBatch({ ...request, organizationId: known.organizationId });
       return loadConnection(connectionId).then((found): Promise<ClaimOutcome> | ClaimOutcome =>
-        found ? claimInBatch({ ...request, organizationId: found.organizationId }) : { accepted: false, reason: 'connection_not_found' },
+        found
+          ? claimInBatch({ ...request, organizationId: found.organizationId })
+          : { accepted: false, reason: 'connection_not_found' },
       );
     },
 

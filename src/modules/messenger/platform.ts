@@ -83,9 +83,12 @@ export function createBotApi(options: { apiRoot: string; outbound: OutboundClien
       const user = await call<BotUser>(token, 'getMe', {});
       // What a connection stores of its bot: an id that fits the bigint column and a name.
       const wellFormed =
-        typeof user === 'object' && user !== null &&
-        Number.isSafeInteger(user.id) && user.id > 0 &&
-        typeof user.first_name === 'string' && user.first_name !== '' &&
+        typeof user === 'object' &&
+        user !== null &&
+        Number.isSafeInteger(user.id) &&
+        user.id > 0 &&
+        typeof user.first_name === 'string' &&
+        user.first_name !== '' &&
         (user.username === undefined || (typeof user.username === 'string' && user.username !== ''));
       if (!wellFormed) throw new BotApiUnavailableError('getMe', 'unexpected answer');
       return user;

@@ -125,7 +125,11 @@ export function createQueueStore() {
   return {
     /** The organizations that have updates pending (due now or later). */
     async organizationsWithPendingUpdates(db: Database): Promise<string[]> {
-      const { rows } = await db.prepared<{ organization_id: string }>('messenger_organizations_pending', ORGANIZATIONS_PENDING, []);
+      const { rows } = await db.prepared<{ organization_id: string }>(
+        'messenger_organizations_pending',
+        ORGANIZATIONS_PENDING,
+        [],
+      );
       return rows.map((row) => row.organization_id);
     },
 
@@ -133,8 +137,20 @@ export function createQueueStore() {
      * Leases up to `limit` due updates of the organization's free keys after `after` (from its first
      * key when null).
      */
-    async take(db: Database, organizationId: string, limit: number, leaseSeconds: number, after: KeyCursor | null): Promise<LeasedUpdate[]> {
-      const { rows } = await db.prepared<TakenRow>('messenger_take', TAKE, [limit, leaseSeconds, after?.connectionId ?? '', after?.orderKey ?? '', organizationId]);
+    async take(
+      db: Database,
+      organizationId: string,
+      limit: number,
+      leaseSeconds: number,
+      after: KeyCursor | null,
+    ): Promise<LeasedUpdate[]> {
+      const { rows } = await db.prepared<TakenRow>('messenger_take', TAKE, [
+        limit,
+        leaseSeconds,
+        after?.connectionId ?? '',
+        after?.orderKey ?? '',
+        organizationId,
+      ]);
       return rows.map((row) => ({
         organizationId: row.organization_id,
         connectionId: row.connection_id,
@@ -164,7 +180,13 @@ export function createQueueStore() {
      * Ends a failed attempt: `retrying` (due again after `retryInSeconds`) or `dead`. Only the attempt
      * that holds the update settles it: a late answer of an attempt taken over since changes nothing.
      */
-    async markFailed(db: Queryable, update: Pick<LeasedUpdate, 'organizationId' | 'connectionId' | 'updateId' | 'attempt'>, status: 'retrying' | 'dead', error: string, retryInSeconds: number): Promise<void> {
+    async markFailed(
+      db: Queryable,
+      update: Pick<LeasedUpdate, 'organizationId' | 'connectionId' | 'updateId' | 'attempt'>,
+      status: 'retrying' | 'dead',
+      error: string,
+      retryInSeconds: number,
+    ): Promise<void> {
       await db.query(
         `UPDATE messenger_updates
             SET status = $4, last_error = $5, leased_until = NULL, run_after = now() + $6 * interval '1 second'

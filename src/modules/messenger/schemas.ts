@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { connectionIdSchema, deliveryUrlSchema as deliveryUrlOf, isoTimestamp, isoTimestampOrNull, timestampSchema } from '../../http/schemas.ts';
+import {
+  connectionIdSchema,
+  deliveryUrlSchema as deliveryUrlOf,
+  isoTimestamp,
+  isoTimestampOrNull,
+  timestampSchema,
+} from '../../http/schemas.ts';
 import { webhookUrlOf } from './service.ts';
 import type { ConnectionRow, UpdateRow } from './store.ts';
 import { botTokenPattern } from './platform.ts';
@@ -11,7 +17,9 @@ export const botTokenSchema = z
   .regex(botTokenPattern, { message: 'Must be a bot token as the platform issues it: <bot id>:<secret>' })
   .describe('The bot token from the platform (BotFather). Write-only: stored encrypted, never returned.');
 
-export const deliveryUrlSchema = deliveryUrlOf('Where each accepted update is POSTed, signed with the delivery secret. An http(s) URL without user:password.');
+export const deliveryUrlSchema = deliveryUrlOf(
+  'Where each accepted update is POSTed, signed with the delivery secret. An http(s) URL without user:password.',
+);
 
 export const connectionStatusSchema = z.enum(['active', 'disabled']);
 export const updateStatusSchema = z.enum(['queued', 'retrying', 'delivered', 'dead']);
@@ -33,10 +41,15 @@ export const messengerUpdateSchema = z
   .object({
     updateId: z.number().int().min(0),
     chatId: z.string().nullable(),
-    status: updateStatusSchema.describe('queued: waiting; retrying: an attempt failed; delivered; dead: gave up after the last attempt'),
+    status: updateStatusSchema.describe(
+      'queued: waiting; retrying: an attempt failed; delivered; dead: gave up after the last attempt',
+    ),
     attempts: z.number().int(),
     lastError: z.string().nullable(),
-    replyStatus: z.enum(['sent', 'failed']).nullable().describe('Whether a `{reply: {text}}` answer was sent to the chat'),
+    replyStatus: z
+      .enum(['sent', 'failed'])
+      .nullable()
+      .describe('Whether a `{reply: {text}}` answer was sent to the chat'),
     receivedAt: timestampSchema,
     lastAttemptAt: timestampSchema.nullable(),
     deliveredAt: timestampSchema.nullable(),

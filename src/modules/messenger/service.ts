@@ -53,7 +53,11 @@ function platformError(error: unknown, action: string): ApiError {
   if (error instanceof BotApiError) {
     return new ApiError(502, 'platform_error', `The messaging platform refused ${action}: ${error.message}`);
   }
-  return new ApiError(502, 'platform_unavailable', `The messaging platform could not be reached, or did not answer as its Bot API does, to ${action}`);
+  return new ApiError(
+    502,
+    'platform_unavailable',
+    `The messaging platform could not be reached, or did not answer as its Bot API does, to ${action}`,
+  );
 }
 
 export function createMessengerService(deps: MessengerServiceDeps) {
@@ -66,7 +70,13 @@ export function createMessengerService(deps: MessengerServiceDeps) {
    */
   async function checkDeliveryUrl(url: string): Promise<void> {
     if (await pointsToBlockedAddress(deps.outbound, url)) {
-      throw invalidRequest([{ message: 'The delivery URL points to an address outbound calls may not reach', path: ['deliveryUrl'], in: 'body' }]);
+      throw invalidRequest([
+        {
+          message: 'The delivery URL points to an address outbound calls may not reach',
+          path: ['deliveryUrl'],
+          in: 'body',
+        },
+      ]);
     }
   }
 
@@ -81,7 +91,10 @@ export function createMessengerService(deps: MessengerServiceDeps) {
      * Checks the token with getMe, stores the connection with fresh secrets, registers the webhook.
      * Returns the delivery secret, which is shown this once.
      */
-    async createConnection(ctx: CallerContext, input: { botToken: string; deliveryUrl: string }): Promise<{ connection: ConnectionRow; deliverySecret: string }> {
+    async createConnection(
+      ctx: CallerContext,
+      input: { botToken: string; deliveryUrl: string },
+    ): Promise<{ connection: ConnectionRow; deliverySecret: string }> {
       const actor = actingMemberOf(ctx);
       await checkDeliveryUrl(input.deliveryUrl);
       let bot;
@@ -100,15 +113,26 @@ export function createMessengerService(deps: MessengerServiceDeps) {
       const connection = await writeTransaction(db, ctx, async (tx) => {
         // The platform was asked first, which takes a while: the caller may have been removed or
         // demoted since the route's check. Checked again, and held until the connection is stored.
-        await deps.membership.holdActingMember(tx, actor.organizationId, actor.memberId, { roles: managers, refuse: refusedLikeAuthenticate(managers) });
+        await deps.membership.holdActingMember(tx, actor.organizationId, actor.memberId, {
+          roles: managers,
+          refuse: refusedLikeAuthenticate(managers),
+        });
         // A bot has one webhook: connecting it here would silently take it from another organization's
         // connection (which would stay "active" and receive nothing), and deleting either would cut the
         // other off. The lock makes two organizations connecting one bot at once take turns.
         await lockUntilCommit(tx, `messenger-bot:${bot.id}`);
         if (await store.botConnectedElsewhere(tx, bot.id, actor.organizationId)) {
-          throw conflict('bot_already_connected', 'This bot is connected in another organization; a bot has a single webhook, so disconnect it there first');
+          throw conflict(
+            'bot_already_connected',
+            'This bot is connected in another organization; a bot has a single webhook, so disconnect it there first',
+          );
         }
-        tx.audit({ action: 'messenger_connection.created', organizationId: actor.organizationId, target: { type: 'messenger_connection', id, name: bot.username ?? bot.first_name }, changes: { deliveryUrl: input.deliveryUrl, botToken: redacted, deliverySecret: redacted } });
+        tx.audit({
+          action: 'messenger_connection.created',
+          organizationId: actor.organizationId,
+          target: { type: 'messenger_connection', id, name: bot.username ?? bot.first_name },
+          changes: { deliveryUrl: input.deliveryUrl, botToken: redacted, deliverySecret: redacted },
+        });
         return store.insertConnection(tx, {
           id,
           organizationId: actor.organizationId,
@@ -128,29 +152,48 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         // Without a webhook the connection would receive nothing: do not keep it.
         await writeTransaction(db, ctx, async (tx) => {
           await store.deleteConnection(tx, actor.organizationId, id);
-          tx.audit({ action: 'messenger_connection.deleted', organizationId: actor.organizationId, target: { type: 'messenger_connection', id }, changes: { reason: 'webhook_registration_failed' } });
+          tx.audit({
+            action: 'messenger_connection.deleted',
+            organizationId: actor.organizationId,
+            target: { type: 'messenger_connection', id },
+            changes: { reason: 'webhook_registration_failed' },
+          });
         });
         throw platformError(error, 'register the webhook');
       }
       return { connection, deliverySecret };
     },
 
-    async listConnections(actor: ActingMember, page: { after: string | undefined; limit: number }): Promise<ConnectionRow[]> {
+    async listConnections(
+      actor: ActingMember,
+      page: { after: string | undefined; limit: number },
+    ): Promise<ConnectionRow[]> {
       return store.listConnections(db, actor.organizationId, page.after, page.limit + 1);
     },
 
     getConnection: ownConnection,
 
-    async updateConnection(ctx: CallerContext, connectionId: string, changes: { enabled?: boolean; deliveryUrl?: string }): Promise<ConnectionRow> {
+    async updateConnection(
+      ctx: CallerContext,
+      connectionId: string,
+      changes: { enabled?: boolean; deliveryUrl?: string },
+    ): Promise<ConnectionRow> {
       if (changes.deliveryUrl) await checkDeliveryUrl(changes.deliveryUrl);
-      const status: ConnectionStatus | undefined = changes.enabled === undefined ? undefined : changes.enabled ? 'active' : 'disabled';
+      const status: ConnectionStatus | undefined =
+        changes.enabled === undefined ? undefined : changes.enabled ? 'active' : 'disabled';
       const organizationId = actingMemberOf(ctx).organizationId;
       const row = await writeTransaction(db, ctx, async (tx) => {
         const updated = await store.updateConnection(tx, organizationId, connectionId, {
           ...(status ? { status } : {}),
           ...(changes.deliveryUrl ? { deliveryUrl: changes.deliveryUrl } : {}),
         });
-        if (updated) tx.audit({ action: 'messenger_connection.updated', organizationId, target: { type: 'messenger_connection', id: connectionId }, changes });
+        if (updated)
+          tx.audit({
+            action: 'messenger_connection.updated',
+            organizationId,
+            target: { type: 'messenger_connection', id: connectionId },
+            changes,
+          });
         return updated;
       });
       if (!row) throw connectionNotFound();
@@ -166,11 +209,19 @@ export function createMessengerService(deps: MessengerServiceDeps) {
       } catch (error) {
         // A revoked token or an unreachable platform must not make a connection undeletable; the
         // webhook then points at a connection that no longer exists and is refused (401).
-        deps.log.warn({ connectionId, reason: error instanceof Error ? error.message : 'unknown' }, 'messenger: deleteWebhook failed; deleting the connection anyway');
+        deps.log.warn(
+          { connectionId, reason: error instanceof Error ? error.message : 'unknown' },
+          'messenger: deleteWebhook failed; deleting the connection anyway',
+        );
       }
       const deleted = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.deleteConnection(tx, actor.organizationId, connectionId);
-        if (done) tx.audit({ action: 'messenger_connection.deleted', organizationId: actor.organizationId, target: { type: 'messenger_connection', id: connectionId } });
+        if (done)
+          tx.audit({
+            action: 'messenger_connection.deleted',
+            organizationId: actor.organizationId,
+            target: { type: 'messenger_connection', id: connectionId },
+          });
         return done;
       });
       if (!deleted) throw connectionNotFound();

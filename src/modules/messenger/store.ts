@@ -89,7 +89,10 @@ const CLAIM_STATEMENT = `WITH named AS (
  SELECT 'connection', id, NULL, status FROM named`;
 
 async function getConnection(db: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
-  const { rows } = await db.query<ConnectionRow>('SELECT * FROM messenger_connections WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+  const { rows } = await db.query<ConnectionRow>(
+    'SELECT * FROM messenger_connections WHERE organization_id = $1 AND id = $2',
+    [organizationId, id],
+  );
   return rows[0];
 }
 
@@ -102,15 +105,32 @@ export function createMessengerStore() {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (organization_id, bot_id) DO NOTHING
          RETURNING *`,
-        [c.id, c.organizationId, c.botId, c.botUsername, c.botTokenSealed, c.webhookSecretHash, c.deliveryUrl, c.deliverySecretSealed, c.createdByMemberId],
+        [
+          c.id,
+          c.organizationId,
+          c.botId,
+          c.botUsername,
+          c.botTokenSealed,
+          c.webhookSecretHash,
+          c.deliveryUrl,
+          c.deliverySecretSealed,
+          c.createdByMemberId,
+        ],
       );
-      if (rows[0]) await db.query('INSERT INTO messenger_webhook_routes (connection_id, organization_id) VALUES ($1, $2)', [c.id, c.organizationId]);
+      if (rows[0])
+        await db.query('INSERT INTO messenger_webhook_routes (connection_id, organization_id) VALUES ($1, $2)', [
+          c.id,
+          c.organizationId,
+        ]);
       return rows[0];
     },
 
     /** Whether another organization has a connection for this bot. */
     async botConnectedElsewhere(db: Queryable, botId: number, organizationId: string): Promise<boolean> {
-      const { rows } = await db.query('SELECT 1 FROM messenger_connections WHERE bot_id = $1 AND organization_id <> $2 LIMIT 1', [botId, organizationId]);
+      const { rows } = await db.query(
+        'SELECT 1 FROM messenger_connections WHERE bot_id = $1 AND organization_id <> $2 LIMIT 1',
+        [botId, organizationId],
+      );
       return rows.length > 0;
     },
 
@@ -118,11 +138,19 @@ export function createMessengerStore() {
 
     /** For the webhook (authenticated by the secret) and a legacy job, which name only the connection. */
     async findConnectionByRoute(db: Queryable, id: string): Promise<ConnectionRow | undefined> {
-      const { rows } = await db.query<{ organization_id: string }>('SELECT organization_id FROM messenger_webhook_routes WHERE connection_id = $1', [id]);
+      const { rows } = await db.query<{ organization_id: string }>(
+        'SELECT organization_id FROM messenger_webhook_routes WHERE connection_id = $1',
+        [id],
+      );
       return rows[0] && getConnection(db, rows[0].organization_id, id);
     },
 
-    async listConnections(db: Queryable, organizationId: string, after: string | undefined, limit: number): Promise<ConnectionRow[]> {
+    async listConnections(
+      db: Queryable,
+      organizationId: string,
+      after: string | undefined,
+      limit: number,
+    ): Promise<ConnectionRow[]> {
       const { rows } = await db.query<ConnectionRow>(
         `SELECT * FROM messenger_connections
           WHERE organization_id = $1 AND ($2::text IS NULL OR id > $2)
@@ -154,9 +182,15 @@ export function createMessengerStore() {
      * after that wait sees the claim's updates (a distributed table has no trigger to do it).
      */
     async deleteConnection(tx: Queryable, organizationId: string, id: string): Promise<ConnectionRow | undefined> {
-      const { rows } = await tx.query<ConnectionRow>('DELETE FROM messenger_connections WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id]);
+      const { rows } = await tx.query<ConnectionRow>(
+        'DELETE FROM messenger_connections WHERE organization_id = $1 AND id = $2 RETURNING *',
+        [organizationId, id],
+      );
       if (rows[0]) {
-        await tx.query('DELETE FROM messenger_updates WHERE organization_id = $1 AND connection_id = $2', [organizationId, id]);
+        await tx.query('DELETE FROM messenger_updates WHERE organization_id = $1 AND connection_id = $2', [
+          organizationId,
+          id,
+        ]);
         await tx.query('DELETE FROM messenger_webhook_routes WHERE connection_id = $1', [id]);
       }
       return rows[0];
@@ -177,11 +211,19 @@ export function createMessengerStore() {
       organizationId: string,
       claims: ClaimInput[],
     ): Promise<{ claimed: Set<string>; connections: Map<string, { status: ConnectionStatus }> }> {
-      const { rows } = await db.prepared<{ kind: 'claimed' | 'connection'; id: string; update_id: number | null; status: ConnectionStatus | null }>(
-        'messenger_claim',
-        CLAIM_STATEMENT,
-        [claims.map((claim) => claim.connectionId), claims.map((claim) => claim.updateId), claims.map((claim) => claim.chatId), claims.map((claim) => claim.body), claims.map((claim) => claim.orderKey), organizationId],
-      );
+      const { rows } = await db.prepared<{
+        kind: 'claimed' | 'connection';
+        id: string;
+        update_id: number | null;
+        status: ConnectionStatus | null;
+      }>('messenger_claim', CLAIM_STATEMENT, [
+        claims.map((claim) => claim.connectionId),
+        claims.map((claim) => claim.updateId),
+        claims.map((claim) => claim.chatId),
+        claims.map((claim) => claim.body),
+        claims.map((claim) => claim.orderKey),
+        organizationId,
+      ]);
       const claimed = new Set<string>();
       const connections = new Map<string, { status: ConnectionStatus }>();
       for (const row of rows) {
@@ -215,7 +257,11 @@ export function createMessengerStore() {
      * 0502): counts the attempt on its own update and returns its id; undefined when it is gone or
      * delivered already. Every other update is its own queue entry (queue-store.ts).
      */
-    async startLegacyAttempt(db: Queryable, job: UpdateKey, attempt: number): Promise<{ updateId: number } | undefined> {
+    async startLegacyAttempt(
+      db: Queryable,
+      job: UpdateKey,
+      attempt: number,
+    ): Promise<{ updateId: number } | undefined> {
       const { rows } = await db.query<{ update_id: string }>(
         `UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now()
           WHERE organization_id = $4 AND connection_id = $1 AND update_id = $2 AND status <> 'delivered'
@@ -226,7 +272,11 @@ export function createMessengerStore() {
       return row && { updateId: Number(row.update_id) };
     },
 
-    async markDelivered(db: Queryable, update: UpdateKey, reply: { status: 'sent' | 'failed' | null; error: string | null }): Promise<void> {
+    async markDelivered(
+      db: Queryable,
+      update: UpdateKey,
+      reply: { status: 'sent' | 'failed' | null; error: string | null },
+    ): Promise<void> {
       await db.query(
         `UPDATE messenger_updates
             SET status = 'delivered', delivered_at = now(), reply_status = $3, last_error = $4, body = NULL

@@ -3,7 +3,8 @@
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 // A string id is taken only if printable ASCII: it becomes a column value and a queue key, and
 // PostgreSQL's text refuses NUL (which would fail the whole claim batch). The platform's ids are numbers.

@@ -58,9 +58,15 @@ const updateSchema = z
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const acknowledgements = {
   accepted: JSON.stringify({ ok: true, accepted: true } satisfies z.input<typeof acknowledgement>),
-  duplicate: JSON.stringify({ ok: true, accepted: false, reason: 'duplicate' } satisfies z.input<typeof acknowledgement>),
-  connection_disabled: JSON.stringify({ ok: true, accepted: false, reason: 'connection_disabled' } satisfies z.input<typeof acknowledgement>),
-  connection_not_found: JSON.stringify({ ok: true, accepted: false, reason: 'connection_not_found' } satisfies z.input<typeof acknowledgement>),
+  duplicate: JSON.stringify({ ok: true, accepted: false, reason: 'duplicate' } satisfies z.input<
+    typeof acknowledgement
+  >),
+  connection_disabled: JSON.stringify({ ok: true, accepted: false, reason: 'connection_disabled' } satisfies z.input<
+    typeof acknowledgement
+  >),
+  connection_not_found: JSON.stringify({ ok: true, accepted: false, reason: 'connection_not_found' } satisfies z.input<
+    typeof acknowledgement
+  >),
 };
 
 /**
@@ -68,7 +74,8 @@ const acknowledgements = {
  * that fails it goes through the Zod schema, which then produces the usual 400 details. The schemas
  * stay the route's contract (OpenAPI) and the judge of everything unusual.
  */
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const fastValid: Record<string, (data: unknown) => boolean> = {
   body: (data) => isPlainObject(data) && Number.isSafeInteger(data.update_id) && (data.update_id as number) >= 0,
   params: (data) => isPlainObject(data) && typeof data.connectionId === 'string' && idPattern.test(data.connectionId),
@@ -81,7 +88,10 @@ function invalidSecret(reply: FastifyReply) {
 
 function unavailable(request: FastifyRequest, reply: FastifyReply, error: unknown) {
   request.log.warn({ err: error }, 'messenger webhook: the update could not be stored');
-  return reply.status(503).header('retry-after', '5').send({ error: 'service_unavailable', message: 'The update could not be stored; retry later' });
+  return reply
+    .status(503)
+    .header('retry-after', '5')
+    .send({ error: 'service_unavailable', message: 'The update could not be stored; retry later' });
 }
 
 declare module 'fastify' {
@@ -131,81 +141,102 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
       return reply.status(400).send(unreadableRequest('The Content-Type header is malformed').toBody());
     }
     if (error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      return reply.status(400).send(invalidRequest([{ message: 'The body length does not match Content-Length', path: [] }], 'The body could not be read').toBody());
+      return reply
+        .status(400)
+        .send(
+          invalidRequest(
+            [{ message: 'The body length does not match Content-Length', path: [] }],
+            'The body could not be read',
+          ).toBody(),
+        );
     }
     return errorHandler(error, request, reply);
   });
 
-  app.post('/v1/webhooks/messenger/:connectionId', {
-    schema: {
-      tags: ['Messaging'],
-      operationId: 'receiveMessengerWebhook',
-      summary: 'Messaging-bot webhook ingress (called by the platform)',
-      description:
-        'Authenticated by the per-connection secret in `X-Telegram-Bot-Api-Secret-Token` (checked before the body is read). ' +
-        `Bodies over ${MAX_UPDATE_BYTES} bytes are refused (413). The update is claimed and queued in one transaction before ` +
-        'the answer; duplicates of an update_id are acknowledged without being queued again. 503 when it could not be stored.',
-      security: [{ webhookSecret: [] }],
-      params: z.object({ connectionId: connectionIdSchema }),
-      body: updateSchema,
-      response: {
-        200: acknowledgement.describe(
-          'Acknowledged. `accepted: true`: claimed and queued for delivery. `accepted: false` (nothing queued, and the platform need not retry) ' +
-          'with `reason`: `duplicate` (this update_id was already claimed), `connection_disabled`, or `connection_not_found` (deleted after the secret was checked)',
-        ),
-        400: errorBodySchema.describe('invalid_request: malformed JSON (or not UTF-8), a Content-Type header that cannot be parsed (any content type is read as JSON), or `update_id` missing or not a non-negative integer'),
-        401: z.object({ ok: z.literal(false), error: z.literal('invalid secret') }).describe('The secret header is missing or wrong, or the connection does not exist (a malformed connection id included)'),
-        413: z.object({ error: z.literal('payload_too_large') }).describe(
-          `The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent). Bytes beyond a declared Content-Length ` +
-          'count as body (413) only if they arrive before the answer is sent; later ones are read as the next request on the connection (400), ' +
-          'so an update complete within its declared length is then accepted.',
-        ),
-        503: errorBodySchema.describe('service_unavailable: the update could not be stored; the platform retries'),
+  app.post(
+    '/v1/webhooks/messenger/:connectionId',
+    {
+      schema: {
+        tags: ['Messaging'],
+        operationId: 'receiveMessengerWebhook',
+        summary: 'Messaging-bot webhook ingress (called by the platform)',
+        description:
+          'Authenticated by the per-connection secret in `X-Telegram-Bot-Api-Secret-Token` (checked before the body is read). ' +
+          `Bodies over ${MAX_UPDATE_BYTES} bytes are refused (413). The update is claimed and queued in one transaction before ` +
+          'the answer; duplicates of an update_id are acknowledged without being queued again. 503 when it could not be stored.',
+        security: [{ webhookSecret: [] }],
+        params: z.object({ connectionId: connectionIdSchema }),
+        body: updateSchema,
+        response: {
+          200: acknowledgement.describe(
+            'Acknowledged. `accepted: true`: claimed and queued for delivery. `accepted: false` (nothing queued, and the platform need not retry) ' +
+              'with `reason`: `duplicate` (this update_id was already claimed), `connection_disabled`, or `connection_not_found` (deleted after the secret was checked)',
+          ),
+          400: errorBodySchema.describe(
+            'invalid_request: malformed JSON (or not UTF-8), a Content-Type header that cannot be parsed (any content type is read as JSON), or `update_id` missing or not a non-negative integer',
+          ),
+          401: z
+            .object({ ok: z.literal(false), error: z.literal('invalid secret') })
+            .describe(
+              'The secret header is missing or wrong, or the connection does not exist (a malformed connection id included)',
+            ),
+          413: z
+            .object({ error: z.literal('payload_too_large') })
+            .describe(
+              `The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent). Bytes beyond a declared Content-Length ` +
+                'count as body (413) only if they arrive before the answer is sent; later ones are read as the next request on the connection (400), ' +
+                'so an update complete within its declared length is then accepted.',
+            ),
+          503: errorBodySchema.describe('service_unavailable: the update could not be stored; the platform retries'),
+        },
       },
-    },
-    // Callback style, not async: with the secret's hash cached the check is synchronous, and the
-    // request goes on without a promise of its own.
-    onRequest: (request, reply, done) => {
-      const { connectionId } = request.params as { connectionId: string };
-      // An id no connection can have has no secret to match: the spec decides on the secret first.
-      if (!idPattern.test(connectionId)) {
-        invalidSecret(reply);
-        return;
-      }
-      const header = request.headers[SECRET_HEADER];
-      const secret = typeof header === 'string' ? header : undefined;
-      const decided = (verified: boolean) => {
-        if (!verified) return invalidSecret(reply);
-        // From here the body is read under the cap: bytes past its declared length are its surplus (413).
-        connectionsWithCappedBody.add(request.raw.socket);
+      // Callback style, not async: with the secret's hash cached the check is synchronous, and the
+      // request goes on without a promise of its own.
+      onRequest: (request, reply, done) => {
+        const { connectionId } = request.params as { connectionId: string };
+        // An id no connection can have has no secret to match: the spec decides on the secret first.
+        if (!idPattern.test(connectionId)) {
+          invalidSecret(reply);
+          return;
+        }
+        const header = request.headers[SECRET_HEADER];
+        const secret = typeof header === 'string' ? header : undefined;
+        const decided = (verified: boolean) => {
+          if (!verified) return invalidSecret(reply);
+          // From here the body is read under the cap: bytes past its declared length are its surplus (413).
+          connectionsWithCappedBody.add(request.raw.socket);
+          done();
+        };
+        let verified: boolean | Promise<boolean>;
+        try {
+          verified = ingress.verifySecret(connectionId, secret);
+        } catch (error) {
+          unavailable(request, reply, error);
+          return;
+        }
+        if (typeof verified === 'boolean') decided(verified);
+        else verified.then(decided, (error: unknown) => unavailable(request, reply, error));
+      },
+      onResponse: (request, _reply, done) => {
+        connectionsWithCappedBody.delete(request.raw.socket);
         done();
-      };
-      let verified: boolean | Promise<boolean>;
-      try {
-        verified = ingress.verifySecret(connectionId, secret);
-      } catch (error) {
-        unavailable(request, reply, error);
-        return;
-      }
-      if (typeof verified === 'boolean') decided(verified);
-      else verified.then(decided, (error: unknown) => unavailable(request, reply, error));
-    },
-    onResponse: (request, _reply, done) => {
-      connectionsWithCappedBody.delete(request.raw.socket);
-      done();
-    },
-  }, (request, reply) => {
-    // Already answered (413: more bytes came than its Content-Length declared) or gone: nothing can
-    // be acknowledged, so nothing is claimed, and the platform sends the update again.
-    if (request.raw.socket.destroyed) return;
-    const update = request.body as z.infer<typeof updateSchema>;
-    ingress.claim(request.params.connectionId, update, request.updateText).then(
-      (outcome) => {
-        // A pre-serialized string: Fastify sends a string with a JSON content type as it is.
-        const body = acknowledgements[outcome.accepted ? 'accepted' : outcome.reason] as unknown as z.input<typeof acknowledgement>;
-        reply.status(200).header('content-type', JSON_CONTENT_TYPE).send(body);
       },
-      (error: unknown) => unavailable(request, reply, error),
-    );
-  });
+    },
+    (request, reply) => {
+      // Already answered (413: more bytes came than its Content-Length declared) or gone: nothing can
+      // be acknowledged, so nothing is claimed, and the platform sends the update again.
+      if (request.raw.socket.destroyed) return;
+      const update = request.body as z.infer<typeof updateSchema>;
+      ingress.claim(request.params.connectionId, update, request.updateText).then(
+        (outcome) => {
+          // A pre-serialized string: Fastify sends a string with a JSON content type as it is.
+          const body = acknowledgements[outcome.accepted ? 'accepted' : outcome.reason] as unknown as z.input<
+            typeof acknowledgement
+          >;
+          reply.status(200).header('content-type', JSON_CONTENT_TYPE).send(body);
+        },
+        (error: unknown) => unavailable(request, reply, error),
+      );
+    },
+  );
 };

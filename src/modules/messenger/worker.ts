@@ -102,7 +102,9 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
       throw new DeliveryError(`delivery failed: ${describe(error)}`);
     }
     // Over the size cap or too slow: the update was delivered, but a reply in the answer is lost.
-    const unread = answer.readError && `the delivery answer could not be read (${describe(answer.readError)}); a reply in it was not sent`;
+    const unread =
+      answer.readError &&
+      `the delivery answer could not be read (${describe(answer.readError)}); a reply in it was not sent`;
     if (answer.status < 200 || answer.status > 299) throw new DeliveryError(`delivery answered HTTP ${answer.status}`);
 
     const replyText = replyTextOf(answer.text);
@@ -134,7 +136,11 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
     // Deleted since: nothing to deliver to. The job completes.
     if (!connection) return;
     const organizationId = connection.organization_id;
-    const claim = await store.startLegacyAttempt(db, { organizationId, connectionId, updateId: job.data.updateId }, job.attempt);
+    const claim = await store.startLegacyAttempt(
+      db,
+      { organizationId, connectionId, updateId: job.data.updateId },
+      job.attempt,
+    );
     // Nothing left: gone, or delivered already by an attempt whose completion was lost.
     if (!claim) return;
     const { updateId } = claim;
@@ -152,7 +158,9 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
       await store.markDelivered(db, { organizationId, connectionId, updateId }, reply);
     } catch (error) {
       if (job.attempt < job.maxAttempts) {
-        await store.markFailed(db, { organizationId, connectionId, updateId }, 'retrying', retryingError(job.attempt, error)).catch(() => {});
+        await store
+          .markFailed(db, { organizationId, connectionId, updateId }, 'retrying', retryingError(job.attempt, error))
+          .catch(() => {});
       }
       throw error;
     }
@@ -163,7 +171,12 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
     const connection = await store.findConnectionByRoute(db, connectionId);
     // Deleted since: its updates went with it.
     if (!connection) return;
-    await store.markFailed(db, { organizationId: connection.organization_id, connectionId, updateId }, 'dead', deadError(job.attempt, error));
+    await store.markFailed(
+      db,
+      { organizationId: connection.organization_id, connectionId, updateId },
+      'dead',
+      deadError(job.attempt, error),
+    );
     deps.log?.warn({ connectionId, updateId, attempts: job.attempt }, 'messenger: update dead-lettered');
   }
 
@@ -241,12 +254,16 @@ export async function startMessengerWorker(deps: MessengerWorkerDeps): Promise<M
     settings,
     ...(deps.log ? { log: deps.log } : {}),
   });
-  queue.work<DeliveryJob>(DELIVERY_QUEUE, {
-    concurrency: settings.concurrency,
-    pollingIntervalSeconds: settings.pollingIntervalSeconds,
-    onDeadLetter: processor.deadLetterLegacyJob,
-    onError: (error) => deps.log?.warn({ err: error }, 'messenger: worker loop error'),
-  }, processor.deliverLegacyJob);
+  queue.work<DeliveryJob>(
+    DELIVERY_QUEUE,
+    {
+      concurrency: settings.concurrency,
+      pollingIntervalSeconds: settings.pollingIntervalSeconds,
+      onDeadLetter: processor.deadLetterLegacyJob,
+      onError: (error) => deps.log?.warn({ err: error }, 'messenger: worker loop error'),
+    },
+    processor.deliverLegacyJob,
+  );
   return {
     wake: loop.wake,
     async stop() {

@@ -27,11 +27,19 @@ export interface OrganizationDirectory {
   listOrganizationsOfUser(userId: string): Promise<(OrganizationRecord & { role: Role; member_id: string })[]>;
 }
 
-export { createOrganizationDirectory, createOrganizationService, type OrganizationService, type OrganizationServiceDeps } from './service.ts';
+export {
+  createOrganizationDirectory,
+  createOrganizationService,
+  type OrganizationService,
+  type OrganizationServiceDeps,
+} from './service.ts';
 export { organizationNameSchema, organizationSchema, planSchema, toOrganization } from './schemas.ts';
 
 /** Registers the organization routes (create, active organization, plans); the service is returned for the CLI and tests. */
-export async function registerOrganizations(app: FastifyInstance, deps: OrganizationServiceDeps): Promise<OrganizationService> {
+export async function registerOrganizations(
+  app: FastifyInstance,
+  deps: OrganizationServiceDeps,
+): Promise<OrganizationService> {
   requireDependencies('organizations', deps, ['db', 'membership']);
   const organizations = createOrganizationService(deps);
   await app.register(organizationRoutes, { organizations });

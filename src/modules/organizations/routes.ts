@@ -3,97 +3,149 @@ import { z } from 'zod';
 import { authenticate, bearerToken, callerOf, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { forbidden } from '../../http/errors.ts';
 import { commonErrorResponses, errorBodySchema } from '../../http/schemas.ts';
-import { memberSchema, organizationIdSchema, organizationNotFoundResponse, organizationParams, toMember } from '../identity/index.ts';
+import {
+  memberSchema,
+  organizationIdSchema,
+  organizationNotFoundResponse,
+  organizationParams,
+  toMember,
+} from '../identity/index.ts';
 import { teamSchema, toTeam } from '../teams/index.ts';
 import { organizationNameSchema, organizationSchema, planSchema, toOrganization } from './schemas.ts';
 import type { OrganizationService } from './service.ts';
 
 /** Creating an organization, the session's active one, and plans. */
-export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: OrganizationService }> = async (app, { organizations }) => {
-  app.post('/v1/orgs', {
-    onRequest: authenticate(),
-    schema: {
-      tags: ['Organizations'],
-      operationId: 'createOrganization',
-      summary: 'Create an organization; the caller becomes its owner and it becomes the active one',
-      body: z.object({ name: organizationNameSchema }),
-      response: { 201: z.object({ organization: organizationSchema }), ...commonErrorResponses },
+export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: OrganizationService }> = async (
+  app,
+  { organizations },
+) => {
+  app.post(
+    '/v1/orgs',
+    {
+      onRequest: authenticate(),
+      schema: {
+        tags: ['Organizations'],
+        operationId: 'createOrganization',
+        summary: 'Create an organization; the caller becomes its owner and it becomes the active one',
+        body: z.object({ name: organizationNameSchema }),
+        response: { 201: z.object({ organization: organizationSchema }), ...commonErrorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const organization = await organizations.createOrganization(writeContextOf(request), request.body.name);
-    return reply.status(201).send({ organization: toOrganization(organization) });
-  });
+    async (request, reply) => {
+      const organization = await organizations.createOrganization(writeContextOf(request), request.body.name);
+      return reply.status(201).send({ organization: toOrganization(organization) });
+    },
+  );
 
-  app.put('/v1/session/active-organization', {
-    onRequest: authenticate(),
-    schema: {
-      tags: ['Organizations'],
-      operationId: 'setActiveOrganization',
-      summary: 'Choose the session\'s active organization (one the caller belongs to)',
-      body: z.object({ organizationId: organizationIdSchema }),
-      response: { 200: z.object({ organization: organizationSchema }), ...commonErrorResponses, 404: organizationNotFoundResponse },
+  app.put(
+    '/v1/session/active-organization',
+    {
+      onRequest: authenticate(),
+      schema: {
+        tags: ['Organizations'],
+        operationId: 'setActiveOrganization',
+        summary: "Choose the session's active organization (one the caller belongs to)",
+        body: z.object({ organizationId: organizationIdSchema }),
+        response: {
+          200: z.object({ organization: organizationSchema }),
+          ...commonErrorResponses,
+          404: organizationNotFoundResponse,
+        },
+      },
     },
-  }, async (request) => {
-    const organization = await organizations.setActiveOrganization(writeContextOf(request), request.body.organizationId);
-    return { organization: toOrganization(organization) };
-  });
+    async (request) => {
+      const organization = await organizations.setActiveOrganization(
+        writeContextOf(request),
+        request.body.organizationId,
+      );
+      return { organization: toOrganization(organization) };
+    },
+  );
 
   // The owner's address as stored, not re-validated: an account provisioned by SCIM may carry an
   // address stricter email syntax would refuse (internationalized, say), and an answer must not fail on it.
-  const ownerSchema = z.object({ memberId: z.string(), userId: z.string(), name: z.string(), email: z.string().describe('Email address'), image: z.string() });
+  const ownerSchema = z.object({
+    memberId: z.string(),
+    userId: z.string(),
+    name: z.string(),
+    email: z.string().describe('Email address'),
+    image: z.string(),
+  });
   // No authenticate() hook: the service checks the session in the same query that reads the organization.
-  app.get('/v1/org', {
-    schema: {
-      tags: ['Organizations'],
-      operationId: 'getActiveOrganization',
-      summary: 'The active organization of the current session',
-      security: [{ session: [] }],
-      description:
-        'Its owner, the caller\'s member record and the caller\'s teams. A session without an active organization, ' +
-        'or whose user is no longer a member of it, gets 404 `organization_not_found` with a `message`.',
-      response: {
-        200: z.object({
-          organization: organizationSchema.extend({ owner: ownerSchema }),
-          currentMember: memberSchema,
-          currentMemberTeams: z.array(teamSchema),
-        }).meta({ id: 'ActiveOrganization' }).describe('The active organization with its owner, your member record in it, and the teams you belong to there'),
-        401: commonErrorResponses[401],
-        404: errorBodySchema.describe('organization_not_found: no active organization, or no longer a member'),
-      },
-    },
-  }, async (request) => {
-    const result = await organizations.getActiveOrganization(bearerToken(request));
-    return {
-      organization: {
-        ...toOrganization(result.organization),
-        owner: {
-          memberId: result.owner.id,
-          userId: result.owner.user_id,
-          name: result.owner.name,
-          email: result.owner.email,
-          image: result.owner.image,
+  app.get(
+    '/v1/org',
+    {
+      schema: {
+        tags: ['Organizations'],
+        operationId: 'getActiveOrganization',
+        summary: 'The active organization of the current session',
+        security: [{ session: [] }],
+        description:
+          "Its owner, the caller's member record and the caller's teams. A session without an active organization, " +
+          'or whose user is no longer a member of it, gets 404 `organization_not_found` with a `message`.',
+        response: {
+          200: z
+            .object({
+              organization: organizationSchema.extend({ owner: ownerSchema }),
+              currentMember: memberSchema,
+              currentMemberTeams: z.array(teamSchema),
+            })
+            .meta({ id: 'ActiveOrganization' })
+            .describe(
+              'The active organization with its owner, your member record in it, and the teams you belong to there',
+            ),
+          401: commonErrorResponses[401],
+          404: errorBodySchema.describe('organization_not_found: no active organization, or no longer a member'),
         },
       },
-      currentMember: toMember(result.currentMember),
-      currentMemberTeams: result.teams.map(toTeam),
-    };
-  });
-
-  app.put('/v1/admin/orgs/:organizationId/plan', {
-    onRequest: authenticate({ freshAuthentication: 'by-route' }),
-    schema: {
-      tags: ['Admin'],
-      operationId: 'setOrganizationPlan',
-      summary: 'Set an organization\'s plan (instance administrators)',
-      description: 'Needs a session of an instance administrator (403 `forbidden` for anyone else), and is privileged (below): a plan decides what the organization may turn on (SSO, SCIM).',
-      params: organizationParams,
-      body: z.object({ plan: planSchema }),
-      response: { 200: z.object({ organization: organizationSchema }), ...commonErrorResponses, 404: organizationNotFoundResponse },
     },
-  }, async (request) => {
-    if (!callerOf(request).isInstanceAdmin) throw forbidden('Only instance administrators set plans');
-    requireFreshAuthentication(request);
-    const organization = await organizations.setPlan(writeContextOf(request), request.params.organizationId, request.body.plan);
-    return { organization: toOrganization(organization) };
-  });
+    async (request) => {
+      const result = await organizations.getActiveOrganization(bearerToken(request));
+      return {
+        organization: {
+          ...toOrganization(result.organization),
+          owner: {
+            memberId: result.owner.id,
+            userId: result.owner.user_id,
+            name: result.owner.name,
+            email: result.owner.email,
+            image: result.owner.image,
+          },
+        },
+        currentMember: toMember(result.currentMember),
+        currentMemberTeams: result.teams.map(toTeam),
+      };
+    },
+  );
+
+  app.put(
+    '/v1/admin/orgs/:organizationId/plan',
+    {
+      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      schema: {
+        tags: ['Admin'],
+        operationId: 'setOrganizationPlan',
+        summary: "Set an organization's plan (instance administrators)",
+        description:
+          'Needs a session of an instance administrator (403 `forbidden` for anyone else), and is privileged (below): a plan decides what the organization may turn on (SSO, SCIM).',
+        params: organizationParams,
+        body: z.object({ plan: planSchema }),
+        response: {
+          200: z.object({ organization: organizationSchema }),
+          ...commonErrorResponses,
+          404: organizationNotFoundResponse,
+        },
+      },
+    },
+    async (request) => {
+      if (!callerOf(request).isInstanceAdmin) throw forbidden('Only instance administrators set plans');
+      requireFreshAuthentication(request);
+      const organization = await organizations.setPlan(
+        writeContextOf(request),
+        request.params.organizationId,
+        request.body.plan,
+      );
+      return { organization: toOrganization(organization) };
+    },
+  );
 };

@@ -9,4 +9,9 @@ export const organizationSchema = z
   .object({ id: z.string(), name: z.string(), plan: planSchema, createdAt: timestampSchema })
   .meta({ id: 'Organization' });
 
-export const toOrganization = (row: OrganizationRecord) => ({ id: row.id, name: row.name, plan: row.plan, createdAt: isoTimestamp(row.created_at) });
+export const toOrganization = (row: OrganizationRecord) => ({
+  id: row.id,
+  name: row.name,
+  plan: row.plan,
+  createdAt: isoTimestamp(row.created_at),
+});

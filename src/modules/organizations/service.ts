@@ -3,7 +3,13 @@ import type { Database, Queryable } from '../../db/database.ts';
 import { forbidden, notFound, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
-import { requireSignedInUser, sessionOf, sessionTokenLookup, type MemberRecord, type MembershipCore } from '../identity/index.ts';
+import {
+  requireSignedInUser,
+  sessionOf,
+  sessionTokenLookup,
+  type MemberRecord,
+  type MembershipCore,
+} from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
 import type { OrganizationDirectory, OrganizationRecord, Plan } from './index.ts';
 import * as store from './store.ts';
@@ -15,7 +21,8 @@ export function createOrganizationDirectory(deps: { db: Database }) {
     getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
     lockOrganization: (tx: Queryable, organizationId: string) => store.lockOrganization(tx, organizationId),
     countOrganizations: (tx: Queryable) => store.countOrganizations(tx),
-    addOrganization: (tx: Queryable, name: string) => store.insertOrganization(tx, { id: newId(idPrefixes.organization), name }),
+    addOrganization: (tx: Queryable, name: string) =>
+      store.insertOrganization(tx, { id: newId(idPrefixes.organization), name }),
     listOrganizationsOfUser: (userId: string) => store.listOrganizationsOfUser(db, userId),
   } satisfies OrganizationDirectory;
 }
@@ -36,7 +43,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
         const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
         await membership.addMember(tx, organization.id, userId, 'owner');
         await membership.setSessionOrganization(tx, sessionOf(ctx.actor), organization.id);
-        tx.audit({ action: 'organization.created', organizationId: organization.id, target: { type: 'organization', id: organization.id, name }, changes: { name } });
+        tx.audit({
+          action: 'organization.created',
+          organizationId: organization.id,
+          target: { type: 'organization', id: organization.id, name },
+          changes: { name },
+        });
         return organization;
       });
     },
@@ -46,7 +58,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       await membership.requireMembership(ctx.actor, organizationId);
       await writeTransaction(db, ctx, async (tx) => {
         await membership.setSessionOrganization(tx, sessionOf(ctx.actor), organizationId);
-        tx.audit({ action: 'session.organization_switched', organizationId, target: { type: 'session', id: ctx.actor.sessionId! }, changes: { activeOrganizationId: organizationId } });
+        tx.audit({
+          action: 'session.organization_switched',
+          organizationId,
+          target: { type: 'session', id: ctx.actor.sessionId! },
+          changes: { activeOrganizationId: organizationId },
+        });
       });
       return (await store.findOrganization(db, organizationId))!;
     },
@@ -59,11 +76,17 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       const row = await findActiveOrganization(sessionToken);
       if (!row) throw unauthorized();
       if (!row.organization || !row.owner || !row.current_member) {
-        throw notFound('organization_not_found', row.active_organization_id
-          ? 'You are no longer a member of the active organization; choose another with PUT /v1/session/active-organization'
-          : 'This session has no active organization; create one or choose one with PUT /v1/session/active-organization');
+        throw notFound(
+          'organization_not_found',
+          row.active_organization_id
+            ? 'You are no longer a member of the active organization; choose another with PUT /v1/session/active-organization'
+            : 'This session has no active organization; create one or choose one with PUT /v1/session/active-organization',
+        );
       }
-      const withDate = <T extends { created_at: string }>(value: T) => ({ ...value, created_at: new Date(value.created_at) });
+      const withDate = <T extends { created_at: string }>(value: T) => ({
+        ...value,
+        created_at: new Date(value.created_at),
+      });
       return {
         organization: withDate(row.organization) as OrganizationRecord,
         owner: withDate(row.owner) as MemberRecord,
@@ -78,11 +101,18 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
      */
     async setPlan(ctx: WriteContext, organizationId: string, plan: Plan): Promise<OrganizationRecord> {
       const { actor } = ctx;
-      const allowed = actor.kind === 'system' || ((actor.kind === 'session' || actor.kind === 'api_key') && actor.isInstanceAdmin);
+      const allowed =
+        actor.kind === 'system' || ((actor.kind === 'session' || actor.kind === 'api_key') && actor.isInstanceAdmin);
       if (!allowed) throw forbidden('Only instance administrators set plans');
       const organization = await writeTransaction(db, ctx, async (tx) => {
         const changed = await store.setPlan(tx, organizationId, plan);
-        if (changed) tx.audit({ action: 'organization.plan_changed', organizationId, target: { type: 'organization', id: organizationId, name: changed.name }, changes: { plan } });
+        if (changed)
+          tx.audit({
+            action: 'organization.plan_changed',
+            organizationId,
+            target: { type: 'organization', id: organizationId, name: changed.name },
+            changes: { plan },
+          });
         return changed;
       });
       if (!organization) throw notFound('organization_not_found', 'No such organization');

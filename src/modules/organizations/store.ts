@@ -1,7 +1,13 @@
 // SQL of organizations, and the one statement behind GET /v1/org.
 import type { Database, Queryable } from '../../db/database.ts';
 import type { Role } from '../../http/caller.ts';
-import { sessionCallerSql, tokenBatchParams, type MemberRecord, type SessionCallerRow, type TokenBatch } from '../identity/index.ts';
+import {
+  sessionCallerSql,
+  tokenBatchParams,
+  type MemberRecord,
+  type SessionCallerRow,
+  type TokenBatch,
+} from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
 import type { OrganizationRecord, Plan } from './index.ts';
 
@@ -20,7 +26,10 @@ export async function countOrganizations(db: Queryable): Promise<number> {
   return rows[0]!.count;
 }
 
-export async function insertOrganization(db: Queryable, organization: { id: string; name: string; plan?: Plan }): Promise<OrganizationRecord> {
+export async function insertOrganization(
+  db: Queryable,
+  organization: { id: string; name: string; plan?: Plan },
+): Promise<OrganizationRecord> {
   const { rows } = await db.query<OrganizationRecord>(
     'INSERT INTO organizations (id, name, plan) VALUES ($1, $2, $3) RETURNING id, name, plan, created_at',
     [organization.id, organization.name, organization.plan ?? 'free'],
@@ -38,7 +47,10 @@ export async function lockOrganization(db: Queryable, organizationId: string): P
 }
 
 export async function findOrganization(db: Queryable, id: string): Promise<OrganizationRecord | undefined> {
-  const { rows } = await db.query<OrganizationRecord>('SELECT id, name, plan, created_at FROM organizations WHERE id = $1', [id]);
+  const { rows } = await db.query<OrganizationRecord>(
+    'SELECT id, name, plan, created_at FROM organizations WHERE id = $1',
+    [id],
+  );
   return rows[0];
 }
 
@@ -50,7 +62,10 @@ export async function setPlan(db: Queryable, id: string, plan: Plan): Promise<Or
   return rows[0];
 }
 
-export async function listOrganizationsOfUser(db: Queryable, userId: string): Promise<(OrganizationRecord & { role: Role; member_id: string })[]> {
+export async function listOrganizationsOfUser(
+  db: Queryable,
+  userId: string,
+): Promise<(OrganizationRecord & { role: Role; member_id: string })[]> {
   const { rows } = await db.query<OrganizationRecord & { role: Role; member_id: string }>(
     `SELECT o.id, o.name, o.plan, o.created_at, m.role, m.member_id
        FROM user_memberships m JOIN organizations o ON o.id = m.organization_id
@@ -68,7 +83,10 @@ export async function listOrganizationsOfUser(db: Queryable, userId: string): Pr
  * membership with its teams) and global ones (the organization, its owner, the people), none of
  * an organization's own tables: on a database distributed by tenant it stays on the person's node.
  */
-export async function findActiveOrganizationsByTokens(db: Database, batch: TokenBatch): Promise<ActiveOrganizationRow[]> {
+export async function findActiveOrganizationsByTokens(
+  db: Database,
+  batch: TokenBatch,
+): Promise<ActiveOrganizationRow[]> {
   const { rows } = await db.prepared<ActiveOrganizationRow>(
     'identity_active_organizations',
     `WITH caller AS (${sessionCallerSql})

@@ -28,7 +28,13 @@ export interface ScimDeps {
   store: ScimStore;
   membership: Pick<
     MembershipCore,
-    'holdActingMember' | 'lockMemberChanges' | 'getMemberByUser' | 'ensureMember' | 'setMemberStatus' | 'deleteMember' | 'revokeUserSessions'
+    | 'holdActingMember'
+    | 'lockMemberChanges'
+    | 'getMemberByUser'
+    | 'ensureMember'
+    | 'setMemberStatus'
+    | 'deleteMember'
+    | 'revokeUserSessions'
   >;
   /** ensureUser's password_hash tells an account someone signed up with from one made by provisioning. */
   users: Pick<UserDirectory, 'updateUserNameAndEmail' | 'ensureUser'>;
@@ -60,7 +66,11 @@ export function requiredString(doc: Doc, name: string, max = 255): string {
 }
 
 /** A resource's `meta` (RFC 7643 3.1). */
-export function meta(baseUrl: string, resourceType: 'User' | 'Group', row: { id: string; created_at: Date; updated_at: Date }) {
+export function meta(
+  baseUrl: string,
+  resourceType: 'User' | 'Group',
+  row: { id: string; created_at: Date; updated_at: Date },
+) {
   return {
     resourceType,
     created: row.created_at.toISOString(),
@@ -79,7 +89,8 @@ export async function verifiedDomain(deps: Pick<ScimDeps, 'sso'>, ctx: ScimConne
 }
 
 export function requireDomain(domain: string | null): string {
-  if (domain === null) throw new ScimError(403, "The organization's SSO domain is not verified; provisioning is paused until it is");
+  if (domain === null)
+    throw new ScimError(403, "The organization's SSO domain is not verified; provisioning is paused until it is");
   return domain;
 }
 
@@ -93,7 +104,8 @@ export function parseOperations(body: unknown): PatchOperation[] {
     throw new ScimError(400, `a PATCH body must carry the schema ${PATCH_OP_SCHEMA}`, 'invalidSyntax');
   }
   const operations = body.Operations ?? body.operations;
-  if (!Array.isArray(operations) || operations.length === 0) throw new ScimError(400, 'Operations must be a non-empty array', 'invalidSyntax');
+  if (!Array.isArray(operations) || operations.length === 0)
+    throw new ScimError(400, 'Operations must be a non-empty array', 'invalidSyntax');
   if (operations.length > 1000) throw new ScimError(400, 'too many operations in one request', 'tooMany');
   return operations as PatchOperation[];
 }

@@ -114,7 +114,8 @@ class Parser {
   }
   expect(kind: Token['kind'], what: string): Token {
     const token = this.next();
-    if (!token || token.kind !== kind) throw invalid(`expected ${what}${token ? ` at position ${token.pos}` : ' at the end'}`);
+    if (!token || token.kind !== kind)
+      throw invalid(`expected ${what}${token ? ` at position ${token.pos}` : ' at the end'}`);
     return token;
   }
 
@@ -159,7 +160,8 @@ class Parser {
   }
   parseAttrExpression(): Filter {
     const token = this.next();
-    if (!token || token.kind !== 'word') throw invalid(`expected an attribute name${token ? ` at position ${token.pos}` : ' at the end'}`);
+    if (!token || token.kind !== 'word')
+      throw invalid(`expected an attribute name${token ? ` at position ${token.pos}` : ' at the end'}`);
     const attr = this.attrPath(token.text);
     if (this.peek()?.kind === '[') {
       this.next();
@@ -232,7 +234,8 @@ export function parsePatchPath(input: string): PatchPath {
   }
   const tail = text.slice(close + 1);
   if (tail === '') return { attr, filter };
-  if (!/^\.\$?[A-Za-z][A-Za-z0-9_$-]*$/.test(tail)) throw new ScimError(400, `"${input}" is not a valid path`, 'invalidPath');
+  if (!/^\.\$?[A-Za-z][A-Za-z0-9_$-]*$/.test(tail))
+    throw new ScimError(400, `"${input}" is not a valid path`, 'invalidPath');
   return { attr, filter, subAfterFilter: tail.slice(1) };
 }
 
@@ -277,39 +280,60 @@ function compare(actual: unknown, op: CompareOp, expected: Literal, caseExact: b
     const a = typeof actual === 'number' ? actual : Number(actual);
     if (Number.isNaN(a)) return false;
     switch (op) {
-      case 'eq': return a === expected;
-      case 'ne': return a !== expected;
-      case 'gt': return a > expected;
-      case 'ge': return a >= expected;
-      case 'lt': return a < expected;
-      case 'le': return a <= expected;
-      default: return false;
+      case 'eq':
+        return a === expected;
+      case 'ne':
+        return a !== expected;
+      case 'gt':
+        return a > expected;
+      case 'ge':
+        return a >= expected;
+      case 'lt':
+        return a < expected;
+      case 'le':
+        return a <= expected;
+      default:
+        return false;
     }
   }
   if (typeof actual !== 'string' || typeof expected !== 'string') return op === 'ne';
   const a = caseExact ? actual : actual.toLowerCase();
   const e = caseExact ? expected : expected.toLowerCase();
   switch (op) {
-    case 'eq': return a === e;
-    case 'ne': return a !== e;
-    case 'co': return a.includes(e);
-    case 'sw': return a.startsWith(e);
-    case 'ew': return a.endsWith(e);
-    case 'gt': return a > e;
-    case 'ge': return a >= e;
-    case 'lt': return a < e;
-    case 'le': return a <= e;
+    case 'eq':
+      return a === e;
+    case 'ne':
+      return a !== e;
+    case 'co':
+      return a.includes(e);
+    case 'sw':
+      return a.startsWith(e);
+    case 'ew':
+      return a.endsWith(e);
+    case 'gt':
+      return a > e;
+    case 'ge':
+      return a >= e;
+    case 'lt':
+      return a < e;
+    case 'le':
+      return a <= e;
   }
 }
 
 /** Whether a resource (or one element of a multi-valued attribute) matches a filter. */
 export function matchesFilter(resource: unknown, filter: Filter): boolean {
   switch (filter.type) {
-    case 'and': return matchesFilter(resource, filter.left) && matchesFilter(resource, filter.right);
-    case 'or': return matchesFilter(resource, filter.left) || matchesFilter(resource, filter.right);
-    case 'not': return !matchesFilter(resource, filter.filter);
+    case 'and':
+      return matchesFilter(resource, filter.left) && matchesFilter(resource, filter.right);
+    case 'or':
+      return matchesFilter(resource, filter.left) || matchesFilter(resource, filter.right);
+    case 'not':
+      return !matchesFilter(resource, filter.filter);
     case 'present':
-      return valuesAt(resource, filter.attr).some((v) => v !== null && v !== '' && !(Array.isArray(v) && v.length === 0));
+      return valuesAt(resource, filter.attr).some(
+        (v) => v !== null && v !== '' && !(Array.isArray(v) && v.length === 0),
+      );
     case 'valuePath': {
       const elements = valuesAt(resource, { ...filter.attr, sub: undefined } as AttrPath);
       return elements.some((element) => matchesFilter(element, filter.filter));
@@ -317,7 +341,10 @@ export function matchesFilter(resource: unknown, filter: Filter): boolean {
     case 'compare': {
       const caseExact = CASE_EXACT.has(filter.attr.name.toLowerCase()) && !filter.attr.sub;
       const values = valuesAt(resource, filter.attr);
-      if (filter.op === 'ne') return values.length === 0 ? filter.value !== null : values.every((v) => compare(v, 'ne', filter.value, caseExact));
+      if (filter.op === 'ne')
+        return values.length === 0
+          ? filter.value !== null
+          : values.every((v) => compare(v, 'ne', filter.value, caseExact));
       if (values.length === 0) return compare(undefined, filter.op, filter.value, caseExact);
       return values.some((v) => compare(v, filter.op, filter.value, caseExact));
     }

@@ -26,14 +26,25 @@ import { GROUP_SCHEMA } from './schema.ts';
 import type { GroupMemberRef, ScimGroupRow } from './store.ts';
 
 function renderGroup(baseUrl: string, row: ScimGroupRow, members: GroupMemberRef[]): Doc {
-  const { schemas: _schemas, displayName: _displayName, externalId: _externalId, members: _members, ...rest } = row.resource;
+  const {
+    schemas: _schemas,
+    displayName: _displayName,
+    externalId: _externalId,
+    members: _members,
+    ...rest
+  } = row.resource;
   return {
     schemas: [GROUP_SCHEMA],
     id: row.id,
     ...(row.external_id !== null ? { externalId: row.external_id } : {}),
     displayName: row.display_name,
     ...rest,
-    members: members.map((m) => ({ value: m.scim_user_id, display: m.user_display, $ref: `${baseUrl}/Users/${m.scim_user_id}`, type: 'User' })),
+    members: members.map((m) => ({
+      value: m.scim_user_id,
+      display: m.user_display,
+      $ref: `${baseUrl}/Users/${m.scim_user_id}`,
+      type: 'User',
+    })),
     meta: meta(baseUrl, 'Group', row),
   };
 }
@@ -54,7 +65,8 @@ async function memberIds(deps: ScimDeps, tx: Queryable, ctx: ScimConnector, doc:
   const members = doc.members === undefined ? [] : doc.members;
   if (!Array.isArray(members)) throw new ScimError(400, 'members must be an array', 'invalidValue');
   const ids = members.map((m) => (isObject(m) && typeof m.value === 'string' ? m.value : null));
-  if (ids.some((id) => id === null)) throw new ScimError(400, 'each member needs a string value (a User id)', 'invalidValue');
+  if (ids.some((id) => id === null))
+    throw new ScimError(400, 'each member needs a string value (a User id)', 'invalidValue');
   const unique = [...new Set(ids as string[])];
   // Locked before the group's membership rows: a user's deletion holds its row, then deletes those
   // rows (ON DELETE CASCADE), so taking them first and the user's row after would deadlock with it.
@@ -69,7 +81,13 @@ function unknownMembers(ids: string[]): ScimError {
 }
 
 /** Sets a group's members; a listed user deleted since `memberIds` checked it is as unknown as one never provisioned. */
-async function setGroupMembers(deps: ScimDeps, tx: Queryable, ctx: ScimConnector, groupId: string, ids: string[]): Promise<void> {
+async function setGroupMembers(
+  deps: ScimDeps,
+  tx: Queryable,
+  ctx: ScimConnector,
+  groupId: string,
+  ids: string[],
+): Promise<void> {
   try {
     await deps.store.setGroupMembers(tx, ctx.organizationId, groupId, ids);
   } catch (error) {
@@ -114,11 +132,32 @@ async function writeGroup(
   return groupWithMembers(deps, tx, ctx, row);
 }
 
-export async function listGroups(deps: ScimDeps, ctx: ScimConnector, query: { filter?: string | undefined; paging: Paging; excludeMembers: boolean }) {
-  const { rows, total } = await deps.store.listGroups(deps.db, ctx.organizationId, filterOf(query.filter), query.paging.startIndex - 1, query.paging.count);
-  const members = query.excludeMembers ? [] : await deps.store.memberships(deps.db, ctx.organizationId, 'group', rows.map((r) => r.id));
+export async function listGroups(
+  deps: ScimDeps,
+  ctx: ScimConnector,
+  query: { filter?: string | undefined; paging: Paging; excludeMembers: boolean },
+) {
+  const { rows, total } = await deps.store.listGroups(
+    deps.db,
+    ctx.organizationId,
+    filterOf(query.filter),
+    query.paging.startIndex - 1,
+    query.paging.count,
+  );
+  const members = query.excludeMembers
+    ? []
+    : await deps.store.memberships(
+        deps.db,
+        ctx.organizationId,
+        'group',
+        rows.map((r) => r.id),
+      );
   const resources = rows.map((row) => {
-    const rendered = renderGroup(deps.baseUrl, row, members.filter((m) => m.group_id === row.id));
+    const rendered = renderGroup(
+      deps.baseUrl,
+      row,
+      members.filter((m) => m.group_id === row.id),
+    );
     if (query.excludeMembers) delete rendered.members;
     return rendered;
   });
@@ -136,9 +175,18 @@ export async function createGroup(deps: ScimDeps, ctx: ScimContext, body: unknow
   const fields = groupFields(doc);
   return writeTransaction(deps.db, ctx, async (tx) => {
     const ids = await memberIds(deps, tx, ctx, doc);
-    const row = await deps.store.insertGroup(tx, { id: newId('scimg'), organizationId: ctx.organizationId, ...fields, resource: groupResource(doc) });
+    const row = await deps.store.insertGroup(tx, {
+      id: newId('scimg'),
+      organizationId: ctx.organizationId,
+      ...fields,
+      resource: groupResource(doc),
+    });
     await setGroupMembers(deps, tx, ctx, row.id, ids);
-    tx.audit({ action: 'scim_group.created', target: { type: 'scim_group', id: row.id, name: fields.displayName }, changes: { displayName: fields.displayName, members: ids } });
+    tx.audit({
+      action: 'scim_group.created',
+      target: { type: 'scim_group', id: row.id, name: fields.displayName },
+      changes: { displayName: fields.displayName, members: ids },
+    });
     return groupWithMembers(deps, tx, ctx, row);
   });
 }
@@ -147,10 +195,16 @@ export async function replaceGroup(deps: ScimDeps, ctx: ScimContext, id: string,
   const domain = await verifiedDomain(deps, ctx);
   return writeTransaction(deps.db, ctx, async (tx) => {
     // Locked, so a concurrent delete either waits for this write or has already made it a 404.
-    if (!(await deps.store.findGroup(tx, ctx.organizationId, id, true))) throw new ScimError(404, `Group ${id} not found`);
+    if (!(await deps.store.findGroup(tx, ctx.organizationId, id, true)))
+      throw new ScimError(404, `Group ${id} not found`);
     const doc = normalizeResource('Group', body);
-    tx.audit({ action: 'scim_group.replaced', target: { type: 'scim_group', id, name: typeof doc.displayName === 'string' ? doc.displayName : null } });
-    return writeGroup(deps, tx, ctx, id, doc, domain, () => deps.store.memberships(tx, ctx.organizationId, 'group', [id]));
+    tx.audit({
+      action: 'scim_group.replaced',
+      target: { type: 'scim_group', id, name: typeof doc.displayName === 'string' ? doc.displayName : null },
+    });
+    return writeGroup(deps, tx, ctx, id, doc, domain, () =>
+      deps.store.memberships(tx, ctx.organizationId, 'group', [id]),
+    );
   });
 }
 
@@ -161,10 +215,26 @@ export async function patchGroup(deps: ScimDeps, ctx: ScimContext, id: string, b
     const existing = await deps.store.findGroup(tx, ctx.organizationId, id, true);
     if (!existing) throw new ScimError(404, `Group ${id} not found`);
     const members = await deps.store.memberships(tx, ctx.organizationId, 'group', [id]);
-    const current: Doc = { ...existing.resource, displayName: existing.display_name, members: members.map((m) => ({ value: m.scim_user_id })) };
+    const current: Doc = {
+      ...existing.resource,
+      displayName: existing.display_name,
+      members: members.map((m) => ({ value: m.scim_user_id })),
+    };
     if (existing.external_id !== null) current.externalId = existing.external_id;
-    tx.audit({ action: 'scim_group.updated', target: { type: 'scim_group', id, name: existing.display_name }, changes: { operations: operations.map((operation) => operation.op) } });
-    return writeGroup(deps, tx, ctx, id, normalizeResource('Group', applyPatch('Group', current, operations)), domain, async () => members);
+    tx.audit({
+      action: 'scim_group.updated',
+      target: { type: 'scim_group', id, name: existing.display_name },
+      changes: { operations: operations.map((operation) => operation.op) },
+    });
+    return writeGroup(
+      deps,
+      tx,
+      ctx,
+      id,
+      normalizeResource('Group', applyPatch('Group', current, operations)),
+      domain,
+      async () => members,
+    );
   });
 }
 

@@ -5,7 +5,12 @@
 import { z } from 'zod';
 import { PATCH_OP_SCHEMA } from './schema.ts';
 
-const multiValue = z.looseObject({ value: z.string().optional(), display: z.string().optional(), type: z.string().optional(), primary: z.boolean().optional() });
+const multiValue = z.looseObject({
+  value: z.string().optional(),
+  display: z.string().optional(),
+  type: z.string().optional(),
+  primary: z.boolean().optional(),
+});
 
 const meta = z
   .looseObject({
@@ -20,7 +25,7 @@ const meta = z
 const schemas = z.array(z.string()).describe('The URNs of the schemas the resource uses');
 
 const userAttributes = {
-  externalId: z.string().optional().describe('The identity provider\'s id of the user'),
+  externalId: z.string().optional().describe("The identity provider's id of the user"),
   userName: z.string().optional().describe('Unique (case-insensitively); in the verified SSO domain'),
   name: z
     .looseObject({
@@ -42,13 +47,30 @@ export const scimUserSchema = z
     schemas,
     id: z.string(),
     ...userAttributes,
-    groups: z.array(z.looseObject({ value: z.string(), display: z.string().optional(), $ref: z.string().optional(), type: z.string().optional() })).optional().describe('Read-only: the groups the user is a member of'),
+    groups: z
+      .array(
+        z.looseObject({
+          value: z.string(),
+          display: z.string().optional(),
+          $ref: z.string().optional(),
+          type: z.string().optional(),
+        }),
+      )
+      .optional()
+      .describe('Read-only: the groups the user is a member of'),
     meta,
   })
-  .describe('SCIM User (RFC 7643 section 4.1), with the enterprise extension under its URN when set. `attributes` and `excludedAttributes` leave attributes out; `schemas`, `id` and `meta` are always returned.')
+  .describe(
+    'SCIM User (RFC 7643 section 4.1), with the enterprise extension under its URN when set. `attributes` and `excludedAttributes` leave attributes out; `schemas`, `id` and `meta` are always returned.',
+  )
   .meta({ id: 'ScimUser' });
 
-const groupMember = z.looseObject({ value: z.string(), display: z.string().optional(), $ref: z.string().optional(), type: z.string().optional() });
+const groupMember = z.looseObject({
+  value: z.string(),
+  display: z.string().optional(),
+  $ref: z.string().optional(),
+  type: z.string().optional(),
+});
 
 export const scimGroupSchema = z
   .looseObject({
@@ -59,7 +81,9 @@ export const scimGroupSchema = z
     members: z.array(groupMember).optional().describe('Users only'),
     meta,
   })
-  .describe('SCIM Group (RFC 7643 section 4.2). `attributes` and `excludedAttributes` leave attributes out; `schemas`, `id` and `meta` are always returned.')
+  .describe(
+    'SCIM Group (RFC 7643 section 4.2). `attributes` and `excludedAttributes` leave attributes out; `schemas`, `id` and `meta` are always returned.',
+  )
   .meta({ id: 'ScimGroup' });
 
 /**
@@ -73,13 +97,25 @@ function documentedBody(shape: z.ZodType, id: string, description: string) {
 }
 
 export const scimUserInputSchema = documentedBody(
-  z.looseObject({ schemas: schemas.optional(), ...userAttributes, userName: z.string().describe('Unique (case-insensitively); in the verified SSO domain') }),
+  z.looseObject({
+    schemas: schemas.optional(),
+    ...userAttributes,
+    userName: z.string().describe('Unique (case-insensitively); in the verified SSO domain'),
+  }),
   'ScimUserRequest',
   'A SCIM User to create or replace with (RFC 7643 section 4.1). Server-set attributes (`id`, `meta`, `groups`) are ignored, and so are attributes of no supported schema.',
 );
 
 export const scimGroupInputSchema = documentedBody(
-  z.looseObject({ schemas: schemas.optional(), externalId: z.string().optional(), displayName: z.string(), members: z.array(groupMember.omit({ $ref: true })).optional().describe('Users only, each named by `value`') }),
+  z.looseObject({
+    schemas: schemas.optional(),
+    externalId: z.string().optional(),
+    displayName: z.string(),
+    members: z
+      .array(groupMember.omit({ $ref: true }))
+      .optional()
+      .describe('Users only, each named by `value`'),
+  }),
   'ScimGroupRequest',
   'A SCIM Group to create or replace with (RFC 7643 section 4.2)',
 );
@@ -90,8 +126,15 @@ export const scimPatchOpSchema = z
     Operations: z
       .array(
         z.looseObject({
-          op: z.string().describe('`add`, `remove` or `replace` (any letter case, as some identity providers send `Replace`)'),
-          path: z.string().optional().describe('An attribute path, optionally with a filter (`members[value eq "..."]`); left out, `value` is an object of attributes'),
+          op: z
+            .string()
+            .describe('`add`, `remove` or `replace` (any letter case, as some identity providers send `Replace`)'),
+          path: z
+            .string()
+            .optional()
+            .describe(
+              'An attribute path, optionally with a filter (`members[value eq "..."]`); left out, `value` is an object of attributes',
+            ),
           value: z.unknown().optional(),
         }),
       )
@@ -105,7 +148,18 @@ export const scimErrorSchema = z
     schemas: z.array(z.string()).describe('`urn:ietf:params:scim:api:messages:2.0:Error`'),
     status: z.string().describe('The HTTP status, as a string'),
     scimType: z
-      .enum(['invalidFilter', 'tooMany', 'uniqueness', 'mutability', 'invalidSyntax', 'invalidPath', 'noTarget', 'invalidValue', 'invalidVers', 'sensitive'])
+      .enum([
+        'invalidFilter',
+        'tooMany',
+        'uniqueness',
+        'mutability',
+        'invalidSyntax',
+        'invalidPath',
+        'noTarget',
+        'invalidValue',
+        'invalidVers',
+        'sensitive',
+      ])
       .optional(),
     detail: z.string().optional(),
   })

@@ -5,7 +5,14 @@
 // with members[value eq "..."]. The result is a new document; the caller validates and stores it.
 import { ScimError } from './errors.ts';
 import { matchesFilter, parsePatchPath, type Filter, type PatchPath } from './filter.ts';
-import { coreAttributes, findAttribute, findSchema, resourceSchemas, type AttributeDef, type ResourceKind } from './schema.ts';
+import {
+  coreAttributes,
+  findAttribute,
+  findSchema,
+  resourceSchemas,
+  type AttributeDef,
+  type ResourceKind,
+} from './schema.ts';
 
 export interface PatchOperation {
   op: string;
@@ -46,12 +53,14 @@ function truthy(value: unknown): boolean {
 function keepSinglePrimary(list: unknown[], added: unknown[]): void {
   const newPrimary = added.find((element) => isObject(element) && truthy(element.primary));
   if (!newPrimary) return;
-  for (const element of list) if (element !== newPrimary && isObject(element) && truthy(element.primary)) element.primary = false;
+  for (const element of list)
+    if (element !== newPrimary && isObject(element) && truthy(element.primary)) element.primary = false;
 }
 
 /** Elements that match an `a eq x and b eq y` filter can be created from it; anything else cannot. */
 function elementFromFilter(filter: Filter): Doc | null {
-  if (filter.type === 'compare' && filter.op === 'eq' && !filter.attr.sub && !filter.attr.uri) return { [filter.attr.name]: filter.value };
+  if (filter.type === 'compare' && filter.op === 'eq' && !filter.attr.sub && !filter.attr.uri)
+    return { [filter.attr.name]: filter.value };
   if (filter.type === 'and') {
     const left = elementFromFilter(filter.left);
     const right = elementFromFilter(filter.right);
@@ -79,7 +88,11 @@ class Patcher {
     if (!isObject(operation)) throw new ScimError(400, 'each operation must be an object', 'invalidSyntax');
     const op = typeof operation.op === 'string' ? operation.op.toLowerCase() : '';
     if (op !== 'add' && op !== 'replace' && op !== 'remove') {
-      throw new ScimError(400, `unknown operation "${String(operation.op)}"; expected add, replace or remove`, 'invalidSyntax');
+      throw new ScimError(
+        400,
+        `unknown operation "${String(operation.op)}"; expected add, replace or remove`,
+        'invalidSyntax',
+      );
     }
     const path = typeof operation.path === 'string' && operation.path.trim() !== '' ? operation.path : undefined;
     if (operation.path !== undefined && operation.path !== null && typeof operation.path !== 'string') {
@@ -87,11 +100,13 @@ class Patcher {
     }
     if (path === undefined) {
       if (op === 'remove') throw new ScimError(400, 'a remove operation needs a path', 'noTarget');
-      if (!isObject(operation.value)) throw new ScimError(400, `a ${op} operation without a path needs an object value`, 'invalidValue');
+      if (!isObject(operation.value))
+        throw new ScimError(400, `a ${op} operation without a path needs an object value`, 'invalidValue');
       this.applyValueObject(op, operation.value, undefined);
       return;
     }
-    if (op !== 'remove' && operation.value === undefined) throw new ScimError(400, `a ${op} operation needs a value`, 'invalidValue');
+    if (op !== 'remove' && operation.value === undefined)
+      throw new ScimError(400, `a ${op} operation needs a value`, 'invalidValue');
     this.applyPath(op, parsePatchPath(path), operation.value, path, true);
   }
 
@@ -116,7 +131,8 @@ class Patcher {
     if (!uri) return { container: this.doc, defs: coreAttributes(this.kind) };
     const schema = findSchema(this.kind, uri);
     if (!schema) throw new ScimError(400, `unknown schema "${uri}"`, 'invalidPath');
-    if (schema.id === resourceSchemas[this.kind].core.id) return { container: this.doc, defs: coreAttributes(this.kind) };
+    if (schema.id === resourceSchemas[this.kind].core.id)
+      return { container: this.doc, defs: coreAttributes(this.kind) };
     const key = keyFor(this.doc, schema.id, undefined);
     let container = this.doc[key];
     if (!isObject(container)) {
@@ -124,7 +140,8 @@ class Patcher {
       container = {};
       this.doc[key] = container;
       const schemas = Array.isArray(this.doc.schemas) ? (this.doc.schemas as unknown[]) : [];
-      if (!schemas.some((s) => typeof s === 'string' && s.toLowerCase() === schema.id.toLowerCase())) schemas.push(schema.id);
+      if (!schemas.some((s) => typeof s === 'string' && s.toLowerCase() === schema.id.toLowerCase()))
+        schemas.push(schema.id);
       this.doc.schemas = schemas;
     }
     return { container: container as Doc, defs: schema.attributes, extensionUrn: schema.id };
@@ -269,7 +286,10 @@ class Patcher {
         throw new ScimError(400, `"${text}" needs an object value`, 'invalidValue');
       }
     }
-    keepSinglePrimary(list, sub && sub.toLowerCase() === 'primary' ? matches : matches.filter((m) => !sub && isObject(m)));
+    keepSinglePrimary(
+      list,
+      sub && sub.toLowerCase() === 'primary' ? matches : matches.filter((m) => !sub && isObject(m)),
+    );
   }
 }
 

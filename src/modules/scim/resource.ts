@@ -3,7 +3,14 @@
 // server-owned attributes (id, meta, schemas, User.groups), write-only ones (password) and
 // attributes of no schema dropped.
 import { ScimError } from './errors.ts';
-import { coreAttributes, findAttribute, findSchema, resourceSchemas, type AttributeDef, type ResourceKind } from './schema.ts';
+import {
+  coreAttributes,
+  findAttribute,
+  findSchema,
+  resourceSchemas,
+  type AttributeDef,
+  type ResourceKind,
+} from './schema.ts';
 
 type Doc = Record<string, unknown>;
 
@@ -26,9 +33,7 @@ export function toBoolean(value: unknown, name: string): boolean {
 function normalizeValue(def: AttributeDef, value: unknown, name: string): unknown {
   if (def.multiValued) {
     const list = Array.isArray(value) ? value : [value];
-    return list
-      .filter((item) => item !== null && item !== undefined)
-      .map((item) => normalizeSingle(def, item, name));
+    return list.filter((item) => item !== null && item !== undefined).map((item) => normalizeSingle(def, item, name));
   }
   return normalizeSingle(def, value, name);
 }
@@ -51,7 +56,7 @@ function normalizeAttributes(input: Doc, defs: AttributeDef[], prefix: string, d
   const out: Doc = {};
   for (const [key, value] of Object.entries(input)) {
     const def = findAttribute(defs, key);
-    const name = prefix ? `${prefix}.${def?.name ?? key}` : def?.name ?? key;
+    const name = prefix ? `${prefix}.${def?.name ?? key}` : (def?.name ?? key);
     if (value === null || value === undefined) continue; // null means "unassigned" (RFC 7644 3.5.1)
     // Unknown attributes are ignored, as a service provider may (RFC 7644 3.3): kept, they would be
     // echoed back as if this server knew what they mean.
@@ -81,7 +86,9 @@ export function normalizeResource(kind: ResourceKind, input: unknown): Doc {
     }
     Object.assign(top, normalizeAttributes({ [key]: value }, defs, '', true));
   }
-  const result: Doc = { schemas: [core.id, ...Object.keys(extensions).filter((urn) => Object.keys(extensions[urn] as Doc).length > 0)] };
+  const result: Doc = {
+    schemas: [core.id, ...Object.keys(extensions).filter((urn) => Object.keys(extensions[urn] as Doc).length > 0)],
+  };
   Object.assign(result, top);
   for (const [urn, value] of Object.entries(extensions)) if (Object.keys(value as Doc).length > 0) result[urn] = value;
   return result;
@@ -91,7 +98,10 @@ export function normalizeResource(kind: ResourceKind, input: unknown): Doc {
 export function pickEmail(user: Doc): string | null {
   const emails = Array.isArray(user.emails) ? (user.emails as unknown[]).filter(isObject) : [];
   const withValue = emails.filter((e) => typeof e.value === 'string' && EMAIL.test(e.value as string));
-  const chosen = withValue.find((e) => e.primary === true) ?? withValue.find((e) => String(e.type).toLowerCase() === 'work') ?? withValue[0];
+  const chosen =
+    withValue.find((e) => e.primary === true) ??
+    withValue.find((e) => String(e.type).toLowerCase() === 'work') ??
+    withValue[0];
   if (chosen) return (chosen.value as string).trim().toLowerCase();
   if (typeof user.userName === 'string' && EMAIL.test(user.userName.trim())) return user.userName.trim().toLowerCase();
   return null;

@@ -9,7 +9,15 @@ export const ENTERPRISE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:extension:en
 export const LIST_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 export const PATCH_OP_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
-export type AttributeType = 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex' | 'binary';
+export type AttributeType =
+  | 'string'
+  | 'boolean'
+  | 'decimal'
+  | 'integer'
+  | 'dateTime'
+  | 'reference'
+  | 'complex'
+  | 'binary';
 
 export interface AttributeDef {
   name: string;
@@ -52,7 +60,13 @@ function a(name: string, type: AttributeType, options: Options = {}): AttributeD
 function valueList(name: string, extra: AttributeDef[] = []): AttributeDef {
   return a(name, 'complex', {
     multiValued: true,
-    subAttributes: [a('value', 'string'), a('display', 'string'), a('type', 'string'), a('primary', 'boolean'), ...extra],
+    subAttributes: [
+      a('value', 'string'),
+      a('display', 'string'),
+      a('type', 'string'),
+      a('primary', 'boolean'),
+      ...extra,
+    ],
   });
 }
 

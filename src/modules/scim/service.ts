@@ -22,17 +22,20 @@ export function createScimService(deps: ScimDeps) {
 
     // ---- the SCIM server ----
     authenticate: (bearer: string | undefined) => token.authenticate(deps, bearer),
-    recordFailure: (ctx: ScimConnector, action: string, message: string) => deps.store.recordFailure(deps.db, ctx.organizationId, action, message.slice(0, 1000)),
+    recordFailure: (ctx: ScimConnector, action: string, message: string) =>
+      deps.store.recordFailure(deps.db, ctx.organizationId, action, message.slice(0, 1000)),
     recordSuccess: (ctx: ScimConnector) => deps.store.recordSuccess(deps.db, ctx.organizationId),
 
-    listUsers: (ctx: ScimConnector, query: { filter?: string | undefined; paging: Paging }) => users.listUsers(deps, ctx, query),
+    listUsers: (ctx: ScimConnector, query: { filter?: string | undefined; paging: Paging }) =>
+      users.listUsers(deps, ctx, query),
     getUser: (ctx: ScimConnector, id: string) => users.getUser(deps, ctx, id),
     createUser: (ctx: ScimContext, body: unknown) => users.createUser(deps, ctx, body),
     replaceUser: (ctx: ScimContext, id: string, body: unknown) => users.replaceUser(deps, ctx, id, body),
     patchUser: (ctx: ScimContext, id: string, body: unknown) => users.patchUser(deps, ctx, id, body),
     deleteUser: (ctx: ScimContext, id: string) => users.deleteUser(deps, ctx, id),
 
-    listGroups: (ctx: ScimConnector, query: { filter?: string | undefined; paging: Paging; excludeMembers: boolean }) => groups.listGroups(deps, ctx, query),
+    listGroups: (ctx: ScimConnector, query: { filter?: string | undefined; paging: Paging; excludeMembers: boolean }) =>
+      groups.listGroups(deps, ctx, query),
     getGroup: (ctx: ScimConnector, id: string) => groups.getGroup(deps, ctx, id),
     createGroup: (ctx: ScimContext, body: unknown) => groups.createGroup(deps, ctx, body),
     replaceGroup: (ctx: ScimContext, id: string, body: unknown) => groups.replaceGroup(deps, ctx, id, body),

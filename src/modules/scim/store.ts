@@ -60,7 +60,8 @@ export interface GroupMemberRef {
 
 const connectorColumns = `id, organization_id, provider_id, group_mapping_mode, token_rotated_at, unresolved_failure_count,
   last_failure_at, last_failure_action, last_failure_message, next_retry_at, last_successful_sync_at, created_at, updated_at`;
-const userColumns = 'id, organization_id, user_id, member_id, user_name, external_id, display_name, active, resource, created_at, updated_at';
+const userColumns =
+  'id, organization_id, user_id, member_id, user_name, external_id, display_name, active, resource, created_at, updated_at';
 const groupColumns = 'id, organization_id, display_name, external_id, resource, created_at, updated_at';
 
 // ---- filters to SQL ----
@@ -76,30 +77,49 @@ function compileFilter(filter: Filter, resolve: Resolver, params: unknown[]): st
     return `$${params.length}`;
   };
   const compare = (column: Column, op: string, value: unknown): string => {
-    if (op === 'pr') return column.kind === 'boolean' ? `${column.sql} IS NOT NULL` : `(${column.sql} IS NOT NULL AND ${column.sql} <> '')`;
+    if (op === 'pr')
+      return column.kind === 'boolean'
+        ? `${column.sql} IS NOT NULL`
+        : `(${column.sql} IS NOT NULL AND ${column.sql} <> '')`;
     if (value === null) {
       if (op === 'eq') return `${column.sql} IS NULL`;
       if (op === 'ne') return `${column.sql} IS NOT NULL`;
       throw new ScimError(400, `operator "${op}" cannot compare with null`, 'invalidFilter');
     }
     if (column.kind === 'boolean') {
-      if (typeof value !== 'boolean' || (op !== 'eq' && op !== 'ne')) throw new ScimError(400, 'boolean attributes support eq and ne with true or false', 'invalidFilter');
+      if (typeof value !== 'boolean' || (op !== 'eq' && op !== 'ne'))
+        throw new ScimError(400, 'boolean attributes support eq and ne with true or false', 'invalidFilter');
       return op === 'eq' ? `${column.sql} = ${param(value)}` : `${column.sql} IS DISTINCT FROM ${param(value)}`;
     }
-    if (typeof value !== 'string') throw new ScimError(400, 'string attributes are compared with a quoted string', 'invalidFilter');
+    if (typeof value !== 'string')
+      throw new ScimError(400, 'string attributes are compared with a quoted string', 'invalidFilter');
     const col = column.kind === 'text' ? `lower(${column.sql})` : column.sql;
     const val = column.kind === 'text' ? `lower(${param(value)})` : param(value);
     switch (op) {
-      case 'eq': return `${col} = ${val}`;
-      case 'ne': return `(${column.sql} IS NULL OR ${col} <> ${val})`;
-      case 'co': return `strpos(${col}, ${val}) > 0`;
-      case 'sw': return `starts_with(${col}, ${val})`;
-      case 'ew': return `right(${col}, length(${val})) = ${val}`;
-      default: throw new ScimError(400, `operator "${op}" is not supported here; use eq, ne, co, sw, ew or pr`, 'invalidFilter');
+      case 'eq':
+        return `${col} = ${val}`;
+      case 'ne':
+        return `(${column.sql} IS NULL OR ${col} <> ${val})`;
+      case 'co':
+        return `strpos(${col}, ${val}) > 0`;
+      case 'sw':
+        return `starts_with(${col}, ${val})`;
+      case 'ew':
+        return `right(${col}, length(${val})) = ${val}`;
+      default:
+        throw new ScimError(
+          400,
+          `operator "${op}" is not supported here; use eq, ne, co, sw, ew or pr`,
+          'invalidFilter',
+        );
     }
   };
   const unsupported = (attr: AttrPath) =>
-    new ScimError(400, `filtering on "${[attr.name, attr.sub].filter(Boolean).join('.')}" is not supported`, 'invalidFilter');
+    new ScimError(
+      400,
+      `filtering on "${[attr.name, attr.sub].filter(Boolean).join('.')}" is not supported`,
+      'invalidFilter',
+    );
 
   const walk = (node: Filter, resolver: Resolver): string => {
     switch (node.type) {
@@ -136,7 +156,8 @@ function compileFilter(filter: Filter, resolve: Resolver, params: unknown[]): st
 const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:user';
 const GROUP_URN = 'urn:ietf:params:scim:schemas:core:2.0:group';
 
-const jsonArray = (expr: string) => `jsonb_array_elements(CASE WHEN jsonb_typeof(${expr}) = 'array' THEN ${expr} ELSE '[]'::jsonb END) AS e(v)`;
+const jsonArray = (expr: string) =>
+  `jsonb_array_elements(CASE WHEN jsonb_typeof(${expr}) = 'array' THEN ${expr} ELSE '[]'::jsonb END) AS e(v)`;
 
 const userResolver: Resolver = (attr) => {
   if (attr.uri && attr.uri.toLowerCase() !== USER_URN) return null;
@@ -144,11 +165,16 @@ const userResolver: Resolver = (attr) => {
   const sub = attr.sub?.toLowerCase();
   if (sub && name !== 'emails' && name !== 'name' && name !== 'meta') return null;
   switch (name) {
-    case 'id': return { sql: 'u.id', kind: 'exact' };
-    case 'username': return { sql: 'u.user_name', kind: 'text' };
-    case 'externalid': return { sql: 'u.external_id', kind: 'exact' };
-    case 'displayname': return { sql: 'u.display_name', kind: 'text' };
-    case 'active': return { sql: 'u.active', kind: 'boolean' };
+    case 'id':
+      return { sql: 'u.id', kind: 'exact' };
+    case 'username':
+      return { sql: 'u.user_name', kind: 'text' };
+    case 'externalid':
+      return { sql: 'u.external_id', kind: 'exact' };
+    case 'displayname':
+      return { sql: 'u.display_name', kind: 'text' };
+    case 'active':
+      return { sql: 'u.active', kind: 'boolean' };
     case 'name':
       if (sub === 'givenname') return { sql: "(u.resource->'name'->>'givenName')", kind: 'text' };
       if (sub === 'familyname') return { sql: "(u.resource->'name'->>'familyName')", kind: 'text' };
@@ -164,7 +190,8 @@ const userResolver: Resolver = (attr) => {
           return null;
         },
       };
-    default: return null;
+    default:
+      return null;
   }
 };
 
@@ -173,16 +200,20 @@ const groupResolver: Resolver = (attr) => {
   const name = attr.name.toLowerCase();
   if (attr.sub && name !== 'members') return null;
   switch (name) {
-    case 'id': return { sql: 'g.id', kind: 'exact' };
-    case 'displayname': return { sql: 'g.display_name', kind: 'text' };
-    case 'externalid': return { sql: 'g.external_id', kind: 'exact' };
+    case 'id':
+      return { sql: 'g.id', kind: 'exact' };
+    case 'displayname':
+      return { sql: 'g.display_name', kind: 'text' };
+    case 'externalid':
+      return { sql: 'g.external_id', kind: 'exact' };
     case 'members':
       return {
         multi: 'scim_group_members e',
         where: 'e.group_id = g.id',
         element: (a) => (a.name.toLowerCase() === 'value' ? { sql: 'e.scim_user_id', kind: 'exact' } : null),
       };
-    default: return null;
+    default:
+      return null;
   }
 };
 
@@ -190,18 +221,27 @@ export function createScimStore() {
   return {
     // ---- connectors ----
     async findConnector(db: Queryable, organizationId: string): Promise<ConnectorRow | undefined> {
-      const { rows } = await db.query<ConnectorRow>(`SELECT ${connectorColumns} FROM scim_connectors WHERE organization_id = $1`, [organizationId]);
+      const { rows } = await db.query<ConnectorRow>(
+        `SELECT ${connectorColumns} FROM scim_connectors WHERE organization_id = $1`,
+        [organizationId],
+      );
       return rows[0];
     },
 
     async findConnectorByToken(db: Queryable, lookup: TokenLookup): Promise<ConnectorRow | undefined> {
       const { where, params } = tokenCondition(lookup, 'token_hash', 'organization_id');
-      const { rows } = await db.query<ConnectorRow>(`SELECT ${connectorColumns} FROM scim_connectors WHERE ${where}`, params);
+      const { rows } = await db.query<ConnectorRow>(
+        `SELECT ${connectorColumns} FROM scim_connectors WHERE ${where}`,
+        params,
+      );
       return rows[0];
     },
 
     /** Creates the connector if absent and sets a new token hash in one statement (the old hash stops matching at once). */
-    async upsertConnectorToken(db: Queryable, input: { id: string; organizationId: string; providerId: string; tokenHash: string }): Promise<ConnectorRow> {
+    async upsertConnectorToken(
+      db: Queryable,
+      input: { id: string; organizationId: string; providerId: string; tokenHash: string },
+    ): Promise<ConnectorRow> {
       const { rows } = await db.query<ConnectorRow>(
         `INSERT INTO scim_connectors (id, organization_id, provider_id, token_hash, token_rotated_at)
          VALUES ($1, $2, $3, $4, now())
@@ -234,7 +274,10 @@ export function createScimStore() {
     async listUsers(db: Queryable, organizationId: string, filter: Filter | undefined, offset: number, limit: number) {
       const params: unknown[] = [organizationId];
       const where = filter ? ` AND (${compileFilter(filter, userResolver, params)})` : '';
-      const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM scim_users u WHERE u.organization_id = $1${where}`, params);
+      const total = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM scim_users u WHERE u.organization_id = $1${where}`,
+        params,
+      );
       if (limit === 0) return { rows: [] as ScimUserRow[], total: total.rows[0]!.n };
       const { rows } = await db.query<ScimUserRow>(
         `SELECT ${userColumns} FROM scim_users u WHERE u.organization_id = $1${where}
@@ -244,7 +287,12 @@ export function createScimStore() {
       return { rows, total: total.rows[0]!.n };
     },
 
-    async findUser(db: Queryable, organizationId: string, id: string, forUpdate = false): Promise<ScimUserRow | undefined> {
+    async findUser(
+      db: Queryable,
+      organizationId: string,
+      id: string,
+      forUpdate = false,
+    ): Promise<ScimUserRow | undefined> {
       const { rows } = await db.query<ScimUserRow>(
         `SELECT ${userColumns} FROM scim_users WHERE organization_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
         [organizationId, id],
@@ -252,7 +300,11 @@ export function createScimStore() {
       return rows[0];
     },
 
-    async findUserByUserName(db: Queryable, organizationId: string, userName: string): Promise<ScimUserRow | undefined> {
+    async findUserByUserName(
+      db: Queryable,
+      organizationId: string,
+      userName: string,
+    ): Promise<ScimUserRow | undefined> {
       const { rows } = await db.query<ScimUserRow>(
         `SELECT ${userColumns} FROM scim_users WHERE organization_id = $1 AND lower(user_name) = lower($2)`,
         [organizationId, userName],
@@ -261,18 +313,37 @@ export function createScimStore() {
     },
 
     async findUserByUserId(db: Queryable, organizationId: string, userId: string): Promise<ScimUserRow | undefined> {
-      const { rows } = await db.query<ScimUserRow>(`SELECT ${userColumns} FROM scim_users WHERE organization_id = $1 AND user_id = $2`, [organizationId, userId]);
+      const { rows } = await db.query<ScimUserRow>(
+        `SELECT ${userColumns} FROM scim_users WHERE organization_id = $1 AND user_id = $2`,
+        [organizationId, userId],
+      );
       return rows[0];
     },
 
     async insertUser(
       db: Queryable,
-      row: { id: string; organizationId: string; userId: string; memberId: string | null; resource: unknown } & ScimUserAttributes,
+      row: {
+        id: string;
+        organizationId: string;
+        userId: string;
+        memberId: string | null;
+        resource: unknown;
+      } & ScimUserAttributes,
     ): Promise<ScimUserRow> {
       const { rows } = await db.query<ScimUserRow>(
         `INSERT INTO scim_users (id, organization_id, user_id, member_id, user_name, external_id, display_name, active, resource)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) RETURNING ${userColumns}`,
-        [row.id, row.organizationId, row.userId, row.memberId, row.userName, row.externalId, row.displayName, row.active, JSON.stringify(row.resource)],
+        [
+          row.id,
+          row.organizationId,
+          row.userId,
+          row.memberId,
+          row.userName,
+          row.externalId,
+          row.displayName,
+          row.active,
+          JSON.stringify(row.resource),
+        ],
       );
       return rows[0]!;
     },
@@ -288,7 +359,16 @@ export function createScimStore() {
             SET member_id = $3, user_name = $4, external_id = $5, display_name = $6, active = $7, resource = $8::jsonb, updated_at = now()
           WHERE organization_id = $1 AND id = $2
           RETURNING ${userColumns}`,
-        [organizationId, id, row.memberId, row.userName, row.externalId, row.displayName, row.active, JSON.stringify(row.resource)],
+        [
+          organizationId,
+          id,
+          row.memberId,
+          row.userName,
+          row.externalId,
+          row.displayName,
+          row.active,
+          JSON.stringify(row.resource),
+        ],
       );
       return rows[0]!;
     },
@@ -315,7 +395,10 @@ export function createScimStore() {
     async listGroups(db: Queryable, organizationId: string, filter: Filter | undefined, offset: number, limit: number) {
       const params: unknown[] = [organizationId];
       const where = filter ? ` AND (${compileFilter(filter, groupResolver, params)})` : '';
-      const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM scim_groups g WHERE g.organization_id = $1${where}`, params);
+      const total = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM scim_groups g WHERE g.organization_id = $1${where}`,
+        params,
+      );
       if (limit === 0) return { rows: [] as ScimGroupRow[], total: total.rows[0]!.n };
       const { rows } = await db.query<ScimGroupRow>(
         `SELECT ${groupColumns} FROM scim_groups g WHERE g.organization_id = $1${where}
@@ -325,7 +408,12 @@ export function createScimStore() {
       return { rows, total: total.rows[0]!.n };
     },
 
-    async findGroup(db: Queryable, organizationId: string, id: string, forUpdate = false): Promise<ScimGroupRow | undefined> {
+    async findGroup(
+      db: Queryable,
+      organizationId: string,
+      id: string,
+      forUpdate = false,
+    ): Promise<ScimGroupRow | undefined> {
       const { rows } = await db.query<ScimGroupRow>(
         `SELECT ${groupColumns} FROM scim_groups WHERE organization_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
         [organizationId, id],
@@ -333,7 +421,10 @@ export function createScimStore() {
       return rows[0];
     },
 
-    async insertGroup(db: Queryable, row: { id: string; organizationId: string; displayName: string; externalId: string | null; resource: unknown }): Promise<ScimGroupRow> {
+    async insertGroup(
+      db: Queryable,
+      row: { id: string; organizationId: string; displayName: string; externalId: string | null; resource: unknown },
+    ): Promise<ScimGroupRow> {
       const { rows } = await db.query<ScimGroupRow>(
         `INSERT INTO scim_groups (id, organization_id, display_name, external_id, resource)
          VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING ${groupColumns}`,
@@ -342,7 +433,12 @@ export function createScimStore() {
       return rows[0]!;
     },
 
-    async updateGroup(db: Queryable, organizationId: string, id: string, row: { displayName: string; externalId: string | null; resource: unknown }): Promise<ScimGroupRow> {
+    async updateGroup(
+      db: Queryable,
+      organizationId: string,
+      id: string,
+      row: { displayName: string; externalId: string | null; resource: unknown },
+    ): Promise<ScimGroupRow> {
       const { rows } = await db.query<ScimGroupRow>(
         `UPDATE scim_groups SET display_name = $3, external_id = $4, resource = $5::jsonb, updated_at = now()
           WHERE organization_id = $1 AND id = $2 RETURNING ${groupColumns}`,
@@ -356,7 +452,10 @@ export function createScimStore() {
     },
 
     async setGroupMembers(db: Queryable, organizationId: string, groupId: string, userIds: string[]): Promise<void> {
-      await db.query('DELETE FROM scim_group_members WHERE organization_id = $1 AND group_id = $2', [organizationId, groupId]);
+      await db.query('DELETE FROM scim_group_members WHERE organization_id = $1 AND group_id = $2', [
+        organizationId,
+        groupId,
+      ]);
       if (userIds.length === 0) return;
       await db.query(
         `INSERT INTO scim_group_members (organization_id, group_id, scim_user_id)
@@ -366,7 +465,12 @@ export function createScimStore() {
     },
 
     /** Memberships of the given groups or users (one query per page of resources). */
-    async memberships(db: Queryable, organizationId: string, by: 'group' | 'user', ids: string[]): Promise<GroupMemberRef[]> {
+    async memberships(
+      db: Queryable,
+      organizationId: string,
+      by: 'group' | 'user',
+      ids: string[],
+    ): Promise<GroupMemberRef[]> {
       if (ids.length === 0) return [];
       const { rows } = await db.query<GroupMemberRef>(
         `SELECT gm.group_id, gm.scim_user_id, g.display_name AS group_display_name,

@@ -22,7 +22,11 @@ export async function rotateToken(deps: ScimDeps, ctx: CallerContext) {
   if (!organizationId) throw organizationNotFound();
   const sso = await deps.sso.verifiedConnection(organizationId);
   if (!sso) {
-    throw new ApiError(409, 'sso_required', 'SCIM provisioning needs an SSO connection with a verified domain: PUT /v1/sso/connection, then POST /v1/sso/verify-domain');
+    throw new ApiError(
+      409,
+      'sso_required',
+      'SCIM provisioning needs an SSO connection with a verified domain: PUT /v1/sso/connection, then POST /v1/sso/verify-domain',
+    );
   }
   const token = tenantToken(tokenPrefix, organizationId);
   const connector = await writeTransaction(deps.db, ctx, async (tx) => {
@@ -30,8 +34,16 @@ export async function rotateToken(deps: ScimDeps, ctx: CallerContext) {
     // since must not leave a working token behind. With the member row held, one in progress either
     // commits first and is seen here, or waits until this rotation, made while the right held, commits.
     if (!caller.memberId) throw organizationNotFound();
-    await deps.membership.holdActingMember(tx, organizationId, caller.memberId, { roles: tokenRotators, refuse: rotationRefusals });
-    tx.audit({ action: 'scim_token.rotated', organizationId, target: { type: 'scim_connector', id: organizationId }, changes: { token: redacted } });
+    await deps.membership.holdActingMember(tx, organizationId, caller.memberId, {
+      roles: tokenRotators,
+      refuse: rotationRefusals,
+    });
+    tx.audit({
+      action: 'scim_token.rotated',
+      organizationId,
+      target: { type: 'scim_connector', id: organizationId },
+      changes: { token: redacted },
+    });
     return deps.store.upsertConnectorToken(tx, {
       id: newId('scim'),
       organizationId,
@@ -46,7 +58,11 @@ export async function getConnection(deps: ScimDeps, caller: Caller) {
   const organizationId = caller.organizationId;
   if (!organizationId) throw organizationNotFound();
   const connector = await deps.store.findConnector(deps.db, organizationId);
-  if (!connector) throw notFound('scim_connection_not_found', 'This organization has no SCIM connection; create one with POST /v1/scim/token');
+  if (!connector)
+    throw notFound(
+      'scim_connection_not_found',
+      'This organization has no SCIM connection; create one with POST /v1/scim/token',
+    );
   const ssoReady = (await deps.sso.verifiedConnection(organizationId)) !== undefined;
   return { connector, ssoReady };
 }

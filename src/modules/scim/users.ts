@@ -36,11 +36,22 @@ import type { GroupMemberRef, ScimUserAttributes, ScimUserRow } from './store.ts
  * renders or patches. (displayName is a column for filters, but stays in the document as sent.)
  */
 function columnAttributes(row: ScimUserRow): { externalId?: string; userName: string; active: boolean } {
-  return { ...(row.external_id !== null ? { externalId: row.external_id } : {}), userName: row.user_name, active: row.active };
+  return {
+    ...(row.external_id !== null ? { externalId: row.external_id } : {}),
+    userName: row.user_name,
+    active: row.active,
+  };
 }
 
 export function renderUser(baseUrl: string, row: ScimUserRow, groups: GroupMemberRef[]): Doc {
-  const { schemas, groups: _groups, userName: _userName, externalId: _externalId, active: _active, ...rest } = row.resource;
+  const {
+    schemas,
+    groups: _groups,
+    userName: _userName,
+    externalId: _externalId,
+    active: _active,
+    ...rest
+  } = row.resource;
   const { active, ...identifying } = columnAttributes(row);
   return {
     schemas: Array.isArray(schemas) ? schemas : [USER_SCHEMA],
@@ -48,7 +59,12 @@ export function renderUser(baseUrl: string, row: ScimUserRow, groups: GroupMembe
     ...identifying,
     ...rest,
     active,
-    groups: groups.map((g) => ({ value: g.group_id, display: g.group_display_name, $ref: `${baseUrl}/Groups/${g.group_id}`, type: 'direct' })),
+    groups: groups.map((g) => ({
+      value: g.group_id,
+      display: g.group_display_name,
+      $ref: `${baseUrl}/Groups/${g.group_id}`,
+      type: 'direct',
+    })),
     meta: meta(baseUrl, 'User', row),
   };
 }
@@ -90,14 +106,28 @@ function accountOf(doc: Doc, domain: string): Account {
     throw new ScimError(400, 'At most one e-mail address can be primary', 'invalidValue');
   }
   const email = pickEmail(doc);
-  if (!email) throw new ScimError(400, 'An e-mail address is needed: send userName as an e-mail address, or an emails value', 'invalidValue');
-  if (!emailSchema.safeParse(email).success) throw new ScimError(400, `${email} is not a valid e-mail address`, 'invalidValue');
+  if (!email)
+    throw new ScimError(
+      400,
+      'An e-mail address is needed: send userName as an e-mail address, or an emails value',
+      'invalidValue',
+    );
+  if (!emailSchema.safeParse(email).success)
+    throw new ScimError(400, `${email} is not a valid e-mail address`, 'invalidValue');
   if (!emailInDomain(email, domain)) {
-    throw new ScimError(400, `The e-mail address ${email} is outside the organization's verified domain ${domain}`, 'invalidValue');
+    throw new ScimError(
+      400,
+      `The e-mail address ${email} is outside the organization's verified domain ${domain}`,
+      'invalidValue',
+    );
   }
   const name = personNameSchema.safeParse(pickName(doc) ?? email);
   if (!name.success) {
-    throw new ScimError(400, `The name (displayName, else name) must be 1 to ${personNameSchema.maxLength} characters`, 'invalidValue');
+    throw new ScimError(
+      400,
+      `The name (displayName, else name) must be 1 to ${personNameSchema.maxLength} characters`,
+      'invalidValue',
+    );
   }
   return { email, name: name.data };
 }
@@ -120,13 +150,24 @@ async function syncAccount(deps: ScimDeps, tx: Queryable, userId: string, accoun
  * reads is current (an owner is never suspended or removed), and both lock rows in one order (a
  * removal's ON DELETE SET NULL of scim_users.member_id would otherwise deadlock with it).
  */
-const holdMemberChanges = (deps: ScimDeps, tx: Queryable, ctx: ScimConnector) => deps.membership.lockMemberChanges(tx, ctx.organizationId);
+const holdMemberChanges = (deps: ScimDeps, tx: Queryable, ctx: ScimConnector) =>
+  deps.membership.lockMemberChanges(tx, ctx.organizationId);
 
 const ownerUntouchable = () =>
-  new ScimError(400, 'The organization owner cannot be suspended or removed through SCIM; transfer ownership first', 'mutability');
+  new ScimError(
+    400,
+    'The organization owner cannot be suspended or removed through SCIM; transfer ownership first',
+    'mutability',
+  );
 
 /** Brings the member in line with `active`: suspended with sessions revoked, or active (re-added if removed meanwhile). */
-async function syncMember(deps: ScimDeps, tx: Queryable, ctx: ScimConnector, userId: string, active: boolean): Promise<string | null> {
+async function syncMember(
+  deps: ScimDeps,
+  tx: Queryable,
+  ctx: ScimConnector,
+  userId: string,
+  active: boolean,
+): Promise<string | null> {
   // Found by person, not by scim_users.member_id: that is cleared when the member is removed and
   // does not follow a person who rejoins, whom a deactivation must still reach.
   let member = await deps.membership.getMemberByUser(ctx.organizationId, userId, tx);
@@ -148,13 +189,19 @@ function loadUser(deps: ScimDeps, ctx: ScimConnector, id: string): Promise<ScimU
   });
 }
 
-const userNameTaken = (userName: string | undefined) => new ScimError(409, `userName ${userName} is already taken`, 'uniqueness');
+const userNameTaken = (userName: string | undefined) =>
+  new ScimError(409, `userName ${userName} is already taken`, 'uniqueness');
 
 /**
  * Replaces a user with what `build` makes of its current row. The row is read locked, so a write
  * made from a stale copy cannot undo a concurrent one (a deactivation above all).
  */
-async function writeUser(deps: ScimDeps, ctx: ScimContext, id: string, build: (current: ScimUserRow) => Doc): Promise<Doc> {
+async function writeUser(
+  deps: ScimDeps,
+  ctx: ScimContext,
+  id: string,
+  build: (current: ScimUserRow) => Doc,
+): Promise<Doc> {
   // An unknown user is 404 whatever the SSO domain's state (only then a paused connector is 403);
   // the row the write uses is read again, locked, inside the transaction.
   await loadUser(deps, ctx, id);
@@ -174,8 +221,16 @@ async function writeUser(deps: ScimDeps, ctx: ScimContext, id: string, build: (c
       // a departed person in. It does not touch the account either.
       if (attributes.active) await syncAccount(deps, tx, locked.user_id, accountOf(doc, requireDomain(domain)));
       const memberId = await syncMember(deps, tx, ctx, locked.user_id, attributes.active);
-      const row = await deps.store.updateUser(tx, ctx.organizationId, locked.id, { memberId, ...attributes, resource: doc });
-      tx.audit({ action: 'scim_user.updated', target: { type: 'scim_user', id: locked.id, name: attributes.userName }, changes: { userName: attributes.userName, active: attributes.active } });
+      const row = await deps.store.updateUser(tx, ctx.organizationId, locked.id, {
+        memberId,
+        ...attributes,
+        resource: doc,
+      });
+      tx.audit({
+        action: 'scim_user.updated',
+        target: { type: 'scim_user', id: locked.id, name: attributes.userName },
+        changes: { userName: attributes.userName, active: attributes.active },
+      });
       return userWithGroups(deps, tx, ctx, row);
     });
   } catch (error) {
@@ -184,10 +239,31 @@ async function writeUser(deps: ScimDeps, ctx: ScimContext, id: string, build: (c
   }
 }
 
-export async function listUsers(deps: ScimDeps, ctx: ScimConnector, query: { filter?: string | undefined; paging: Paging }) {
-  const { rows, total } = await deps.store.listUsers(deps.db, ctx.organizationId, filterOf(query.filter), query.paging.startIndex - 1, query.paging.count);
-  const groups = await deps.store.memberships(deps.db, ctx.organizationId, 'user', rows.map((r) => r.id));
-  const resources = rows.map((row) => renderUser(deps.baseUrl, row, groups.filter((g) => g.scim_user_id === row.id)));
+export async function listUsers(
+  deps: ScimDeps,
+  ctx: ScimConnector,
+  query: { filter?: string | undefined; paging: Paging },
+) {
+  const { rows, total } = await deps.store.listUsers(
+    deps.db,
+    ctx.organizationId,
+    filterOf(query.filter),
+    query.paging.startIndex - 1,
+    query.paging.count,
+  );
+  const groups = await deps.store.memberships(
+    deps.db,
+    ctx.organizationId,
+    'user',
+    rows.map((r) => r.id),
+  );
+  const resources = rows.map((row) =>
+    renderUser(
+      deps.baseUrl,
+      row,
+      groups.filter((g) => g.scim_user_id === row.id),
+    ),
+  );
   return listResponse(resources, total, query.paging);
 }
 
@@ -205,7 +281,8 @@ export async function createUser(deps: ScimDeps, ctx: ScimContext, body: unknown
   try {
     return await writeTransaction(deps.db, ctx, async (tx) => {
       await holdMemberChanges(deps, tx, ctx);
-      if (await deps.store.findUserByUserName(tx, ctx.organizationId, attributes.userName)) throw userNameTaken(attributes.userName);
+      if (await deps.store.findUserByUserName(tx, ctx.organizationId, attributes.userName))
+        throw userNameTaken(attributes.userName);
       const user = await deps.users.ensureUser(tx, account);
       if (await deps.store.findUserByUserId(tx, ctx.organizationId, user.id)) {
         throw new ScimError(409, `Another SCIM user already provisions ${account.email}`, 'uniqueness');
@@ -233,7 +310,11 @@ export async function createUser(deps: ScimDeps, ctx: ScimContext, body: unknown
         ...attributes,
         resource: doc,
       });
-      tx.audit({ action: 'scim_user.created', target: { type: 'scim_user', id: row.id, name: attributes.userName }, changes: { userName: attributes.userName, active: attributes.active, email: account.email } });
+      tx.audit({
+        action: 'scim_user.created',
+        target: { type: 'scim_user', id: row.id, name: attributes.userName },
+        changes: { userName: attributes.userName, active: attributes.active, email: account.email },
+      });
       return renderUser(deps.baseUrl, row, []);
     });
   } catch (error) {
@@ -265,7 +346,8 @@ export async function deleteUser(deps: ScimDeps, ctx: ScimContext, id: string): 
     const member = await deps.membership.getMemberByUser(ctx.organizationId, row.user_id, tx);
     if (member?.role === 'owner') throw ownerUntouchable();
     if (member) {
-      for (const hook of deps.removalHooks ?? []) pending.push(await hook.beforeRemoval(tx, ctx.organizationId, member.id));
+      for (const hook of deps.removalHooks ?? [])
+        pending.push(await hook.beforeRemoval(tx, ctx.organizationId, member.id));
       // Recorded as SCIM's: SSO sign-in must not provision them back (just-in-time).
       await deps.membership.deleteMember(tx, ctx.organizationId, member.id, 'scim');
       await deps.membership.revokeUserSessions(tx, row.user_id);

@@ -19,15 +19,19 @@ export type LinkGround = 'member' | 'scim_provisioned' | 'linked_before' | 'emai
 
 /** What the person reads when an account with their address exists that the sign-in may not take. */
 export function accountNotLinkableMessage(email: string): string {
-  return `An orgplane account with the e-mail address ${email} already exists, and nothing shows that it is yours: ` +
+  return (
+    `An orgplane account with the e-mail address ${email} already exists, and nothing shows that it is yours: ` +
     'it is not a member of this organization, and its address was never verified. Your sign-in was not linked to it, and nothing was changed. ' +
-    'If you made that account, sign in with its password and ask an administrator to invite you; if you did not, tell an administrator of your organization.';
+    'If you made that account, sign in with its password and ask an administrator to invite you; if you did not, tell an administrator of your organization.'
+  );
 }
 
 /** An account with the address appeared while the sign-in ran (a sign-up racing it): not taken unjudged. */
 export function accountAppearedMessage(email: string): string {
-  return `An orgplane account with the e-mail address ${email} was made while you were signing in, and your sign-in was not linked to it. ` +
-    'Start the sign-in again; if this happens again, tell an administrator of your organization.';
+  return (
+    `An orgplane account with the e-mail address ${email} was made while you were signing in, and your sign-in was not linked to it. ` +
+    'Start the sign-in again; if this happens again, tell an administrator of your organization.'
+  );
 }
 
 export interface AccountLinkingDeps {
@@ -41,13 +45,22 @@ export function createAccountLinking(deps: AccountLinkingDeps) {
      * The ground on which the organization's SSO may take this existing account (undefined: none), and
      * whether the organization's SSO linked it before (then linking another subject is not its first link).
      */
-    async judge(tx: WriteTransaction, organizationId: string, user: UserRecord, isMember: boolean): Promise<{ ground: LinkGround | undefined; linkedBefore: boolean }> {
+    async judge(
+      tx: WriteTransaction,
+      organizationId: string,
+      user: UserRecord,
+      isMember: boolean,
+    ): Promise<{ ground: LinkGround | undefined; linkedBefore: boolean }> {
       const ties = await store.findAccountTies(tx, organizationId, user.id);
-      const ground: LinkGround | undefined = isMember ? 'member'
-        : ties.linked ? 'linked_before'
-        : ties.provisioned ? 'scim_provisioned'
-        : user.email_verified_at ? 'email_verified'
-        : undefined;
+      const ground: LinkGround | undefined = isMember
+        ? 'member'
+        : ties.linked
+          ? 'linked_before'
+          : ties.provisioned
+            ? 'scim_provisioned'
+            : user.email_verified_at
+              ? 'email_verified'
+              : undefined;
       return { ground, linkedBefore: ties.linked };
     },
 
@@ -65,7 +78,8 @@ export function createAccountLinking(deps: AccountLinkingDeps) {
       firstLink: { ground: LinkGround } | undefined,
     ): Promise<boolean> {
       const organizationId = connection.organization_id;
-      if (!(await store.link(tx, { connectionId: connection.id, subject, organizationId, userId: user.id }))) return false;
+      if (!(await store.link(tx, { connectionId: connection.id, subject, organizationId, userId: user.id })))
+        return false;
       if (firstLink) {
         const revokedSessions = await deps.membership.revokeUserSessions(tx, user.id);
         tx.audit({
@@ -73,7 +87,13 @@ export function createAccountLinking(deps: AccountLinkingDeps) {
           organizationId,
           actorUserId: user.id,
           target: { type: 'user', id: user.id, name: user.email },
-          changes: { connectionId: connection.id, protocol: connection.protocol, subject, ground: firstLink.ground, revokedSessions },
+          changes: {
+            connectionId: connection.id,
+            protocol: connection.protocol,
+            subject,
+            ground: firstLink.ground,
+            revokedSessions,
+          },
         });
       }
       return true;

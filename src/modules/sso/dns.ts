@@ -70,7 +70,8 @@ export function createTxtResolver(options: TxtResolverOptions): TxtResolver {
         if (records.length === 0) return { status: 'missing', reason: 'nodata' };
         return { status: 'found', records: records.map(joinTxtChunks) };
       } catch (error) {
-        const code = typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'EUNKNOWN';
+        const code =
+          typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'EUNKNOWN';
         const missing = MISSING_CODES[code];
         if (missing) return { status: 'missing', reason: missing };
         return { status: 'failed', retryable: RETRYABLE_CODES.has(code), code };

@@ -31,7 +31,8 @@ export interface EmailRefusal {
   email: string | undefined;
 }
 
-const isAddress = (value: unknown): value is string => typeof value === 'string' && emailSchema.safeParse(value).success;
+const isAddress = (value: unknown): value is string =>
+  typeof value === 'string' && emailSchema.safeParse(value).success;
 
 /** Where the address may come from, in order of preference. */
 function candidatesOf(trust: EmailTrust, claims: PersonClaims): unknown[] {
@@ -70,26 +71,44 @@ export function trustedEmail(
   const email = candidatesOf(trust, claims).find(isAddress);
   if (!email) {
     const where = trust === 'verified_domain' ? 'email, upn or preferred_username' : 'email';
-    return { refused: 'email_missing', message: `The identity provider sent no e-mail address (no ${where} claim holding one).`, email: undefined };
+    return {
+      refused: 'email_missing',
+      message: `The identity provider sent no e-mail address (no ${where} claim holding one).`,
+      email: undefined,
+    };
   }
   // Some providers send the flag as a string.
   if (claims.email_verified === false || claims.email_verified === 'false') {
-    return { refused: 'email_not_verified', message: 'The identity provider did not confirm your e-mail address as verified: it says the address is not verified.', email };
+    return {
+      refused: 'email_not_verified',
+      message:
+        'The identity provider did not confirm your e-mail address as verified: it says the address is not verified.',
+      email,
+    };
   }
   if (trust === 'verified_claim' && claims.email_verified !== true) {
-    const message = claims.email_verified === undefined
-      ? 'The identity provider did not confirm your e-mail address as verified (it sent no email_verified claim). ' +
-        'An administrator can have this connection trust addresses in the organization\'s verified domain instead (emailTrust: verified_domain).'
-      : 'The identity provider did not confirm your e-mail address as verified (its email_verified claim is not true).';
+    const message =
+      claims.email_verified === undefined
+        ? 'The identity provider did not confirm your e-mail address as verified (it sent no email_verified claim). ' +
+          "An administrator can have this connection trust addresses in the organization's verified domain instead (emailTrust: verified_domain)."
+        : 'The identity provider did not confirm your e-mail address as verified (its email_verified claim is not true).';
     return { refused: 'email_not_verified', message, email };
   }
   // The domain vouches for the address only while the organization's proof of it holds (a connection
   // moved to another domain during the sign-in is not verified yet).
   if (!connection.domain_verified_at) {
-    return { refused: 'domain_not_verified', message: `This organization's SSO domain, ${connection.domain}, is not verified (it may have changed during your sign-in). Ask an administrator.`, email };
+    return {
+      refused: 'domain_not_verified',
+      message: `This organization's SSO domain, ${connection.domain}, is not verified (it may have changed during your sign-in). Ask an administrator.`,
+      email,
+    };
   }
   if (email.slice(email.lastIndexOf('@') + 1).toLowerCase() !== connection.domain) {
-    return { refused: 'email_outside_domain', message: `Your e-mail address is not in ${connection.domain}, the domain this organization signs in with.`, email };
+    return {
+      refused: 'email_outside_domain',
+      message: `Your e-mail address is not in ${connection.domain}, the domain this organization signs in with.`,
+      email,
+    };
   }
   return { email };
 }

@@ -15,7 +15,10 @@ export const emailDomainOf = (email: string) => email.slice(email.lastIndexOf('@
  * not the organization's to refuse. The domain is verified for one organization at most, so at most one
  * organization decides.
  */
-export function createPasswordSignInPolicy(deps: { db: Database; membership: Pick<MembershipCore, 'getMemberByUser'> }): PasswordSignInPolicy {
+export function createPasswordSignInPolicy(deps: {
+  db: Database;
+  membership: Pick<MembershipCore, 'getMemberByUser'>;
+}): PasswordSignInPolicy {
   const store = createSignInStore();
   return async (user) => {
     const domain = emailDomainOf(user.email);

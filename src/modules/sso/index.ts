@@ -44,7 +44,17 @@ export interface SsoModuleDeps {
   /** Where the domain's verification record is looked up: DNS_SERVERS (the system's resolvers when empty) and DNS_TIMEOUT_MS. */
   dns: { servers: string[]; timeoutMs: number };
   /** Sign-in: accounts, members and sessions, default teams; requiring SSO ends password sessions. */
-  membership: Pick<MembershipCore, 'issueSession' | 'markSessionAuthenticated' | 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember' | 'revokePasswordSessionsInDomain' | 'revokeUserSessions'>;
+  membership: Pick<
+    MembershipCore,
+    | 'issueSession'
+    | 'markSessionAuthenticated'
+    | 'getMemberByUser'
+    | 'getMemberRemoval'
+    | 'addMember'
+    | 'lockMember'
+    | 'revokePasswordSessionsInDomain'
+    | 'revokeUserSessions'
+  >;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'createUserWithoutPassword'>;
   teams: Pick<TeamDirectory, 'listTeamIds' | 'addMemberToTeams'>;
   /** The guarded client: identity providers (OIDC discovery, SAML metadata) are tenant-supplied URLs. */
@@ -60,13 +70,33 @@ export interface SsoModuleDeps {
 }
 
 export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Promise<SsoDirectory> {
-  requireDependencies('sso', deps, ['db', 'organizations', 'secrets', 'dns', 'membership', 'users', 'teams', 'outbound', 'publicUrl', 'signIn', 'rateLimiter']);
+  requireDependencies('sso', deps, [
+    'db',
+    'organizations',
+    'secrets',
+    'dns',
+    'membership',
+    'users',
+    'teams',
+    'outbound',
+    'publicUrl',
+    'signIn',
+    'rateLimiter',
+  ]);
   const sso = createSsoService({ ...deps, resolver: createTxtResolver(deps.dns) });
-  const saml = createSamlServiceProvider({ db: deps.db, publicUrl: deps.publicUrl, clockSkewSeconds: deps.signIn.clockSkewSeconds });
+  const saml = createSamlServiceProvider({
+    db: deps.db,
+    publicUrl: deps.publicUrl,
+    clockSkewSeconds: deps.signIn.clockSkewSeconds,
+  });
   await app.register(ssoRoutes, { sso, publicUrl: deps.publicUrl, saml });
   const signIn = createSignInService({
     ...deps,
-    oidc: createOidcRelyingParty({ outbound: deps.outbound, secrets: deps.secrets, clockSkewSeconds: deps.signIn.clockSkewSeconds }),
+    oidc: createOidcRelyingParty({
+      outbound: deps.outbound,
+      secrets: deps.secrets,
+      clockSkewSeconds: deps.signIn.clockSkewSeconds,
+    }),
     saml,
     redirectUriAllowed: deps.signIn.redirectUriAllowed,
     startAttemptsPerAddress: deps.signIn.startAttemptsPerAddress,

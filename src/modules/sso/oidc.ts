@@ -12,7 +12,9 @@ import type { SsoConnectionRow } from './store.ts';
 /** The IdP's UserInfo answer is about another subject than its ID token: nothing in it may be used. */
 export class UserInfoSubjectMismatch extends Error {
   constructor() {
-    super('The identity provider\'s UserInfo answer is about another person than its ID token (their sub claims differ), so the sign-in is refused.');
+    super(
+      "The identity provider's UserInfo answer is about another person than its ID token (their sub claims differ), so the sign-in is refused.",
+    );
   }
 }
 
@@ -51,11 +53,17 @@ export function createOidcRelyingParty(deps: OidcRelyingPartyDeps) {
     // Plain http only for an IdP on this machine (development and tests): anywhere else it must be https.
     const insecure = issuer.protocol === 'http:' && loopbackHosts.has(issuer.hostname);
     // An OIDC connection always has a client id (only SAML connections have none).
-    const config = await client.discovery(issuer, connection.client_id ?? '', metadata, secret ? client.ClientSecretPost(secret) : client.None(), {
-      [client.customFetch]: customFetch,
-      timeout: idpTimeoutSeconds,
-      ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
-    });
+    const config = await client.discovery(
+      issuer,
+      connection.client_id ?? '',
+      metadata,
+      secret ? client.ClientSecretPost(secret) : client.None(),
+      {
+        [client.customFetch]: customFetch,
+        timeout: idpTimeoutSeconds,
+        ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
+      },
+    );
     config[client.customFetch] = customFetch;
     config.timeout = idpTimeoutSeconds;
     for (const [stale] of cache) if (stale.startsWith(`${connection.id}:`)) cache.delete(stale);
@@ -64,7 +72,17 @@ export function createOidcRelyingParty(deps: OidcRelyingPartyDeps) {
   }
 
   return {
-    async authorizationUrl(connection: SsoConnectionRow, input: { redirectUri: string; state: string; nonce: string; codeVerifier: string; loginHint: string; reauthenticate: boolean }): Promise<string> {
+    async authorizationUrl(
+      connection: SsoConnectionRow,
+      input: {
+        redirectUri: string;
+        state: string;
+        nonce: string;
+        codeVerifier: string;
+        loginHint: string;
+        reauthenticate: boolean;
+      },
+    ): Promise<string> {
       const config = await configurationFor(connection);
       const parameters: Record<string, string> = {
         redirect_uri: input.redirectUri,
@@ -85,7 +103,11 @@ export function createOidcRelyingParty(deps: OidcRelyingPartyDeps) {
      * Exchanges the code and checks the ID token; the person's claims, from the ID token and, when it
      * lacks what the connection's e-mail trust needs, from UserInfo. Throws on any failed check.
      */
-    async exchange(connection: SsoConnectionRow, callbackUrl: URL, checks: { state: string; nonce: string; codeVerifier: string; reauthenticate: boolean }): Promise<PersonClaims> {
+    async exchange(
+      connection: SsoConnectionRow,
+      callbackUrl: URL,
+      checks: { state: string; nonce: string; codeVerifier: string; reauthenticate: boolean },
+    ): Promise<PersonClaims> {
       const config = await configurationFor(connection);
       const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
         pkceCodeVerifier: checks.codeVerifier,

@@ -23,8 +23,17 @@ export function createSamlAcs(deps: SamlAcsDeps) {
      * Where to send the browser (the redirect URI with a one-time code); refusals throw SignInRefused.
      * `carried`: the binding secret the posting browser carries (sign-in.ts, ssoBrowserCookie).
      */
-    async receive(context: Omit<WriteContext, 'actor'>, form: { SAMLResponse?: string | undefined; RelayState?: string | undefined }, carried: string | null): Promise<string> {
-      const unknown = () => new SignInRefused(400, 'unknown_state', 'This sign-in has expired or was already used. Start the sign-in again.');
+    async receive(
+      context: Omit<WriteContext, 'actor'>,
+      form: { SAMLResponse?: string | undefined; RelayState?: string | undefined },
+      carried: string | null,
+    ): Promise<string> {
+      const unknown = () =>
+        new SignInRefused(
+          400,
+          'unknown_state',
+          'This sign-in has expired or was already used. Start the sign-in again.',
+        );
       const pending = form.RelayState ? await deps.saml.pendingRequest(form.RelayState) : undefined;
       if (!pending) throw unknown();
       // The browser before the sign-in is taken or the assertion read: another browser's refusal leaves it to its own.
@@ -32,7 +41,12 @@ export function createSamlAcs(deps: SamlAcsDeps) {
       const request = await deps.saml.takeRequest(form.RelayState!);
       if (!request) throw unknown();
       const connection = await store.findById(deps.db, request.organization_id, request.connection_id);
-      if (connection?.protocol !== 'saml') throw new SignInRefused(400, 'unknown_state', 'The SSO connection changed during the sign-in. Start the sign-in again.');
+      if (connection?.protocol !== 'saml')
+        throw new SignInRefused(
+          400,
+          'unknown_state',
+          'The SSO connection changed during the sign-in. Start the sign-in again.',
+        );
       const fail = async (category: string, message: string, status = 403): Promise<never> => {
         await deps.signIn.recordFailure(context, connection, category, message);
         throw new SignInRefused(status, category, message);
@@ -49,14 +63,25 @@ export function createSamlAcs(deps: SamlAcsDeps) {
         throw error;
       }
       if (!(await deps.saml.recordAssertion(connection, identity))) {
-        return fail('assertion_replayed', 'This assertion was used before; an assertion signs in once. Start the sign-in again.');
+        return fail(
+          'assertion_replayed',
+          'This assertion was used before; an assertion signs in once. Start the sign-in again.',
+        );
       }
       if (!identity.email) {
-        return fail('email_missing', 'The identity provider sent no e-mail address (an email attribute, or a NameID in the emailAddress format).');
+        return fail(
+          'email_missing',
+          'The identity provider sent no e-mail address (an email attribute, or a NameID in the emailAddress format).',
+        );
       }
       // A SAML IdP has no "verified" flag: the organization verified the domain and chose this IdP for it,
       // so the e-mail it asserts stands as verified; it must still be in that domain (checked by complete).
-      return deps.signIn.complete(context, connection, request, { sub: identity.subject, email: identity.email, email_verified: true, ...(identity.name ? { name: identity.name } : {}) });
+      return deps.signIn.complete(context, connection, request, {
+        sub: identity.subject,
+        email: identity.email,
+        email_verified: true,
+        ...(identity.name ? { name: identity.name } : {}),
+      });
     },
   };
 }

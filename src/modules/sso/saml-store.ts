@@ -20,14 +20,30 @@ export interface SamlRequestRow {
 
 export function createSamlStore() {
   return {
-    async insertRequest(db: Queryable, row: Omit<SamlRequestRow, 'created_at' | 'expires_at' | 'browser_binding_hash'> & { relay_state_hash: string; ttlSeconds: number }): Promise<void> {
+    async insertRequest(
+      db: Queryable,
+      row: Omit<SamlRequestRow, 'created_at' | 'expires_at' | 'browser_binding_hash'> & {
+        relay_state_hash: string;
+        ttlSeconds: number;
+      },
+    ): Promise<void> {
       await db.query('DELETE FROM sso_saml_requests WHERE expires_at < now()', []);
       await db.query(
         `INSERT INTO sso_saml_requests (relay_state_hash, request_id, organization_id, connection_id, redirect_uri, client_code_challenge, reauthenticate,
                                         authorize_hash, authorization_url_sealed, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10))`,
-        [row.relay_state_hash, row.request_id, row.organization_id, row.connection_id, row.redirect_uri, row.client_code_challenge, row.reauthenticate,
-          row.authorize_hash, row.authorization_url_sealed, row.ttlSeconds],
+        [
+          row.relay_state_hash,
+          row.request_id,
+          row.organization_id,
+          row.connection_id,
+          row.redirect_uri,
+          row.client_code_challenge,
+          row.reauthenticate,
+          row.authorize_hash,
+          row.authorization_url_sealed,
+          row.ttlSeconds,
+        ],
       );
     },
 
@@ -61,9 +77,14 @@ export function createSamlStore() {
     },
 
     /** Records an accepted assertion; false when the IdP's assertion id is already recorded (unexpired) for the connection. */
-    async recordAssertion(db: Queryable, row: { connectionId: string; organizationId: string; assertionId: string; expiresAt: Date }): Promise<boolean> {
+    async recordAssertion(
+      db: Queryable,
+      row: { connectionId: string; organizationId: string; assertionId: string; expiresAt: Date },
+    ): Promise<boolean> {
       // The organization's expired assertions: each organization's are pruned when it next signs someone in.
-      await db.query('DELETE FROM sso_saml_assertions WHERE organization_id = $1 AND expires_at < now()', [row.organizationId]);
+      await db.query('DELETE FROM sso_saml_assertions WHERE organization_id = $1 AND expires_at < now()', [
+        row.organizationId,
+      ]);
       const { rows } = await db.query(
         `INSERT INTO sso_saml_assertions (connection_id, assertion_id, organization_id, expires_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (organization_id, connection_id, assertion_id) DO NOTHING RETURNING 1`,
@@ -74,7 +95,10 @@ export function createSamlStore() {
 
     /** The public facts of a connection's SP metadata: that it exists and is SAML. */
     async findSamlConnection(db: Queryable, connectionId: string): Promise<{ id: string } | undefined> {
-      const { rows } = await db.query<{ id: string }>(`SELECT id FROM sso_connections WHERE id = $1 AND protocol = 'saml'`, [connectionId]);
+      const { rows } = await db.query<{ id: string }>(
+        `SELECT id FROM sso_connections WHERE id = $1 AND protocol = 'saml'`,
+        [connectionId],
+      );
       return rows[0];
     },
   };

@@ -30,15 +30,17 @@ export function samlXmlShapeProblem(xml: string): string | undefined {
       if (xml.startsWith('<!--', open)) at = skipPast(xml, '-->', open + 4);
       else if (xml.startsWith('<![CDATA[', open)) at = skipPast(xml, ']]>', open + 9);
       // A DOCTYPE declares entities (expansion, external references) and nothing a SAML answer needs.
-      else return 'The identity provider\'s answer has a DOCTYPE (a declaration), which a SAML response never has.';
+      else return "The identity provider's answer has a DOCTYPE (a declaration), which a SAML response never has.";
     } else if (next === 0x2f /* / */) {
       depth--;
       at = skipPast(xml, '>', open + 2);
     } else {
       elements++;
       depth++;
-      if (elements > samlMaxElements) return `The identity provider's answer has more than ${samlMaxElements.toLocaleString('en-US')} elements.`;
-      if (depth > samlMaxDepth) return `The identity provider's answer is nested more than ${samlMaxDepth} elements deep.`;
+      if (elements > samlMaxElements)
+        return `The identity provider's answer has more than ${samlMaxElements.toLocaleString('en-US')} elements.`;
+      if (depth > samlMaxDepth)
+        return `The identity provider's answer is nested more than ${samlMaxDepth} elements deep.`;
       // The start tag: its attributes (each has one `=` outside quotes), up to its `>` or `/>`.
       let quote = 0;
       let end = open + 1;
@@ -54,7 +56,8 @@ export function samlXmlShapeProblem(xml: string): string | undefined {
           break;
         }
       }
-      if (attributes > samlMaxAttributes) return `The identity provider's answer has more than ${samlMaxAttributes.toLocaleString('en-US')} attributes.`;
+      if (attributes > samlMaxAttributes)
+        return `The identity provider's answer has more than ${samlMaxAttributes.toLocaleString('en-US')} attributes.`;
       if (xml.charCodeAt(end - 1) === 0x2f /* / */) depth--;
       at = end + 1;
     }

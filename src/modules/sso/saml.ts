@@ -7,7 +7,14 @@
 // and InResponseTo (the request orgplane made), the response's Destination, and, for a step-up, how
 // recent the authentication was.
 import { randomBytes } from 'node:crypto';
-import { generateServiceProviderMetadata, SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import {
+  generateServiceProviderMetadata,
+  SAML,
+  SamlStatusError,
+  ValidateInResponseTo,
+  type CacheProvider,
+  type Profile,
+} from '@node-saml/node-saml';
 import { parseDomFromString } from '@node-saml/node-saml/lib/xml.js';
 import type { Database } from '../../db/database.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
@@ -24,8 +31,19 @@ const stepUpMaxAgeSeconds = 5 * 60;
 const bearer = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 const emailFormat = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
 // Where IdPs put the e-mail address: the common attribute names, Entra ID's claim URI, and the LDAP mail OID.
-const emailAttributes = ['email', 'mail', 'emailAddress', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress', 'urn:oid:0.9.2342.19200300.100.1.3'];
-const nameAttributes = ['displayName', 'name', 'http://schemas.microsoft.com/identity/claims/displayname', 'urn:oid:2.16.840.1.113730.3.1.241'];
+const emailAttributes = [
+  'email',
+  'mail',
+  'emailAddress',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+  'urn:oid:0.9.2342.19200300.100.1.3',
+];
+const nameAttributes = [
+  'displayName',
+  'name',
+  'http://schemas.microsoft.com/identity/claims/displayname',
+  'urn:oid:2.16.840.1.113730.3.1.241',
+];
 
 /** A refused IdP answer: a category for the connection's health, and a message that quotes nothing of the assertion. */
 export class SamlRejected extends Error {
@@ -69,11 +87,15 @@ export function createSamlServiceProvider(deps: SamlServiceProviderDeps) {
   const spEntityId = (connectionId: string) => `${deps.publicUrl}${samlMetadataPath(connectionId)}`;
 
   /** node-saml for one connection; `request` is the one sign-in whose id an answer may carry. */
-  function serviceProvider(connection: SsoConnectionRow, options: { requestId?: string; request?: SamlRequestRow; forceAuthn?: boolean } = {}): SAML {
+  function serviceProvider(
+    connection: SsoConnectionRow,
+    options: { requestId?: string; request?: SamlRequestRow; forceAuthn?: boolean } = {},
+  ): SAML {
     // The request ids live in the database (sso_saml_requests); node-saml only asks whether the one it read is ours.
     const cacheProvider: CacheProvider = {
       saveAsync: async () => null,
-      getAsync: async (key) => (options.request && key === options.request.request_id ? options.request.created_at.toISOString() : null),
+      getAsync: async (key) =>
+        options.request && key === options.request.request_id ? options.request.created_at.toISOString() : null,
       removeAsync: async () => null,
     };
     return new SAML({
@@ -98,33 +120,56 @@ export function createSamlServiceProvider(deps: SamlServiceProviderDeps) {
   }
 
   /** The assertion's claims, from the signed XML node-saml verified; every check node-saml leaves to us. */
-  async function checkAssertion(connection: SsoConnectionRow, request: SamlRequestRow, profile: Profile): Promise<SamlIdentity> {
+  async function checkAssertion(
+    connection: SsoConnectionRow,
+    request: SamlRequestRow,
+    profile: Profile,
+  ): Promise<SamlIdentity> {
     const assertion = (profile.getAssertion?.() as Xml | undefined)?.Assertion as Xml | undefined;
-    if (!assertion) throw new SamlRejected('assertion_rejected', 'The identity provider\'s answer holds no signed assertion.');
-    if (text(assertion.Issuer) !== connection.issuer) throw new SamlRejected('assertion_rejected', 'The assertion was issued by another identity provider (Issuer).');
+    if (!assertion)
+      throw new SamlRejected('assertion_rejected', "The identity provider's answer holds no signed assertion.");
+    if (text(assertion.Issuer) !== connection.issuer)
+      throw new SamlRejected('assertion_rejected', 'The assertion was issued by another identity provider (Issuer).');
     const assertionId = assertion.$?.ID;
-    if (typeof assertionId !== 'string' || !assertionId) throw new SamlRejected('assertion_rejected', 'The assertion has no ID.');
+    if (typeof assertionId !== 'string' || !assertionId)
+      throw new SamlRejected('assertion_rejected', 'The assertion has no ID.');
     const subject = first(assertion.Subject);
     const nameId = first(subject?.NameID);
     const nameIdValue = text(subject?.NameID);
     if (!nameIdValue) throw new SamlRejected('assertion_rejected', 'The assertion names nobody (no NameID).');
     const confirmations: Xml[] = Array.isArray(subject?.SubjectConfirmation) ? subject.SubjectConfirmation : [];
-    const bearerData = confirmations.filter((c) => c.$?.Method === bearer).map((c) => first(c.SubjectConfirmationData)?.$ as Xml | undefined);
-    if (!bearerData.some((data) => data?.Recipient === acsUrl)) throw new SamlRejected('assertion_rejected', 'The assertion is meant for another service (its Recipient is not this server\'s ACS URL).');
-    const confirmation = bearerData.find((data) => data?.Recipient === acsUrl && data?.InResponseTo === request.request_id);
-    if (!confirmation) throw new SamlRejected('assertion_rejected', 'The assertion does not answer this sign-in (InResponseTo).');
+    const bearerData = confirmations
+      .filter((c) => c.$?.Method === bearer)
+      .map((c) => first(c.SubjectConfirmationData)?.$ as Xml | undefined);
+    if (!bearerData.some((data) => data?.Recipient === acsUrl))
+      throw new SamlRejected(
+        'assertion_rejected',
+        "The assertion is meant for another service (its Recipient is not this server's ACS URL).",
+      );
+    const confirmation = bearerData.find(
+      (data) => data?.Recipient === acsUrl && data?.InResponseTo === request.request_id,
+    );
+    if (!confirmation)
+      throw new SamlRejected('assertion_rejected', 'The assertion does not answer this sign-in (InResponseTo).');
     const expiresAt = new Date(String(confirmation.NotOnOrAfter ?? ''));
-    if (Number.isNaN(expiresAt.getTime())) throw new SamlRejected('assertion_rejected', 'The assertion\'s bearer confirmation has no NotOnOrAfter.');
+    if (Number.isNaN(expiresAt.getTime()))
+      throw new SamlRejected('assertion_rejected', "The assertion's bearer confirmation has no NotOnOrAfter.");
     // The response's Destination: outside the signed assertion unless the whole response is signed, and
     // then a second statement of where it was sent; it must name this ACS.
     const response = await parseDomFromString(profile.getSamlResponseXml?.() ?? '');
     if (response.documentElement?.getAttribute('Destination') !== acsUrl) {
-      throw new SamlRejected('assertion_rejected', 'The response was sent to another address (its Destination is not this server\'s ACS URL).');
+      throw new SamlRejected(
+        'assertion_rejected',
+        "The response was sent to another address (its Destination is not this server's ACS URL).",
+      );
     }
     if (request.reauthenticate) {
       const authnInstant = Date.parse(String(first(assertion.AuthnStatement)?.$?.AuthnInstant ?? ''));
       if (!(authnInstant >= Date.now() - (stepUpMaxAgeSeconds + deps.clockSkewSeconds) * 1000)) {
-        throw new SamlRejected('reauthentication_required', 'The identity provider did not ask you to sign in again; a fresh sign-in is needed.');
+        throw new SamlRejected(
+          'reauthentication_required',
+          'The identity provider did not ask you to sign in again; a fresh sign-in is needed.',
+        );
       }
     }
     const attribute = (names: string[]) => {
@@ -147,7 +192,12 @@ export function createSamlServiceProvider(deps: SamlServiceProviderDeps) {
 
     /** The SP metadata an IdP administrator imports: entity id, ACS (HTTP-POST), signed assertions wanted. */
     metadataXml(connection: Pick<SsoConnectionRow, 'id'>): string {
-      return generateServiceProviderMetadata({ issuer: spEntityId(connection.id), callbackUrl: acsUrl, identifierFormat: null, wantAssertionsSigned: true });
+      return generateServiceProviderMetadata({
+        issuer: spEntityId(connection.id),
+        callbackUrl: acsUrl,
+        identifierFormat: null,
+        wantAssertionsSigned: true,
+      });
     },
 
     /**
@@ -161,7 +211,10 @@ export function createSamlServiceProvider(deps: SamlServiceProviderDeps) {
     ): Promise<void> {
       const requestId = `_${randomBytes(20).toString('hex')}`;
       const relayState = randomToken();
-      const idpUrl = await serviceProvider(connection, { requestId, forceAuthn: input.reauthenticate }).getAuthorizeUrlAsync(relayState, undefined, {});
+      const idpUrl = await serviceProvider(connection, {
+        requestId,
+        forceAuthn: input.reauthenticate,
+      }).getAuthorizeUrlAsync(relayState, undefined, {});
       await store.insertRequest(deps.db, {
         relay_state_hash: hashToken(relayState),
         request_id: requestId,
@@ -194,26 +247,34 @@ export function createSamlServiceProvider(deps: SamlServiceProviderDeps) {
     async validate(connection: SsoConnectionRow, request: SamlRequestRow, samlResponse: string): Promise<SamlIdentity> {
       let profile: Profile | null;
       try {
-        ({ profile } = await serviceProvider(connection, { request }).validatePostResponseAsync({ SAMLResponse: samlResponse }));
+        ({ profile } = await serviceProvider(connection, { request }).validatePostResponseAsync({
+          SAMLResponse: samlResponse,
+        }));
       } catch (error) {
         const message = error instanceof Error ? withoutQuotes(error.message) : 'unknown error';
         // A status other than Success: the IdP itself refused (or the person cancelled), as OIDC's `error`.
-        if (error instanceof SamlStatusError) throw new SamlRejected('idp_error', `The identity provider refused the sign-in (${message.slice(0, 120)}).`);
+        if (error instanceof SamlStatusError)
+          throw new SamlRejected('idp_error', `The identity provider refused the sign-in (${message.slice(0, 120)}).`);
         throw new SamlRejected('assertion_rejected', `The identity provider's answer was refused: ${message}.`);
       }
-      if (!profile) throw new SamlRejected('assertion_rejected', 'The identity provider\'s answer holds no assertion.');
+      if (!profile) throw new SamlRejected('assertion_rejected', "The identity provider's answer holds no assertion.");
       try {
         return await checkAssertion(connection, request, profile);
       } catch (error) {
         if (error instanceof SamlRejected) throw error;
-        throw new SamlRejected('assertion_rejected', 'The identity provider\'s answer could not be read.');
+        throw new SamlRejected('assertion_rejected', "The identity provider's answer could not be read.");
       }
     },
 
     /** Records the assertion as used until it expires; false when it was used before (a replay), by any process. */
     recordAssertion(connection: SsoConnectionRow, identity: SamlIdentity): Promise<boolean> {
       const keptUntil = new Date(identity.expiresAt.getTime() + deps.clockSkewSeconds * 1000);
-      return store.recordAssertion(deps.db, { connectionId: connection.id, organizationId: connection.organization_id, assertionId: identity.assertionId, expiresAt: keptUntil });
+      return store.recordAssertion(deps.db, {
+        connectionId: connection.id,
+        organizationId: connection.organization_id,
+        assertionId: identity.assertionId,
+        expiresAt: keptUntil,
+      });
     },
   };
 }

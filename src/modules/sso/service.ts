@@ -54,7 +54,11 @@ function enterprisePlanRequired(): ApiError {
 }
 
 function ssoNotReady(): ApiError {
-  return new ApiError(409, 'sso_not_ready', 'SSO can be required only once someone has signed in through this connection (with its current domain, issuer, client and e-mail trust); sign in with SSO first');
+  return new ApiError(
+    409,
+    'sso_not_ready',
+    'SSO can be required only once someone has signed in through this connection (with its current domain, issuer, client and e-mail trust); sign in with SSO first',
+  );
 }
 
 function domainTaken(domain: string): ApiError {
@@ -90,7 +94,8 @@ export function createSsoService(deps: SsoServiceDeps) {
       await requireEnterprise(organizationId);
       const domain = normalizeDomain(input.domain);
       if (!domain) {
-        const message = 'Must be a bare domain name such as example.com: no scheme, path, query, user, port or IP address';
+        const message =
+          'Must be a bare domain name such as example.com: no scheme, path, query, user, port or IP address';
         throw invalidRequest([{ message, path: ['domain'] }], 'The domain is not valid');
       }
       if (isPublicSuffix(domain)) {
@@ -106,7 +111,15 @@ export function createSsoService(deps: SsoServiceDeps) {
       const knownTeams = await deps.teams.listTeamIds(organizationId, teamIds);
       const unknownTeams = teamIds.filter((id) => !knownTeams.includes(id));
       if (unknownTeams.length > 0) {
-        throw invalidRequest([{ message: `Not teams of this organization: ${unknownTeams.join(', ')}`, path: ['jitProvisioning', 'defaultTeamIds'] }], 'Unknown default teams');
+        throw invalidRequest(
+          [
+            {
+              message: `Not teams of this organization: ${unknownTeams.join(', ')}`,
+              path: ['jitProvisioning', 'defaultTeamIds'],
+            },
+          ],
+          'Unknown default teams',
+        );
       }
       const provider = await identityProviderOf(input, deps.outbound);
       const sealed = input.clientSecret !== undefined ? deps.secrets.seal(input.clientSecret) : undefined;
@@ -124,17 +137,28 @@ export function createSsoService(deps: SsoServiceDeps) {
           emailTrust: input.emailTrust ?? existing?.email_trust ?? 'verified_claim',
         } as const;
         const connectionId = existing?.id ?? newId('sso');
-        const audit = (extra: Record<string, unknown> = {}) => tx.audit({
-          action: existing ? 'sso_connection.updated' : 'sso_connection.created',
-          organizationId,
-          target: { type: 'sso_connection', id: connectionId, name: domain },
-          changes: {
-            domain, protocol: provider.protocol, issuer: provider.issuer, clientId: provider.clientId, ...(input.clientSecret !== undefined ? { clientSecret: redacted } : {}),
-            ...(provider.protocol === 'saml' ? { idpSsoUrl: provider.samlIdpSsoUrl, idpMetadataUrl: provider.samlIdpMetadataUrl, certificateExpiresAt: provider.certificateExpiresAt?.toISOString() } : {}),
-            ...settings,
-            ...extra,
-          },
-        });
+        const audit = (extra: Record<string, unknown> = {}) =>
+          tx.audit({
+            action: existing ? 'sso_connection.updated' : 'sso_connection.created',
+            organizationId,
+            target: { type: 'sso_connection', id: connectionId, name: domain },
+            changes: {
+              domain,
+              protocol: provider.protocol,
+              issuer: provider.issuer,
+              clientId: provider.clientId,
+              ...(input.clientSecret !== undefined ? { clientSecret: redacted } : {}),
+              ...(provider.protocol === 'saml'
+                ? {
+                    idpSsoUrl: provider.samlIdpSsoUrl,
+                    idpMetadataUrl: provider.samlIdpMetadataUrl,
+                    certificateExpiresAt: provider.certificateExpiresAt?.toISOString(),
+                  }
+                : {}),
+              ...settings,
+              ...extra,
+            },
+          });
         if (!existing) {
           audit();
           if (settings.ssoRequired) throw ssoNotReady();
@@ -150,26 +174,37 @@ export function createSsoService(deps: SsoServiceDeps) {
         }
         const domainChanged = existing.domain !== domain;
         // A new certificate (a rotation) is the same identity provider; another protocol, entity id or sign-on URL is not.
-        const identityChanged = domainChanged || existing.protocol !== provider.protocol || existing.issuer !== provider.issuer
-          || existing.client_id !== provider.clientId || existing.saml_idp_sso_url !== provider.samlIdpSsoUrl;
+        const identityChanged =
+          domainChanged ||
+          existing.protocol !== provider.protocol ||
+          existing.issuer !== provider.issuer ||
+          existing.client_id !== provider.clientId ||
+          existing.saml_idp_sso_url !== provider.samlIdpSsoUrl;
         // Another way of trusting e-mails may refuse the people the connection let in so far: like another
         // identity provider, it is not known to work until a sign-in succeeds with it.
-        const untested = identityChanged || (provider.protocol === 'oidc' && existing.email_trust !== settings.emailTrust);
+        const untested =
+          identityChanged || (provider.protocol === 'oidc' && existing.email_trust !== settings.emailTrust);
         // Requiring SSO is allowed only once a sign-in has succeeded on this very connection, so that
         // nobody locks the organization out with a connection that does not work.
-        if (settings.ssoRequired && !existing.sso_required && (untested || !existing.last_sign_in_at)) throw ssoNotReady();
+        if (settings.ssoRequired && !existing.sso_required && (untested || !existing.last_sign_in_at))
+          throw ssoNotReady();
         if (settings.ssoRequired && untested) throw ssoNotReady();
         // Turned on: from now on the members of the domain sign in with SSO only (the users module asks
         // createPasswordSignInPolicy), and the password sessions they have now end here, in the same
         // transaction, so requiring SSO takes effect at once. The owner's are kept (break-glass).
         const turnedOn = settings.ssoRequired && !existing.sso_required;
-        const revoked = turnedOn ? await deps.membership.revokePasswordSessionsInDomain(tx, organizationId, existing.domain) : 0;
+        const revoked = turnedOn
+          ? await deps.membership.revokePasswordSessionsInDomain(tx, organizationId, existing.domain)
+          : 0;
         audit(turnedOn ? { passwordSessionsRevoked: revoked } : {});
         return store.update(tx, organizationId, {
           domain,
           ...provider,
           // A SAML connection has no client secret; an OIDC one keeps its own when none is given.
-          clientSecretSealed: provider.protocol === 'saml' ? null : (sealed ?? (existing.protocol === 'oidc' ? existing.client_secret_sealed : null)),
+          clientSecretSealed:
+            provider.protocol === 'saml'
+              ? null
+              : (sealed ?? (existing.protocol === 'oidc' ? existing.client_secret_sealed : null)),
           // Proof of control is for one domain: a new domain is unverified and gets a new token.
           verificationToken: domainChanged ? randomBytes(16).toString('hex') : existing.verification_token,
           domainVerifiedAt: domainChanged ? null : existing.domain_verified_at,
@@ -181,7 +216,11 @@ export function createSsoService(deps: SsoServiceDeps) {
 
     async getConnection(caller: Caller): Promise<SsoConnectionRow> {
       const connection = await store.findByOrganization(db, requireOrganization(caller));
-      if (!connection) throw notFound('sso_connection_not_found', 'This organization has no SSO connection; create it with PUT /v1/sso/connection');
+      if (!connection)
+        throw notFound(
+          'sso_connection_not_found',
+          'This organization has no SSO connection; create it with PUT /v1/sso/connection',
+        );
       return connection;
     },
 
@@ -194,7 +233,11 @@ export function createSsoService(deps: SsoServiceDeps) {
       const organizationId = requireOrganization(ctx.actor);
       await requireEnterprise(organizationId);
       const connection = await store.findByOrganization(db, organizationId);
-      if (!connection) throw notFound('sso_connection_not_found', 'This organization has no SSO connection; create it with PUT /v1/sso/connection');
+      if (!connection)
+        throw notFound(
+          'sso_connection_not_found',
+          'This organization has no SSO connection; create it with PUT /v1/sso/connection',
+        );
       const recordName = recordNameFor(connection.domain);
       const expected = recordValueFor(connection.verification_token);
       const result = await deps.resolver.resolveTxt(recordName);
@@ -210,7 +253,8 @@ export function createSsoService(deps: SsoServiceDeps) {
       }
       const found = result.status === 'found' ? result.records : [];
       if (!found.includes(expected)) {
-        const what = found.length === 0 ? 'no TXT record was found there' : `found ${JSON.stringify(shown(found))} instead`;
+        const what =
+          found.length === 0 ? 'no TXT record was found there' : `found ${JSON.stringify(shown(found))} instead`;
         throw new ApiError(
           422,
           'domain_verification_failed',
@@ -222,11 +266,21 @@ export function createSsoService(deps: SsoServiceDeps) {
       try {
         const verified = await writeTransaction(db, ctx, async (tx) => {
           const marked = await store.markVerified(tx, organizationId, connection.domain, connection.verification_token);
-          if (marked) tx.audit({ action: 'sso_connection.domain_verified', organizationId, target: { type: 'sso_connection', id: connection.id, name: connection.domain }, changes: { domain: connection.domain } });
+          if (marked)
+            tx.audit({
+              action: 'sso_connection.domain_verified',
+              organizationId,
+              target: { type: 'sso_connection', id: connection.id, name: connection.domain },
+              changes: { domain: connection.domain },
+            });
           return marked;
         });
         if (!verified) {
-          throw new ApiError(409, 'sso_connection_changed', 'The SSO connection changed during verification; try again');
+          throw new ApiError(
+            409,
+            'sso_connection_changed',
+            'The SSO connection changed during verification; try again',
+          );
         }
         return verified;
       } catch (error) {

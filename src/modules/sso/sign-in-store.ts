@@ -56,18 +56,35 @@ export function createSignInStore() {
     },
 
     async findById(db: Queryable, organizationId: string, connectionId: string): Promise<SsoConnectionRow | undefined> {
-      const { rows } = await db.query<SsoConnectionRow>('SELECT * FROM sso_connections WHERE organization_id = $1 AND id = $2', [organizationId, connectionId]);
+      const { rows } = await db.query<SsoConnectionRow>(
+        'SELECT * FROM sso_connections WHERE organization_id = $1 AND id = $2',
+        [organizationId, connectionId],
+      );
       return rows[0];
     },
 
-    async insertRequest(db: Queryable, row: Omit<SignInRequestRow, 'expires_at' | 'browser_binding_hash'> & { ttlSeconds: number }): Promise<void> {
+    async insertRequest(
+      db: Queryable,
+      row: Omit<SignInRequestRow, 'expires_at' | 'browser_binding_hash'> & { ttlSeconds: number },
+    ): Promise<void> {
       await db.query('DELETE FROM sso_sign_in_requests WHERE expires_at < now()', []);
       await db.query(
         `INSERT INTO sso_sign_in_requests (state_hash, organization_id, connection_id, nonce, code_verifier_sealed, redirect_uri,
                                            client_code_challenge, reauthenticate, authorize_hash, authorization_url_sealed, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))`,
-        [row.state_hash, row.organization_id, row.connection_id, row.nonce, row.code_verifier_sealed, row.redirect_uri,
-          row.client_code_challenge, row.reauthenticate, row.authorize_hash, row.authorization_url_sealed, row.ttlSeconds],
+        [
+          row.state_hash,
+          row.organization_id,
+          row.connection_id,
+          row.nonce,
+          row.code_verifier_sealed,
+          row.redirect_uri,
+          row.client_code_challenge,
+          row.reauthenticate,
+          row.authorize_hash,
+          row.authorization_url_sealed,
+          row.ttlSeconds,
+        ],
       );
     },
 
@@ -107,12 +124,23 @@ export function createSignInStore() {
       return row?.live ? row : undefined;
     },
 
-    async insertCode(db: Queryable, row: Omit<SignInCodeRow, 'expires_at'> & { code_hash: string; ttlSeconds: number }): Promise<void> {
+    async insertCode(
+      db: Queryable,
+      row: Omit<SignInCodeRow, 'expires_at'> & { code_hash: string; ttlSeconds: number },
+    ): Promise<void> {
       await db.query('DELETE FROM sso_sign_in_codes WHERE expires_at < now()', []);
       await db.query(
         `INSERT INTO sso_sign_in_codes (code_hash, organization_id, connection_id, user_id, client_code_challenge, reauthenticate, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
-        [row.code_hash, row.organization_id, row.connection_id, row.user_id, row.client_code_challenge, row.reauthenticate, row.ttlSeconds],
+        [
+          row.code_hash,
+          row.organization_id,
+          row.connection_id,
+          row.user_id,
+          row.client_code_challenge,
+          row.reauthenticate,
+          row.ttlSeconds,
+        ],
       );
     },
 
@@ -125,7 +153,12 @@ export function createSignInStore() {
       return rows[0]?.live ? rows[0] : undefined;
     },
 
-    async findLinkedUser(db: Queryable, organizationId: string, connectionId: string, subject: string): Promise<string | undefined> {
+    async findLinkedUser(
+      db: Queryable,
+      organizationId: string,
+      connectionId: string,
+      subject: string,
+    ): Promise<string | undefined> {
       const { rows } = await db.query<{ user_id: string }>(
         'SELECT user_id FROM sso_identities WHERE organization_id = $1 AND connection_id = $2 AND subject = $3',
         [organizationId, connectionId, subject],
@@ -138,7 +171,11 @@ export function createSignInStore() {
      * SSO linked to it before, and a SCIM user the organization's directory provisioned for it (scim's
      * table, read here in one statement; SCIM depends on SSO, so it cannot be asked).
      */
-    async findAccountTies(db: Queryable, organizationId: string, userId: string): Promise<{ linked: boolean; provisioned: boolean }> {
+    async findAccountTies(
+      db: Queryable,
+      organizationId: string,
+      userId: string,
+    ): Promise<{ linked: boolean; provisioned: boolean }> {
       const { rows } = await db.query<{ linked: boolean; provisioned: boolean }>(
         `SELECT EXISTS (SELECT 1 FROM sso_identities WHERE organization_id = $1 AND user_id = $2) AS linked,
                 EXISTS (SELECT 1 FROM scim_users WHERE organization_id = $1 AND user_id = $2) AS provisioned`,
@@ -148,7 +185,10 @@ export function createSignInStore() {
     },
 
     /** Links the IdP subject to the account; false when the subject is linked to another account already. */
-    async link(db: Queryable, row: { connectionId: string; subject: string; organizationId: string; userId: string }): Promise<boolean> {
+    async link(
+      db: Queryable,
+      row: { connectionId: string; subject: string; organizationId: string; userId: string },
+    ): Promise<boolean> {
       const { rows } = await db.query<{ user_id: string }>(
         `INSERT INTO sso_identities (connection_id, subject, organization_id, user_id) VALUES ($1, $2, $3, $4)
          ON CONFLICT (organization_id, connection_id, subject) DO UPDATE SET connection_id = EXCLUDED.connection_id
@@ -159,10 +199,19 @@ export function createSignInStore() {
     },
 
     async recordSignIn(db: Queryable, organizationId: string, connectionId: string): Promise<void> {
-      await db.query('UPDATE sso_connections SET last_sign_in_at = now() WHERE organization_id = $1 AND id = $2', [organizationId, connectionId]);
+      await db.query('UPDATE sso_connections SET last_sign_in_at = now() WHERE organization_id = $1 AND id = $2', [
+        organizationId,
+        connectionId,
+      ]);
     },
 
-    async recordError(db: Queryable, organizationId: string, connectionId: string, category: string, message: string): Promise<void> {
+    async recordError(
+      db: Queryable,
+      organizationId: string,
+      connectionId: string,
+      category: string,
+      message: string,
+    ): Promise<void> {
       await db.query(
         `UPDATE sso_connections SET last_error_at = now(), last_error_category = $3, last_error_message = $4
           WHERE organization_id = $1 AND id = $2`,

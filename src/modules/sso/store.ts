@@ -60,7 +60,11 @@ const columns = `id, organization_id, domain, issuer, client_id, client_secret_s
 /** SQL for SSO connections; every statement is scoped by organization. */
 export function createSsoStore() {
   return {
-    async findByOrganization(db: Queryable, organizationId: string, forUpdate = false): Promise<SsoConnectionRow | undefined> {
+    async findByOrganization(
+      db: Queryable,
+      organizationId: string,
+      forUpdate = false,
+    ): Promise<SsoConnectionRow | undefined> {
       const { rows } = await db.query<SsoConnectionRow>(
         `SELECT ${columns} FROM sso_connections WHERE organization_id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
         [organizationId],
@@ -79,16 +83,39 @@ export function createSsoStore() {
 
     async insert(
       db: Queryable,
-      row: { id: string; organizationId: string; domain: string; clientSecretSealed: string | null; verificationToken: string } & IdentityProviderSettings & SignInSettings,
+      row: {
+        id: string;
+        organizationId: string;
+        domain: string;
+        clientSecretSealed: string | null;
+        verificationToken: string;
+      } & IdentityProviderSettings &
+        SignInSettings,
     ): Promise<SsoConnectionRow> {
       const { rows } = await db.query<SsoConnectionRow>(
         `INSERT INTO sso_connections (id, organization_id, domain, issuer, client_id, client_secret_sealed, verification_token,
                                       jit_enabled, jit_default_role, jit_default_team_ids, sso_required,
                                       protocol, saml_idp_sso_url, saml_idp_certificates, saml_idp_metadata_url, certificate_expires_at, email_trust)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING ${columns}`,
-        [row.id, row.organizationId, row.domain, row.issuer, row.clientId, row.clientSecretSealed, row.verificationToken,
-          row.jitEnabled, row.jitDefaultRole, row.jitDefaultTeamIds, row.ssoRequired,
-          row.protocol, row.samlIdpSsoUrl, row.samlIdpCertificates, row.samlIdpMetadataUrl, row.certificateExpiresAt, row.emailTrust],
+        [
+          row.id,
+          row.organizationId,
+          row.domain,
+          row.issuer,
+          row.clientId,
+          row.clientSecretSealed,
+          row.verificationToken,
+          row.jitEnabled,
+          row.jitDefaultRole,
+          row.jitDefaultTeamIds,
+          row.ssoRequired,
+          row.protocol,
+          row.samlIdpSsoUrl,
+          row.samlIdpCertificates,
+          row.samlIdpMetadataUrl,
+          row.certificateExpiresAt,
+          row.emailTrust,
+        ],
       );
       return rows[0]!;
     },
@@ -103,7 +130,8 @@ export function createSsoStore() {
         domainVerifiedAt: Date | null;
         /** The IdP or domain changed: earlier sign-ins say nothing of it (SSO is not ready until one succeeds again). */
         resetSignIns: boolean;
-      } & IdentityProviderSettings & SignInSettings,
+      } & IdentityProviderSettings &
+        SignInSettings,
     ): Promise<SsoConnectionRow> {
       const { rows } = await db.query<SsoConnectionRow>(
         `UPDATE sso_connections
@@ -115,10 +143,26 @@ export function createSsoStore() {
                 email_trust = $18
           WHERE organization_id = $1
           RETURNING ${columns}`,
-        [organizationId, changes.domain, changes.issuer, changes.clientId, changes.clientSecretSealed, changes.verificationToken, changes.domainVerifiedAt,
-          changes.jitEnabled, changes.jitDefaultRole, changes.jitDefaultTeamIds, changes.ssoRequired, changes.resetSignIns,
-          changes.protocol, changes.samlIdpSsoUrl, changes.samlIdpCertificates, changes.samlIdpMetadataUrl, changes.certificateExpiresAt,
-          changes.emailTrust],
+        [
+          organizationId,
+          changes.domain,
+          changes.issuer,
+          changes.clientId,
+          changes.clientSecretSealed,
+          changes.verificationToken,
+          changes.domainVerifiedAt,
+          changes.jitEnabled,
+          changes.jitDefaultRole,
+          changes.jitDefaultTeamIds,
+          changes.ssoRequired,
+          changes.resetSignIns,
+          changes.protocol,
+          changes.samlIdpSsoUrl,
+          changes.samlIdpCertificates,
+          changes.samlIdpMetadataUrl,
+          changes.certificateExpiresAt,
+          changes.emailTrust,
+        ],
       );
       return rows[0]!;
     },
@@ -127,7 +171,12 @@ export function createSsoStore() {
      * Marks the domain verified, unless the connection changed domain since it was read. The time inside
      * COALESCE comes from a joined one-row subquery: Citus refuses now() there in an UPDATE.
      */
-    async markVerified(db: Queryable, organizationId: string, domain: string, verificationToken: string): Promise<SsoConnectionRow | undefined> {
+    async markVerified(
+      db: Queryable,
+      organizationId: string,
+      domain: string,
+      verificationToken: string,
+    ): Promise<SsoConnectionRow | undefined> {
       const { rows } = await db.query<SsoConnectionRow>(
         `UPDATE sso_connections
             SET domain_verified_at = COALESCE(domain_verified_at, clock.now), updated_at = now()

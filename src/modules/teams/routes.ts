@@ -1,7 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
-import { afterFromCursor, commonErrorResponses, errorBodySchema, pageOf, paginationQuerySchema } from '../../http/schemas.ts';
+import {
+  afterFromCursor,
+  commonErrorResponses,
+  errorBodySchema,
+  pageOf,
+  paginationQuerySchema,
+} from '../../http/schemas.ts';
 import { memberIdSchema, organizationNotFoundResponse, organizationParams } from '../identity/index.ts';
 import { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
 import type { TeamService } from './service.ts';
@@ -10,75 +16,117 @@ const noContent = z.null().describe('No content');
 
 /** Teams of an organization and their members. */
 export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (app, { teams }) => {
-  app.post('/v1/orgs/:organizationId/teams', {
-    onRequest: authenticate(),
-    schema: {
-      tags: ['Teams'],
-      operationId: 'createTeam',
-      summary: 'Create a team (owners and admins)',
-      params: organizationParams,
-      body: z.object({ name: z.string().trim().min(1).max(200) }),
-      response: {
-        201: z.object({ team: teamSchema }),
-        ...commonErrorResponses,
-        404: organizationNotFoundResponse,
-        409: errorBodySchema.describe('team_exists'),
+  app.post(
+    '/v1/orgs/:organizationId/teams',
+    {
+      onRequest: authenticate(),
+      schema: {
+        tags: ['Teams'],
+        operationId: 'createTeam',
+        summary: 'Create a team (owners and admins)',
+        params: organizationParams,
+        body: z.object({ name: z.string().trim().min(1).max(200) }),
+        response: {
+          201: z.object({ team: teamSchema }),
+          ...commonErrorResponses,
+          404: organizationNotFoundResponse,
+          409: errorBodySchema.describe('team_exists'),
+        },
       },
     },
-  }, async (request, reply) => {
-    const team = await teams.createTeam(writeContextOf(request), request.params.organizationId, request.body.name);
-    return reply.status(201).send({ team: toTeam(team) });
-  });
+    async (request, reply) => {
+      const team = await teams.createTeam(writeContextOf(request), request.params.organizationId, request.body.name);
+      return reply.status(201).send({ team: toTeam(team) });
+    },
+  );
 
-  app.get('/v1/orgs/:organizationId/teams', {
-    onRequest: authenticate({ allowApiKey: true }),
-    schema: {
-      tags: ['Teams'],
-      operationId: 'listTeams',
-      summary: 'List the organization\'s teams with their member ids',
-      description: 'Any member, with a session or an API key of this organization (`x-api-key`).',
-      params: organizationParams,
-      querystring: paginationQuerySchema,
-      response: {
-        200: z.object({ teams: z.array(teamWithMemberIdsSchema), nextCursor: z.string().nullable() }),
-        ...commonErrorResponses,
-        404: organizationNotFoundResponse,
+  app.get(
+    '/v1/orgs/:organizationId/teams',
+    {
+      onRequest: authenticate({ allowApiKey: true }),
+      schema: {
+        tags: ['Teams'],
+        operationId: 'listTeams',
+        summary: "List the organization's teams with their member ids",
+        description: 'Any member, with a session or an API key of this organization (`x-api-key`).',
+        params: organizationParams,
+        querystring: paginationQuerySchema,
+        response: {
+          200: z.object({ teams: z.array(teamWithMemberIdsSchema), nextCursor: z.string().nullable() }),
+          ...commonErrorResponses,
+          404: organizationNotFoundResponse,
+        },
       },
     },
-  }, async (request) => {
-    const { limit, cursor } = request.query;
-    const rows = await teams.listTeams(callerOf(request), request.params.organizationId, { limit: limit + 1, after: afterFromCursor(cursor) });
-    const page = pageOf(rows, limit);
-    return { teams: page.items.map((row) => ({ ...toTeam(row), memberIds: row.member_ids })), nextCursor: page.nextCursor };
-  });
+    async (request) => {
+      const { limit, cursor } = request.query;
+      const rows = await teams.listTeams(callerOf(request), request.params.organizationId, {
+        limit: limit + 1,
+        after: afterFromCursor(cursor),
+      });
+      const page = pageOf(rows, limit);
+      return {
+        teams: page.items.map((row) => ({ ...toTeam(row), memberIds: row.member_ids })),
+        nextCursor: page.nextCursor,
+      };
+    },
+  );
 
   const teamParams = organizationParams.extend({ teamId: teamIdSchema });
-  app.post('/v1/orgs/:organizationId/teams/:teamId/members', {
-    onRequest: authenticate({ freshAuthentication: 'by-route' }),
-    schema: {
-      tags: ['Teams'],
-      operationId: 'addTeamMember',
-      summary: 'Add a member to a team (owners and admins)',
-      params: teamParams,
-      body: z.object({ memberId: memberIdSchema }),
-      response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found') },
+  app.post(
+    '/v1/orgs/:organizationId/teams/:teamId/members',
+    {
+      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      schema: {
+        tags: ['Teams'],
+        operationId: 'addTeamMember',
+        summary: 'Add a member to a team (owners and admins)',
+        params: teamParams,
+        body: z.object({ memberId: memberIdSchema }),
+        response: {
+          204: noContent,
+          ...commonErrorResponses,
+          404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found'),
+        },
+      },
     },
-  }, async (request, reply) => {
-    await teams.addTeamMember(writeContextOf(request), request.params.organizationId, request.params.teamId, request.body.memberId, freshAuthenticationCheck(request));
-    return reply.status(204).send(null);
-  });
+    async (request, reply) => {
+      await teams.addTeamMember(
+        writeContextOf(request),
+        request.params.organizationId,
+        request.params.teamId,
+        request.body.memberId,
+        freshAuthenticationCheck(request),
+      );
+      return reply.status(204).send(null);
+    },
+  );
 
-  app.delete('/v1/orgs/:organizationId/teams/:teamId/members/:memberId', {
-    onRequest: authenticate({ freshAuthentication: 'by-route' }),
-    schema: {
-      tags: ['Teams'],
-      operationId: 'removeTeamMember',
-      summary: 'Remove a member from a team (owners and admins)',
-      params: teamParams.extend({ memberId: memberIdSchema }),
-      response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found') },
+  app.delete(
+    '/v1/orgs/:organizationId/teams/:teamId/members/:memberId',
+    {
+      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      schema: {
+        tags: ['Teams'],
+        operationId: 'removeTeamMember',
+        summary: 'Remove a member from a team (owners and admins)',
+        params: teamParams.extend({ memberId: memberIdSchema }),
+        response: {
+          204: noContent,
+          ...commonErrorResponses,
+          404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found'),
+        },
+      },
     },
-  }, async (request, reply) => {
-    await teams.removeTeamMember(writeContextOf(request), request.params.organizationId, request.params.teamId, request.params.memberId, freshAuthenticationCheck(request));
-    return reply.status(204).send(null);
-  });
+    async (request, reply) => {
+      await teams.removeTeamMember(
+        writeContextOf(request),
+        request.params.organizationId,
+        request.params.teamId,
+        request.params.memberId,
+        freshAuthenticationCheck(request),
+      );
+      return reply.status(204).send(null);
+    },
+  );
 };

@@ -11,4 +11,9 @@ export const teamSchema = z
 /** A team as listTeams shows it: with the ids of its members. */
 export const teamWithMemberIdsSchema = teamSchema.extend({ memberIds: z.array(z.string()) });
 
-export const toTeam = (row: TeamRecord) => ({ id: row.id, organizationId: row.organization_id, name: row.name, createdAt: isoTimestamp(row.created_at) });
+export const toTeam = (row: TeamRecord) => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  name: row.name,
+  createdAt: isoTimestamp(row.created_at),
+});

@@ -13,14 +13,19 @@ const teamManagerRoles: readonly Role[] = ['owner', 'admin'];
 
 /** What other modules use of teams (TeamDirectory). */
 /** The member's teams changed in `tx`: the membership core's copy of them follows (GET /v1/org reads it). */
-const copyMemberTeams = (membership: Pick<MembershipCore, 'setMemberTeams'>, tx: Queryable, organizationId: string, memberId: string) =>
-  membership.setMemberTeams(tx, organizationId, memberId, () => store.memberTeams(tx, organizationId, memberId));
+const copyMemberTeams = (
+  membership: Pick<MembershipCore, 'setMemberTeams'>,
+  tx: Queryable,
+  organizationId: string,
+  memberId: string,
+) => membership.setMemberTeams(tx, organizationId, memberId, () => store.memberTeams(tx, organizationId, memberId));
 
 export function createTeamDirectory(deps: { db: Database; membership: Pick<MembershipCore, 'setMemberTeams'> }) {
   const { db, membership } = deps;
   return {
     /** Of `ids`, the ones that are teams of the organization. */
-    listTeamIds: (organizationId: string, ids: string[], tx: Queryable = db) => store.existingTeamIds(tx, organizationId, ids),
+    listTeamIds: (organizationId: string, ids: string[], tx: Queryable = db) =>
+      store.existingTeamIds(tx, organizationId, ids),
     async addMemberToTeams(tx: Queryable, organizationId: string, memberId: string, teamIds: string[]): Promise<void> {
       const teams = await store.existingTeamIds(tx, organizationId, teamIds);
       for (const teamId of teams) await store.addTeamMember(tx, organizationId, teamId, memberId);
@@ -38,16 +43,26 @@ export function createTeamService(deps: TeamServiceDeps) {
   const { db, membership } = deps;
 
   async function requireTeam(organizationId: string, teamId: string): Promise<void> {
-    if (!(await store.findTeam(db, organizationId, teamId))) throw notFound('team_not_found', 'No such team in this organization');
+    if (!(await store.findTeam(db, organizationId, teamId)))
+      throw notFound('team_not_found', 'No such team in this organization');
   }
 
   return {
     async createTeam(ctx: CallerContext, organizationId: string, name: string): Promise<TeamRecord> {
       const acting = await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
       const team = await writeTransaction(db, ctx, async (tx) => {
-        await membership.holdActingMember(tx, organizationId, acting.memberId, { roles: teamManagerRoles, refuse: membershipRefusals(teamManagerRoles) });
+        await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          roles: teamManagerRoles,
+          refuse: membershipRefusals(teamManagerRoles),
+        });
         const created = await store.insertTeam(tx, { id: newId(idPrefixes.team), organizationId, name });
-        if (created) tx.audit({ action: 'team.created', organizationId, target: { type: 'team', id: created.id, name }, changes: { name } });
+        if (created)
+          tx.audit({
+            action: 'team.created',
+            organizationId,
+            target: { type: 'team', id: created.id, name },
+            changes: { name },
+          });
         return created;
       });
       if (!team) throw conflict('team_exists', 'A team with this name already exists');
@@ -59,28 +74,52 @@ export function createTeamService(deps: TeamServiceDeps) {
       return store.listTeams(db, organizationId, page.limit, page.after);
     },
 
-    async addTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
+    async addTeamMember(
+      ctx: CallerContext,
+      organizationId: string,
+      teamId: string,
+      memberId: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
       requireFresh();
       await requireTeam(organizationId, teamId);
       await writeTransaction(db, ctx, async (tx) => {
         // Held until the row is added: a removal committing meanwhile is waited for and seen here
         // (404), rather than met by the foreign key (a 500); one starting later waits and removes both.
-        if (!(await membership.lockMember(tx, organizationId, memberId))) throw notFound('member_not_found', 'No such member in this organization');
+        if (!(await membership.lockMember(tx, organizationId, memberId)))
+          throw notFound('member_not_found', 'No such member in this organization');
         await store.addTeamMember(tx, organizationId, teamId, memberId);
         await copyMemberTeams(membership, tx, organizationId, memberId);
-        tx.audit({ action: 'team.member_added', organizationId, target: { type: 'team', id: teamId }, changes: { memberId } });
+        tx.audit({
+          action: 'team.member_added',
+          organizationId,
+          target: { type: 'team', id: teamId },
+          changes: { memberId },
+        });
       });
     },
 
-    async removeTeamMember(ctx: CallerContext, organizationId: string, teamId: string, memberId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
+    async removeTeamMember(
+      ctx: CallerContext,
+      organizationId: string,
+      teamId: string,
+      memberId: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
       requireFresh();
       await requireTeam(organizationId, teamId);
       const removed = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.removeTeamMember(tx, organizationId, teamId, memberId);
         if (done) await copyMemberTeams(membership, tx, organizationId, memberId);
-        if (done) tx.audit({ action: 'team.member_removed', organizationId, target: { type: 'team', id: teamId }, changes: { memberId } });
+        if (done)
+          tx.audit({
+            action: 'team.member_removed',
+            organizationId,
+            target: { type: 'team', id: teamId },
+            changes: { memberId },
+          });
         return done;
       });
       if (!removed) throw notFound('member_not_found', 'That member is not in this team');

@@ -11,7 +11,10 @@ export async function existingTeamIds(db: Queryable, organizationId: string, ids
   return rows.map((row) => row.id);
 }
 
-export async function insertTeam(db: Queryable, team: { id: string; organizationId: string; name: string }): Promise<TeamRecord | undefined> {
+export async function insertTeam(
+  db: Queryable,
+  team: { id: string; organizationId: string; name: string },
+): Promise<TeamRecord | undefined> {
   const { rows } = await db.query<TeamRecord>(
     `INSERT INTO teams (id, organization_id, name) VALUES ($1, $2, $3)
      ON CONFLICT (organization_id, name) DO NOTHING RETURNING id, organization_id, name, created_at`,
@@ -28,7 +31,12 @@ export async function findTeam(db: Queryable, organizationId: string, teamId: st
   return rows[0];
 }
 
-export async function listTeams(db: Queryable, organizationId: string, limit: number, after?: string): Promise<(TeamRecord & { member_ids: string[] })[]> {
+export async function listTeams(
+  db: Queryable,
+  organizationId: string,
+  limit: number,
+  after?: string,
+): Promise<(TeamRecord & { member_ids: string[] })[]> {
   const { rows } = await db.query<TeamRecord & { member_ids: string[] }>(
     `SELECT t.id, t.organization_id, t.name, t.created_at,
             coalesce(array_agg(tm.member_id ORDER BY tm.member_id) FILTER (WHERE tm.member_id IS NOT NULL), '{}') AS member_ids
@@ -40,7 +48,12 @@ export async function listTeams(db: Queryable, organizationId: string, limit: nu
   return rows;
 }
 
-export async function addTeamMember(db: Queryable, organizationId: string, teamId: string, memberId: string): Promise<void> {
+export async function addTeamMember(
+  db: Queryable,
+  organizationId: string,
+  teamId: string,
+  memberId: string,
+): Promise<void> {
   await db.query(
     `INSERT INTO team_members (team_id, member_id, organization_id) VALUES ($1, $2, $3)
      ON CONFLICT DO NOTHING`,
@@ -48,7 +61,12 @@ export async function addTeamMember(db: Queryable, organizationId: string, teamI
   );
 }
 
-export async function removeTeamMember(db: Queryable, organizationId: string, teamId: string, memberId: string): Promise<boolean> {
+export async function removeTeamMember(
+  db: Queryable,
+  organizationId: string,
+  teamId: string,
+  memberId: string,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     'DELETE FROM team_members WHERE organization_id = $1 AND team_id = $2 AND member_id = $3',
     [organizationId, teamId, memberId],

@@ -33,18 +33,32 @@ function redirectWith(redirectUri: string, parameters: Record<string, string | u
   return target.href;
 }
 
-const invalidGrant = () => new ApiError(400, 'invalid_grant', 'The code is unknown, expired, already used, or does not match the code verifier or the redirect URI');
+const invalidGrant = () =>
+  new ApiError(
+    400,
+    'invalid_grant',
+    'The code is unknown, expired, already used, or does not match the code verifier or the redirect URI',
+  );
 
 export function createDesktopSignIn(deps: DesktopSignInDeps) {
   const { db } = deps;
   const requireAllowed = (redirectUri: string) => {
     if (!deps.redirectUriAllowed(redirectUri)) {
-      throw invalidRequest([{ path: ['redirectUri'], message: 'Not a redirect URI the desktop app may use: a loopback address on another port than this server\'s (http://127.0.0.1:PORT/...), the orgplane: scheme, or one of SSO_REDIRECT_URIS' }]);
+      throw invalidRequest([
+        {
+          path: ['redirectUri'],
+          message:
+            "Not a redirect URI the desktop app may use: a loopback address on another port than this server's (http://127.0.0.1:PORT/...), the orgplane: scheme, or one of SSO_REDIRECT_URIS",
+        },
+      ]);
     }
   };
   return {
     /** A one-time code for the calling session's person, and where the browser takes it. */
-    async authorize(ctx: CallerContext, input: { redirectUri: string; codeChallenge: string; state?: string | undefined }): Promise<{ redirectTo: string }> {
+    async authorize(
+      ctx: CallerContext,
+      input: { redirectUri: string; codeChallenge: string; state?: string | undefined },
+    ): Promise<{ redirectTo: string }> {
       const caller = ctx.actor;
       requireAllowed(input.redirectUri);
       const code = randomToken();
@@ -72,7 +86,12 @@ export function createDesktopSignIn(deps: DesktopSignInDeps) {
     async exchange(ctx: WriteContext, input: { code: string; codeVerifier: string; redirectUri: string }) {
       // Taken whatever follows: a code is spent by its first use, right or wrong.
       const row = await takeDesktopSignInCode(db, hashToken(input.code));
-      if (!row || !pkceVerifierMatches(input.codeVerifier, row.code_challenge) || row.redirect_uri !== input.redirectUri) throw invalidGrant();
+      if (
+        !row ||
+        !pkceVerifierMatches(input.codeVerifier, row.code_challenge) ||
+        row.redirect_uri !== input.redirectUri
+      )
+        throw invalidGrant();
       const user = await store.findUserById(db, row.user_id);
       if (!user) throw invalidGrant();
       const sessionToken = await writeTransaction(db, ctx, async (tx) => {

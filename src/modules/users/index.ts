@@ -45,15 +45,26 @@ export interface UserDirectory {
 export type PasswordSignInPolicy = (user: { id: string; email: string }) => Promise<PasswordSignInVerdict>;
 export type PasswordSignInVerdict =
   /** `breakGlassOrganizationId`: an organization that requires SSO lets its owner in with the password, and its log flags the sign-in. */
-  | { allowed: true; breakGlassOrganizationId?: string }
-  | { allowed: false; organizationId: string; domain: string };
+  { allowed: true; breakGlassOrganizationId?: string } | { allowed: false; organizationId: string; domain: string };
 
 export { createUserDirectory, createUserService, type UserService, type UserServiceDeps } from './service.ts';
 export { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
 
 /** Registers bootstrap, sign-up/in/out, the desktop app's sign-in and GET /v1/me; the service is returned for the CLI. */
-export async function registerUsers(app: FastifyInstance, deps: UserServiceDeps & Pick<DesktopSignInDeps, 'redirectUriAllowed'>): Promise<UserService> {
-  requireDependencies('users', deps, ['db', 'rateLimiter', 'signUpEnabled', 'signUpAttemptsPerAddress', 'membership', 'organizations', 'passwordSignInPolicy', 'redirectUriAllowed']);
+export async function registerUsers(
+  app: FastifyInstance,
+  deps: UserServiceDeps & Pick<DesktopSignInDeps, 'redirectUriAllowed'>,
+): Promise<UserService> {
+  requireDependencies('users', deps, [
+    'db',
+    'rateLimiter',
+    'signUpEnabled',
+    'signUpAttemptsPerAddress',
+    'membership',
+    'organizations',
+    'passwordSignInPolicy',
+    'redirectUriAllowed',
+  ]);
   const users = createUserService(deps);
   await app.register(userRoutes, { users });
   await app.register(desktopSignInRoutes, { desktopSignIn: createDesktopSignIn(deps) });

@@ -8,7 +8,14 @@ import { ApiError, conflict, rateLimited, unauthorized } from '../../http/errors
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
-import { redacted, systemContext, writeTransaction, type CallerContext, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
+import {
+  redacted,
+  systemContext,
+  writeTransaction,
+  type CallerContext,
+  type WriteContext,
+  type WriteTransaction,
+} from '../../platform/write-context.ts';
 import { requireSignedInUser, sessionOf, type MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { PasswordSignInPolicy, UserDirectory } from './index.ts';
@@ -38,7 +45,12 @@ export function createUserDirectory(deps: { db: Database }) {
     async ensureUser(tx: Queryable, input: { email: string; name: string }) {
       const existing = await store.findUserByEmail(tx, input.email);
       if (existing) return existing;
-      const created = await store.insertUser(tx, { id: newId(idPrefixes.user), email: input.email, name: input.name, passwordHash: null });
+      const created = await store.insertUser(tx, {
+        id: newId(idPrefixes.user),
+        email: input.email,
+        name: input.name,
+        passwordHash: null,
+      });
       return created ?? (await store.findUserByEmail(tx, input.email))!;
     },
     createUserWithoutPassword: (tx: Queryable, input: { email: string; name: string }) =>
@@ -72,7 +84,11 @@ export interface UserServiceDeps {
 
 /** 403 sso_required: the account's organization requires SSO for its domain. */
 function ssoRequired(domain: string): ApiError {
-  return new ApiError(403, 'sso_required', `Your organization requires signing in with SSO for ${domain} addresses: use "Sign in with SSO" (POST /v1/auth/sso/start) instead of your password`);
+  return new ApiError(
+    403,
+    'sso_required',
+    `Your organization requires signing in with SSO for ${domain} addresses: use "Sign in with SSO" (POST /v1/auth/sso/start) instead of your password`,
+  );
 }
 
 export function createUserService(deps: UserServiceDeps) {
@@ -80,7 +96,10 @@ export function createUserService(deps: UserServiceDeps) {
 
   const issueSession = deps.membership.issueSession;
 
-  async function createUser(tx: Queryable, input: { email: string; password: string; name: string; isInstanceAdmin?: boolean }) {
+  async function createUser(
+    tx: Queryable,
+    input: { email: string; password: string; name: string; isInstanceAdmin?: boolean },
+  ) {
     const user = await store.insertUser(tx, {
       id: newId(idPrefixes.user),
       email: input.email,
@@ -102,20 +121,39 @@ export function createUserService(deps: UserServiceDeps) {
     userId: string | undefined,
     email: string,
     organizationIds: string[],
-    detail: { outcome?: 'success' | 'failure' | 'denied'; changes?: (organizationId: string | null) => Record<string, unknown> } = {},
+    detail: {
+      outcome?: 'success' | 'failure' | 'denied';
+      changes?: (organizationId: string | null) => Record<string, unknown>;
+    } = {},
   ) {
-    const outcome = detail.outcome ?? (action === 'user.sign_in_failed' ? 'failure' as const : 'success' as const);
+    const outcome = detail.outcome ?? (action === 'user.sign_in_failed' ? ('failure' as const) : ('success' as const));
     const target = { type: 'user', id: userId ?? 'unknown', name: email };
     const base = { action, outcome, target, ...(userId ? { actorUserId: userId } : {}) };
-    const changesOf = (organizationId: string | null) => (detail.changes ? { changes: detail.changes(organizationId) } : {});
+    const changesOf = (organizationId: string | null) =>
+      detail.changes ? { changes: detail.changes(organizationId) } : {};
     if (organizationIds.length === 0) tx.audit({ ...base, organizationId: null, ...changesOf(null) });
     for (const organizationId of organizationIds) tx.audit({ ...base, organizationId, ...changesOf(organizationId) });
   }
 
   /** A failed sign-in is recorded in its own transaction (the request fails, the record stays). */
-  async function recordSignIn(ctx: WriteContext, action: string, userId: string | undefined, email: string, detail: Parameters<typeof signInEvents>[5] = {}) {
+  async function recordSignIn(
+    ctx: WriteContext,
+    action: string,
+    userId: string | undefined,
+    email: string,
+    detail: Parameters<typeof signInEvents>[5] = {},
+  ) {
     const organizations = userId ? await deps.organizations.listOrganizationsOfUser(userId) : [];
-    await writeTransaction(db, ctx, async (tx) => signInEvents(tx, action, userId, email, organizations.map((organization) => organization.id), detail));
+    await writeTransaction(db, ctx, async (tx) =>
+      signInEvents(
+        tx,
+        action,
+        userId,
+        email,
+        organizations.map((organization) => organization.id),
+        detail,
+      ),
+    );
   }
 
   /** Takes a place in each sign-in counter (see signIn), or 429 when a limit is reached; the places, to give back on success. */
@@ -128,7 +166,8 @@ export function createUserService(deps: UserServiceDeps) {
       { bucket: `sign-in:account:${account}`, limit: signInLimits.perAccount },
     ];
     const results = [];
-    for (const { bucket, limit } of buckets) results.push(await deps.rateLimiter.hit(bucket, limit, signInLimits.windowSeconds));
+    for (const { bucket, limit } of buckets)
+      results.push(await deps.rateLimiter.hit(bucket, limit, signInLimits.windowSeconds));
     const refused = results.find((result) => !result.allowed);
     if (refused) {
       for (const result of results) if (result.allowed) await result.release();
@@ -139,16 +178,26 @@ export function createUserService(deps: UserServiceDeps) {
 
   return {
     /** First run only: the first user, an instance administrator, owning the first organization. */
-    async bootstrap(input: { email: string; password: string; name: string; organizationName: string }, ctx: WriteContext = systemContext('cli')) {
+    async bootstrap(
+      input: { email: string; password: string; name: string; organizationName: string },
+      ctx: WriteContext = systemContext('cli'),
+    ) {
       return writeTransaction(db, ctx, async (tx) => {
         // Serializes concurrent bootstraps so that exactly one wins.
         await lockUntilCommit(tx, 'identity-bootstrap');
-        if ((await deps.organizations.countOrganizations(tx)) > 0) throw conflict('already_bootstrapped', 'This instance already has an organization');
+        if ((await deps.organizations.countOrganizations(tx)) > 0)
+          throw conflict('already_bootstrapped', 'This instance already has an organization');
         const user = await createUser(tx, { ...input, isInstanceAdmin: true });
         const organization = await deps.organizations.addOrganization(tx, input.organizationName);
         await deps.membership.addMember(tx, organization.id, user.id, 'owner');
         const sessionToken = await issueSession(tx, user.id, organization.id);
-        tx.audit({ action: 'instance.bootstrapped', organizationId: organization.id, actorUserId: user.id, target: { type: 'organization', id: organization.id, name: organization.name }, changes: { email: user.email, name: user.name, organizationName: organization.name, password: redacted } });
+        tx.audit({
+          action: 'instance.bootstrapped',
+          organizationId: organization.id,
+          actorUserId: user.id,
+          target: { type: 'organization', id: organization.id, name: organization.name },
+          changes: { email: user.email, name: user.name, organizationName: organization.name, password: redacted },
+        });
         return { user, organization, sessionToken };
       });
     },
@@ -166,7 +215,8 @@ export function createUserService(deps: UserServiceDeps) {
         { bucket: `sign-up:target:${input.email.toLowerCase()}`, limit: signUpLimits.perTargetAddress },
       ];
       const results = [];
-      for (const { bucket, limit } of buckets) results.push(await deps.rateLimiter.hit(bucket, limit, signUpLimits.windowSeconds));
+      for (const { bucket, limit } of buckets)
+        results.push(await deps.rateLimiter.hit(bucket, limit, signUpLimits.windowSeconds));
       const refused = results.find((result) => !result.allowed);
       if (refused) {
         for (const result of results) if (result.allowed) await result.release();
@@ -176,7 +226,13 @@ export function createUserService(deps: UserServiceDeps) {
         const user = await createUser(tx, input);
         const sessionToken = await issueSession(tx, user.id, null);
         // An account of no organization yet: its event is the instance's.
-        tx.audit({ action: 'user.signed_up', organizationId: null, actorUserId: user.id, target: { type: 'user', id: user.id, name: user.email }, changes: { email: user.email, name: user.name, password: redacted } });
+        tx.audit({
+          action: 'user.signed_up',
+          organizationId: null,
+          actorUserId: user.id,
+          target: { type: 'user', id: user.id, name: user.email },
+          changes: { email: user.email, name: user.name, password: redacted },
+        });
         return { user, sessionToken };
       });
     },
@@ -207,15 +263,30 @@ export function createUserService(deps: UserServiceDeps) {
       // organization's member: 401 for a wrong password either way.
       const policy = await deps.passwordSignInPolicy(user);
       if (!policy.allowed) {
-        await recordSignIn(ctx, 'user.sign_in_failed', user.id, account, { outcome: 'denied', changes: () => ({ method: 'password', reason: 'sso_required' }) });
+        await recordSignIn(ctx, 'user.sign_in_failed', user.id, account, {
+          outcome: 'denied',
+          changes: () => ({ method: 'password', reason: 'sso_required' }),
+        });
         throw ssoRequired(policy.domain);
       }
       const organizations = await deps.organizations.listOrganizationsOfUser(user.id);
       const sessionToken = await writeTransaction(db, ctx, async (tx) => {
         // The owner's break-glass sign-in is flagged in the log of the organization that requires SSO.
-        signInEvents(tx, 'user.signed_in', user.id, user.email, organizations.map((organization) => organization.id), {
-          changes: (organizationId) => ({ method: 'password', ...(organizationId !== null && organizationId === policy.breakGlassOrganizationId ? { breakGlass: true } : {}) }),
-        });
+        signInEvents(
+          tx,
+          'user.signed_in',
+          user.id,
+          user.email,
+          organizations.map((organization) => organization.id),
+          {
+            changes: (organizationId) => ({
+              method: 'password',
+              ...(organizationId !== null && organizationId === policy.breakGlassOrganizationId
+                ? { breakGlass: true }
+                : {}),
+            }),
+          },
+        );
         return issueSession(tx, user.id, organizations[0]?.id ?? null);
       });
       return { user, sessionToken };
@@ -257,9 +328,14 @@ export function createUserService(deps: UserServiceDeps) {
       const results = await hitSignInLimits(user.email, ctx.clientAddress ?? 'unknown');
       if (!user.password_hash) {
         for (const result of results) await result.release();
-        throw new ApiError(403, 'password_not_set', 'This account has no password: re-authenticate through SSO (POST /v1/auth/sso/start with reauthenticate: true)');
+        throw new ApiError(
+          403,
+          'password_not_set',
+          'This account has no password: re-authenticate through SSO (POST /v1/auth/sso/start with reauthenticate: true)',
+        );
       }
-      if (!(await verifyPassword(password, user.password_hash))) throw new ApiError(403, 'invalid_credentials', 'The password is wrong');
+      if (!(await verifyPassword(password, user.password_hash)))
+        throw new ApiError(403, 'invalid_credentials', 'The password is wrong');
       for (const result of results) await result.release();
       // A password step-up is a password authentication: refused like sign-in where SSO is required.
       const policy = await deps.passwordSignInPolicy(user);
@@ -269,7 +345,12 @@ export function createUserService(deps: UserServiceDeps) {
           action: 'user.reauthenticated',
           target: { type: 'session', id: caller.sessionId! },
           // In the active organization's log, flagged when that organization requires SSO (its owner's break-glass).
-          changes: { authMethod: 'password', ...(policy.breakGlassOrganizationId && policy.breakGlassOrganizationId === caller.organizationId ? { breakGlass: true } : {}) },
+          changes: {
+            authMethod: 'password',
+            ...(policy.breakGlassOrganizationId && policy.breakGlassOrganizationId === caller.organizationId
+              ? { breakGlass: true }
+              : {}),
+          },
         });
         return deps.membership.markSessionAuthenticated(tx, sessionOf(caller), 'password');
       });

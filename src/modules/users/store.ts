@@ -4,7 +4,14 @@ import type { UserRecord } from './index.ts';
 
 export async function insertUser(
   db: Queryable,
-  user: { id: string; email: string; name: string; passwordHash: string | null; isInstanceAdmin?: boolean; image?: string },
+  user: {
+    id: string;
+    email: string;
+    name: string;
+    passwordHash: string | null;
+    isInstanceAdmin?: boolean;
+    image?: string;
+  },
 ): Promise<UserRecord | undefined> {
   const { rows } = await db.query<UserRecord>(
     `INSERT INTO users (id, email, name, image, password_hash, is_instance_admin)
@@ -22,7 +29,11 @@ export async function findUserByEmail(db: Queryable, email: string): Promise<Use
 }
 
 /** Sets a user's name and e-mail (a no-op when both are as given); an e-mail another user has is a unique violation. */
-export async function updateUserNameAndEmail(db: Queryable, id: string, input: { name: string; email: string }): Promise<void> {
+export async function updateUserNameAndEmail(
+  db: Queryable,
+  id: string,
+  input: { name: string; email: string },
+): Promise<void> {
   await db.query(
     `UPDATE users SET name = $2, email = $3, updated_at = now()
       WHERE id = $1 AND (name IS DISTINCT FROM $2 OR email IS DISTINCT FROM $3)`,

@@ -32,7 +32,8 @@ export function authenticateClients(
         if (colon < 0) return oauthError(res, 401, 'invalid_client', 'Malformed Basic credentials');
         const decode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
         const id = decode(decoded.slice(0, colon));
-        if (body.client_id && body.client_id !== id) return oauthError(res, 400, 'invalid_request', 'Two client identities');
+        if (body.client_id && body.client_id !== id)
+          return oauthError(res, 400, 'invalid_request', 'Two client identities');
         body.client_id = id;
         body.client_secret = decode(decoded.slice(colon + 1));
         method = 'client_secret_basic';
@@ -61,7 +62,14 @@ export function authenticateClients(
           if (res.statusCode === 200) record.outcome = 'issued';
         });
       }
-      if (client && registered && registered !== method && (registered === 'client_secret_basic' || registered === 'client_secret_post' || registered === 'private_key_jwt')) {
+      if (
+        client &&
+        registered &&
+        registered !== method &&
+        (registered === 'client_secret_basic' ||
+          registered === 'client_secret_post' ||
+          registered === 'private_key_jwt')
+      ) {
         return oauthError(res, 401, 'invalid_client', `Client must authenticate with ${registered}`);
       }
       req.body = body;
@@ -74,14 +82,25 @@ const seenJtis = new Set<string>();
 
 function verifySignature(alg: string, key: KeyObject, input: Buffer, signature: Buffer): boolean {
   const digest = alg === 'EdDSA' ? null : `sha${alg.slice(2)}`;
-  if (alg.startsWith('PS')) return verify(digest, input, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: Number(alg.slice(2)) / 8 }, signature);
+  if (alg.startsWith('PS'))
+    return verify(
+      digest,
+      input,
+      { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: Number(alg.slice(2)) / 8 },
+      signature,
+    );
   if (alg.startsWith('ES')) return verify(digest, input, { key, dsaEncoding: 'ieee-p1363' }, signature);
   return verify(digest, input, key, signature);
 }
 
 /** RFC 7523 §3: the checks an authorization server makes of a client assertion. */
-function verifyClientAssertion(ctx: ServerContext, body: Record<string, string>, audiences: string[]): { clientId: string } | { problem: string } {
-  if (body.client_assertion_type !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer') return { problem: 'Unsupported client_assertion_type' };
+function verifyClientAssertion(
+  ctx: ServerContext,
+  body: Record<string, string>,
+  audiences: string[],
+): { clientId: string } | { problem: string } {
+  if (body.client_assertion_type !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer')
+    return { problem: 'Unsupported client_assertion_type' };
   const parts = (body.client_assertion ?? '').split('.');
   if (parts.length !== 3) return { problem: 'The client assertion is not a JWS' };
   let header: { alg?: string };
@@ -95,14 +114,25 @@ function verifyClientAssertion(ctx: ServerContext, body: Record<string, string>,
   const clientId = body.client_id ?? claims.iss;
   const client = clientId ? ctx.clients.get(clientId) : undefined;
   if (!client?.public_key) return { problem: 'No key is registered for this client' };
-  if (!header.alg || header.alg === 'none' || !verifySignature(header.alg, client.public_key, Buffer.from(`${parts[0]}.${parts[1]}`), Buffer.from(parts[2]!, 'base64url'))) {
+  if (
+    !header.alg ||
+    header.alg === 'none' ||
+    !verifySignature(
+      header.alg,
+      client.public_key,
+      Buffer.from(`${parts[0]}.${parts[1]}`),
+      Buffer.from(parts[2]!, 'base64url'),
+    )
+  ) {
     return { problem: 'The client assertion signature does not verify' };
   }
   if (claims.iss !== clientId || claims.sub !== clientId) return { problem: 'iss and sub must be the client id' };
   const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
   const strip = (value: string | undefined) => value?.replace(/\/+$/, '');
-  if (!aud.some((value) => audiences.some((expected) => strip(value) === strip(expected)))) return { problem: 'The assertion is not addressed to this server' };
-  if (typeof claims.exp !== 'number' || claims.exp * 1000 <= Date.now()) return { problem: 'The client assertion expired' };
+  if (!aud.some((value) => audiences.some((expected) => strip(value) === strip(expected))))
+    return { problem: 'The assertion is not addressed to this server' };
+  if (typeof claims.exp !== 'number' || claims.exp * 1000 <= Date.now())
+    return { problem: 'The client assertion expired' };
   if (!claims.jti || seenJtis.has(claims.jti)) return { problem: 'The client assertion was replayed' };
   seenJtis.add(claims.jti);
   return { clientId: clientId! };

@@ -9,7 +9,13 @@ import { oauthError } from './client-authentication.ts';
 import type { ServerContext } from './provider.ts';
 import type { TokenRequestRecord } from './types.ts';
 
-type IssueTokens = (clientId: string, scopes: string[], resource: string | undefined, grantId: string, refresh?: boolean) => OAuthTokens;
+type IssueTokens = (
+  clientId: string,
+  scopes: string[],
+  resource: string | undefined,
+  grantId: string,
+  refresh?: boolean,
+) => OAuthTokens;
 
 export function serveClientCredentials(app: Express, ctx: ServerContext, tokenPath: string, issueTokens: IssueTokens) {
   app.post(tokenPath, (req: Request, res: Response, next: NextFunction) => {
@@ -18,10 +24,16 @@ export function serveClientCredentials(app: Express, ctx: ServerContext, tokenPa
     const record = ctx.stats.tokenRequests[ctx.stats.tokenRequests.length - 1] as TokenRequestRecord | undefined;
     const client = body.client_id ? ctx.clients.get(body.client_id) : undefined;
     if (!client) return oauthError(res, 401, 'invalid_client', 'Unknown client');
-    const authenticated = record?.authMethod === 'private_key_jwt' || (record?.authMethod !== 'none' && client.client_secret !== undefined && body.client_secret === client.client_secret);
+    const authenticated =
+      record?.authMethod === 'private_key_jwt' ||
+      (record?.authMethod !== 'none' &&
+        client.client_secret !== undefined &&
+        body.client_secret === client.client_secret);
     if (!authenticated) return oauthError(res, 401, 'invalid_client', 'Client authentication failed');
-    if (!client.client_credentials) return oauthError(res, 400, 'unauthorized_client', 'This client may not use the client credentials grant');
-    if (ctx.options.refuseClientCredentials) return oauthError(res, 400, ctx.options.refuseClientCredentials, 'Refused by the test');
+    if (!client.client_credentials)
+      return oauthError(res, 400, 'unauthorized_client', 'This client may not use the client credentials grant');
+    if (ctx.options.refuseClientCredentials)
+      return oauthError(res, 400, ctx.options.refuseClientCredentials, 'Refused by the test');
     const scopes = body.scope ? body.scope.split(' ').filter(Boolean) : [];
     res.json(issueTokens(client.client_id, scopes, body.resource, randomUUID(), false));
   });

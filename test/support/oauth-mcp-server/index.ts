@@ -45,14 +45,21 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
   const mcpPath = options.mcpPath ?? '/mcp';
   const mcpUrl = `${origin}${mcpPath}`;
   const prmAt = options.resourceMetadataAt ?? 'path';
-  const resourceMetadataUrl = prmAt === 'root' ? `${origin}/.well-known/oauth-protected-resource` : `${origin}/.well-known/oauth-protected-resource${mcpPath}`;
+  const resourceMetadataUrl =
+    prmAt === 'root'
+      ? `${origin}/.well-known/oauth-protected-resource`
+      : `${origin}/.well-known/oauth-protected-resource${mcpPath}`;
 
   const ctx = createContext(options, issuer);
   const { provider, clientsStore, issueTokens } = createProvider(ctx);
   const base = serveMetadata(app, ctx, provider, { origin, issuerUrl, issuerPath, mcpPath, mcpUrl, prmAt });
   const tokenPath = new URL(base.token_endpoint).pathname;
   const revocationPath = base.revocation_endpoint ? new URL(base.revocation_endpoint).pathname : undefined;
-  authenticateClients(app, ctx, (clientId) => Promise.resolve(clientsStore.getClient(clientId)), { origin, tokenPath, revocationPath });
+  authenticateClients(app, ctx, (clientId) => Promise.resolve(clientsStore.getClient(clientId)), {
+    origin,
+    tokenPath,
+    revocationPath,
+  });
   serveClientCredentials(app, ctx, tokenPath, issueTokens);
 
   const rl = { rateLimit: false as const };
@@ -94,7 +101,14 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
     },
     issueAccessToken(clientId, scopes = [], ttlSeconds = 3600) {
       const token = `at_${randomBytes(24).toString('base64url')}`;
-      ctx.accessTokens.set(token, { clientId, scopes, resource: mcpUrl, expiresAt: Math.floor(Date.now() / 1000) + ttlSeconds, revoked: false, grantId: randomUUID() });
+      ctx.accessTokens.set(token, {
+        clientId,
+        scopes,
+        resource: mcpUrl,
+        expiresAt: Math.floor(Date.now() / 1000) + ttlSeconds,
+        revoked: false,
+        grantId: randomUUID(),
+      });
       return token;
     },
     close: () => {

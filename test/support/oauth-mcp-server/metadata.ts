@@ -27,7 +27,8 @@ export function serveMetadata(app: Express, ctx: ServerContext, provider: OAuthS
     token_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
   };
   if (ctx.options.codeChallengeMethods === null) delete asMetadata.code_challenge_methods_supported;
-  else if (ctx.options.codeChallengeMethods) asMetadata.code_challenge_methods_supported = ctx.options.codeChallengeMethods;
+  else if (ctx.options.codeChallengeMethods)
+    asMetadata.code_challenge_methods_supported = ctx.options.codeChallengeMethods;
   if (ctx.options.clientMetadataDocuments) asMetadata.client_id_metadata_document_supported = true;
   if (ctx.options.issParameter !== false) asMetadata.authorization_response_iss_parameter_supported = true;
   if (ctx.options.metadataStyle === 'openid') {

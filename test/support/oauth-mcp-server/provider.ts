@@ -7,9 +7,25 @@ import type { Response } from 'express';
 import type { OAuthServerProvider, AuthorizationParams } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { InvalidGrantError, InvalidTokenError, InvalidScopeError, AccessDeniedError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { OAuthClientInformationFull, OAuthTokens, OAuthTokenRevocationRequest } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { CodeRecord, OAuthMcpServer, OAuthMcpServerOptions, PreRegisteredTestClient, RefreshRecord, TokenRecord } from './types.ts';
+import {
+  InvalidGrantError,
+  InvalidTokenError,
+  InvalidScopeError,
+  AccessDeniedError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type {
+  OAuthClientInformationFull,
+  OAuthTokens,
+  OAuthTokenRevocationRequest,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  CodeRecord,
+  OAuthMcpServer,
+  OAuthMcpServerOptions,
+  PreRegisteredTestClient,
+  RefreshRecord,
+  TokenRecord,
+} from './types.ts';
 
 /** A client as the server knows it: the SDK's record, and what the client credentials grant needs. */
 export type TestClientRecord = OAuthClientInformationFull & { public_key?: KeyObject; client_credentials?: boolean };
@@ -43,7 +59,15 @@ export function createContext(options: OAuthMcpServerOptions, issuer: string): S
   return {
     options,
     issuer,
-    stats: { registrations: [], metadataFetches: [], clientMetadataFetches: [], authorizations: [], tokenRequests: [], revocations: [], mcpRequests: 0 },
+    stats: {
+      registrations: [],
+      metadataFetches: [],
+      clientMetadataFetches: [],
+      authorizations: [],
+      tokenRequests: [],
+      revocations: [],
+      mcpRequests: 0,
+    },
     clients,
     codes: new Map(),
     accessTokens: new Map(),
@@ -87,15 +111,21 @@ export function createProvider(ctx: ServerContext) {
     async getClient(clientId) {
       const known = ctx.clients.get(clientId);
       if (known) return known;
-      if (ctx.options.clientMetadataDocuments && /^https?:\/\//.test(clientId)) return fetchClientMetadataDocument(clientId);
+      if (ctx.options.clientMetadataDocuments && /^https?:\/\//.test(clientId))
+        return fetchClientMetadataDocument(clientId);
       return undefined;
     },
     ...(ctx.options.dynamicRegistration === false
       ? {}
       : {
           async registerClient(client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>) {
-            if (ctx.options.registrationDelayMs) await new Promise((resolve) => setTimeout(resolve, ctx.options.registrationDelayMs));
-            const full = { ...client, client_id: randomUUID(), client_id_issued_at: Math.floor(Date.now() / 1000) } as OAuthClientInformationFull;
+            if (ctx.options.registrationDelayMs)
+              await new Promise((resolve) => setTimeout(resolve, ctx.options.registrationDelayMs));
+            const full = {
+              ...client,
+              client_id: randomUUID(),
+              client_id_issued_at: Math.floor(Date.now() / 1000),
+            } as OAuthClientInformationFull;
             ctx.clients.set(full.client_id, full);
             ctx.stats.registrations.push(full);
             return full;
@@ -104,7 +134,13 @@ export function createProvider(ctx: ServerContext) {
   };
 
   /** `refresh`: issue a refresh token too (the client credentials grant does not, RFC 6749 §4.4.3). */
-  function issueTokens(clientId: string, scopes: string[], resource: string | undefined, grantId: string, refresh = ctx.options.issueRefreshTokens !== false): OAuthTokens {
+  function issueTokens(
+    clientId: string,
+    scopes: string[],
+    resource: string | undefined,
+    grantId: string,
+    refresh = ctx.options.issueRefreshTokens !== false,
+  ): OAuthTokens {
     const accessToken = `at_${randomBytes(24).toString('base64url')}`;
     ctx.accessTokens.set(accessToken, {
       clientId,
@@ -114,7 +150,13 @@ export function createProvider(ctx: ServerContext) {
       revoked: false,
       grantId,
     });
-    const tokens: OAuthTokens = { access_token: accessToken, token_type: 'Bearer', expires_in: ttl(ctx), scope: scopes.join(' '), ...accountFields() };
+    const tokens: OAuthTokens = {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ttl(ctx),
+      scope: scopes.join(' '),
+      ...accountFields(),
+    };
     if (refresh) {
       const refreshToken = `rt_${randomBytes(24).toString('base64url')}`;
       ctx.refreshTokens.set(refreshToken, { clientId, scopes, resource, revoked: false, grantId });
@@ -159,14 +201,17 @@ export function createProvider(ctx: ServerContext) {
       const record = ctx.codes.get(code);
       if (!record || record.clientId !== client.client_id) throw new InvalidGrantError('Unknown authorization code');
       ctx.codes.delete(code); // single use
-      if (redirectUri !== undefined && redirectUri !== record.redirectUri) throw new InvalidGrantError('redirect_uri does not match');
+      if (redirectUri !== undefined && redirectUri !== record.redirectUri)
+        throw new InvalidGrantError('redirect_uri does not match');
       if (record.resource && resource?.href !== record.resource) throw new InvalidGrantError('resource does not match');
       return issueTokens(client.client_id, record.scopes, record.resource, randomUUID());
     },
     async exchangeRefreshToken(client, refreshToken, scopes, resource) {
       const record = ctx.refreshTokens.get(refreshToken);
-      if (!record || record.revoked || record.clientId !== client.client_id) throw new InvalidGrantError('Invalid refresh token');
-      if (record.resource && resource && resource.href !== record.resource) throw new InvalidGrantError('resource does not match');
+      if (!record || record.revoked || record.clientId !== client.client_id)
+        throw new InvalidGrantError('Invalid refresh token');
+      if (record.resource && resource && resource.href !== record.resource)
+        throw new InvalidGrantError('resource does not match');
       if (scopes && !ctx.options.allowScopeUpgradeOnRefresh && scopes.some((scope) => !record.scopes.includes(scope))) {
         throw new InvalidScopeError('A refresh cannot widen the grant');
       }
@@ -183,11 +228,18 @@ export function createProvider(ctx: ServerContext) {
         revoked: false,
         grantId: record.grantId,
       });
-      return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl(ctx), scope: record.scopes.join(' '), ...accountFields() };
+      return {
+        access_token: accessToken,
+        token_type: 'Bearer',
+        expires_in: ttl(ctx),
+        scope: record.scopes.join(' '),
+        ...accountFields(),
+      };
     },
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       const record = ctx.accessTokens.get(token);
-      if (!record || record.revoked || ctx.options.rejectAccessTokens || ctx.rejectingAtResource) throw new InvalidTokenError('Invalid access token');
+      if (!record || record.revoked || ctx.options.rejectAccessTokens || ctx.rejectingAtResource)
+        throw new InvalidTokenError('Invalid access token');
       return {
         token,
         clientId: record.clientId,
@@ -201,7 +253,10 @@ export function createProvider(ctx: ServerContext) {
       if (at && at.clientId === client.client_id) at.revoked = true;
       const rt = ctx.refreshTokens.get(request.token);
       if (rt && rt.clientId === client.client_id) rt.revoked = true;
-      ctx.stats.revocations.push({ clientId: client.client_id, kind: at ? 'access_token' : rt ? 'refresh_token' : 'unknown' });
+      ctx.stats.revocations.push({
+        clientId: client.client_id,
+        kind: at ? 'access_token' : rt ? 'refresh_token' : 'unknown',
+      });
     },
   };
   return { provider, clientsStore, issueTokens };

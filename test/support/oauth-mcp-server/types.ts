@@ -111,7 +111,13 @@ export interface OAuthMcpServer {
     registrations: OAuthClientInformationFull[];
     metadataFetches: string[];
     clientMetadataFetches: string[];
-    authorizations: Array<{ clientId: string; redirectUri: string; scopes: string[]; resource?: string; state?: string }>;
+    authorizations: Array<{
+      clientId: string;
+      redirectUri: string;
+      scopes: string[];
+      resource?: string;
+      state?: string;
+    }>;
     tokenRequests: TokenRequestRecord[];
     /** Tokens revoked through the revocation endpoint (RFC 7009), by kind. */
     revocations: Array<{ clientId: string; kind: 'access_token' | 'refresh_token' | 'unknown' }>;

@@ -48,13 +48,19 @@ export async function usableAccessToken(
   const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
   if (!connection || connection.authType !== 'oauth') return { status: 'none' };
   // The client's own token is obtained again, not refreshed (client-credentials.ts).
-  if (obtainedByClient(connection, memberId)) return clientCredentialsToken(deps, connection, { ...(options.forceRefresh ? { force: true } : {}), ...(options.scopes ? { scopes: options.scopes } : {}) });
+  if (obtainedByClient(connection, memberId))
+    return clientCredentialsToken(deps, connection, {
+      ...(options.forceRefresh ? { force: true } : {}),
+      ...(options.scopes ? { scopes: options.scopes } : {}),
+    });
   const current = await findOAuthCredential(deps.db, organizationId, connectionId, memberId);
   if (!current) return { status: 'none' };
   const opened = openOAuthSecret(deps.secrets, connection.identityFingerprint, current.secretSealed);
   if (!opened || current.identityFingerprint !== connection.identityFingerprint) return { status: 'none' };
-  if (current.health === 'reconnect_required' && current.healthReason) return { status: 'reconnect_required', reason: current.healthReason };
-  if (!options.forceRefresh && !needsRefresh(current.expiresAt)) return { status: 'ok', accessToken: opened.accessToken, scopes: opened.scopes, refreshed: false };
+  if (current.health === 'reconnect_required' && current.healthReason)
+    return { status: 'reconnect_required', reason: current.healthReason };
+  if (!options.forceRefresh && !needsRefresh(current.expiresAt))
+    return { status: 'ok', accessToken: opened.accessToken, scopes: opened.scopes, refreshed: false };
 
   return deps.db.transaction(async (tx): Promise<AccessTokenResult> => {
     const row = await findOAuthCredential(tx, organizationId, connectionId, memberId, true);
@@ -81,8 +87,21 @@ export async function usableAccessToken(
         ...(options.scopes ? { requestScopes: options.scopes } : {}),
         fetch: deps.fetch,
       });
-      const next: OAuthTokenSecret = { ...secret, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, scopes: tokens.scopes };
-      await updateRefreshedCredential(tx, organizationId, row.id, sealOAuthSecret(deps.secrets, connection.identityFingerprint, next), tokens.expiresAt, tokens.scopes, tokens.account);
+      const next: OAuthTokenSecret = {
+        ...secret,
+        accessToken: tokens.accessToken,
+        refreshToken: tokens.refreshToken,
+        scopes: tokens.scopes,
+      };
+      await updateRefreshedCredential(
+        tx,
+        organizationId,
+        row.id,
+        sealOAuthSecret(deps.secrets, connection.identityFingerprint, next),
+        tokens.expiresAt,
+        tokens.scopes,
+        tokens.account,
+      );
       return { status: 'ok', accessToken: tokens.accessToken, scopes: tokens.scopes, refreshed: true };
     } catch (error) {
       if (!(error instanceof OAuthFlowError)) throw error;
@@ -99,12 +118,18 @@ export async function usableAccessToken(
  * shared one. The tokens are forgotten first, then revoked at the authorization server (RFC
  * 7009) when it offers revocation: best effort, since the user's intent is already done.
  */
-export async function disconnect(deps: OAuthDeps, ctx: CallerContext, connectionId: string, requireFresh: FreshAuthenticationCheck): Promise<void> {
+export async function disconnect(
+  deps: OAuthDeps,
+  ctx: CallerContext,
+  connectionId: string,
+  requireFresh: FreshAuthenticationCheck,
+): Promise<void> {
   const caller = ctx.actor;
   const connection = await visibleConnection(deps, caller, connectionId);
   let memberId: string | null;
   if (connection.credentialMode === 'shared') {
-    if (!caller.role || !adminRoles.has(caller.role)) throw forbidden('Only owners and admins disconnect the shared identity of a connection');
+    if (!caller.role || !adminRoles.has(caller.role))
+      throw forbidden('Only owners and admins disconnect the shared identity of a connection');
     // Taking the organization's credential away changes what every member can do: privileged.
     requireFresh();
     memberId = null;
@@ -116,7 +141,12 @@ export async function disconnect(deps: OAuthDeps, ctx: CallerContext, connection
   const secret = stored ? openOAuthSecret(deps.secrets, connection.identityFingerprint, stored.secretSealed) : null;
   await writeTransaction(deps.db, ctx, async (tx) => {
     await deleteOAuthCredential(tx, connection.organizationId, connection.id, memberId);
-    tx.audit({ action: 'mcp_connection.disconnected', organizationId: connection.organizationId, target: { type: 'mcp_connection', id: connection.id, name: connection.name }, changes: { subject: memberId === null ? 'shared' : 'member' } });
+    tx.audit({
+      action: 'mcp_connection.disconnected',
+      organizationId: connection.organizationId,
+      target: { type: 'mcp_connection', id: connection.id, name: connection.name },
+      changes: { subject: memberId === null ? 'shared' : 'member' },
+    });
   });
   if (secret) await revokeQuietly(deps, connection, secret);
 }
@@ -126,7 +156,12 @@ export async function disconnect(deps: OAuthDeps, ctx: CallerContext, connection
  * (never the token) and swallowed. `client`: the client that obtained them, when it was read before
  * its row went (a deleted connection); otherwise it is read now.
  */
-export async function revokeQuietly(deps: Pick<OAuthDeps, 'db' | 'secrets' | 'publicUrl' | 'fetch' | 'connections' | 'logger'>, connection: ConnectionRow, secret: OAuthTokenSecret, known?: OAuthClientCredentials): Promise<void> {
+export async function revokeQuietly(
+  deps: Pick<OAuthDeps, 'db' | 'secrets' | 'publicUrl' | 'fetch' | 'connections' | 'logger'>,
+  connection: ConnectionRow,
+  secret: OAuthTokenSecret,
+  known?: OAuthClientCredentials,
+): Promise<void> {
   try {
     const metadata = await fetchAuthorizationServerMetadata(secret.issuer, deps.fetch);
     if (!metadata.revocation_endpoint) return;
@@ -136,7 +171,15 @@ export async function revokeQuietly(deps: Pick<OAuthDeps, 'db' | 'secrets' | 'pu
       [secret.accessToken, 'access_token'],
     ];
     for (const [token, tokenTypeHint] of tokens) {
-      if (token) await revokeToken({ revocationEndpoint: metadata.revocation_endpoint, issuer: secret.issuer, client, token, tokenTypeHint, fetch: deps.fetch });
+      if (token)
+        await revokeToken({
+          revocationEndpoint: metadata.revocation_endpoint,
+          issuer: secret.issuer,
+          client,
+          token,
+          tokenTypeHint,
+          fetch: deps.fetch,
+        });
     }
   } catch (error) {
     deps.logger?.warn(

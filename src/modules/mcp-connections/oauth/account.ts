@@ -24,7 +24,9 @@ function idTokenClaims(idToken: unknown): Record<string, unknown> {
   if (!payload || !/^[A-Za-z0-9_-]+$/.test(payload)) return {};
   try {
     const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    return typeof claims === 'object' && claims !== null && !Array.isArray(claims) ? (claims as Record<string, unknown>) : {};
+    return typeof claims === 'object' && claims !== null && !Array.isArray(claims)
+      ? (claims as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

@@ -4,7 +4,11 @@
 // it from the page, same origin, so the browser keeps the cookie it sets). The cookie is SameSite=Lax,
 // scoped to the MCP connection paths: Lax still sends it on the provider's top-level redirect back (a GET).
 import { ApiError } from '../../../http/errors.ts';
-import { bindingCookie as cookieFor, bindingSecretOf, type BrowserBindingCookie } from '../../../platform/browser-binding.ts';
+import {
+  bindingCookie as cookieFor,
+  bindingSecretOf,
+  type BrowserBindingCookie,
+} from '../../../platform/browser-binding.ts';
 
 export { bindingHash, browserSecret as browserNonce, sameBrowser } from '../../../platform/browser-binding.ts';
 

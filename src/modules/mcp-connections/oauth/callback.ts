@@ -17,15 +17,27 @@ export interface CallbackQuery {
  * when the server advertises `authorization_response_iss_parameter_supported`, `iss` must be
  * there. This is what stops a mix-up between two authorization servers.
  */
-export function checkResponseIssuer(query: CallbackQuery, expectedIssuer: string, issParameterSupported: boolean): void {
+export function checkResponseIssuer(
+  query: CallbackQuery,
+  expectedIssuer: string,
+  issParameterSupported: boolean,
+): void {
   if (query.iss !== undefined) {
     if (!sameIssuer(query.iss, expectedIssuer)) {
-      throw new OAuthFlowError('AUTH_USER_OR_WORKLOAD', 'issuer_mismatch', 'The authorization response came from another issuer');
+      throw new OAuthFlowError(
+        'AUTH_USER_OR_WORKLOAD',
+        'issuer_mismatch',
+        'The authorization response came from another issuer',
+      );
     }
     return;
   }
   if (issParameterSupported) {
-    throw new OAuthFlowError('AUTH_USER_OR_WORKLOAD', 'issuer_missing', 'The authorization response lacks the iss parameter its server promises');
+    throw new OAuthFlowError(
+      'AUTH_USER_OR_WORKLOAD',
+      'issuer_missing',
+      'The authorization response lacks the iss parameter its server promises',
+    );
   }
 }
 
@@ -33,10 +45,16 @@ export function checkResponseIssuer(query: CallbackQuery, expectedIssuer: string
 export function authorizationCodeFrom(query: CallbackQuery): string {
   if (query.error !== undefined) {
     const code = oauthErrorCode(query.error);
-    throw new OAuthFlowError('AUTH_USER_OR_WORKLOAD', 'authorization_refused', `The authorization server answered ${code ?? 'with an error that is no OAuth error code'}`, {
-      oauthError: code,
-    });
+    throw new OAuthFlowError(
+      'AUTH_USER_OR_WORKLOAD',
+      'authorization_refused',
+      `The authorization server answered ${code ?? 'with an error that is no OAuth error code'}`,
+      {
+        oauthError: code,
+      },
+    );
   }
-  if (!query.code) throw new OAuthFlowError('AUTH_USER_OR_WORKLOAD', 'code_missing', 'The authorization response carries no code');
+  if (!query.code)
+    throw new OAuthFlowError('AUTH_USER_OR_WORKLOAD', 'code_missing', 'The authorization response carries no code');
   return query.code;
 }

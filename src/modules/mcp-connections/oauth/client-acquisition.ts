@@ -23,36 +23,66 @@ import {
   type RegistrationSource,
 } from './registration.ts';
 import type { CallbackMode } from './state.ts';
-import { findRegisteredClient, recordConnectionRegistration, recordDiscoveryPath, saveRegisteredClient, upsertConnectionState, type PendingAuthorizationRow } from './store.ts';
+import {
+  findRegisteredClient,
+  recordConnectionRegistration,
+  recordDiscoveryPath,
+  saveRegisteredClient,
+  upsertConnectionState,
+  type PendingAuthorizationRow,
+} from './store.ts';
 import { representableDate } from './tokens.ts';
 import { callbackModeFor, callbackUrl, clientMetadataUrl } from './urls.ts';
 
 type ClientDeps = Pick<OAuthDeps, 'db' | 'secrets' | 'publicUrl' | 'fetch' | 'connections' | 'logger'>;
 
-export function preRegisteredClient(deps: Pick<OAuthDeps, 'secrets'>, connection: ConnectionRow): PreRegisteredClient | null {
+export function preRegisteredClient(
+  deps: Pick<OAuthDeps, 'secrets'>,
+  connection: ConnectionRow,
+): PreRegisteredClient | null {
   if (!connection.oauthClientId) return null;
   const signs = connection.oauthClientPrivateKeySealed && connection.oauthClientSigningAlgorithm;
   return {
     clientId: connection.oauthClientId,
     clientSecret: connection.oauthClientSecretSealed ? deps.secrets.open(connection.oauthClientSecretSealed) : null,
     tokenEndpointAuthMethod: connection.oauthTokenEndpointAuthMethod,
-    privateKey: signs ? { pem: deps.secrets.open(connection.oauthClientPrivateKeySealed!), algorithm: connection.oauthClientSigningAlgorithm! } : null,
+    privateKey: signs
+      ? {
+          pem: deps.secrets.open(connection.oauthClientPrivateKeySealed!),
+          algorithm: connection.oauthClientSigningAlgorithm!,
+        }
+      : null,
   };
 }
 
-function dynamicFromRow(deps: Pick<OAuthDeps, 'secrets'>, row: Awaited<ReturnType<typeof findRegisteredClient>>): DynamicClient | null {
+function dynamicFromRow(
+  deps: Pick<OAuthDeps, 'secrets'>,
+  row: Awaited<ReturnType<typeof findRegisteredClient>>,
+): DynamicClient | null {
   if (!row) return null;
   return {
     issuer: row.issuer,
     clientId: row.client_id,
     clientSecret: row.client_secret_sealed ? deps.secrets.open(row.client_secret_sealed) : null,
-    clientSecretExpiresAt: row.client_secret_expires_at ? Math.floor(row.client_secret_expires_at.getTime() / 1000) : null,
+    clientSecretExpiresAt: row.client_secret_expires_at
+      ? Math.floor(row.client_secret_expires_at.getTime() / 1000)
+      : null,
     authMethod: row.token_endpoint_auth_method,
     redirectUris: row.redirect_uris,
   };
 }
 
-export async function recordState(deps: ClientDeps, connection: ConnectionRow, patch: { issuer: string | null; source: RegistrationSource | null; setupRequired: boolean; issuerReview: boolean; problem: string | null }) {
+export async function recordState(
+  deps: ClientDeps,
+  connection: ConnectionRow,
+  patch: {
+    issuer: string | null;
+    source: RegistrationSource | null;
+    setupRequired: boolean;
+    issuerReview: boolean;
+    problem: string | null;
+  },
+) {
   await deps.db.transaction(async (tx) => {
     await holdConnection(deps, tx, connection);
     await upsertConnectionState(tx, {
@@ -67,7 +97,14 @@ export async function recordState(deps: ClientDeps, connection: ConnectionRow, p
     });
     // The connection row shows how the client is obtained; a failure that says nothing about it leaves it alone.
     if (patch.source !== null || patch.setupRequired) {
-      await recordConnectionRegistration(tx, connection.organizationId, connection.id, connection.identityFingerprint, patch.source, patch.setupRequired);
+      await recordConnectionRegistration(
+        tx,
+        connection.organizationId,
+        connection.id,
+        connection.identityFingerprint,
+        patch.source,
+        patch.setupRequired,
+      );
     }
   });
 }
@@ -79,17 +116,40 @@ export async function discoverFor(deps: ClientDeps, connection: ConnectionRow): 
   return found;
 }
 
-export async function tryDiscover(deps: ClientDeps, connection: ConnectionRow): Promise<DiscoveryResult | OAuthFlowError> {
+export async function tryDiscover(
+  deps: ClientDeps,
+  connection: ConnectionRow,
+): Promise<DiscoveryResult | OAuthFlowError> {
   try {
-    const found = await discover({ serverUrl: connection.url, fetch: deps.fetch, pinnedIssuer: connection.authorizationServerIssuer, grant: connection.oauthGrantType });
-    await recordDiscoveryPath(deps.db, connection.organizationId, connection.id, connection.identityFingerprint, found.discoveryPath);
+    const found = await discover({
+      serverUrl: connection.url,
+      fetch: deps.fetch,
+      pinnedIssuer: connection.authorizationServerIssuer,
+      grant: connection.oauthGrantType,
+    });
+    await recordDiscoveryPath(
+      deps.db,
+      connection.organizationId,
+      connection.id,
+      connection.identityFingerprint,
+      found.discoveryPath,
+    );
     return found;
   } catch (error) {
     if (!(error instanceof OAuthFlowError)) throw error;
     if (error.issuerReviewRequired) {
-      await recordState(deps, connection, { issuer: null, source: null, setupRequired: false, issuerReview: true, problem: error.code });
+      await recordState(deps, connection, {
+        issuer: null,
+        source: null,
+        setupRequired: false,
+        issuerReview: true,
+        problem: error.code,
+      });
     }
-    deps.logger?.warn({ connectionId: connection.id, phase: error.phase, code: error.code }, 'MCP OAuth discovery failed');
+    deps.logger?.warn(
+      { connectionId: connection.id, phase: error.phase, code: error.code },
+      'MCP OAuth discovery failed',
+    );
     return error;
   }
 }
@@ -99,8 +159,21 @@ export async function tryDiscover(deps: ClientDeps, connection: ConnectionRow): 
  * a stored or a still-to-make dynamic registration), judged for the isolated callback. When none
  * can serve, the connection is recorded as `setup_required`.
  */
-export async function planClient(deps: ClientDeps, connection: ConnectionRow, discovery: DiscoveryResult): Promise<RegistrationPlan> {
-  const stored = dynamicFromRow(deps, await findRegisteredClient(deps.db, connection.organizationId, connection.id, discovery.issuer, connection.identityFingerprint));
+export async function planClient(
+  deps: ClientDeps,
+  connection: ConnectionRow,
+  discovery: DiscoveryResult,
+): Promise<RegistrationPlan> {
+  const stored = dynamicFromRow(
+    deps,
+    await findRegisteredClient(
+      deps.db,
+      connection.organizationId,
+      connection.id,
+      discovery.issuer,
+      connection.identityFingerprint,
+    ),
+  );
   const plan = chooseRegistration({
     preRegistered: preRegisteredClient(deps, connection),
     metadata: discovery.metadata,
@@ -109,13 +182,24 @@ export async function planClient(deps: ClientDeps, connection: ConnectionRow, di
     redirectUri: callbackUrl(deps.publicUrl, connection.id, 'isolated-v1'),
   });
   if (plan.source === null) {
-    await recordState(deps, connection, { issuer: discovery.issuer, source: null, setupRequired: true, issuerReview: false, problem: 'setup_required' });
+    await recordState(deps, connection, {
+      issuer: discovery.issuer,
+      source: null,
+      setupRequired: true,
+      issuerReview: false,
+      problem: 'setup_required',
+    });
   }
   return plan;
 }
 
 /** The client to use, registering one dynamically the first time (once per connection and server). */
-export async function clientFor(deps: ClientDeps, connection: ConnectionRow, discovery: DiscoveryResult, scopes: string[]): Promise<{ client: OAuthClientCredentials; source: RegistrationSource; mode: CallbackMode; redirectUri: string }> {
+export async function clientFor(
+  deps: ClientDeps,
+  connection: ConnectionRow,
+  discovery: DiscoveryResult,
+  scopes: string[],
+): Promise<{ client: OAuthClientCredentials; source: RegistrationSource; mode: CallbackMode; redirectUri: string }> {
   const plan = await planClient(deps, connection, discovery);
   if (plan.source === null) {
     throw new ApiError(409, 'oauth_setup_required', plan.reason, { setupRequired: true });
@@ -128,7 +212,13 @@ export async function clientFor(deps: ClientDeps, connection: ConnectionRow, dis
   } else {
     client = plan.client!;
   }
-  await recordState(deps, connection, { issuer: discovery.issuer, source: plan.source, setupRequired: false, issuerReview: false, problem: null });
+  await recordState(deps, connection, {
+    issuer: discovery.issuer,
+    source: plan.source,
+    setupRequired: false,
+    issuerReview: false,
+    problem: null,
+  });
   return { client, source: plan.source, mode, redirectUri };
 }
 
@@ -137,10 +227,25 @@ export async function clientFor(deps: ClientDeps, connection: ConnectionRow, dis
  * first authorization at the same moment in different processes: a transaction-scoped advisory
  * lock on the connection serializes them, and whoever comes second finds the stored client.
  */
-async function registerOnce(deps: ClientDeps, connection: ConnectionRow, discovery: DiscoveryResult, redirectUri: string, scopes: string[]): Promise<OAuthClientCredentials> {
+async function registerOnce(
+  deps: ClientDeps,
+  connection: ConnectionRow,
+  discovery: DiscoveryResult,
+  redirectUri: string,
+  scopes: string[],
+): Promise<OAuthClientCredentials> {
   return deps.db.transaction(async (tx) => {
     await lockUntilCommit(tx, `mcp-oauth-registration:${connection.id}`);
-    const existing = dynamicFromRow(deps, await findRegisteredClient(tx, connection.organizationId, connection.id, discovery.issuer, connection.identityFingerprint));
+    const existing = dynamicFromRow(
+      deps,
+      await findRegisteredClient(
+        tx,
+        connection.organizationId,
+        connection.id,
+        discovery.issuer,
+        connection.identityFingerprint,
+      ),
+    );
     const reusable = chooseRegistration({ metadata: discovery.metadata, dynamicClient: existing, redirectUri });
     if (reusable.source === 'dynamic' && reusable.client) return reusable.client;
     let registered: DynamicClient;
@@ -153,7 +258,8 @@ async function registerOnce(deps: ClientDeps, connection: ConnectionRow, discove
         fetch: deps.fetch,
       });
     } catch (error) {
-      if (error instanceof OAuthFlowError) throw oauthFailure(502, 'oauth_registration_failed', error, discovery.metadata.registration_endpoint);
+      if (error instanceof OAuthFlowError)
+        throw oauthFailure(502, 'oauth_registration_failed', error, discovery.metadata.registration_endpoint);
       throw error;
     }
     // Locked after the registration request, so that a DELETE never waits on the server's answer.
@@ -165,7 +271,9 @@ async function registerOnce(deps: ClientDeps, connection: ConnectionRow, discove
       identity_fingerprint: connection.identityFingerprint,
       client_id: registered.clientId,
       client_secret_sealed: registered.clientSecret ? deps.secrets.seal(registered.clientSecret) : null,
-      client_secret_expires_at: registered.clientSecretExpiresAt ? representableDate(registered.clientSecretExpiresAt * 1000) : null,
+      client_secret_expires_at: registered.clientSecretExpiresAt
+        ? representableDate(registered.clientSecretExpiresAt * 1000)
+        : null,
       token_endpoint_auth_method: registered.authMethod,
       redirect_uris: registered.redirectUris,
     });
@@ -174,30 +282,70 @@ async function registerOnce(deps: ClientDeps, connection: ConnectionRow, discove
 }
 
 /** The client of a pending authorization, rebuilt at callback time from what is stored now. */
-export async function clientAtCallback(deps: ClientDeps, connection: ConnectionRow, pending: PendingAuthorizationRow): Promise<OAuthClientCredentials> {
-  const changed = () => new ApiError(409, 'oauth_client_changed', 'The OAuth client of this connection changed during the authorization; start again');
+export async function clientAtCallback(
+  deps: ClientDeps,
+  connection: ConnectionRow,
+  pending: PendingAuthorizationRow,
+): Promise<OAuthClientCredentials> {
+  const changed = () =>
+    new ApiError(
+      409,
+      'oauth_client_changed',
+      'The OAuth client of this connection changed during the authorization; start again',
+    );
   if (pending.registration_source === 'pre-registered') {
     const pre = preRegisteredClient(deps, connection);
     if (!pre || pre.clientId !== pending.client_id) throw changed();
     const plan = chooseRegistration({ preRegistered: pre });
     return (plan as { client: OAuthClientCredentials }).client;
   }
-  if (pending.registration_source === 'client-metadata') return { clientId: pending.client_id, clientSecret: null, authMethod: 'none' };
-  const stored = dynamicFromRow(deps, await findRegisteredClient(deps.db, connection.organizationId, connection.id, pending.issuer, connection.identityFingerprint));
+  if (pending.registration_source === 'client-metadata')
+    return { clientId: pending.client_id, clientSecret: null, authMethod: 'none' };
+  const stored = dynamicFromRow(
+    deps,
+    await findRegisteredClient(
+      deps.db,
+      connection.organizationId,
+      connection.id,
+      pending.issuer,
+      connection.identityFingerprint,
+    ),
+  );
   if (!stored || stored.clientId !== pending.client_id) throw changed();
   return stored;
 }
 
 /** The client a refresh authenticates as: the one that obtained the tokens. */
-export async function refreshClient(deps: ClientDeps, connection: ConnectionRow, secret: OAuthTokenSecret, q: Queryable): Promise<OAuthClientCredentials> {
-  const gone = () => new OAuthFlowError('CONTINUITY_REFRESH', 'client_changed', 'The OAuth client that obtained this credential is no longer configured', { oauthError: 'invalid_client' });
-  if (secret.registrationSource === 'client-metadata') return { clientId: secret.clientId, clientSecret: null, authMethod: 'none' };
+export async function refreshClient(
+  deps: ClientDeps,
+  connection: ConnectionRow,
+  secret: OAuthTokenSecret,
+  q: Queryable,
+): Promise<OAuthClientCredentials> {
+  const gone = () =>
+    new OAuthFlowError(
+      'CONTINUITY_REFRESH',
+      'client_changed',
+      'The OAuth client that obtained this credential is no longer configured',
+      { oauthError: 'invalid_client' },
+    );
+  if (secret.registrationSource === 'client-metadata')
+    return { clientId: secret.clientId, clientSecret: null, authMethod: 'none' };
   if (secret.registrationSource === 'pre-registered') {
     const pre = preRegisteredClient(deps, connection);
     if (!pre || pre.clientId !== secret.clientId) throw gone();
     return (chooseRegistration({ preRegistered: pre }) as { client: OAuthClientCredentials }).client;
   }
-  const stored = dynamicFromRow(deps, await findRegisteredClient(q, connection.organizationId, connection.id, secret.issuer, connection.identityFingerprint));
+  const stored = dynamicFromRow(
+    deps,
+    await findRegisteredClient(
+      q,
+      connection.organizationId,
+      connection.id,
+      secret.issuer,
+      connection.identityFingerprint,
+    ),
+  );
   if (!stored || stored.clientId !== secret.clientId) throw gone();
   return stored;
 }

@@ -9,7 +9,14 @@ import { newId } from '../../../platform/ids.ts';
 import type { ConnectionRow } from '../store.ts';
 import type { AccessTokenResult } from './access-tokens.ts';
 import { preRegisteredClient, tryDiscover } from './client-acquisition.ts';
-import { findOAuthCredential, markCredentialHealth, openOAuthSecret, saveOAuthCredential, sealOAuthSecret, type OAuthTokenSecret } from './credential-store.ts';
+import {
+  findOAuthCredential,
+  markCredentialHealth,
+  openOAuthSecret,
+  saveOAuthCredential,
+  sealOAuthSecret,
+  type OAuthTokenSecret,
+} from './credential-store.ts';
 import type { OAuthDeps } from './deps.ts';
 import { OAuthFlowError } from './errors.ts';
 import { holdConnection } from './guards.ts';
@@ -18,7 +25,12 @@ import { clientCredentialsGrant, classifyRefusal, needsRefresh } from './tokens.
 
 /** Whether this credential is one the client obtains for itself (the shared identity of a client_credentials connection). */
 export function obtainedByClient(connection: ConnectionRow, memberId: string | null): boolean {
-  return connection.authType === 'oauth' && connection.oauthGrantType === 'client_credentials' && connection.credentialMode === 'shared' && memberId === null;
+  return (
+    connection.authType === 'oauth' &&
+    connection.oauthGrantType === 'client_credentials' &&
+    connection.credentialMode === 'shared' &&
+    memberId === null
+  );
 }
 
 /**
@@ -29,25 +41,43 @@ export function obtainedByClient(connection: ConnectionRow, memberId: string | n
  * unauthorized_client, ...) marks a stored credential reconnect_required; a transient one leaves
  * it as it was.
  */
-export async function clientCredentialsToken(deps: OAuthDeps, connection: ConnectionRow, options: { force?: boolean; scopes?: string[] } = {}): Promise<AccessTokenResult> {
+export async function clientCredentialsToken(
+  deps: OAuthDeps,
+  connection: ConnectionRow,
+  options: { force?: boolean; scopes?: string[] } = {},
+): Promise<AccessTokenResult> {
   const usable = (row: Awaited<ReturnType<typeof findOAuthCredential>>) => {
     // A token the server refused is obtained again: for the client's own grant there is no person to reconnect.
-    if (!row || row.identityFingerprint !== connection.identityFingerprint || row.health === 'reconnect_required') return null;
+    if (!row || row.identityFingerprint !== connection.identityFingerprint || row.health === 'reconnect_required')
+      return null;
     const secret = openOAuthSecret(deps.secrets, connection.identityFingerprint, row.secretSealed);
     return secret && !needsRefresh(row.expiresAt) ? secret : null;
   };
   const before = await findOAuthCredential(deps.db, connection.organizationId, connection.id, null);
   const current = usable(before);
-  if (current && !options.force) return { status: 'ok', accessToken: current.accessToken, scopes: current.scopes, refreshed: false };
+  if (current && !options.force)
+    return { status: 'ok', accessToken: current.accessToken, scopes: current.scopes, refreshed: false };
 
   const client = preRegisteredClient(deps, connection);
   const plan = client ? chooseRegistration({ preRegistered: client }) : null;
   if (!plan || plan.source !== 'pre-registered' || plan.client.authMethod === 'none') {
-    return { status: 'unavailable', error: new OAuthFlowError('AUTH_CLIENT_REGISTRATION', 'setup_required', 'The client credentials grant needs a configured client with a secret or a private key') };
+    return {
+      status: 'unavailable',
+      error: new OAuthFlowError(
+        'AUTH_CLIENT_REGISTRATION',
+        'setup_required',
+        'The client credentials grant needs a configured client with a secret or a private key',
+      ),
+    };
   }
   const discovery = await tryDiscover(deps, connection);
   if (discovery instanceof OAuthFlowError) return { status: 'unavailable', error: discovery };
-  const scopes = options.scopes ?? [...new Set([...connection.requestedScopes, ...(connection.requestedScopes.length > 0 ? [] : discovery.resourceScopes)])];
+  const scopes = options.scopes ?? [
+    ...new Set([
+      ...connection.requestedScopes,
+      ...(connection.requestedScopes.length > 0 ? [] : discovery.resourceScopes),
+    ]),
+  ];
   const tokenEndpoint = discovery.metadata.token_endpoint;
 
   return deps.db.transaction(async (tx): Promise<AccessTokenResult> => {
@@ -58,11 +88,19 @@ export async function clientCredentialsToken(deps: OAuthDeps, connection: Connec
     if (theirs) return { status: 'ok', accessToken: theirs.accessToken, scopes: theirs.scopes, refreshed: false };
     let tokens;
     try {
-      tokens = await clientCredentialsGrant({ tokenEndpoint, issuer: discovery.issuer, client: plan.client, resource: discovery.resource, scopes, fetch: deps.fetch });
+      tokens = await clientCredentialsGrant({
+        tokenEndpoint,
+        issuer: discovery.issuer,
+        client: plan.client,
+        resource: discovery.resource,
+        scopes,
+        fetch: deps.fetch,
+      });
     } catch (error) {
       if (!(error instanceof OAuthFlowError)) throw error;
       const reason = classifyRefusal(error);
-      if (reason && row) await markCredentialHealth(tx, connection.organizationId, row.id, 'reconnect_required', reason);
+      if (reason && row)
+        await markCredentialHealth(tx, connection.organizationId, row.id, 'reconnect_required', reason);
       return reason && row ? { status: 'reconnect_required', reason } : { status: 'unavailable', error };
     }
     // Written with the connection held: deleted meanwhile, nothing is stored for it (a 404).

@@ -44,7 +44,8 @@ export async function completeAuthorization(
   const invalidState = (message: string) => new ApiError(400, 'invalid_state', message);
   const checked = verifyState(query.state, deps.stateKey);
   if (!checked.ok) {
-    if (checked.reason === 'expired') throw new ApiError(400, 'state_expired', 'This authorization expired; start again');
+    if (checked.reason === 'expired')
+      throw new ApiError(400, 'state_expired', 'This authorization expired; start again');
     throw invalidState('The state parameter is not one this service issued');
   }
   const state = checked.payload;
@@ -73,18 +74,34 @@ export async function completeAuthorization(
   } catch (error) {
     if (error instanceof OAuthFlowError) {
       const status = error.code === 'authorization_refused' ? 403 : 400;
-      const codeName = error.code === 'authorization_refused' ? 'authorization_denied' : error.code === 'code_missing' ? 'invalid_request' : 'issuer_mismatch';
-      throw new ApiError(status, codeName, error.message, error.oauthError ? { providerCode: error.oauthError } : undefined);
+      const codeName =
+        error.code === 'authorization_refused'
+          ? 'authorization_denied'
+          : error.code === 'code_missing'
+            ? 'invalid_request'
+            : 'issuer_mismatch';
+      throw new ApiError(
+        status,
+        codeName,
+        error.message,
+        error.oauthError ? { providerCode: error.oauthError } : undefined,
+      );
     }
     throw error;
   }
 
   const connection = await deps.connections.findConnection(deps.db, pending.organization_id, pending.connection_id);
-  if (!connection) throw notFound('connection_not_found', 'The connection was deleted during the authorization; nothing was stored');
+  if (!connection)
+    throw notFound('connection_not_found', 'The connection was deleted during the authorization; nothing was stored');
   if (connection.identityFingerprint !== pending.identity_fingerprint || connection.authType !== 'oauth') {
-    throw new ApiError(409, 'connection_identity_changed', 'The connection changed (url, authentication or credential mode) during the authorization; nothing was stored');
+    throw new ApiError(
+      409,
+      'connection_identity_changed',
+      'The connection changed (url, authentication or credential mode) during the authorization; nothing was stored',
+    );
   }
-  const notAllowed = () => forbidden('The member who started this authorization may no longer connect this identity; nothing was stored');
+  const notAllowed = () =>
+    forbidden('The member who started this authorization may no longer connect this identity; nothing was stored');
   // The member as they are now: minutes may pass between authorize and callback (suspended, removed, demoted).
   const starter = await deps.members.getMember(pending.organization_id, pending.member_id);
   const role = starter?.status === 'active' ? starter.role : null;
@@ -105,7 +122,8 @@ export async function completeAuthorization(
       fetch: deps.fetch,
     });
   } catch (error) {
-    if (error instanceof OAuthFlowError) throw oauthFailure(502, 'oauth_token_exchange_failed', error, pending.token_endpoint);
+    if (error instanceof OAuthFlowError)
+      throw oauthFailure(502, 'oauth_token_exchange_failed', error, pending.token_endpoint);
     throw error;
   }
 
@@ -136,17 +154,29 @@ export async function completeAuthorization(
   };
   await writeTransaction(deps.db, { ...origin, actor }, async (tx) => {
     const locked = await deps.connections.findConnection(tx, pending.organization_id, pending.connection_id, true);
-    if (!locked) throw notFound('connection_not_found', 'The connection was deleted during the authorization; nothing was stored');
+    if (!locked)
+      throw notFound('connection_not_found', 'The connection was deleted during the authorization; nothing was stored');
     if (locked.identityFingerprint !== pending.identity_fingerprint) {
-      throw new ApiError(409, 'connection_identity_changed', 'The connection changed during the authorization; nothing was stored');
+      throw new ApiError(
+        409,
+        'connection_identity_changed',
+        'The connection changed during the authorization; nothing was stored',
+      );
     }
     // The member again, held until the credential is stored: removed, suspended or demoted during
     // the code exchange (or one of those in progress) is refused like a change made before the callback.
     // Held with the one re-check of an acting member, judging no role itself: any refusal is
     // notAllowed, and what the member may connect is mayConnect's answer, as before the exchange.
-    const member = await deps.members.holdActingMember(tx, pending.organization_id, pending.member_id, { refuse: { inactive: notAllowed, lacksRole: notAllowed } });
+    const member = await deps.members.holdActingMember(tx, pending.organization_id, pending.member_id, {
+      refuse: { inactive: notAllowed, lacksRole: notAllowed },
+    });
     if (!(await mayConnect(deps, tx, pending, locked, member!.role))) throw notAllowed();
-    tx.audit({ action: 'mcp_connection.authorized', organizationId: pending.organization_id, target: { type: 'mcp_connection', id: locked.id, name: locked.name }, changes: { subject: pending.subject, grantedScopes: tokens.scopes, tokens: redacted } });
+    tx.audit({
+      action: 'mcp_connection.authorized',
+      organizationId: pending.organization_id,
+      target: { type: 'mcp_connection', id: locked.id, name: locked.name },
+      changes: { subject: pending.subject, grantedScopes: tokens.scopes, tokens: redacted },
+    });
     await saveOAuthCredential(tx, {
       id: newId('cred'),
       organizationId: pending.organization_id,

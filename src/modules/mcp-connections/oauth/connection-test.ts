@@ -26,7 +26,11 @@ import { addStepUpScopes, recordConnectionRegistration } from './store.ts';
  * one more probe; if that cannot be had, the scopes are remembered for the next authorization
  * and the credential needs a reconnect.
  */
-export async function testOAuthConnection(deps: OAuthDeps, connection: ConnectionRow, memberId: string | null): Promise<TestResult> {
+export async function testOAuthConnection(
+  deps: OAuthDeps,
+  connection: ConnectionRow,
+  memberId: string | null,
+): Promise<TestResult> {
   const organizationId = connection.organizationId;
   const probeWith = (bearerToken?: string) =>
     probeConnection({
@@ -36,12 +40,23 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
       outbound: deps.outbound,
       ...(deps.logger ? { logger: deps.logger } : {}),
     });
-  const failed = (error: OAuthFlowError): TestResult => ({ ok: false, highestPassed: 'configured', tools: [], diagnostic: oauthDiagnostic(error, connection.url, false) });
+  const failed = (error: OAuthFlowError): TestResult => ({
+    ok: false,
+    highestPassed: 'configured',
+    tools: [],
+    diagnostic: oauthDiagnostic(error, connection.url, false),
+  });
 
   const token = await usableAccessToken(deps, organizationId, connection.id, memberId);
   if (token.status === 'none') return checkSetup(deps, connection);
   if (token.status === 'reconnect_required') {
-    return failed(new OAuthFlowError('CONTINUITY_REFRESH', 'reconnect_required', `The stored credential cannot be used (${token.reason}); connect again`));
+    return failed(
+      new OAuthFlowError(
+        'CONTINUITY_REFRESH',
+        'reconnect_required',
+        `The stored credential cannot be used (${token.reason}); connect again`,
+      ),
+    );
   }
   if (token.status === 'unavailable') return failed(token.error);
 
@@ -58,9 +73,17 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
       if (credential) await markCredentialHealth(deps.db, organizationId, credential.id, 'ready', null);
       return { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null };
     }
-    const outcome = { ok: false as const, highestPassed: result.diagnostic.highestPassed, tools: [] as string[], diagnostic: result.diagnostic };
+    const outcome = {
+      ok: false as const,
+      highestPassed: result.diagnostic.highestPassed,
+      tools: [] as string[],
+      diagnostic: result.diagnostic,
+    };
     if (result.diagnostic.phase !== 'AUTH_RESOURCE_VALIDATION' || !credential) return outcome;
-    const { status, challenge } = await resourceChallenge(connection.url, accessToken, deps.fetch).catch(() => ({ status: 0, challenge: null }));
+    const { status, challenge } = await resourceChallenge(connection.url, accessToken, deps.fetch).catch(() => ({
+      status: 0,
+      challenge: null,
+    }));
     if (status === 403 && challenge?.error === 'insufficient_scope' && !steppedUp) {
       steppedUp = true;
       const upgraded = await stepUpScope(deps, connection, memberId, token.scopes, challenge.scope);
@@ -69,7 +92,8 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
       justIssued = true;
       continue;
     }
-    const reason: CredentialHealthReason = status === 403 || justIssued ? 'authorization_rejected' : 'post_authorization_validation_failed';
+    const reason: CredentialHealthReason =
+      status === 403 || justIssued ? 'authorization_rejected' : 'post_authorization_validation_failed';
     await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', reason);
     return outcome;
   }
@@ -82,11 +106,20 @@ export async function testOAuthConnection(deps: OAuthDeps, connection: Connectio
  * Answers the new access token; or null, when nothing new was named or the refresh was refused:
  * then the scopes are remembered for the next authorization and the credential needs a reconnect.
  */
-export async function stepUpScope(deps: OAuthDeps, connection: ConnectionRow, memberId: string | null, grantedScopes: string[], challengeScope: string | null | undefined): Promise<string | null> {
+export async function stepUpScope(
+  deps: OAuthDeps,
+  connection: ConnectionRow,
+  memberId: string | null,
+  grantedScopes: string[],
+  challengeScope: string | null | undefined,
+): Promise<string | null> {
   const organizationId = connection.organizationId;
   const wanted = stepUp(grantedScopes, challengeScope);
   if (wanted) {
-    const upgraded = await usableAccessToken(deps, organizationId, connection.id, memberId, { forceRefresh: true, scopes: wanted });
+    const upgraded = await usableAccessToken(deps, organizationId, connection.id, memberId, {
+      forceRefresh: true,
+      scopes: wanted,
+    });
     if (upgraded.status === 'ok') return upgraded.accessToken;
     // Written with the connection held: deleted meanwhile, the caller gets a 404 (not a key violation).
     await deps.db.transaction(async (tx) => {
@@ -95,7 +128,8 @@ export async function stepUpScope(deps: OAuthDeps, connection: ConnectionRow, me
     });
   }
   const credential = await findOAuthCredential(deps.db, organizationId, connection.id, memberId);
-  if (credential) await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
+  if (credential)
+    await markCredentialHealth(deps.db, organizationId, credential.id, 'reconnect_required', 'authorization_rejected');
   return null;
 }
 
@@ -106,21 +140,48 @@ export async function stepUpScope(deps: OAuthDeps, connection: ConnectionRow, me
  */
 async function checkSetup(deps: OAuthDeps, connection: ConnectionRow): Promise<TestResult> {
   const found = await tryDiscover(deps, connection);
-  if (found instanceof OAuthFlowError) return { ok: false, highestPassed: reachedServer(found) ? 'reachable' : 'configured', tools: [], diagnostic: oauthDiagnostic(found, connection.url, reachedServer(found)) };
+  if (found instanceof OAuthFlowError)
+    return {
+      ok: false,
+      highestPassed: reachedServer(found) ? 'reachable' : 'configured',
+      tools: [],
+      diagnostic: oauthDiagnostic(found, connection.url, reachedServer(found)),
+    };
   const plan = await planClient(deps, connection, found);
   if (plan.source === null) {
     const error = new OAuthFlowError('AUTH_CLIENT_REGISTRATION', 'setup_required', plan.reason);
-    return { ok: false, highestPassed: 'reachable', tools: [], diagnostic: oauthDiagnostic(error, connection.url, true) };
+    return {
+      ok: false,
+      highestPassed: 'reachable',
+      tools: [],
+      diagnostic: oauthDiagnostic(error, connection.url, true),
+    };
   }
   // A dynamic registration not made yet is possible, not used: the source stays as it was.
   const source = plan.source === 'dynamic' && !plan.client ? connection.oauthRegistrationSource : plan.source;
-  await recordState(deps, connection, { issuer: found.issuer, source, setupRequired: false, issuerReview: false, problem: null });
-  if (source === null) await recordConnectionRegistration(deps.db, connection.organizationId, connection.id, connection.identityFingerprint, null, false);
+  await recordState(deps, connection, {
+    issuer: found.issuer,
+    source,
+    setupRequired: false,
+    issuerReview: false,
+    problem: null,
+  });
+  if (source === null)
+    await recordConnectionRegistration(
+      deps.db,
+      connection.organizationId,
+      connection.id,
+      connection.identityFingerprint,
+      null,
+      false,
+    );
   const shared = connection.credentialMode === 'shared';
   const error = new OAuthFlowError(
     'AUTH_USER_OR_WORKLOAD',
     shared ? 'shared_not_connected' : 'not_connected',
-    shared ? 'The shared identity of this connection has not been authorized yet' : 'You have not connected your account to this server yet',
+    shared
+      ? 'The shared identity of this connection has not been authorized yet'
+      : 'You have not connected your account to this server yet',
   );
   return { ok: false, highestPassed: 'reachable', tools: [], diagnostic: oauthDiagnostic(error, connection.url, true) };
 }

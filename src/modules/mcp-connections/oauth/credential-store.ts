@@ -37,7 +37,11 @@ export function sealOAuthSecret(secrets: SecretBox, identityFingerprint: string,
 }
 
 /** Null when the envelope is not an OAuth one, cannot be opened, or was made for another identity. */
-export function openOAuthSecret(secrets: SecretBox, identityFingerprint: string, sealed: string): OAuthTokenSecret | null {
+export function openOAuthSecret(
+  secrets: SecretBox,
+  identityFingerprint: string,
+  sealed: string,
+): OAuthTokenSecret | null {
   try {
     const envelope = JSON.parse(secrets.open(sealed)) as Partial<Envelope>;
     if (envelope.kind !== 'oauth' || envelope.identityFingerprint !== identityFingerprint) return null;
@@ -140,7 +144,15 @@ export async function updateRefreshedCredential(
             external_account_id = COALESCE($6, external_account_id), tenant_id = COALESCE($7, tenant_id),
             health_checked_at = now(), updated_at = now()
       WHERE organization_id = $1 AND id = $2`,
-    [organizationId, id, secretSealed, expiresAt, JSON.stringify(grantedScopes), account?.externalAccountId ?? null, account?.tenantId ?? null],
+    [
+      organizationId,
+      id,
+      secretSealed,
+      expiresAt,
+      JSON.stringify(grantedScopes),
+      account?.externalAccountId ?? null,
+      account?.tenantId ?? null,
+    ],
   );
 }
 
@@ -160,7 +172,12 @@ export async function markCredentialHealth(
   );
 }
 
-export async function deleteOAuthCredential(db: Queryable, organizationId: string, connectionId: string, memberId: string | null): Promise<number> {
+export async function deleteOAuthCredential(
+  db: Queryable,
+  organizationId: string,
+  connectionId: string,
+  memberId: string | null,
+): Promise<number> {
   const { rowCount } = await db.query(
     `DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2 AND member_id IS NOT DISTINCT FROM $3`,
     [organizationId, connectionId, memberId],

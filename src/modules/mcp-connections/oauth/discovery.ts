@@ -144,7 +144,9 @@ async function getJson(url: URL, fetchFn: FetchLike, phase: OAuthPhase): Promise
   try {
     body = await response.json();
   } catch {
-    throw new OAuthFlowError(phase, 'metadata_invalid', `${url.origin}${url.pathname} did not return JSON`, { httpStatus: response.status });
+    throw new OAuthFlowError(phase, 'metadata_invalid', `${url.origin}${url.pathname} did not return JSON`, {
+      httpStatus: response.status,
+    });
   }
   return { status: response.status, body };
 }
@@ -163,7 +165,11 @@ export async function requestChallenge(serverUrl: string | URL, fetchFn: FetchLi
  * status and its Bearer challenge (a 401 to read discovery hints from, or a 403 insufficient_scope
  * naming the scopes it wants).
  */
-export async function resourceChallenge(serverUrl: string | URL, accessToken: string | null, fetchFn: FetchLike): Promise<{ status: number; challenge: BearerChallenge | null }> {
+export async function resourceChallenge(
+  serverUrl: string | URL,
+  accessToken: string | null,
+  fetchFn: FetchLike,
+): Promise<{ status: number; challenge: BearerChallenge | null }> {
   let response: Response;
   try {
     response = await fetchFn(new URL(serverUrl), {
@@ -178,7 +184,11 @@ export async function resourceChallenge(serverUrl: string | URL, accessToken: st
         jsonrpc: '2.0',
         id: 0,
         method: 'initialize',
-        params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'orgplane', version: '0.1.0' } },
+        params: {
+          protocolVersion: MCP_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: 'orgplane', version: '0.1.0' },
+        },
       }),
     });
   } catch (error) {
@@ -211,10 +221,18 @@ export async function fetchProtectedResourceMetadata(
     try {
       url = new URL(challenge.resourceMetadataUrl);
     } catch {
-      throw new OAuthFlowError(phase, 'resource_metadata_url_invalid', 'The server named an invalid resource_metadata URL');
+      throw new OAuthFlowError(
+        phase,
+        'resource_metadata_url_invalid',
+        'The server named an invalid resource_metadata URL',
+      );
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw new OAuthFlowError(phase, 'resource_metadata_url_invalid', 'The server named a resource_metadata URL that is not http(s)');
+      throw new OAuthFlowError(
+        phase,
+        'resource_metadata_url_invalid',
+        'The server named a resource_metadata URL that is not http(s)',
+      );
     }
     candidates = [url];
   } else {
@@ -224,7 +242,10 @@ export async function fetchProtectedResourceMetadata(
     const { status, body } = await getJson(url, fetchFn, phase);
     if (body === undefined) {
       if (status >= 500) {
-        throw new OAuthFlowError(phase, 'metadata_unavailable', `Protected resource metadata answered HTTP ${status}`, { httpStatus: status, retryable: true });
+        throw new OAuthFlowError(phase, 'metadata_unavailable', `Protected resource metadata answered HTTP ${status}`, {
+          httpStatus: status,
+          retryable: true,
+        });
       }
       continue;
     }
@@ -234,7 +255,11 @@ export async function fetchProtectedResourceMetadata(
     }
     const metadata = parsed.data;
     if (!checkResourceAllowed({ requestedResource: new URL(serverUrl), configuredResource: metadata.resource })) {
-      throw new OAuthFlowError(phase, 'resource_mismatch', `The protected resource metadata describes ${printable(metadata.resource)}, not this server`);
+      throw new OAuthFlowError(
+        phase,
+        'resource_mismatch',
+        `The protected resource metadata describes ${printable(metadata.resource)}, not this server`,
+      );
     }
     return { metadata, metadataUrl: url.href };
   }
@@ -251,7 +276,10 @@ export interface IssuerChoice {
  * first listed server is used. Without protected resource metadata, only a pinned issuer can
  * say where to go.
  */
-export function chooseAuthorizationServer(resource: ProtectedResource | null, pinnedIssuer: string | null | undefined): IssuerChoice {
+export function chooseAuthorizationServer(
+  resource: ProtectedResource | null,
+  pinnedIssuer: string | null | undefined,
+): IssuerChoice {
   const listed = resource?.metadata.authorization_servers ?? [];
   if (pinnedIssuer) {
     if (!resource) return { issuer: pinnedIssuer };
@@ -265,11 +293,19 @@ export function chooseAuthorizationServer(resource: ProtectedResource | null, pi
     );
   }
   if (!resource) {
-    throw new OAuthFlowError('AUTH_RESOURCE_DISCOVERY', 'resource_metadata_missing', 'The MCP server publishes no protected resource metadata (RFC 9728)');
+    throw new OAuthFlowError(
+      'AUTH_RESOURCE_DISCOVERY',
+      'resource_metadata_missing',
+      'The MCP server publishes no protected resource metadata (RFC 9728)',
+    );
   }
   const first = listed[0];
   if (!first) {
-    throw new OAuthFlowError('AUTH_RESOURCE_DISCOVERY', 'authorization_server_missing', 'The protected resource metadata lists no authorization server');
+    throw new OAuthFlowError(
+      'AUTH_RESOURCE_DISCOVERY',
+      'authorization_server_missing',
+      'The protected resource metadata lists no authorization server',
+    );
   }
   return { issuer: first };
 }
@@ -303,7 +339,12 @@ export async function fetchAuthorizationServerMetadata(
     const { status, body } = await getJson(url, fetchFn, phase);
     if (body === undefined) {
       if (status >= 500) {
-        throw new OAuthFlowError(phase, 'metadata_unavailable', `Authorization server metadata answered HTTP ${status}`, { httpStatus: status, retryable: true });
+        throw new OAuthFlowError(
+          phase,
+          'metadata_unavailable',
+          `Authorization server metadata answered HTTP ${status}`,
+          { httpStatus: status, retryable: true },
+        );
       }
       continue;
     }
@@ -313,21 +354,38 @@ export async function fetchAuthorizationServerMetadata(
     }
     const metadata = parsed.data as AuthorizationServerMetadata;
     if (!sameIssuer(metadata.issuer, issuer)) {
-      throw new OAuthFlowError(phase, 'issuer_mismatch', `The authorization server metadata names another issuer (${printable(metadata.issuer)})`, {
-        issuerReviewRequired: options.pinned ?? false,
-      });
+      throw new OAuthFlowError(
+        phase,
+        'issuer_mismatch',
+        `The authorization server metadata names another issuer (${printable(metadata.issuer)})`,
+        {
+          issuerReviewRequired: options.pinned ?? false,
+        },
+      );
     }
     // The code flow and PKCE are the browser's; a client obtaining a token for itself uses neither.
     if (options.grant === 'client_credentials') return metadata;
     if (!metadata.response_types_supported.includes('code')) {
-      throw new OAuthFlowError(phase, 'code_flow_not_supported', 'The authorization server does not offer the authorization code flow');
+      throw new OAuthFlowError(
+        phase,
+        'code_flow_not_supported',
+        'The authorization server does not offer the authorization code flow',
+      );
     }
     if (!metadata.code_challenge_methods_supported?.includes('S256')) {
-      throw new OAuthFlowError(phase, 'pkce_not_supported', 'The authorization server does not advertise PKCE with S256');
+      throw new OAuthFlowError(
+        phase,
+        'pkce_not_supported',
+        'The authorization server does not advertise PKCE with S256',
+      );
     }
     return metadata;
   }
-  throw new OAuthFlowError(phase, 'metadata_missing', 'The authorization server publishes no RFC 8414 or OpenID Connect metadata');
+  throw new OAuthFlowError(
+    phase,
+    'metadata_missing',
+    'The authorization server publishes no RFC 8414 or OpenID Connect metadata',
+  );
 }
 
 export interface DiscoveryResult {
@@ -355,7 +413,8 @@ export async function discover(options: {
   /** The grant the token will come by (the authorization code flow unless said). */
   grant?: 'authorization_code' | 'client_credentials';
 }): Promise<DiscoveryResult> {
-  const challenge = options.challenge !== undefined ? options.challenge : await requestChallenge(options.serverUrl, options.fetch);
+  const challenge =
+    options.challenge !== undefined ? options.challenge : await requestChallenge(options.serverUrl, options.fetch);
   const resource = await fetchProtectedResourceMetadata(options.serverUrl, options.fetch, challenge);
   const serverUrl = new URL(options.serverUrl);
   serverUrl.hash = '';
@@ -372,7 +431,10 @@ export async function discover(options: {
     };
   }
   const { issuer } = chooseAuthorizationServer(resource, options.pinnedIssuer);
-  const metadata = await fetchAuthorizationServerMetadata(issuer, options.fetch, { pinned: Boolean(options.pinnedIssuer), ...(options.grant ? { grant: options.grant } : {}) });
+  const metadata = await fetchAuthorizationServerMetadata(issuer, options.fetch, {
+    pinned: Boolean(options.pinnedIssuer),
+    ...(options.grant ? { grant: options.grant } : {}),
+  });
   return {
     discoveryPath: resource ? 'protected-resource-metadata' : 'configured-issuer',
     resource: resource?.metadata.resource ?? serverUrl.href,

@@ -12,7 +12,10 @@ export type OAuthPhase =
   | 'AUTH_RESOURCE_VALIDATION'
   | 'CONTINUITY_REFRESH';
 
-export type CredentialHealthReason = 'authorization_rejected' | 'credential_expired' | 'post_authorization_validation_failed';
+export type CredentialHealthReason =
+  | 'authorization_rejected'
+  | 'credential_expired'
+  | 'post_authorization_validation_failed';
 
 export interface OAuthFlowErrorOptions {
   httpStatus?: number;
@@ -86,9 +89,17 @@ export function requestFailure(phase: OAuthPhase, what: string, error: unknown):
   const name = (error as { name?: string } | null)?.name;
   if (name === 'OutboundBlockedError') {
     const reason = (error as { reason?: string }).reason;
-    return new OAuthFlowError(phase, reason === 'redirect_blocked' ? 'redirect_blocked' : 'address_blocked', `${what}: refused by the outbound network policy`);
+    return new OAuthFlowError(
+      phase,
+      reason === 'redirect_blocked' ? 'redirect_blocked' : 'address_blocked',
+      `${what}: refused by the outbound network policy`,
+    );
   }
-  if (name === 'OutboundTimeoutError') return new OAuthFlowError(phase, 'timeout', `${what}: no answer in time`, { retryable: true });
-  if (name === 'OutboundResponseTooLargeError') return new OAuthFlowError(phase, 'response_too_large', `${what}: the response is too large`);
-  return new OAuthFlowError(phase, 'unreachable', `${what}: ${printable((error as Error)?.message ?? error)}`, { retryable: true });
+  if (name === 'OutboundTimeoutError')
+    return new OAuthFlowError(phase, 'timeout', `${what}: no answer in time`, { retryable: true });
+  if (name === 'OutboundResponseTooLargeError')
+    return new OAuthFlowError(phase, 'response_too_large', `${what}: the response is too large`);
+  return new OAuthFlowError(phase, 'unreachable', `${what}: ${printable((error as Error)?.message ?? error)}`, {
+    retryable: true,
+  });
 }

@@ -13,13 +13,20 @@ export const connectionNotFound = () => notFound('connection_not_found', 'No suc
 export const sharedNeedsAdmin = () => forbidden('Only owners and admins connect the shared identity of a connection');
 
 /** The connection as the caller may see it: 404 for unknown ids, other organizations, and members without access. */
-export async function visibleConnection(deps: Pick<OAuthDeps, 'db' | 'connections'>, caller: Caller, connectionId: string): Promise<ConnectionRow> {
+export async function visibleConnection(
+  deps: Pick<OAuthDeps, 'db' | 'connections'>,
+  caller: Caller,
+  connectionId: string,
+): Promise<ConnectionRow> {
   const organizationId = caller.organizationId!;
   const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
   if (!connection) throw connectionNotFound();
   const isAdmin = caller.role !== null && adminRoles.has(caller.role);
   if (!isAdmin) {
-    if (!caller.memberId || !(await deps.connections.memberMayUse(deps.db, organizationId, connectionId, caller.memberId))) {
+    if (
+      !caller.memberId ||
+      !(await deps.connections.memberMayUse(deps.db, organizationId, connectionId, caller.memberId))
+    ) {
       throw connectionNotFound();
     }
   }
@@ -31,8 +38,13 @@ export async function visibleConnection(deps: Pick<OAuthDeps, 'db' | 'connection
  * ends, so a DELETE waits for the write (or, come first, makes it 404) instead of the foreign key
  * refusing the write.
  */
-export async function holdConnection(deps: Pick<OAuthDeps, 'connections'>, tx: Queryable, connection: ConnectionRow): Promise<void> {
-  if (!(await deps.connections.holdConnection(tx, connection.organizationId, connection.id))) throw connectionNotFound();
+export async function holdConnection(
+  deps: Pick<OAuthDeps, 'connections'>,
+  tx: Queryable,
+  connection: ConnectionRow,
+): Promise<void> {
+  if (!(await deps.connections.holdConnection(tx, connection.organizationId, connection.id)))
+    throw connectionNotFound();
 }
 
 /** Whether the member who started `pending` (their role if still active, else null) may connect its identity. */
@@ -47,6 +59,7 @@ export async function mayConnect(
   if (pending.subject === 'shared') return adminRoles.has(role) && connection.credentialMode === 'shared';
   return (
     connection.credentialMode === 'per_member' &&
-    (adminRoles.has(role) || (await deps.connections.memberMayUse(q, pending.organization_id, connection.id, pending.member_id)))
+    (adminRoles.has(role) ||
+      (await deps.connections.memberMayUse(q, pending.organization_id, connection.id, pending.member_id)))
   );
 }

@@ -25,15 +25,29 @@ export async function checkOAuthCredential(
   credential: { memberId: string | null; validated: boolean },
   wants: { refresh: boolean; probe: boolean },
 ): Promise<CredentialCheck> {
-  const token = (forceRefresh: boolean) => usableAccessToken(deps, connection.organizationId, connection.id, credential.memberId, forceRefresh ? { forceRefresh } : {});
+  const token = (forceRefresh: boolean) =>
+    usableAccessToken(
+      deps,
+      connection.organizationId,
+      connection.id,
+      credential.memberId,
+      forceRefresh ? { forceRefresh } : {},
+    );
   const probe = (accessToken: string): Promise<ProbeResult> =>
-    probeConnection({ url: connection.url, authType: 'none', bearerToken: accessToken, outbound: deps.outbound, ...(deps.logger ? { logger: deps.logger } : {}) });
+    probeConnection({
+      url: connection.url,
+      authType: 'none',
+      bearerToken: accessToken,
+      outbound: deps.outbound,
+      ...(deps.logger ? { logger: deps.logger } : {}),
+    });
 
   let refreshed = false;
   let probed = false;
   const notUsable = (result: Exclude<AccessTokenResult, { status: 'ok' }>): CredentialCheck => {
     if (result.status === 'none') return { kind: 'gone' };
-    if (result.status === 'reconnect_required') return { kind: 'refused', reason: result.reason, probed, refreshed, alreadyMarked: true };
+    if (result.status === 'reconnect_required')
+      return { kind: 'refused', reason: result.reason, probed, refreshed, alreadyMarked: true };
     return { kind: 'inconclusive', step: 'refresh', code: result.error.code, probed, refreshed };
   };
 
@@ -51,7 +65,8 @@ export async function checkOAuthCredential(
     result = await probe(current.accessToken);
   }
   if (result.ok) return { kind: 'healthy', probed, refreshed };
-  if (result.diagnostic.phase !== 'AUTH_RESOURCE_VALIDATION') return { kind: 'inconclusive', step: 'probe', code: result.diagnostic.code, probed, refreshed };
+  if (result.diagnostic.phase !== 'AUTH_RESOURCE_VALIDATION')
+    return { kind: 'inconclusive', step: 'probe', code: result.diagnostic.code, probed, refreshed };
   const reason = credential.validated ? 'authorization_rejected' : 'post_authorization_validation_failed';
   return { kind: 'refused', reason, probed, refreshed, alreadyMarked: false };
 }

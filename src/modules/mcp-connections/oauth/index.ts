@@ -37,7 +37,14 @@ declare module 'fastify' {
  * (and the clients that obtained them); what it returns revokes them at the authorization servers
  * once the removal has committed (RFC 7009, best effort).
  */
-export function memberTokenRevocation(deps: { db: Database; secrets: SecretBox; outbound: OutboundClient; publicUrl: string; connections: OAuthDeps['connections']; logger?: OAuthDeps['logger'] }) {
+export function memberTokenRevocation(deps: {
+  db: Database;
+  secrets: SecretBox;
+  outbound: OutboundClient;
+  publicUrl: string;
+  connections: OAuthDeps['connections'];
+  logger?: OAuthDeps['logger'];
+}) {
   const oauth = {
     db: deps.db,
     secrets: deps.secrets,
@@ -47,7 +54,8 @@ export function memberTokenRevocation(deps: { db: Database; secrets: SecretBox; 
     ...(deps.logger ? { logger: deps.logger } : {}),
   };
   return {
-    beforeRemoval: (tx: Queryable, organizationId: string, memberId: string) => prepareMemberRevocation(oauth, tx, organizationId, memberId),
+    beforeRemoval: (tx: Queryable, organizationId: string, memberId: string) =>
+      prepareMemberRevocation(oauth, tx, organizationId, memberId),
   };
 }
 

@@ -9,15 +9,25 @@ import { OAuthMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { AuthorizationServerMetadata } from './discovery.ts';
 import { OAuthFlowError, printable, requestFailure, type FetchLike } from './errors.ts';
 
-export type DiscoveryPath = 'protected-resource-metadata' | 'configured-issuer' | 'legacy-metadata' | 'legacy-default-endpoints';
+export type DiscoveryPath =
+  | 'protected-resource-metadata'
+  | 'configured-issuer'
+  | 'legacy-metadata'
+  | 'legacy-default-endpoints';
 
-export async function discoverLegacy(serverUrl: string, fetchFn: FetchLike): Promise<{ metadata: AuthorizationServerMetadata; path: DiscoveryPath }> {
+export async function discoverLegacy(
+  serverUrl: string,
+  fetchFn: FetchLike,
+): Promise<{ metadata: AuthorizationServerMetadata; path: DiscoveryPath }> {
   const phase = 'AUTH_ISSUER_DISCOVERY';
   const origin = new URL(serverUrl).origin;
   const url = new URL('/.well-known/oauth-authorization-server', origin);
   let response: Response;
   try {
-    response = await fetchFn(url, { method: 'GET', headers: { accept: 'application/json', 'mcp-protocol-version': '2025-03-26' } });
+    response = await fetchFn(url, {
+      method: 'GET',
+      headers: { accept: 'application/json', 'mcp-protocol-version': '2025-03-26' },
+    });
   } catch (error) {
     throw requestFailure(phase, `Could not fetch ${url.origin}${url.pathname}`, error);
   }
@@ -37,24 +47,38 @@ export async function discoverLegacy(serverUrl: string, fetchFn: FetchLike): Pro
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => {});
-    throw new OAuthFlowError(phase, response.status >= 500 ? 'metadata_unavailable' : 'resource_metadata_missing',
+    throw new OAuthFlowError(
+      phase,
+      response.status >= 500 ? 'metadata_unavailable' : 'resource_metadata_missing',
       `The MCP server publishes no protected resource metadata (RFC 9728), and its origin's authorization server metadata answered HTTP ${response.status}`,
-      { httpStatus: response.status, retryable: response.status >= 500 });
+      { httpStatus: response.status, retryable: response.status >= 500 },
+    );
   }
   let body: unknown;
   try {
     body = await response.json();
   } catch {
-    throw new OAuthFlowError(phase, 'metadata_invalid', `${url.origin}${url.pathname} did not return JSON`, { httpStatus: response.status });
+    throw new OAuthFlowError(phase, 'metadata_invalid', `${url.origin}${url.pathname} did not return JSON`, {
+      httpStatus: response.status,
+    });
   }
   const parsed = OAuthMetadataSchema.safeParse(body);
-  if (!parsed.success) throw new OAuthFlowError(phase, 'metadata_invalid', 'The authorization server metadata is not valid (RFC 8414)');
+  if (!parsed.success)
+    throw new OAuthFlowError(phase, 'metadata_invalid', 'The authorization server metadata is not valid (RFC 8414)');
   const metadata = parsed.data as AuthorizationServerMetadata;
   if (!sameOrigin(metadata.issuer, origin)) {
-    throw new OAuthFlowError(phase, 'issuer_mismatch', `The authorization server metadata names another issuer (${printable(metadata.issuer)}) than the MCP server's origin`);
+    throw new OAuthFlowError(
+      phase,
+      'issuer_mismatch',
+      `The authorization server metadata names another issuer (${printable(metadata.issuer)}) than the MCP server's origin`,
+    );
   }
   if (!metadata.response_types_supported.includes('code')) {
-    throw new OAuthFlowError(phase, 'code_flow_not_supported', 'The authorization server does not offer the authorization code flow');
+    throw new OAuthFlowError(
+      phase,
+      'code_flow_not_supported',
+      'The authorization server does not offer the authorization code flow',
+    );
   }
   if (!metadata.code_challenge_methods_supported?.includes('S256')) {
     throw new OAuthFlowError(phase, 'pkce_not_supported', 'The authorization server does not advertise PKCE with S256');

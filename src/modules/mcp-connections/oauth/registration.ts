@@ -60,8 +60,12 @@ export function clientMetadataUrlUsable(url: string | null | undefined): boolean
 }
 
 /** The auth method for a pre-registered client: the configured one, else what the server prefers. */
-export function preRegisteredAuthMethod(client: PreRegisteredClient, metadata?: AuthorizationServerMetadata | null): TokenEndpointAuthMethod {
-  if (client.privateKey && (client.tokenEndpointAuthMethod === 'private_key_jwt' || !client.clientSecret)) return 'private_key_jwt';
+export function preRegisteredAuthMethod(
+  client: PreRegisteredClient,
+  metadata?: AuthorizationServerMetadata | null,
+): TokenEndpointAuthMethod {
+  if (client.privateKey && (client.tokenEndpointAuthMethod === 'private_key_jwt' || !client.clientSecret))
+    return 'private_key_jwt';
   if (!client.clientSecret) return 'none';
   if (client.tokenEndpointAuthMethod) return client.tokenEndpointAuthMethod;
   const supported = metadata?.token_endpoint_auth_methods_supported;
@@ -96,7 +100,10 @@ export function chooseRegistration(input: {
     return { source: null, setupRequired: true, reason: 'The authorization server has not been discovered yet' };
   }
   if (metadata.client_id_metadata_document_supported === true && clientMetadataUrlUsable(input.clientMetadataUrl)) {
-    return { source: 'client-metadata', client: { clientId: input.clientMetadataUrl!, clientSecret: null, authMethod: 'none' } };
+    return {
+      source: 'client-metadata',
+      client: { clientId: input.clientMetadataUrl!, clientSecret: null, authMethod: 'none' },
+    };
   }
   if (metadata.registration_endpoint) {
     const stored = input.dynamicClient;
@@ -112,7 +119,8 @@ export function chooseRegistration(input: {
   return {
     source: null,
     setupRequired: true,
-    reason: 'The authorization server supports neither client ID metadata documents nor dynamic registration: configure an OAuth client',
+    reason:
+      'The authorization server supports neither client ID metadata documents nor dynamic registration: configure an OAuth client',
   };
 }
 
@@ -140,7 +148,12 @@ export async function registerDynamicClient(options: {
 }): Promise<DynamicClient> {
   const phase = 'AUTH_CLIENT_REGISTRATION';
   const endpoint = options.metadata.registration_endpoint;
-  if (!endpoint) throw new OAuthFlowError(phase, 'registration_not_supported', 'The authorization server offers no dynamic client registration');
+  if (!endpoint)
+    throw new OAuthFlowError(
+      phase,
+      'registration_not_supported',
+      'The authorization server offers no dynamic client registration',
+    );
   const requestedMethod = dynamicAuthMethod(options.metadata);
   const body: Record<string, unknown> = {
     client_name: options.clientName ?? 'orgplane',
@@ -163,15 +176,22 @@ export async function registerDynamicClient(options: {
   }
   const { json, oauthError } = await readOAuthAnswer(response);
   if (!response.ok) {
-    throw new OAuthFlowError(phase, 'registration_refused', `Dynamic client registration was refused (HTTP ${response.status}${oauthError ? `, ${oauthError}` : ''})`, {
-      httpStatus: response.status,
-      oauthError,
-      retryable: response.status >= 500,
-    });
+    throw new OAuthFlowError(
+      phase,
+      'registration_refused',
+      `Dynamic client registration was refused (HTTP ${response.status}${oauthError ? `, ${oauthError}` : ''})`,
+      {
+        httpStatus: response.status,
+        oauthError,
+        retryable: response.status >= 500,
+      },
+    );
   }
   const parsed = OAuthClientInformationFullSchema.safeParse(json);
   if (!parsed.success) {
-    throw new OAuthFlowError(phase, 'registration_invalid', 'The registration response is not valid (RFC 7591)', { httpStatus: response.status });
+    throw new OAuthFlowError(phase, 'registration_invalid', 'The registration response is not valid (RFC 7591)', {
+      httpStatus: response.status,
+    });
   }
   const info = parsed.data;
   const answered = info.token_endpoint_auth_method;

@@ -23,7 +23,12 @@ interface Target {
   client: OAuthClientCredentials | undefined;
 }
 
-async function targetOf(deps: RevocationDeps, tx: Queryable, connection: ConnectionRow, sealed: string): Promise<Target | null> {
+async function targetOf(
+  deps: RevocationDeps,
+  tx: Queryable,
+  connection: ConnectionRow,
+  sealed: string,
+): Promise<Target | null> {
   const secret = openOAuthSecret(deps.secrets, connection.identityFingerprint, sealed);
   if (!secret) return null;
   // The client as it is now; one that can no longer be had is left to revokeQuietly, which logs it.
@@ -38,7 +43,11 @@ function revokeAll(deps: RevocationDeps, targets: Target[]): Revocation {
 }
 
 /** In the transaction deleting `connection`: every OAuth token stored for it (shared and each member's). */
-export async function prepareConnectionRevocation(deps: RevocationDeps, tx: Queryable, connection: ConnectionRow): Promise<Revocation> {
+export async function prepareConnectionRevocation(
+  deps: RevocationDeps,
+  tx: Queryable,
+  connection: ConnectionRow,
+): Promise<Revocation> {
   const { rows } = await tx.query<{ secretSealed: string }>(
     `SELECT secret_sealed AS "secretSealed" FROM mcp_connection_credentials
       WHERE organization_id = $1 AND connection_id = $2 AND kind = 'oauth' AND identity_fingerprint = $3`,
@@ -53,7 +62,12 @@ export async function prepareConnectionRevocation(deps: RevocationDeps, tx: Quer
 }
 
 /** In the transaction removing a member: their own OAuth tokens, on every connection of the organization. */
-export async function prepareMemberRevocation(deps: RevocationDeps, tx: Queryable, organizationId: string, memberId: string): Promise<Revocation> {
+export async function prepareMemberRevocation(
+  deps: RevocationDeps,
+  tx: Queryable,
+  organizationId: string,
+  memberId: string,
+): Promise<Revocation> {
   const { rows } = await tx.query<{ connectionId: string; secretSealed: string }>(
     `SELECT connection_id AS "connectionId", secret_sealed AS "secretSealed" FROM mcp_connection_credentials
       WHERE organization_id = $1 AND member_id = $2 AND kind = 'oauth'`,

@@ -35,7 +35,8 @@ export type { AccessTokenResult } from './access-tokens.ts';
 export type { CallbackResult } from './complete-authorization.ts';
 export { AUTHORIZATION_TTL_SECONDS, authorizeLimits } from './start-authorization.ts';
 
-export interface McpOAuthServiceDeps extends Pick<OAuthDeps, 'db' | 'secrets' | 'outbound' | 'stateKey' | 'connections' | 'members' | 'logger'> {
+export interface McpOAuthServiceDeps
+  extends Pick<OAuthDeps, 'db' | 'secrets' | 'outbound' | 'stateKey' | 'connections' | 'members' | 'logger'> {
   config: Pick<Config, 'publicUrl'>;
   /** Bounds how many authorizations a member can start (each dials the servers several times). */
   rateLimiter?: RateLimiter;
@@ -56,32 +57,57 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
      * `browserNonce`: the binding nonce the calling browser already carries (browser-binding.ts), if any.
      * `requireFresh`: asked before the organization's shared identity is authorized (privileged).
      */
-    authorize: (ctx: CallerContext, connectionId: string, browserNonce: string | null, requireFresh: FreshAuthenticationCheck) =>
-      authorize(deps, ctx, connectionId, browserNonce, requireFresh),
-    callback: (origin: RequestOrigin, mode: CallbackMode, pathConnectionId: string | null, query: CallbackQuery, browserNonce: string | null) =>
-      completeAuthorization(deps, origin, mode, pathConnectionId, query, browserNonce),
+    authorize: (
+      ctx: CallerContext,
+      connectionId: string,
+      browserNonce: string | null,
+      requireFresh: FreshAuthenticationCheck,
+    ) => authorize(deps, ctx, connectionId, browserNonce, requireFresh),
+    callback: (
+      origin: RequestOrigin,
+      mode: CallbackMode,
+      pathConnectionId: string | null,
+      query: CallbackQuery,
+      browserNonce: string | null,
+    ) => completeAuthorization(deps, origin, mode, pathConnectionId, query, browserNonce),
     /** `requireFresh`: asked before the shared credential is deleted (privileged); a member's own needs nothing more. */
-    disconnect: (ctx: CallerContext, connectionId: string, requireFresh: FreshAuthenticationCheck) => disconnect(deps, ctx, connectionId, requireFresh),
+    disconnect: (ctx: CallerContext, connectionId: string, requireFresh: FreshAuthenticationCheck) =>
+      disconnect(deps, ctx, connectionId, requireFresh),
     /** A usable access token for the member (or the shared identity, memberId null); other modules and tests call it. */
-    accessToken: (organizationId: string, connectionId: string, memberId: string | null, options?: { forceRefresh?: boolean; scopes?: string[] }) =>
-      usableAccessToken(deps, organizationId, connectionId, memberId, options),
+    accessToken: (
+      organizationId: string,
+      connectionId: string,
+      memberId: string | null,
+      options?: { forceRefresh?: boolean; scopes?: string[] },
+    ) => usableAccessToken(deps, organizationId, connectionId, memberId, options),
     /**
      * After the MCP server answered a token of accessToken() (granted `scopes`) with 403 and this
      * WWW-Authenticate: for insufficient_scope, one step-up (connection-test.ts stepUpScope): a new
      * token, or null (the next authorization asks for the scopes; the credential needs a reconnect).
      */
-    stepUp: async (organizationId: string, connectionId: string, memberId: string | null, scopes: string[], wwwAuthenticate: string | null): Promise<string | null> => {
+    stepUp: async (
+      organizationId: string,
+      connectionId: string,
+      memberId: string | null,
+      scopes: string[],
+      wwwAuthenticate: string | null,
+    ): Promise<string | null> => {
       const challenge = parseWwwAuthenticate(wwwAuthenticate);
       const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
       if (!connection || connection.authType !== 'oauth' || challenge?.error !== 'insufficient_scope') return null;
       return stepUpScope(deps, connection, memberId, scopes, challenge.scope);
     },
-    testConnection: (connection: ConnectionRow, memberId: string | null) => testOAuthConnection(deps, connection, memberId),
+    testConnection: (connection: ConnectionRow, memberId: string | null) =>
+      testOAuthConnection(deps, connection, memberId),
     /** The background health job's check of one credential (health-check.ts). */
-    checkCredential: (connection: ConnectionRow, credential: { memberId: string | null; validated: boolean }, wants: { refresh: boolean; probe: boolean }) =>
-      checkOAuthCredential(deps, connection, credential, wants),
+    checkCredential: (
+      connection: ConnectionRow,
+      credential: { memberId: string | null; validated: boolean },
+      wants: { refresh: boolean; probe: boolean },
+    ) => checkOAuthCredential(deps, connection, credential, wants),
     /** In the transaction deleting the connection: what revokes its tokens once that commits (revocation.ts). */
-    prepareConnectionRevocation: (tx: Queryable, connection: ConnectionRow) => prepareConnectionRevocation(deps, tx, connection),
+    prepareConnectionRevocation: (tx: Queryable, connection: ConnectionRow) =>
+      prepareConnectionRevocation(deps, tx, connection),
   };
 }
 

@@ -42,19 +42,37 @@ export async function authorize(
 ): Promise<{ authorizationUrl: string; expiresAt: Date; callbackMode: CallbackMode; browserCookie: string }> {
   const caller = ctx.actor;
   const connection = await visibleConnection(deps, caller, connectionId);
-  if (connection.authType !== 'oauth') throw new ApiError(409, 'not_oauth_connection', 'This connection does not use OAuth');
+  if (connection.authType !== 'oauth')
+    throw new ApiError(409, 'not_oauth_connection', 'This connection does not use OAuth');
   if (connection.oauthGrantType === 'client_credentials') {
-    throw new ApiError(409, 'client_credentials_grant', 'This connection obtains its token with the client credentials grant, without a browser: POST .../test obtains it');
+    throw new ApiError(
+      409,
+      'client_credentials_grant',
+      'This connection obtains its token with the client credentials grant, without a browser: POST .../test obtains it',
+    );
   }
   const { subject, memberId } = subjectFor(caller, connection);
   // Authorizing the organization's identity decides where every member's calls go: privileged.
   if (subject === 'shared') requireFresh();
-  const budget = await deps.limiter.hit(`mcp-oauth-authorize:${memberId}`, authorizeLimits.perMember, authorizeLimits.windowSeconds);
+  const budget = await deps.limiter.hit(
+    `mcp-oauth-authorize:${memberId}`,
+    authorizeLimits.perMember,
+    authorizeLimits.windowSeconds,
+  );
   if (!budget.allowed) throw rateLimited(budget, 'Too many authorizations started; retry later');
   const discovery = await discoverFor(deps, connection);
-  const selected = selectScopes({ requested: connection.requestedScopes, challengeScope: discovery.challengeScope, resourceScopes: discovery.resourceScopes });
+  const selected = selectScopes({
+    requested: connection.requestedScopes,
+    challengeScope: discovery.challengeScope,
+    resourceScopes: discovery.resourceScopes,
+  });
   // Scopes a server demanded later (403 insufficient_scope) that a refresh could not add.
-  const scopes = [...new Set([...selected, ...(await stepUpScopes(deps.db, connection.organizationId, connection.id, connection.identityFingerprint))])];
+  const scopes = [
+    ...new Set([
+      ...selected,
+      ...(await stepUpScopes(deps.db, connection.organizationId, connection.id, connection.identityFingerprint)),
+    ]),
+  ];
   const { client, source, mode, redirectUri } = await clientFor(deps, connection, discovery, scopes);
 
   const pkce = createPkcePair();
@@ -70,7 +88,12 @@ export async function authorize(
       refuse: { inactive: notAnActiveMember, lacksRole: sharedNeedsAdmin },
     });
     await holdConnection(deps, tx, connection);
-    tx.audit({ action: 'mcp_connection.authorization_started', organizationId: connection.organizationId, target: { type: 'mcp_connection', id: connection.id, name: connection.name }, changes: { subject, scopes } });
+    tx.audit({
+      action: 'mcp_connection.authorization_started',
+      organizationId: connection.organizationId,
+      target: { type: 'mcp_connection', id: connection.id, name: connection.name },
+      changes: { subject, scopes },
+    });
     await insertPendingAuthorization(tx, {
       id,
       organization_id: connection.organizationId,
@@ -115,5 +138,10 @@ export async function authorize(
     resource: discovery.resource,
     scopes,
   });
-  return { authorizationUrl, expiresAt, callbackMode: mode, browserCookie: bindingCookie(deps.publicUrl, nonce, AUTHORIZATION_TTL_SECONDS) };
+  return {
+    authorizationUrl,
+    expiresAt,
+    callbackMode: mode,
+    browserCookie: bindingCookie(deps.publicUrl, nonce, AUTHORIZATION_TTL_SECONDS),
+  };
 }

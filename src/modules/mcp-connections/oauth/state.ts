@@ -76,7 +76,8 @@ export function verifyState(state: string | null | undefined, key: Buffer, now: 
   // that decodes to the same bytes) is refused too: a state has exactly one valid spelling.
   const given = Buffer.from(signature, 'ascii');
   const expected = Buffer.from(mac(key, body).toString('base64url'), 'ascii');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'bad_signature' };
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return { ok: false, reason: 'bad_signature' };
   let payload: unknown;
   try {
     payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));

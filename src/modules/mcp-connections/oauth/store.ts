@@ -71,7 +71,11 @@ export async function pendingBinding(db: Queryable, organizationId: string, id: 
  * state), or one after expiry, returns null. The delete is the single-use guarantee: of any
  * number of concurrent callbacks with the same state, exactly one gets the row.
  */
-export async function claimPendingAuthorization(db: Queryable, organizationId: string, id: string): Promise<PendingAuthorizationRow | null> {
+export async function claimPendingAuthorization(
+  db: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<PendingAuthorizationRow | null> {
   const { rows } = await db.query<PendingAuthorizationRow>(
     `DELETE FROM mcp_oauth_pending_authorizations
       WHERE organization_id = $1 AND id = $2
@@ -85,14 +89,20 @@ export async function claimPendingAuthorization(db: Queryable, organizationId: s
 
 /** Drops expired pending authorizations of one organization (called opportunistically). */
 export async function deleteExpiredPendingAuthorizations(db: Queryable, organizationId: string): Promise<void> {
-  await db.query(`DELETE FROM mcp_oauth_pending_authorizations WHERE organization_id = $1 AND expires_at < now()`, [organizationId]);
+  await db.query(`DELETE FROM mcp_oauth_pending_authorizations WHERE organization_id = $1 AND expires_at < now()`, [
+    organizationId,
+  ]);
 }
 
-export async function deletePendingAuthorizations(db: Queryable, organizationId: string, connectionId: string): Promise<number> {
-  const { rowCount } = await db.query(`DELETE FROM mcp_oauth_pending_authorizations WHERE organization_id = $1 AND connection_id = $2`, [
-    organizationId,
-    connectionId,
-  ]);
+export async function deletePendingAuthorizations(
+  db: Queryable,
+  organizationId: string,
+  connectionId: string,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM mcp_oauth_pending_authorizations WHERE organization_id = $1 AND connection_id = $2`,
+    [organizationId, connectionId],
+  );
   return rowCount ?? 0;
 }
 
@@ -158,12 +168,25 @@ export async function saveRegisteredClient(db: Queryable, row: RegisteredClientR
     ],
   );
   if (rows[0]) return rows[0];
-  const existing = await findRegisteredClient(db, row.organization_id, row.connection_id, row.issuer, row.identity_fingerprint);
+  const existing = await findRegisteredClient(
+    db,
+    row.organization_id,
+    row.connection_id,
+    row.issuer,
+    row.identity_fingerprint,
+  );
   return existing ?? row;
 }
 
-export async function deleteRegisteredClients(db: Queryable, organizationId: string, connectionId: string): Promise<void> {
-  await db.query(`DELETE FROM mcp_oauth_registered_clients WHERE organization_id = $1 AND connection_id = $2`, [organizationId, connectionId]);
+export async function deleteRegisteredClients(
+  db: Queryable,
+  organizationId: string,
+  connectionId: string,
+): Promise<void> {
+  await db.query(`DELETE FROM mcp_oauth_registered_clients WHERE organization_id = $1 AND connection_id = $2`, [
+    organizationId,
+    connectionId,
+  ]);
 }
 
 export interface ConnectionStateRow {
@@ -202,7 +225,11 @@ export async function upsertConnectionState(db: Queryable, row: Omit<ConnectionS
   );
 }
 
-export async function listConnectionStates(db: Queryable, organizationId: string, connectionIds: string[]): Promise<ConnectionStateRow[]> {
+export async function listConnectionStates(
+  db: Queryable,
+  organizationId: string,
+  connectionIds: string[],
+): Promise<ConnectionStateRow[]> {
   if (connectionIds.length === 0) return [];
   const { rows } = await db.query<ConnectionStateRow>(
     `SELECT * FROM mcp_oauth_connection_state WHERE organization_id = $1 AND connection_id = ANY($2::text[])`,
@@ -211,8 +238,15 @@ export async function listConnectionStates(db: Queryable, organizationId: string
   return rows;
 }
 
-export async function deleteConnectionState(db: Queryable, organizationId: string, connectionId: string): Promise<void> {
-  await db.query(`DELETE FROM mcp_oauth_connection_state WHERE organization_id = $1 AND connection_id = $2`, [organizationId, connectionId]);
+export async function deleteConnectionState(
+  db: Queryable,
+  organizationId: string,
+  connectionId: string,
+): Promise<void> {
+  await db.query(`DELETE FROM mcp_oauth_connection_state WHERE organization_id = $1 AND connection_id = $2`, [
+    organizationId,
+    connectionId,
+  ]);
 }
 
 /**
@@ -237,7 +271,13 @@ export async function recordConnectionRegistration(
 }
 
 /** Remembers scopes a server demanded (step-up) for the next authorization of this identity. */
-export async function addStepUpScopes(db: Queryable, organizationId: string, connectionId: string, identityFingerprint: string, scopes: string[]): Promise<void> {
+export async function addStepUpScopes(
+  db: Queryable,
+  organizationId: string,
+  connectionId: string,
+  identityFingerprint: string,
+  scopes: string[],
+): Promise<void> {
   await db.query(
     `INSERT INTO mcp_oauth_connection_state (organization_id, connection_id, identity_fingerprint, step_up_scopes)
      VALUES ($1, $2, $3, $4)
@@ -248,7 +288,12 @@ export async function addStepUpScopes(db: Queryable, organizationId: string, con
   );
 }
 
-export async function stepUpScopes(db: Queryable, organizationId: string, connectionId: string, identityFingerprint: string): Promise<string[]> {
+export async function stepUpScopes(
+  db: Queryable,
+  organizationId: string,
+  connectionId: string,
+  identityFingerprint: string,
+): Promise<string[]> {
   const { rows } = await db.query<{ step_up_scopes: string[] }>(
     `SELECT step_up_scopes FROM mcp_oauth_connection_state WHERE organization_id = $1 AND connection_id = $2 AND identity_fingerprint = $3`,
     [organizationId, connectionId, identityFingerprint],
@@ -257,7 +302,11 @@ export async function stepUpScopes(db: Queryable, organizationId: string, connec
 }
 
 /** The connections (of those given) whose configured issuer an administrator must review. */
-export async function issuerReviewFlags(db: Queryable, organizationId: string, connectionIds: string[]): Promise<Set<string>> {
+export async function issuerReviewFlags(
+  db: Queryable,
+  organizationId: string,
+  connectionIds: string[],
+): Promise<Set<string>> {
   if (connectionIds.length === 0) return new Set();
   const { rows } = await db.query<{ connection_id: string }>(
     `SELECT s.connection_id FROM mcp_oauth_connection_state s
@@ -269,21 +318,33 @@ export async function issuerReviewFlags(db: Queryable, organizationId: string, c
 }
 
 /** How discovery found the authorization server of the connection's current identity (migration 0202). */
-export async function recordDiscoveryPath(db: Queryable, organizationId: string, connectionId: string, identityFingerprint: string, path: string): Promise<void> {
-  await db.query(
-    `INSERT INTO mcp_oauth_connection_state AS s (organization_id, connection_id, identity_fingerprint, discovery_path)
+export async function recordDiscoveryPath(
+  db: Queryable,
+  organizationId: string,
+  connectionId: string,
+  identityFingerprint: string,
+  path: string,
+): Promise<void> {
+  await db
+    .query(
+      `INSERT INTO mcp_oauth_connection_state AS s (organization_id, connection_id, identity_fingerprint, discovery_path)
      SELECT c.organization_id, c.id, c.identity_fingerprint, $4 FROM mcp_connections c
       WHERE c.organization_id = $1 AND c.id = $2 AND c.identity_fingerprint = $3
      ON CONFLICT (organization_id, connection_id) DO UPDATE
        SET discovery_path = CASE WHEN s.identity_fingerprint = EXCLUDED.identity_fingerprint THEN EXCLUDED.discovery_path ELSE s.discovery_path END`,
-    [organizationId, connectionId, identityFingerprint, path],
-  ).catch((error: unknown) => {
-    if (!isForeignKeyViolation(error)) throw error; // the connection was deleted meanwhile
-  });
+      [organizationId, connectionId, identityFingerprint, path],
+    )
+    .catch((error: unknown) => {
+      if (!isForeignKeyViolation(error)) throw error; // the connection was deleted meanwhile
+    });
 }
 
 /** The discovery paths recorded for these connections' current identities. */
-export async function discoveryPaths(db: Queryable, organizationId: string, connectionIds: string[]): Promise<Map<string, string>> {
+export async function discoveryPaths(
+  db: Queryable,
+  organizationId: string,
+  connectionIds: string[],
+): Promise<Map<string, string>> {
   if (connectionIds.length === 0) return new Map();
   const { rows } = await db.query<{ connection_id: string; discovery_path: string }>(
     `SELECT s.connection_id, s.discovery_path FROM mcp_oauth_connection_state s

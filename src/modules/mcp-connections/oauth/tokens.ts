@@ -3,7 +3,14 @@
 // refresh, and the classification of a refusal into the credential health the API reports.
 
 import { OAuthTokensSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { OAuthFlowError, readOAuthAnswer, requestFailure, type CredentialHealthReason, type FetchLike, type OAuthPhase } from './errors.ts';
+import {
+  OAuthFlowError,
+  readOAuthAnswer,
+  requestFailure,
+  type CredentialHealthReason,
+  type FetchLike,
+  type OAuthPhase,
+} from './errors.ts';
 import type { OAuthClientCredentials } from './registration.ts';
 import { providerAccountOf, type ProviderAccount } from './account.ts';
 import { signClientAssertion } from './client-assertion.ts';
@@ -25,24 +32,48 @@ function formEncode(value: string): string {
 }
 
 /** `issuer`: the authorization server's, the audience of a private_key_jwt assertion. */
-export function applyClientAuthentication(client: OAuthClientCredentials, headers: Headers, params: URLSearchParams, issuer: string | undefined): void {
+export function applyClientAuthentication(
+  client: OAuthClientCredentials,
+  headers: Headers,
+  params: URLSearchParams,
+  issuer: string | undefined,
+): void {
   switch (client.authMethod) {
     case 'private_key_jwt': {
       if (!issuer) throw new Error('private_key_jwt needs the issuer the assertion is addressed to');
-      if (!client.privateKey) throw new OAuthFlowError('AUTH_TOKEN_ACQUISITION', 'client_key_missing', 'private_key_jwt needs a private key');
+      if (!client.privateKey)
+        throw new OAuthFlowError('AUTH_TOKEN_ACQUISITION', 'client_key_missing', 'private_key_jwt needs a private key');
       params.set('client_id', client.clientId);
       params.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
-      params.set('client_assertion', signClientAssertion({ clientId: client.clientId, audience: issuer, privateKeyPem: client.privateKey.pem, algorithm: client.privateKey.algorithm }));
+      params.set(
+        'client_assertion',
+        signClientAssertion({
+          clientId: client.clientId,
+          audience: issuer,
+          privateKeyPem: client.privateKey.pem,
+          algorithm: client.privateKey.algorithm,
+        }),
+      );
       return;
     }
     case 'client_secret_basic': {
-      if (!client.clientSecret) throw new OAuthFlowError('AUTH_TOKEN_ACQUISITION', 'client_secret_missing', 'client_secret_basic needs a client secret');
+      if (!client.clientSecret)
+        throw new OAuthFlowError(
+          'AUTH_TOKEN_ACQUISITION',
+          'client_secret_missing',
+          'client_secret_basic needs a client secret',
+        );
       const pair = `${formEncode(client.clientId)}:${formEncode(client.clientSecret)}`;
       headers.set('authorization', `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`);
       return;
     }
     case 'client_secret_post':
-      if (!client.clientSecret) throw new OAuthFlowError('AUTH_TOKEN_ACQUISITION', 'client_secret_missing', 'client_secret_post needs a client secret');
+      if (!client.clientSecret)
+        throw new OAuthFlowError(
+          'AUTH_TOKEN_ACQUISITION',
+          'client_secret_missing',
+          'client_secret_post needs a client secret',
+        );
       params.set('client_id', client.clientId);
       params.set('client_secret', client.clientSecret);
       return;
@@ -61,12 +92,18 @@ export function representableDate(epochMs: number): Date | null {
   return Number.isFinite(epochMs) && epochMs < 253402300800000 ? new Date(epochMs) : null;
 }
 
-export function tokenSetFrom(body: unknown, now: Date, previousRefreshToken: string | null, requestedScopes: string[]): TokenSet {
+export function tokenSetFrom(
+  body: unknown,
+  now: Date,
+  previousRefreshToken: string | null,
+  requestedScopes: string[],
+): TokenSet {
   const parsed = OAuthTokensSchema.safeParse(body);
   if (!parsed.success) throw new Error('invalid token response');
   const t = parsed.data;
   if (t.token_type.toLowerCase() !== 'bearer') throw new Error('unsupported token type');
-  const expiresIn = typeof t.expires_in === 'number' && Number.isFinite(t.expires_in) && t.expires_in > 0 ? t.expires_in : null;
+  const expiresIn =
+    typeof t.expires_in === 'number' && Number.isFinite(t.expires_in) && t.expires_in > 0 ? t.expires_in : null;
   const expiresAt = expiresIn === null ? null : representableDate(now.getTime() + expiresIn * 1000);
   return {
     accessToken: t.access_token,
@@ -98,24 +135,44 @@ async function tokenRequest(options: {
   try {
     // No redirects: a token request's body carries the code, the verifier, a refresh token or the
     // client secret, and a 307 would send it on to wherever the redirect points.
-    response = await options.fetch(options.tokenEndpoint, { method: 'POST', headers, body: options.params.toString(), redirect: 'error' });
+    response = await options.fetch(options.tokenEndpoint, {
+      method: 'POST',
+      headers,
+      body: options.params.toString(),
+      redirect: 'error',
+    });
   } catch (error) {
     throw requestFailure(options.phase, 'Could not reach the token endpoint', error);
   }
   const { json, oauthError } = await readOAuthAnswer(response);
   if (!response.ok) {
-    throw new OAuthFlowError(options.phase, 'token_refused', `The token endpoint refused the request (HTTP ${response.status}${oauthError ? `, ${oauthError}` : ''})`, {
-      httpStatus: response.status,
-      oauthError,
-      retryable: response.status >= 500 || oauthError === 'temporarily_unavailable',
-    });
+    throw new OAuthFlowError(
+      options.phase,
+      'token_refused',
+      `The token endpoint refused the request (HTTP ${response.status}${oauthError ? `, ${oauthError}` : ''})`,
+      {
+        httpStatus: response.status,
+        oauthError,
+        retryable: response.status >= 500 || oauthError === 'temporarily_unavailable',
+      },
+    );
   }
   try {
-    return tokenSetFrom(json, (options.now ?? (() => new Date()))(), options.previousRefreshToken, options.requestedScopes);
+    return tokenSetFrom(
+      json,
+      (options.now ?? (() => new Date()))(),
+      options.previousRefreshToken,
+      options.requestedScopes,
+    );
   } catch (error) {
-    throw new OAuthFlowError(options.phase, 'token_response_invalid', `The token response is not usable: ${(error as Error).message}`, {
-      httpStatus: response.status,
-    });
+    throw new OAuthFlowError(
+      options.phase,
+      'token_response_invalid',
+      `The token response is not usable: ${(error as Error).message}`,
+      {
+        httpStatus: response.status,
+      },
+    );
   }
 }
 
@@ -155,7 +212,11 @@ export function refreshAccessToken(options: {
   requestScopes?: string[];
   fetch: FetchLike;
 }): Promise<TokenSet> {
-  const params = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: options.refreshToken, resource: options.resource });
+  const params = new URLSearchParams({
+    grant_type: 'refresh_token',
+    refresh_token: options.refreshToken,
+    resource: options.resource,
+  });
   if (options.requestScopes && options.requestScopes.length > 0) params.set('scope', options.requestScopes.join(' '));
   return tokenRequest({
     ...options,
@@ -182,13 +243,23 @@ export function clientCredentialsGrant(options: {
 }): Promise<TokenSet> {
   const params = new URLSearchParams({ grant_type: 'client_credentials', resource: options.resource });
   if (options.scopes.length > 0) params.set('scope', options.scopes.join(' '));
-  return tokenRequest({ ...options, phase: 'AUTH_TOKEN_ACQUISITION', params, previousRefreshToken: null, requestedScopes: options.scopes });
+  return tokenRequest({
+    ...options,
+    phase: 'AUTH_TOKEN_ACQUISITION',
+    params,
+    previousRefreshToken: null,
+    requestedScopes: options.scopes,
+  });
 }
 
 /** Refresh this long before the access token expires, so a request never carries one that is about to. */
 export const REFRESH_MARGIN_SECONDS = 60;
 
-export function needsRefresh(expiresAt: Date | null, now: Date = new Date(), marginSeconds = REFRESH_MARGIN_SECONDS): boolean {
+export function needsRefresh(
+  expiresAt: Date | null,
+  now: Date = new Date(),
+  marginSeconds = REFRESH_MARGIN_SECONDS,
+): boolean {
   return expiresAt !== null && expiresAt.getTime() - marginSeconds * 1000 <= now.getTime();
 }
 
@@ -217,10 +288,16 @@ export function classifyRefusal(error: unknown): CredentialHealthReason | null {
       return 'authorization_rejected';
   }
   if (error.code === 'token_response_invalid') return 'post_authorization_validation_failed';
-  if (error.phase === 'CONTINUITY_REFRESH' && error.httpStatus !== undefined && error.httpStatus >= 400 && error.httpStatus < 500) {
+  if (
+    error.phase === 'CONTINUITY_REFRESH' &&
+    error.httpStatus !== undefined &&
+    error.httpStatus >= 400 &&
+    error.httpStatus < 500
+  ) {
     return 'credential_expired';
   }
-  if (error.httpStatus !== undefined && error.httpStatus >= 400 && error.httpStatus < 500) return 'authorization_rejected';
+  if (error.httpStatus !== undefined && error.httpStatus >= 400 && error.httpStatus < 500)
+    return 'authorization_rejected';
   return null;
 }
 
@@ -248,13 +325,23 @@ export async function revokeToken(options: {
   let response: Response;
   try {
     // No redirects, as for the token endpoint: the body carries the token.
-    response = await options.fetch(options.revocationEndpoint, { method: 'POST', headers, body: params.toString(), redirect: 'error' });
+    response = await options.fetch(options.revocationEndpoint, {
+      method: 'POST',
+      headers,
+      body: params.toString(),
+      redirect: 'error',
+    });
   } catch (error) {
     throw requestFailure('CONTINUITY_REFRESH', 'Could not reach the revocation endpoint', error);
   }
   await response.body?.cancel().catch(() => {});
   // RFC 7009 §2.2: 200 whether or not the token was valid.
   if (!response.ok) {
-    throw new OAuthFlowError('CONTINUITY_REFRESH', 'revocation_refused', `The revocation endpoint answered HTTP ${response.status}`, { httpStatus: response.status });
+    throw new OAuthFlowError(
+      'CONTINUITY_REFRESH',
+      'revocation_refused',
+      `The revocation endpoint answered HTTP ${response.status}`,
+      { httpStatus: response.status },
+    );
   }
 }

@@ -63,7 +63,9 @@ class TooDeep extends Error {}
 /** A text as stored: no credential, NUL or lone surrogate; cut to `max` characters (cut = true). */
 function cleanText(redact: Redactor, value: string, max: number): { text: string; cut: boolean } {
   // eslint-disable-next-line no-control-regex
-  const text = redact(value).toWellFormed().replace(/\u0000/g, '');
+  const text = redact(value)
+    .toWellFormed()
+    .replace(/\u0000/g, '');
   return text.length > max ? { text: text.slice(0, max), cut: true } : { text, cut: false };
 }
 
@@ -155,7 +157,8 @@ export function boundedCatalog(raw: RawCatalog, redact: Redactor): ServerCatalog
     info && typeof info.name === 'string'
       ? {
           name: cleanText(redact, info.name, catalogLimits.maxTitleChars).text,
-          version: cleanText(redact, typeof info.version === 'string' ? info.version : '', catalogLimits.maxTitleChars).text,
+          version: cleanText(redact, typeof info.version === 'string' ? info.version : '', catalogLimits.maxTitleChars)
+            .text,
         }
       : null;
   let capabilities: Record<string, unknown> = {};

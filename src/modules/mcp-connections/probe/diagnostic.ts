@@ -46,7 +46,14 @@ export const diagnosticPhases = [
 export type DiagnosticPhase = (typeof diagnosticPhases)[number];
 export type ProbePhase = (typeof probePhases)[number];
 
-export const highestPassedValues = ['configured', 'reachable', 'authorized', 'protocol_ready', 'catalog_ready', 'operation_ready'] as const;
+export const highestPassedValues = [
+  'configured',
+  'reachable',
+  'authorized',
+  'protocol_ready',
+  'catalog_ready',
+  'operation_ready',
+] as const;
 export type HighestPassed = (typeof highestPassedValues)[number];
 
 export const actionOwners = ['vendor', 'network_admin', 'provider_admin', 'organization_admin', 'member'] as const;
@@ -95,7 +102,11 @@ export function outboundOf(url: URL | undefined): Diagnostic['outbound'] | undef
   return { origin: url.origin, pathHash: pathHash(url) };
 }
 
-export function buildDiagnostic(failure: FailureDescription, highestPassed: HighestPassed, url: URL | undefined): Diagnostic {
+export function buildDiagnostic(
+  failure: FailureDescription,
+  highestPassed: HighestPassed,
+  url: URL | undefined,
+): Diagnostic {
   const diagnostic: Diagnostic = {
     referenceId: newId('diag'),
     phase: failure.phase,
@@ -107,8 +118,10 @@ export function buildDiagnostic(failure: FailureDescription, highestPassed: High
     operatorAction: failure.operatorAction,
     message: failure.message,
   };
-  if (failure.httpStatus !== undefined && failure.httpStatus >= 100 && failure.httpStatus <= 599) diagnostic.httpStatus = failure.httpStatus;
-  if (failure.jsonRpcCode !== undefined && Number.isInteger(failure.jsonRpcCode)) diagnostic.jsonRpcCode = failure.jsonRpcCode;
+  if (failure.httpStatus !== undefined && failure.httpStatus >= 100 && failure.httpStatus <= 599)
+    diagnostic.httpStatus = failure.httpStatus;
+  if (failure.jsonRpcCode !== undefined && Number.isInteger(failure.jsonRpcCode))
+    diagnostic.jsonRpcCode = failure.jsonRpcCode;
   const outbound = outboundOf(url);
   if (outbound) diagnostic.outbound = outbound;
   return diagnostic;

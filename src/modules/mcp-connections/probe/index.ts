@@ -32,7 +32,14 @@ export interface ProbeOptions {
 }
 
 export type ProbeResult =
-  | { ok: true; highestPassed: 'catalog_ready'; tools: string[]; protocolVersion: string; transport: 'streamable-http' | 'sse'; catalog: ServerCatalog }
+  | {
+      ok: true;
+      highestPassed: 'catalog_ready';
+      tools: string[];
+      protocolVersion: string;
+      transport: 'streamable-http' | 'sse';
+      catalog: ServerCatalog;
+    }
   | { ok: false; diagnostic: Diagnostic };
 
 /** The milestone reached once a phase has passed; `configured` is also the floor when nothing passed. */
@@ -158,7 +165,8 @@ function describeCause(cause: unknown, redact: Redactor): unknown {
     chain.push({
       name: typeof entry.name === 'string' ? redact(entry.name) : undefined,
       message: typeof entry.message === 'string' ? redact(entry.message) : undefined,
-      code: typeof entry.code === 'string' ? redact(entry.code) : typeof entry.code === 'number' ? entry.code : undefined,
+      code:
+        typeof entry.code === 'string' ? redact(entry.code) : typeof entry.code === 'number' ? entry.code : undefined,
     });
     current = entry.cause;
   }
@@ -187,7 +195,10 @@ export async function runProbeCli(argv: string[], io: CliIo = defaultIo()): Prom
   let timeoutMs: number | undefined;
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     const value = () => inline ?? argv[++i];
     if (flag === '--help' || flag === '-h') {
       io.stdout(`${USAGE}\n`);

@@ -4,7 +4,15 @@
 import { Protocol, type RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCErrorResponse, McpError, type ClientNotification, type ClientRequest, type ClientResult, type InitializeResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isJSONRPCErrorResponse,
+  McpError,
+  type ClientNotification,
+  type ClientRequest,
+  type ClientResult,
+  type InitializeResult,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { OutboundClient, ResolvedAddress } from '../../../platform/outbound.ts';
 import type { Redactor } from './credentials.ts';
 import { PhaseFailure, type ActionOwner, type DiagnosticPhase, type ProbePhase } from './diagnostic.ts';
@@ -31,7 +39,11 @@ export interface ProbeContext {
   url?: URL;
   addresses?: ResolvedAddress[];
   transportKind?: 'streamable-http' | 'sse';
-  transport?: Transport & { setProtocolVersion?: (version: string) => void; terminateSession?: () => Promise<void>; sessionId?: string };
+  transport?: Transport & {
+    setProtocolVersion?: (version: string) => void;
+    terminateSession?: () => Promise<void>;
+    sessionId?: string;
+  };
   session?: ProbeSession;
   /** The initialize exchange as it came back: a result (unvalidated) or a JSON-RPC error. */
   initializeResponse?: { result: Record<string, unknown> } | { error: McpError };
@@ -61,7 +73,6 @@ export const phaseTimeoutsMs: Record<ProbePhase, number> = {
   MCP_TOOL_DISCOVERY: 5_000,
 };
 
-
 /** The SDK's JSON-RPC engine without the Client's all-in-one connect, so each MCP step is its own phase. */
 export class ProbeSession extends Protocol<ClientRequest, ClientNotification, ClientResult> {
   protected assertCapabilityForMethod(): void {}
@@ -80,7 +91,10 @@ export class ProbeSession extends Protocol<ClientRequest, ClientNotification, Cl
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
     const deliver = transport.onmessage;
-    transport.onmessage = <T extends JSONRPCMessage>(message: T, extra?: Parameters<NonNullable<Transport['onmessage']>>[1]) => {
+    transport.onmessage = <T extends JSONRPCMessage>(
+      message: T,
+      extra?: Parameters<NonNullable<Transport['onmessage']>>[1],
+    ) => {
       if (isJSONRPCErrorResponse(message) && message.id !== null && message.id !== undefined) this.errorAnswers += 1;
       deliver?.(message, extra);
     };
@@ -114,7 +128,11 @@ function phaseBudget(ctx: ProbeContext, phase: ProbePhase): number {
 }
 
 /** Runs `work` with an abort signal that fires at the phase's deadline (or the probe's). */
-export async function withDeadline<T>(ctx: ProbeContext, phase: ProbePhase, work: (signal: AbortSignal, ms: number) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(
+  ctx: ProbeContext,
+  phase: ProbePhase,
+  work: (signal: AbortSignal, ms: number) => Promise<T>,
+): Promise<T> {
   const ms = phaseBudget(ctx, phase);
   const controller = new AbortController();
   const timeout = new PhaseTimeout(phase, ms);
@@ -161,8 +179,15 @@ export function fail(
 }
 
 export function timeoutFailure(phase: ProbePhase, what: string, error: unknown): never {
-  fail(phase, 'timeout', `${phase.toLowerCase()}_timeout`, 'vendor', `Check that the server answers ${what} promptly, then retry.`,
-    `The server did not answer ${what} in time.`, { retryable: true, cause: error });
+  fail(
+    phase,
+    'timeout',
+    `${phase.toLowerCase()}_timeout`,
+    'vendor',
+    `Check that the server answers ${what} promptly, then retry.`,
+    `The server did not answer ${what} in time.`,
+    { retryable: true, cause: error },
+  );
 }
 
 export function errorCode(error: unknown): string | undefined {
@@ -179,7 +204,9 @@ export function errorCode(error: unknown): string | undefined {
 export function credentialHeaders(ctx: ProbeContext): Record<string, string> {
   if (ctx.bearerToken) return { authorization: `Bearer ${ctx.bearerToken}` };
   if (ctx.authType === 'apikey' && ctx.apiKey) {
-    return ctx.apiKeyHeader === 'authorization' ? { authorization: `Bearer ${ctx.apiKey}` } : { [ctx.apiKeyHeader]: ctx.apiKey };
+    return ctx.apiKeyHeader === 'authorization'
+      ? { authorization: `Bearer ${ctx.apiKey}` }
+      : { [ctx.apiKeyHeader]: ctx.apiKey };
   }
   return {};
 }
@@ -196,16 +223,27 @@ export function probeFetch(ctx: ProbeContext) {
     });
 }
 
-
 export function authFailure(ctx: ProbeContext, status: number) {
   if (status !== 401 && status !== 403) return;
   const sentCredential = Object.keys(credentialHeaders(ctx)).length > 0;
   if (!sentCredential) {
-    fail('AUTH_RESOURCE_DISCOVERY', 'authorization', 'authorization_required', 'organization_admin',
+    fail(
+      'AUTH_RESOURCE_DISCOVERY',
+      'authorization',
+      'authorization_required',
+      'organization_admin',
       'The server requires credentials: set the authentication type to API key or OAuth.',
-      `The server requires authorization (HTTP ${status}).`, { httpStatus: status });
+      `The server requires authorization (HTTP ${status}).`,
+      { httpStatus: status },
+    );
   }
-  fail('AUTH_RESOURCE_VALIDATION', 'authorization', ctx.bearerToken ? 'credential_rejected' : 'api_key_rejected', 'organization_admin',
+  fail(
+    'AUTH_RESOURCE_VALIDATION',
+    'authorization',
+    ctx.bearerToken ? 'credential_rejected' : 'api_key_rejected',
+    'organization_admin',
     'Check the credential: it may be wrong, revoked, or lack access to this server.',
-    `The server rejected the credential (HTTP ${status}).`, { httpStatus: status });
+    `The server rejected the credential (HTTP ${status}).`,
+    { httpStatus: status },
+  );
 }
