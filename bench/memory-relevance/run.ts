@@ -67,9 +67,8 @@ async function runOne(): Promise<void> {
         memories: chunk.map((doc) => ({ content: `${doc.title}\n${doc.text}`, source: 'scifact' })),
       });
       if (response.status !== 201) throw new Error(`batch ${i}: ${response.status} ${response.text.slice(0, 300)}`);
-      response.body.memories.forEach((memory: { id: string }, j: number) =>
-        docIdByMemory.set(memory.id, chunk[j]!._id),
-      );
+      for (const [j, memory] of (response.body.memories as { id: string }[]).entries())
+        docIdByMemory.set(memory.id, chunk[j]!._id);
     }
     const loadMs = performance.now() - loadStart;
 

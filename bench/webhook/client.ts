@@ -27,7 +27,7 @@ const body = JSON.stringify({
     },
   },
 });
-const headers = { 'content-type': 'application/json', 'x-orgplane-signature': 'sha256=' + '0'.repeat(64) };
+const headers = { 'content-type': 'application/json', 'x-orgplane-signature': `sha256=${'0'.repeat(64)}` };
 
 const receiver = await spawnServer(['bench/webhook/receiver.ts'], {});
 const url = `${receiver.url}/deliver`;

@@ -231,11 +231,10 @@ try {
         '\n| round | drain s | server us/update | postgres us/update | receiver us/update | server cores | postgres cores |',
       );
       lines.push('|---|---|---|---|---|---|---|');
-      drains.forEach((d, i) =>
+      for (const [i, d] of drains.entries())
         lines.push(
           `| ${i + 1} | ${d.seconds.toFixed(1)} | ${d.serverUsPerUpdate} | ${d.postgresUsPerUpdate} | ${d.receiverUsPerUpdate} | ${d.serverCores.toFixed(2)} | ${d.postgresCores.toFixed(2)} |`,
-        ),
-      );
+        );
     }
     lines.push(
       `\norgplane / hand-written, per round: ${ratios.map((r) => r.hand.toFixed(2)).join(', ')}; median **${median(ratios.map((r) => r.hand)).toFixed(2)}** (target >= 2)`,

@@ -9,6 +9,7 @@ import { readPgliteTemplate } from './pglite-template.ts';
 
 /** Anything that runs SQL: the database itself or a transaction's client. */
 export interface Queryable {
+  // biome-ignore lint/suspicious/noExplicitAny: a row's shape is the caller's to state (R); untyped reads stay loose on purpose
   query<R = any>(text: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
@@ -24,6 +25,7 @@ export interface Database extends Queryable {
    * `name` must always go with the same `text`. Not applied to every query, because a prepared
    * statement keeps the plan and result shape it was prepared with (pg-boss's queries broke with it).
    */
+  // biome-ignore lint/suspicious/noExplicitAny: as for query()
   prepared<R = any>(name: string, text: string, params: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
   /** Runs `fn` inside BEGIN/COMMIT on one connection; rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;

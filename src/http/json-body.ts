@@ -22,7 +22,7 @@ function unpairedSurrogateAt(value: unknown): (string | number)[] | undefined {
     if (typeof item === 'string') {
       if (!item.isWellFormed()) return path;
     } else if (Array.isArray(item)) {
-      item.forEach((entry, index) => pending.push([entry, [...path, index]]));
+      for (const [index, entry] of item.entries()) pending.push([entry, [...path, index]]);
     } else if (item !== null && typeof item === 'object') {
       for (const [key, entry] of Object.entries(item)) {
         if (!key.isWellFormed()) return [...path, key];

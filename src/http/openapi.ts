@@ -5,6 +5,9 @@ import { STATUS_CODES } from 'node:http';
 import { NO_STORE, noStoreHeaderDocs } from './no-store.ts';
 
 type Json = unknown;
+/** A JSON object of the document being rewritten: its keys are whatever the OpenAPI schema allows. */
+// biome-ignore lint/suspicious/noExplicitAny: walks arbitrary OpenAPI JSON, checked by the document's own validation test
+type JsonObject = Record<string, any>;
 
 const schemaRefPrefix = '#/components/schemas/';
 
@@ -30,7 +33,7 @@ export const BODY_OPTIONAL = 'x-body-optional';
 export function finishDocument<T extends { paths?: Json; components?: { schemas?: Record<string, Json> } }>(
   document: T,
 ): T {
-  for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, Record<string, any>>>)) {
+  for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, JsonObject>>)) {
     for (const operation of Object.values(item)) {
       if (!operation || typeof operation !== 'object') continue;
       if (BODY_OPTIONAL in operation) {
@@ -40,7 +43,7 @@ export function finishDocument<T extends { paths?: Json; components?: { schemas?
       // An operation behind no scheme says so: `security: []` is "no authentication", not "not stated".
       if (!operation.security) operation.security = [];
       // @fastify/swagger's placeholder for a response schema without a description: the status's name says more.
-      for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
+      for (const [status, response] of Object.entries<JsonObject>(operation.responses ?? {})) {
         if (response.description === 'Default Response') response.description = STATUS_CODES[status] ?? 'Response';
         if (Number(status) >= 400) enumerateErrorCodes(response);
         if (operation[NO_STORE] && Number(status) < 400)
@@ -72,9 +75,9 @@ export function errorCodesOf(description: string): string[] {
  * the shared `Error` schema becomes `allOf: [Error, {error: enum}]`; an inline error schema gets the
  * enum on its own `error`. One that already states its values (`enum`, `const`) is left as it is.
  */
-function enumerateErrorCodes(response: Record<string, any>): void {
+function enumerateErrorCodes(response: JsonObject): void {
   const codes = errorCodesOf(String(response.description ?? ''));
-  for (const media of Object.values<Record<string, any>>(response.content ?? {})) {
+  for (const media of Object.values<JsonObject>(response.content ?? {})) {
     const schema = media.schema;
     if (!schema || codes.length === 0) continue;
     if (schema.$ref === `${schemaRefPrefix}Error`) {
@@ -99,10 +102,9 @@ function enumerateErrorCodes(response: Record<string, any>): void {
 function withoutRequestDefaults(document: { paths?: Json; components?: { schemas?: Record<string, Json> } }): void {
   const schemas = document.components?.schemas ?? {};
   const bodies: Json[] = [];
-  for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, Record<string, any>>>)) {
+  for (const item of Object.values((document.paths ?? {}) as Record<string, Record<string, JsonObject>>)) {
     for (const operation of Object.values(item)) {
-      for (const media of Object.values<Record<string, any>>(operation?.requestBody?.content ?? {}))
-        bodies.push(media.schema);
+      for (const media of Object.values<JsonObject>(operation?.requestBody?.content ?? {})) bodies.push(media.schema);
     }
   }
   const named = new Set<string>();
@@ -111,12 +113,16 @@ function withoutRequestDefaults(document: { paths?: Json; components?: { schemas
   while (pending.length > 0) {
     const reached = new Set<string>();
     collectRefs(schemas[pending.pop()!], reached);
-    for (const name of reached) if (!named.has(name)) named.add(name), pending.push(name);
+    for (const name of reached) {
+      if (named.has(name)) continue;
+      named.add(name);
+      pending.push(name);
+    }
   }
   const responses = new Set<string>();
   collectRefs(
     document.paths &&
-      Object.values(document.paths as Record<string, Record<string, any>>).flatMap((item) =>
+      Object.values(document.paths as Record<string, JsonObject>).flatMap((item) =>
         Object.values(item).map((operation) => operation?.responses),
       ),
     responses,
@@ -132,10 +138,10 @@ function moveDefaults(schema: Json): void {
     return;
   }
   if (!schema || typeof schema !== 'object') return;
-  const object = schema as Record<string, any>;
+  const object = schema as JsonObject;
   for (const [key, child] of Object.entries(object)) {
     if (key === 'properties' && child && typeof child === 'object') {
-      for (const property of Object.values<Record<string, any>>(child)) {
+      for (const property of Object.values<JsonObject>(child)) {
         if (property && typeof property === 'object' && 'default' in property) {
           // Said once: a description that already gives the default keeps its own words.
           const note = `Default when left out: \`${JSON.stringify(property.default)}\`.`;

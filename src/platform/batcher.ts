@@ -90,7 +90,7 @@ export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R
       for (const entry of batch) entry.reject(error);
       return;
     }
-    batch.forEach((entry, index) => entry.resolve(results[index] as R));
+    for (const [index, entry] of batch.entries()) entry.resolve(results[index] as R);
   }
 
   return (item) =>

@@ -22,7 +22,7 @@ test('a role change writes one event with who, what, where and the change, in it
       { headers: { 'x-request-id': requestId, 'user-agent': 'audit-test/1' } },
     );
   assert.equal(changed.status, 200);
-  const [event] = await allEvents(t.app, owner.token, orgId, '&action=member.role_changed&target=' + user.memberId);
+  const [event] = await allEvents(t.app, owner.token, orgId, `&action=member.role_changed&target=${user.memberId}`);
   assert.ok(event, 'the role change has an event');
   assert.equal(event.organizationId, orgId);
   assert.equal(event.outcome, 'success');

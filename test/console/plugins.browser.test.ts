@@ -77,13 +77,11 @@ test('a manifest read from its file installs the plugin (a stale session confirm
   skip: skipWithoutChromium,
 }, async () => {
   await ageSession(t.app, await consoleToken(ui.page));
-  await ui.page
-    .getByLabel('Or read it from a file')
-    .setInputFiles({
-      name: 'wiki-plugin.json',
-      mimeType: 'application/json',
-      buffer: Buffer.from(JSON.stringify(manifest(), null, 2)),
-    });
+  await ui.page.getByLabel('Or read it from a file').setInputFiles({
+    name: 'wiki-plugin.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(manifest(), null, 2)),
+  });
   await waitUntil(
     async () => (await manifestField().inputValue()).includes('"Wiki plugin"'),
     'the file is read into the field',

@@ -71,13 +71,11 @@ test('bodies that are not valid are 400 invalid_request: a short challenge, anot
 
 test('a code is refused (400 invalid_grant) when unknown, used, with another verifier or redirect URI, and a refused code is spent', async () => {
   invalidGrant(
-    await t
-      .as()
-      .post('/v1/auth/desktop/token', {
-        code: 'never-issued',
-        codeVerifier: pkcePair().verifier,
-        redirectUri: loopbackRedirect,
-      }),
+    await t.as().post('/v1/auth/desktop/token', {
+      code: 'never-issued',
+      codeVerifier: pkcePair().verifier,
+      redirectUri: loopbackRedirect,
+    }),
   );
 
   const used = await authorized();
@@ -97,33 +95,27 @@ test('a code is refused (400 invalid_grant) when unknown, used, with another ver
 
   const wrongVerifier = await authorized();
   invalidGrant(
-    await t
-      .as()
-      .post('/v1/auth/desktop/token', {
-        code: wrongVerifier.code,
-        codeVerifier: pkcePair().verifier,
-        redirectUri: loopbackRedirect,
-      }),
+    await t.as().post('/v1/auth/desktop/token', {
+      code: wrongVerifier.code,
+      codeVerifier: pkcePair().verifier,
+      redirectUri: loopbackRedirect,
+    }),
   );
   invalidGrant(
-    await t
-      .as()
-      .post('/v1/auth/desktop/token', {
-        code: wrongVerifier.code,
-        codeVerifier: wrongVerifier.verifier,
-        redirectUri: loopbackRedirect,
-      }),
+    await t.as().post('/v1/auth/desktop/token', {
+      code: wrongVerifier.code,
+      codeVerifier: wrongVerifier.verifier,
+      redirectUri: loopbackRedirect,
+    }),
   );
 
   const wrongRedirect = await authorized();
   invalidGrant(
-    await t
-      .as()
-      .post('/v1/auth/desktop/token', {
-        code: wrongRedirect.code,
-        codeVerifier: wrongRedirect.verifier,
-        redirectUri: 'http://127.0.0.1:53118/callback',
-      }),
+    await t.as().post('/v1/auth/desktop/token', {
+      code: wrongRedirect.code,
+      codeVerifier: wrongRedirect.verifier,
+      redirectUri: 'http://127.0.0.1:53118/callback',
+    }),
   );
 });
 
@@ -131,13 +123,11 @@ test('an expired code is 400 invalid_grant', async () => {
   const expired = await authorized();
   await t.app.db.query(`UPDATE desktop_sign_in_codes SET expires_at = now() - interval '1 second'`);
   invalidGrant(
-    await t
-      .as()
-      .post('/v1/auth/desktop/token', {
-        code: expired.code,
-        codeVerifier: expired.verifier,
-        redirectUri: loopbackRedirect,
-      }),
+    await t.as().post('/v1/auth/desktop/token', {
+      code: expired.code,
+      codeVerifier: expired.verifier,
+      redirectUri: loopbackRedirect,
+    }),
   );
 });
 

@@ -20,13 +20,11 @@ test("authorize gives the browser the app's redirect with a code and its state; 
   assert.equal(target.searchParams.get('state'), 'app-state-1');
   assert.match(codeOf(authorized.body.redirectTo), /^[A-Za-z0-9_-]{40,}$/);
 
-  const exchanged = await t
-    .as()
-    .post('/v1/auth/desktop/token', {
-      code: codeOf(authorized.body.redirectTo),
-      codeVerifier: pkce.verifier,
-      redirectUri: loopbackRedirect,
-    });
+  const exchanged = await t.as().post('/v1/auth/desktop/token', {
+    code: codeOf(authorized.body.redirectTo),
+    codeVerifier: pkce.verifier,
+    redirectUri: loopbackRedirect,
+  });
   assert.equal(exchanged.status, 200, exchanged.text);
   assert.equal(exchanged.body.user.id, member.userId);
   assert.equal(exchanged.body.organizationId, orgId);
@@ -61,13 +59,11 @@ test('the orgplane: scheme is a redirect the app may use too, without a state', 
   assert.equal(authorized.status, 200, authorized.text);
   assert.equal(new URL(authorized.body.redirectTo).protocol, 'orgplane:');
   assert.equal(new URL(authorized.body.redirectTo).searchParams.has('state'), false);
-  const exchanged = await t
-    .as()
-    .post('/v1/auth/desktop/token', {
-      code: codeOf(authorized.body.redirectTo),
-      codeVerifier: pkce.verifier,
-      redirectUri: 'orgplane://signed-in',
-    });
+  const exchanged = await t.as().post('/v1/auth/desktop/token', {
+    code: codeOf(authorized.body.redirectTo),
+    codeVerifier: pkce.verifier,
+    redirectUri: 'orgplane://signed-in',
+  });
   assert.equal(exchanged.status, 200, exchanged.text);
   assert.equal(exchanged.body.user.id, t.tenant.admin.userId);
 });

@@ -90,13 +90,11 @@ async function desktopSessionOf(browserToken: string): Promise<string> {
   const pkce = pkcePair();
   const authorized = await t.as(browserToken).post('/v1/auth/desktop/authorize', authorizeBody(pkce.challenge));
   assert.equal(authorized.status, 200, authorized.text);
-  const exchanged = await t
-    .as()
-    .post('/v1/auth/desktop/token', {
-      code: codeOf(authorized.body.redirectTo),
-      codeVerifier: pkce.verifier,
-      redirectUri: loopbackRedirect,
-    });
+  const exchanged = await t.as().post('/v1/auth/desktop/token', {
+    code: codeOf(authorized.body.redirectTo),
+    codeVerifier: pkce.verifier,
+    redirectUri: loopbackRedirect,
+  });
   assert.equal(exchanged.status, 200, exchanged.text);
   return exchanged.body.sessionToken;
 }

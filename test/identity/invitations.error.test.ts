@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { testBackend } from '../support/app.ts';
 import { createTenant, signUp, uniqueEmail } from '../support/fixtures.ts';
 import { holdLocks } from '../support/held-locks.ts';
-import { api, type ApiResponse } from '../support/http.ts';
+import type { api, ApiResponse } from '../support/http.ts';
 import { membershipOf } from '../support/identity.ts';
 import type { z } from 'zod';
 import type { createdInvitationSchema } from '../../src/modules/invitations/index.ts';

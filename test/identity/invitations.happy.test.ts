@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addMember, createTenant, signUp, uniqueEmail } from '../support/fixtures.ts';
-import { api } from '../support/http.ts';
+import type { api } from '../support/http.ts';
 import type { z } from 'zod';
 import type { createdInvitationSchema } from '../../src/modules/invitations/index.ts';
 import { useTenantApp } from '../support/harness.ts';

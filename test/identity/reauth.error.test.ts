@@ -28,12 +28,10 @@ describe('POST /v1/auth/reauthenticate: errors', () => {
       assert.equal(response.body.error, 'invalid_request');
       assert.ok(response.body.details.length > 0);
     }
-    const notJson = await t
-      .as(user.token)
-      .post('/v1/auth/reauthenticate', undefined, {
-        raw: '{"password',
-        headers: { 'content-type': 'application/json' },
-      });
+    const notJson = await t.as(user.token).post('/v1/auth/reauthenticate', undefined, {
+      raw: '{"password',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(notJson.status, 400);
   });
 

@@ -15,13 +15,11 @@ describe('users and sessions: documented errors', () => {
   const harness = useTenantApp();
 
   it('sign-up with a taken email is 409 email_taken (case-insensitively)', async () => {
-    const response = await harness
-      .as()
-      .post('/v1/auth/sign-up', {
-        email: harness.tenant.member.email.toUpperCase(),
-        password: 'another password',
-        name: 'Dup',
-      });
+    const response = await harness.as().post('/v1/auth/sign-up', {
+      email: harness.tenant.member.email.toUpperCase(),
+      password: 'another password',
+      name: 'Dup',
+    });
     assert.equal(response.status, 409);
     assert.equal(response.body.error, 'email_taken');
   });

@@ -39,7 +39,7 @@ test('invalid bodies and ids are 400 invalid_request with details', async () => 
 test('unknown, malformed and tampered tokens are 404 install_link_not_found', async () => {
   const { body } = await api(t.app.url, t.tenant.member.token).post(path(t.tenant.orgId), {});
   const flipped = body.token.slice(0, -1) + (body.token.endsWith('A') ? 'B' : 'A');
-  for (const token of ['opl_' + 'A'.repeat(43), 'nope', flipped, body.token + 'x', encodeURIComponent("' OR 1=1 --")]) {
+  for (const token of [`opl_${'A'.repeat(43)}`, 'nope', flipped, `${body.token}x`, encodeURIComponent("' OR 1=1 --")]) {
     const response = await api(t.app.url).get(`/v1/install-links/${token}`);
     assert.equal(response.status, 404, token);
     assert.deepEqual(response.body, {

@@ -339,7 +339,7 @@ describe('edit (spec operation 1)', () => {
       tenant.admin.token,
       connectionBody(keyed.url, { authType: 'apikey', apiKey: 'key-1' }),
     );
-    const respelled = keyed.url.replace('http://', 'HTTP://') + '#fragment';
+    const respelled = `${keyed.url.replace('http://', 'HTTP://')}#fragment`;
     const edited = await admin().put(`/v1/mcp-connections/${created.id}`, editBody(created, { url: respelled }));
     assert.equal(edited.status, 200, edited.text);
     assert.equal(edited.body.identityChanged, false);

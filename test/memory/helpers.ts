@@ -112,9 +112,8 @@ export function referenceRanking(docs: { id: string; content: string; updatedAt:
     const doc = analyzed.find((d) => d.id === hit.id)!;
     const length = doc.a.headLength + doc.a.bodyLength;
     const docWeight = Math.exp(hit.score - top[0]!.score);
-    doc.a.terms.forEach((term, i) =>
-      mass.set(term, (mass.get(term) ?? 0) + (docWeight * (doc.a.headTf[i]! + doc.a.bodyTf[i]!)) / length),
-    );
+    for (const [i, term] of doc.a.terms.entries())
+      mass.set(term, (mass.get(term) ?? 0) + (docWeight * (doc.a.headTf[i]! + doc.a.bodyTf[i]!)) / length);
   }
   const selected = [...mass.entries()]
     .filter(([term]) => own.has(term) || df.get(term)! <= feedback.maxDocumentShare * n)

@@ -60,7 +60,7 @@ test('setWebhook validates secret_token (1..256 of A-Z a-z 0-9 _ -) in JSON and 
     assert.equal(answer.json.description, 'Bad Request: secret token contains unallowed characters');
   }
   assert.equal(platform.webhookOf(bot.token), undefined);
-  const good = 'A'.repeat(200) + '_-09az';
+  const good = `${'A'.repeat(200)}_-09az`;
   const set = await call(bot.token, 'setWebhook', { url, secret_token: good }, 'form');
   assert.deepEqual(set, { status: 200, json: { ok: true, result: true, description: 'Webhook was set' } });
   assert.equal(platform.webhookOf(bot.token)?.secretToken, good);

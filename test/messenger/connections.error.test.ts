@@ -163,6 +163,7 @@ describe('messenger connections: errors', () => {
     for (const result of [
       { id: 1, is_bot: true },
       { id: 1.5, is_bot: true, first_name: 'Bot' },
+      // biome-ignore lint/correctness/noPrecisionLoss: an id past what a double holds exactly is the case tested
       { id: 99999999999999999999, is_bot: true, first_name: 'Bot' },
       { id: -7, is_bot: true, first_name: 'Bot' },
       { id: 7, is_bot: true, first_name: 'Bot', username: 42 },

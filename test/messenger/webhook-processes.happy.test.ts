@@ -25,7 +25,7 @@ describe('messenger across processes', { skip }, () => {
   let database: { url: string; drop(): Promise<void> };
   let platform: BotPlatform;
   let receiver: DeliveryReceiver;
-  let servers: ServerProcess[] = [];
+  const servers: ServerProcess[] = [];
   const workers: Child[] = [];
   let tenant: Tenant;
   let env: Record<string, string>;

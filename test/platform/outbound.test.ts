@@ -130,16 +130,14 @@ describe('outbound client: requests', () => {
         const chunks: Buffer[] = [];
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
         req.on('end', () =>
-          res
-            .writeHead(201, { 'content-type': 'application/json' })
-            .end(
-              JSON.stringify({
-                url: req.url,
-                method: req.method,
-                signature: req.headers['x-signature'] ?? null,
-                body: Buffer.concat(chunks).toString(),
-              }),
-            ),
+          res.writeHead(201, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              url: req.url,
+              method: req.method,
+              signature: req.headers['x-signature'] ?? null,
+              body: Buffer.concat(chunks).toString(),
+            }),
+          ),
         );
       } else if (path === '/hang') {
         // never answers

@@ -182,7 +182,6 @@ export function valueArb(
         maxLength: Math.min(schema.maxItems ?? 3, 3),
       });
     }
-    case 'object':
     default: {
       const properties: Record<string, JsonSchema> = schema.properties ?? {};
       const keys = Object.keys(properties);
@@ -281,13 +280,11 @@ const rawBodies: fc.Arbitrary<{ body: string; contentType: string | undefined; l
   fc
     .constantFrom(1000, 100_000)
     .map((n) => ({ body: '['.repeat(n) + ']'.repeat(n), contentType: 'application/json', label: `nested-array-${n}` })),
-  fc
-    .constantFrom(1000, 50_000)
-    .map((n) => ({
-      body: '{"a":'.repeat(n) + '1' + '}'.repeat(n),
-      contentType: 'application/json',
-      label: `nested-object-${n}`,
-    })),
+  fc.constantFrom(1000, 50_000).map((n) => ({
+    body: `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`,
+    contentType: 'application/json',
+    label: `nested-object-${n}`,
+  })),
   fc.constant({
     body: JSON.stringify({ blob: 'x'.repeat(1_100_000) }),
     contentType: 'application/json',
@@ -387,13 +384,13 @@ export function requestArb(
       'limit=abc',
       'cursor=%FF%FE',
       'cursor=eyJhZnRlciI6MX0',
-      'cursor=' + 'A'.repeat(5000),
+      `cursor=${'A'.repeat(5000)}`,
       'a=%',
       'limit=1&limit=2',
-      'q=' + 'q'.repeat(1001),
+      `q=${'q'.repeat(1001)}`,
       'startIndex=-5&count=100000',
       'filter=userName%20eq',
-      'filter=' + encodeURIComponent('userName eq "x" or (((((((((('),
+      `filter=${encodeURIComponent('userName eq "x" or ((((((((((')}`,
       'status=nonsense',
     ),
   );

@@ -98,7 +98,7 @@ test('filter: malformed input is invalidFilter, never a crash', () => {
     'emails[type eq "work"',
     '1bad eq "a"',
     'not userName eq "a"',
-    '('.repeat(100) + 'a eq "b"' + ')'.repeat(100),
+    `${'('.repeat(100)}a eq "b"${')'.repeat(100)}`,
     'x'.repeat(5000),
   ]) {
     scimError(() => parseFilter(bad), 'invalidFilter');

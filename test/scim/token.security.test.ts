@@ -67,7 +67,7 @@ test("tokens of one organization never work for another's resources", async () =
 test('tampered and foreign tokens are refused', async () => {
   const token = await rotateScimToken(env.app, env.tenant.owner.token);
   const flipped = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A');
-  for (const bad of [flipped, token + 'x', 'opscim_' + 'A'.repeat(43), env.tenant.owner.token, '']) {
+  for (const bad of [flipped, `${token}x`, `opscim_${'A'.repeat(43)}`, env.tenant.owner.token, '']) {
     const response = await scim(env.app, bad || undefined).get('/Users');
     assert.equal(response.status, 401, bad);
     assert.deepEqual(response.body, {

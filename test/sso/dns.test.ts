@@ -42,7 +42,7 @@ test('an answer larger than a UDP datagram is fetched (truncation then TCP)', as
   const result = await resolver().resolveTxt('big.example');
   assert.equal(result.status, 'found');
   assert.equal((result as { records: string[] }).records.length, 8);
-  assert.ok((result as { records: string[] }).records.includes('3' + chunk + chunk));
+  assert.ok((result as { records: string[] }).records.includes(`3${chunk}${chunk}`));
 });
 
 test('NXDOMAIN and NODATA are "missing", not failures', async () => {
@@ -102,7 +102,7 @@ test('normalizeDomain refuses what is not a domain', () => {
     '*.example.com',
     'a..b',
     'http://example.com',
-    'x'.repeat(64) + '.com',
+    `${'x'.repeat(64)}.com`,
     'example.com..',
   ]) {
     assert.equal(normalizeDomain(bad), null, bad);

@@ -75,7 +75,7 @@ test("another organization's admin only ever sees and verifies their own organiz
 });
 
 test('the client secret appears in no response and no log line', async () => {
-  const secret = 'client-secret-' + 'z'.repeat(20);
+  const secret = `client-secret-${'z'.repeat(20)}`;
   const put = await api(env.app.url, tenant.owner.token).put(
     '/v1/sso/connection',
     connectionBody('ours.example', { clientSecret: secret }),

@@ -35,7 +35,7 @@ export function api(baseUrl: string, token?: string) {
       ...(payload !== undefined ? { body: payload } : {}),
     });
     const text = await response.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {

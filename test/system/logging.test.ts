@@ -8,7 +8,12 @@ import { loggerOptions } from '../../src/http/logging.ts';
 
 function capture() {
   let text = '';
-  const stream = new Writable({ write: (chunk, _encoding, done) => ((text += chunk), done()) });
+  const stream = new Writable({
+    write: (chunk, _encoding, done) => {
+      text += chunk;
+      done();
+    },
+  });
   return { logger: pino(loggerOptions('info'), stream), text: () => text };
 }
 

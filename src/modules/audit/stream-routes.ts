@@ -142,7 +142,7 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
         tags: ['Audit'],
         operationId: 'getAuditStream',
         summary: "The organization's audit-log stream and its delivery state (owners and admins)",
-        description: 'Never the signing secret. ' + delivery,
+        description: `Never the signing secret. ${delivery}`,
         params: organizationParams,
         response: {
           200: z.object({ stream: streamSchema }),

@@ -113,7 +113,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         const self = await membership.getMember(organizationId, acting.memberId!, tx);
         if (self?.role !== 'owner') throw forbidden('This needs the role owner');
         const member = await membership.getMember(organizationId, memberId, tx);
-        if (!member || member.status !== 'active')
+        if (member?.status !== 'active')
           throw notFound('member_not_found', 'No such active member in this organization');
         tx.audit({
           action: 'organization.ownership_transferred',

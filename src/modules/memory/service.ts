@@ -212,7 +212,9 @@ async function bestRows(
     return scoredRows(tx, { ...query, seqs, scores: units });
   }
   const ranked: [number, number][] = [];
-  scores.forEach((seq, score) => ranked.push([seq, score]));
+  scores.forEach((seq, score) => {
+    ranked.push([seq, score]);
+  });
   ranked.sort((a, b) => b[1] - a[1]);
   const rows: ScoredRow[] = [];
   let from = 0;
@@ -243,7 +245,7 @@ function expandQuery(bank: BankStats, original: string[], firstPass: ScoredRow[]
   const mass = new Map<string, number>();
   const df = new Map<string, number>();
   for (const row of top) {
-    row.terms!.forEach((term, i) => df.set(term, row.term_dfs![i]!));
+    for (const [i, term] of row.terms!.entries()) df.set(term, row.term_dfs![i]!);
     const length = row.head_length! + row.body_length!;
     if (length === 0) continue;
     // A document's share of the relevance model: its score relative to the best, as a likelihood.

@@ -97,7 +97,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
     ): Promise<{ connection: ConnectionRow; deliverySecret: string }> {
       const actor = actingMemberOf(ctx);
       await checkDeliveryUrl(input.deliveryUrl);
-      let bot;
+      let bot: Awaited<ReturnType<typeof botApi.getMe>>;
       try {
         bot = await botApi.getMe(input.botToken);
       } catch (error) {

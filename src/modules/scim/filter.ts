@@ -160,7 +160,7 @@ class Parser {
   }
   parseAttrExpression(): Filter {
     const token = this.next();
-    if (!token || token.kind !== 'word')
+    if (token?.kind !== 'word')
       throw invalid(`expected an attribute name${token ? ` at position ${token.pos}` : ' at the end'}`);
     const attr = this.attrPath(token.text);
     if (this.peek()?.kind === '[') {
@@ -170,7 +170,7 @@ class Parser {
       return { type: 'valuePath', attr, filter: inner };
     }
     const opToken = this.next();
-    if (!opToken || opToken.kind !== 'word') throw invalid(`expected an operator after "${token.text}"`);
+    if (opToken?.kind !== 'word') throw invalid(`expected an operator after "${token.text}"`);
     const op = opToken.text.toLowerCase();
     if (op === 'pr') return { type: 'present', attr };
     if (!COMPARE_OPS.has(op)) throw invalid(`unknown operator "${opToken.text}"`);

@@ -71,6 +71,7 @@ export interface SamlServiceProviderDeps {
   clockSkewSeconds: number;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: xml2js output, walked by the shape checks of saml-xml-shape.ts
 type Xml = Record<string, any>;
 const first = (value: unknown): Xml | undefined => (Array.isArray(value) ? value[0] : undefined);
 const text = (value: unknown): string | undefined => {

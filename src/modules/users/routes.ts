@@ -40,13 +40,11 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
     },
     async (request, reply) => {
       const result = await users.bootstrap(request.body, requestContextOf(request));
-      return reply
-        .status(201)
-        .send({
-          user: toUser(result.user),
-          organization: toOrganization(result.organization),
-          sessionToken: result.sessionToken,
-        });
+      return reply.status(201).send({
+        user: toUser(result.user),
+        organization: toOrganization(result.organization),
+        sessionToken: result.sessionToken,
+      });
     },
   );
 

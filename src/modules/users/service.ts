@@ -253,7 +253,7 @@ export function createUserService(deps: UserServiceDeps) {
       const user = await store.findUserByEmail(db, input.email);
       // Verify against a decoy when the account does not exist, so timing does not reveal which emails exist.
       const valid = await verifyPassword(input.password, user?.password_hash ?? decoyPasswordHash);
-      if (!user || !user.password_hash || !valid) {
+      if (!user?.password_hash || !valid) {
         await recordSignIn(ctx, 'user.sign_in_failed', user?.id, account, { changes: () => ({ method: 'password' }) });
         throw new ApiError(401, 'invalid_credentials', 'Email or password is wrong');
       }

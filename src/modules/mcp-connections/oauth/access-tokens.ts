@@ -46,7 +46,7 @@ export async function usableAccessToken(
   options: { forceRefresh?: boolean; scopes?: string[] } = {},
 ): Promise<AccessTokenResult> {
   const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
-  if (!connection || connection.authType !== 'oauth') return { status: 'none' };
+  if (connection?.authType !== 'oauth') return { status: 'none' };
   // The client's own token is obtained again, not refreshed (client-credentials.ts).
   if (obtainedByClient(connection, memberId))
     return clientCredentialsToken(deps, connection, {

@@ -60,7 +60,7 @@ export async function clientCredentialsToken(
 
   const client = preRegisteredClient(deps, connection);
   const plan = client ? chooseRegistration({ preRegistered: client }) : null;
-  if (!plan || plan.source !== 'pre-registered' || plan.client.authMethod === 'none') {
+  if (plan?.source !== 'pre-registered' || plan.client.authMethod === 'none') {
     return {
       status: 'unavailable',
       error: new OAuthFlowError(
@@ -86,7 +86,7 @@ export async function clientCredentialsToken(
     // Someone obtained one while we waited for the lock: use theirs.
     const theirs = row && row.secretSealed !== before?.secretSealed ? usable(row) : null;
     if (theirs) return { status: 'ok', accessToken: theirs.accessToken, scopes: theirs.scopes, refreshed: false };
-    let tokens;
+    let tokens: Awaited<ReturnType<typeof clientCredentialsGrant>>;
     try {
       tokens = await clientCredentialsGrant({
         tokenEndpoint,

@@ -108,7 +108,7 @@ export async function completeAuthorization(
   if (!starter || !(await mayConnect(deps, deps.db, pending, connection, role))) throw notAllowed();
 
   const client = await clientAtCallback(deps, connection, pending);
-  let tokens;
+  let tokens: Awaited<ReturnType<typeof exchangeAuthorizationCode>>;
   try {
     tokens = await exchangeAuthorizationCode({
       tokenEndpoint: pending.token_endpoint,

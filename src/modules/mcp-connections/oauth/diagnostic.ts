@@ -3,7 +3,7 @@
 
 import { buildDiagnostic, type ActionOwner, type Diagnostic, type FailureDescription } from '../probe/diagnostic.ts';
 import { ApiError } from '../../../http/errors.ts';
-import { OAuthFlowError } from './errors.ts';
+import type { OAuthFlowError } from './errors.ts';
 
 const operatorActions: Record<string, { owner: ActionOwner; action: string; category: string }> = {
   issuer_mismatch: {

@@ -52,7 +52,7 @@ export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Respo
 /** Keeps a value from a remote server short and printable before it goes into a message. */
 export function printable(value: unknown, max = 120): string {
   const text = typeof value === 'string' ? value : String(value);
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
   const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }

@@ -76,7 +76,7 @@ export async function prepareMemberRevocation(
   const targets: Target[] = [];
   for (const row of rows) {
     const connection = await deps.connections.findConnection(tx, organizationId, row.connectionId);
-    if (!connection || connection.authType !== 'oauth') continue;
+    if (connection?.authType !== 'oauth') continue;
     const target = await targetOf(deps, tx, connection, row.secretSealed);
     if (target) targets.push(target);
   }

@@ -141,15 +141,13 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
     });
     const respond = (request: FastifyRequest, reply: FastifyReply, result: CallbackResult) => {
       if (wantsHtml(request.headers.accept)) {
-        return reply
-          .headers(htmlPageHeaders)
-          .send(
-            callbackPage({
-              ok: true,
-              title: 'Connected',
-              message: 'The connection is authorized. You can close this window.',
-            }),
-          );
+        return reply.headers(htmlPageHeaders).send(
+          callbackPage({
+            ok: true,
+            title: 'Connected',
+            message: 'The connection is authorized. You can close this window.',
+          }),
+        );
       }
       return { status: 'connected' as const, ...result };
     };

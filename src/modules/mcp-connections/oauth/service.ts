@@ -94,7 +94,7 @@ export function createMcpOAuthService(input: McpOAuthServiceDeps) {
     ): Promise<string | null> => {
       const challenge = parseWwwAuthenticate(wwwAuthenticate);
       const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
-      if (!connection || connection.authType !== 'oauth' || challenge?.error !== 'insufficient_scope') return null;
+      if (connection?.authType !== 'oauth' || challenge?.error !== 'insufficient_scope') return null;
       return stepUpScope(deps, connection, memberId, scopes, challenge.scope);
     },
     testConnection: (connection: ConnectionRow, memberId: string | null) =>

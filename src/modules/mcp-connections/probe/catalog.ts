@@ -62,10 +62,8 @@ class TooDeep extends Error {}
 
 /** A text as stored: no credential, NUL or lone surrogate; cut to `max` characters (cut = true). */
 function cleanText(redact: Redactor, value: string, max: number): { text: string; cut: boolean } {
-  // eslint-disable-next-line no-control-regex
-  const text = redact(value)
-    .toWellFormed()
-    .replace(/\u0000/g, '');
+  // NUL is removed because PostgreSQL's text cannot hold it.
+  const text = redact(value).toWellFormed().replaceAll('\u0000', '');
   return text.length > max ? { text: text.slice(0, max), cut: true } : { text, cut: false };
 }
 

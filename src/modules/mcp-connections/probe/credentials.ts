@@ -40,6 +40,6 @@ export function credentialRedactor(credentials: ReadonlyArray<string | undefined
   }
   const ordered = [...forms].filter((form) => form.length > 0).sort((a, b) => b.length - a.length);
   if (ordered.length === 0) return (text) => text;
-  const pattern = new RegExp(ordered.map((form) => form.replace(/[\\^$.*+?()[\]{}|\/-]/g, '\\$&')).join('|'), 'g');
+  const pattern = new RegExp(ordered.map((form) => form.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|'), 'g');
   return (text) => text.replace(pattern, REDACTED);
 }

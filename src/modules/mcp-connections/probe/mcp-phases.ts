@@ -8,7 +8,7 @@ import {
   ListPromptsResultSchema,
   ListResourcesResultSchema,
   ListToolsResultSchema,
-  McpError,
+  type McpError,
   ResultSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
