@@ -297,7 +297,12 @@ main(process.argv.slice(2)).then(
       error instanceof KeyRingMismatchError ||
       error instanceof CitusMissingError
     )
-      console.error(`orgplane: ${error.message}`);
+      console.error(
+        error.message
+          .split('\n')
+          .map((line) => `orgplane: ${line}`)
+          .join('\n'),
+      );
     else console.error(apiError.code ? `${apiError.code}: ${apiError.message}` : error);
     process.exit(1);
   },

@@ -169,6 +169,13 @@ const proxyList = listOf.refine(
   'must be IP addresses or CIDRs: 10.0.0.5, 10.0.0.0/8, fd00::/8',
 );
 
+// The outbound client dials private addresses only inside these networks: an entry that is not a CIDR
+// (a host name such as localhost, a bare address) stops the start instead of failing the first call.
+const networkList = listOf.refine(
+  (entries) => entries.every((entry) => entry.includes('/') && isAddressOrCidr(entry)),
+  'must be CIDRs, each an address and a prefix length: 10.0.0.0/8, 127.0.0.1/32, fd00::/8 (not a host name)',
+);
+
 /** An IP address in its usual form (not "10.0.0" or "0x7f.1"), optionally with a prefix length. */
 function isAddressOrCidr(entry: string): boolean {
   const [address = '', bits, extra] = entry.split('/');
@@ -212,7 +219,7 @@ const originList = listOf
 
 const booleanFlag = (fallback: boolean) =>
   z
-    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false (or 1/0, yes/no)' })
     .optional()
     .transform((value) => (value === undefined ? fallback : ['true', '1', 'yes'].includes(value)));
 
@@ -225,33 +232,65 @@ const integerSetting = (fallback: number, min: number, max: number) =>
   z
     .preprocess(
       (value) => (typeof value === 'string' && value.trim() === '' ? Number.NaN : value),
-      z.coerce.number().int().min(min).max(max),
+      z.coerce
+        .number({ error: `must be a whole number from ${min} to ${max}` })
+        .int({ error: `must be a whole number (no fraction) from ${min} to ${max}` })
+        .min(min, { error: `must be a whole number from ${min} to ${max}` })
+        .max(max, { error: `must be a whole number from ${min} to ${max}` }),
     )
+    .default(fallback);
+
+/** A number of seconds with a fraction allowed (how often idle workers poll). */
+const secondsSetting = (fallback: number, min: number, max: number) =>
+  z.coerce
+    .number({ error: `must be a number of seconds from ${min} to ${max}` })
+    .min(min, { error: `must be a number of seconds from ${min} to ${max}` })
+    .max(max, { error: `must be a number of seconds from ${min} to ${max}` })
     .default(fallback);
 
 const environmentSchema = z
   .object({
     PORT: integerSetting(8080, 0, 65535),
-    HOST: z.string().default('0.0.0.0'),
-    PUBLIC_URL: z.url().optional(),
-    DATABASE_URL: z.string().min(1).optional(),
-    DATA_DIR: z.string().default('./data'),
-    ORGPLANE_SECRET_KEY: z.string().min(1).optional(),
-    ALLOWED_PRIVATE_NETWORKS: listOf,
+    HOST: z
+      .string()
+      .refine((host) => isIP(host) !== 0 || /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(host), {
+        error: 'must be an IP address or a host name to listen on: 0.0.0.0, 127.0.0.1, ::, localhost',
+      })
+      .default('0.0.0.0'),
+    PUBLIC_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL: https://orgplane.example.com' })
+      .optional(),
+    DATABASE_URL: z
+      .string()
+      .refine((url) => /^postgres(ql)?:\/\//.test(url) && URL.canParse(url), {
+        error: 'must be a PostgreSQL connection URL: postgres://user:password@host:5432/database',
+      })
+      .optional(),
+    DATA_DIR: z.string().min(1, { error: 'must be a directory path' }).default('./data'),
+    ORGPLANE_SECRET_KEY: z.string().min(1, { error: 'must be a key ring (see orgplane --help)' }).optional(),
+    ALLOWED_PRIVATE_NETWORKS: networkList,
     TRUSTED_PROXIES: proxyList,
     REQUEST_TIMEOUT_MS: integerSetting(30_000, 1000, 3_600_000),
     DNS_SERVERS: dnsServerList,
     DNS_TIMEOUT_MS: integerSetting(2500, 50, 60_000),
     CORS_ALLOWED_ORIGINS: originList,
     // No default: a made-up address would send people to a download that does not exist.
-    DESKTOP_DOWNLOAD_URL: z.url({ protocol: /^https?$/ }).optional(),
+    DESKTOP_DOWNLOAD_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL: https://downloads.example.com/orgplane' })
+      .optional(),
     SSO_REDIRECT_URIS: listOf.refine(
       (uris) => uris.every((uri) => URL.canParse(uri)),
       'must be absolute URIs separated by commas',
     ),
     SSO_CLOCK_SKEW_SECONDS: integerSetting(60, 0, 600),
-    MESSENGER_API_ROOT: z.url().default('https://api.telegram.org'),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    MESSENGER_API_ROOT: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL: https://api.telegram.org' })
+      .default('https://api.telegram.org'),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+        error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+      })
+      .default('info'),
     DB_POOL_SIZE: integerSetting(10, 1, 500),
     // Whole hours: the session's expiry is computed in SQL from an integer parameter; at most ten years
     // (past about 68 years that computation overflows).
@@ -267,7 +306,7 @@ const environmentSchema = z
     AUDIT_STREAM_RETRY_DELAY_SECONDS: integerSetting(2, 1, 86_400),
     AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
     AUDIT_STREAM_BATCH_SIZE: integerSetting(100, 1, 1000),
-    AUDIT_STREAM_POLL_SECONDS: z.coerce.number().min(0.1).max(60).default(1),
+    AUDIT_STREAM_POLL_SECONDS: secondsSetting(1, 0.1, 60),
     // At most a week: a credential checked less often than that is not being watched.
     MCP_HEALTH_INTERVAL_SECONDS: integerSetting(3600, 0, 604_800),
     MCP_HEALTH_FAILURE_THRESHOLD: integerSetting(3, 1, 100),
@@ -279,7 +318,7 @@ const environmentSchema = z
     MESSENGER_DELIVERY_TIMEOUT_MS: integerSetting(10_000, 100, 3_600_000),
     MESSENGER_DELIVERY_EXPIRE_SECONDS: integerSetting(60, 1, 86_400),
     MESSENGER_DELIVERY_CONCURRENCY: integerSetting(8, 1, 1000),
-    MESSENGER_DELIVERY_POLL_SECONDS: z.coerce.number().min(0.5).max(60).default(1),
+    MESSENGER_DELIVERY_POLL_SECONDS: secondsSetting(1, 0.5, 60),
     MESSENGER_QUEUE_SUPERVISE_SECONDS: integerSetting(10, 1, 3600),
   })
   .refine((env) => env.AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS >= env.AUDIT_STREAM_RETRY_DELAY_SECONDS, {
@@ -393,16 +432,33 @@ export interface DeliverySettings {
   superviseIntervalSeconds: number;
 }
 
-/** A configuration that cannot be used; the message names every variable at fault. */
+/**
+ * A configuration that cannot be used. Its message is one line per setting at fault, naming the
+ * setting, the value given (hidden for the two that hold secrets) and what is allowed.
+ */
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+/** Settings whose value is a secret (a key, a password in a URL): never repeated in a message. */
+const secretSettings: ReadonlySet<string> = new Set(['ORGPLANE_SECRET_KEY', 'DATABASE_URL']);
+
+/** `NAME="value": what is allowed`, on one line whatever the value holds. */
+function describeProblem(name: string, value: string | undefined, problem: string): string {
+  const shown = value === undefined ? '(unset)' : secretSettings.has(name) ? '(value hidden)' : JSON.stringify(value);
+  return `Invalid configuration: ${name}=${shown}: ${problem}`;
 }
 
 export function loadConfig(environment: Record<string, string | undefined> = process.env): Config {
   const parsed = environmentSchema.safeParse(environment);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    // One line per setting: its first problem (a value out of range may also fail a rule that compares it).
+    const problems = new Map<string, string>();
+    for (const issue of parsed.error.issues) {
+      const name = issue.path.join('.');
+      if (!problems.has(name)) problems.set(name, describeProblem(name, environment[name], issue.message));
+    }
+    throw new ConfigError([...problems.values()].join('\n'));
   }
   const env = parsed.data;
   return {
