@@ -67,6 +67,12 @@ export const configVariables = [
     '60',
     'clock skew tolerated when checking ID token times (exp, iat) and SAML assertion times (0 to 600)',
   ],
+  [
+    'SMTP_URL',
+    '(unset: no e-mail is sent)',
+    'mail server for invitations: smtp://user:password@host:587 (STARTTLS when offered) or smtps://user:password@host:465',
+  ],
+  ['MAIL_FROM', 'orgplane <noreply@PUBLIC_URL host>', 'From address of the e-mail orgplane sends'],
   ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
   ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
   ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
@@ -283,6 +289,18 @@ const environmentSchema = z
       'must be absolute URIs separated by commas',
     ),
     SSO_CLOCK_SKEW_SECONDS: integerSetting(60, 0, 600),
+    SMTP_URL: z
+      .string()
+      .refine((url) => /^smtps?:\/\/[^/]/.test(url) && URL.canParse(url), {
+        error: 'must be an smtp:// or smtps:// URL: smtp://user:password@mail.example.com:587',
+      })
+      .optional(),
+    MAIL_FROM: z
+      .string()
+      .refine((from) => /^([^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/.test(from.trim()), {
+        error: 'must be an e-mail address, alone or with a name: orgplane <noreply@example.com>',
+      })
+      .optional(),
     MESSENGER_API_ROOT: z
       .url({ protocol: /^https?$/, error: 'must be an http(s) URL: https://api.telegram.org' })
       .default('https://api.telegram.org'),
@@ -362,6 +380,8 @@ export interface Config {
   /** Clock skew tolerated in ID token and assertion times (SSO_CLOCK_SKEW_SECONDS). */
   ssoClockSkewSeconds: number;
   messengerApiRoot: string;
+  /** Outgoing e-mail (platform/mailer.ts): no smtpUrl, no mail; the From address. */
+  mail: { smtpUrl: string | null; from: string };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolSize: number;
   sessionTtlHours: number;
@@ -441,7 +461,7 @@ export class ConfigError extends Error {
 }
 
 /** Settings whose value is a secret (a key, a password in a URL): never repeated in a message. */
-const secretSettings: ReadonlySet<string> = new Set(['ORGPLANE_SECRET_KEY', 'DATABASE_URL']);
+const secretSettings: ReadonlySet<string> = new Set(['ORGPLANE_SECRET_KEY', 'DATABASE_URL', 'SMTP_URL']);
 
 /** `NAME="value": what is allowed`, on one line whatever the value holds. */
 function describeProblem(name: string, value: string | undefined, problem: string): string {
@@ -478,6 +498,12 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     ssoRedirectUris: env.SSO_REDIRECT_URIS,
     ssoClockSkewSeconds: env.SSO_CLOCK_SKEW_SECONDS,
     messengerApiRoot: env.MESSENGER_API_ROOT.replace(/\/+$/, ''),
+    mail: {
+      smtpUrl: env.SMTP_URL ?? null,
+      from:
+        env.MAIL_FROM?.trim() ??
+        `orgplane <noreply@${new URL(env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).hostname.replace(/^\[|\]$/g, '')}>`,
+    },
     logLevel: env.LOG_LEVEL,
     dbPoolSize: env.DB_POOL_SIZE,
     sessionTtlHours: env.SESSION_TTL_HOURS,

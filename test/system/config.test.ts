@@ -221,6 +221,8 @@ const refusedValues: Record<string, string | null> = {
   DESKTOP_DOWNLOAD_URL: 'ftp://downloads.example.com',
   SSO_REDIRECT_URIS: 'not a uri',
   SSO_CLOCK_SKEW_SECONDS: '601',
+  SMTP_URL: 'mail.example.com:587',
+  MAIL_FROM: 'orgplane',
   MESSENGER_API_ROOT: 'api.telegram.org',
   LOG_LEVEL: 'loud',
   DB_POOL_SIZE: '0',
@@ -268,8 +270,8 @@ test('every setting with a wrong value stops the start with one line naming it, 
         assert.equal(error.name, 'ConfigError');
         const lines = error.message.split('\n');
         assert.equal(lines.length, 1, error.message);
-        const shown =
-          name === 'DATABASE_URL' || name === 'ORGPLANE_SECRET_KEY' ? '(value hidden)' : JSON.stringify(value);
+        const hidden = ['DATABASE_URL', 'ORGPLANE_SECRET_KEY', 'SMTP_URL'].includes(name);
+        const shown = hidden ? '(value hidden)' : JSON.stringify(value);
         assert.match(lines[0]!, /^Invalid configuration: [A-Z_]+=.+: must be .{8,}/, error.message);
         assert.ok(lines[0]!.startsWith(`Invalid configuration: ${name}=${shown}: must be `), error.message);
         assert.doesNotMatch(error.message, /hunter2/, 'a password in DATABASE_URL is never repeated');
@@ -300,4 +302,21 @@ test('an address that is not a network in ALLOWED_PRIVATE_NETWORKS stops `orgpla
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
+});
+
+test('SMTP_URL and MAIL_FROM: unset sends no mail; the From address defaults to noreply at the PUBLIC_URL host', () => {
+  assert.deepEqual(loadConfig({}).mail, { smtpUrl: null, from: 'orgplane <noreply@localhost>' });
+  assert.deepEqual(
+    loadConfig({
+      SMTP_URL: 'smtps://orgplane:secret@mail.example.com:465',
+      PUBLIC_URL: 'https://orgplane.example.com',
+    }).mail,
+    { smtpUrl: 'smtps://orgplane:secret@mail.example.com:465', from: 'orgplane <noreply@orgplane.example.com>' },
+  );
+  assert.equal(loadConfig({ MAIL_FROM: ' Acme IT <it@acme.example> ' }).mail.from, 'Acme IT <it@acme.example>');
+  assert.equal(loadConfig({ MAIL_FROM: 'it@acme.example' }).mail.from, 'it@acme.example');
+  assert.throws(
+    () => loadConfig({ SMTP_URL: 'smtp://orgplane:hunter2@' }),
+    (error: Error) => error.message.includes('SMTP_URL=(value hidden)') && !error.message.includes('hunter2'),
+  );
 });
