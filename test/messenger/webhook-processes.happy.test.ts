@@ -44,10 +44,9 @@ describe('messenger across processes', { skip }, () => {
       MESSENGER_DELIVERY_ATTEMPTS: '5',
       MESSENGER_DELIVERY_RETRY_DELAY_SECONDS: '1',
       MESSENGER_DELIVERY_POLL_SECONDS: '0.5',
-      // A delivery still running after 3 s is presumed lost; expired deliveries are looked for every second.
+      // A delivery still running after 3 s is presumed lost (its lease ends) and taken again at the next poll.
       MESSENGER_DELIVERY_EXPIRE_SECONDS: '3',
       MESSENGER_DELIVERY_TIMEOUT_MS: '2000',
-      MESSENGER_QUEUE_SUPERVISE_SECONDS: '1',
     };
     // The first one migrates; the others then start together.
     servers.push(await startServerProcess(env));

@@ -234,6 +234,7 @@ const refusedValues: Record<string, string | null> = {
   RUN_WORKERS: 'sometimes',
   AUDIT_RETENTION_DAYS: '0',
   AUDIT_STREAM_ATTEMPTS: '0',
+  AUDIT_RETENTION_FIRST_RUN_SECONDS: '-1',
   AUDIT_STREAM_RETRY_DELAY_SECONDS: '0',
   AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS: '0',
   AUDIT_STREAM_BATCH_SIZE: '1001',
@@ -247,7 +248,6 @@ const refusedValues: Record<string, string | null> = {
   MESSENGER_DELIVERY_EXPIRE_SECONDS: '86401',
   MESSENGER_DELIVERY_CONCURRENCY: '0',
   MESSENGER_DELIVERY_POLL_SECONDS: '0.1',
-  MESSENGER_QUEUE_SUPERVISE_SECONDS: '0',
 };
 
 test('every setting with a wrong value stops the start with one line naming it, its value (not a secret one) and what is allowed', () => {
