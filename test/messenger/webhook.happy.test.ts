@@ -330,7 +330,8 @@ describe('messenger webhook ingress', () => {
       const other = await createTenant(env.app.url);
       bots.push(await connectBot(env, other.admin.token));
     }
-    const sent: number[] = [];
+    // Each bot numbers its own updates (from 100001 up), so an update is its connection and its id.
+    const sent: Array<{ connectionId: string; updateId: number }> = [];
     await Promise.all(
       bots.map(async (connection, index) => {
         const token = connection.bot.token;
@@ -341,13 +342,19 @@ describe('messenger webhook ingress', () => {
           };
           const answer = await postUpdate(env.app.url, connection.id, update, webhookSecret);
           assert.deepEqual(answer.json, { ok: true, accepted: true });
-          sent.push(update.update_id);
+          sent.push({ connectionId: connection.id, updateId: update.update_id });
         }
       }),
     );
-    await eventually(() => sent.every((id) => env.receiver.received.some((d) => d.json?.update?.update_id === id)), {
-      what: 'every delivery',
-    });
+    await eventually(
+      () =>
+        sent.every(({ connectionId, updateId }) =>
+          env.receiver.received.some(
+            (d) => d.json?.connectionId === connectionId && d.json.update?.update_id === updateId,
+          ),
+        ),
+      { what: 'every delivery' },
+    );
     for (const [index, connection] of bots.entries()) {
       const delivered = env.receiver.received.filter(
         (d) => d.json?.connectionId === connection.id && d.json.update.message?.chat?.id === 600 + index,
