@@ -22,24 +22,22 @@ import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { noStoreForSecrets } from './http/no-store.ts';
 import { finishDocument } from './http/openapi.ts';
-import { registerAudit } from './modules/audit/index.ts';
+import { compose } from './composition.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
-import { createPasswordSignInPolicy, registerSso } from './modules/sso/index.ts';
+import { registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
 import { registerApiKeys } from './modules/api-keys/index.ts';
-import { createMembershipCore } from './modules/identity/index.ts';
-import { memberInvitations, registerInvitations } from './modules/invitations/index.ts';
+import { registerInvitations } from './modules/invitations/index.ts';
 import { registerMembers } from './modules/members/index.ts';
-import { createOrganizationDirectory, registerOrganizations } from './modules/organizations/index.ts';
-import { createTeamDirectory, registerTeams } from './modules/teams/index.ts';
-import { createUserDirectory, registerUsers } from './modules/users/index.ts';
+import { registerOrganizations } from './modules/organizations/index.ts';
+import { registerTeams } from './modules/teams/index.ts';
+import { registerUsers } from './modules/users/index.ts';
+import { startBackgroundWorkers } from './platform/background.ts';
 import { createRedirectUriPolicy } from './platform/redirect-uris.ts';
-import { createRateLimiter, type RateLimiter } from './platform/rate-limiter.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
-import { mcpMemberRemovalHook, registerMcpConnections } from './modules/mcp-connections/index.ts';
-import { registerMessenger } from './modules/messenger/index.ts';
 import { registerMemory } from './modules/memory/index.ts';
+import { packageVersion } from './version.ts';
 
 export interface AppDependencies {
   config: Config;
@@ -162,15 +160,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.removeContentTypeParser(['text/plain']);
   registerJsonBodyParser(app);
 
-  const rateLimiter: RateLimiter = createRateLimiter(db);
-  const membership = createMembershipCore({
-    db,
-    invitations: memberInvitations,
-    sessionTtlHours: config.sessionTtlHours,
-  });
-  const organizationDirectory = createOrganizationDirectory({ db });
-  const userDirectory = createUserDirectory({ db });
-  const teamDirectory = createTeamDirectory({ db, membership });
+  const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
+  if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
+  // Every shared service and every module with background work, built once (composition.ts).
+  const services = await compose({ config, db, secrets: deps.secrets, outbound, log: app.log });
+  const { membership, rateLimiter, organizations: organizationDirectory, users: userDirectory } = services;
   app.decorate('callerResolver', membership);
   app.decorate('authenticationPolicy', { reauthMaxAgeSeconds: config.reauthMaxAgeSeconds });
   app.decorateRequest('caller', null);
@@ -192,7 +186,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       openapi: '3.1.0',
       info: {
         title: 'orgplane',
-        version: 'dev',
+        version: packageVersion,
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description:
           'Control plane for multi-tenant AI workspaces. Errors are `{error, message?, details?}` with a snake_case `error` ' +
@@ -241,17 +235,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerSystemRoutes(app, db);
 
-  const outbound = deps.outbound ?? createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
-  if (!deps.outbound) app.addHook('onClose', async () => outbound.close());
   // First: its hook records the refused calls of every route registered after it.
-  await registerAudit(app, {
-    db,
-    membership,
-    secrets: deps.secrets,
-    outbound,
-    retention: { days: config.auditRetentionDays, schedule: config.runWorkers },
-    stream: { settings: config.auditStream, run: config.runWorkers },
-  });
+  await services.audit.register(app);
   // Where a sign-in may send its one-time code: SSO sign-in, and the desktop app's (the same, but the console's pages).
   const redirectUris = createRedirectUriPolicy({
     publicUrl: config.publicUrl,
@@ -265,26 +250,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     signUpAttemptsPerAddress: config.signUpAttemptsPerAddress,
     membership,
     organizations: organizationDirectory,
-    // SSO's rule, handed in narrowed: users never imports the SSO module (which uses users' accounts).
-    passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
+    passwordSignInPolicy: services.passwordSignInPolicy,
     redirectUriAllowed: redirectUris.desktopSignIn,
   });
   await registerOrganizations(app, { db, membership });
-  // Removing a member revokes their MCP OAuth tokens at the providers (the MCP module's hook).
-  // Removing a member (by an admin, themselves, or SCIM) revokes their MCP OAuth tokens at the providers.
-  const removalHooks = [mcpMemberRemovalHook({ db, secrets: deps.secrets, outbound, config, logger: app.log })];
+  const { removalHooks } = services;
   await registerMembers(app, { membership, removalHooks });
   await registerInvitations(app, { db, membership, users: userDirectory });
   await registerTeams(app, { db, membership });
   await registerApiKeys(app, { db, membership });
-  await registerMcpConnections(app, {
-    db,
-    config,
-    secrets: deps.secrets,
-    outbound,
-    members: membership,
-    teams: teamDirectory,
-  });
+  await services.mcpConnections.register(app);
   // Each domain module registers its routes here with the services it needs.
   await registerInstallLinks(app, {
     db,
@@ -301,7 +276,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
     membership,
     users: userDirectory,
-    teams: teamDirectory,
+    teams: services.teams,
     outbound,
     publicUrl: config.publicUrl,
     signIn: {
@@ -312,8 +287,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     rateLimiter,
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl, removalHooks });
-  await registerMessenger(app, { db, config, secrets: deps.secrets, outbound, membership });
+  await services.messenger.register(app);
   await registerMemory(app, { db });
+
+  // The same list `orgplane worker` starts.
+  if (config.runWorkers) {
+    const workers = startBackgroundWorkers(services.workers, app.log);
+    app.addHook('onClose', async () => workers.stop());
+  }
 
   return app;
 }

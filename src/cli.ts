@@ -5,33 +5,23 @@ import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { CitusMissingError, distribute } from './db/distribute.ts';
 import { migrate } from './db/migrate.ts';
-import {
-  installAuditLog,
-  listChains,
-  pruneAuditEvents,
-  startAuditStreamWorker,
-  verifyChainOf,
-} from './modules/audit/index.ts';
-import { createMembershipCore } from './modules/identity/index.ts';
-import { memberInvitations } from './modules/invitations/index.ts';
-import { createOrganizationDirectory, createOrganizationService, type Plan } from './modules/organizations/index.ts';
+import { compose, composeCore } from './composition.ts';
+import { installAuditLog, listChains, pruneAuditEvents, verifyChainOf } from './modules/audit/index.ts';
+import { createOrganizationService, type Plan } from './modules/organizations/index.ts';
 import { bootstrapBodySchema, createUserService } from './modules/users/index.ts';
-import { createPasswordSignInPolicy } from './modules/sso/index.ts';
 import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
-import { startMcpHealthWorker } from './modules/mcp-connections/index.ts';
-import { startMessengerWorker } from './modules/messenger/index.ts';
 import { loggerOptions } from './http/logging.ts';
+import { startBackgroundWorkers } from './platform/background.ts';
 import { createOutboundClient } from './platform/outbound.ts';
 import { KeyRingMismatchError, openSecretBox } from './platform/secrets.ts';
 import { pino } from 'pino';
-import { createRateLimiter } from './platform/rate-limiter.ts';
 import { systemContext } from './platform/write-context.ts';
 import { startServer } from './server.ts';
 
 const usage = `orgplane: control plane for multi-tenant AI workspaces
 
 Usage:
-  orgplane start                         migrate, then serve HTTP (and run queue workers unless RUN_WORKERS=false)
+  orgplane start                         migrate, then serve HTTP (and run the background workers unless RUN_WORKERS=false)
   orgplane migrate                       apply pending database migrations and exit
   orgplane distribute                    on a Citus coordinator: distribute the tables by tenant (docs/scaling.md)
   orgplane bootstrap --email E --password P --name N --org O
@@ -39,7 +29,7 @@ Usage:
   orgplane org set-plan <organizationId> <free|team|enterprise>
   orgplane audit verify [--org ID]       check the audit hash chains (or one organization's); exit 1 at the first broken link
   orgplane audit prune                   remove audit events older than AUDIT_RETENTION_DAYS (leaving checkpoints)
-  orgplane worker                        run queue workers only (and the MCP credential health checks)
+  orgplane worker                        run the background workers only (those start runs unless RUN_WORKERS=false)
   orgplane probe <url> [--api-key K]     probe an MCP server; prints the diagnostic JSON
   orgplane --help
 
@@ -150,19 +140,15 @@ async function main(argv: string[]): Promise<number> {
       }
       const { config, db } = await openMigratedDatabase();
       try {
-        const membership = createMembershipCore({
-          db,
-          invitations: memberInvitations,
-          sessionTtlHours: config.sessionTtlHours,
-        });
+        const core = composeCore({ config, db });
         const users = createUserService({
           db,
-          rateLimiter: createRateLimiter(db),
+          rateLimiter: core.rateLimiter,
           signUpEnabled: true,
           signUpAttemptsPerAddress: config.signUpAttemptsPerAddress,
-          membership,
-          organizations: createOrganizationDirectory({ db }),
-          passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
+          membership: core.membership,
+          organizations: core.organizations,
+          passwordSignInPolicy: core.passwordSignInPolicy,
         });
         const result = await users.bootstrap(input.data);
         console.log(
@@ -221,14 +207,7 @@ async function main(argv: string[]): Promise<number> {
       }
       const { config, db } = await openMigratedDatabase();
       try {
-        const organizations = createOrganizationService({
-          db,
-          membership: createMembershipCore({
-            db,
-            invitations: memberInvitations,
-            sessionTtlHours: config.sessionTtlHours,
-          }),
-        });
+        const organizations = createOrganizationService({ db, membership: composeCore({ config, db }).membership });
         const organization = await organizations.setPlan(systemContext('cli'), organizationId, plan as Plan);
         console.log(JSON.stringify({ id: organization.id, name: organization.name, plan: organization.plan }));
         return 0;
@@ -241,27 +220,12 @@ async function main(argv: string[]): Promise<number> {
       const secrets = await openSecretBox(db, config.secretKey, config.dataDir);
       const outbound = createOutboundClient({ allowedPrivateNetworks: config.allowedPrivateNetworks });
       const log = pino(loggerOptions(config.logLevel));
-      const worker = await startMessengerWorker({
-        db,
-        secrets,
-        outbound,
-        messengerApiRoot: config.messengerApiRoot,
-        settings: config.messengerDelivery,
-        log,
-      });
-      const auditStreams = startAuditStreamWorker({ db, secrets, outbound, settings: config.auditStream, log });
-      const members = createMembershipCore({
-        db,
-        invitations: memberInvitations,
-        sessionTtlHours: config.sessionTtlHours,
-      });
-      const mcpHealth = await startMcpHealthWorker({ db, config, secrets, outbound, members, log });
+      // The jobs `orgplane start` runs with RUN_WORKERS, from the same list (composition.ts).
+      const workers = startBackgroundWorkers((await compose({ config, db, secrets, outbound, log })).workers, log);
       log.info({ backend: db.backend }, 'orgplane worker running');
       const stop = async (signal: string) => {
         log.info({ signal }, 'worker shutting down: finishing jobs in hand');
-        await worker.stop();
-        await auditStreams.stop();
-        await mcpHealth?.stop();
+        await workers.stop();
         await outbound.close();
         await db.close();
         process.exit(0);

@@ -93,11 +93,16 @@ export const configVariables = [
     '100',
     'SSO sign-ins (POST /v1/auth/sso/start) one client address may start per 15 minutes, across all processes (1 to 1000000; raise it when a whole company signs in from behind one NAT)',
   ],
-  ['RUN_WORKERS', 'true', 'whether `start` also runs the queue workers in-process'],
+  ['RUN_WORKERS', 'true', 'whether `start` also runs the background workers in-process (as `orgplane worker` does)'],
   [
     'AUDIT_RETENTION_DAYS',
     '365',
     'audit events older than this many days are pruned daily, leaving a checkpoint (1 to 36500)',
+  ],
+  [
+    'AUDIT_RETENTION_FIRST_RUN_SECONDS',
+    '60',
+    'seconds from the start of a process that runs workers to its first pruning (0 to 86400); daily after it',
   ],
   [
     'AUDIT_STREAM_ATTEMPTS',
@@ -136,11 +141,6 @@ export const configVariables = [
     'MESSENGER_DELIVERY_POLL_SECONDS',
     '1',
     'how often idle delivery workers look for queued updates (0.5 to 60; new updates here wake them at once)',
-  ],
-  [
-    'MESSENGER_QUEUE_SUPERVISE_SECONDS',
-    '10',
-    'how often pg-boss looks for lost deliveries of jobs queued by versions before migration 0504 (1 to 3600); a delivery lost with its worker is otherwise taken again at the first poll after its lease (MESSENGER_DELIVERY_EXPIRE_SECONDS) ends',
   ],
 ] as const;
 
@@ -320,6 +320,7 @@ const environmentSchema = z
     SSO_START_ATTEMPTS_PER_ADDRESS: integerSetting(100, 1, 1_000_000),
     RUN_WORKERS: booleanFlag(true),
     AUDIT_RETENTION_DAYS: integerSetting(365, 1, 36_500),
+    AUDIT_RETENTION_FIRST_RUN_SECONDS: integerSetting(60, 0, 86_400),
     AUDIT_STREAM_ATTEMPTS: integerSetting(10, 1, 1000),
     AUDIT_STREAM_RETRY_DELAY_SECONDS: integerSetting(2, 1, 86_400),
     AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS: integerSetting(300, 1, 86_400),
@@ -337,7 +338,6 @@ const environmentSchema = z
     MESSENGER_DELIVERY_EXPIRE_SECONDS: integerSetting(60, 1, 86_400),
     MESSENGER_DELIVERY_CONCURRENCY: integerSetting(8, 1, 1000),
     MESSENGER_DELIVERY_POLL_SECONDS: secondsSetting(1, 0.5, 60),
-    MESSENGER_QUEUE_SUPERVISE_SECONDS: integerSetting(10, 1, 3600),
   })
   .refine((env) => env.AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS >= env.AUDIT_STREAM_RETRY_DELAY_SECONDS, {
     path: ['AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS'],
@@ -395,6 +395,8 @@ export interface Config {
   runWorkers: boolean;
   /** Days an audit event is kept (AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
+  /** Seconds from a worker process's start to its first pruning (AUDIT_RETENTION_FIRST_RUN_SECONDS). */
+  auditRetentionFirstRunSeconds: number;
   /** Delivery of audit-log streams (AUDIT_STREAM_*). */
   auditStream: AuditStreamSettings;
   /** The messenger's queued deliveries (MESSENGER_DELIVERY_*). */
@@ -448,8 +450,6 @@ export interface DeliverySettings {
   /** Deliveries processed at once per process (of different chats). */
   concurrency: number;
   pollingIntervalSeconds: number;
-  /** How often this process looks for expired (lost) deliveries to retry. */
-  superviseIntervalSeconds: number;
 }
 
 /**
@@ -513,6 +513,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     ssoStartAttemptsPerAddress: env.SSO_START_ATTEMPTS_PER_ADDRESS,
     runWorkers: env.RUN_WORKERS,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
+    auditRetentionFirstRunSeconds: env.AUDIT_RETENTION_FIRST_RUN_SECONDS,
     auditStream: {
       maxAttempts: env.AUDIT_STREAM_ATTEMPTS,
       retryDelaySeconds: env.AUDIT_STREAM_RETRY_DELAY_SECONDS,
@@ -541,7 +542,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       deliveryTimeoutMs: env.MESSENGER_DELIVERY_TIMEOUT_MS,
       concurrency: env.MESSENGER_DELIVERY_CONCURRENCY,
       pollingIntervalSeconds: env.MESSENGER_DELIVERY_POLL_SECONDS,
-      superviseIntervalSeconds: env.MESSENGER_QUEUE_SUPERVISE_SECONDS,
     },
   };
 }

@@ -50,11 +50,7 @@ const app = await startTestApp({
   mcpHealth: { ...loadConfig({}).mcpHealth, intervalSeconds: HOUR, pollSeconds: HOUR },
   // The other workers of the process poll rarely, so the queries counted are the job's.
   auditStream: { ...loadConfig({}).auditStream, pollingIntervalSeconds: 60 },
-  messengerDelivery: {
-    ...loadConfig({}).messengerDelivery,
-    pollingIntervalSeconds: 60,
-    superviseIntervalSeconds: 3600,
-  },
+  messengerDelivery: { ...loadConfig({}).messengerDelivery, pollingIntervalSeconds: 60 },
 });
 const job = app.app.mcpHealth!;
 const tenant = await createTenant(app.url);

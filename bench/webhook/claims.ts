@@ -6,9 +6,6 @@ import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { createIngress } from '../../src/modules/messenger/ingress.ts';
 import { createMessengerStore } from '../../src/modules/messenger/store.ts';
-import { loadConfig } from '../../src/config.ts';
-import { deliveryQueueDefinition } from '../../src/modules/messenger/worker.ts';
-import { createJobQueue } from '../../src/platform/queue.ts';
 import { postgresCpuMicros, processCpuMicros } from '../support/cpu.ts';
 import { createDatabase } from '../support/servers.ts';
 
@@ -19,8 +16,6 @@ const database = await createDatabase();
 const db = await openDatabase({ databaseUrl: database.url });
 try {
   await migrate(db);
-  const queue = createJobQueue(db);
-  await queue.start([deliveryQueueDefinition(loadConfig().messengerDelivery)]);
   // One organization and one active connection, written directly: the claims are what is measured.
   await db.query("INSERT INTO organizations (id, name) VALUES ('org_bench', 'Bench')");
   await db.query(
@@ -67,7 +62,6 @@ try {
   console.log(
     `${callers} callers, ${seconds} s: ${Math.round(claimed / elapsed)} claims/s committed; CPU per claim: PostgreSQL ${perClaim(postgresCpuMicros() - postgresBefore)} us, this process ${perClaim(processCpuMicros(process.pid)! - ownBefore)} us`,
   );
-  await queue.stop();
 } finally {
   await db.close();
   await database.drop();

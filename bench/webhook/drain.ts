@@ -16,7 +16,6 @@ import { createSecretBox } from '../../src/platform/secrets.ts';
 import { startDeliveryLoop } from '../../src/modules/messenger/delivery-loop.ts';
 import { createBotApi } from '../../src/modules/messenger/platform.ts';
 import { createQueueStore } from '../../src/modules/messenger/queue-store.ts';
-import { createMessengerStore } from '../../src/modules/messenger/store.ts';
 import { createDeliveryProcessor } from '../../src/modules/messenger/worker.ts';
 import { postgresCpuMicros, processCpuMicros } from '../support/cpu.ts';
 import { spawnServer } from '../support/servers.ts';
@@ -59,8 +58,6 @@ try {
 
         const settings = { ...baseSettings, concurrency };
         const processor = createDeliveryProcessor({
-          db,
-          store: createMessengerStore(),
           secrets,
           outbound,
           settings,

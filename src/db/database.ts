@@ -15,7 +15,7 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly backend: 'postgres' | 'pglite';
-  /** Both backends are a pg.Pool, so every store and library (pg-boss too) has one code path. */
+  /** Both backends are a pg.Pool, so every store has one code path. */
   readonly pool: pg.Pool;
   /** Connections the pool may open (1 on PGlite); callers that batch size their concurrency by it. */
   readonly maxConnections: number;
@@ -23,7 +23,7 @@ export interface Database extends Queryable {
    * A named prepared statement: PostgreSQL parses and plans it once per connection instead of on every
    * call (measured 2.5-5x faster on the authentication queries). For hot, fixed statements only:
    * `name` must always go with the same `text`. Not applied to every query, because a prepared
-   * statement keeps the plan and result shape it was prepared with (pg-boss's queries broke with it).
+   * statement keeps the plan and result shape it was prepared with.
    */
   // biome-ignore lint/suspicious/noExplicitAny: as for query()
   prepared<R = any>(name: string, text: string, params: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;

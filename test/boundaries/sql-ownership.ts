@@ -238,7 +238,7 @@ export function foreignTouches(root: string, owners: ReadonlyMap<string, { owner
             });
             continue;
           }
-          // Names no migration creates are a statement's own (CTEs) or another schema's (pg-boss).
+          // Names no migration creates are a statement's own (CTEs) or another schema's.
           const owner = owners.get(touch.table)?.owner;
           if (owner !== undefined && owner !== module)
             foreign.push({ file, line: literal.line, module, how: touch.how, table: touch.table, owner });

@@ -43,6 +43,7 @@ async function previousRelease(): Promise<string> {
     maxBuffer: 256 * 1024 * 1024,
   });
   execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  // Its dependencies are this checkout's: pg-boss, which that release ran, stays a devDependency for it.
   await symlink(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
   return dir;
 }

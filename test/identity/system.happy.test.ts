@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { useTenantApp } from '../support/harness.ts';
 
@@ -10,7 +11,10 @@ describe('health, OpenAPI and metrics', () => {
     assert.deepEqual([health.status, health.body], [200, { status: 'ok' }]);
     const openapi = await harness.as().get('/openapi.json');
     assert.equal(openapi.body.openapi, '3.1.0');
-    assert.equal(openapi.body.info.version, 'dev');
+    // The version package.json names (the one place it is written), not a placeholder.
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    assert.match(version, /^\d+\.\d+\.\d+/);
+    assert.equal(openapi.body.info.version, version);
     for (const tag of [
       'System',
       'Organizations',

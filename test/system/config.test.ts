@@ -54,7 +54,7 @@ const numericSettings: Array<[name: string, good: string, tooSmall: string, tooL
   ['MESSENGER_DELIVERY_TIMEOUT_MS', '5000', '99', '3600001'],
   ['MESSENGER_DELIVERY_EXPIRE_SECONDS', '120', '0', '86401'],
   ['MESSENGER_DELIVERY_CONCURRENCY', '4', '0', '1001'],
-  ['MESSENGER_QUEUE_SUPERVISE_SECONDS', '5', '0', '3601'],
+  ['AUDIT_RETENTION_FIRST_RUN_SECONDS', '120', '-1', '86401'],
   ['SIGN_UP_ATTEMPTS_PER_ADDRESS', '100', '0', '1000001'],
   ['SSO_START_ATTEMPTS_PER_ADDRESS', '500', '0', '1000001'],
   ['MCP_HEALTH_INTERVAL_SECONDS', '600', '-1', '604801'],
@@ -234,6 +234,7 @@ const refusedValues: Record<string, string | null> = {
   RUN_WORKERS: 'sometimes',
   AUDIT_RETENTION_DAYS: '0',
   AUDIT_STREAM_ATTEMPTS: '0',
+  AUDIT_RETENTION_FIRST_RUN_SECONDS: '-1',
   AUDIT_STREAM_RETRY_DELAY_SECONDS: '0',
   AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS: '0',
   AUDIT_STREAM_BATCH_SIZE: '1001',
@@ -247,7 +248,6 @@ const refusedValues: Record<string, string | null> = {
   MESSENGER_DELIVERY_EXPIRE_SECONDS: '86401',
   MESSENGER_DELIVERY_CONCURRENCY: '0',
   MESSENGER_DELIVERY_POLL_SECONDS: '0.1',
-  MESSENGER_QUEUE_SUPERVISE_SECONDS: '0',
 };
 
 test('every setting with a wrong value stops the start with one line naming it, its value (not a secret one) and what is allowed', () => {

@@ -5,10 +5,11 @@ import Fastify from 'fastify';
 import { registerApiKeys } from '../../src/modules/api-keys/index.ts';
 import { registerInstallLinks } from '../../src/modules/install-links/index.ts';
 import { registerInvitations } from '../../src/modules/invitations/index.ts';
-import { registerMcpConnections } from '../../src/modules/mcp-connections/index.ts';
+import { createAuditModule } from '../../src/modules/audit/index.ts';
+import { createMcpConnectionsModule } from '../../src/modules/mcp-connections/index.ts';
 import { registerMembers } from '../../src/modules/members/index.ts';
 import { registerMemory } from '../../src/modules/memory/index.ts';
-import { registerMessenger } from '../../src/modules/messenger/index.ts';
+import { createMessengerModule } from '../../src/modules/messenger/index.ts';
 import { registerScim } from '../../src/modules/scim/index.ts';
 import { registerOrganizations } from '../../src/modules/organizations/index.ts';
 import { registerSso } from '../../src/modules/sso/index.ts';
@@ -30,9 +31,13 @@ test('every module refuses to register without its dependencies, naming them', a
       registerScim(app, {} as never),
       /^Error: scim: registered without db, membership, users, sso, publicUrl$/,
     );
-    await assert.rejects(
-      registerMessenger(app, {} as never),
-      /^Error: messenger: registered without db, config, secrets, membership$/,
+    assert.throws(
+      () => createMessengerModule({} as never),
+      /^Error: messenger: registered without db, config, secrets, outbound, membership, log$/,
+    );
+    assert.throws(
+      () => createAuditModule({ db: {} } as never),
+      /^Error: audit: registered without membership, secrets, outbound, retention, streamSettings, log$/,
     );
     await assert.rejects(registerMemory(app, {} as never), /^Error: memory: registered without db$/);
     await assert.rejects(
@@ -51,8 +56,8 @@ test('every module refuses to register without its dependencies, naming them', a
     await assert.rejects(registerTeams(app, {} as never), /^Error: teams: registered without db, membership$/);
     await assert.rejects(registerApiKeys(app, {} as never), /^Error: api-keys: registered without db, membership$/);
     await assert.rejects(
-      registerMcpConnections(app, { teams: {} } as never),
-      /^Error: mcp-connections: registered without db, config, secrets, outbound, members$/,
+      createMcpConnectionsModule({ teams: {} } as never),
+      /^Error: mcp-connections: registered without db, config, secrets, outbound, members, log$/,
     );
   } finally {
     await app.close();

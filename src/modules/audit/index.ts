@@ -3,6 +3,7 @@
 // privileged calls, and serves the log to owners and admins.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditStreamSettings } from '../../config.ts';
+import type { AppModule } from '../../platform/background.ts';
 import type { Database } from '../../db/database.ts';
 import { writeContextOf } from '../../http/auth.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
@@ -11,7 +12,7 @@ import type { SecretBox } from '../../platform/secrets.ts';
 import { installAuditRecorder, writeTransaction } from '../../platform/write-context.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import { recordAuditEvents } from './recorder.ts';
-import { schedulePruning } from './retention.ts';
+import { type RetentionSettings, retentionWorker } from './retention.ts';
 import { auditRoutes } from './routes.ts';
 import { createAuditService } from './service.ts';
 import { auditStreamRoutes } from './stream-routes.ts';
@@ -22,7 +23,6 @@ export type { AuditEvent, Verification } from './chain.ts';
 export { verifyChainOf } from './service.ts';
 export { listChains } from './store.ts';
 export { pruneAuditEvents } from './retention.ts';
-export { startAuditStreamWorker, type AuditStreamWorker } from './stream-worker.ts';
 
 /** Installs the recorder without the routes (the CLI's writes are audited too). */
 export function installAuditLog(): void {
@@ -31,15 +31,20 @@ export function installAuditLog(): void {
 
 export interface AuditDeps {
   db: Database;
-  /** Prune daily in this process (RUN_WORKERS) with AUDIT_RETENTION_DAYS; absent: no pruning here. */
-  retention?: { days: number; schedule: boolean } | undefined;
+  /** AUDIT_RETENTION_DAYS, and when a process that runs workers first prunes. */
+  retention: RetentionSettings;
   membership: Pick<MembershipCore, 'requireMembership' | 'getMemberByUser' | 'holdActingMember'>;
   /** Seals the streams' signing secrets. */
   secrets: SecretBox;
   /** The guarded client every stream delivery goes through. */
   outbound: OutboundClient;
-  /** Delivery of the streams; `run`: this process runs stream workers (RUN_WORKERS). */
-  stream: { settings: AuditStreamSettings; run: boolean };
+  /** Delivery of the streams. */
+  streamSettings: AuditStreamSettings;
+  log: {
+    info(details: Record<string, unknown>, message: string): void;
+    warn(details: Record<string, unknown>, message: string): void;
+    error(details: Record<string, unknown>, message: string): void;
+  };
 }
 
 /** The organization whose log a refusal goes to: the one in the path when the caller is its member, else the caller's own. */
@@ -70,9 +75,33 @@ function errorCodeOf(payload: unknown): string | null {
   }
 }
 
-/** Call before the other modules register their routes: the refusal hook must apply to all of them. */
-export async function registerAudit(app: FastifyInstance, deps: AuditDeps): Promise<void> {
-  requireDependencies('audit', deps, ['db', 'membership', 'secrets', 'outbound', 'stream']);
+/**
+ * The audit module: `register` installs the recorder, the refusal hook and the routes; call it before
+ * the other modules register theirs (the hook must apply to all of them). Its jobs: retention and
+ * stream delivery.
+ */
+export function createAuditModule(deps: AuditDeps): AppModule {
+  requireDependencies('audit', deps, ['db', 'membership', 'secrets', 'outbound', 'retention', 'streamSettings', 'log']);
+  return {
+    register: (app) => registerAudit(app, deps),
+    workers: [
+      retentionWorker(deps.db, deps.retention, deps.log),
+      {
+        name: 'audit-streams',
+        start: () =>
+          startAuditStreamWorker({
+            db: deps.db,
+            secrets: deps.secrets,
+            outbound: deps.outbound,
+            settings: deps.streamSettings,
+            log: deps.log,
+          }),
+      },
+    ],
+  };
+}
+
+async function registerAudit(app: FastifyInstance, deps: AuditDeps): Promise<void> {
   installAuditLog();
   // A privileged call refused to an authenticated caller (403) is an event too, in its own transaction,
   // written before the answer leaves so a client that reads the log next finds it.
@@ -96,22 +125,6 @@ export async function registerAudit(app: FastifyInstance, deps: AuditDeps): Prom
     }
     return payload;
   });
-  if (deps.retention?.schedule) {
-    const stop = schedulePruning(deps.db, deps.retention.days, (error) =>
-      app.log.error({ err: error }, 'audit: pruning failed'),
-    );
-    app.addHook('onClose', async () => stop());
-  }
   await app.register(auditRoutes, { audit: createAuditService(deps) });
   await app.register(auditStreamRoutes, { streams: createAuditStreamService(deps) });
-  if (deps.stream.run) {
-    const worker = startAuditStreamWorker({
-      db: deps.db,
-      secrets: deps.secrets,
-      outbound: deps.outbound,
-      settings: deps.stream.settings,
-      log: app.log,
-    });
-    app.addHook('onClose', async () => worker.stop());
-  }
 }

@@ -15,6 +15,7 @@
 import type { AuditStreamSettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
+import { startPollLoop } from '../../platform/poll-loop.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import {
   retryDelaySeconds,
@@ -45,8 +46,6 @@ class StreamDeliveryError extends Error {}
 export function startAuditStreamWorker(deps: AuditStreamWorkerDeps): AuditStreamWorker {
   const { db, secrets, outbound, settings } = deps;
   const pollMs = Math.max(100, settings.pollingIntervalSeconds * 1000);
-  let stopping = false;
-  let sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
   async function post(stream: streams.LeasedStream, body: string, count: number): Promise<void> {
     let status: number;
@@ -108,39 +107,18 @@ export function startAuditStreamWorker(deps: AuditStreamWorkerDeps): AuditStream
     }
   }
 
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        sleeper = undefined;
-        resolve();
-      };
-      sleeper = { timer: setTimeout(done, ms), resolve: done };
-    });
-  }
-
-  async function run() {
-    while (!stopping) {
-      let taken: streams.LeasedStream[] = [];
-      try {
-        taken = await streams.takeStreams(db, streamsAtOnce, settings.leaseSeconds);
-      } catch (error) {
-        deps.log?.warn({ err: error }, 'audit: taking streams failed');
-      }
-      await Promise.all(taken.map(attempt));
-      // Streams with more to send are due again at once; an idle round waits for the next poll.
-      if (taken.length === 0 && !stopping) await sleep(pollMs);
+  async function round(): Promise<boolean> {
+    let taken: streams.LeasedStream[] = [];
+    try {
+      taken = await streams.takeStreams(db, streamsAtOnce, settings.leaseSeconds);
+    } catch (error) {
+      deps.log?.warn({ err: error }, 'audit: taking streams failed');
     }
+    await Promise.all(taken.map(attempt));
+    // Streams with more to send are due again at once; an idle round waits for the next poll.
+    return taken.length > 0;
   }
 
-  const running = run();
-  return {
-    async stop() {
-      stopping = true;
-      if (sleeper) {
-        clearTimeout(sleeper.timer);
-        sleeper.resolve();
-      }
-      await running;
-    },
-  };
+  const loop = startPollLoop({ intervalMs: pollMs, round });
+  return { stop: () => loop.stop() };
 }

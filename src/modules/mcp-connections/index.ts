@@ -1,22 +1,19 @@
 // The MCP connections module: external MCP servers, their access, credentials and plugins, and
 // connecting them through OAuth (./oauth/). What other code uses of it is exported here.
 
-import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { ConnectionDeps, TeamDirectory } from './deps.ts';
-import { createMcpOAuthService } from './oauth/service.ts';
-import { deriveStateKey } from './oauth/state.ts';
-import { loadOrCreateKeyRing } from '../../platform/secrets.ts';
-import { memberTokenRevocation, registerMcpOAuth } from './oauth/index.ts';
+import { createMcpOAuth, type McpOAuthModuleDeps, memberTokenRevocation, registerMcpOAuth } from './oauth/index.ts';
 import { connectionRecords } from './records.ts';
 import { mcpConnectionRoutes } from './routes.ts';
 import { mcpToolRoutes } from './tool-routes.ts';
 import { createMcpConnectionService } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
-import { createMcpHealthJob, type McpHealthJob } from './health-job.ts';
+import { createMcpHealthJob, type HealthJobDeps, type McpHealthJob } from './health-job.ts';
+import type { AppModule } from '../../platform/background.ts';
 import { createConnectionStore } from './store.ts';
 
 export type { TeamDirectory } from './deps.ts';
@@ -58,87 +55,78 @@ export interface McpConnectionsModuleDeps {
   secrets: SecretBox;
   outbound: OutboundClient;
   /** The membership core: the acting member re-checked, access sets' members (and OAuth's member as they are now). */
-  members: ConnectionDeps['members'] & Parameters<typeof registerMcpOAuth>[1]['members'];
+  members: ConnectionDeps['members'] & McpOAuthModuleDeps['members'];
   teams: TeamDirectory;
+  log: HealthJobDeps['log'];
 }
 
 /**
- * Registers the connections and plugins routes and the OAuth module. OAuth is built first: the
- * connections service is built with its hooks (a missing one fails here, at boot). In a process that
- * runs workers, the background credential health job (health-job.ts) starts too, and stops on close.
+ * The connections module. The OAuth service is built once (its state key from the key ring), first:
+ * the connections service is built with its hooks, and the background credential health job
+ * (health-job.ts, when MCP_HEALTH_INTERVAL_SECONDS > 0) refreshes and checks with it. `register` adds
+ * the connections, plugins and OAuth routes; `app.mcpHealth` is the job when this app runs it.
  */
-export async function registerMcpConnections(app: FastifyInstance, deps: McpConnectionsModuleDeps): Promise<void> {
-  requireDependencies('mcp-connections', deps, ['db', 'config', 'secrets', 'outbound', 'members', 'teams']);
-  const oauth = await registerMcpOAuth(app, {
+export async function createMcpConnectionsModule(deps: McpConnectionsModuleDeps): Promise<AppModule> {
+  requireDependencies('mcp-connections', deps, ['db', 'config', 'secrets', 'outbound', 'members', 'teams', 'log']);
+  const oauth = await createMcpOAuth({
     db: deps.db,
     config: deps.config,
     secrets: deps.secrets,
     outbound: deps.outbound,
-    connections: connectionRecords(),
-    members: deps.members,
-  });
-  const service = createMcpConnectionService({
-    db: deps.db,
-    secrets: deps.secrets,
-    outbound: deps.outbound,
-    members: deps.members,
-    teams: deps.teams,
-    publicUrl: deps.config.publicUrl,
-    oauth,
-    logger: app.log,
-  });
-  await app.register(mcpConnectionRoutes, { service });
-  await app.register(mcpToolRoutes, { service });
-
-  const settings = deps.config.mcpHealth;
-  if (settings.intervalSeconds > 0 && deps.config.runWorkers) {
-    const job = createMcpHealthJob({
-      db: deps.db,
-      store: createConnectionStore(),
-      secrets: deps.secrets,
-      outbound: deps.outbound,
-      oauth,
-      settings,
-      log: app.log,
-    });
-    job.start();
-    app.decorate('mcpHealth', job);
-    app.addHook('onClose', async () => job.stop());
-  } else {
-    app.decorate('mcpHealth', null);
-  }
-}
-
-/**
- * The background credential health job outside an HTTP app (`orgplane worker`); null when
- * MCP_HEALTH_INTERVAL_SECONDS is 0. The OAuth service it refreshes tokens with is built as the app
- * builds it (its state key from the same key ring), without routes.
- */
-export async function startMcpHealthWorker(
-  deps: Omit<McpConnectionsModuleDeps, 'teams'> & { log: Parameters<typeof createMcpHealthJob>[0]['log'] },
-): Promise<McpHealthJob | null> {
-  const settings = deps.config.mcpHealth;
-  if (settings.intervalSeconds === 0) return null;
-  const keyRing = await loadOrCreateKeyRing(deps.config.secretKey, deps.config.dataDir);
-  const oauth = createMcpOAuthService({
-    db: deps.db,
-    config: deps.config,
-    secrets: deps.secrets,
-    outbound: deps.outbound,
-    stateKey: deriveStateKey(keyRing),
     connections: connectionRecords(),
     members: deps.members,
     logger: deps.log,
   });
-  const job = createMcpHealthJob({
-    db: deps.db,
-    store: createConnectionStore(),
-    secrets: deps.secrets,
-    outbound: deps.outbound,
-    oauth,
-    settings,
-    log: deps.log,
-  });
-  job.start();
-  return job;
+  const settings = deps.config.mcpHealth;
+  const job =
+    settings.intervalSeconds > 0
+      ? createMcpHealthJob({
+          db: deps.db,
+          store: createConnectionStore(),
+          secrets: deps.secrets,
+          outbound: deps.outbound,
+          oauth: oauth.hooks,
+          settings,
+          log: deps.log,
+        })
+      : null;
+  let running = false;
+  return {
+    async register(app) {
+      await registerMcpOAuth(app, oauth.service);
+      const service = createMcpConnectionService({
+        db: deps.db,
+        secrets: deps.secrets,
+        outbound: deps.outbound,
+        members: deps.members,
+        teams: deps.teams,
+        publicUrl: deps.config.publicUrl,
+        oauth: oauth.hooks,
+        logger: app.log,
+      });
+      await app.register(mcpConnectionRoutes, { service });
+      await app.register(mcpToolRoutes, { service });
+      // Read when asked: the app's workers start after its routes are registered.
+      app.decorate('mcpHealth', {
+        getter: () => (running ? job : null),
+      });
+    },
+    workers: job
+      ? [
+          {
+            name: 'mcp-health',
+            start() {
+              job.start();
+              running = true;
+              return {
+                async stop() {
+                  running = false;
+                  await job.stop();
+                },
+              };
+            },
+          },
+        ]
+      : [],
+  };
 }

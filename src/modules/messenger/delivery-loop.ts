@@ -17,6 +17,7 @@
 import type { DeliverySettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import { batchesInFlight, createBatcher } from '../../platform/batcher.ts';
+import { startPollLoop } from '../../platform/poll-loop.ts';
 import { retryDelaySeconds } from '../../platform/signed-delivery.ts';
 import type { DeliveredMark, KeyCursor, LeasedUpdate, QueueStore } from './queue-store.ts';
 
@@ -56,9 +57,6 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
   // The organizations still to visit in this round, and where each one's walk of its keys resumes.
   let round: string[] = [];
   const cursors = new Map<string, KeyCursor | null>();
-  let stopping = false;
-  let woken = false;
-  let sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
   const markDelivered = createBatcher<DeliveredMark, void>({
     run: async (items) => {
@@ -68,24 +66,6 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
     maxBatch: 500,
     maxInFlight: batchesInFlight(db.maxConnections, 2),
   });
-
-  function wake() {
-    woken = true;
-    if (sleeper) {
-      clearTimeout(sleeper.timer);
-      sleeper.resolve();
-    }
-  }
-
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        sleeper = undefined;
-        resolve();
-      };
-      sleeper = { timer: setTimeout(done, ms), resolve: done };
-    });
-  }
 
   /** Takes up to `want` of the organization's updates, going round its keys from where its last take stopped. */
   async function takeOf(organizationId: string, want: number): Promise<LeasedUpdate[]> {
@@ -162,39 +142,32 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
     }
   }
 
-  async function run() {
-    while (!stopping) {
-      woken = false;
-      const free = concurrency - inFlight.size;
-      let taken: LeasedUpdate[] = [];
-      if (free > 0) {
-        try {
-          taken = await take(free);
-        } catch (error) {
-          deps.log?.warn({ err: error }, 'messenger: taking deliveries failed');
-        }
-      }
-      for (const update of taken) {
-        const task = settle(update).finally(() => {
-          inFlight.delete(task);
-          // A finished attempt frees capacity and its key: look again.
-          wake();
-        });
-        inFlight.add(task);
-      }
-      if (stopping) break;
-      if (taken.length > 0 && taken.length === free) continue;
-      if (!woken) await sleep(pollMs);
+  /** Takes what there is room for and starts its attempts; true when the take filled the room (take again at once). */
+  async function takeAndStart(): Promise<boolean> {
+    const free = concurrency - inFlight.size;
+    if (free <= 0) return false;
+    let taken: LeasedUpdate[] = [];
+    try {
+      taken = await take(free);
+    } catch (error) {
+      deps.log?.warn({ err: error }, 'messenger: taking deliveries failed');
     }
+    for (const update of taken) {
+      const task = settle(update).finally(() => {
+        inFlight.delete(task);
+        // A finished attempt frees capacity and its key: look again.
+        loop.wake();
+      });
+      inFlight.add(task);
+    }
+    return taken.length > 0 && taken.length === free;
   }
 
-  const running = run();
+  const loop = startPollLoop({ intervalMs: pollMs, round: takeAndStart });
   return {
-    wake,
+    wake: loop.wake,
     async stop() {
-      stopping = true;
-      wake();
-      await running;
+      await loop.stop();
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -16,20 +16,6 @@ import { hashToken, tokenMatchesHash } from '../../platform/tokens.ts';
 import type { MessengerStore } from './store.ts';
 import { chatIdOf, orderKeyOf } from './updates.ts';
 
-export const DELIVERY_QUEUE = 'messenger-delivery';
-
-/**
- * A pg-boss job of an earlier version (before 0504): which update to deliver. Such jobs are still
- * worked; new updates are their own queue entries.
- */
-export interface DeliveryJob {
-  connectionId: string;
-  updateId: number;
-  chatId: string | null;
-  /** Only in jobs queued before bodies were kept with claims (migration 0502). */
-  update?: Record<string, unknown>;
-}
-
 export type ClaimOutcome =
   | { accepted: true }
   | { accepted: false; reason: 'duplicate' | 'connection_disabled' | 'connection_not_found' };

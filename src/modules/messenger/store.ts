@@ -47,13 +47,6 @@ export interface NewConnection {
   createdByMemberId: string | null;
 }
 
-/** One update of one connection, named with its organization. */
-export interface UpdateKey {
-  organizationId: string;
-  connectionId: string;
-  updateId: number;
-}
-
 export interface ClaimInput {
   connectionId: string;
   updateId: number;
@@ -250,48 +243,6 @@ export function createMessengerStore() {
         [organizationId, connectionId, filter.status ?? null, filter.beforeUpdateId ?? null, filter.limit],
       );
       return rows;
-    },
-
-    /**
-     * For a job queued in pg-boss by a version before 0504 that carries its update (queued before
-     * 0502): counts the attempt on its own update and returns its id; undefined when it is gone or
-     * delivered already. Every other update is its own queue entry (queue-store.ts).
-     */
-    async startLegacyAttempt(
-      db: Queryable,
-      job: UpdateKey,
-      attempt: number,
-    ): Promise<{ updateId: number } | undefined> {
-      const { rows } = await db.query<{ update_id: string }>(
-        `UPDATE messenger_updates SET attempts = GREATEST(attempts, $3), last_attempt_at = now()
-          WHERE organization_id = $4 AND connection_id = $1 AND update_id = $2 AND status <> 'delivered'
-          RETURNING update_id`,
-        [job.connectionId, job.updateId, attempt, job.organizationId],
-      );
-      const row = rows[0];
-      return row && { updateId: Number(row.update_id) };
-    },
-
-    async markDelivered(
-      db: Queryable,
-      update: UpdateKey,
-      reply: { status: 'sent' | 'failed' | null; error: string | null },
-    ): Promise<void> {
-      await db.query(
-        `UPDATE messenger_updates
-            SET status = 'delivered', delivered_at = now(), reply_status = $3, last_error = $4, body = NULL
-          WHERE organization_id = $5 AND connection_id = $1 AND update_id = $2`,
-        [update.connectionId, update.updateId, reply.status, reply.error, update.organizationId],
-      );
-    },
-
-    async markFailed(db: Queryable, update: UpdateKey, status: 'retrying' | 'dead', error: string): Promise<void> {
-      await db.query(
-        // A late failure report never downgrades an update another attempt already delivered.
-        `UPDATE messenger_updates SET status = $3, last_error = $4
-          WHERE organization_id = $5 AND connection_id = $1 AND update_id = $2 AND status <> 'delivered'`,
-        [update.connectionId, update.updateId, status, error, update.organizationId],
-      );
     },
   };
 }

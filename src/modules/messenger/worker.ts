@@ -13,34 +13,18 @@
 
 import type { DeliverySettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
-import { createJobQueue, type JobQueue, type QueueDefinition, type QueueJob } from '../../platform/queue.ts';
 import type { OutboundClient, OutboundPostAnswer } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { SIGNATURE_HEADER, signDelivery, tenantVisibleError } from '../../platform/signed-delivery.ts';
 import { BotApiError, createBotApi, type BotApi } from './platform.ts';
-import { DELIVERY_QUEUE, type DeliveryJob } from './ingress.ts';
 import { startDeliveryLoop } from './delivery-loop.ts';
 import { createQueueStore } from './queue-store.ts';
-import { createMessengerStore, type MessengerStore } from './store.ts';
 import { chatIdParam } from './updates.ts';
-
-export function deliveryQueueDefinition(settings: DeliverySettings): QueueDefinition {
-  return {
-    name: DELIVERY_QUEUE,
-    maxAttempts: settings.maxAttempts,
-    retryDelaySeconds: settings.retryDelaySeconds,
-    maxRetryDelaySeconds: settings.maxRetryDelaySeconds,
-    expireInSeconds: settings.expireInSeconds,
-    ordered: true,
-  };
-}
 
 /** A delivery failure, worded for the updates route: no URL, no secret, no response body. */
 class DeliveryError extends Error {}
 
 interface ProcessorDeps {
-  db: Database;
-  store: MessengerStore;
   secrets: SecretBox;
   outbound: OutboundClient;
   botApi: BotApi;
@@ -61,7 +45,7 @@ function describe(error: unknown): string {
   return tenantVisibleError(error);
 }
 
-/** One delivery attempt of one update: what it needs, read with its lease (or, for a legacy job, looked up). */
+/** One delivery attempt of one update: what it needs, read with its lease. */
 export interface DeliveryTarget {
   connectionId: string;
   updateId: number;
@@ -77,7 +61,7 @@ export interface DeliveryTarget {
 export type DeliveryOutcome = { status: 'sent' | 'failed' | null; error: string | null };
 
 export function createDeliveryProcessor(deps: ProcessorDeps) {
-  const { db, store, secrets, outbound, botApi, settings } = deps;
+  const { secrets, outbound, botApi, settings } = deps;
 
   /** Delivers the update (and sends its reply); resolves with the reply's outcome, rejects when the attempt failed. */
   async function attempt(target: DeliveryTarget): Promise<DeliveryOutcome> {
@@ -125,62 +109,7 @@ export function createDeliveryProcessor(deps: ProcessorDeps) {
     }
   }
 
-  /**
-   * A pg-boss job queued by a version before 0504. One that carries its update (queued before 0502)
-   * is delivered here; any other completes at once: its update is its own queue entry now.
-   */
-  async function deliverLegacyJob(job: QueueJob<DeliveryJob>): Promise<void> {
-    const { connectionId, chatId } = job.data;
-    if (job.data.update === undefined) return;
-    const connection = await store.findConnectionByRoute(db, connectionId);
-    // Deleted since: nothing to deliver to. The job completes.
-    if (!connection) return;
-    const organizationId = connection.organization_id;
-    const claim = await store.startLegacyAttempt(
-      db,
-      { organizationId, connectionId, updateId: job.data.updateId },
-      job.attempt,
-    );
-    // Nothing left: gone, or delivered already by an attempt whose completion was lost.
-    if (!claim) return;
-    const { updateId } = claim;
-    try {
-      const reply = await attempt({
-        connectionId,
-        updateId,
-        chatId,
-        attempt: job.attempt,
-        body: JSON.stringify(job.data.update),
-        deliveryUrl: connection.delivery_url,
-        deliverySecretSealed: connection.delivery_secret_sealed,
-        botTokenSealed: connection.bot_token_sealed,
-      });
-      await store.markDelivered(db, { organizationId, connectionId, updateId }, reply);
-    } catch (error) {
-      if (job.attempt < job.maxAttempts) {
-        await store
-          .markFailed(db, { organizationId, connectionId, updateId }, 'retrying', retryingError(job.attempt, error))
-          .catch(() => {});
-      }
-      throw error;
-    }
-  }
-
-  async function deadLetterLegacyJob(job: QueueJob<DeliveryJob>, error: unknown): Promise<void> {
-    const { connectionId, updateId } = job.data;
-    const connection = await store.findConnectionByRoute(db, connectionId);
-    // Deleted since: its updates went with it.
-    if (!connection) return;
-    await store.markFailed(
-      db,
-      { organizationId: connection.organization_id, connectionId, updateId },
-      'dead',
-      deadError(job.attempt, error),
-    );
-    deps.log?.warn({ connectionId, updateId, attempts: job.attempt }, 'messenger: update dead-lettered');
-  }
-
-  return { attempt, deliverLegacyJob, deadLetterLegacyJob };
+  return { attempt };
 }
 
 /** lastError of an update that will be retried. */
@@ -210,8 +139,6 @@ export interface MessengerWorkerDeps {
   secrets: SecretBox;
   outbound: OutboundClient;
   messengerApiRoot: string;
-  /** A started queue (the server shares its own); when absent one is created and owned here. */
-  queue?: JobQueue;
   settings: DeliverySettings;
   log?: ProcessorDeps['log'];
 }
@@ -222,30 +149,17 @@ export interface MessengerWorker {
   stop(): Promise<void>;
 }
 
-/**
- * Starts this process's delivery workers (`orgplane worker` and the server with RUN_WORKERS call this):
- * the loop over the claims table, and pg-boss's worker for jobs earlier versions queued there.
- */
-export async function startMessengerWorker(deps: MessengerWorkerDeps): Promise<MessengerWorker> {
+/** Starts this process's delivery workers: the loop over the claims table. */
+export function startMessengerWorker(deps: MessengerWorkerDeps): MessengerWorker {
   const { settings } = deps;
-  const ownsQueue = !deps.queue;
-  const queue =
-    deps.queue ??
-    createJobQueue(deps.db, {
-      superviseIntervalSeconds: settings.superviseIntervalSeconds,
-      onError: (error) => deps.log?.warn({ err: error }, 'messenger: queue error'),
-    });
-  if (ownsQueue) await queue.start([deliveryQueueDefinition(settings)]);
   const processor = createDeliveryProcessor({
-    db: deps.db,
-    store: createMessengerStore(),
     secrets: deps.secrets,
     outbound: deps.outbound,
     botApi: createBotApi({ apiRoot: deps.messengerApiRoot, outbound: deps.outbound }),
     settings,
     ...(deps.log ? { log: deps.log } : {}),
   });
-  const loop = startDeliveryLoop({
+  return startDeliveryLoop({
     db: deps.db,
     queueStore: createQueueStore(),
     attempt: processor.attempt,
@@ -254,21 +168,4 @@ export async function startMessengerWorker(deps: MessengerWorkerDeps): Promise<M
     settings,
     ...(deps.log ? { log: deps.log } : {}),
   });
-  queue.work<DeliveryJob>(
-    DELIVERY_QUEUE,
-    {
-      concurrency: settings.concurrency,
-      pollingIntervalSeconds: settings.pollingIntervalSeconds,
-      onDeadLetter: processor.deadLetterLegacyJob,
-      onError: (error) => deps.log?.warn({ err: error }, 'messenger: worker loop error'),
-    },
-    processor.deliverLegacyJob,
-  );
-  return {
-    wake: loop.wake,
-    async stop() {
-      await loop.stop();
-      if (ownsQueue) await queue.stop();
-    },
-  };
 }

@@ -66,8 +66,13 @@ export interface McpOAuthModuleDeps extends Pick<OAuthDeps, 'connections' | 'mem
   outbound: OutboundClient;
 }
 
-/** Registers the OAuth routes; returns the hooks the connections service is built with. */
-export async function registerMcpOAuth(app: FastifyInstance, deps: McpOAuthModuleDeps): Promise<ConnectionOAuthHooks> {
+/**
+ * Builds the OAuth service, once per process: the app's routes and the background health job use the
+ * same one. Returns it with the hooks the connections service is built with.
+ */
+export async function createMcpOAuth(
+  deps: McpOAuthModuleDeps & { logger: NonNullable<OAuthDeps['logger']> },
+): Promise<{ service: McpOAuthService; hooks: ConnectionOAuthHooks }> {
   // The state key is derived from the server secret (the same key ring that encrypts credentials),
   // so every process of one deployment signs and checks states alike.
   const keyRing = await loadOrCreateKeyRing(deps.config.secretKey, deps.config.dataDir);
@@ -79,15 +84,22 @@ export async function registerMcpOAuth(app: FastifyInstance, deps: McpOAuthModul
     stateKey: deriveStateKey(keyRing),
     connections: deps.connections,
     members: deps.members,
-    logger: app.log,
+    logger: deps.logger,
   });
+  return {
+    service,
+    hooks: {
+      dropIdentityState: dropOAuthFlowState,
+      // POST .../test of an OAuth connection: refresh first, classify a refused token, one step-up.
+      testConnection: (row, memberId) => service.testConnection(row, memberId),
+      checkCredential: (row, credential, wants) => service.checkCredential(row, credential, wants),
+      prepareRevocation: (tx, connection) => service.prepareConnectionRevocation(tx, connection),
+    },
+  };
+}
+
+/** Registers the OAuth routes of the service createMcpOAuth built. */
+export async function registerMcpOAuth(app: FastifyInstance, service: McpOAuthService): Promise<void> {
   app.decorate('mcpOAuth', service);
   await app.register(mcpOAuthRoutes, { service });
-  return {
-    dropIdentityState: dropOAuthFlowState,
-    // POST .../test of an OAuth connection: refresh first, classify a refused token, one step-up.
-    testConnection: (row, memberId) => service.testConnection(row, memberId),
-    checkCredential: (row, credential, wants) => service.checkCredential(row, credential, wants),
-    prepareRevocation: (tx, connection) => service.prepareConnectionRevocation(tx, connection),
-  };
 }
