@@ -3,7 +3,6 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import {
-  jsonSchemaTransform,
   jsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
@@ -17,11 +16,12 @@ import type { Database } from './db/database.ts';
 import { documentAuthentication } from './http/auth.ts';
 import { registerCors } from './http/cors.ts';
 import { registerConsole } from './http/console.ts';
-import { createClientErrorHandler, errorHandler, notFoundHandler } from './http/errors.ts';
+import { createClientErrorHandler } from './http/client-errors.ts';
+import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { noStoreForSecrets } from './http/no-store.ts';
-import { finishDocument } from './http/openapi.ts';
+import { finishDocument, routeSchemaTransform } from './http/openapi.ts';
 import { registerAudit } from './modules/audit/index.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { createPasswordSignInPolicy, registerSso } from './modules/sso/index.ts';
@@ -234,7 +234,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         },
       },
     },
-    transform: jsonSchemaTransform,
+    transform: routeSchemaTransform,
     transformObject: (document) => finishDocument(jsonSchemaTransformObject(document)),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } as never });
