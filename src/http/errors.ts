@@ -57,7 +57,3 @@ export function rateLimited(
   error.headers = { ...rateLimitHeaders(result), 'retry-after': String(result.resetSeconds) };
   return error;
 }
-
-// Until every module makes its errors from its own catalog.
-export const notFound = (code: string, message: string) => new ApiError(404, code, message);
-export const conflict = (code: string, message: string) => new ApiError(409, code, message);
