@@ -1,7 +1,7 @@
 // The errors of the HTTP layer that routes and modules throw, made from the shared catalog
 // (error-codes.ts). Where they become responses: error-handler.ts; the parser's refusals before
 // routing: client-errors.ts.
-import { ApiError, type ValidationDetail } from './api-error.ts';
+import type { ApiError, ValidationDetail } from './api-error.ts';
 import { httpErrors } from './error-codes.ts';
 
 export { ApiError, type ValidationDetail } from './api-error.ts';

@@ -5,7 +5,7 @@ import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.t
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { MembershipCore, Role } from '../identity/index.ts';
-import { type MemberRefusals } from '../identity/index.ts';
+import type { MemberRefusals } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import { createInstallLinkStore } from './store.ts';
 import { httpErrors } from '../../http/error-codes.ts';

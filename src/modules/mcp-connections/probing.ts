@@ -1,6 +1,6 @@
 // Validation by probing: a configuration is probed before it is stored (502 with the diagnostic when
 // it fails), and POST .../test probes what is stored and records the credential's health.
-import { ApiError, rateLimited } from '../../http/errors.ts';
+import { type ApiError, rateLimited } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, requireAdmin } from './access.ts';
 import { openApiKey } from './credentials.ts';

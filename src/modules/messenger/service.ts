@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
-import { ApiError, invalidRequest } from '../../http/errors.ts';
+import { type ApiError, invalidRequest } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import { pointsToBlockedAddress } from '../../platform/signed-delivery.ts';

@@ -5,7 +5,7 @@ import { newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { Caller, Role } from '../identity/index.ts';
-import { type MemberRefusals } from '../identity/index.ts';
+import type { MemberRefusals } from '../identity/index.ts';
 import type { ScimConnector, ScimDeps } from './context.ts';
 import { scimErrors } from './error-codes.ts';
 

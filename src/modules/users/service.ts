@@ -4,7 +4,7 @@ import type { Database, Queryable } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import type { Caller } from '../../http/caller.ts';
-import { ApiError, rateLimited, unauthorized } from '../../http/errors.ts';
+import { type ApiError, rateLimited, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
