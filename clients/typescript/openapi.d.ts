@@ -2820,11 +2820,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error: "invalid_request";
-                    };
-                    "text/csv": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "invalid_request";
                     };
@@ -2836,11 +2832,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error: "unauthorized";
-                    };
-                    "text/csv": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "unauthorized";
                     };
@@ -2852,11 +2844,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error: "forbidden";
-                    };
-                    "text/csv": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "forbidden";
                     };
@@ -2868,11 +2856,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["Error"] & {
-                        /** @enum {string} */
-                        error: "organization_not_found";
-                    };
-                    "text/csv": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "organization_not_found";
                     };
@@ -3106,7 +3090,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -3174,7 +3158,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -3674,7 +3658,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -4019,7 +4003,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -4165,7 +4149,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -4257,7 +4241,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -4348,7 +4332,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -4513,7 +4497,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -4594,7 +4578,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -4931,7 +4915,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -5001,7 +4985,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -5164,7 +5148,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -5233,7 +5217,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -5315,7 +5299,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -5650,7 +5634,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -5765,7 +5749,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -5963,7 +5947,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -6171,7 +6155,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -6286,7 +6270,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -6375,7 +6359,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -6541,7 +6525,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -6597,7 +6581,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -6743,7 +6727,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -6824,7 +6808,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -7115,7 +7099,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "enterprise_plan_required";
+                        error: "forbidden" | "enterprise_plan_required" | "reauth";
                     };
                 };
             };
@@ -7205,7 +7189,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "enterprise_plan_required";
+                        error: "forbidden" | "enterprise_plan_required" | "reauth";
                     };
                 };
             };
@@ -7562,7 +7546,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/samlmetadata+xml": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "sso_connection_not_found";
                     };
@@ -7678,7 +7662,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -9531,7 +9515,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -9685,7 +9669,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };
@@ -9769,7 +9753,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden";
+                        error: "forbidden" | "reauth";
                     };
                 };
             };

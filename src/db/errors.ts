@@ -39,3 +39,51 @@ export function isStatementError(error: unknown): boolean {
   const severity = (error as { severity?: unknown } | null | undefined)?.severity;
   return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC';
 }
+
+/**
+ * True when PostgreSQL refused text the caller sent: U+0000 (22021 in text, 22P05 in jsonb) or an
+ * unpaired surrogate escape in jsonb (22P02). The caller's input, so a 400 wherever a route's schema let it through.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  const { code, message = '', detail = '' } = (error ?? {}) as { code?: string; message?: string; detail?: string };
+  if (code === '22P05') return true;
+  if (code === '22021') return /0x00/.test(message);
+  return code === '22P02' && /surrogate/i.test(`${message} ${detail}`);
+}
+
+// Error codes that say the database cannot serve right now, whatever the statement: the socket failed
+// (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPIPE), or PostgreSQL says the connection failed (08000,
+// 08001, 08003, 08004, 08006), too many connections or no disk (53300, 53100), an operator stopped or
+// is recovering it (57P01-57P03), it refused the login (28000, 28P01), or it does not exist (3D000:
+// dropped or misnamed). Not the rest of those classes: 08P01 (protocol violation) and 53200 (one
+// statement out of memory) come from a statement, and retrying it would not help.
+const unavailableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53100',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+  '28000',
+  '28P01',
+  '3D000',
+]);
+
+/** True for errors that mean "the database cannot be reached right now" rather than a bug. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const candidate = error as { code?: string; message?: string } | undefined;
+  if (!candidate) return false;
+  if (candidate.code && unavailableCodes.has(candidate.code)) return true;
+  const message = candidate.message ?? '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|database ping timed out/i.test(
+    message,
+  );
+}

@@ -2,6 +2,11 @@
 // provider generate.
 
 import { STATUS_CODES } from 'node:http';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { globalRegistry } from 'zod';
+import { ERROR_CODES } from './error-catalog.ts';
+import { FRESH_AUTHENTICATION } from './auth.ts';
+import { httpErrors } from './error-codes.ts';
 import { NO_STORE, noStoreHeaderDocs } from './no-store.ts';
 
 type Json = unknown;
@@ -29,6 +34,28 @@ function collectRefs(value: Json, into: Set<string>): void {
  */
 export const BODY_OPTIONAL = 'x-body-optional';
 
+/**
+ * The type provider's transform of a route's schema, keeping the codes each error response declares
+ * (errorResponse, http/error-catalog.ts): the Zod-to-JSON step keeps no extension of a schema it writes as a
+ * `$ref`, so they are read from the Zod schemas here and handed on beside the JSON for finishDocument.
+ */
+export const routeSchemaTransform: typeof jsonSchemaTransform = (route) => {
+  const transformed = jsonSchemaTransform(route);
+  const responses = (route.schema as { response?: Record<string, unknown> } | undefined)?.response ?? {};
+  const written = (transformed.schema as { response?: Record<string, Record<string, unknown>> }).response ?? {};
+  for (const [status, schema] of Object.entries(responses)) {
+    const codes = schema && typeof schema === 'object' ? globalRegistry.get(schema as never)?.[ERROR_CODES] : undefined;
+    const json = written[status];
+    if (!codes || !json) continue;
+    // The media type object carries them (an extension is allowed there); finishDocument makes them the enum.
+    written[status] = {
+      description: json.description,
+      content: { 'application/json': { schema: json, [ERROR_CODES]: codes } },
+    };
+  }
+  return transformed;
+};
+
 /** What the generated document needs before it is served. */
 export function finishDocument<T extends { paths?: Json; components?: { schemas?: Record<string, Json> } }>(
   document: T,
@@ -45,7 +72,7 @@ export function finishDocument<T extends { paths?: Json; components?: { schemas?
       // @fastify/swagger's placeholder for a response schema without a description: the status's name says more.
       for (const [status, response] of Object.entries<JsonObject>(operation.responses ?? {})) {
         if (response.description === 'Default Response') response.description = STATUS_CODES[status] ?? 'Response';
-        if (Number(status) >= 400) enumerateErrorCodes(response);
+        if (Number(status) >= 400) enumerateErrorCodes(response, status, operation);
         if (operation[NO_STORE] && Number(status) < 400)
           response.headers = { ...response.headers, ...noStoreHeaderDocs };
       }
@@ -57,29 +84,20 @@ export function finishDocument<T extends { paths?: Json; components?: { schemas?
 }
 
 /**
- * The `error` codes an error response's description names: its snake_case words (and the two
- * one-word codes, `unauthorized` and `forbidden`) outside backticks. A description names the codes
- * its route answers with that status, and quotes in backticks any other snake_case word it mentions.
+ * Gives an error response's `error` the enum of the codes its route declared (routeSchemaTransform), so
+ * a generated client can narrow on them: the shared `Error` schema becomes `allOf: [Error, {error: enum}]`;
+ * an inline error schema gets the enum on its own `error`. A privileged operation's 403 adds `reauth`.
  */
-export function errorCodesOf(description: string): string[] {
-  const prose = description.replace(/`[^`]*`/g, ' ');
-  return [
-    ...new Set(
-      [...prose.matchAll(/\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+|unauthorized|forbidden)\b/g)].map((match) => match[1]!),
-    ),
-  ];
-}
-
-/**
- * Gives an error response's `error` the enum of its codes, so a generated client can narrow on them:
- * the shared `Error` schema becomes `allOf: [Error, {error: enum}]`; an inline error schema gets the
- * enum on its own `error`. One that already states its values (`enum`, `const`) is left as it is.
- */
-function enumerateErrorCodes(response: JsonObject): void {
-  const codes = errorCodesOf(String(response.description ?? ''));
+function enumerateErrorCodes(response: JsonObject, status: string, operation: JsonObject): void {
   for (const media of Object.values<JsonObject>(response.content ?? {})) {
+    const declared: string[] | undefined = media[ERROR_CODES];
+    delete media[ERROR_CODES];
     const schema = media.schema;
-    if (!schema || codes.length === 0) continue;
+    if (!schema || !declared) continue;
+    const codes =
+      status === '403' && operation[FRESH_AUTHENTICATION] && declared.includes(httpErrors.forbidden.code)
+        ? [...declared, httpErrors.reauth.code]
+        : declared;
     if (schema.$ref === `${schemaRefPrefix}Error`) {
       media.schema = {
         allOf: [
@@ -89,7 +107,7 @@ function enumerateErrorCodes(response: JsonObject): void {
       };
     } else {
       const error = schema.properties?.error;
-      if (error && error.type === 'string' && !('enum' in error) && !('const' in error)) error.enum = codes;
+      if (error && error.type === 'string' && !('const' in error)) error.enum = codes;
     }
   }
 }

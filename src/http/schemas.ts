@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { errorResponse } from './error-catalog.ts';
+import { httpErrors } from './error-codes.ts';
 import { invalidRequest } from './errors.ts';
 
 /**
@@ -83,32 +85,26 @@ export const connectionIdSchema = typeIdSchema('emc').meta({
   description: 'Connection id: `emc_` followed by a 26-character base32 suffix (30 characters)',
 });
 
-export const validationDetailSchema = z
-  .object({ message: z.string(), path: z.array(z.union([z.string(), z.number()])) })
-  .loose();
+export { errorBodySchema, errorResponse } from './error-catalog.ts';
 
-/** The spec's error body: a snake_case `error`, optionally `message` and `details`, extra keys allowed. */
-export const errorBodySchema = z
-  .object({
-    error: z.string(),
-    message: z.string().optional(),
-    details: z.array(validationDetailSchema).optional(),
-  })
-  .loose()
-  .meta({ id: 'Error' });
-
-/** Response entries for the errors most routes can return, to spread into `schema.response`. */
+/**
+ * Response entries for the errors most routes can return, to spread into `schema.response`. A privileged
+ * route's 403 gets `reauth` added to its codes in the OpenAPI (http/openapi.ts), where it is marked.
+ */
 export const commonErrorResponses = {
-  400: errorBodySchema.describe(
-    'invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path)',
+  400: errorResponse(
+    [httpErrors.invalid_request],
+    'the request failed validation (`details` says where; an unreadable body has one detail with an empty path)',
   ),
-  401: errorBodySchema.describe(
-    'unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields',
+  401: errorResponse(
+    [httpErrors.unauthorized],
+    'not signed in (no, unknown, expired or revoked session token); no other fields',
   ),
-  403: errorBodySchema.describe(
-    'forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route ' +
+  403: errorResponse([httpErrors.forbidden], undefined, {
+    description:
+      'forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route ' +
       '(marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry.',
-  ),
+  }),
 } as const;
 
 /**

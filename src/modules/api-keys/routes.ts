@@ -4,14 +4,16 @@ import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from
 import {
   afterFromCursor,
   commonErrorResponses,
-  errorBodySchema,
   pageOf,
   paginationQuerySchema,
   secretString,
+  errorResponse,
 } from '../../http/schemas.ts';
 import { assignableRoleSchema, organizationNotFoundResponse, organizationParams } from '../identity/index.ts';
 import { apiKeyIdSchema, apiKeySchema, toApiKey } from './schemas.ts';
 import type { ApiKeyService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { apiKeyErrors } from './error-codes.ts';
 
 const noContent = z.null().describe('No content');
 
@@ -87,7 +89,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
         response: {
           204: noContent,
           ...commonErrorResponses,
-          404: errorBodySchema.describe('organization_not_found or api_key_not_found'),
+          404: errorResponse([httpErrors.organization_not_found, apiKeyErrors.api_key_not_found]),
         },
       },
     },

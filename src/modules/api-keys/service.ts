@@ -2,12 +2,13 @@
 import type { Database } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
-import { notFound } from '../../http/errors.ts';
+
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { apiKeyPrefix, membershipRefusals, type MembershipCore } from '../identity/index.ts';
 import * as store from './store.ts';
+import { apiKeyErrors } from './error-codes.ts';
 
 const keyManagerRoles: readonly Role[] = ['owner', 'admin'];
 
@@ -71,7 +72,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
         if (done) tx.audit({ action: 'api_key.revoked', organizationId, target: { type: 'api_key', id: apiKeyId } });
         return done;
       });
-      if (!revoked) throw notFound('api_key_not_found', 'No such API key');
+      if (!revoked) throw apiKeyErrors.api_key_not_found('No such API key');
     },
   };
 }

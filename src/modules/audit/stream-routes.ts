@@ -5,15 +5,17 @@ import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from
 import {
   commonErrorResponses,
   deliveryUrlSchema,
-  errorBodySchema,
   isoTimestamp,
   isoTimestampOrNull,
   secretString,
   timestampSchema,
+  errorResponse,
 } from '../../http/schemas.ts';
 import { organizationParams } from '../identity/index.ts';
 import type { AuditStreamService } from './stream-service.ts';
 import type { StreamView } from './stream-store.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { auditErrors } from './error-codes.ts';
 
 const streamSchema = z
   .object({
@@ -69,8 +71,13 @@ function toStream(row: StreamView): z.infer<typeof streamSchema> {
   };
 }
 
-const notFoundResponse = errorBodySchema.describe(
-  'organization_not_found (no such organization, or you are not a member), or audit_stream_not_found: the organization has no stream',
+const notFoundResponse = errorResponse(
+  [httpErrors.organization_not_found, auditErrors.audit_stream_not_found],
+  undefined,
+  {
+    description:
+      'organization_not_found (no such organization, or you are not a member), or audit_stream_not_found: the organization has no stream',
+  },
 );
 
 const delivery =

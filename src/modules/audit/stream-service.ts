@@ -4,7 +4,7 @@ import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
-import { invalidRequest, notFound } from '../../http/errors.ts';
+import { invalidRequest } from '../../http/errors.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { pointsToBlockedAddress } from '../../platform/signed-delivery.ts';
@@ -12,6 +12,7 @@ import { randomToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { membershipRefusals, type MembershipCore } from '../identity/index.ts';
 import * as streams from './stream-store.ts';
+import { auditErrors } from './error-codes.ts';
 
 const streamManagers: readonly Role[] = ['owner', 'admin'];
 
@@ -22,7 +23,7 @@ export interface AuditStreamServiceDeps {
   membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember'>;
 }
 
-export const streamNotFound = () => notFound('audit_stream_not_found', 'This organization has no audit-log stream');
+export const streamNotFound = () => auditErrors.audit_stream_not_found('This organization has no audit-log stream');
 
 export function createAuditStreamService(deps: AuditStreamServiceDeps) {
   const { db, secrets, membership } = deps;

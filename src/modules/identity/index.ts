@@ -3,7 +3,7 @@
 // functions they call (Pick<MembershipCore, ...>), never on identity's store or internals.
 import type { Queryable } from '../../db/database.ts';
 import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
-import type { MemberRefusals } from '../../http/errors.ts';
+import type { MemberRefusals } from './refusals.ts';
 import type { WriteContext, WriteTransaction } from '../../platform/write-context.ts';
 
 export type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
@@ -153,9 +153,10 @@ export const sessionOf = (caller: Pick<Caller, 'userId' | 'sessionId'>): Session
   id: caller.sessionId!,
 });
 
+export { identityErrors } from './error-codes.ts';
+export { membershipRefusals, refusedLikeAuthenticate, type MemberRefusals } from './refusals.ts';
 export {
   createMembershipCore,
-  membershipRefusals,
   requireSignedInUser,
   type MembershipCoreDeps,
   type MembershipCoreService,

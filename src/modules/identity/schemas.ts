@@ -1,7 +1,8 @@
 // Schemas of members and of the people they are, and the path and 404 of every route of one
 // organization, which several modules' routes show or take.
 import { z } from 'zod';
-import { errorBodySchema, isoTimestamp, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { errorResponse, isoTimestamp, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
 import type { MemberRecord } from './index.ts';
 
 export const memberIdSchema = typeIdSchema('mem');
@@ -10,8 +11,9 @@ export const organizationIdSchema = typeIdSchema('org');
 /** The path of every route of one organization. */
 export const organizationParams = z.object({ organizationId: organizationIdSchema });
 /** The 404 of a route of one organization that refuses non-members as requireMembership does. */
-export const organizationNotFoundResponse = errorBodySchema.describe(
-  'organization_not_found: no such organization, or you are not a member',
+export const organizationNotFoundResponse = errorResponse(
+  [httpErrors.organization_not_found],
+  'no such organization, or you are not a member',
 );
 
 export const emailSchema = z.email().max(320);

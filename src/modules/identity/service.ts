@@ -4,11 +4,12 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
-import { forbidden, notFound, type MemberRefusals } from '../../http/errors.ts';
+import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore, RemovedBy, SessionRef } from './index.ts';
+import { type MemberRefusals, membershipRefusals } from './refusals.ts';
 import * as store from './store.ts';
 import * as copies from './membership-copy-store.ts';
 import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.ts';
@@ -17,18 +18,6 @@ export type { Caller, Membership, Role } from '../../http/caller.ts';
 
 // Every change of an organization's members takes this lock first, so they happen one at a time.
 const memberChangesLock = (organizationId: string) => `organization-members:${organizationId}`;
-
-/**
- * What requireMembership answers: someone who is not a member learns nothing about the organization
- * (it is simply not found); a member without one of `roles` is told which roles it takes. The routes
- * that check the caller this way answer a member changed since with these too.
- */
-export function membershipRefusals(roles: readonly Role[] = []): MemberRefusals {
-  return {
-    inactive: () => notFound('organization_not_found', 'No such organization'),
-    lacksRole: () => forbidden(`This needs the role ${roles.join(' or ')}`),
-  };
-}
 
 /** The caller's user; an API key is refused (403). */
 export function requireSignedInUser(caller: Caller): string {

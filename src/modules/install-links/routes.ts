@@ -2,11 +2,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { BODY_OPTIONAL } from '../../http/openapi.ts';
-import { notFound, rateLimited, rateLimitHeaders } from '../../http/errors.ts';
-import { commonErrorResponses, errorBodySchema, secretString, typeIdSchema } from '../../http/schemas.ts';
+import { rateLimited, rateLimitHeaders } from '../../http/errors.ts';
+import { commonErrorResponses, secretString, typeIdSchema, errorResponse } from '../../http/schemas.ts';
 import { htmlPageHeaders } from '../../http/html-page.ts';
 import { installPage, invalidLinkPage, tooManyRequestsPage } from './page.ts';
 import { lookupLimit, mintLimit, type InstallLinkService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { installLinkErrors } from './error-codes.ts';
 
 export interface InstallLinkRoutesOptions {
   installLinks: InstallLinkService;
@@ -36,9 +38,10 @@ const tokenParams = z.object({ token: z.string().min(1).max(512) });
 // a link that is not valid (404 page), not a JSON error.
 const pageTokenParams = z.object({ token: z.string() });
 const isPlausibleToken = (token: string) => token.length > 0 && token.length <= 512;
-const rateLimitedResponse = errorBodySchema.describe(
-  'rate_limited (with `message`): too many requests; `Retry-After` and `RateLimit-Limit/Remaining/Reset` say when to retry',
-);
+const rateLimitedResponse = errorResponse([httpErrors.rate_limited], undefined, {
+  description:
+    'rate_limited (with `message`): too many requests; `Retry-After` and `RateLimit-Limit/Remaining/Reset` say when to retry',
+});
 
 /** Install links: minting (members; rotation by owners and admins), the public page, the desktop configuration. */
 export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> = async (
@@ -81,7 +84,10 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
             'The new link: its token (shown only here) and the install page URL that carries it',
           ),
           ...commonErrorResponses,
-          404: errorBodySchema.describe('organization_not_found: no such organization, or you are not a member of it'),
+          404: errorResponse(
+            [httpErrors.organization_not_found],
+            'no such organization, or you are not a member of it',
+          ),
           429: rateLimitedResponse,
         },
       },
@@ -114,7 +120,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
         response: {
           200: desktopConfigSchema,
           400: commonErrorResponses[400],
-          404: errorBodySchema.describe('install_link_not_found: unknown token, or the link was rotated away'),
+          404: errorResponse([installLinkErrors.install_link_not_found], 'unknown token, or the link was rotated away'),
           429: rateLimitedResponse,
         },
       },
@@ -125,7 +131,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
         throw rateLimited(limit, `Too many install link lookups; try again in ${limit.resetSeconds} seconds`);
       reply.headers(rateLimitHeaders(limit));
       const target = await installLinks.resolve(request.params.token);
-      if (!target) throw notFound('install_link_not_found', 'This install link is no longer valid');
+      if (!target) throw installLinkErrors.install_link_not_found('This install link is no longer valid');
       return {
         organization: { id: target.organizationId, name: target.organizationName },
         serverUrl: installLinks.publicUrl,

@@ -1,12 +1,14 @@
 import type { Database } from '../../db/database.ts';
-import { forbidden, notFound, rateLimited, type MemberRefusals } from '../../http/errors.ts';
+import { forbidden, rateLimited } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { MembershipCore, Role } from '../identity/index.ts';
+import type { MemberRefusals } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import { createInstallLinkStore } from './store.ts';
+import { httpErrors } from '../../http/error-codes.ts';
 
 export interface InstallLinkServiceDeps {
   db: Database;
@@ -32,7 +34,7 @@ const rotators: readonly Role[] = ['owner', 'admin'];
 const rotationRefused = () => forbidden('Only owners and admins can rotate install links');
 /** A member removed or suspended since the first check gets what a non-member gets. */
 const refusals: MemberRefusals = {
-  inactive: () => notFound('organization_not_found', 'No such organization'),
+  inactive: () => httpErrors.organization_not_found('No such organization'),
   lacksRole: rotationRefused,
 };
 

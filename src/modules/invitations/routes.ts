@@ -4,9 +4,9 @@ import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from
 import {
   afterFromCursor,
   commonErrorResponses,
-  errorBodySchema,
   pageOf,
   paginationQuerySchema,
+  errorResponse,
 } from '../../http/schemas.ts';
 import {
   assignableRoleSchema,
@@ -18,6 +18,8 @@ import {
 } from '../identity/index.ts';
 import { createdInvitationSchema, invitationIdSchema, invitationSchema, toInvitation } from './schemas.ts';
 import type { InvitationService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { invitationErrors } from './error-codes.ts';
 
 const noContent = z.null().describe('No content');
 
@@ -46,7 +48,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
           201: createdInvitationSchema,
           ...commonErrorResponses,
           404: organizationNotFoundResponse,
-          409: errorBodySchema.describe('already_member: the address belongs to a member of this organization'),
+          409: errorResponse([invitationErrors.already_member], 'the address belongs to a member of this organization'),
         },
       },
     },
@@ -118,9 +120,10 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
         response: {
           204: noContent,
           ...commonErrorResponses,
-          404: errorBodySchema.describe(
-            'organization_not_found, or invitation_not_found: no pending invitation with this id in this organization',
-          ),
+          404: errorResponse([httpErrors.organization_not_found, invitationErrors.invitation_not_found], undefined, {
+            description:
+              'organization_not_found, or invitation_not_found: no pending invitation with this id in this organization',
+          }),
         },
       },
     },
@@ -152,8 +155,8 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
         response: {
           200: z.object({ member: memberSchema }),
           ...commonErrorResponses,
-          404: errorBodySchema.describe('invitation_not_found: unknown, used, expired, ended or revoked'),
-          409: errorBodySchema.describe('already_member'),
+          404: errorResponse([invitationErrors.invitation_not_found], 'unknown, used, expired, ended or revoked'),
+          409: errorResponse([invitationErrors.already_member]),
         },
       },
     },

@@ -2,7 +2,7 @@
 import type { Database } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
-import { conflict, forbidden, notFound } from '../../http/errors.ts';
+import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
@@ -15,6 +15,7 @@ import {
 } from '../identity/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import * as store from './store.ts';
+import { invitationErrors } from './error-codes.ts';
 
 const invitationTokenPrefix = 'opi_';
 
@@ -74,7 +75,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       });
       // Accepting would be refused (already_member), so the invitation is refused now, and not stored.
       if (!invitation)
-        throw conflict('already_member', 'This address belongs to a member of this organization already');
+        throw invitationErrors.already_member('This address belongs to a member of this organization already');
       return { invitation, token };
     },
 
@@ -82,7 +83,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       const userId = requireSignedInUser(ctx.actor);
       const lookup = tokenLookup(token, invitationTokenPrefix);
       const invitationNotFound = () =>
-        notFound('invitation_not_found', 'This invitation does not exist, was already used, or has expired');
+        invitationErrors.invitation_not_found('This invitation does not exist, was already used, or has expired');
       const organizationId = await store.findInvitationOrganization(db, lookup);
       if (!organizationId) throw invitationNotFound();
       // Accepting adds a member, so it waits for the organization's other member changes before it
@@ -96,7 +97,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
           throw forbidden('This invitation was sent to another email address');
         }
         const memberId = await membership.addMember(tx, invitation.organization_id, userId, invitation.role);
-        if (!memberId) throw conflict('already_member', 'You are already a member of this organization');
+        if (!memberId) throw invitationErrors.already_member('You are already a member of this organization');
         await store.markInvitationAccepted(tx, invitation.organization_id, invitation.id);
         // A session with no usable active organization (none, or one the user is no longer an active
         // member of) gets the one just joined; a usable one is left alone.
@@ -139,7 +140,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
         return done;
       });
       if (!ended) {
-        throw notFound('invitation_not_found', 'No such pending invitation in this organization');
+        throw invitationErrors.invitation_not_found('No such pending invitation in this organization');
       }
     },
   };

@@ -3,19 +3,15 @@
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Queryable } from '../../db/database.ts';
 import type { Caller } from '../../http/caller.ts';
-import {
-  invalidRequest,
-  lacksRole,
-  notAnActiveMember,
-  notFound,
-  refusedLikeAuthenticate,
-  type ValidationDetail,
-} from '../../http/errors.ts';
+import { invalidRequest, lacksRole, notAnActiveMember, type ValidationDetail } from '../../http/errors.ts';
+import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { writeTransaction, type CallerContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { ConnectionDeps } from './deps.ts';
 import type { AccessSet, ConnectionRow } from './store.ts';
+import { mcpConnectionErrors } from './error-codes.ts';
 
-export const connectionNotFound = () => notFound('connection_not_found', 'No such MCP connection in this organization');
+export const connectionNotFound = () =>
+  mcpConnectionErrors.connection_not_found('No such MCP connection in this organization');
 
 const adminRoles = ['owner', 'admin'] as const;
 

@@ -3,7 +3,7 @@
 // (OAuth credentials are written by ./oauth/credential-store.ts; the table is described in service.ts.)
 import type { Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
-import { conflict, forbidden, invalidRequest, notAnActiveMember } from '../../http/errors.ts';
+import { forbidden, invalidRequest, notAnActiveMember } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
@@ -12,6 +12,7 @@ import type { ConnectionDeps } from './deps.ts';
 import { recordCatalog } from './catalog-store.ts';
 import { allowProbe, validateByProbe } from './probing.ts';
 import { presentAfterWrite } from './view.ts';
+import { mcpConnectionErrors } from './error-codes.ts';
 
 export function sealApiKey(secrets: SecretBox, identityFingerprint: string, apiKey: string): string {
   return secrets.seal(JSON.stringify({ v: 1, kind: 'apikey', identityFingerprint, apiKey }));
@@ -123,7 +124,9 @@ export async function setApiKey(
     const locked = await deps.store.findConnection(tx, organizationId, id, true);
     if (!locked) throw connectionNotFound();
     if (locked.identityFingerprint !== row.identityFingerprint) {
-      throw conflict('connection_conflict', 'The connection changed while your key was being checked; try again');
+      throw mcpConnectionErrors.connection_conflict(
+        'The connection changed while your key was being checked; try again',
+      );
     }
     await storeApiKey(deps, tx, {
       organizationId,

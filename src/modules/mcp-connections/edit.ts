@@ -1,5 +1,5 @@
 // Spec operations 1 (edit a connection, with optimistic concurrency) and 2 (replace its access set).
-import { conflict, invalidRequest } from '../../http/errors.ts';
+import { invalidRequest } from '../../http/errors.ts';
 import { redacted, type CallerContext } from '../../platform/write-context.ts';
 import { checkAccess, connectionNotFound, requireAdmin, writeWithAccess } from './access.ts';
 import { connectionFields, oauthClientProblems, oauthColumns } from './connection-fields.ts';
@@ -13,9 +13,12 @@ import { allowProbe, validateByProbe } from './probing.ts';
 import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
 import type { AccessSet } from './store.ts';
 import { presentAfterWrite } from './view.ts';
+import { mcpConnectionErrors } from './error-codes.ts';
 
 const stale = () =>
-  conflict('connection_conflict', 'The connection changed since you read it; reload it and apply your edit again');
+  mcpConnectionErrors.connection_conflict(
+    'The connection changed since you read it; reload it and apply your edit again',
+  );
 
 /** Spec operation 1. */
 export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, id: string, input: EditConnectionInput) {
@@ -36,8 +39,7 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
       (link) => link.relation === 'manages_identity',
     );
     if (managers.length > 0) {
-      throw conflict(
-        'marketplace_managed',
+      throw mcpConnectionErrors.marketplace_managed(
         `url, authType and credentialMode of this connection are managed by the plugin ${managers.map((m) => m.name).join(', ')}`,
       );
     }

@@ -1,6 +1,5 @@
 // Marketplace plugins: a plugin requires connections (reusing the organization's connection to the
 // same identity, or bringing one) and may manage their identity, which edits then may not change.
-import { conflict, notFound } from '../../http/errors.ts';
 import { isoTimestamp } from '../../http/schemas.ts';
 import { newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
@@ -9,6 +8,7 @@ import { connectionFields } from './connection-fields.ts';
 import { connectionIdentity } from './connection-identity.ts';
 import type { ConnectionDeps } from './deps.ts';
 import type { AuthType, CredentialMode } from './store.ts';
+import { mcpConnectionErrors } from './error-codes.ts';
 
 export interface PluginManifest {
   name: string;
@@ -91,7 +91,7 @@ export async function uninstallPlugin(
     if (done) tx.audit({ action: 'plugin.uninstalled', organizationId, target: { type: 'plugin', id: pluginId } });
     return done;
   });
-  if (!deleted) throw notFound('plugin_not_found', 'No such plugin in this organization');
+  if (!deleted) throw mcpConnectionErrors.plugin_not_found('No such plugin in this organization');
 }
 
 /**
@@ -113,8 +113,7 @@ export async function removeConnection(
     const plugins = await store.pluginLinks(tx, organizationId, [id]);
     if (plugins.length > 0) {
       const names = [...new Set(plugins.map((link) => link.name))].join(', ');
-      throw conflict(
-        'connection_required',
+      throw mcpConnectionErrors.connection_required(
         `The plugin ${names} requires this connection: uninstall the plugin first (DELETE /v1/plugins/{pluginId}), then delete it`,
       );
     }

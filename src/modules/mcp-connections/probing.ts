@@ -1,6 +1,6 @@
 // Validation by probing: a configuration is probed before it is stored (502 with the diagnostic when
 // it fails), and POST .../test probes what is stored and records the credential's health.
-import { ApiError, rateLimited } from '../../http/errors.ts';
+import { type ApiError, rateLimited } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, requireAdmin } from './access.ts';
 import { openApiKey } from './credentials.ts';
@@ -9,6 +9,7 @@ import { recordCatalog } from './catalog-store.ts';
 import { observeAuthRequirement, recordAuthRequirement } from './auth-requirement.ts';
 import { probeConnection, type Diagnostic, type ProbeResult, type ServerCatalog } from './probe/index.ts';
 import type { AuthType, ConnectionRow, CredentialMode } from './store.ts';
+import { mcpConnectionErrors } from './error-codes.ts';
 
 // A probe dials a tenant-chosen server for up to 15 s; these bound how many a tenant (and one
 // member, who can trigger probes by storing their own key) can start, across all processes.
@@ -49,9 +50,7 @@ function probeServer(deps: ProbeDeps, url: string, authType: 'apikey' | 'none', 
 }
 
 function validationFailed(diagnostic: Diagnostic): ApiError {
-  return new ApiError(
-    502,
-    'connection_validation_failed',
+  return mcpConnectionErrors.connection_validation_failed(
     `The MCP server could not be validated: ${diagnostic.message}`,
     { diagnostic },
   );

@@ -8,8 +8,8 @@ import {
   afterFromCursor,
   commonErrorResponses,
   connectionIdSchema,
-  errorBodySchema,
   paginationQuerySchema,
+  errorResponse,
 } from '../../http/schemas.ts';
 import {
   connectionInputSchema,
@@ -25,13 +25,19 @@ import {
   validationFailedSchema,
 } from './schemas.ts';
 import type { McpConnectionService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { mcpConnectionErrors } from './error-codes.ts';
 
 const tags = ['MCP Connections'];
 const connectionParams = z.object({ connectionId: connectionIdSchema });
-const notFound = errorBodySchema.describe('connection_not_found: no such connection in your active organization');
+const notFound = errorResponse(
+  [mcpConnectionErrors.connection_not_found],
+  'no such connection in your active organization',
+);
 const noContent = z.null().describe('No content');
-const rateLimitedResponse = errorBodySchema.describe(
-  'rate_limited: too many server checks (probes) for the organization or the member; see Retry-After',
+const rateLimitedResponse = errorResponse(
+  [httpErrors.rate_limited],
+  'too many server checks (probes) for the organization or the member; see Retry-After',
 );
 const adminsOnly = authenticate({ roles: ['owner', 'admin'] });
 const members = authenticate({ organization: true });
@@ -132,7 +138,11 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
           ),
           ...commonErrorResponses,
           404: notFound,
-          409: errorBodySchema.describe('connection_conflict (stale expectedUpdatedAt) or marketplace_managed'),
+          409: errorResponse(
+            [mcpConnectionErrors.connection_conflict, mcpConnectionErrors.marketplace_managed],
+            undefined,
+            { description: 'connection_conflict (stale expectedUpdatedAt) or marketplace_managed' },
+          ),
           429: rateLimitedResponse,
           502: validationFailedSchema,
         },
@@ -180,7 +190,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
           204: noContent,
           ...commonErrorResponses,
           404: notFound,
-          409: errorBodySchema.describe('connection_required: an installed plugin requires it'),
+          409: errorResponse([mcpConnectionErrors.connection_required], 'an installed plugin requires it'),
         },
       },
     },
@@ -224,7 +234,10 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
           200: connectionSchema,
           ...commonErrorResponses,
           404: notFound,
-          409: errorBodySchema.describe('connection_conflict: the connection changed while the key was checked'),
+          409: errorResponse(
+            [mcpConnectionErrors.connection_conflict],
+            'the connection changed while the key was checked',
+          ),
           429: rateLimitedResponse,
           502: validationFailedSchema,
         },
@@ -267,7 +280,11 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
         operationId: 'uninstallPlugin',
         summary: 'Uninstall a plugin (its connections stay, no longer required or managed by it)',
         params: z.object({ pluginId: pluginIdSchema }),
-        response: { 204: noContent, ...commonErrorResponses, 404: errorBodySchema.describe('plugin_not_found') },
+        response: {
+          204: noContent,
+          ...commonErrorResponses,
+          404: errorResponse([mcpConnectionErrors.plugin_not_found]),
+        },
       },
     },
     async (request, reply) => {

@@ -1,10 +1,11 @@
 // Zod schemas of the MCP-connection routes: the spec's request limits and response shapes.
 
 import { z } from 'zod';
-import { errorBodySchema, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
+import { timestampSchema, typeIdSchema, errorResponse } from '../../http/schemas.ts';
 import { HEADER_VALUE_PATTERN, HEADER_VALUE_RULE } from './probe/credentials.ts';
 import { actionOwners, diagnosticPhases, highestPassedValues } from './probe/diagnostic.ts';
 import { signingAlgorithmFor, signingAlgorithms } from './oauth/client-assertion.ts';
+import { mcpConnectionErrors } from './error-codes.ts';
 
 export const authTypeSchema = z.enum(['oauth', 'apikey', 'none']);
 export const credentialModeSchema = z.enum(['shared', 'per_member']);
@@ -333,9 +334,11 @@ export const diagnosticSchema = z
   })
   .meta({ id: 'Diagnostic' });
 
-export const validationFailedSchema = errorBodySchema
-  .extend({ message: z.string(), diagnostic: diagnosticSchema })
-  .describe('connection_validation_failed: the proposed API-key or no-auth configuration did not pass the probe');
+export const validationFailedSchema = errorResponse(
+  [mcpConnectionErrors.connection_validation_failed],
+  'the proposed API-key or no-auth configuration did not pass the probe',
+  { extend: { message: z.string(), diagnostic: diagnosticSchema } },
+);
 
 export const testResultSchema = z.object({
   ok: z.boolean(),

@@ -2,15 +2,17 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
-import { commonErrorResponses, connectionIdSchema, errorBodySchema } from '../../http/schemas.ts';
+import { commonErrorResponses, connectionIdSchema, errorResponse } from '../../http/schemas.ts';
 import { connectionSchema } from './schemas.ts';
 import { toolCatalogSchema, toolPolicyInputSchema } from './tool-schemas.ts';
 import type { McpConnectionService } from './service.ts';
+import { mcpConnectionErrors } from './error-codes.ts';
 
 const tags = ['MCP Connections'];
 const connectionParams = z.object({ connectionId: connectionIdSchema });
-const notFound = errorBodySchema.describe(
-  'connection_not_found: no such connection in your active organization (members: or not one you may use)',
+const notFound = errorResponse(
+  [mcpConnectionErrors.connection_not_found],
+  'no such connection in your active organization (members: or not one you may use)',
 );
 
 export const mcpToolRoutes: FastifyPluginAsyncZod<{ service: McpConnectionService }> = async (app, { service }) => {

@@ -4,7 +4,8 @@
 // policy says which tools the workspace may use: every tool, an allow-list or a deny-list, and
 // whether a tool that may be destructive needs an approval before each call.
 import type { Caller } from '../../http/caller.ts';
-import { invalidRequest, refusedLikeAuthenticate } from '../../http/errors.ts';
+import { invalidRequest } from '../../http/errors.ts';
+import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { isoTimestamp } from '../../http/schemas.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, loadVisible, requireAdmin } from './access.ts';

@@ -4,9 +4,9 @@ import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from
 import {
   afterFromCursor,
   commonErrorResponses,
-  errorBodySchema,
   pageOf,
   paginationQuerySchema,
+  errorResponse,
 } from '../../http/schemas.ts';
 import {
   assignableRoleSchema,
@@ -15,8 +15,11 @@ import {
   organizationNotFoundResponse,
   organizationParams,
   toMember,
+  identityErrors,
 } from '../identity/index.ts';
 import type { MemberService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { memberErrors } from './error-codes.ts';
 
 const noContent = z.null().describe('No content');
 
@@ -65,8 +68,8 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
         response: {
           200: z.object({ member: memberSchema }),
           ...commonErrorResponses,
-          404: errorBodySchema.describe('organization_not_found or member_not_found'),
-          409: errorBodySchema.describe('owner_role_fixed'),
+          404: errorResponse([httpErrors.organization_not_found, identityErrors.member_not_found]),
+          409: errorResponse([memberErrors.owner_role_fixed]),
         },
       },
     },
@@ -97,8 +100,8 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
         response: {
           204: noContent,
           ...commonErrorResponses,
-          404: errorBodySchema.describe('organization_not_found or member_not_found'),
-          409: errorBodySchema.describe('owner_cannot_be_removed'),
+          404: errorResponse([httpErrors.organization_not_found, identityErrors.member_not_found]),
+          409: errorResponse([memberErrors.owner_cannot_be_removed]),
         },
       },
     },
@@ -126,7 +129,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
         response: {
           200: z.object({ member: memberSchema }),
           ...commonErrorResponses,
-          404: errorBodySchema.describe('organization_not_found or member_not_found'),
+          404: errorResponse([httpErrors.organization_not_found, identityErrors.member_not_found]),
         },
       },
     },

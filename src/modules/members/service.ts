@@ -3,9 +3,11 @@
 import type { Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller } from '../../http/caller.ts';
-import { conflict, forbidden, notFound } from '../../http/errors.ts';
+import { forbidden } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import type { MemberRecord, MembershipCore } from '../identity/index.ts';
+import { identityErrors } from '../identity/index.ts';
+import { memberErrors } from './error-codes.ts';
 
 /**
  * What another module does when a member is removed, for what it keeps of theirs that the removal's
@@ -33,7 +35,7 @@ export function createMemberService(deps: MemberServiceDeps) {
     tx: Queryable,
   ): Promise<MemberRecord> {
     const member = await membership.getMember(organizationId, memberId, tx);
-    if (!member) throw notFound('member_not_found', 'No such member in this organization');
+    if (!member) throw identityErrors.member_not_found('No such member in this organization');
     return member;
   }
 
@@ -55,7 +57,7 @@ export function createMemberService(deps: MemberServiceDeps) {
       return membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner')
-          throw conflict('owner_role_fixed', "The owner's role changes only by transferring ownership");
+          throw memberErrors.owner_role_fixed("The owner's role changes only by transferring ownership");
         await membership.setMemberRole(tx, organizationId, member, role);
         tx.audit({
           action: 'member.role_changed',
@@ -82,7 +84,7 @@ export function createMemberService(deps: MemberServiceDeps) {
       const afterwards = await membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner')
-          throw conflict('owner_cannot_be_removed', 'Transfer ownership before removing the owner');
+          throw memberErrors.owner_cannot_be_removed('Transfer ownership before removing the owner');
         const pending: Array<() => Promise<void>> = [];
         for (const hook of deps.removalHooks ?? [])
           pending.push(await hook.beforeRemoval(tx, organizationId, memberId));
@@ -114,7 +116,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (self?.role !== 'owner') throw forbidden('This needs the role owner');
         const member = await membership.getMember(organizationId, memberId, tx);
         if (member?.status !== 'active')
-          throw notFound('member_not_found', 'No such active member in this organization');
+          throw identityErrors.member_not_found('No such active member in this organization');
         tx.audit({
           action: 'organization.ownership_transferred',
           organizationId,

@@ -6,9 +6,9 @@ import {
   commonErrorResponses,
   decodeCursor,
   encodeCursor,
-  errorBodySchema,
   isoTimestamp,
   queryInteger,
+  errorResponse,
 } from '../../http/schemas.ts';
 import {
   maxBatch,
@@ -19,6 +19,8 @@ import {
   searchResultSchema,
 } from './schemas.ts';
 import type { ListPosition, Memory, MemoryService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { memoryErrors } from './error-codes.ts';
 
 const bankRule =
   'Memories belong to the signed-in user. Each is filed under the organization the session is active in ' +
@@ -26,8 +28,9 @@ const bankRule =
   "the caller's memories filed under the current one: to reach memories written in another organization, switch " +
   'the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them.';
 
-const notFoundResponse = errorBodySchema.describe(
-  'memory_not_found: no such memory among yours in the active organization',
+const notFoundResponse = errorResponse(
+  [memoryErrors.memory_not_found],
+  'no such memory among yours in the active organization',
 );
 const errors = { 400: commonErrorResponses[400], 401: commonErrorResponses[401] };
 
@@ -86,7 +89,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
         response: {
           201: z.object({ memories: z.array(memorySchema) }),
           ...errors,
-          413: errorBodySchema.describe('payload_too_large: the body is over 32 MiB'),
+          413: errorResponse([httpErrors.payload_too_large], 'the body is over 32 MiB'),
         },
       },
     },

@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../../db/database.ts';
-import { invalidRequest, notFound, unauthorized, type ValidationDetail } from '../../http/errors.ts';
+import { invalidRequest, unauthorized, type ValidationDetail } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { Caller } from '../identity/index.ts';
@@ -17,6 +17,7 @@ import {
   type BankStats,
   type MemoryRow,
 } from './store.ts';
+import { memoryErrors } from './error-codes.ts';
 
 export const memoryIdPrefix = 'mry';
 export const defaultSource = 'api';
@@ -348,7 +349,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
 
     async get(caller, id) {
       const row = await getMemory(db, bankOf(caller), id);
-      if (!row) throw notFound('memory_not_found', 'No such memory');
+      if (!row) throw memoryErrors.memory_not_found('No such memory');
       return toMemory(row);
     },
 
@@ -360,7 +361,7 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
           tx.audit({ action: 'memory.deleted', organizationId: bank.organizationId, target: { type: 'memory', id } });
         return done;
       });
-      if (!removed) throw notFound('memory_not_found', 'No such memory');
+      if (!removed) throw memoryErrors.memory_not_found('No such memory');
     },
 
     async search(caller, input) {

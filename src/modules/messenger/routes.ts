@@ -10,10 +10,10 @@ import {
   commonErrorResponses,
   decodeCursor,
   encodeCursor,
-  errorBodySchema,
   pageOf,
   paginationQuerySchema,
   secretString,
+  errorResponse,
 } from '../../http/schemas.ts';
 import type { FastifyRequest } from 'fastify';
 import {
@@ -27,16 +27,23 @@ import {
   updateStatusSchema,
 } from './schemas.ts';
 import type { ActingMember, MessengerService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { messengerErrors } from './error-codes.ts';
 
 const tags = ['Messaging'];
 const adminOnly = authenticate({ roles: ['owner', 'admin'] });
 // Where a bot's messages go is privileged: connecting one, pointing it elsewhere, deleting it.
 const adminRecentlyAuthenticated = authenticate({ roles: ['owner', 'admin'], freshAuthentication: true });
 const params = z.object({ connectionId: connectionIdSchema });
-const notFoundResponse = errorBodySchema.describe(
-  'connection_not_found: no such connection in the active organization',
+const notFoundResponse = errorResponse(
+  [messengerErrors.connection_not_found],
+  'no such connection in the active organization',
 );
-const platformResponse = errorBodySchema.describe('platform_error (the platform refused) or platform_unavailable');
+const platformResponse = errorResponse(
+  [messengerErrors.platform_error, messengerErrors.platform_unavailable],
+  undefined,
+  { description: 'platform_error (the platform refused) or platform_unavailable' },
+);
 
 /** What a route about one connection answers. */
 const oneConnectionResponses = {
@@ -77,12 +84,15 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
             connection: messengerConnectionSchema,
             deliverySecret: secretString("The key of each delivery's X-Orgplane-Signature; shown only here"),
           }),
-          400: errorBodySchema.describe('invalid_request, or invalid_bot_token: the platform did not accept the token'),
+          400: errorResponse([httpErrors.invalid_request, messengerErrors.invalid_bot_token], undefined, {
+            description: 'invalid_request, or invalid_bot_token: the platform did not accept the token',
+          }),
           401: commonErrorResponses[401],
           403: commonErrorResponses[403],
-          409: errorBodySchema.describe(
-            'connection_conflict: this bot is already connected in the organization; bot_already_connected: it is connected in another organization (a bot has a single webhook)',
-          ),
+          409: errorResponse([messengerErrors.connection_conflict, messengerErrors.bot_already_connected], undefined, {
+            description:
+              'connection_conflict: this bot is already connected in the organization; bot_already_connected: it is connected in another organization (a bot has a single webhook)',
+          }),
           502: platformResponse,
         },
       },

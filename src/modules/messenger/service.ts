@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
-import { ApiError, conflict, invalidRequest, notFound, refusedLikeAuthenticate } from '../../http/errors.ts';
+import { type ApiError, invalidRequest } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import { pointsToBlockedAddress } from '../../platform/signed-delivery.ts';
@@ -12,8 +12,10 @@ import type { SecretBox } from '../../platform/secrets.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { MembershipCore, Role } from '../identity/index.ts';
+import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { BotApiError, type BotApi } from './platform.ts';
 import type { ConnectionRow, ConnectionStatus, MessengerStore, UpdateRow, UpdateStatus } from './store.ts';
+import { messengerErrors } from './error-codes.ts';
 
 export interface MessengerServiceDeps {
   db: Database;
@@ -43,7 +45,7 @@ function actingMemberOf(ctx: CallerContext): ActingMember {
   return { organizationId: ctx.actor.organizationId!, memberId: ctx.actor.memberId };
 }
 
-const connectionNotFound = () => notFound('connection_not_found', 'No such bot connection in this organization');
+const connectionNotFound = () => messengerErrors.connection_not_found('No such bot connection in this organization');
 
 export function webhookUrlOf(publicUrl: string, connectionId: string): string {
   return `${publicUrl}/v1/webhooks/messenger/${connectionId}`;
@@ -51,11 +53,9 @@ export function webhookUrlOf(publicUrl: string, connectionId: string): string {
 
 function platformError(error: unknown, action: string): ApiError {
   if (error instanceof BotApiError) {
-    return new ApiError(502, 'platform_error', `The messaging platform refused ${action}: ${error.message}`);
+    return messengerErrors.platform_error(`The messaging platform refused ${action}: ${error.message}`);
   }
-  return new ApiError(
-    502,
-    'platform_unavailable',
+  return messengerErrors.platform_unavailable(
     `The messaging platform could not be reached, or did not answer as its Bot API does, to ${action}`,
   );
 }
@@ -102,7 +102,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         bot = await botApi.getMe(input.botToken);
       } catch (error) {
         if (error instanceof BotApiError && (error.errorCode === 401 || error.errorCode === 404)) {
-          throw new ApiError(400, 'invalid_bot_token', 'The messaging platform did not accept this bot token');
+          throw messengerErrors.invalid_bot_token('The messaging platform did not accept this bot token');
         }
         throw platformError(error, 'check the bot token');
       }
@@ -122,8 +122,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         // other off. The lock makes two organizations connecting one bot at once take turns.
         await lockUntilCommit(tx, `messenger-bot:${bot.id}`);
         if (await store.botConnectedElsewhere(tx, bot.id, actor.organizationId)) {
-          throw conflict(
-            'bot_already_connected',
+          throw messengerErrors.bot_already_connected(
             'This bot is connected in another organization; a bot has a single webhook, so disconnect it there first',
           );
         }
@@ -145,7 +144,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
           createdByMemberId: actor.memberId,
         });
       });
-      if (!connection) throw conflict('connection_conflict', 'This bot is already connected in this organization');
+      if (!connection) throw messengerErrors.connection_conflict('This bot is already connected in this organization');
       try {
         await botApi.setWebhook(input.botToken, { url: webhookUrlOf(deps.publicUrl, id), secret_token: webhookSecret });
       } catch (error) {

@@ -24,9 +24,12 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { connectionsWithCappedBody, errorHandler, invalidRequest, unreadableRequest } from '../../http/errors.ts';
-import { connectionIdSchema, errorBodySchema } from '../../http/schemas.ts';
+import { connectionsWithCappedBody } from '../../http/client-errors.ts';
+import { errorHandler } from '../../http/error-handler.ts';
+import { invalidRequest, unreadableRequest } from '../../http/errors.ts';
+import { connectionIdSchema, errorResponse } from '../../http/schemas.ts';
 import type { Ingress } from './ingress.ts';
+import { httpErrors } from '../../http/error-codes.ts';
 
 export const MAX_UPDATE_BYTES = 256 * 1024;
 export const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
@@ -91,7 +94,7 @@ function unavailable(request: FastifyRequest, reply: FastifyReply, error: unknow
   return reply
     .status(503)
     .header('retry-after', '5')
-    .send({ error: 'service_unavailable', message: 'The update could not be stored; retry later' });
+    .send(httpErrors.service_unavailable('The update could not be stored; retry later').toBody());
 }
 
 declare module 'fastify' {
@@ -135,7 +138,8 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'payload_too_large' });
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return reply.status(413).send(httpErrors.payload_too_large().toBody());
     // Any content type is read here, but one that cannot be parsed at all leaves no parser to read with.
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return reply.status(400).send(unreadableRequest('The Content-Type header is malformed').toBody());
@@ -172,8 +176,9 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
             'Acknowledged. `accepted: true`: claimed and queued for delivery. `accepted: false` (nothing queued, and the platform need not retry) ' +
               'with `reason`: `duplicate` (this update_id was already claimed), `connection_disabled`, or `connection_not_found` (deleted after the secret was checked)',
           ),
-          400: errorBodySchema.describe(
-            'invalid_request: malformed JSON (or not UTF-8), a Content-Type header that cannot be parsed (any content type is read as JSON), or `update_id` missing or not a non-negative integer',
+          400: errorResponse(
+            [httpErrors.invalid_request],
+            'malformed JSON (or not UTF-8), a Content-Type header that cannot be parsed (any content type is read as JSON), or `update_id` missing or not a non-negative integer',
           ),
           401: z
             .object({ ok: z.literal(false), error: z.literal('invalid secret') })
@@ -181,13 +186,13 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
               'The secret header is missing or wrong, or the connection does not exist (a malformed connection id included)',
             ),
           413: z
-            .object({ error: z.literal('payload_too_large') })
+            .object({ error: z.literal(httpErrors.payload_too_large.code) })
             .describe(
               `The body is over ${MAX_UPDATE_BYTES} bytes (also when Content-Length is absent). Bytes beyond a declared Content-Length ` +
                 'count as body (413) only if they arrive before the answer is sent; later ones are read as the next request on the connection (400), ' +
                 'so an update complete within its declared length is then accepted.',
             ),
-          503: errorBodySchema.describe('service_unavailable: the update could not be stored; the platform retries'),
+          503: errorResponse([httpErrors.service_unavailable], 'the update could not be stored; the platform retries'),
         },
       },
       // Callback style, not async: with the secret's hash cached the check is synchronous, and the

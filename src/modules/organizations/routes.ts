@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, bearerToken, callerOf, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { forbidden } from '../../http/errors.ts';
-import { commonErrorResponses, errorBodySchema } from '../../http/schemas.ts';
+import { commonErrorResponses, errorResponse } from '../../http/schemas.ts';
 import {
   memberSchema,
   organizationIdSchema,
@@ -13,6 +13,7 @@ import {
 import { teamSchema, toTeam } from '../teams/index.ts';
 import { organizationNameSchema, organizationSchema, planSchema, toOrganization } from './schemas.ts';
 import type { OrganizationService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
 
 /** Creating an organization, the session's active one, and plans. */
 export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: OrganizationService }> = async (
@@ -95,7 +96,7 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
               'The active organization with its owner, your member record in it, and the teams you belong to there',
             ),
           401: commonErrorResponses[401],
-          404: errorBodySchema.describe('organization_not_found: no active organization, or no longer a member'),
+          404: errorResponse([httpErrors.organization_not_found], 'no active organization, or no longer a member'),
         },
       },
     },

@@ -1,6 +1,6 @@
 // Organizations: creating one, the session's active one (GET /v1/org), and plans.
 import type { Database, Queryable } from '../../db/database.ts';
-import { forbidden, notFound, unauthorized } from '../../http/errors.ts';
+import { forbidden, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
 import {
@@ -13,6 +13,7 @@ import {
 import type { TeamRecord } from '../teams/index.ts';
 import type { OrganizationDirectory, OrganizationRecord, Plan } from './index.ts';
 import * as store from './store.ts';
+import { httpErrors } from '../../http/error-codes.ts';
 
 /** What other modules use of organizations (OrganizationDirectory): reads and the row lock. */
 export function createOrganizationDirectory(deps: { db: Database }) {
@@ -76,8 +77,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       const row = await findActiveOrganization(sessionToken);
       if (!row) throw unauthorized();
       if (!row.organization || !row.owner || !row.current_member) {
-        throw notFound(
-          'organization_not_found',
+        throw httpErrors.organization_not_found(
           row.active_organization_id
             ? 'You are no longer a member of the active organization; choose another with PUT /v1/session/active-organization'
             : 'This session has no active organization; create one or choose one with PUT /v1/session/active-organization',
@@ -115,7 +115,7 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
           });
         return changed;
       });
-      if (!organization) throw notFound('organization_not_found', 'No such organization');
+      if (!organization) throw httpErrors.organization_not_found('No such organization');
       return organization;
     },
   };

@@ -3,12 +3,14 @@ import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import {
   commonErrorResponses,
-  errorBodySchema,
   isoTimestamp,
   secretString,
   timestampSchema,
+  errorResponse,
 } from '../../http/schemas.ts';
 import type { ConnectorRow, ScimService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { scimErrors } from './error-codes.ts';
 
 const connectionSchema = z.object({
   id: z.string(),
@@ -98,8 +100,10 @@ export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> 
             'The SCIM connector (created if it did not exist) with a freshly rotated `scimToken`, shown only in this response; the previous token stops working',
           ),
           ...commonErrorResponses,
-          404: errorBodySchema.describe('organization_not_found: the session has no active organization'),
-          409: errorBodySchema.describe('sso_required (with `message`): verify the SSO domain first'),
+          404: errorResponse([httpErrors.organization_not_found], 'the session has no active organization'),
+          409: errorResponse([scimErrors.sso_required], undefined, {
+            description: 'sso_required (with `message`): verify the SSO domain first',
+          }),
         },
       },
     },
@@ -127,9 +131,9 @@ export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> 
           200: connectorSchema.omit({ scimToken: true }).meta({ id: 'ScimConnectorView' }),
           401: commonErrorResponses[401],
           403: commonErrorResponses[403],
-          404: errorBodySchema.describe(
-            'organization_not_found, or scim_connection_not_found: no token was ever created',
-          ),
+          404: errorResponse([httpErrors.organization_not_found, scimErrors.scim_connection_not_found], undefined, {
+            description: 'organization_not_found, or scim_connection_not_found: no token was ever created',
+          }),
         },
       },
     },

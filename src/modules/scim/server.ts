@@ -5,7 +5,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { bearerToken } from '../../http/auth.ts';
-import { ApiError, isDatabaseUnavailable, isUnstorableText } from '../../http/errors.ts';
+import { isDatabaseUnavailable, isUnstorableText } from '../../db/errors.ts';
+import { ApiError } from '../../http/errors.ts';
 import { utf8BodyText } from '../../http/json-body.ts';
 import {
   allSchemas,

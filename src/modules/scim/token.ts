@@ -1,11 +1,13 @@
 // The SCIM connector: its token (rotated by the organization's owners and admins), its view, and the
 // resolution of a bearer token to the connector it stands for.
-import { ApiError, lacksRole, notFound, organizationNotFound, type MemberRefusals } from '../../http/errors.ts';
+import { lacksRole, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { Caller, Role } from '../identity/index.ts';
+import type { MemberRefusals } from '../identity/index.ts';
 import type { ScimConnector, ScimDeps } from './context.ts';
+import { scimErrors } from './error-codes.ts';
 
 const tokenPrefix = 'opscim_';
 // Since issue 25 a token names its organization (platform/tokens.ts tenantToken); older tokens do not.
@@ -22,9 +24,7 @@ export async function rotateToken(deps: ScimDeps, ctx: CallerContext) {
   if (!organizationId) throw organizationNotFound();
   const sso = await deps.sso.verifiedConnection(organizationId);
   if (!sso) {
-    throw new ApiError(
-      409,
-      'sso_required',
+    throw scimErrors.sso_required(
       'SCIM provisioning needs an SSO connection with a verified domain: PUT /v1/sso/connection, then POST /v1/sso/verify-domain',
     );
   }
@@ -59,8 +59,7 @@ export async function getConnection(deps: ScimDeps, caller: Caller) {
   if (!organizationId) throw organizationNotFound();
   const connector = await deps.store.findConnector(deps.db, organizationId);
   if (!connector)
-    throw notFound(
-      'scim_connection_not_found',
+    throw scimErrors.scim_connection_not_found(
       'This organization has no SCIM connection; create one with POST /v1/scim/token',
     );
   const ssoReady = (await deps.sso.verifiedConnection(organizationId)) !== undefined;

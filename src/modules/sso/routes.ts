@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import {
   commonErrorResponses,
-  errorBodySchema,
   isoTimestamp,
   isoTimestampOrNull,
   timestampSchema,
+  errorResponse,
 } from '../../http/schemas.ts';
 import { oidcCallbackPath } from './sign-in.ts';
 import { maxMetadataBytes } from './saml-config.ts';
@@ -14,6 +14,8 @@ import type { SamlServiceProvider } from './saml.ts';
 import { MAX_DOMAIN_LENGTH, recordNameFor, recordValueFor, type SsoService } from './service.ts';
 import { emailTrustModes } from './email-trust.ts';
 import type { SsoConnectionRow } from './store.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { ssoErrors } from './error-codes.ts';
 
 const emailTrustSchema = z.enum(emailTrustModes);
 
@@ -158,10 +160,14 @@ function toConnection(
 }
 
 const ownerOrAdmin = authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found' });
-const organizationNotFound = errorBodySchema.describe('organization_not_found: the session has no active organization');
-const enterpriseRequired = errorBodySchema.describe(
-  'forbidden: not an owner or admin; or enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan',
+const organizationNotFound = errorResponse(
+  [httpErrors.organization_not_found],
+  'the session has no active organization',
 );
+const enterpriseRequired = errorResponse([httpErrors.forbidden, ssoErrors.enterprise_plan_required], undefined, {
+  description:
+    'forbidden: not an owner or admin; or enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan',
+});
 
 /** The organization's SSO connection and the verification of its domain through DNS. */
 export const ssoRoutes: FastifyPluginAsyncZod<{
@@ -289,9 +295,10 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
           ...commonErrorResponses,
           403: enterpriseRequired,
           404: organizationNotFound,
-          409: errorBodySchema.describe(
-            'domain_taken: another organization has verified this domain; sso_not_ready: SSO cannot be required before a sign-in has succeeded on the connection as configured',
-          ),
+          409: errorResponse([ssoErrors.domain_taken, ssoErrors.sso_not_ready], undefined, {
+            description:
+              'domain_taken: another organization has verified this domain; sso_not_ready: SSO cannot be required before a sign-in has succeeded on the connection as configured',
+          }),
         },
       },
     },
@@ -310,7 +317,9 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
           200: z.object({ connection: ssoConnectionSchema }),
           401: commonErrorResponses[401],
           403: commonErrorResponses[403],
-          404: errorBodySchema.describe('organization_not_found, or sso_connection_not_found: no SSO connection yet'),
+          404: errorResponse([httpErrors.organization_not_found, ssoErrors.sso_connection_not_found], undefined, {
+            description: 'organization_not_found, or sso_connection_not_found: no SSO connection yet',
+          }),
         },
       },
     },
@@ -350,23 +359,27 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
           400: commonErrorResponses[400],
           401: commonErrorResponses[401],
           403: enterpriseRequired,
-          404: errorBodySchema.describe(
-            'organization_not_found: no active organization; sso_connection_not_found: create the connection first',
-          ),
-          409: errorBodySchema.describe(
-            'domain_taken: another organization has verified this domain; sso_connection_changed: the connection was edited meanwhile, try again',
-          ),
-          422: errorBodySchema
-            .extend({
+          404: errorResponse([httpErrors.organization_not_found, ssoErrors.sso_connection_not_found], undefined, {
+            description:
+              'organization_not_found: no active organization; sso_connection_not_found: create the connection first',
+          }),
+          409: errorResponse([ssoErrors.domain_taken, ssoErrors.sso_connection_changed], undefined, {
+            description:
+              'domain_taken: another organization has verified this domain; sso_connection_changed: the connection was edited meanwhile, try again',
+          }),
+          422: errorResponse([ssoErrors.domain_verification_failed], 'the TXT record is missing or has another value', {
+            extend: {
               retryable: z.literal(false),
               recordName: z.string(),
               expectedValue: z.string(),
               foundValues: z.array(z.string()),
-            })
-            .describe('domain_verification_failed: the TXT record is missing or has another value'),
-          502: errorBodySchema
-            .extend({ retryable: z.boolean(), recordName: z.string() })
-            .describe('dns_lookup_failed: the DNS lookup failed; `retryable` says whether a retry may help'),
+            },
+          }),
+          502: errorResponse(
+            [ssoErrors.dns_lookup_failed],
+            'the DNS lookup failed; `retryable` says whether a retry may help',
+            { extend: { retryable: z.boolean(), recordName: z.string() } },
+          ),
         },
       },
     },

@@ -4,9 +4,8 @@
 import type { FastifyError } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { notFound } from '../../http/errors.ts';
 import { htmlPageHeaders } from '../../http/html-page.ts';
-import { errorBodySchema } from '../../http/schemas.ts';
+import { errorResponse } from '../../http/schemas.ts';
 import { bindingSecretOf } from '../../platform/browser-binding.ts';
 import type { SamlAcs } from './saml-acs.ts';
 import { samlAcsPath, type SamlServiceProvider } from './saml.ts';
@@ -14,6 +13,7 @@ import { createSamlStore } from './saml-store.ts';
 import { accountLinkingRule, refusedPage } from './sign-in-routes.ts';
 import { codeTtlSeconds, SignInRefused, ssoBrowserCookie } from './sign-in.ts';
 import type { Database } from '../../db/database.ts';
+import { ssoErrors } from './error-codes.ts';
 
 const tags = ['SSO'];
 /** A SAMLResponse is a signed XML document, base64: tens of kilobytes at most in practice. */
@@ -39,13 +39,13 @@ export const samlRoutes: FastifyPluginAsyncZod<{ db: Database; saml: SamlService
         produces: ['application/samlmetadata+xml'],
         response: {
           200: z.string().describe('SAML 2.0 metadata (an EntityDescriptor with an SPSSODescriptor)'),
-          404: errorBodySchema.describe('sso_connection_not_found: no SAML connection has this id'),
+          404: errorResponse([ssoErrors.sso_connection_not_found], 'no SAML connection has this id'),
         },
       },
     },
     async (request, reply) => {
       const connection = await store.findSamlConnection(db, request.params.ssoConnectionId);
-      if (!connection) throw notFound('sso_connection_not_found', 'No SAML SSO connection has this id');
+      if (!connection) throw ssoErrors.sso_connection_not_found('No SAML SSO connection has this id');
       return reply
         .header('content-type', 'application/samlmetadata+xml; charset=utf-8')
         .header('cache-control', 'public, max-age=300')

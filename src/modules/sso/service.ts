@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
-import { ApiError, invalidRequest, notFound, organizationNotFound } from '../../http/errors.ts';
+import { type ApiError, invalidRequest, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
@@ -14,6 +14,7 @@ import { identityProviderOf, type SamlIdpInput } from './saml-config.ts';
 import { describeDnsFailure, isPublicSuffix, MAX_DNS_NAME_LENGTH, normalizeDomain, type TxtResolver } from './dns.ts';
 import type { EmailTrust } from './email-trust.ts';
 import { createSsoStore, type SsoConnectionRow } from './store.ts';
+import { ssoErrors } from './error-codes.ts';
 
 export interface SsoServiceDeps {
   db: Database;
@@ -50,19 +51,17 @@ export interface SsoConnectionInput extends SamlIdpInput {
 }
 
 function enterprisePlanRequired(): ApiError {
-  return new ApiError(403, 'enterprise_plan_required', 'SSO is available on the enterprise plan', { feature: 'sso' });
+  return ssoErrors.enterprise_plan_required('SSO is available on the enterprise plan', { feature: 'sso' });
 }
 
 function ssoNotReady(): ApiError {
-  return new ApiError(
-    409,
-    'sso_not_ready',
+  return ssoErrors.sso_not_ready(
     'SSO can be required only once someone has signed in through this connection (with its current domain, issuer, client and e-mail trust); sign in with SSO first',
   );
 }
 
 function domainTaken(domain: string): ApiError {
-  return new ApiError(409, 'domain_taken', `The domain ${domain} is already verified by another organization`);
+  return ssoErrors.domain_taken(`The domain ${domain} is already verified by another organization`);
 }
 
 // What a TXT value may contribute to an error message: bounded, printable.
@@ -217,8 +216,7 @@ export function createSsoService(deps: SsoServiceDeps) {
     async getConnection(caller: Caller): Promise<SsoConnectionRow> {
       const connection = await store.findByOrganization(db, requireOrganization(caller));
       if (!connection)
-        throw notFound(
-          'sso_connection_not_found',
+        throw ssoErrors.sso_connection_not_found(
           'This organization has no SSO connection; create it with PUT /v1/sso/connection',
         );
       return connection;
@@ -234,17 +232,14 @@ export function createSsoService(deps: SsoServiceDeps) {
       await requireEnterprise(organizationId);
       const connection = await store.findByOrganization(db, organizationId);
       if (!connection)
-        throw notFound(
-          'sso_connection_not_found',
+        throw ssoErrors.sso_connection_not_found(
           'This organization has no SSO connection; create it with PUT /v1/sso/connection',
         );
       const recordName = recordNameFor(connection.domain);
       const expected = recordValueFor(connection.verification_token);
       const result = await deps.resolver.resolveTxt(recordName);
       if (result.status === 'failed') {
-        const error = new ApiError(
-          502,
-          'dns_lookup_failed',
+        const error = ssoErrors.dns_lookup_failed(
           `Could not look up the TXT record at ${recordName}: ${describeDnsFailure(result.code)}.${result.retryable ? ' This may be temporary; try again.' : ''}`,
           { retryable: result.retryable, recordName },
         );
@@ -255,9 +250,7 @@ export function createSsoService(deps: SsoServiceDeps) {
       if (!found.includes(expected)) {
         const what =
           found.length === 0 ? 'no TXT record was found there' : `found ${JSON.stringify(shown(found))} instead`;
-        throw new ApiError(
-          422,
-          'domain_verification_failed',
+        throw ssoErrors.domain_verification_failed(
           `Expected a TXT record at ${recordName} with the value "${expected}", but ${what}. Publish the record and try again (DNS changes can take a while to appear).`,
           { retryable: false, recordName, expectedValue: expected, foundValues: shown(found) },
         );
@@ -276,11 +269,7 @@ export function createSsoService(deps: SsoServiceDeps) {
           return marked;
         });
         if (!verified) {
-          throw new ApiError(
-            409,
-            'sso_connection_changed',
-            'The SSO connection changed during verification; try again',
-          );
+          throw ssoErrors.sso_connection_changed('The SSO connection changed during verification; try again');
         }
         return verified;
       } catch (error) {

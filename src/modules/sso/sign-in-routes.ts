@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { bearerToken } from '../../http/auth.ts';
 import { escapeHtml, htmlPage, htmlPageHeaders } from '../../http/html-page.ts';
-import { errorBodySchema, isoTimestamp, pkceValueSchema, secretString, timestampSchema } from '../../http/schemas.ts';
+import { isoTimestamp, pkceValueSchema, secretString, timestampSchema, errorResponse } from '../../http/schemas.ts';
 import { bindingSecretOf } from '../../platform/browser-binding.ts';
 import { emailSchema } from '../identity/index.ts';
 import { toUser, userSchema } from '../users/index.ts';
@@ -17,6 +17,8 @@ import {
   ssoBrowserCookie,
   type SignInService,
 } from './sign-in.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { ssoErrors } from './error-codes.ts';
 
 const tags = ['SSO'];
 const pkceValue = pkceValueSchema;
@@ -97,17 +99,21 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
                 "The sign-in's link (`GET /v1/auth/sso/authorize?request=...`): open it in the person's browser, the one that is to finish the sign-in",
               ),
           }),
-          400: errorBodySchema.describe(
-            'invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it)',
+          400: errorResponse(
+            [httpErrors.invalid_request],
+            'invalid body, or a redirect URI that is not allowed (`details` names it)',
           ),
-          404: errorBodySchema.describe(
-            "sso_not_configured: no organization has verified the e-mail's domain with an SSO connection; sign in with a password",
+          404: errorResponse(
+            [ssoErrors.sso_not_configured],
+            "no organization has verified the e-mail's domain with an SSO connection; sign in with a password",
           ),
-          429: errorBodySchema.describe(
-            'rate_limited: this client address started too many sign-ins (`SSO_START_ATTEMPTS_PER_ADDRESS` per 15 minutes, every attempt counted whatever its answer); `Retry-After` says when to try again',
+          429: errorResponse(
+            [httpErrors.rate_limited],
+            'this client address started too many sign-ins (`SSO_START_ATTEMPTS_PER_ADDRESS` per 15 minutes, every attempt counted whatever its answer); `Retry-After` says when to try again',
           ),
-          502: errorBodySchema.describe(
-            "sso_provider_unavailable: the identity provider's configuration could not be read",
+          502: errorResponse(
+            [ssoErrors.sso_provider_unavailable],
+            "the identity provider's configuration could not be read",
           ),
         },
       },
@@ -253,11 +259,12 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
               .optional()
               .describe('Step-up only: when the calling session is now authenticated'),
           }),
-          400: errorBodySchema.describe(
-            'invalid_request, or invalid_grant: unknown, expired or used code, or a code verifier that does not match',
-          ),
-          401: errorBodySchema.describe("unauthorized: a step-up without the same person's valid session"),
-          403: errorBodySchema.describe('forbidden: no longer an active member of the organization'),
+          400: errorResponse([httpErrors.invalid_request, ssoErrors.invalid_grant], undefined, {
+            description:
+              'invalid_request, or invalid_grant: unknown, expired or used code, or a code verifier that does not match',
+          }),
+          401: errorResponse([httpErrors.unauthorized], "a step-up without the same person's valid session"),
+          403: errorResponse([httpErrors.forbidden], 'no longer an active member of the organization'),
         },
       },
     },

@@ -13,7 +13,7 @@ import {
 } from '../../platform/browser-binding.ts';
 import { pkceVerifierMatches } from '../../platform/pkce.ts';
 import type { Database } from '../../db/database.ts';
-import { ApiError, invalidRequest, notFound, rateLimited, unauthorized } from '../../http/errors.ts';
+import { ApiError, invalidRequest, rateLimited, unauthorized } from '../../http/errors.ts';
 import { OutboundBlockedError, OutboundResponseTooLargeError, OutboundTimeoutError } from '../../platform/outbound.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import type { Caller } from '../../http/caller.ts';
@@ -34,6 +34,8 @@ import { UserInfoSubjectMismatch, type OidcRelyingParty } from './oidc.ts';
 import type { SamlServiceProvider } from './saml.ts';
 import { createSignInStore, type PendingSignIn, type SignInRequestRow } from './sign-in-store.ts';
 import type { SsoConnectionRow } from './store.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { ssoErrors } from './error-codes.ts';
 
 /** A sign-in at the IdP must come back within this long. */
 const requestTtlSeconds = 10 * 60;
@@ -344,8 +346,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       const domain = input.email.slice(input.email.lastIndexOf('@') + 1).toLowerCase();
       const connection = await store.findByVerifiedDomain(db, domain);
       if (!connection)
-        throw notFound(
-          'sso_not_configured',
+        throw ssoErrors.sso_not_configured(
           `No organization signs in with SSO for ${domain}; sign in with your password`,
         );
       // The sign-in's link: the caller's browser opens it, is bound to the sign-in, and goes on to the IdP's URL.
@@ -375,7 +376,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       } catch (error) {
         const message = `The identity provider's configuration could not be read: ${error instanceof Error ? error.message : 'unknown error'}`;
         await recordFailure(context, connection, 'discovery_failed', message);
-        throw new ApiError(502, 'sso_provider_unavailable', message);
+        throw ssoErrors.sso_provider_unavailable(message);
       }
       await store.insertRequest(db, {
         state_hash: hashToken(state),
@@ -509,11 +510,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       caller: Caller | null,
     ) {
       const invalidGrant = () =>
-        new ApiError(
-          400,
-          'invalid_grant',
-          'The code is unknown, expired, already used, or does not match the code verifier',
-        );
+        ssoErrors.invalid_grant('The code is unknown, expired, already used, or does not match the code verifier');
       const code = await store.takeCode(db, hashToken(input.code));
       // An unknown code names no organization, and anyone may send one: it is refused and recorded nowhere.
       if (!code) throw invalidGrant();
@@ -537,7 +534,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         return await writeTransaction(db, { ...context, actor: caller ?? { kind: 'anonymous' } }, async (tx) => {
           const member = await deps.membership.getMemberByUser(code.organization_id, code.user_id, tx);
           if (member?.status !== 'active' || !(await deps.membership.lockMember(tx, code.organization_id, member.id))) {
-            throw new ApiError(403, 'forbidden', 'You are no longer an active member of this organization');
+            throw httpErrors.forbidden('You are no longer an active member of this organization');
           }
           const user = (await deps.users.getUser(code.user_id, tx))!;
           if (code.reauthenticate) {
@@ -563,7 +560,7 @@ export function createSignInService(deps: SignInServiceDeps) {
           return { user, organizationId: code.organization_id, sessionToken };
         });
       } catch (error) {
-        if (error instanceof ApiError && error.statusCode === 403 && error.code === 'forbidden')
+        if (error instanceof ApiError && error.statusCode === 403 && error.code === httpErrors.forbidden.code)
           return refuse(error, 'member_inactive');
         throw error;
       }

@@ -4,13 +4,15 @@ import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from
 import {
   afterFromCursor,
   commonErrorResponses,
-  errorBodySchema,
   pageOf,
   paginationQuerySchema,
+  errorResponse,
 } from '../../http/schemas.ts';
-import { memberIdSchema, organizationNotFoundResponse, organizationParams } from '../identity/index.ts';
+import { memberIdSchema, organizationNotFoundResponse, organizationParams, identityErrors } from '../identity/index.ts';
 import { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
 import type { TeamService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { teamErrors } from './error-codes.ts';
 
 const noContent = z.null().describe('No content');
 
@@ -30,7 +32,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
           201: z.object({ team: teamSchema }),
           ...commonErrorResponses,
           404: organizationNotFoundResponse,
-          409: errorBodySchema.describe('team_exists'),
+          409: errorResponse([teamErrors.team_exists]),
         },
       },
     },
@@ -86,7 +88,11 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
         response: {
           204: noContent,
           ...commonErrorResponses,
-          404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found'),
+          404: errorResponse([
+            httpErrors.organization_not_found,
+            teamErrors.team_not_found,
+            identityErrors.member_not_found,
+          ]),
         },
       },
     },
@@ -114,7 +120,11 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
         response: {
           204: noContent,
           ...commonErrorResponses,
-          404: errorBodySchema.describe('organization_not_found, team_not_found or member_not_found'),
+          404: errorResponse([
+            httpErrors.organization_not_found,
+            teamErrors.team_not_found,
+            identityErrors.member_not_found,
+          ]),
         },
       },
     },

@@ -2,12 +2,12 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
-import { conflict, notFound } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { membershipRefusals, type MembershipCore } from '../identity/index.ts';
+import { membershipRefusals, type MembershipCore, identityErrors } from '../identity/index.ts';
 import type { TeamDirectory, TeamRecord } from './index.ts';
 import * as store from './store.ts';
+import { teamErrors } from './error-codes.ts';
 
 const teamManagerRoles: readonly Role[] = ['owner', 'admin'];
 
@@ -44,7 +44,7 @@ export function createTeamService(deps: TeamServiceDeps) {
 
   async function requireTeam(organizationId: string, teamId: string): Promise<void> {
     if (!(await store.findTeam(db, organizationId, teamId)))
-      throw notFound('team_not_found', 'No such team in this organization');
+      throw teamErrors.team_not_found('No such team in this organization');
   }
 
   return {
@@ -65,7 +65,7 @@ export function createTeamService(deps: TeamServiceDeps) {
           });
         return created;
       });
-      if (!team) throw conflict('team_exists', 'A team with this name already exists');
+      if (!team) throw teamErrors.team_exists('A team with this name already exists');
       return team;
     },
 
@@ -88,7 +88,7 @@ export function createTeamService(deps: TeamServiceDeps) {
         // Held until the row is added: a removal committing meanwhile is waited for and seen here
         // (404), rather than met by the foreign key (a 500); one starting later waits and removes both.
         if (!(await membership.lockMember(tx, organizationId, memberId)))
-          throw notFound('member_not_found', 'No such member in this organization');
+          throw identityErrors.member_not_found('No such member in this organization');
         await store.addTeamMember(tx, organizationId, teamId, memberId);
         await copyMemberTeams(membership, tx, organizationId, memberId);
         tx.audit({
@@ -122,7 +122,7 @@ export function createTeamService(deps: TeamServiceDeps) {
           });
         return done;
       });
-      if (!removed) throw notFound('member_not_found', 'That member is not in this team');
+      if (!removed) throw identityErrors.member_not_found('That member is not in this team');
     },
   };
 }

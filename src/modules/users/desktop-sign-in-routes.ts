@@ -3,9 +3,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, requestContextOf, writeContextOf } from '../../http/auth.ts';
-import { commonErrorResponses, errorBodySchema, pkceValueSchema, secretString } from '../../http/schemas.ts';
+import { commonErrorResponses, pkceValueSchema, secretString, errorResponse } from '../../http/schemas.ts';
 import { desktopCodeTtlSeconds, type DesktopSignIn } from './desktop-sign-in.ts';
 import { toUser, userSchema } from './schemas.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { userErrors } from './error-codes.ts';
 
 const tags = ['Users'];
 const redirectUriSchema = z.string().min(1).max(2048);
@@ -47,8 +49,9 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
             redirectTo: z.string().describe('The redirect URI with `code` (and `state`): send the browser there'),
           }),
           ...commonErrorResponses,
-          400: errorBodySchema.describe(
-            'invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it)',
+          400: errorResponse(
+            [httpErrors.invalid_request],
+            'invalid body, or a redirect URI that is not allowed (`details` names it)',
           ),
         },
       },
@@ -74,8 +77,9 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
               .string()
               .describe('The redirect URI with `error=access_denied` (and `state`): send the browser there'),
           }),
-          400: errorBodySchema.describe(
-            'invalid_request: invalid body, or a redirect URI that is not allowed (`details` names it)',
+          400: errorResponse(
+            [httpErrors.invalid_request],
+            'invalid body, or a redirect URI that is not allowed (`details` names it)',
           ),
         },
       },
@@ -105,9 +109,10 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
               .nullable()
               .describe("The session's active organization (the browser session's when the code was given)"),
           }),
-          400: errorBodySchema.describe(
-            'invalid_request: invalid body; invalid_grant: unknown, expired or used code, or a verifier or redirect URI that does not match',
-          ),
+          400: errorResponse([httpErrors.invalid_request, userErrors.invalid_grant], undefined, {
+            description:
+              'invalid_request: invalid body; invalid_grant: unknown, expired or used code, or a verifier or redirect URI that does not match',
+          }),
         },
       },
     },

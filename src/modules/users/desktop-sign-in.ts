@@ -8,13 +8,14 @@
 // cancellation (cancel), goes only where the app waits: never to a page of orgplane's own
 // (platform/redirect-uris.ts), nor anywhere else the link names.
 import type { Database } from '../../db/database.ts';
-import { ApiError, invalidRequest } from '../../http/errors.ts';
+import { invalidRequest } from '../../http/errors.ts';
 import { pkceVerifierMatches } from '../../platform/pkce.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
 import type { MembershipCore } from '../identity/index.ts';
 import { insertDesktopSignInCode, takeDesktopSignInCode } from './desktop-sign-in-store.ts';
 import * as store from './store.ts';
+import { userErrors } from './error-codes.ts';
 
 /** A code is redeemed within this long (the browser goes straight to the app, which redeems at once). */
 export const desktopCodeTtlSeconds = 60;
@@ -34,9 +35,7 @@ function redirectWith(redirectUri: string, parameters: Record<string, string | u
 }
 
 const invalidGrant = () =>
-  new ApiError(
-    400,
-    'invalid_grant',
+  userErrors.invalid_grant(
     'The code is unknown, expired, already used, or does not match the code verifier or the redirect URI',
   );
 

@@ -3,15 +3,17 @@ import { z } from 'zod';
 import { authenticate, callerOf, requestContextOf, writeContextOf } from '../../http/auth.ts';
 import {
   commonErrorResponses,
-  errorBodySchema,
   isoTimestamp,
   secretString,
   timestampSchema,
+  errorResponse,
 } from '../../http/schemas.ts';
 import { emailSchema, personNameSchema } from '../identity/index.ts';
 import { organizationSchema, toOrganization } from '../organizations/index.ts';
 import { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
 import type { UserService } from './service.ts';
+import { httpErrors } from '../../http/error-codes.ts';
+import { userErrors } from './error-codes.ts';
 
 const sessionResponse = z.object({ user: userSchema, sessionToken: secretString('Bearer token; shown only here') });
 const noContent = z.null().describe('No content');
@@ -34,7 +36,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
             sessionToken: secretString("Bearer token of the administrator's session; shown only here"),
           }),
           400: commonErrorResponses[400],
-          409: errorBodySchema.describe('already_bootstrapped'),
+          409: errorResponse([userErrors.already_bootstrapped]),
         },
       },
     },
@@ -67,9 +69,9 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
         response: {
           201: sessionResponse,
           400: commonErrorResponses[400],
-          403: errorBodySchema.describe('sign_up_disabled'),
-          409: errorBodySchema.describe('email_taken'),
-          429: errorBodySchema.describe('rate_limited'),
+          403: errorResponse([userErrors.sign_up_disabled]),
+          409: errorResponse([userErrors.email_taken]),
+          429: errorResponse([httpErrors.rate_limited]),
         },
       },
     },
@@ -101,11 +103,12 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
         response: {
           200: sessionResponse,
           400: commonErrorResponses[400],
-          401: errorBodySchema.describe('invalid_credentials'),
-          403: errorBodySchema.describe(
-            'sso_required: the right password, but an organization this account is a member of requires SSO for its e-mail domain; sign in with POST /v1/auth/sso/start',
+          401: errorResponse([userErrors.invalid_credentials]),
+          403: errorResponse(
+            [userErrors.sso_required],
+            'the right password, but an organization this account is a member of requires SSO for its e-mail domain; sign in with POST /v1/auth/sso/start',
           ),
-          429: errorBodySchema.describe('rate_limited'),
+          429: errorResponse([httpErrors.rate_limited]),
         },
       },
     },
@@ -183,10 +186,20 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
           200: z.object({ authenticatedAt: timestampSchema }),
           400: commonErrorResponses[400],
           401: commonErrorResponses[401],
-          403: errorBodySchema.describe(
-            'invalid_credentials (wrong password), password_not_set (an SSO-only account), sso_required (an organization requires SSO of this account: re-authenticate through SSO), or forbidden (an API key)',
+          403: errorResponse(
+            [
+              userErrors.invalid_credentials,
+              userErrors.password_not_set,
+              userErrors.sso_required,
+              httpErrors.forbidden,
+            ],
+            undefined,
+            {
+              description:
+                'invalid_credentials (wrong password), password_not_set (an SSO-only account), sso_required (an organization requires SSO of this account: re-authenticate through SSO), or forbidden (an API key)',
+            },
           ),
-          429: errorBodySchema.describe('rate_limited'),
+          429: errorResponse([httpErrors.rate_limited]),
         },
       },
     },

@@ -4,7 +4,7 @@ import type { Database, Queryable } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import type { Caller } from '../../http/caller.ts';
-import { ApiError, conflict, rateLimited, unauthorized } from '../../http/errors.ts';
+import { type ApiError, rateLimited, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
@@ -20,6 +20,7 @@ import { requireSignedInUser, sessionOf, type MembershipCore } from '../identity
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { PasswordSignInPolicy, UserDirectory } from './index.ts';
 import * as store from './store.ts';
+import { userErrors } from './error-codes.ts';
 
 // Password guessing is limited across all processes, in three counters (see signIn): one client
 // address guessing one account, one address guessing many accounts, and every address together
@@ -63,7 +64,7 @@ export function createUserDirectory(deps: { db: Database }) {
       try {
         await store.updateUserNameAndEmail(tx, userId, input);
       } catch (error) {
-        if (isUniqueViolation(error)) throw conflict('email_taken', 'An account with this email already exists');
+        if (isUniqueViolation(error)) throw userErrors.email_taken('An account with this email already exists');
         throw error;
       }
     },
@@ -84,9 +85,7 @@ export interface UserServiceDeps {
 
 /** 403 sso_required: the account's organization requires SSO for its domain. */
 function ssoRequired(domain: string): ApiError {
-  return new ApiError(
-    403,
-    'sso_required',
+  return userErrors.sso_required(
     `Your organization requires signing in with SSO for ${domain} addresses: use "Sign in with SSO" (POST /v1/auth/sso/start) instead of your password`,
   );
 }
@@ -107,7 +106,7 @@ export function createUserService(deps: UserServiceDeps) {
       passwordHash: await hashPassword(input.password),
       isInstanceAdmin: input.isInstanceAdmin ?? false,
     });
-    if (!user) throw conflict('email_taken', 'An account with this email already exists');
+    if (!user) throw userErrors.email_taken('An account with this email already exists');
     return user;
   }
 
@@ -186,7 +185,7 @@ export function createUserService(deps: UserServiceDeps) {
         // Serializes concurrent bootstraps so that exactly one wins.
         await lockUntilCommit(tx, 'identity-bootstrap');
         if ((await deps.organizations.countOrganizations(tx)) > 0)
-          throw conflict('already_bootstrapped', 'This instance already has an organization');
+          throw userErrors.already_bootstrapped('This instance already has an organization');
         const user = await createUser(tx, { ...input, isInstanceAdmin: true });
         const organization = await deps.organizations.addOrganization(tx, input.organizationName);
         await deps.membership.addMember(tx, organization.id, user.id, 'owner');
@@ -208,7 +207,7 @@ export function createUserService(deps: UserServiceDeps) {
      * refuses gives back its place in the other (a locked-out client must not use up the target's own).
      */
     async signUp(input: { email: string; password: string; name: string }, ctx: WriteContext) {
-      if (!deps.signUpEnabled) throw new ApiError(403, 'sign_up_disabled', 'Sign-up is disabled on this instance');
+      if (!deps.signUpEnabled) throw userErrors.sign_up_disabled('Sign-up is disabled on this instance');
       const clientAddress = ctx.clientAddress ?? 'unknown';
       const buckets = [
         { bucket: `sign-up:address:${clientAddress}`, limit: deps.signUpAttemptsPerAddress },
@@ -255,7 +254,7 @@ export function createUserService(deps: UserServiceDeps) {
       const valid = await verifyPassword(input.password, user?.password_hash ?? decoyPasswordHash);
       if (!user?.password_hash || !valid) {
         await recordSignIn(ctx, 'user.sign_in_failed', user?.id, account, { changes: () => ({ method: 'password' }) });
-        throw new ApiError(401, 'invalid_credentials', 'Email or password is wrong');
+        throw userErrors.invalid_credentials('Email or password is wrong');
       }
       // The right password is not a guess, whatever the policy answers: its places go back.
       for (const result of results) await result.release();
@@ -328,14 +327,12 @@ export function createUserService(deps: UserServiceDeps) {
       const results = await hitSignInLimits(user.email, ctx.clientAddress ?? 'unknown');
       if (!user.password_hash) {
         for (const result of results) await result.release();
-        throw new ApiError(
-          403,
-          'password_not_set',
+        throw userErrors.password_not_set(
           'This account has no password: re-authenticate through SSO (POST /v1/auth/sso/start with reauthenticate: true)',
         );
       }
       if (!(await verifyPassword(password, user.password_hash)))
-        throw new ApiError(403, 'invalid_credentials', 'The password is wrong');
+        throw userErrors.invalid_credentials.at(403, 'The password is wrong');
       for (const result of results) await result.release();
       // A password step-up is a password authentication: refused like sign-in where SSO is required.
       const policy = await deps.passwordSignInPolicy(user);

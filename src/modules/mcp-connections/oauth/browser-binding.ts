@@ -3,12 +3,12 @@
 // is the one step of the flow that reaches the starter's browser and nobody else's (the console calls
 // it from the page, same origin, so the browser keeps the cookie it sets). The cookie is SameSite=Lax,
 // scoped to the MCP connection paths: Lax still sends it on the provider's top-level redirect back (a GET).
-import { ApiError } from '../../../http/errors.ts';
 import {
   bindingCookie as cookieFor,
   bindingSecretOf,
   type BrowserBindingCookie,
 } from '../../../platform/browser-binding.ts';
+import { mcpConnectionErrors } from '../error-codes.ts';
 
 export { bindingHash, browserSecret as browserNonce, sameBrowser } from '../../../platform/browser-binding.ts';
 
@@ -26,8 +26,6 @@ export function bindingCookie(publicUrl: string, nonce: string, maxAgeSeconds: n
 }
 
 export const browserMismatch = () =>
-  new ApiError(
-    403,
-    'browser_mismatch',
+  mcpConnectionErrors.browser_mismatch(
     'This authorization was started in another browser. Open the link in the browser that started it, or start connecting again from this one; nothing was stored.',
   );

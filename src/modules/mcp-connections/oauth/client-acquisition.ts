@@ -5,7 +5,6 @@
 // observation of the server, kept whichever caller's request made it, not a change that caller makes.
 import type { Queryable } from '../../../db/database.ts';
 import { lockUntilCommit } from '../../../db/locks.ts';
-import { ApiError } from '../../../http/errors.ts';
 import type { ConnectionRow } from '../store.ts';
 import type { OAuthTokenSecret } from './credential-store.ts';
 import type { OAuthDeps } from './deps.ts';
@@ -33,6 +32,7 @@ import {
 } from './store.ts';
 import { representableDate } from './tokens.ts';
 import { callbackModeFor, callbackUrl, clientMetadataUrl } from './urls.ts';
+import { mcpConnectionErrors } from '../error-codes.ts';
 
 type ClientDeps = Pick<OAuthDeps, 'db' | 'secrets' | 'publicUrl' | 'fetch' | 'connections' | 'logger'>;
 
@@ -112,7 +112,8 @@ export async function recordState(
 /** Discovery, with the connection flagged for review when a pinned issuer does not match. */
 export async function discoverFor(deps: ClientDeps, connection: ConnectionRow): Promise<DiscoveryResult> {
   const found = await tryDiscover(deps, connection);
-  if (found instanceof OAuthFlowError) throw oauthFailure(502, 'oauth_discovery_failed', found, connection.url);
+  if (found instanceof OAuthFlowError)
+    throw oauthFailure(mcpConnectionErrors.oauth_discovery_failed, found, connection.url);
   return found;
 }
 
@@ -202,7 +203,7 @@ export async function clientFor(
 ): Promise<{ client: OAuthClientCredentials; source: RegistrationSource; mode: CallbackMode; redirectUri: string }> {
   const plan = await planClient(deps, connection, discovery);
   if (plan.source === null) {
-    throw new ApiError(409, 'oauth_setup_required', plan.reason, { setupRequired: true });
+    throw mcpConnectionErrors.oauth_setup_required(plan.reason, { setupRequired: true });
   }
   const mode = callbackModeFor(plan.source);
   const redirectUri = callbackUrl(deps.publicUrl, connection.id, mode);
@@ -259,7 +260,11 @@ async function registerOnce(
       });
     } catch (error) {
       if (error instanceof OAuthFlowError)
-        throw oauthFailure(502, 'oauth_registration_failed', error, discovery.metadata.registration_endpoint);
+        throw oauthFailure(
+          mcpConnectionErrors.oauth_registration_failed,
+          error,
+          discovery.metadata.registration_endpoint,
+        );
       throw error;
     }
     // Locked after the registration request, so that a DELETE never waits on the server's answer.
@@ -288,9 +293,7 @@ export async function clientAtCallback(
   pending: PendingAuthorizationRow,
 ): Promise<OAuthClientCredentials> {
   const changed = () =>
-    new ApiError(
-      409,
-      'oauth_client_changed',
+    mcpConnectionErrors.oauth_client_changed(
       'The OAuth client of this connection changed during the authorization; start again',
     );
   if (pending.registration_source === 'pre-registered') {

@@ -2,7 +2,7 @@
 // authorization once, checks issuer and code, the connection and the member as they are now,
 // exchanges the code, and stores the credential.
 import type { Caller } from '../../../http/caller.ts';
-import { ApiError, forbidden, notFound } from '../../../http/errors.ts';
+import { forbidden } from '../../../http/errors.ts';
 import { newId } from '../../../platform/ids.ts';
 import { redacted, writeTransaction, type WriteContext } from '../../../platform/write-context.ts';
 import { authorizationCodeFrom, checkResponseIssuer, type CallbackQuery } from './callback.ts';
@@ -16,6 +16,8 @@ import { verifyState, type CallbackMode, type CredentialSubject } from './state.
 import { claimPendingAuthorization, pendingBinding } from './store.ts';
 import { browserMismatch, sameBrowser } from './browser-binding.ts';
 import { exchangeAuthorizationCode } from './tokens.ts';
+import { mcpConnectionErrors } from '../error-codes.ts';
+import { httpErrors } from '../../../http/error-codes.ts';
 
 /** The request a callback arrives on (who acts is read from its pending authorization). */
 export type RequestOrigin = Omit<WriteContext, 'actor'>;
@@ -41,11 +43,11 @@ export async function completeAuthorization(
   query: CallbackQuery,
   carriedNonce: string | null,
 ): Promise<CallbackResult> {
-  const invalidState = (message: string) => new ApiError(400, 'invalid_state', message);
+  const invalidState = (message: string) => mcpConnectionErrors.invalid_state(message);
   const checked = verifyState(query.state, deps.stateKey);
   if (!checked.ok) {
     if (checked.reason === 'expired')
-      throw new ApiError(400, 'state_expired', 'This authorization expired; start again');
+      throw mcpConnectionErrors.state_expired('This authorization expired; start again');
     throw invalidState('The state parameter is not one this service issued');
   }
   const state = checked.payload;
@@ -73,30 +75,24 @@ export async function completeAuthorization(
     code = authorizationCodeFrom(query);
   } catch (error) {
     if (error instanceof OAuthFlowError) {
-      const status = error.code === 'authorization_refused' ? 403 : 400;
-      const codeName =
+      const refusal =
         error.code === 'authorization_refused'
-          ? 'authorization_denied'
+          ? mcpConnectionErrors.authorization_denied
           : error.code === 'code_missing'
-            ? 'invalid_request'
-            : 'issuer_mismatch';
-      throw new ApiError(
-        status,
-        codeName,
-        error.message,
-        error.oauthError ? { providerCode: error.oauthError } : undefined,
-      );
+            ? httpErrors.invalid_request
+            : mcpConnectionErrors.issuer_mismatch;
+      throw refusal(error.message, error.oauthError ? { providerCode: error.oauthError } : undefined);
     }
     throw error;
   }
 
   const connection = await deps.connections.findConnection(deps.db, pending.organization_id, pending.connection_id);
   if (!connection)
-    throw notFound('connection_not_found', 'The connection was deleted during the authorization; nothing was stored');
+    throw mcpConnectionErrors.connection_not_found(
+      'The connection was deleted during the authorization; nothing was stored',
+    );
   if (connection.identityFingerprint !== pending.identity_fingerprint || connection.authType !== 'oauth') {
-    throw new ApiError(
-      409,
-      'connection_identity_changed',
+    throw mcpConnectionErrors.connection_identity_changed(
       'The connection changed (url, authentication or credential mode) during the authorization; nothing was stored',
     );
   }
@@ -123,7 +119,7 @@ export async function completeAuthorization(
     });
   } catch (error) {
     if (error instanceof OAuthFlowError)
-      throw oauthFailure(502, 'oauth_token_exchange_failed', error, pending.token_endpoint);
+      throw oauthFailure(mcpConnectionErrors.oauth_token_exchange_failed, error, pending.token_endpoint);
     throw error;
   }
 
@@ -155,11 +151,11 @@ export async function completeAuthorization(
   await writeTransaction(deps.db, { ...origin, actor }, async (tx) => {
     const locked = await deps.connections.findConnection(tx, pending.organization_id, pending.connection_id, true);
     if (!locked)
-      throw notFound('connection_not_found', 'The connection was deleted during the authorization; nothing was stored');
+      throw mcpConnectionErrors.connection_not_found(
+        'The connection was deleted during the authorization; nothing was stored',
+      );
     if (locked.identityFingerprint !== pending.identity_fingerprint) {
-      throw new ApiError(
-        409,
-        'connection_identity_changed',
+      throw mcpConnectionErrors.connection_identity_changed(
         'The connection changed during the authorization; nothing was stored',
       );
     }

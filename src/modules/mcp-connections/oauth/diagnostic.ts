@@ -2,7 +2,8 @@
 // so an administrator reads one kind of report whatever failed.
 
 import { buildDiagnostic, type ActionOwner, type Diagnostic, type FailureDescription } from '../probe/diagnostic.ts';
-import { ApiError } from '../../../http/errors.ts';
+import type { ErrorCode } from '../../../http/error-catalog.ts';
+import type { ApiError } from '../../../http/errors.ts';
 import type { OAuthFlowError } from './errors.ts';
 
 const operatorActions: Record<string, { owner: ActionOwner; action: string; category: string }> = {
@@ -180,7 +181,7 @@ export function reachedServer(error: OAuthFlowError): boolean {
   return error.phase !== 'AUTH_RESOURCE_DISCOVERY' || !networkCodes.has(error.code);
 }
 
-/** A failed OAuth step as the route's error: `status`/`code`, the step's message, and its diagnostic. */
-export function oauthFailure(status: number, code: string, error: OAuthFlowError, url: string | undefined): ApiError {
-  return new ApiError(status, code, error.message, { diagnostic: oauthDiagnostic(error, url, reachedServer(error)) });
+/** A failed OAuth step as the route's error: the catalog's `failure`, the step's message, and its diagnostic. */
+export function oauthFailure(failure: ErrorCode, error: OAuthFlowError, url: string | undefined): ApiError {
+  return failure(error.message, { diagnostic: oauthDiagnostic(error, url, reachedServer(error)) });
 }

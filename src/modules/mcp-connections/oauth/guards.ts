@@ -2,14 +2,15 @@
 // holding a connection while rows naming it are written, and who may connect which identity.
 import type { Queryable } from '../../../db/database.ts';
 import type { Caller } from '../../../http/caller.ts';
-import { forbidden, notFound } from '../../../http/errors.ts';
+import { forbidden } from '../../../http/errors.ts';
 import type { ConnectionRow } from '../store.ts';
 import type { OAuthDeps } from './deps.ts';
 import type { PendingAuthorizationRow } from './store.ts';
+import { mcpConnectionErrors } from '../error-codes.ts';
 
 export const adminRoles = new Set(['owner', 'admin']);
 
-export const connectionNotFound = () => notFound('connection_not_found', 'No such MCP connection');
+export const connectionNotFound = () => mcpConnectionErrors.connection_not_found('No such MCP connection');
 export const sharedNeedsAdmin = () => forbidden('Only owners and admins connect the shared identity of a connection');
 
 /** The connection as the caller may see it: 404 for unknown ids, other organizations, and members without access. */

@@ -7,9 +7,9 @@ import { authenticate, freshAuthenticationCheck, writeContextOf } from '../../..
 import {
   commonErrorResponses,
   connectionIdSchema,
-  errorBodySchema,
   isoTimestamp,
   secretString,
+  errorResponse,
 } from '../../../http/schemas.ts';
 import { diagnosticSchema } from '../schemas.ts';
 import type { CallbackResult, McpOAuthService } from './service.ts';
@@ -17,16 +17,21 @@ import type { RequestOrigin } from './complete-authorization.ts';
 import { htmlPageHeaders } from '../../../http/html-page.ts';
 import { callbackPage, wantsHtml } from './page.ts';
 import { bindingNonceOf } from './browser-binding.ts';
-import { ApiError, errorHandler } from '../../../http/errors.ts';
+import type { ErrorCode } from '../../../http/error-catalog.ts';
+import { errorHandler } from '../../../http/error-handler.ts';
+import { ApiError } from '../../../http/errors.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { httpErrors } from '../../../http/error-codes.ts';
+import { mcpConnectionErrors } from '../error-codes.ts';
 
 const params = z.object({ connectionId: connectionIdSchema });
-const notFoundBody = errorBodySchema.describe(
-  'connection_not_found: no such connection in your organization (or not one you may use)',
+const notFoundBody = errorResponse(
+  [mcpConnectionErrors.connection_not_found],
+  'no such connection in your organization (or not one you may use)',
 );
-const failureWithDiagnostic = errorBodySchema
-  .extend({ diagnostic: diagnosticSchema })
-  .describe('The authorization server or MCP server failed a step; `diagnostic` says which');
+/** The authorization server or MCP server failed a step; `diagnostic` says which. */
+const failureWithDiagnostic = (codes: ErrorCode[], description: string) =>
+  errorResponse(codes, undefined, { description, extend: { diagnostic: diagnosticSchema } });
 
 // Callback query values come from a browser redirect; they are bounded, never trusted.
 const callbackQuery = z
@@ -59,16 +64,38 @@ const callbackResponses = {
       grantedScopes: z.array(z.string()),
     })
     .describe('The credential is stored'),
-  400: errorBodySchema.describe(
-    'invalid_state (forged, replayed, or for another callback), state_expired, issuer_mismatch (RFC 9207), invalid_request',
+  400: errorResponse(
+    [
+      mcpConnectionErrors.invalid_state,
+      mcpConnectionErrors.state_expired,
+      mcpConnectionErrors.issuer_mismatch,
+      httpErrors.invalid_request,
+    ],
+    undefined,
+    {
+      description:
+        'invalid_state (forged, replayed, or for another callback), state_expired, issuer_mismatch (RFC 9207), invalid_request',
+    },
   ),
-  403: errorBodySchema.describe(
-    'authorization_denied (the user or server declined), browser_mismatch (the browser does not carry the binding cookie its authorize call set: the URL was opened in another browser; nothing stored, and the authorization stays for its own browser until it expires) ' +
-      'or forbidden (the member may no longer connect this identity)',
+  403: errorResponse(
+    [mcpConnectionErrors.authorization_denied, mcpConnectionErrors.browser_mismatch, httpErrors.forbidden],
+    undefined,
+    {
+      description:
+        'authorization_denied (the user or server declined), browser_mismatch (the browser does not carry the binding cookie its authorize call set: the URL was opened in another browser; nothing stored, and the authorization stays for its own browser until it expires) ' +
+        'or forbidden (the member may no longer connect this identity)',
+    },
   ),
-  404: errorBodySchema.describe('connection_not_found: the connection was deleted meanwhile; nothing stored'),
-  409: errorBodySchema.describe('connection_identity_changed or oauth_client_changed: nothing stored'),
-  502: failureWithDiagnostic.describe(
+  404: errorResponse(
+    [mcpConnectionErrors.connection_not_found],
+    'the connection was deleted meanwhile; nothing stored',
+  ),
+  409: errorResponse(
+    [mcpConnectionErrors.connection_identity_changed, mcpConnectionErrors.oauth_client_changed],
+    'nothing stored',
+  ),
+  502: failureWithDiagnostic(
+    [mcpConnectionErrors.oauth_token_exchange_failed],
     'oauth_token_exchange_failed: the authorization server did not exchange the code for a token; `diagnostic` says why',
   ),
 };
@@ -100,13 +127,24 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
           }),
           ...commonErrorResponses,
           404: notFoundBody,
-          409: errorBodySchema.describe(
-            'not_oauth_connection; client_credentials_grant (the connection obtains its token without a browser); or oauth_setup_required (no way to obtain a client: configure oauthClient)',
+          409: errorResponse(
+            [
+              mcpConnectionErrors.not_oauth_connection,
+              mcpConnectionErrors.client_credentials_grant,
+              mcpConnectionErrors.oauth_setup_required,
+            ],
+            undefined,
+            {
+              description:
+                'not_oauth_connection; client_credentials_grant (the connection obtains its token without a browser); or oauth_setup_required (no way to obtain a client: configure oauthClient)',
+            },
           ),
-          429: errorBodySchema.describe(
-            'rate_limited: too many authorizations started (Retry-After says when to retry)',
+          429: errorResponse(
+            [httpErrors.rate_limited],
+            'too many authorizations started (Retry-After says when to retry)',
           ),
-          502: failureWithDiagnostic.describe(
+          502: failureWithDiagnostic(
+            [mcpConnectionErrors.oauth_discovery_failed, mcpConnectionErrors.oauth_registration_failed],
             "oauth_discovery_failed or oauth_registration_failed: the MCP server's authorization server could not be discovered, or refused to register this client; `diagnostic` says which step failed",
           ),
         },

@@ -2,7 +2,7 @@
 // identity, discovery, the client, a pending authorization, and the URL to send the user to.
 import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
 import type { Caller } from '../../../http/caller.ts';
-import { ApiError, forbidden, notAnActiveMember, rateLimited } from '../../../http/errors.ts';
+import { forbidden, notAnActiveMember, rateLimited } from '../../../http/errors.ts';
 import { newId } from '../../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
 import type { ConnectionRow } from '../store.ts';
@@ -13,6 +13,7 @@ import type { OAuthDeps } from './deps.ts';
 import { adminRoles, holdConnection, sharedNeedsAdmin, visibleConnection } from './guards.ts';
 import { signState, type CallbackMode, type CredentialSubject } from './state.ts';
 import { deleteExpiredPendingAuthorizations, insertPendingAuthorization, stepUpScopes } from './store.ts';
+import { mcpConnectionErrors } from '../error-codes.ts';
 
 /** How long an authorization may take between authorize and callback. */
 export const AUTHORIZATION_TTL_SECONDS = 10 * 60;
@@ -43,11 +44,9 @@ export async function authorize(
   const caller = ctx.actor;
   const connection = await visibleConnection(deps, caller, connectionId);
   if (connection.authType !== 'oauth')
-    throw new ApiError(409, 'not_oauth_connection', 'This connection does not use OAuth');
+    throw mcpConnectionErrors.not_oauth_connection('This connection does not use OAuth');
   if (connection.oauthGrantType === 'client_credentials') {
-    throw new ApiError(
-      409,
-      'client_credentials_grant',
+    throw mcpConnectionErrors.client_credentials_grant(
       'This connection obtains its token with the client credentials grant, without a browser: POST .../test obtains it',
     );
   }
