@@ -57,7 +57,7 @@ function checkBoundaries(): boolean {
     console.log(`=== module boundaries: ${checker} is missing (a devDependency: run npm ci): the run fails ===`);
     return false;
   }
-  const check = spawnSync(process.execPath, [checker, 'src', '--config', '.dependency-cruiser.mjs'], {
+  const check = spawnSync(process.execPath, [checker, 'src', 'console/src', 'shared', '--config', '.dependency-cruiser.mjs'], {
     stdio: 'inherit',
   });
   const ok = check.status === 0;

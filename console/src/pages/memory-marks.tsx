@@ -1,9 +1,9 @@
 // The words of a memory that match a search, marked. The server does not say which words matched, so
-// the console analyzes the text with the server's own analyzer (the same tokens, stop words and Porter2
-// stems): a word is marked exactly when the search counted it, "connected" for a query of "connecting".
-/// <reference path="../../../src/modules/memory/wink-porter2-stemmer.d.ts" />
+// the console analyzes the text with the words the server's search counts (shared/memory-terms.ts: the
+// same tokens, stop words and Porter2 stems): a word is marked exactly when the search counted it,
+// "connected" for a query of "connecting".
 import type { ComponentChildren } from 'preact';
-import { queryTerms, terms } from '../../../src/modules/memory/analyzer.ts';
+import { queryTerms, terms } from '../../../shared/memory-terms.ts';
 
 // The analyzer's notion of a word; each is analyzed alone so that its place in the text is known.
 const wordPattern = /[\p{L}\p{N}]+/gu;
