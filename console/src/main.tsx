@@ -1,10 +1,10 @@
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import { session } from './api.ts';
-import { DesktopSignInPage, desktopSignInPath } from './pages/desktop-sign-in.tsx';
-import { SignInPage } from './pages/sign-in.tsx';
-import { SsoCallbackPage, ssoCallbackPath } from './pages/sso-sign-in.tsx';
-import { SsoTestReturnPage, ssoTestReturnPath } from './pages/sso-test.tsx';
+import { DesktopSignInPage, desktopSignInPath } from './pages/auth/desktop-sign-in.tsx';
+import { SignInPage } from './pages/auth/sign-in.tsx';
+import { SsoCallbackPage, ssoCallbackPath } from './pages/auth/sso-sign-in.tsx';
+import { SsoTestReturnPage, ssoTestReturnPath } from './pages/sso/sso-test.tsx';
 import { Shell } from './shell.tsx';
 // Registers the re-authentication prompt on the api client, for every page.
 import './reauth.tsx';

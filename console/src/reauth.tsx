@@ -9,7 +9,7 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ApiError } from './api.ts';
 import { Field, FormError } from './forms.tsx';
-import { pkcePair, reauthenticatedMessage, ssoCallbackPath, verifierKey } from './pages/sso-sign-in.tsx';
+import { pkcePair, reauthenticatedMessage, ssoCallbackPath, verifierKey } from './pages/auth/sso-sign-in.tsx';
 
 // The request as it was sent (its body is consumed by the first fetch), keyed by openapi-fetch's request id.
 const sent = new Map<string, Request>();

@@ -1,0 +1,175 @@
+// /bots: the organization's messaging-bot connections and the form that connects one (owners and
+// admins); /bots/<id> is one connection with its updates and dead letters.
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorMessage, readAll, type ApiError, type components } from '../../api.ts';
+import { CopyField } from '../../copy.tsx';
+import { Field, FormError } from '../../forms.tsx';
+import { navigate, usePath } from '../../router.ts';
+import { BotPage } from './bot.tsx';
+
+type BotConnection = components['schemas']['MessengerConnection'];
+
+export function BotsPage({ organizationId }: { organizationId: string }) {
+  const rest = usePath().replace(/^\/bots\/?/, '');
+  if (rest) return <BotPage key={rest} connectionId={decodeURIComponent(rest)} />;
+  return <BotList organizationId={organizationId} />;
+}
+
+function link(path: string) {
+  return (event: Event) => {
+    event.preventDefault();
+    navigate(path);
+  };
+}
+
+/** The platform's refusal of the token has no field path; it belongs beside the token. */
+function tokenRefusalOnItsField(error: ApiError): ApiError {
+  if (error.error !== 'invalid_bot_token') return error;
+  return { ...error, details: [{ path: ['botToken'], message: errorMessage(error) }] };
+}
+
+function BotList({ organizationId }: { organizationId: string }) {
+  const [connections, setConnections] = useState<BotConnection[] | null>(null);
+  const [loadError, setLoadError] = useState<ApiError>();
+  const [botToken, setBotToken] = useState('');
+  const [deliveryUrl, setDeliveryUrl] = useState('');
+  const [formError, setFormError] = useState<ApiError>();
+  const [busy, setBusy] = useState(false);
+  const [status, setStatus] = useState('');
+  // The delivery secret, shown once right after connecting; the API never answers it again.
+  const [created, setCreated] = useState<{ connection: BotConnection; deliverySecret: string } | null>(null);
+
+  async function load() {
+    const read = await readAll(
+      (cursor) => api.GET('/v1/messenger/connections', { params: { query: { limit: 100, cursor } } }),
+      (page) => page.connections,
+    );
+    if (read.error) return setLoadError(read.error);
+    setConnections(read.items);
+  }
+  useEffect(() => {
+    setConnections(null);
+    setCreated(null);
+    setLoadError(undefined);
+    void load();
+  }, [organizationId]);
+
+  async function connect(event: Event) {
+    event.preventDefault();
+    setFormError(undefined);
+    setBusy(true);
+    setStatus('Checking the token with the platform and registering the webhook…');
+    const answer = await api.POST('/v1/messenger/connections', { body: { botToken, deliveryUrl } });
+    setBusy(false);
+    setStatus('');
+    if (answer.error) return setFormError(tokenRefusalOnItsField(answer.error as ApiError));
+    setCreated(answer.data);
+    setBotToken('');
+    setDeliveryUrl('');
+    await load();
+  }
+
+  if (loadError?.error === 'forbidden' && connections === null) {
+    return (
+      <section aria-labelledby="bots-heading">
+        <h1 id="bots-heading">Bots</h1>
+        <p>
+          Only owners and admins connect messaging bots and read their updates. Ask one of them to connect a bot for
+          your team.
+        </p>
+      </section>
+    );
+  }
+  return (
+    <section aria-labelledby="bots-heading">
+      <h1 id="bots-heading">Bots</h1>
+      <p>
+        A connected bot's messages come to orgplane, which acknowledges them to the platform and delivers each to your
+        delivery URL, signed, retrying failures. A reply your receiver answers is sent back to the chat.
+      </p>
+      <form class="bot-connect" onSubmit={connect} noValidate aria-label="Connect a bot">
+        <Field
+          label="Bot token"
+          name="botToken"
+          type="password"
+          value={botToken}
+          onInput={setBotToken}
+          error={formError}
+          autoComplete="off"
+        />
+        <Field
+          label="Delivery URL"
+          name="deliveryUrl"
+          type="url"
+          value={deliveryUrl}
+          onInput={setDeliveryUrl}
+          error={formError}
+          autoComplete="off"
+        />
+        <button type="submit" disabled={busy}>
+          Connect bot
+        </button>
+      </form>
+      <FormError error={formError} />
+      <p role="status">{status}</p>
+      {created && (
+        <div class="secret" role="region" aria-label="New bot connection">
+          <p>
+            <strong>
+              @{created.connection.botUsername} is connected. Copy its delivery secret now: you will not see it again.
+            </strong>{' '}
+            Your receiver checks each delivery's <code>X-Orgplane-Signature: sha256=…</code> header, an HMAC-SHA256 of
+            the body under this secret.
+          </p>
+          <CopyField label="Delivery secret" id="new-delivery-secret" value={created.deliverySecret} />
+          <button type="button" class="secondary" onClick={() => setCreated(null)}>
+            I have stored it
+          </button>
+        </div>
+      )}
+      {loadError && (
+        <p role="alert" class="form-error">
+          {errorMessage(loadError)}
+        </p>
+      )}
+      {connections === null && !loadError && <p aria-live="polite">Loading bots…</p>}
+      {connections?.length === 0 && (
+        <p class="empty">
+          No bots connected yet. Create a bot with the platform's BotFather, then paste its token above with the URL of
+          the service that should receive its messages.
+        </p>
+      )}
+      {connections && connections.length > 0 && (
+        <table class="bots">
+          <caption class="visually-hidden">Connected bots</caption>
+          <thead>
+            <tr>
+              <th scope="col">Bot</th>
+              <th scope="col">Delivery URL</th>
+              <th scope="col">Status</th>
+              <th scope="col">Connected</th>
+            </tr>
+          </thead>
+          <tbody>
+            {connections.map((connection) => (
+              <tr key={connection.id}>
+                <td data-label="Bot">
+                  <a href={`/bots/${connection.id}`} onClick={link(`/bots/${connection.id}`)}>
+                    @{connection.botUsername}
+                  </a>
+                </td>
+                <td data-label="Delivery URL" class="url">
+                  {connection.deliveryUrl}
+                </td>
+                <td data-label="Status">{connection.status === 'active' ? 'Active' : 'Disabled'}</td>
+                <td data-label="Connected">
+                  <time dateTime={connection.createdAt}>{new Date(connection.createdAt).toLocaleDateString()}</time>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
