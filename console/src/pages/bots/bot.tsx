@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type components } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { Field, FormError } from '../../forms.tsx';
-import { navigate } from '../../router.ts';
+import { Link, navigate } from '../../router.tsx';
 
 type BotConnection = components['schemas']['MessengerConnection'];
 type Update = components['schemas']['MessengerUpdate'];
@@ -65,15 +65,7 @@ export function BotPage({ connectionId }: { connectionId: string }) {
 
   const back = (
     <p>
-      <a
-        href="/bots"
-        onClick={(event) => {
-          event.preventDefault();
-          navigate('/bots');
-        }}
-      >
-        ← All bots
-      </a>
+      <Link href="/bots">← All bots</Link>
     </p>
   );
   if (!connection)

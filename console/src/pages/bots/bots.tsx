@@ -1,26 +1,12 @@
 // /bots: the organization's messaging-bot connections and the form that connects one (owners and
-// admins); /bots/<id> is one connection with its updates and dead letters.
+// admins); /bots/<id> (bot.tsx) is one connection with its updates and dead letters.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, readAll, type ApiError, type components } from '../../api.ts';
 import { CopyField } from '../../copy.tsx';
 import { Field, FormError } from '../../forms.tsx';
-import { navigate, usePath } from '../../router.ts';
-import { BotPage } from './bot.tsx';
+import { Link } from '../../router.tsx';
 
 type BotConnection = components['schemas']['MessengerConnection'];
-
-export function BotsPage({ organizationId }: { organizationId: string }) {
-  const rest = usePath().replace(/^\/bots\/?/, '');
-  if (rest) return <BotPage key={rest} connectionId={decodeURIComponent(rest)} />;
-  return <BotList organizationId={organizationId} />;
-}
-
-function link(path: string) {
-  return (event: Event) => {
-    event.preventDefault();
-    navigate(path);
-  };
-}
 
 /** The platform's refusal of the token has no field path; it belongs beside the token. */
 function tokenRefusalOnItsField(error: ApiError): ApiError {
@@ -28,7 +14,7 @@ function tokenRefusalOnItsField(error: ApiError): ApiError {
   return { ...error, details: [{ path: ['botToken'], message: errorMessage(error) }] };
 }
 
-function BotList({ organizationId }: { organizationId: string }) {
+export function BotListPage({ organizationId }: { organizationId: string }) {
   const [connections, setConnections] = useState<BotConnection[] | null>(null);
   const [loadError, setLoadError] = useState<ApiError>();
   const [botToken, setBotToken] = useState('');
@@ -154,9 +140,7 @@ function BotList({ organizationId }: { organizationId: string }) {
             {connections.map((connection) => (
               <tr key={connection.id}>
                 <td data-label="Bot">
-                  <a href={`/bots/${connection.id}`} onClick={link(`/bots/${connection.id}`)}>
-                    @{connection.botUsername}
-                  </a>
+                  <Link href={`/bots/${encodeURIComponent(connection.id)}`}>@{connection.botUsername}</Link>
                 </td>
                 <td data-label="Delivery URL" class="url">
                   {connection.deliveryUrl}

@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
-import { navigate } from '../../router.ts';
+import { Link, navigate } from '../../router.tsx';
 import { AccessSection, EditSection } from './mcp-edit.tsx';
 import { authTypeLabels, credentialModeLabels, healthText, loadConnection, type Connection } from './mcp-parts.tsx';
 import { ConnectionStatus } from './mcp-status.tsx';
@@ -63,15 +63,7 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
 
   const back = (
     <p>
-      <a
-        href="/mcp-connections"
-        onClick={(event) => {
-          event.preventDefault();
-          navigate('/mcp-connections');
-        }}
-      >
-        ← All connections
-      </a>
+      <Link href="/mcp-connections">← All connections</Link>
     </p>
   );
   if (!connection || !latest) {

@@ -1,31 +1,10 @@
-// /mcp-connections: the list; /mcp-connections/new, /mcp-connections/install-plugin and
-// /mcp-connections/<id> are the pages under it.
+// /mcp-connections: the organization's MCP connections (the pages under it are in routes.tsx).
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError } from '../../api.ts';
-import { navigate, usePath } from '../../router.ts';
-import { McpConnectionPage } from './mcp-connection.tsx';
-import { McpCreatePage } from './mcp-create.tsx';
+import { Link } from '../../router.tsx';
 import { authTypeLabels, healthText, type Connection } from './mcp-parts.tsx';
-import { PluginInstallPage } from './plugin-install.tsx';
 
-export function McpConnectionsPage({ organizationId }: { organizationId: string }) {
-  const path = usePath();
-  const rest = path.replace(/^\/mcp-connections\/?/, '');
-  if (rest === 'new') return <McpCreatePage organizationId={organizationId} />;
-  if (rest === 'install-plugin') return <PluginInstallPage />;
-  if (rest)
-    return <McpConnectionPage key={rest} organizationId={organizationId} connectionId={decodeURIComponent(rest)} />;
-  return <ConnectionList organizationId={organizationId} />;
-}
-
-function link(path: string) {
-  return (event: Event) => {
-    event.preventDefault();
-    navigate(path);
-  };
-}
-
-function ConnectionList({ organizationId }: { organizationId: string }) {
+export function McpConnectionListPage({ organizationId }: { organizationId: string }) {
   const [connections, setConnections] = useState<Connection[] | null>(null);
   const [error, setError] = useState<ApiError>();
 
@@ -53,16 +32,12 @@ function ConnectionList({ organizationId }: { organizationId: string }) {
       <div class="page-head">
         <h1 id="mcp-heading">MCP connections</h1>
         <div class="page-actions">
-          <a class="button" href="/mcp-connections/new" onClick={link('/mcp-connections/new')}>
+          <Link class="button" href="/mcp-connections/new">
             Add a connection
-          </a>
-          <a
-            class="button secondary"
-            href="/mcp-connections/install-plugin"
-            onClick={link('/mcp-connections/install-plugin')}
-          >
+          </Link>
+          <Link class="button secondary" href="/mcp-connections/install-plugin">
             Install a plugin
-          </a>
+          </Link>
         </div>
       </div>
       {error && (
@@ -92,9 +67,7 @@ function ConnectionList({ organizationId }: { organizationId: string }) {
             {connections.map((connection) => (
               <tr key={connection.id}>
                 <td>
-                  <a href={`/mcp-connections/${connection.id}`} onClick={link(`/mcp-connections/${connection.id}`)}>
-                    {connection.name}
-                  </a>
+                  <Link href={`/mcp-connections/${encodeURIComponent(connection.id)}`}>{connection.name}</Link>
                 </td>
                 <td class="url">{connection.url}</td>
                 <td>

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, type ApiError } from '../../api.ts';
 import { FormError } from '../../forms.tsx';
-import { navigate } from '../../router.ts';
+import { Link, navigate } from '../../router.tsx';
 import { AccessEditor, accessBody, orgWideAccess, type Access } from './mcp-access.tsx';
 import { bodyOf, ConnectionFields, emptyDraft, type Draft } from './mcp-form.tsx';
 import { diagnosticOf, DiagnosticView } from './mcp-parts.tsx';
@@ -30,15 +30,7 @@ export function McpCreatePage({ organizationId }: { organizationId: string }) {
   return (
     <section aria-labelledby="mcp-new-heading">
       <p>
-        <a
-          href="/mcp-connections"
-          onClick={(event) => {
-            event.preventDefault();
-            navigate('/mcp-connections');
-          }}
-        >
-          ← All connections
-        </a>
+        <Link href="/mcp-connections">← All connections</Link>
       </p>
       <h1 id="mcp-new-heading">Add an MCP connection</h1>
       <form class="mcp-form" onSubmit={create} noValidate aria-label="New connection" aria-busy={busy}>

@@ -4,7 +4,7 @@
 // Uninstalling is on each connection's page, where the plugin is named.
 import { useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type components } from '../../api.ts';
-import { navigate } from '../../router.ts';
+import { Link } from '../../router.tsx';
 import { loadConnection } from './mcp-parts.tsx';
 
 type Plugin = components['schemas']['Plugin'];
@@ -67,15 +67,7 @@ export function PluginInstallPage() {
   const messages = manifestMessages(error);
   const back = (
     <p>
-      <a
-        href="/mcp-connections"
-        onClick={(event) => {
-          event.preventDefault();
-          navigate('/mcp-connections');
-        }}
-      >
-        ← All connections
-      </a>
+      <Link href="/mcp-connections">← All connections</Link>
     </p>
   );
   if (installed) {
@@ -96,15 +88,7 @@ export function PluginInstallPage() {
             <ul class="plugin-connections">
               {connections.map((connection) => (
                 <li key={connection.id}>
-                  <a
-                    href={`/mcp-connections/${encodeURIComponent(connection.id)}`}
-                    onClick={(event) => {
-                      event.preventDefault();
-                      navigate(`/mcp-connections/${encodeURIComponent(connection.id)}`);
-                    }}
-                  >
-                    {connection.name}
-                  </a>
+                  <Link href={`/mcp-connections/${encodeURIComponent(connection.id)}`}>{connection.name}</Link>
                   {connection.managed && (
                     <span class="muted"> · its URL and authentication are managed by the plugin</span>
                   )}
