@@ -47,11 +47,13 @@ export interface Query<T> {
  * Reads `read` when the page opens and whenever `deps` change (another organization: what was shown
  * goes at once, and an answer for the earlier one is dropped). `absent` names an error code that means
  * "there is none yet" (such as sso_connection_not_found): the data is then null, not an error.
+ * `select` picks what the page shows out of the answer. `keepPrevious` keeps what is shown while `deps`
+ * change (the same resource read again, not another one) as TanStack's placeholderData: keepPreviousData.
  */
-export function useQuery<T>(
-  read: () => Promise<Answer<T>>,
+export function useQuery<Raw, T = Raw>(
+  read: () => Promise<Answer<Raw>>,
   deps: unknown[],
-  { absent }: { absent?: string } = {},
+  { absent, select, keepPrevious = false }: { absent?: string; select?: (data: Raw) => T; keepPrevious?: boolean } = {},
 ): Query<T> {
   const [state, setState] = useState<{ data?: T; error?: ApiError; loading: boolean }>({ loading: true });
   const latest = useRef(read);
@@ -62,14 +64,15 @@ export function useQuery<T>(
     const mine = ++generation.current;
     const answer = await settle(() => latest.current());
     if (mine !== generation.current) return false;
-    if ('data' in answer) setState({ data: answer.data, loading: false });
+    if ('data' in answer)
+      setState({ data: select ? select(answer.data) : (answer.data as unknown as T), loading: false });
     // The caller that names `absent` reads a `T | null`.
     else if (absent && answer.error.error === absent) setState({ data: null as T, loading: false });
     else setState((shown) => ({ ...shown, error: answer.error, loading: false }));
     return 'data' in answer;
   }
   useEffect(() => {
-    setState({ loading: true });
+    setState((shown) => (keepPrevious ? { ...shown, loading: true } : { loading: true }));
     void refetch();
   }, deps);
   return {
@@ -107,6 +110,8 @@ export interface List<Item, Page extends Paged = Paged> {
   /** undefined until the first page answers. */
   items: Item[] | undefined;
   error: ApiError | undefined;
+  /** What is being read: the list from its start, or the next page onto it. */
+  fetching: 'start' | 'more' | null;
   /** The next page onto the list, for a list read page by page that has one; else undefined. */
   more: (() => Promise<void>) | undefined;
   /**
@@ -127,13 +132,16 @@ export function useList<Page extends Paged, Item>(
   { pageByPage = false }: { pageByPage?: boolean } = {},
 ): List<Item, Page> {
   const [state, setState] = useState<{ items?: Item[]; next?: string; error?: ApiError }>({});
+  const [fetching, setFetching] = useState<List<Item>['fetching']>(null);
   const reader = useRef(read);
   const generation = useRef(0);
 
   async function fetchFrom(cursor: string | undefined): Promise<boolean> {
     const mine = ++generation.current;
+    setFetching(cursor ? 'more' : 'start');
     const answer = await readPages(reader.current, items, { cursor, all: !pageByPage });
     if (mine !== generation.current) return false;
+    setFetching(null);
     if ('error' in answer) {
       setState((shown) => ({ ...shown, error: answer.error }));
       return false;
@@ -152,6 +160,7 @@ export function useList<Page extends Paged, Item>(
   return {
     items: state.items,
     error: state.error,
+    fetching,
     more: pageByPage && state.next ? () => fetchFrom(state.next).then(() => {}) : undefined,
     reload: (read) => {
       if (read) reader.current = read;
@@ -228,6 +237,9 @@ export function useMutation<A extends unknown[], T>(
     pending: state.pending,
     error: status.owner === self ? state.error : undefined,
     status: status.message,
-    reset: () => setState({ pending: false }),
+    reset: () => {
+      setState({ pending: false });
+      status.set({ message: '' });
+    },
   };
 }

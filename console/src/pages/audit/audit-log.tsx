@@ -1,6 +1,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, type ApiError, type components } from '../../api.ts';
+import { api, type components } from '../../api.ts';
+import { useList, useMutation, useStatus } from '../../data.ts';
 import { Field, FormError } from '../../forms.tsx';
 
 type AuditEvent = components['schemas']['AuditEvent'];
@@ -52,11 +53,6 @@ function save(blob: Blob, name: string) {
 export function AuditLogPage({ organizationId }: { organizationId: string }) {
   const [filters, setFilters] = useState<Filters>(noFilters);
   const [applied, setApplied] = useState<Filters>(noFilters);
-  const [events, setEvents] = useState<AuditEvent[] | null>(null);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState('');
-  const [status, setStatus] = useState('');
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
   const path = { organizationId };
   const toggle = (id: string) =>
@@ -67,48 +63,50 @@ export function AuditLogPage({ organizationId }: { organizationId: string }) {
     });
   const set = (name: keyof Filters) => (value: string) => setFilters({ ...filters, [name]: value });
 
-  async function load(wanted: Filters, cursor?: string) {
-    setBusy(cursor ? 'Loading more events…' : 'Loading events…');
-    const answer = await api.GET('/v1/orgs/{organizationId}/audit-events', {
+  const eventsUnder = (wanted: Filters) => (cursor: string | undefined) =>
+    api.GET('/v1/orgs/{organizationId}/audit-events', {
       params: { path, query: { ...queryOf(wanted), limit: 50, cursor } },
     });
-    setBusy('');
-    if (answer.error) return setError(answer.error as ApiError);
-    setError(undefined);
+  const list = useList(eventsUnder(noFilters), (page) => page.events, [organizationId], { pageByPage: true });
+  const events = list.items ?? null;
+  useEffect(() => setApplied(noFilters), [organizationId]);
+  // The filters count as applied once the API accepted them: a refused filter leaves the list as it was.
+  async function load(wanted: Filters) {
+    if (!(await list.reload(eventsUnder(wanted)))) return;
     setApplied(wanted);
-    if (!cursor) setOpen(new Set());
-    setEvents(cursor ? [...(events ?? []), ...answer.data.events] : answer.data.events);
-    setNextCursor(answer.data.nextCursor ?? null);
-  }
-  useEffect(() => void load(noFilters), [organizationId]);
-
-  async function exportAs(format: 'ndjson' | 'csv') {
-    setBusy(`Preparing the ${format.toUpperCase()} export…`);
-    const { since, until } = queryOf(applied);
-    const answer = await api.GET('/v1/orgs/{organizationId}/audit-events/export', {
-      params: { path, query: { format, since, until } },
-      parseAs: 'blob',
-    });
-    setBusy('');
-    if (answer.error) return setError(answer.error as ApiError);
-    save(answer.data as unknown as Blob, `audit-events.${format === 'csv' ? 'csv' : 'ndjson'}`);
-    setStatus(`The ${format.toUpperCase()} export was downloaded.`);
+    setOpen(new Set());
   }
 
-  async function verify() {
-    setBusy('Verifying the hash chain…');
-    const answer = await api.GET('/v1/orgs/{organizationId}/audit-events/verify', { params: { path } });
-    setBusy('');
-    if (answer.error) return setError(answer.error as ApiError);
-    const result = answer.data;
-    setStatus(
+  const status = useStatus();
+  const exporting = useMutation(
+    (format: 'ndjson' | 'csv') => {
+      const { since, until } = queryOf(applied);
+      return api.GET('/v1/orgs/{organizationId}/audit-events/export', {
+        params: { path, query: { format, since, until } },
+        parseAs: 'blob',
+      });
+    },
+    {
+      status,
+      progress: (format) => `Preparing the ${format.toUpperCase()} export…`,
+      onSuccess: (data, format) => save(data as unknown as Blob, `audit-events.${format === 'csv' ? 'csv' : 'ndjson'}`),
+      success: (_, format) => `The ${format.toUpperCase()} export was downloaded.`,
+    },
+  );
+  const verifying = useMutation(() => api.GET('/v1/orgs/{organizationId}/audit-events/verify', { params: { path } }), {
+    status,
+    progress: 'Verifying the hash chain…',
+    success: (result) =>
       result.ok
         ? `The chain verifies: ${result.checked} events, none changed, removed or reordered.`
         : `The chain is broken at event ${result.brokenAt} (after ${result.checked} good events): ${result.reason}`,
-    );
-  }
+  });
+  const exportAs = (format: 'ndjson' | 'csv') => exporting.mutate(format);
+  const verify = () => verifying.mutate();
+  const error = list.error ?? exporting.error ?? verifying.error;
+  const loading = { start: 'Loading events…', more: 'Loading more events…' } as const;
 
-  const forbidden = error && (error as { error: string }).error === 'forbidden';
+  const forbidden = error?.error === 'forbidden';
   return (
     <section aria-labelledby="audit-heading">
       <h1 id="audit-heading">Audit log</h1>
@@ -201,7 +199,7 @@ export function AuditLogPage({ organizationId }: { organizationId: string }) {
           Verify the chain
         </button>
       </div>
-      <p role="status">{busy || status}</p>
+      <p role="status">{list.fetching ? loading[list.fetching] : status.message}</p>
       {forbidden ? (
         <p role="alert" class="form-error">
           Only owners and admins can read the audit log.
@@ -290,8 +288,8 @@ export function AuditLogPage({ organizationId }: { organizationId: string }) {
           </tbody>
         </table>
       )}
-      {nextCursor && (
-        <button type="button" class="secondary more" onClick={() => load(applied, nextCursor)}>
+      {list.more && (
+        <button type="button" class="secondary more" onClick={list.more}>
           Load older events
         </button>
       )}

@@ -2,9 +2,10 @@
 // settings (delivery URL, enabled), and disconnecting it. The API has no route to deliver a dead letter
 // again, so none is offered.
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type components } from '../../api.ts';
+import { api, errorMessage, type components } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
-import { Field, FormError } from '../../forms.tsx';
+import { useMutation, useQuery } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 import { Link, navigate } from '../../router.tsx';
 
 type BotConnection = components['schemas']['MessengerConnection'];
@@ -21,47 +22,47 @@ const followMs = 2000;
 const when = (time: string | null) => (time ? <time dateTime={time}>{new Date(time).toLocaleString()}</time> : '—');
 
 export function BotPage({ connectionId }: { connectionId: string }) {
-  const [connection, setConnection] = useState<BotConnection | null>(null);
-  const [updates, setUpdates] = useState<Update[] | null>(null);
-  const [dead, setDead] = useState<Update[] | null>(null);
-  const [error, setError] = useState<ApiError>();
   const [deleting, setDeleting] = useState(false);
   const path = { connectionId };
-
-  async function loadUpdates() {
+  const read = useQuery(
+    () => api.GET('/v1/messenger/connections/{connectionId}', { params: { path } }),
+    [connectionId],
+    {
+      select: (data) => data.connection,
+    },
+  );
+  const connection = read.data ?? null;
+  // Recent updates and dead letters, read together (one answer, one error).
+  const lists = useQuery(async () => {
     const [recent, letters] = await Promise.all([
       api.GET('/v1/messenger/connections/{connectionId}/updates', { params: { path, query: { limit: 50 } } }),
       api.GET('/v1/messenger/connections/{connectionId}/updates', {
         params: { path, query: { limit: 50, status: 'dead' } },
       }),
     ]);
-    if (!recent.data || !letters.data) return setError((recent.error ?? letters.error) as ApiError);
-    setUpdates(recent.data.updates);
-    setDead(letters.data.updates);
-  }
-  useEffect(() => {
-    void (async () => {
-      const answer = await api.GET('/v1/messenger/connections/{connectionId}', { params: { path } });
-      if (!answer.data) return setError(answer.error as ApiError);
-      setConnection(answer.data.connection);
-      await loadUpdates();
-    })();
+    const error = recent.error ?? letters.error;
+    if (error || !recent.data || !letters.data) return { error };
+    return { data: { updates: recent.data.updates, dead: letters.data.updates } };
   }, [connectionId]);
+  const updates = lists.data?.updates ?? null;
+  const dead = lists.data?.dead ?? null;
 
   const inFlight = updates?.some((update) => update.status === 'queued' || update.status === 'retrying') ?? false;
   useEffect(() => {
     if (!inFlight) return;
-    const timer = setTimeout(() => void loadUpdates(), followMs);
+    const timer = setTimeout(() => void lists.refetch(), followMs);
     return () => clearTimeout(timer);
   }, [updates]);
 
-  async function disconnect() {
+  const disconnecting = useMutation(
+    () => api.DELETE('/v1/messenger/connections/{connectionId}', { params: { path } }),
+    { onSuccess: () => navigate('/bots') },
+  );
+  const disconnect = () => {
     setDeleting(false);
-    setError(undefined);
-    const answer = await api.DELETE('/v1/messenger/connections/{connectionId}', { params: { path } });
-    if (answer.error) return setError(answer.error as ApiError);
-    navigate('/bots');
-  }
+    void disconnecting.mutate();
+  };
+  const error = disconnecting.error ?? read.error ?? lists.error;
 
   const back = (
     <p>
@@ -99,7 +100,7 @@ export function BotPage({ connectionId }: { connectionId: string }) {
       <section aria-labelledby="bot-updates-heading">
         <div class="page-head">
           <h2 id="bot-updates-heading">Recent updates</h2>
-          <button type="button" class="secondary" onClick={() => loadUpdates()}>
+          <button type="button" class="secondary" onClick={() => lists.refetch()}>
             Refresh
           </button>
         </div>
@@ -174,7 +175,7 @@ export function BotPage({ connectionId }: { connectionId: string }) {
         )}
       </section>
 
-      <SettingsSection connection={connection} onSaved={setConnection} />
+      <SettingsSection connection={connection} onSaved={read.setData} />
 
       <section aria-labelledby="bot-delete-heading" class="danger-zone">
         <h2 id="bot-delete-heading">Disconnect</h2>
@@ -204,29 +205,21 @@ function SettingsSection({
   onSaved: (connection: BotConnection) => void;
 }) {
   const [deliveryUrl, setDeliveryUrl] = useState(connection.deliveryUrl);
-  const [error, setError] = useState<ApiError>();
-  const [status, setStatus] = useState('');
-  const [busy, setBusy] = useState(false);
   const [confirmDisable, setConfirmDisable] = useState(false);
   const active = connection.status === 'active';
-
-  async function save(body: { enabled?: boolean; deliveryUrl?: string }, done: string) {
+  const saving = useMutation(
+    (body: { enabled?: boolean; deliveryUrl?: string }, _done: string) =>
+      api.PATCH('/v1/messenger/connections/{connectionId}', {
+        params: { path: { connectionId: connection.id } },
+        body,
+      }),
+    { progress: 'Saving…', success: (_data, _body, done) => done, onSuccess: (data) => onSaved(data.connection) },
+  );
+  const { pending: busy, error } = saving;
+  const save = (body: { enabled?: boolean; deliveryUrl?: string }, done: string) => {
     setConfirmDisable(false);
-    setError(undefined);
-    setBusy(true);
-    setStatus('Saving…');
-    const answer = await api.PATCH('/v1/messenger/connections/{connectionId}', {
-      params: { path: { connectionId: connection.id } },
-      body,
-    });
-    setBusy(false);
-    if (answer.error) {
-      setStatus('');
-      return setError(answer.error as ApiError);
-    }
-    setStatus(done);
-    onSaved(answer.data.connection);
-  }
+    void saving.mutate(body, done);
+  };
 
   return (
     <section aria-labelledby="bot-settings-heading">
@@ -235,13 +228,12 @@ function SettingsSection({
         class="inline-form"
         noValidate
         aria-label="Change the delivery URL"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void save(
+        onSubmit={submitted(() =>
+          save(
             { deliveryUrl },
             'The delivery URL was saved: updates are delivered there from now on, retries included.',
-          );
-        }}
+          ),
+        )}
       >
         <Field
           label="Delivery URL"
@@ -268,13 +260,13 @@ function SettingsSection({
         onClick={() =>
           active
             ? setConfirmDisable(true)
-            : void save({ enabled: true }, 'The bot is enabled: its updates are accepted again.')
+            : save({ enabled: true }, 'The bot is enabled: its updates are accepted again.')
         }
       >
         {active ? 'Disable the bot' : 'Enable the bot'}
       </button>
       <FormError error={error} />
-      <p role="status">{status}</p>
+      <p role="status">{saving.status}</p>
       {confirmDisable && (
         <ConfirmDialog
           title={`Disable @${connection.botUsername}?`}

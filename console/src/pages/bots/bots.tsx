@@ -1,9 +1,10 @@
 // /bots: the organization's messaging-bot connections and the form that connects one (owners and
 // admins); /bots/<id> (bot.tsx) is one connection with its updates and dead letters.
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, readAll, type ApiError, type components } from '../../api.ts';
+import { api, errorMessage, type ApiError, type components } from '../../api.ts';
 import { CopyField } from '../../copy.tsx';
-import { Field, FormError } from '../../forms.tsx';
+import { useList, useMutation } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 import { Link } from '../../router.tsx';
 
 type BotConnection = components['schemas']['MessengerConnection'];
@@ -15,45 +16,29 @@ function tokenRefusalOnItsField(error: ApiError): ApiError {
 }
 
 export function BotListPage({ organizationId }: { organizationId: string }) {
-  const [connections, setConnections] = useState<BotConnection[] | null>(null);
-  const [loadError, setLoadError] = useState<ApiError>();
   const [botToken, setBotToken] = useState('');
   const [deliveryUrl, setDeliveryUrl] = useState('');
-  const [formError, setFormError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
   // The delivery secret, shown once right after connecting; the API never answers it again.
   const [created, setCreated] = useState<{ connection: BotConnection; deliverySecret: string } | null>(null);
-
-  async function load() {
-    const read = await readAll(
-      (cursor) => api.GET('/v1/messenger/connections', { params: { query: { limit: 100, cursor } } }),
-      (page) => page.connections,
-    );
-    if (read.error) return setLoadError(read.error);
-    setConnections(read.items);
-  }
-  useEffect(() => {
-    setConnections(null);
-    setCreated(null);
-    setLoadError(undefined);
-    void load();
-  }, [organizationId]);
-
-  async function connect(event: Event) {
-    event.preventDefault();
-    setFormError(undefined);
-    setBusy(true);
-    setStatus('Checking the token with the platform and registering the webhook…');
-    const answer = await api.POST('/v1/messenger/connections', { body: { botToken, deliveryUrl } });
-    setBusy(false);
-    setStatus('');
-    if (answer.error) return setFormError(tokenRefusalOnItsField(answer.error as ApiError));
-    setCreated(answer.data);
-    setBotToken('');
-    setDeliveryUrl('');
-    await load();
-  }
+  useEffect(() => setCreated(null), [organizationId]);
+  const list = useList(
+    (cursor) => api.GET('/v1/messenger/connections', { params: { query: { limit: 100, cursor } } }),
+    (page) => page.connections,
+    [organizationId],
+  );
+  const connections = list.items ?? null;
+  const loadError = list.error;
+  const connecting = useMutation(() => api.POST('/v1/messenger/connections', { body: { botToken, deliveryUrl } }), {
+    progress: 'Checking the token with the platform and registering the webhook…',
+    mapError: tokenRefusalOnItsField,
+    onSuccess: (data) => {
+      setCreated(data);
+      setBotToken('');
+      setDeliveryUrl('');
+      return list.reload();
+    },
+  });
+  const { pending: busy, error: formError } = connecting;
 
   if (loadError?.error === 'forbidden' && connections === null) {
     return (
@@ -73,7 +58,7 @@ export function BotListPage({ organizationId }: { organizationId: string }) {
         A connected bot's messages come to orgplane, which acknowledges them to the platform and delivers each to your
         delivery URL, signed, retrying failures. A reply your receiver answers is sent back to the chat.
       </p>
-      <form class="bot-connect" onSubmit={connect} noValidate aria-label="Connect a bot">
+      <form class="bot-connect" onSubmit={submitted(connecting.mutate)} noValidate aria-label="Connect a bot">
         <Field
           label="Bot token"
           name="botToken"
@@ -97,7 +82,7 @@ export function BotListPage({ organizationId }: { organizationId: string }) {
         </button>
       </form>
       <FormError error={formError} />
-      <p role="status">{status}</p>
+      <p role="status">{connecting.status}</p>
       {created && (
         <div class="secret" role="region" aria-label="New bot connection">
           <p>

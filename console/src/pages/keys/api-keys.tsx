@@ -1,77 +1,55 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, fieldErrors, type ApiError, type components } from '../../api.ts';
+import { api, errorMessage, fieldErrors, type components } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { CopyField } from '../../copy.tsx';
-import { Field, FormError } from '../../forms.tsx';
+import { useList, useMutation, useStatus } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 
 type ApiKey = components['schemas']['ApiKey'];
 type Role = 'admin' | 'member';
 
 export function ApiKeysPage({ organizationId }: { organizationId: string }) {
-  const [keys, setKeys] = useState<ApiKey[] | null>(null);
-  const [loadError, setLoadError] = useState<ApiError>();
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('member');
-  const [formError, setFormError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
   // The key itself, shown once right after it was created; the API never answers it again.
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const path = { organizationId };
-
-  async function load() {
-    const all: ApiKey[] = [];
-    let cursor: string | undefined;
-    do {
-      const answer = await api.GET('/v1/orgs/{organizationId}/api-keys', {
-        params: { path, query: { limit: 100, cursor } },
-      });
-      if (!answer.data) return setLoadError(answer.error as ApiError);
-      all.push(...answer.data.apiKeys);
-      cursor = answer.data.nextCursor ?? undefined;
-    } while (cursor);
-    setKeys(all);
-  }
-  useEffect(() => {
-    setKeys(null);
-    setCreated(null);
-    setLoadError(undefined);
-    void load();
-  }, [organizationId]);
-
-  async function create(event: Event) {
-    event.preventDefault();
-    setFormError(undefined);
-    setBusy(true);
-    setStatus('Creating the key…');
-    const answer = await api.POST('/v1/orgs/{organizationId}/api-keys', { params: { path }, body: { name, role } });
-    setBusy(false);
-    if (answer.error) {
-      setStatus('');
-      return setFormError(answer.error as ApiError);
-    }
-    setStatus('');
-    setCreated({ name: answer.data.apiKey.name, key: answer.data.key });
-    setName('');
-    await load();
-  }
-
-  async function revoke(key: ApiKey) {
-    setRevoking(null);
-    setBusy(true);
-    setStatus(`Revoking ${key.name}…`);
-    const answer = await api.DELETE('/v1/orgs/{organizationId}/api-keys/{apiKeyId}', {
-      params: { path: { organizationId, apiKeyId: key.id } },
-    });
-    setBusy(false);
-    if (answer.error) {
-      setStatus('');
-      return setLoadError(answer.error as ApiError);
-    }
-    setStatus(`${key.name} was revoked; requests with it are refused from now on.`);
-    await load();
-  }
+  useEffect(() => setCreated(null), [organizationId]);
+  const list = useList(
+    (cursor) => api.GET('/v1/orgs/{organizationId}/api-keys', { params: { path, query: { limit: 100, cursor } } }),
+    (page) => page.apiKeys,
+    [organizationId],
+  );
+  const keys = list.items ?? null;
+  const status = useStatus();
+  const create = useMutation(
+    () => api.POST('/v1/orgs/{organizationId}/api-keys', { params: { path }, body: { name, role } }),
+    {
+      status,
+      progress: 'Creating the key…',
+      onSuccess: (data) => {
+        setCreated({ name: data.apiKey.name, key: data.key });
+        setName('');
+        return list.reload();
+      },
+    },
+  );
+  const revoke = useMutation(
+    (key: ApiKey) =>
+      api.DELETE('/v1/orgs/{organizationId}/api-keys/{apiKeyId}', {
+        params: { path: { organizationId, apiKeyId: key.id } },
+      }),
+    {
+      status,
+      progress: (key) => `Revoking ${key.name}…`,
+      success: (_, key) => `${key.name} was revoked; requests with it are refused from now on.`,
+      onSuccess: () => list.reload(),
+    },
+  );
+  const busy = create.pending || revoke.pending;
+  const formError = create.error;
+  const loadError = revoke.error ?? list.error;
 
   // Members may not manage keys: the list answers 403, and the page says so instead of offering a form.
   if (loadError?.error === 'forbidden' && keys === null) {
@@ -88,7 +66,7 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
       <p>
         Keys let scripts and integrations call the API as this organization (header <code>x-api-key</code>).
       </p>
-      <form class="inline-form" onSubmit={create} noValidate aria-label="Create an API key">
+      <form class="inline-form" onSubmit={submitted(create.mutate)} noValidate aria-label="Create an API key">
         <Field label="Key name" name="name" value={name} onInput={setName} error={formError} autoComplete="off" />
         <div class="field">
           <label for="key-role">Key role</label>
@@ -121,7 +99,7 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
           </button>
         </div>
       )}
-      <p role="status">{status}</p>
+      <p role="status">{status.message}</p>
       {loadError && (
         <p role="alert" class="form-error">
           {errorMessage(loadError)}
@@ -171,7 +149,10 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
           title={`Revoke ${revoking.name}?`}
           message="Every script or integration using this key is refused from now on. This cannot be undone; create a new key to replace it."
           confirmLabel="Revoke key"
-          onConfirm={() => revoke(revoking)}
+          onConfirm={() => {
+            setRevoking(null);
+            void revoke.mutate(revoking);
+          }}
           onCancel={() => setRevoking(null)}
         />
       )}

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type components } from '../../api.ts';
+import { api, errorMessage, type components } from '../../api.ts';
 import { isManager, useCaller } from '../../caller.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { CopyField } from '../../copy.tsx';
+import { useMutation } from '../../data.ts';
 
 type InstallLink = components['schemas']['InstallLink'];
 
@@ -11,36 +12,28 @@ type InstallLink = components['schemas']['InstallLink'];
 export function InstallLinksPage({ organizationId }: { organizationId: string }) {
   const [caller] = useCaller(organizationId);
   const [link, setLink] = useState<InstallLink | null>(null);
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
   const [confirmRotate, setConfirmRotate] = useState(false);
+  const minting = useMutation(
+    (rotate: boolean) =>
+      api.POST('/v1/orgs/{organizationId}/install-links', { params: { path: { organizationId } }, body: { rotate } }),
+    {
+      progress: (rotate) => (rotate ? 'Rotating the install links…' : 'Creating an install link…'),
+      success: (_, rotate) =>
+        rotate
+          ? 'Links rotated: every older install link stopped working; share this one instead.'
+          : 'Install link created.',
+      onSuccess: setLink,
+    },
+  );
   useEffect(() => {
     setLink(null);
-    setStatus('');
+    minting.reset();
   }, [organizationId]);
-
-  async function mint(rotate: boolean) {
+  const { pending: busy, error } = minting;
+  const mint = (rotate: boolean) => {
     setConfirmRotate(false);
-    setBusy(true);
-    setError(undefined);
-    setStatus(rotate ? 'Rotating the install links…' : 'Creating an install link…');
-    const answer = await api.POST('/v1/orgs/{organizationId}/install-links', {
-      params: { path: { organizationId } },
-      body: { rotate },
-    });
-    setBusy(false);
-    if (answer.error) {
-      setStatus('');
-      return setError(answer.error as ApiError);
-    }
-    setLink(answer.data);
-    setStatus(
-      rotate
-        ? 'Links rotated: every older install link stopped working; share this one instead.'
-        : 'Install link created.',
-    );
-  }
+    void minting.mutate(rotate);
+  };
 
   const manager = isManager(caller);
   return (
@@ -63,7 +56,7 @@ export function InstallLinksPage({ organizationId }: { organizationId: string })
       {!manager && caller && (
         <p class="muted">Owners and admins can rotate the links, which stops every older one working.</p>
       )}
-      <p role="status">{status}</p>
+      <p role="status">{minting.status}</p>
       {error && (
         <p role="alert" class="form-error">
           {errorMessage(error)}

@@ -1,13 +1,8 @@
 // Who may use a connection: the whole organization, or the members and teams ticked here.
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type Member } from '../../api.ts';
+import { api, errorMessage, type ApiError } from '../../api.ts';
+import { useList } from '../../data.ts';
 import { messagesUnder } from './mcp-form.tsx';
 import type { AccessInput } from './mcp-parts.tsx';
-
-interface Team {
-  id: string;
-  name: string;
-}
 
 export interface Access {
   orgWide: boolean;
@@ -36,39 +31,21 @@ interface Props {
 }
 
 export function AccessEditor({ organizationId, access, onChange, error, path = 'access' }: Props) {
-  const [members, setMembers] = useState<Member[] | null>(null);
-  const [teams, setTeams] = useState<Team[] | null>(null);
-  const [loadError, setLoadError] = useState<ApiError>();
-
-  useEffect(() => {
-    // Every page of both lists: a person not listed could not be granted access here.
-    const query = (cursor: string | undefined) => ({
-      path: { organizationId },
-      query: { limit: 100, ...(cursor ? { cursor } : {}) },
-    });
-    (async () => {
-      const all: Member[] = [];
-      let cursor: string | undefined;
-      do {
-        const answer = await api.GET('/v1/orgs/{organizationId}/members', { params: query(cursor) });
-        if (!answer.data) return setLoadError(answer.error as ApiError);
-        all.push(...answer.data.members);
-        cursor = answer.data.nextCursor ?? undefined;
-      } while (cursor);
-      setMembers(all);
-    })();
-    (async () => {
-      const all: Team[] = [];
-      let cursor: string | undefined;
-      do {
-        const answer = await api.GET('/v1/orgs/{organizationId}/teams', { params: query(cursor) });
-        if (!answer.data) return setLoadError(answer.error as ApiError);
-        all.push(...answer.data.teams);
-        cursor = answer.data.nextCursor ?? undefined;
-      } while (cursor);
-      setTeams(all);
-    })();
-  }, [organizationId]);
+  // Every page of both lists: a person not listed could not be granted access here.
+  const params = (cursor: string | undefined) => ({ path: { organizationId }, query: { limit: 100, cursor } });
+  const memberList = useList(
+    (cursor) => api.GET('/v1/orgs/{organizationId}/members', { params: params(cursor) }),
+    (page) => page.members,
+    [organizationId],
+  );
+  const teamList = useList(
+    (cursor) => api.GET('/v1/orgs/{organizationId}/teams', { params: params(cursor) }),
+    (page) => page.teams,
+    [organizationId],
+  );
+  const members = memberList.items ?? null;
+  const teams = teamList.items ?? null;
+  const loadError = memberList.error ?? teamList.error;
 
   const toggle = (key: 'memberIds' | 'teamIds', id: string, on: boolean) =>
     onChange({ ...access, [key]: on ? [...access[key], id] : access[key].filter((existing) => existing !== id) });

@@ -2,8 +2,9 @@
 // tools; deletion. The settings form edits against the `updatedAt` this page read: only this page's
 // own writes (and an explicit reload) move it, so a change by someone else is a 409 to resolve.
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError } from '../../api.ts';
+import { api, errorMessage } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
+import { useMutation, useQuery } from '../../data.ts';
 import { Link, navigate } from '../../router.tsx';
 import { AccessSection, EditSection } from './mcp-edit.tsx';
 import { authTypeLabels, credentialModeLabels, healthText, loadConnection, type Connection } from './mcp-parts.tsx';
@@ -14,23 +15,22 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
   const [connection, setConnection] = useState<Connection | null>(null);
   // The connection as last fetched for its health (after a test or an OAuth connect): shown, never edited against.
   const [latest, setLatest] = useState<Connection | null>(null);
-  const [loadError, setLoadError] = useState<ApiError>();
   const [revision, setRevision] = useState(0);
   const [catalogVersion, setCatalogVersion] = useState(0);
   const [deleting, setDeleting] = useState(false);
-  const [deleteError, setDeleteError] = useState<ApiError>();
   const [uninstalling, setUninstalling] = useState<{ pluginId: string; name: string } | null>(null);
-  const [pluginError, setPluginError] = useState<ApiError>();
 
-  async function reload() {
-    const answer = await loadConnection(connectionId);
-    if (!answer.data) return setLoadError(answer.error as ApiError);
-    setConnection(answer.data);
-    setLatest(answer.data);
+  // Each read (the first, or an explicit reload) replaces what the forms edit against.
+  const read = useQuery(() => loadConnection(connectionId), [connectionId, organizationId]);
+  const loadError = read.error;
+  const reload = read.refetch;
+  useEffect(() => {
+    if (!read.data) return;
+    setConnection(read.data);
+    setLatest(read.data);
     setRevision((n) => n + 1);
     setCatalogVersion((n) => n + 1);
-  }
-  useEffect(() => void reload(), [connectionId, organizationId]);
+  }, [read.data]);
 
   async function refreshHealth() {
     const answer = await loadConnection(connectionId);
@@ -43,23 +43,27 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
     setCatalogVersion((n) => n + 1);
   }
 
-  async function remove() {
+  const removing = useMutation(
+    () => api.DELETE('/v1/mcp-connections/{connectionId}', { params: { path: { connectionId } } }),
+    { onSuccess: () => navigate('/mcp-connections') },
+  );
+  const deleteError = removing.error;
+  const remove = () => {
     setDeleting(false);
-    setDeleteError(undefined);
-    const answer = await api.DELETE('/v1/mcp-connections/{connectionId}', { params: { path: { connectionId } } });
-    if (answer.error) return setDeleteError(answer.error as ApiError);
-    navigate('/mcp-connections');
-  }
+    void removing.mutate();
+  };
 
   // The connection stays: the plugin no longer requires it nor manages its identity.
-  async function uninstall() {
-    const plugin = uninstalling!;
+  const uninstallation = useMutation(
+    (pluginId: string) => api.DELETE('/v1/plugins/{pluginId}', { params: { path: { pluginId } } }),
+    { onSuccess: reload },
+  );
+  const pluginError = uninstallation.error;
+  const uninstall = () => {
+    if (!uninstalling) return;
     setUninstalling(null);
-    setPluginError(undefined);
-    const answer = await api.DELETE('/v1/plugins/{pluginId}', { params: { path: { pluginId: plugin.pluginId } } });
-    if (answer.error) return setPluginError(answer.error as ApiError);
-    await reload();
-  }
+    void uninstallation.mutate(uninstalling.pluginId);
+  };
 
   const back = (
     <p>
@@ -125,7 +129,7 @@ export function McpConnectionPage({ organizationId, connectionId }: { organizati
           title={`Uninstall ${uninstalling.name}?`}
           message="The plugin no longer requires this connection nor manages its URL and authentication. The connection and its credentials stay."
           confirmLabel="Uninstall"
-          onConfirm={() => void uninstall()}
+          onConfirm={uninstall}
           onCancel={() => setUninstalling(null)}
         />
       )}

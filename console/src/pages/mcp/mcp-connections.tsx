@@ -1,31 +1,17 @@
 // /mcp-connections: the organization's MCP connections (the pages under it are in routes.tsx).
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError } from '../../api.ts';
+import { api, errorMessage } from '../../api.ts';
+import { useList } from '../../data.ts';
 import { Link } from '../../router.tsx';
-import { authTypeLabels, healthText, type Connection } from './mcp-parts.tsx';
+import { authTypeLabels, healthText } from './mcp-parts.tsx';
 
 export function McpConnectionListPage({ organizationId }: { organizationId: string }) {
-  const [connections, setConnections] = useState<Connection[] | null>(null);
-  const [error, setError] = useState<ApiError>();
-
-  useEffect(() => {
-    setConnections(null);
-    setError(undefined);
-    // Every page of the list: an organization has tens of connections, not thousands.
-    (async () => {
-      const all: Connection[] = [];
-      let cursor: string | undefined;
-      do {
-        const answer = await api.GET('/v1/mcp-connections', {
-          params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } },
-        });
-        if (!answer.data) return setError(answer.error as ApiError);
-        all.push(...answer.data.connections);
-        cursor = answer.data.nextCursor ?? undefined;
-      } while (cursor);
-      setConnections(all);
-    })();
-  }, [organizationId]);
+  const list = useList(
+    (cursor) => api.GET('/v1/mcp-connections', { params: { query: { limit: 100, cursor } } }),
+    (page) => page.connections,
+    [organizationId],
+  );
+  const connections = list.items ?? null;
+  const error = list.error;
 
   return (
     <section aria-labelledby="mcp-heading">

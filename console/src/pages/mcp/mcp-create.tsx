@@ -1,8 +1,9 @@
 // /mcp-connections/new: the server is probed before anything is stored, which takes a moment; a
 // failure shows the probe's diagnostic (what failed, who must act) and keeps what was typed.
 import { useState } from 'preact/hooks';
-import { api, type ApiError } from '../../api.ts';
-import { FormError } from '../../forms.tsx';
+import { api } from '../../api.ts';
+import { useMutation } from '../../data.ts';
+import { FormError, submitted } from '../../forms.tsx';
 import { Link, navigate } from '../../router.tsx';
 import { AccessEditor, accessBody, orgWideAccess, type Access } from './mcp-access.tsx';
 import { bodyOf, ConnectionFields, emptyDraft, type Draft } from './mcp-form.tsx';
@@ -11,20 +12,14 @@ import { diagnosticOf, DiagnosticView } from './mcp-parts.tsx';
 export function McpCreatePage({ organizationId }: { organizationId: string }) {
   const [draft, setDraft] = useState<Draft>(emptyDraft);
   const [access, setAccess] = useState<Access>(orgWideAccess);
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-
-  async function create(event: Event) {
-    event.preventDefault();
-    setError(undefined);
-    setBusy(true);
-    const answer = await api.POST('/v1/mcp-connections', {
-      body: { ...bodyOf(draft, false), access: accessBody(access) },
-    });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    navigate(`/mcp-connections/${answer.data.id}`);
-  }
+  const create = useMutation(
+    () => api.POST('/v1/mcp-connections', { body: { ...bodyOf(draft, false), access: accessBody(access) } }),
+    {
+      progress: 'Checking the server: connecting, authorizing and listing its tools…',
+      onSuccess: (data) => navigate(`/mcp-connections/${encodeURIComponent(data.id)}`),
+    },
+  );
+  const { pending: busy, error } = create;
 
   const diagnostic = diagnosticOf(error);
   return (
@@ -33,7 +28,13 @@ export function McpCreatePage({ organizationId }: { organizationId: string }) {
         <Link href="/mcp-connections">← All connections</Link>
       </p>
       <h1 id="mcp-new-heading">Add an MCP connection</h1>
-      <form class="mcp-form" onSubmit={create} noValidate aria-label="New connection" aria-busy={busy}>
+      <form
+        class="mcp-form"
+        onSubmit={submitted(create.mutate)}
+        noValidate
+        aria-label="New connection"
+        aria-busy={busy}
+      >
         <ConnectionFields draft={draft} onChange={setDraft} error={error} editing={false} managedBy={[]} />
         <AccessEditor organizationId={organizationId} access={access} onChange={setAccess} error={error} />
         {diagnostic ? (
@@ -45,7 +46,7 @@ export function McpCreatePage({ organizationId }: { organizationId: string }) {
           {busy ? 'Checking the server…' : 'Check and add'}
         </button>
         <p role="status" class="progress">
-          {busy ? 'Checking the server: connecting, authorizing and listing its tools…' : ''}
+          {create.status}
         </p>
       </form>
     </section>

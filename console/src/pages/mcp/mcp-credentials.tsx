@@ -1,8 +1,10 @@
 // Storing an API key (PUT .../credentials: one's own on per-member connections, the shared one for
 // admins; probed first) and disconnecting (DELETE .../credentials), after a confirmation.
 import { useState } from 'preact/hooks';
-import { api, errorMessage, fieldErrors, type ApiError } from '../../api.ts';
+import { api, errorMessage, fieldErrors } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
+import { useMutation } from '../../data.ts';
+import { submitted } from '../../forms.tsx';
 import { diagnosticOf, DiagnosticView, type Connection } from './mcp-parts.tsx';
 
 interface Props {
@@ -13,34 +15,32 @@ interface Props {
 
 export function ApiKeyForm({ connection, isAdmin, onChanged }: Props) {
   const [apiKey, setApiKey] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
+  const store = useMutation(
+    () =>
+      api.PUT('/v1/mcp-connections/{connectionId}/credentials', {
+        params: { path: { connectionId: connection.id } },
+        body: { apiKey },
+      }),
+    {
+      progress: 'Checking the key against the server…',
+      success: 'The key passed the check and is stored.',
+      // The page reads the connection again after saying so.
+      onSuccess: () => {
+        setApiKey('');
+        void onChanged();
+      },
+    },
+  );
+  const { pending: busy, error } = store;
   const perMember = connection.credentialMode === 'per_member';
   if (!perMember && !isAdmin) return null;
-
-  async function store(event: Event) {
-    event.preventDefault();
-    setError(undefined);
-    setStatus('');
-    setBusy(true);
-    const answer = await api.PUT('/v1/mcp-connections/{connectionId}/credentials', {
-      params: { path: { connectionId: connection.id } },
-      body: { apiKey },
-    });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    setApiKey('');
-    setStatus('The key passed the check and is stored.');
-    await onChanged();
-  }
 
   const diagnostic = diagnosticOf(error);
   const messages = fieldErrors(error, 'apiKey');
   return (
     <form
       class="inline-form"
-      onSubmit={store}
+      onSubmit={submitted(store.mutate)}
       noValidate
       aria-label={perMember ? 'Your API key' : 'Shared API key'}
       aria-busy={busy}
@@ -67,7 +67,7 @@ export function ApiKeyForm({ connection, isAdmin, onChanged }: Props) {
         {busy ? 'Checking the key…' : 'Check and store the key'}
       </button>
       <p role="status" class="progress">
-        {busy ? 'Checking the key against the server…' : status}
+        {store.status}
       </p>
       {diagnostic ? (
         <DiagnosticView diagnostic={diagnostic} title="The key did not pass the check; nothing was stored" />
@@ -85,22 +85,25 @@ export function ApiKeyForm({ connection, isAdmin, onChanged }: Props) {
 
 export function DisconnectButton({ connection, isAdmin, onChanged }: Props) {
   const [asking, setAsking] = useState(false);
-  const [error, setError] = useState<ApiError>();
-  const [status, setStatus] = useState('');
   const perMember = connection.credentialMode === 'per_member';
+  const disconnecting = useMutation(
+    () =>
+      api.DELETE('/v1/mcp-connections/{connectionId}/credentials', {
+        params: { path: { connectionId: connection.id } },
+      }),
+    {
+      success: perMember ? 'Your credential was deleted.' : "The organization's credential was deleted.",
+      onSuccess: () => void onChanged(),
+    },
+  );
+  const { error, status } = disconnecting;
   if (connection.authType === 'none' || !connection.connectedForMe || (!perMember && !isAdmin))
     return status ? <p role="status">{status}</p> : null;
 
-  async function disconnect() {
+  const disconnect = () => {
     setAsking(false);
-    setError(undefined);
-    const answer = await api.DELETE('/v1/mcp-connections/{connectionId}/credentials', {
-      params: { path: { connectionId: connection.id } },
-    });
-    if (answer.error) return setError(answer.error as ApiError);
-    setStatus(perMember ? 'Your credential was deleted.' : "The organization's credential was deleted.");
-    await onChanged();
-  }
+    void disconnecting.mutate();
+  };
 
   const label = perMember ? 'Disconnect your account' : "Disconnect the organization's account";
   return (

@@ -1,8 +1,9 @@
 // The settings form (PUT .../{id}, optimistic concurrency on updatedAt) and the access editor
 // (PUT .../access) of one connection.
 import { useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError } from '../../api.ts';
-import { FormError } from '../../forms.tsx';
+import { api, errorMessage } from '../../api.ts';
+import { useMutation } from '../../data.ts';
+import { FormError, submitted } from '../../forms.tsx';
 import { AccessEditor, accessBody, accessOf, type Access } from './mcp-access.tsx';
 import { bodyOf, ConnectionFields, draftOf, type Draft } from './mcp-form.tsx';
 import { diagnosticOf, DiagnosticView, type Connection } from './mcp-parts.tsx';
@@ -15,37 +16,32 @@ interface EditProps {
 
 export function EditSection({ connection, onSaved, onReload }: EditProps) {
   const [draft, setDraft] = useState<Draft>(() => draftOf(connection));
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
-
-  async function save(event: Event) {
-    event.preventDefault();
-    setError(undefined);
-    setStatus('');
-    setBusy(true);
-    const answer = await api.PUT('/v1/mcp-connections/{connectionId}', {
-      params: { path: { connectionId: connection.id } },
-      // The access is the one this page read; it has its own editor below.
-      body: {
-        ...bodyOf(draft, true),
-        access: accessBody(accessOf(connection.access)),
-        expectedUpdatedAt: connection.updatedAt,
+  const save = useMutation(
+    () =>
+      api.PUT('/v1/mcp-connections/{connectionId}', {
+        params: { path: { connectionId: connection.id } },
+        // The access is the one this page read; it has its own editor below.
+        body: {
+          ...bodyOf(draft, true),
+          access: accessBody(accessOf(connection.access)),
+          expectedUpdatedAt: connection.updatedAt,
+        },
+      }),
+    {
+      progress: 'Saving: a new URL, authentication or API key is checked against the server first…',
+      success: (saved) =>
+        saved.reconnectionRequired
+          ? 'Saved. The server changed, so every stored credential was deleted: connect again before it can be used.'
+          : saved.identityChanged
+            ? 'Saved. The server changed and passed its check.'
+            : 'Saved.',
+      onSuccess: (saved) => {
+        setDraft(draftOf(saved));
+        onSaved(saved);
       },
-    });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    const saved = answer.data;
-    setDraft(draftOf(saved));
-    setStatus(
-      saved.reconnectionRequired
-        ? 'Saved. The server changed, so every stored credential was deleted: connect again before it can be used.'
-        : saved.identityChanged
-          ? 'Saved. The server changed and passed its check.'
-          : 'Saved.',
-    );
-    onSaved(saved);
-  }
+    },
+  );
+  const { pending: busy, error } = save;
 
   const conflict = error?.error === 'connection_conflict';
   const diagnostic = diagnosticOf(error);
@@ -53,7 +49,13 @@ export function EditSection({ connection, onSaved, onReload }: EditProps) {
   return (
     <section aria-labelledby="mcp-edit-heading">
       <h2 id="mcp-edit-heading">Settings</h2>
-      <form class="mcp-form" onSubmit={save} noValidate aria-label="Connection settings" aria-busy={busy}>
+      <form
+        class="mcp-form"
+        onSubmit={submitted(save.mutate)}
+        noValidate
+        aria-label="Connection settings"
+        aria-busy={busy}
+      >
         <ConnectionFields draft={draft} onChange={setDraft} error={error} editing managedBy={managedBy} />
         {conflict ? (
           <div role="alert" class="conflict">
@@ -72,7 +74,7 @@ export function EditSection({ connection, onSaved, onReload }: EditProps) {
           {busy ? 'Saving…' : 'Save settings'}
         </button>
         <p role="status" class="progress">
-          {busy ? 'Saving: a new URL, authentication or API key is checked against the server first…' : status}
+          {save.status}
         </p>
       </form>
     </section>
@@ -89,35 +91,26 @@ export function AccessSection({
   onSaved: (connection: Connection) => void;
 }) {
   const [access, setAccess] = useState<Access>(() => accessOf(connection.access));
-  const [error, setError] = useState<ApiError>();
-  const [status, setStatus] = useState('');
-  const [busy, setBusy] = useState(false);
-
-  async function save(event: Event) {
-    event.preventDefault();
-    setError(undefined);
-    setStatus('');
-    setBusy(true);
-    const answer = await api.PUT('/v1/mcp-connections/{connectionId}/access', {
-      params: { path: { connectionId: connection.id } },
-      body: { access: accessBody(access) },
-    });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    setStatus('Access saved.');
-    onSaved(answer.data);
-  }
+  const save = useMutation(
+    () =>
+      api.PUT('/v1/mcp-connections/{connectionId}/access', {
+        params: { path: { connectionId: connection.id } },
+        body: { access: accessBody(access) },
+      }),
+    { success: 'Access saved.', onSuccess: onSaved },
+  );
+  const { pending: busy, error } = save;
 
   return (
     <section aria-labelledby="mcp-access-heading">
       <h2 id="mcp-access-heading">Access</h2>
-      <form onSubmit={save} noValidate aria-label="Access" aria-busy={busy}>
+      <form onSubmit={submitted(save.mutate)} noValidate aria-label="Access" aria-busy={busy}>
         <AccessEditor organizationId={organizationId} access={access} onChange={setAccess} error={error} />
         <FormError error={error} />
         <button type="submit" disabled={busy}>
           {busy ? 'Saving…' : 'Save access'}
         </button>
-        <p role="status">{status}</p>
+        <p role="status">{save.status}</p>
       </form>
     </section>
   );

@@ -2,7 +2,8 @@
 // and connecting through OAuth: the authorization runs in a second window opened by the click, and this
 // page follows the connection until the credential arrives.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type paths } from '../../api.ts';
+import { api, errorMessage, type paths } from '../../api.ts';
+import { useMutation } from '../../data.ts';
 import { ApiKeyForm, DisconnectButton } from './mcp-credentials.tsx';
 import { diagnosticOf, DiagnosticView, healthText, loadConnection, type Connection } from './mcp-parts.tsx';
 
@@ -16,22 +17,23 @@ interface Props {
 }
 
 export function ConnectionStatus({ connection, isAdmin, onChanged }: Props) {
-  const [testing, setTesting] = useState(false);
   const [result, setResult] = useState<TestResult>();
-  const [testError, setTestError] = useState<ApiError>();
-
-  async function test() {
-    setTesting(true);
+  const testRun = useMutation(
+    () => api.POST('/v1/mcp-connections/{connectionId}/test', { params: { path: { connectionId: connection.id } } }),
+    {
+      progress: 'Testing: reaching the server, authorizing, and listing its tools…',
+      // The result shows at once; the connection's health is read again behind it.
+      onSuccess: (data) => {
+        setResult(data);
+        void onChanged();
+      },
+    },
+  );
+  const { pending: testing, error: testError } = testRun;
+  const test = () => {
     setResult(undefined);
-    setTestError(undefined);
-    const answer = await api.POST('/v1/mcp-connections/{connectionId}/test', {
-      params: { path: { connectionId: connection.id } },
-    });
-    setTesting(false);
-    if (answer.error) return setTestError(answer.error as ApiError);
-    setResult(answer.data);
-    await onChanged();
-  }
+    void testRun.mutate();
+  };
 
   return (
     <section aria-labelledby="mcp-status-heading">
@@ -51,7 +53,7 @@ export function ConnectionStatus({ connection, isAdmin, onChanged }: Props) {
         <ApiKeyForm connection={connection} isAdmin={isAdmin} onChanged={onChanged} />
       )}
       <p role="status" class="progress">
-        {testing ? 'Testing: reaching the server, authorizing, and listing its tools…' : ''}
+        {testRun.status}
       </p>
       {testError && (
         <p role="alert" class="form-error">
@@ -75,8 +77,15 @@ export function ConnectionStatus({ connection, isAdmin, onChanged }: Props) {
 function OAuthConnect({ connection, isAdmin, onChanged }: Props) {
   const perMember = connection.credentialMode === 'per_member';
   const [phase, setPhase] = useState<'idle' | 'starting' | 'waiting' | 'done'>('idle');
-  const [error, setError] = useState<ApiError>();
   const stop = useRef(false);
+  const authorize = useMutation(
+    (_popup: Window | null) =>
+      api.POST('/v1/mcp-connections/{connectionId}/oauth/authorize', {
+        params: { path: { connectionId: connection.id } },
+      }),
+    { onSuccess: (data, popup) => follow(data, popup) },
+  );
+  const error = authorize.error;
   useEffect(
     () => () => {
       stop.current = true;
@@ -91,22 +100,19 @@ function OAuthConnect({ connection, isAdmin, onChanged }: Props) {
     const popup = window.open('', '_blank');
     // The authorization server's pages get no handle on this one.
     if (popup) popup.opener = null;
-    setError(undefined);
     setPhase('starting');
-    const answer = await api.POST('/v1/mcp-connections/{connectionId}/oauth/authorize', {
-      params: { path: { connectionId: connection.id } },
-    });
-    if (answer.error) {
-      popup?.close();
-      setPhase('idle');
-      return setError(answer.error as ApiError);
-    }
-    if (!popup) return location.assign(answer.data.authorizationUrl);
-    popup.location.href = answer.data.authorizationUrl;
+    if (await authorize.mutate(popup)) return;
+    popup?.close();
+    setPhase('idle');
+  }
+
+  async function follow(authorization: { authorizationUrl: string; expiresAt: string }, popup: Window | null) {
+    if (!popup) return location.assign(authorization.authorizationUrl);
+    popup.location.href = authorization.authorizationUrl;
     setPhase('waiting');
     const wasConnected = connection.connectedForMe;
     const checkedBefore = connection.credentialHealthCheckedAt;
-    const deadline = Math.min(Date.parse(answer.data.expiresAt), Date.now() + 10 * 60_000);
+    const deadline = Math.min(Date.parse(authorization.expiresAt), Date.now() + 10 * 60_000);
     while (!stop.current && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const latest = await loadConnection(connection.id);

@@ -3,8 +3,9 @@
 // calls of tools that may be destructive need an approval. Tools the policy names that the server no
 // longer offers are listed as absent, so their decision stays visible.
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError } from '../../api.ts';
-import { FormError } from '../../forms.tsx';
+import { api, errorMessage } from '../../api.ts';
+import { useMutation, useQuery } from '../../data.ts';
+import { FormError, submitted } from '../../forms.tsx';
 import { messagesUnder } from './mcp-form.tsx';
 import type { Catalog } from './mcp-parts.tsx';
 
@@ -40,40 +41,32 @@ export function ToolsSection({
   isAdmin: boolean;
   version: number;
 }) {
-  const [catalog, setCatalog] = useState<Catalog | null>(null);
-  const [loadError, setLoadError] = useState<ApiError>();
   const [mode, setMode] = useState<Mode>('all');
   const [named, setNamed] = useState<string[]>([]);
   const [approval, setApproval] = useState(false);
-  const [error, setError] = useState<ApiError>();
-  const [status, setStatus] = useState('');
-  const [busy, setBusy] = useState(false);
-
-  async function load() {
-    const answer = await api.GET('/v1/mcp-connections/{connectionId}/tools', { params: { path: { connectionId } } });
-    if (!answer.data) return setLoadError(answer.error as ApiError);
-    setLoadError(undefined);
-    setCatalog(answer.data);
-    setMode(answer.data.toolPolicy.mode);
-    setNamed(answer.data.toolPolicy.tools);
-    setApproval(answer.data.toolPolicy.destructiveNeedsApproval);
-  }
-  useEffect(() => void load(), [connectionId, version]);
-
-  async function save(event: Event) {
-    event.preventDefault();
-    setError(undefined);
-    setStatus('');
-    setBusy(true);
-    const answer = await api.PUT('/v1/mcp-connections/{connectionId}/tool-policy', {
-      params: { path: { connectionId } },
-      body: { mode, tools: mode === 'all' ? [] : named, destructiveNeedsApproval: approval },
-    });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    setStatus('Tool policy saved.');
-    await load();
-  }
+  // The catalog is read again after each of the page's writes (`version`); the policy form follows it.
+  const read = useQuery(
+    () => api.GET('/v1/mcp-connections/{connectionId}/tools', { params: { path: { connectionId } } }),
+    [connectionId, version],
+    { keepPrevious: true },
+  );
+  const catalog = read.data ?? null;
+  useEffect(() => {
+    if (!catalog) return;
+    setMode(catalog.toolPolicy.mode);
+    setNamed(catalog.toolPolicy.tools);
+    setApproval(catalog.toolPolicy.destructiveNeedsApproval);
+  }, [catalog]);
+  const loadError = read.error;
+  const save = useMutation(
+    () =>
+      api.PUT('/v1/mcp-connections/{connectionId}/tool-policy', {
+        params: { path: { connectionId } },
+        body: { mode, tools: mode === 'all' ? [] : named, destructiveNeedsApproval: approval },
+      }),
+    { success: 'Tool policy saved.', onSuccess: read.refetch },
+  );
+  const { pending: busy, error } = save;
 
   const toggle = (name: string, on: boolean) =>
     setNamed(on ? [...named, name] : named.filter((existing) => existing !== name));
@@ -88,7 +81,7 @@ export function ToolsSection({
       )}
       {!catalog && !loadError && <p aria-live="polite">Loading the tool catalog…</p>}
       {catalog && (
-        <form onSubmit={save} noValidate aria-label="Tool policy" aria-busy={busy}>
+        <form onSubmit={submitted(save.mutate)} noValidate aria-label="Tool policy" aria-busy={busy}>
           <p class="note">
             {catalog.catalogUpdatedAt
               ? `Catalog of ${catalog.serverInfo ? `${catalog.serverInfo.name} ${catalog.serverInfo.version}` : 'the server'}` +
@@ -168,7 +161,7 @@ export function ToolsSection({
               <button type="submit" disabled={busy}>
                 {busy ? 'Saving…' : 'Save tool policy'}
               </button>
-              <p role="status">{status}</p>
+              <p role="status">{save.status}</p>
             </>
           )}
         </form>

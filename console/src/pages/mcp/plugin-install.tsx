@@ -4,6 +4,7 @@
 // Uninstalling is on each connection's page, where the plugin is named.
 import { useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type components } from '../../api.ts';
+import { useMutation } from '../../data.ts';
 import { Link } from '../../router.tsx';
 import { loadConnection } from './mcp-parts.tsx';
 
@@ -23,9 +24,26 @@ function manifestMessages(error: ApiError | undefined): string[] {
 
 export function PluginInstallPage() {
   const [text, setText] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
+  // A manifest that is not JSON is refused here, in the API's words, before any request.
+  const [notJson, setNotJson] = useState<ApiError>();
   const [installed, setInstalled] = useState<Installed | null>(null);
+  const installing = useMutation(
+    (manifest: components['schemas']['PluginManifestInput']) => api.POST('/v1/plugins', { body: { manifest } }),
+    {
+      // Still installing while the names of the connections it requires are read.
+      onSuccess: async ({ plugin }) => {
+        const connections = await Promise.all(
+          plugin.requires.map(async (id) => {
+            const loaded = await loadConnection(id);
+            return { id, name: loaded.data?.name ?? id, managed: plugin.managesIdentityOf.includes(id) };
+          }),
+        );
+        setInstalled({ plugin, connections });
+      },
+    },
+  );
+  const busy = installing.pending;
+  const error = notJson ?? installing.error;
 
   async function readFile(event: Event) {
     const file = (event.target as HTMLInputElement).files?.[0];
@@ -34,34 +52,19 @@ export function PluginInstallPage() {
 
   async function submit(event: Event) {
     event.preventDefault();
-    setError(undefined);
+    setNotJson(undefined);
+    installing.reset();
     let manifest: unknown;
     try {
       manifest = JSON.parse(text);
     } catch (parseError) {
-      return setError({
+      return setNotJson({
         error: 'invalid_request',
         message: 'The manifest is not JSON.',
         details: [{ path: ['manifest'], message: `This is not JSON: ${(parseError as Error).message}` }],
-      } as ApiError);
+      });
     }
-    setBusy(true);
-    const answer = await api.POST('/v1/plugins', {
-      body: { manifest: manifest as components['schemas']['PluginManifestInput'] },
-    });
-    if (answer.error) {
-      setBusy(false);
-      return setError(answer.error as ApiError);
-    }
-    const { plugin } = answer.data;
-    const connections = await Promise.all(
-      plugin.requires.map(async (id) => {
-        const loaded = await loadConnection(id);
-        return { id, name: loaded.data?.name ?? id, managed: plugin.managesIdentityOf.includes(id) };
-      }),
-    );
-    setBusy(false);
-    setInstalled({ plugin, connections });
+    await installing.mutate(manifest as components['schemas']['PluginManifestInput']);
   }
 
   const messages = manifestMessages(error);

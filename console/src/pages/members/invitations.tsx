@@ -1,51 +1,54 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, fieldErrors, type ApiError, type components } from '../../api.ts';
+import { useState } from 'preact/hooks';
+import { api, errorMessage, fieldErrors, type components } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
-import { Field, FormError } from '../../forms.tsx';
+import { useMutation, useQuery, useStatus } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 
 type Invitation = components['schemas']['Invitation'];
 
 export function InvitationsPage({ organizationId }: { organizationId: string }) {
-  const [invitations, setInvitations] = useState<Invitation[] | null>(null);
-  const [loadError, setLoadError] = useState<ApiError>();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<'member' | 'admin'>('member');
-  const [formError, setFormError] = useState<ApiError>();
-  const [status, setStatus] = useState('');
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   const path = { organizationId };
-
-  async function load() {
-    const answer = await api.GET('/v1/orgs/{organizationId}/invitations', { params: { path } });
-    if (answer.data) setInvitations(answer.data.invitations);
-    else setLoadError(answer.error as ApiError);
-  }
-  useEffect(() => void load(), [organizationId]);
-
-  async function invite(event: Event) {
-    event.preventDefault();
-    setFormError(undefined);
-    const answer = await api.POST('/v1/orgs/{organizationId}/invitations', { params: { path }, body: { email, role } });
-    if (answer.error) return setFormError(answer.error as ApiError);
-    setStatus(`Invitation sent to ${email}.`);
-    setEmail('');
-    await load();
-  }
-
-  async function revoke(invitation: Invitation) {
-    setRevoking(null);
-    const answer = await api.DELETE('/v1/orgs/{organizationId}/invitations/{invitationId}', {
-      params: { path: { organizationId, invitationId: invitation.id } },
-    });
-    if (answer.error) return setLoadError(answer.error as ApiError);
-    setStatus(`The invitation of ${invitation.email} was revoked.`);
-    await load();
-  }
+  const list = useQuery(
+    () => api.GET('/v1/orgs/{organizationId}/invitations', { params: { path } }),
+    [organizationId],
+    {
+      select: (data) => data.invitations,
+    },
+  );
+  const invitations = list.data ?? null;
+  const status = useStatus();
+  const invite = useMutation(
+    () => api.POST('/v1/orgs/{organizationId}/invitations', { params: { path }, body: { email, role } }),
+    {
+      status,
+      success: `Invitation sent to ${email}.`,
+      onSuccess: () => {
+        setEmail('');
+        return list.refetch();
+      },
+    },
+  );
+  const revoke = useMutation(
+    (invitation: Invitation) =>
+      api.DELETE('/v1/orgs/{organizationId}/invitations/{invitationId}', {
+        params: { path: { organizationId, invitationId: invitation.id } },
+      }),
+    {
+      status,
+      success: (_, invitation) => `The invitation of ${invitation.email} was revoked.`,
+      onSuccess: list.refetch,
+    },
+  );
+  const formError = invite.error;
+  const loadError = revoke.error ?? list.error;
 
   return (
     <section aria-labelledby="invitations-heading">
       <h1 id="invitations-heading">Invitations</h1>
-      <form class="inline-form" onSubmit={invite} noValidate aria-label="Invite a person">
+      <form class="inline-form" onSubmit={submitted(invite.mutate)} noValidate aria-label="Invite a person">
         <Field
           label="Email to invite"
           name="email"
@@ -72,7 +75,7 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
         <button type="submit">Invite</button>
       </form>
       <FormError error={formError} />
-      <p role="status">{status}</p>
+      <p role="status">{status.message}</p>
       {loadError && (
         <p role="alert" class="form-error">
           {errorMessage(loadError)}
@@ -121,7 +124,10 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
           title="Revoke this invitation?"
           message={`${revoking.email} will no longer be able to join with it.`}
           confirmLabel="Revoke invitation"
-          onConfirm={() => revoke(revoking)}
+          onConfirm={() => {
+            setRevoking(null);
+            void revoke.mutate(revoking);
+          }}
           onCancel={() => setRevoking(null)}
         />
       )}

@@ -1,51 +1,47 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type Member } from '../../api.ts';
+import { api, errorMessage, type Member } from '../../api.ts';
 import { isManager, useCaller } from '../../caller.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
+import { useMutation, useQuery } from '../../data.ts';
 
 type Role = 'admin' | 'member';
 type Pending = { kind: 'remove' | 'transfer'; member: Member };
+type Change = { progress: string; call: () => Promise<{ error?: unknown }>; done: string; settle?: () => void };
 
 export function MembersPage({ organizationId }: { organizationId: string }) {
-  const [members, setMembers] = useState<Member[] | null>(null);
-  const [error, setError] = useState<ApiError>();
+  const path = { organizationId };
+  const list = useQuery(() => api.GET('/v1/orgs/{organizationId}/members', { params: { path } }), [organizationId], {
+    select: (data) => data.members,
+  });
+  const members = list.data ?? null;
   const [caller, reloadCaller] = useCaller(organizationId);
   // Roles picked in a row's select but not saved yet, by member id.
   const [roles, setRoles] = useState<Record<string, Role>>({});
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
   const [pending, setPending] = useState<Pending | null>(null);
-  const path = { organizationId };
+  useEffect(() => setRoles({}), [organizationId]);
 
-  async function load() {
-    const answer = await api.GET('/v1/orgs/{organizationId}/members', { params: { path } });
-    if (answer.data) setMembers(answer.data.members);
-    else setError(answer.error as ApiError);
-  }
-  useEffect(() => {
-    setMembers(null);
-    setRoles({});
-    void load();
-  }, [organizationId]);
-
-  // The list is read again before the change is announced and the controls come back, so a pick made
-  // after the announcement is never wiped by the reload of the change before it.
-  async function run(progress: string, action: () => Promise<{ error?: unknown }>, done: string, settle?: () => void) {
-    setBusy(true);
-    setError(undefined);
-    setStatus(progress);
-    const answer = await action();
-    if (answer.error) {
-      setBusy(false);
-      setStatus('');
-      settle?.();
-      return setError(answer.error as ApiError);
-    }
-    await Promise.all([load(), reloadCaller()]);
-    settle?.();
-    setBusy(false);
-    setStatus(done);
-  }
+  // The list is read again before the change is announced and the controls come back (useMutation
+  // awaits onSuccess), so a pick made after the announcement is never wiped by the reload of the change
+  // before it.
+  const change = useMutation(
+    async ({ call, settle }: Change) => {
+      const answer = await call();
+      if (answer.error) settle?.();
+      return answer;
+    },
+    {
+      progress: ({ progress }) => progress,
+      success: (_, { done }) => done,
+      onSuccess: async (_, { settle }) => {
+        await Promise.all([list.refetch(), reloadCaller()]);
+        settle?.();
+      },
+    },
+  );
+  const busy = change.pending;
+  const error = change.error ?? list.error;
+  const run = (progress: string, call: Change['call'], done: string, settle?: () => void) =>
+    change.mutate({ progress, call, done, settle });
 
   async function saveRole(member: Member, role: Role) {
     await run(
@@ -61,7 +57,8 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
   }
 
   async function confirmPending() {
-    const action = pending!;
+    const action = pending;
+    if (!action) return;
     setPending(null);
     if (action.kind === 'remove') {
       await run(
@@ -90,7 +87,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
   return (
     <section aria-labelledby="members-heading">
       <h1 id="members-heading">Members</h1>
-      <p role="status">{status}</p>
+      <p role="status">{change.status}</p>
       {error && (
         <p role="alert" class="form-error">
           {errorMessage(error)}

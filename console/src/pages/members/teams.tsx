@@ -1,74 +1,49 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type Member, type paths } from '../../api.ts';
+import { useState } from 'preact/hooks';
+import { api, errorMessage, type Member, type paths } from '../../api.ts';
 import { isManager, useCaller } from '../../caller.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
-import { Field, FormError } from '../../forms.tsx';
+import { useList, useMutation, useQuery, useStatus } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 
 type Team =
   paths['/v1/orgs/{organizationId}/teams']['get']['responses'][200]['content']['application/json']['teams'][number];
 
 // The API has no routes to rename or delete a team yet, so neither is offered here.
 export function TeamsPage({ organizationId }: { organizationId: string }) {
-  const [teams, setTeams] = useState<Team[] | null>(null);
-  const [members, setMembers] = useState<Member[]>([]);
-  const [loadError, setLoadError] = useState<ApiError>();
   const [caller] = useCaller(organizationId);
   const [name, setName] = useState('');
-  const [createError, setCreateError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
   const [removing, setRemoving] = useState<{ team: Team; member: Member } | null>(null);
   const path = { organizationId };
-
-  async function load() {
-    const all: Team[] = [];
-    let cursor: string | undefined;
-    do {
-      const answer = await api.GET('/v1/orgs/{organizationId}/teams', {
-        params: { path, query: { limit: 100, cursor } },
-      });
-      if (!answer.data) return setLoadError(answer.error as ApiError);
-      all.push(...answer.data.teams);
-      cursor = answer.data.nextCursor ?? undefined;
-    } while (cursor);
-    setTeams(all);
-    const listed = await api.GET('/v1/orgs/{organizationId}/members', { params: { path } });
-    if (listed.data) setMembers(listed.data.members);
-  }
-  useEffect(() => {
-    setTeams(null);
-    void load();
-  }, [organizationId]);
-
-  async function create(event: Event) {
-    event.preventDefault();
-    setCreateError(undefined);
-    setBusy(true);
-    setStatus('Creating the team…');
-    const answer = await api.POST('/v1/orgs/{organizationId}/teams', { params: { path }, body: { name } });
-    setBusy(false);
-    if (answer.error) {
-      setStatus('');
-      return setCreateError(answer.error as ApiError);
-    }
-    setStatus(`Team ${answer.data.team.name} created. Add its members below.`);
-    setName('');
-    await load();
-  }
-
-  async function change(progress: string, action: () => Promise<{ error?: unknown }>, done: string) {
-    setBusy(true);
-    setLoadError(undefined);
-    setStatus(progress);
-    const answer = await action();
-    setBusy(false);
-    if (answer.error) {
-      setStatus('');
-      return setLoadError(answer.error as ApiError);
-    }
-    setStatus(done);
-    await load();
-  }
+  const list = useList(
+    (cursor) => api.GET('/v1/orgs/{organizationId}/teams', { params: { path, query: { limit: 100, cursor } } }),
+    (page) => page.teams,
+    [organizationId],
+  );
+  const teams = list.items ?? null;
+  const people = useQuery(() => api.GET('/v1/orgs/{organizationId}/members', { params: { path } }), [organizationId], {
+    select: (data) => data.members,
+  });
+  const members = people.data ?? [];
+  const reload = () => Promise.all([list.reload(), people.refetch()]);
+  const status = useStatus();
+  const create = useMutation(() => api.POST('/v1/orgs/{organizationId}/teams', { params: { path }, body: { name } }), {
+    status,
+    progress: 'Creating the team…',
+    success: (data) => `Team ${data.team.name} created. Add its members below.`,
+    onSuccess: () => {
+      setName('');
+      return reload();
+    },
+  });
+  const change = useMutation((call: () => Promise<{ error?: unknown }>, _progress: string, _done: string) => call(), {
+    status,
+    progress: (_, progress) => progress,
+    success: (_data, _call, _progress, done) => done,
+    onSuccess: reload,
+  });
+  const busy = create.pending || change.pending;
+  const createError = create.error;
+  const loadError = change.error ?? list.error;
 
   const manager = isManager(caller);
   const byId = new Map(members.map((member) => [member.id, member]));
@@ -76,7 +51,7 @@ export function TeamsPage({ organizationId }: { organizationId: string }) {
     <section aria-labelledby="teams-heading">
       <h1 id="teams-heading">Teams</h1>
       {manager && (
-        <form class="inline-form" onSubmit={create} noValidate aria-label="Create a team">
+        <form class="inline-form" onSubmit={submitted(create.mutate)} noValidate aria-label="Create a team">
           <Field label="Team name" name="name" value={name} onInput={setName} error={createError} autoComplete="off" />
           <button type="submit" disabled={busy}>
             Create team
@@ -84,7 +59,7 @@ export function TeamsPage({ organizationId }: { organizationId: string }) {
         </form>
       )}
       <FormError error={createError} />
-      <p role="status">{status}</p>
+      <p role="status">{status.message}</p>
       {loadError && (
         <p role="alert" class="form-error">
           {errorMessage(loadError)}
@@ -108,13 +83,13 @@ export function TeamsPage({ organizationId }: { organizationId: string }) {
           manager={manager}
           busy={busy}
           onAdd={(member) =>
-            change(
-              `Adding ${member.email} to ${team.name}…`,
+            change.mutate(
               () =>
                 api.POST('/v1/orgs/{organizationId}/teams/{teamId}/members', {
                   params: { path: { organizationId, teamId: team.id } },
                   body: { memberId: member.id },
                 }),
+              `Adding ${member.email} to ${team.name}…`,
               `${member.email} was added to ${team.name}.`,
             )
           }
@@ -129,12 +104,12 @@ export function TeamsPage({ organizationId }: { organizationId: string }) {
           onConfirm={() => {
             const { team, member } = removing;
             setRemoving(null);
-            void change(
-              `Removing ${member.email} from ${team.name}…`,
+            void change.mutate(
               () =>
                 api.DELETE('/v1/orgs/{organizationId}/teams/{teamId}/members/{memberId}', {
                   params: { path: { organizationId, teamId: team.id, memberId: member.id } },
                 }),
+              `Removing ${member.email} from ${team.name}…`,
               `${member.email} was removed from ${team.name}.`,
             );
           }}

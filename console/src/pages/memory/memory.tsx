@@ -3,7 +3,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type components } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
-import { Field, FormError } from '../../forms.tsx';
+import { useList, useMutation, useStatus } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 import { hasMatch, MarkedText } from './memory-marks.tsx';
 
 type Memory = components['schemas']['Memory'];
@@ -17,8 +18,8 @@ const tagsOf = (text: string) =>
 const excerpt = (content: string) => (content.length > 40 ? `${content.slice(0, 40)}…` : content);
 
 /** The tags are typed in one field, so the API's messages about one tag (`tags.2`) are shown there, naming it. */
-function tagErrorsOnTheField(error: ApiError | undefined): ApiError | undefined {
-  if (!error?.details) return error;
+function tagErrorsOnTheField(error: ApiError): ApiError {
+  if (!error.details) return error;
   return {
     ...error,
     details: error.details.map((detail) =>
@@ -30,90 +31,70 @@ function tagErrorsOnTheField(error: ApiError | undefined): ApiError | undefined 
 }
 
 export function MemoryPage({ organizationId }: { organizationId: string }) {
-  const [memories, setMemories] = useState<Memory[] | null>(null);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [loadError, setLoadError] = useState<ApiError>();
   const [content, setContent] = useState('');
   const [tags, setTags] = useState('');
-  const [addError, setAddError] = useState<ApiError>();
   const [query, setQuery] = useState('');
   const [search, setSearch] = useState<{ q: string; results: Found[] } | null>(null);
-  const [searchError, setSearchError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
   const [deleting, setDeleting] = useState<Memory | Found | null>(null);
-
-  async function load(cursor?: string) {
-    const answer = await api.GET('/v1/memory', { params: { query: { limit: 50, cursor } } });
-    if (!answer.data) return setLoadError(answer.error as ApiError);
-    setLoadError(undefined);
-    setMemories((shown) => (cursor ? [...(shown ?? []), ...answer.data.memories] : answer.data.memories));
-    setNextCursor(answer.data.nextCursor);
-  }
   // The bank is the one of the session's active organization: switching it shows another bank.
+  const list = useList(
+    (cursor) => api.GET('/v1/memory', { params: { query: { limit: 50, cursor } } }),
+    (page) => page.memories,
+    [organizationId],
+    { pageByPage: true },
+  );
+  const memories = list.items ?? null;
+  const status = useStatus();
   useEffect(() => {
-    setMemories(null);
     setSearch(null);
-    setStatus('');
-    void load();
+    status.say('');
   }, [organizationId]);
 
-  async function runSearch(q: string) {
-    setSearchError(undefined);
-    const answer = await api.GET('/v1/memory/search', { params: { query: { q, limit: 50 } } });
-    if (answer.error) return setSearchError(answer.error as ApiError);
-    setSearch({ q, results: answer.data.results });
+  const searching = useMutation((q: string) => api.GET('/v1/memory/search', { params: { query: { q, limit: 50 } } }), {
+    status,
+    progress: 'Searching…',
+    onSuccess: (data, q) => setSearch({ q, results: data.results }),
+  });
+  // After a change the results shown are read again (a failure keeps them: the change itself is announced).
+  async function refreshSearch() {
+    if (!search) return;
+    const answer = await api.GET('/v1/memory/search', { params: { query: { q: search.q, limit: 50 } } });
+    if (answer.data) setSearch({ q: search.q, results: answer.data.results });
   }
-
-  async function add(event: Event) {
-    event.preventDefault();
-    setAddError(undefined);
-    setBusy(true);
-    setStatus('Adding the memory…');
-    const answer = await api.POST('/v1/memory', { body: { content, tags: tagsOf(tags) } });
-    if (answer.error) {
-      setBusy(false);
-      setStatus('');
-      return setAddError(tagErrorsOnTheField(answer.error as ApiError));
-    }
-    setContent('');
-    setTags('');
-    await load();
-    if (search) await runSearch(search.q);
-    setBusy(false);
-    setStatus('Memory added.');
-  }
-
-  async function find(event: Event) {
-    event.preventDefault();
-    setBusy(true);
-    setStatus('Searching…');
-    await runSearch(query);
-    setBusy(false);
-    setStatus('');
-  }
+  const add = useMutation(() => api.POST('/v1/memory', { body: { content, tags: tagsOf(tags) } }), {
+    status,
+    progress: 'Adding the memory…',
+    success: 'Memory added.',
+    mapError: tagErrorsOnTheField,
+    onSuccess: async () => {
+      setContent('');
+      setTags('');
+      await list.reload();
+      await refreshSearch();
+    },
+  });
+  const remove = useMutation(
+    (memory: Memory | Found) => api.DELETE('/v1/memory/{id}', { params: { path: { id: memory.id } } }),
+    {
+      status,
+      progress: 'Deleting the memory…',
+      success: (_, memory) => `The memory “${excerpt(memory.content)}” was deleted.`,
+      onSuccess: async () => {
+        await list.reload();
+        await refreshSearch();
+      },
+    },
+  );
+  const busy = add.pending || searching.pending || remove.pending;
+  const addError = add.error;
+  const searchError = searching.error;
+  const loadError = remove.error ?? list.error;
 
   // Read again: assistants may have written memories while the search was shown.
   async function showAll() {
     setSearch(null);
     setQuery('');
-    await load();
-  }
-
-  async function remove(memory: Memory | Found) {
-    setDeleting(null);
-    setBusy(true);
-    setStatus('Deleting the memory…');
-    const answer = await api.DELETE('/v1/memory/{id}', { params: { path: { id: memory.id } } });
-    if (answer.error) {
-      setBusy(false);
-      setStatus('');
-      return setLoadError(answer.error as ApiError);
-    }
-    await load();
-    if (search) await runSearch(search.q);
-    setBusy(false);
-    setStatus(`The memory “${excerpt(memory.content)}” was deleted.`);
+    await list.reload();
   }
 
   const item = (memory: Memory | Found, q?: string) => (
@@ -154,7 +135,7 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
         Your own memories in this organization: facts, preferences and decisions your assistants can look up. Nobody
         else can read them, admins included.
       </p>
-      <form class="memory-add" onSubmit={add} noValidate aria-label="Add a memory">
+      <form class="memory-add" onSubmit={submitted(add.mutate)} noValidate aria-label="Add a memory">
         <Field
           label="Memory"
           name="content"
@@ -178,7 +159,13 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
         </button>
       </form>
       <FormError error={addError} />
-      <form role="search" class="inline-form" onSubmit={find} noValidate aria-label="Memory search">
+      <form
+        role="search"
+        class="inline-form"
+        onSubmit={submitted(() => searching.mutate(query))}
+        noValidate
+        aria-label="Memory search"
+      >
         <Field
           label="Search your memories"
           name="q"
@@ -198,7 +185,7 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
         )}
       </form>
       <FormError error={searchError} />
-      <p role="status">{status}</p>
+      <p role="status">{status.message}</p>
       {loadError && (
         <p role="alert" class="form-error">
           {errorMessage(loadError)}
@@ -229,8 +216,8 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
               {memories.map((memory) => item(memory))}
             </ul>
           )}
-          {nextCursor && (
-            <button type="button" class="secondary more" onClick={() => load(nextCursor)}>
+          {list.more && (
+            <button type="button" class="secondary more" onClick={list.more}>
               Load older memories
             </button>
           )}
@@ -241,7 +228,10 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
           title="Delete this memory?"
           message={`“${excerpt(deleting.content)}” will be deleted and no longer found by searches. This cannot be undone.`}
           confirmLabel="Delete memory"
-          onConfirm={() => remove(deleting)}
+          onConfirm={() => {
+            setDeleting(null);
+            void remove.mutate(deleting);
+          }}
           onCancel={() => setDeleting(null)}
         />
       )}
