@@ -37,8 +37,8 @@ export interface Query<T> {
   data: T | undefined;
   error: ApiError | undefined;
   loading: boolean;
-  /** Reads again; a failure keeps what was shown and sets `error`. Resolves whether it succeeded. */
-  refetch: () => Promise<boolean>;
+  /** Reads again; a failure keeps what was shown and sets `error`. Resolves with what this read got. */
+  refetch: () => Promise<{ data?: T; error?: ApiError }>;
   /** Shows a value the page already has (the answer of its own change), as if read. */
   setData: (data: T) => void;
 }
@@ -60,16 +60,19 @@ export function useQuery<Raw, T = Raw>(
   latest.current = read;
   const generation = useRef(0);
 
-  async function refetch(): Promise<boolean> {
+  async function refetch(): Promise<{ data?: T; error?: ApiError }> {
     const mine = ++generation.current;
     const answer = await settle(() => latest.current());
-    if (mine !== generation.current) return false;
-    if ('data' in answer)
-      setState({ data: select ? select(answer.data) : (answer.data as unknown as T), loading: false });
+    let result: { data?: T; error?: ApiError };
+    if ('data' in answer) result = { data: select ? select(answer.data) : (answer.data as unknown as T) };
     // The caller that names `absent` reads a `T | null`.
-    else if (absent && answer.error.error === absent) setState({ data: null as T, loading: false });
-    else setState((shown) => ({ ...shown, error: answer.error, loading: false }));
-    return 'data' in answer;
+    else if (absent && answer.error.error === absent) result = { data: null as T };
+    else result = { error: answer.error };
+    // An answer for what the page no longer shows (another organization) is dropped.
+    if (mine !== generation.current) return {};
+    if (result.error) setState((shown) => ({ ...shown, error: result.error, loading: false }));
+    else setState({ data: result.data, loading: false });
+    return result;
   }
   useEffect(() => {
     setState((shown) => (keepPrevious ? { ...shown, loading: true } : { loading: true }));

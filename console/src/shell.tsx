@@ -1,11 +1,9 @@
 import { Fragment } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, session, type ApiError, type paths } from './api.ts';
+import { api, errorMessage, session } from './api.ts';
+import { useMutation, useQuery } from './data.ts';
 import { NotFoundPage } from './pages/not-found.tsx';
 import { Link } from './router.tsx';
 import { type Match, sectionOf, sections } from './routes.tsx';
-
-type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
 
 interface ShellProps {
   /** The page at this path (null: none, the not-found page). */
@@ -15,25 +13,26 @@ interface ShellProps {
 }
 
 export function Shell({ match, path, onSignedOut }: ShellProps) {
-  const [me, setMe] = useState<Me>();
-  const [error, setError] = useState<ApiError>();
-
-  async function load() {
-    const answer = await api.GET('/v1/me');
-    if (answer.response.status === 401) return signedOut();
-    if (answer.data) setMe(answer.data);
-    else setError(answer.error as ApiError);
-  }
   function signedOut() {
     session.clear();
     onSignedOut();
   }
-  useEffect(() => void load(), []);
+  const read = useQuery(async () => {
+    const answer = await api.GET('/v1/me');
+    // The session ended (expired, signed out elsewhere): back to the sign-in page.
+    if (answer.response.status === 401) signedOut();
+    return answer;
+  }, []);
+  const me = read.data;
+  const switching = useMutation((organizationId: string) =>
+    api.PUT('/v1/session/active-organization', { body: { organizationId } }),
+  );
+  const error = switching.error ?? read.error;
 
   async function switchOrganization(organizationId: string) {
-    const answer = await api.PUT('/v1/session/active-organization', { body: { organizationId } });
-    if (answer.error) setError(answer.error as ApiError);
-    await load();
+    await switching.mutate(organizationId);
+    // Read again either way: the list of organizations may have changed if the switch was refused.
+    await read.refetch();
   }
   async function signOut() {
     await api.POST('/v1/auth/sign-out');

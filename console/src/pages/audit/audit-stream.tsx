@@ -3,10 +3,11 @@
 // resuming a stopped stream, the signing secret shown once (on creation or rotation, after a
 // confirmation), and removal after a confirmation.
 import { useEffect, useState } from 'preact/hooks';
-import { api, type ApiError, type components } from '../../api.ts';
-import { AdminPage, settle } from '../../admin-page.tsx';
+import { api, type components } from '../../api.ts';
+import { AdminPage } from '../../admin-page.tsx';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { CopyField } from '../../copy.tsx';
+import { useMutation, useQuery, useStatus } from '../../data.ts';
 import { Field, FormError } from '../../forms.tsx';
 
 type Stream = components['schemas']['AuditStream'];
@@ -22,63 +23,71 @@ const stateText: Record<Stream['state'], string> = {
 };
 
 export function AuditStreamPage({ organizationId }: { organizationId: string }) {
-  // undefined while loading, null when the organization has no stream.
-  const [stream, setStream] = useState<Stream | null | undefined>(undefined);
-  const [loadError, setLoadError] = useState<ApiError>();
   const [url, setUrl] = useState('');
   const [enabled, setEnabled] = useState(true);
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
   const [pending, setPending] = useState<Pending>(null);
   // The signing secret, shown once right after it was generated; the API never answers it again.
   const [secret, setSecret] = useState<string | null>(null);
   const path = { organizationId };
 
-  async function load() {
-    const answer = await api.GET('/v1/orgs/{organizationId}/audit-stream', { params: { path } });
-    return (
-      settle(answer, 'audit_stream_not_found', (found) => setStream(found?.stream ?? null), setLoadError)?.stream ??
-      null
-    );
-  }
+  // undefined while loading, null when the organization has no stream.
+  const read = useQuery(
+    () => api.GET('/v1/orgs/{organizationId}/audit-stream', { params: { path } }),
+    [organizationId],
+    {
+      absent: 'audit_stream_not_found',
+      select: (data): Stream | null => data.stream,
+    },
+  );
+  const stream = read.data;
+  const loadError = read.error;
+  // The form starts from the stream as first read for this organization; Refresh leaves it alone.
+  const [formOfOrganization, setFormOfOrganization] = useState<string | null>(null);
+  useEffect(() => setSecret(null), [organizationId]);
   useEffect(() => {
-    setStream(undefined);
-    setLoadError(undefined);
-    setSecret(null);
-    void load().then((loaded) => {
-      setUrl(loaded?.url ?? '');
-      setEnabled(loaded?.enabled ?? true);
-    });
-  }, [organizationId]);
+    if (stream === undefined || formOfOrganization === organizationId) return;
+    setUrl(stream?.url ?? '');
+    setEnabled(stream?.enabled ?? true);
+    setFormOfOrganization(organizationId);
+  }, [stream]);
 
-  async function put(body: { url: string; enabled: boolean; rotateSecret?: boolean }, done: string) {
+  const status = useStatus();
+  const putting = useMutation(
+    (body: { url: string; enabled: boolean; rotateSecret?: boolean }, _done: string) =>
+      api.PUT('/v1/orgs/{organizationId}/audit-stream', { params: { path }, body }),
+    {
+      status,
+      progress: 'Saving…',
+      success: (_data, _body, done) => done,
+      onSuccess: (data) => {
+        read.setData(data.stream);
+        setEnabled(data.stream.enabled);
+        if (data.signingSecret) setSecret(data.signingSecret);
+      },
+    },
+  );
+  const removing = useMutation(() => api.DELETE('/v1/orgs/{organizationId}/audit-stream', { params: { path } }), {
+    status,
+    progress: 'Saving…',
+    success: 'The stream was removed; no more events are sent.',
+    onSuccess: () => {
+      read.setData(null);
+      setSecret(null);
+      setUrl('');
+      setEnabled(true);
+    },
+  });
+  const busy = putting.pending || removing.pending;
+  const error = putting.error ?? removing.error;
+  const put = (body: { url: string; enabled: boolean; rotateSecret?: boolean }, done: string) => {
     setPending(null);
-    setBusy(true);
-    setError(undefined);
-    setStatus('');
-    const answer = await api.PUT('/v1/orgs/{organizationId}/audit-stream', { params: { path }, body });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    setStream(answer.data.stream);
-    setEnabled(answer.data.stream.enabled);
-    if (answer.data.signingSecret) setSecret(answer.data.signingSecret);
-    setStatus(done);
-  }
-
-  async function remove() {
+    return putting.mutate(body, done);
+  };
+  const remove = () => {
     setPending(null);
-    setBusy(true);
-    setError(undefined);
-    const answer = await api.DELETE('/v1/orgs/{organizationId}/audit-stream', { params: { path } });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    setStream(null);
-    setSecret(null);
-    setUrl('');
-    setEnabled(true);
-    setStatus('The stream was removed; no more events are sent.');
-  }
+    return removing.mutate();
+  };
+  const load = read.refetch;
 
   return (
     <section aria-labelledby="stream-heading">
@@ -131,7 +140,7 @@ export function AuditStreamPage({ organizationId }: { organizationId: string }) 
         </form>
         <FormError error={error} />
         <p role="status" class="progress">
-          {busy ? 'Saving…' : status}
+          {status.message}
         </p>
         {secret && (
           <div class="secret" role="region" aria-label="New signing secret">

@@ -5,12 +5,11 @@
 // code with its verifier for a session of its own: this tab's session never leaves the browser. The link
 // is anyone's to make: the browser goes only where the API answers (authorize, or cancel), never to the
 // link's redirect URI as it stands.
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type paths } from '../../api.ts';
+import { useState } from 'preact/hooks';
+import { api, errorMessage } from '../../api.ts';
+import { useMutation, useQuery, useStatus } from '../../data.ts';
 
 export const desktopSignInPath = '/desktop/sign-in';
-
-type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
 
 interface AppRequest {
   redirectUri: string;
@@ -32,14 +31,34 @@ function appRequest(): AppRequest | string {
 
 export function DesktopSignInPage() {
   const request = appRequest();
-  const [me, setMe] = useState<Me>();
-  const [error, setError] = useState<ApiError>();
+  const read = useQuery(() => api.GET('/v1/me'), []);
+  const me = read.data;
   const [leaving, setLeaving] = useState<'continue' | 'cancel' | null>(null);
-  useEffect(
-    () =>
-      void api.GET('/v1/me').then((answer) => (answer.data ? setMe(answer.data) : setError(answer.error as ApiError))),
-    [],
+  // Both answers send the browser on to where the API says (the app's redirect); one error shown at a time.
+  const status = useStatus();
+  const leave = { status, onSuccess: (data: { redirectTo: string }) => location.assign(data.redirectTo) };
+  // A session whose sign-in is old is asked to confirm it first (the re-authentication prompt), then this goes on.
+  const authorizing = useMutation(
+    (app: AppRequest) =>
+      api.POST('/v1/auth/desktop/authorize', {
+        body: {
+          redirectUri: app.redirectUri,
+          codeChallenge: app.codeChallenge,
+          codeChallengeMethod: 'S256',
+          ...(app.state !== undefined ? { state: app.state } : {}),
+        },
+      }),
+    leave,
   );
+  // The app's redirect with access_denied, from the API, which refuses a redirect URI the app may not use.
+  const cancelling = useMutation(
+    (app: AppRequest) =>
+      api.POST('/v1/auth/desktop/cancel', {
+        body: { redirectUri: app.redirectUri, ...(app.state !== undefined ? { state: app.state } : {}) },
+      }),
+    leave,
+  );
+  const error = read.error ?? authorizing.error ?? cancelling.error;
 
   if (typeof request === 'string') {
     return (
@@ -52,38 +71,13 @@ export function DesktopSignInPage() {
     );
   }
 
-  async function proceed() {
-    if (typeof request === 'string') return;
-    setError(undefined);
+  async function proceed(app: AppRequest) {
     setLeaving('continue');
-    // A session whose sign-in is old is asked to confirm it first (the re-authentication prompt), then this goes on.
-    const answer = await api.POST('/v1/auth/desktop/authorize', {
-      body: {
-        redirectUri: request.redirectUri,
-        codeChallenge: request.codeChallenge,
-        codeChallengeMethod: 'S256',
-        ...(request.state !== undefined ? { state: request.state } : {}),
-      },
-    });
-    if (answer.error) {
-      setLeaving(null);
-      return setError(answer.error as ApiError);
-    }
-    location.assign(answer.data.redirectTo);
+    if (!(await authorizing.mutate(app))) setLeaving(null);
   }
-  async function cancel() {
-    if (typeof request === 'string') return;
-    setError(undefined);
+  async function cancel(app: AppRequest) {
     setLeaving('cancel');
-    // The app's redirect with access_denied, from the API, which refuses a redirect URI the app may not use.
-    const answer = await api.POST('/v1/auth/desktop/cancel', {
-      body: { redirectUri: request.redirectUri, ...(request.state !== undefined ? { state: request.state } : {}) },
-    });
-    if (answer.error) {
-      setLeaving(null);
-      return setError(answer.error as ApiError);
-    }
-    location.assign(answer.data.redirectTo);
+    if (!(await cancelling.mutate(app))) setLeaving(null);
   }
 
   const organization = me?.organizations.find((candidate) => candidate.id === me.activeOrganizationId);
@@ -125,10 +119,10 @@ export function DesktopSignInPage() {
             : ''}
       </p>
       <div class="actions">
-        <button type="button" disabled={!me || leaving !== null} onClick={() => void proceed()}>
+        <button type="button" disabled={!me || leaving !== null} onClick={() => void proceed(request)}>
           Continue to the desktop app
         </button>
-        <button type="button" class="secondary" disabled={leaving !== null} onClick={() => void cancel()}>
+        <button type="button" class="secondary" disabled={leaving !== null} onClick={() => void cancel(request)}>
           Cancel
         </button>
       </div>

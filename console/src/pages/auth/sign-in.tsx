@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, session, type ApiError } from '../../api.ts';
-import { Field, FormError } from '../../forms.tsx';
+import { api, session } from '../../api.ts';
+import { useMutation } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 import { SsoSignInForm } from './sso-sign-in.tsx';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
@@ -8,23 +9,19 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [name, setName] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event: Event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    const answer =
+  const signing = useMutation(
+    async () =>
       mode === 'sign-in'
         ? await api.POST('/v1/auth/sign-in', { body: { email, password } })
-        : await api.POST('/v1/auth/sign-up', { body: { email, password, name } });
-    setBusy(false);
-    if (answer.data) {
-      session.set(answer.data.sessionToken);
-      onSignedIn();
-    } else setError(answer.error as ApiError);
-  }
+        : await api.POST('/v1/auth/sign-up', { body: { email, password, name } }),
+    {
+      onSuccess: (data) => {
+        session.set(data.sessionToken);
+        onSignedIn();
+      },
+    },
+  );
+  const { pending: busy, error } = signing;
 
   if (mode === 'sso') {
     return (
@@ -37,7 +34,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main class="auth">
       <h1>{mode === 'sign-in' ? 'Sign in to orgplane' : 'Create your orgplane account'}</h1>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={submitted(signing.mutate)} noValidate>
         {mode === 'sign-up' && (
           <Field label="Name" name="name" value={name} onInput={setName} error={error} autoComplete="name" />
         )}
@@ -72,7 +69,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
             class="link"
             onClick={() => {
               setMode('sso');
-              setError(undefined);
+              signing.reset();
             }}
           >
             Sign in with SSO
@@ -86,7 +83,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
           class="link"
           onClick={() => {
             setMode(mode === 'sign-in' ? 'sign-up' : 'sign-in');
-            setError(undefined);
+            signing.reset();
           }}
         >
           {mode === 'sign-in' ? 'Create one' : 'Sign in'}

@@ -3,7 +3,8 @@
 // one-time code, which is exchanged, with the PKCE verifier only this tab holds, for a session.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, session, type ApiError } from '../../api.ts';
-import { Field, FormError } from '../../forms.tsx';
+import { useMutation } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 
 // The verifier waits in sessionStorage while the browser is at the identity provider: the same tab
 // comes back to the callback, and no other tab or site can read it. (A step-up's window, opened by the
@@ -30,40 +31,46 @@ export async function pkcePair(): Promise<{ verifier: string; challenge: string 
 
 export function SsoSignInForm({ onCancel }: { onCancel: () => void }) {
   const [email, setEmail] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
+  // crypto.subtle exists only in secure contexts (https, or localhost): PKCE cannot be done without it.
+  const [insecure, setInsecure] = useState<ApiError>();
+  const opening = 'Opening your identity provider…';
+  const starting = useMutation(
+    (pkce: { verifier: string; challenge: string }) =>
+      api.POST('/v1/auth/sso/start', {
+        body: {
+          email,
+          redirectUri: `${location.origin}${ssoCallbackPath}`,
+          codeChallenge: pkce.challenge,
+          codeChallengeMethod: 'S256',
+        },
+      }),
+    {
+      progress: opening,
+      // Still opening while the browser leaves for the identity provider.
+      success: opening,
+      onSuccess: (data, pkce) => {
+        sessionStorage.setItem(verifierKey, pkce.verifier);
+        sessionStorage.setItem(returnKey, location.pathname + location.search);
+        location.assign(data.authorizationUrl);
+      },
+    },
+  );
+  const error = insecure ?? starting.error;
+  const busy = starting.pending || starting.status === opening;
 
-  async function submit(event: Event) {
-    event.preventDefault();
-    setError(undefined);
-    // crypto.subtle exists only in secure contexts (https, or localhost): PKCE cannot be done without it.
+  async function submit() {
+    setInsecure(undefined);
     if (!globalThis.crypto?.subtle) {
-      return setError({
+      return setInsecure({
         error: 'insecure_context',
         message: 'SSO sign-in needs the console over HTTPS (or on localhost).',
-      } as ApiError);
+      });
     }
-    setBusy(true);
-    const pkce = await pkcePair();
-    const answer = await api.POST('/v1/auth/sso/start', {
-      body: {
-        email,
-        redirectUri: `${location.origin}${ssoCallbackPath}`,
-        codeChallenge: pkce.challenge,
-        codeChallengeMethod: 'S256',
-      },
-    });
-    if (answer.error) {
-      setBusy(false);
-      return setError(answer.error as ApiError);
-    }
-    sessionStorage.setItem(verifierKey, pkce.verifier);
-    sessionStorage.setItem(returnKey, location.pathname + location.search);
-    location.assign(answer.data.authorizationUrl);
+    await starting.mutate(await pkcePair());
   }
 
   return (
-    <form onSubmit={submit} noValidate aria-label="Sign in with SSO">
+    <form onSubmit={submitted(submit)} noValidate aria-label="Sign in with SSO">
       <p>Enter your work e-mail: your organization's identity provider signs you in.</p>
       <Field
         label="Work email"
@@ -75,7 +82,7 @@ export function SsoSignInForm({ onCancel }: { onCancel: () => void }) {
         autoComplete="email"
       />
       <FormError error={error} />
-      <p role="status">{busy ? 'Opening your identity provider…' : ''}</p>
+      <p role="status">{starting.status}</p>
       <div class="actions">
         <button type="submit" disabled={busy}>
           Continue with SSO
@@ -102,7 +109,7 @@ export function SsoCallbackPage({ onSignedIn }: { onSignedIn: () => void }) {
     if (!code || !codeVerifier)
       return setError('This sign-in link was not started in this tab, or was used already. Start again.');
     const answer = await api.POST('/v1/auth/sso/token', { body: { code, codeVerifier } });
-    if (answer.error) return setError(errorMessage(answer.error as ApiError));
+    if (answer.error) return setError(errorMessage(answer.error));
     if (answer.data.authenticatedAt) {
       // A step-up, in the window the re-authentication prompt opened: the console tab's session is
       // fresh now; that tab re-sends its refused request once told.

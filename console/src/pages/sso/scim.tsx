@@ -1,10 +1,11 @@
 // SCIM provisioning (owners and admins): the base URL and token a directory (Okta, Entra ID) needs, the
 // token rotated after a confirmation and shown once, and the connector's health as the API reports it.
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type components } from '../../api.ts';
-import { AdminPage, settle } from '../../admin-page.tsx';
+import { api, errorMessage, type components } from '../../api.ts';
+import { AdminPage } from '../../admin-page.tsx';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { CopyField } from '../../copy.tsx';
+import { useMutation, useQuery } from '../../data.ts';
 
 type Connector = components['schemas']['ScimConnectorView'];
 
@@ -12,35 +13,28 @@ const when = (iso: string | undefined) => (iso ? new Date(iso).toLocaleString() 
 
 export function ScimPage({ organizationId }: { organizationId: string }) {
   // undefined while loading, null when no token was ever created.
-  const [connector, setConnector] = useState<Connector | null | undefined>(undefined);
-  const [loadError, setLoadError] = useState<ApiError>();
-  const [error, setError] = useState<ApiError>();
+  const read = useQuery(() => api.GET('/v1/scim/connection'), [organizationId], {
+    absent: 'scim_connection_not_found',
+    select: (data): Connector | null => data,
+  });
+  const connector = read.data;
+  const loadError = read.error;
   const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
   // The token itself, shown once right after rotation; the API never answers it again.
   const [token, setToken] = useState<string | null>(null);
-
-  async function load() {
-    settle(await api.GET('/v1/scim/connection'), 'scim_connection_not_found', setConnector, setLoadError);
-  }
-  useEffect(() => {
-    setConnector(undefined);
-    setLoadError(undefined);
-    setToken(null);
-    void load();
-  }, [organizationId]);
-
-  async function rotate() {
+  useEffect(() => setToken(null), [organizationId]);
+  const rotation = useMutation(() => api.POST('/v1/scim/token'), {
+    progress: 'Creating the token…',
+    onSuccess: ({ scimToken, ...view }) => {
+      setToken(scimToken);
+      read.setData(view);
+    },
+  });
+  const { pending: busy, error } = rotation;
+  const rotate = () => {
     setAsking(false);
-    setBusy(true);
-    setError(undefined);
-    const answer = await api.POST('/v1/scim/token');
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    const { scimToken, ...view } = answer.data;
-    setToken(scimToken);
-    setConnector(view);
-  }
+    void rotation.mutate();
+  };
 
   const health = connector?.health;
   return (
@@ -118,7 +112,7 @@ export function ScimPage({ organizationId }: { organizationId: string }) {
           {connector ? 'Rotate SCIM token' : 'Create SCIM token'}
         </button>
         <p role="status" class="progress">
-          {busy ? 'Creating the token…' : ''}
+          {rotation.status}
         </p>
         {error && (
           <p role="alert" class="form-error">

@@ -3,13 +3,12 @@
 // write-only: blank keeps the stored one. The API never returns a SAML identity provider's metadata or
 // certificates, so a SAML connection named by them needs them again to save a change. An OIDC connection
 // says how it trusts the e-mail its provider asserts (emailTrust; docs/api/sso-providers.md).
-import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError, type components } from '../../api.ts';
-import { Field } from '../../forms.tsx';
+import { useList, useMutation } from '../../data.ts';
+import { Field, submitted } from '../../forms.tsx';
 
 export type SsoConnection = components['schemas']['SsoConnection'];
 type IdpSource = 'metadataUrl' | 'metadataXml' | 'manual';
-type Team = components['schemas']['Team'];
 type EmailTrust = NonNullable<SsoConnection['emailTrust']>;
 
 export interface SsoDraft {
@@ -119,38 +118,28 @@ interface Props {
 }
 
 export function SsoConnectionForm({ organizationId, connection, draft, onDraft, onSaved }: Props) {
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState('');
-  const [teams, setTeams] = useState<Team[]>([]);
-  useEffect(() => {
-    void (async () => {
-      const answer = await api.GET('/v1/orgs/{organizationId}/teams', {
-        params: { path: { organizationId }, query: { limit: 100 } },
-      });
-      setTeams(answer.data?.teams ?? []);
-    })();
-  }, [organizationId]);
+  // The teams people provisioned just in time may join (a team not listed could not be chosen).
+  const teamList = useList(
+    (cursor) =>
+      api.GET('/v1/orgs/{organizationId}/teams', {
+        params: { path: { organizationId }, query: { limit: 100, cursor } },
+      }),
+    (page) => page.teams,
+    [organizationId],
+  );
+  const teams = teamList.items ?? [];
   const set =
     <K extends keyof SsoDraft>(key: K) =>
     (value: SsoDraft[K]) =>
       onDraft({ ...draft, [key]: value });
 
-  async function save(event: Event) {
-    event.preventDefault();
-    setError(undefined);
-    setStatus('');
-    setBusy(true);
-    const answer = await api.PUT('/v1/sso/connection', { body: bodyOf(draft) });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    setStatus(
-      answer.data.connection.domainVerified
-        ? 'Saved.'
-        : 'Saved. Now publish the DNS record below and verify the domain.',
-    );
-    onSaved(answer.data.connection);
-  }
+  const save = useMutation(() => api.PUT('/v1/sso/connection', { body: bodyOf(draft) }), {
+    progress: draft.protocol === 'saml' ? "Saving: reading the identity provider's metadata…" : 'Saving…',
+    success: (data) =>
+      data.connection.domainVerified ? 'Saved.' : 'Saved. Now publish the DNS record below and verify the domain.',
+    onSuccess: (data) => onSaved(data.connection),
+  });
+  const { pending: busy, error } = save;
 
   const roleMessages = fieldErrors('jitProvisioning.defaultRole');
   const teamMessages = fieldErrors('jitProvisioning.defaultTeamIds');
@@ -164,7 +153,13 @@ export function SsoConnectionForm({ organizationId, connection, draft, onDraft, 
   const samlNeedsIdpAgain = connection?.protocol === 'saml' && draft.idpSource !== 'metadataUrl';
 
   return (
-    <form class="sso-form" onSubmit={save} noValidate aria-label="SSO connection settings" aria-busy={busy}>
+    <form
+      class="sso-form"
+      onSubmit={submitted(save.mutate)}
+      noValidate
+      aria-label="SSO connection settings"
+      aria-busy={busy}
+    >
       <Field
         label="Domain"
         name="domain"
@@ -425,7 +420,7 @@ export function SsoConnectionForm({ organizationId, connection, draft, onDraft, 
         {busy ? 'Saving…' : connection ? 'Save connection' : 'Create connection'}
       </button>
       <p role="status" class="progress">
-        {busy ? (draft.protocol === 'saml' ? "Saving: reading the identity provider's metadata…" : 'Saving…') : status}
+        {save.status}
       </p>
     </form>
   );

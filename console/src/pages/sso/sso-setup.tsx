@@ -2,35 +2,34 @@
 // domain with its verification explained, a test sign-in, and requiring SSO once a sign-in has worked.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError } from '../../api.ts';
-import { AdminPage, settle } from '../../admin-page.tsx';
+import { AdminPage } from '../../admin-page.tsx';
 import { useCaller } from '../../caller.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { CopyField } from '../../copy.tsx';
+import { useMutation, useQuery } from '../../data.ts';
 import { draftOf, identityOf, SsoConnectionForm, type SsoConnection, type SsoDraft } from './sso-connection-form.tsx';
 import { SignInHealth, TestSignIn } from './sso-test.tsx';
 
 export function SsoSetupPage({ organizationId }: { organizationId: string }) {
   const [caller] = useCaller(organizationId);
   // undefined while loading, null when the organization has no connection yet.
-  const [connection, setConnection] = useState<SsoConnection | null | undefined>(undefined);
-  const [loadError, setLoadError] = useState<ApiError>();
+  const read = useQuery(() => api.GET('/v1/sso/connection'), [organizationId], {
+    absent: 'sso_connection_not_found',
+    select: (data): SsoConnection | null => data.connection,
+  });
+  const connection = read.data;
+  const loadError = read.error;
+  const setConnection = read.setData;
+  const load = async () => (await read.refetch()).data ?? null;
   const [draft, setDraft] = useState<SsoDraft>(draftOf(null));
-
-  async function load(): Promise<SsoConnection | null> {
-    return (
-      settle(
-        await api.GET('/v1/sso/connection'),
-        'sso_connection_not_found',
-        (answer) => setConnection(answer?.connection ?? null),
-        setLoadError,
-      )?.connection ?? null
-    );
-  }
+  // The form starts from the connection as first read for this organization; later reads (the test
+  // sign-in follows the connection) leave what is being typed alone.
+  const [draftOfOrganization, setDraftOfOrganization] = useState<string | null>(null);
   useEffect(() => {
-    setConnection(undefined);
-    setLoadError(undefined);
-    void load().then((loaded) => setDraft(draftOf(loaded)));
-  }, [organizationId]);
+    if (connection === undefined || draftOfOrganization === organizationId) return;
+    setDraft(draftOf(connection));
+    setDraftOfOrganization(organizationId);
+  }, [connection]);
   function saved(next: SsoConnection) {
     setConnection(next);
     setDraft(draftOf(next));
@@ -133,21 +132,16 @@ function DomainVerification({
   connection: SsoConnection;
   onVerified: (connection: SsoConnection) => void;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<VerifyFailure>();
-  const [status, setStatus] = useState('');
   const { recordName, recordValue } = connection.verification;
-
-  async function verify() {
-    setBusy(true);
-    setFailure(undefined);
-    setStatus('');
-    const answer = await api.POST('/v1/sso/verify-domain');
-    setBusy(false);
-    if (answer.error) return setFailure(answer.error as VerifyFailure);
-    setStatus(`${answer.data.domain} is verified. Next: test a sign-in.`);
-    onVerified(answer.data.connection);
-  }
+  const verifying = useMutation(() => api.POST('/v1/sso/verify-domain'), {
+    progress: `Looking up the TXT record at ${recordName}…`,
+    success: (data) => `${data.domain} is verified. Next: test a sign-in.`,
+    onSuccess: (data) => onVerified(data.connection),
+  });
+  const busy = verifying.pending;
+  // The API's 422 and 502 answers here carry what was looked up and found (declared in its OpenAPI).
+  const failure = verifying.error as VerifyFailure | undefined;
+  const verify = () => verifying.mutate();
 
   return (
     <section class="card" aria-labelledby="sso-dns-heading">
@@ -170,7 +164,7 @@ function DomainVerification({
         {busy ? 'Looking up the record…' : 'Verify domain'}
       </button>
       <p role="status" class="progress">
-        {busy ? `Looking up the TXT record at ${recordName}…` : status}
+        {verifying.status}
       </p>
       {failure && <VerificationFailure failure={failure} />}
     </section>
@@ -233,34 +227,31 @@ function RequireSso({
   onChanged: (connection: SsoConnection) => void;
 }) {
   const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError>();
-  const [status, setStatus] = useState('');
-
-  async function change(ssoRequired: boolean) {
+  // A PUT names the identity provider each time. OIDC and a SAML metadata URL come from the connection;
+  // SAML metadata or certificates are never returned, so they come from the form above.
+  const identity =
+    connection.protocol === 'oidc'
+      ? { protocol: 'oidc' as const, issuer: connection.issuer, clientId: connection.clientId ?? '' }
+      : connection.idpMetadataUrl
+        ? { protocol: 'saml' as const, idpMetadataUrl: connection.idpMetadataUrl }
+        : identityOf(draft);
+  const requiring = useMutation(
+    (ssoRequired: boolean) =>
+      api.PUT('/v1/sso/connection', { body: { domain: connection.domain, ...identity, ssoRequired } }),
+    {
+      progress: 'Saving…',
+      success: (_, ssoRequired) =>
+        ssoRequired
+          ? `SSO is now required for ${connection.domain}.`
+          : 'SSO is no longer required; members may sign in with a password again.',
+      onSuccess: (data) => onChanged(data.connection),
+    },
+  );
+  const { pending: busy, error } = requiring;
+  const change = (ssoRequired: boolean) => {
     setAsking(false);
-    setBusy(true);
-    setError(undefined);
-    // A PUT names the identity provider each time. OIDC and a SAML metadata URL come from the connection;
-    // SAML metadata or certificates are never returned, so they come from the form above.
-    const identity =
-      connection.protocol === 'oidc'
-        ? { protocol: 'oidc' as const, issuer: connection.issuer, clientId: connection.clientId ?? '' }
-        : connection.idpMetadataUrl
-          ? { protocol: 'saml' as const, idpMetadataUrl: connection.idpMetadataUrl }
-          : identityOf(draft);
-    const answer = await api.PUT('/v1/sso/connection', {
-      body: { domain: connection.domain, ...identity, ssoRequired },
-    });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    setStatus(
-      ssoRequired
-        ? `SSO is now required for ${connection.domain}.`
-        : 'SSO is no longer required; members may sign in with a password again.',
-    );
-    onChanged(answer.data.connection);
-  }
+    void requiring.mutate(ssoRequired);
+  };
 
   const samlNeedsIdp = connection.protocol === 'saml' && !connection.idpMetadataUrl;
   return (
@@ -301,7 +292,7 @@ function RequireSso({
         </p>
       )}
       <p role="status" class="progress">
-        {busy ? 'Saving…' : status}
+        {requiring.status}
       </p>
       {error && (
         <p role="alert" class="form-error">

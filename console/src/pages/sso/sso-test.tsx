@@ -4,7 +4,8 @@
 // with a category), which this page follows and explains.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError } from '../../api.ts';
-import { Field, FormError } from '../../forms.tsx';
+import { useMutation } from '../../data.ts';
+import { Field, FormError, submitted } from '../../forms.tsx';
 import type { SsoConnection } from './sso-connection-form.tsx';
 import { pkcePair } from '../auth/sso-sign-in.tsx';
 
@@ -98,8 +99,25 @@ export function TestSignIn({ connection, callerEmail, reload }: Props) {
   const [email, setEmail] = useState(inDomain ? callerEmail : '');
   const [phase, setPhase] = useState<'idle' | 'starting' | 'waiting'>('idle');
   const [outcome, setOutcome] = useState<'passed' | 'refused' | 'closed' | null>(null);
-  const [error, setError] = useState<ApiError>();
+  // What stops the test before the API is asked (no WebCrypto here, a blocked window).
+  const [refusal, setRefusal] = useState<ApiError>();
   const stop = useRef(false);
+  // reauthenticate: the provider asks the person to sign in (prompt=login, ForceAuthn) even when it
+  // already has a session of someone else in this browser, so the test is of the address typed here.
+  const starting = useMutation(
+    (codeChallenge: string, _popup: Window | null) =>
+      api.POST('/v1/auth/sso/start', {
+        body: {
+          email,
+          redirectUri: `${location.origin}${ssoTestReturnPath}`,
+          codeChallenge,
+          codeChallengeMethod: 'S256',
+          reauthenticate: true,
+        },
+      }),
+    { onSuccess: (data, _challenge, popup) => follow(data.authorizationUrl, popup) },
+  );
+  const error = refusal ?? starting.error;
   useEffect(
     () => () => {
       stop.current = true;
@@ -107,45 +125,36 @@ export function TestSignIn({ connection, callerEmail, reload }: Props) {
     [],
   );
 
-  async function test(event: Event) {
-    event.preventDefault();
+  async function test() {
     if (!globalThis.crypto?.subtle) {
-      return setError({
+      return setRefusal({
         error: 'insecure_context',
         message: 'Testing SSO needs the console over HTTPS (or on localhost).',
-      } as ApiError);
+      });
     }
     // Opened within the click, so no popup blocker stops it; sent on once the API answers.
     const popup = window.open('', '_blank');
     if (popup) popup.opener = null;
-    setError(undefined);
+    setRefusal(undefined);
     setOutcome(null);
     setPhase('starting');
     const { challenge } = await pkcePair();
-    // reauthenticate: the provider asks the person to sign in (prompt=login, ForceAuthn) even when it
-    // already has a session of someone else in this browser, so the test is of the address typed here.
-    const answer = await api.POST('/v1/auth/sso/start', {
-      body: {
-        email,
-        redirectUri: `${location.origin}${ssoTestReturnPath}`,
-        codeChallenge: challenge,
-        codeChallengeMethod: 'S256',
-        reauthenticate: true,
-      },
-    });
-    if (answer.error || !popup) {
-      popup?.close();
+    if (await starting.mutate(challenge, popup)) return;
+    popup?.close();
+    setPhase('idle');
+    await reload();
+  }
+
+  async function follow(authorizationUrl: string, popup: Window | null) {
+    if (!popup) {
       setPhase('idle');
       await reload();
-      return setError(
-        (answer.error as ApiError | undefined) ??
-          ({
-            error: 'popup_blocked',
-            message: 'The browser blocked the test window: allow pop-ups for this console and try again.',
-          } as ApiError),
-      );
+      return setRefusal({
+        error: 'popup_blocked',
+        message: 'The browser blocked the test window: allow pop-ups for this console and try again.',
+      });
     }
-    popup.location.href = answer.data.authorizationUrl;
+    popup.location.href = authorizationUrl;
     setPhase('waiting');
     const before = { signIn: connection.lastSignInAt, failure: connection.lastError?.occurredAt };
     const deadline = Date.now() + 10 * 60_000;
@@ -169,7 +178,13 @@ export function TestSignIn({ connection, callerEmail, reload }: Props) {
     );
   }
   return (
-    <form class="inline-form" onSubmit={test} noValidate aria-label="Test sign-in" aria-busy={phase !== 'idle'}>
+    <form
+      class="inline-form"
+      onSubmit={submitted(test)}
+      noValidate
+      aria-label="Test sign-in"
+      aria-busy={phase !== 'idle'}
+    >
       <Field
         label="Sign in as (e-mail)"
         name="email"
@@ -197,7 +212,7 @@ export function TestSignIn({ connection, callerEmail, reload }: Props) {
                   : ''}
       </p>
       <FormError error={error} />
-      {error && (error.details?.length ?? 0) > 0 && error.details!.some((d) => d.path.join('.') !== 'email') && (
+      {error?.details?.some((detail) => detail.path.join('.') !== 'email') && (
         <p role="alert" class="form-error">
           {errorMessage(error)}
         </p>
