@@ -143,7 +143,7 @@ export function AuditStreamPage({ organizationId }: { organizationId: string }) 
           {status.message}
         </p>
         {secret && (
-          <div class="secret" role="region" aria-label="New signing secret">
+          <section class="secret" aria-label="New signing secret">
             <p>
               <strong>Copy the signing secret now: you will not see it again.</strong> Your receiver checks each batch's
               signature with it.
@@ -152,7 +152,7 @@ export function AuditStreamPage({ organizationId }: { organizationId: string }) 
             <button type="button" class="secondary" onClick={() => setSecret(null)}>
               I have stored it
             </button>
-          </div>
+          </section>
         )}
         {stream && (
           <section class="card" aria-labelledby="stream-state-heading">

@@ -84,7 +84,7 @@ export function BotListPage({ organizationId }: { organizationId: string }) {
       <FormError error={formError} />
       <p role="status">{connecting.status}</p>
       {created && (
-        <div class="secret" role="region" aria-label="New bot connection">
+        <section class="secret" aria-label="New bot connection">
           <p>
             <strong>
               @{created.connection.botUsername} is connected. Copy its delivery secret now: you will not see it again.
@@ -96,7 +96,7 @@ export function BotListPage({ organizationId }: { organizationId: string }) {
           <button type="button" class="secondary" onClick={() => setCreated(null)}>
             I have stored it
           </button>
-        </div>
+        </section>
       )}
       {loadError && (
         <p role="alert" class="form-error">

@@ -88,7 +88,7 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
       </form>
       <FormError error={formError} />
       {created && (
-        <div class="secret" role="region" aria-label="New API key">
+        <section class="secret" aria-label="New API key">
           <p>
             <strong>Copy the key {created.name} now: you will not see it again.</strong> Store it where your script
             reads its secrets.
@@ -97,7 +97,7 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
           <button type="button" class="secondary" onClick={() => setCreated(null)}>
             I have stored it
           </button>
-        </div>
+        </section>
       )}
       <p role="status">{status.message}</p>
       {loadError && (

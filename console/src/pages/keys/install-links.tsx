@@ -63,14 +63,14 @@ export function InstallLinksPage({ organizationId }: { organizationId: string })
         </p>
       )}
       {link ? (
-        <div class="secret" role="region" aria-label="New install link">
+        <section class="secret" aria-label="New install link">
           <CopyField label="Install page link" id="install-page-url" value={link.installPageUrl} />
           <p>
             <a href={link.installPageUrl} target="_blank" rel="noreferrer">
               Open the install page
             </a>
           </p>
-        </div>
+        </section>
       ) : (
         <p>
           No link on screen. Links are not listed once made: create one, then copy it and share it with the people who

@@ -205,24 +205,22 @@ export function ConnectionFields({ draft, onChange, error, editing, managedBy }:
         />
       </div>
       {draft.authType === 'apikey' && (
-        <>
-          <Field
-            label={
-              editing
-                ? 'New API key (blank keeps the stored one)'
-                : draft.credentialMode === 'shared'
-                  ? 'API key'
-                  : 'Your API key (optional; each member stores their own)'
-            }
-            name="apiKey"
-            type="password"
-            value={draft.apiKey}
-            onInput={set('apiKey')}
-            error={error}
-            autoComplete="new-password"
-            required={!editing && draft.credentialMode === 'shared'}
-          />
-        </>
+        <Field
+          label={
+            editing
+              ? 'New API key (blank keeps the stored one)'
+              : draft.credentialMode === 'shared'
+                ? 'API key'
+                : 'Your API key (optional; each member stores their own)'
+          }
+          name="apiKey"
+          type="password"
+          value={draft.apiKey}
+          onInput={set('apiKey')}
+          error={error}
+          autoComplete="new-password"
+          required={!editing && draft.credentialMode === 'shared'}
+        />
       )}
       {draft.authType === 'oauth' && (
         <fieldset class="oauth-fields">

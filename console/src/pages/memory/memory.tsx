@@ -159,31 +159,27 @@ export function MemoryPage({ organizationId }: { organizationId: string }) {
         </button>
       </form>
       <FormError error={addError} />
-      <form
-        role="search"
-        class="inline-form"
-        onSubmit={submitted(() => searching.mutate(query))}
-        noValidate
-        aria-label="Memory search"
-      >
-        <Field
-          label="Search your memories"
-          name="q"
-          type="text"
-          value={query}
-          onInput={setQuery}
-          error={searchError}
-          autoComplete="off"
-        />
-        <button type="submit" disabled={busy}>
-          Search
-        </button>
-        {search && (
-          <button type="button" class="secondary" onClick={showAll}>
-            Show all memories
+      <search aria-label="Memory search">
+        <form class="inline-form" onSubmit={submitted(() => searching.mutate(query))} noValidate>
+          <Field
+            label="Search your memories"
+            name="q"
+            type="text"
+            value={query}
+            onInput={setQuery}
+            error={searchError}
+            autoComplete="off"
+          />
+          <button type="submit" disabled={busy}>
+            Search
           </button>
-        )}
-      </form>
+          {search && (
+            <button type="button" class="secondary" onClick={showAll}>
+              Show all memories
+            </button>
+          )}
+        </form>
+      </search>
       <FormError error={searchError} />
       <p role="status">{status.message}</p>
       {loadError && (

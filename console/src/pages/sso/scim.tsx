@@ -92,7 +92,7 @@ export function ScimPage({ organizationId }: { organizationId: string }) {
           </p>
         )}
         {token && (
-          <div class="secret" role="region" aria-label="New SCIM token">
+          <section class="secret" aria-label="New SCIM token">
             <p>
               <strong>Copy the token now: you will not see it again.</strong> Paste it into your directory's SCIM
               settings as the bearer token.
@@ -101,7 +101,7 @@ export function ScimPage({ organizationId }: { organizationId: string }) {
             <button type="button" class="secondary" onClick={() => setToken(null)}>
               I have stored it
             </button>
-          </div>
+          </section>
         )}
         <button
           type="button"

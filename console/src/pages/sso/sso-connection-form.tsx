@@ -42,7 +42,7 @@ export function draftOf(connection: SsoConnection | null): SsoDraft {
     idpSource: saml && !connection?.idpMetadataUrl ? 'manual' : 'metadataUrl',
     idpMetadataUrl: connection?.idpMetadataUrl ?? '',
     idpMetadataXml: '',
-    idpEntityId: saml ? connection!.issuer : '',
+    idpEntityId: saml ? connection.issuer : '',
     idpSsoUrl: connection?.idpSsoUrl ?? '',
     certificate: '',
     secondCertificate: '',

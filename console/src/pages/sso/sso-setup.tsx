@@ -97,8 +97,8 @@ export function SsoSetupPage({ organizationId }: { organizationId: string }) {
 /** What to give the identity provider: orgplane's side of the connection. */
 function ProviderSettings({ connection }: { connection: SsoConnection }) {
   return (
-    <div class="provider-settings" role="group" aria-label="Give these to your identity provider">
-      <h3>Give these to your identity provider</h3>
+    <fieldset class="provider-settings" aria-labelledby="sso-provider-settings-heading">
+      <h3 id="sso-provider-settings-heading">Give these to your identity provider</h3>
       {connection.redirectUri && (
         <CopyField label="Redirect URI" id="sso-redirect-uri" value={connection.redirectUri} />
       )}
@@ -114,7 +114,7 @@ function ProviderSettings({ connection }: { connection: SsoConnection }) {
           here before then.
         </p>
       )}
-    </div>
+    </fieldset>
   );
 }
 

@@ -66,7 +66,7 @@ export function SignInHealth({ connection }: { connection: SsoConnection }) {
         )}
       </p>
       {failure && (
-        <div class={failedLast ? 'diagnostic' : 'diagnostic earlier'} role="group" aria-label="Last refused sign-in">
+        <fieldset class={failedLast ? 'diagnostic' : 'diagnostic earlier'} aria-label="Last refused sign-in">
           <h3>{failedLast ? 'The last sign-in was refused' : 'An earlier sign-in was refused'}</h3>
           <dl>
             <dt>When</dt>
@@ -82,7 +82,7 @@ export function SignInHealth({ connection }: { connection: SsoConnection }) {
               </>
             )}
           </dl>
-        </div>
+        </fieldset>
       )}
     </>
   );
