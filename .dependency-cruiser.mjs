@@ -1,4 +1,4 @@
-// The module boundaries of src/, checked on every `npm test` and by `npm run lint:boundaries`.
+// The module boundaries of src/ (and of the console and shared/ against it), checked on every `npm test` and by `npm run lint:boundaries`.
 // Each rule's `comment` is printed with its violations, so it says why the rule exists.
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
@@ -46,9 +46,26 @@ export default {
       from: { path: '^src/modules/([^/]+)/' },
       to: { circular: true, viaSomeNot: '^src/modules/$1/' },
     },
+    {
+      name: 'console-and-shared-apart-from-the-server',
+      severity: 'error',
+      comment:
+        'The console runs in the browser: whatever it imports from src/ is bundled and shipped with it (server ' +
+        'code, and the secrets or Node APIs it touches). What both sides need lives in shared/, which is pure ' +
+        'and so imports neither src/ nor console/.',
+      from: { path: ['^console/src/', '^shared/'] },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'shared-imports-no-console',
+      severity: 'error',
+      comment: 'shared/ is imported by the server too: a console import there would pull browser code into it.',
+      from: { path: '^shared/' },
+      to: { path: '^console/' },
+    },
   ],
   options: {
-    includeOnly: '^src/',
+    includeOnly: '^(src|console/src|shared)/',
     doNotFollow: { path: 'node_modules' },
     // Type-only imports are dependencies too: a module that names another's internal types is coupled to them.
     tsPreCompilationDeps: true,

@@ -1,28 +1,8 @@
-// What the pages only owners and admins use (SSO, SCIM, the audit stream) share: reading a resource the
-// organization may not have yet, and what they show before they have it.
+// What the pages only owners and admins use (SSO, SCIM, the audit stream) show before they have their
+// resource (which they read with useQuery's `absent`: the organization may not have one yet).
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, type ApiError, type Member } from './api.ts';
-
-/**
- * Settles a GET of a resource the organization may not have yet: `set` gets it, or null when the API
- * answered `absent` (such as sso_connection_not_found); any other error goes to `fail`.
- */
-export function settle<T>(
-  answer: { data?: T; error?: unknown },
-  absent: string,
-  set: (value: T | null) => void,
-  fail: (error: ApiError) => void,
-): T | null {
-  if (answer.data) {
-    set(answer.data);
-    return answer.data;
-  }
-  const error = answer.error as ApiError;
-  if (error.error === absent) set(null);
-  else fail(error);
-  return null;
-}
+import { api, errorMessage, type ApiError } from './api.ts';
+import { useQuery } from './data.ts';
 
 interface StatusProps {
   organizationId: string;
@@ -72,13 +52,12 @@ export function AdminPage({ organizationId, heading, what, loadError, loading, c
  * may read the member list).
  */
 function ManagedBy({ organizationId, what }: { organizationId: string; what: string }) {
-  const [managers, setManagers] = useState<Member[] | null>(null);
-  useEffect(() => {
-    void (async () => {
-      const answer = await api.GET('/v1/orgs/{organizationId}/members', { params: { path: { organizationId } } });
-      setManagers(answer.data?.members.filter((member) => member.role === 'owner' || member.role === 'admin') ?? []);
-    })();
-  }, [organizationId]);
+  const read = useQuery(
+    () => api.GET('/v1/orgs/{organizationId}/members', { params: { path: { organizationId } } }),
+    [organizationId],
+    { select: (data) => data.members.filter((member) => member.role === 'owner' || member.role === 'admin') },
+  );
+  const managers = read.data ?? (read.error ? [] : null);
   return (
     <div class="managed-by">
       <p>Only owners and admins manage {what}.</p>

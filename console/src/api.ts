@@ -43,22 +43,3 @@ export function errorMessage(error: ApiError | undefined): string {
 export function fieldErrors(error: ApiError | undefined, field: string): string[] {
   return (error?.details ?? []).filter((detail) => detail.path.join('.') === field).map((detail) => detail.message);
 }
-
-/**
- * Every page of a list the API pages with `nextCursor` (the console's lists hold tens of items, not
- * thousands): `page` fetches the page after `cursor`, `items` picks the list out of it.
- */
-export async function readAll<Page extends { nextCursor?: string | null }, Item>(
-  page: (cursor: string | undefined) => Promise<{ data?: Page; error?: unknown }>,
-  items: (page: Page) => Item[],
-): Promise<{ items: Item[]; error?: undefined } | { error: ApiError }> {
-  const all: Item[] = [];
-  let cursor: string | undefined;
-  do {
-    const answer = await page(cursor);
-    if (!answer.data) return { error: answer.error as ApiError };
-    all.push(...items(answer.data));
-    cursor = answer.data.nextCursor ?? undefined;
-  } while (cursor);
-  return { items: all };
-}

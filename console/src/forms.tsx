@@ -66,6 +66,14 @@ export function Field({
   );
 }
 
+/** A form's submit handler: the page stays (no browser submission) and `run` does the work. */
+export function submitted(run: () => unknown) {
+  return (event: Event) => {
+    event.preventDefault();
+    void run();
+  };
+}
+
 export function FormError({ error }: { error: ApiError | undefined }) {
   if (!error || (error.details?.length ?? 0) > 0) return null;
   return (

@@ -1,37 +1,34 @@
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import { session } from './api.ts';
-import { DesktopSignInPage, desktopSignInPath } from './pages/desktop-sign-in.tsx';
-import { SignInPage } from './pages/sign-in.tsx';
-import { SsoCallbackPage, ssoCallbackPath } from './pages/sso-sign-in.tsx';
-import { SsoTestReturnPage, ssoTestReturnPath } from './pages/sso-test.tsx';
+import { SignInPage } from './pages/auth/sign-in.tsx';
+import { usePath } from './router.tsx';
+import { findRoute } from './routes.tsx';
 import { Shell } from './shell.tsx';
 // Registers the re-authentication prompt on the api client, for every page.
 import './reauth.tsx';
 import './styles.css';
 
 function App() {
+  const path = usePath();
   const [signedIn, setSignedIn] = useState(session.token !== null);
-  // Back from the identity provider: the code is exchanged even in a tab that had a session (a new sign-in).
-  const [ssoReturn, setSsoReturn] = useState(location.pathname === ssoCallbackPath);
-  // A test sign-in's window (opened by the SSO page) shows its outcome whoever is signed in there.
-  if (location.pathname === ssoTestReturnPath) return <SsoTestReturnPage />;
-  if (ssoReturn)
-    return (
-      <SsoCallbackPage
-        onSignedIn={() => {
-          setSsoReturn(false);
-          setSignedIn(true);
-        }}
-      />
-    );
-  // The desktop app's sign-in: signed in first (as anywhere), then the confirmation page of its own.
-  if (signedIn && location.pathname === desktopSignInPath) return <DesktopSignInPage />;
-  return signedIn ? (
-    <Shell onSignedOut={() => setSignedIn(false)} />
-  ) : (
-    <SignInPage onSignedIn={() => setSignedIn(true)} />
-  );
+  // A page that replaces the address as it starts (the SSO callback drops its one-time code) stays until done.
+  const [staying, setStaying] = useState(() => {
+    const match = findRoute(location.pathname);
+    return match?.route.stays ? match : null;
+  });
+  const onSignedIn = () => {
+    setStaying(null);
+    setSignedIn(true);
+  };
+  const match = staying ?? findRoute(path);
+  if (match && match.route.frame === 'public')
+    return <>{match.route.render({ ...match, organizationId: '', onSignedIn })}</>;
+  if (!signedIn) return <SignInPage onSignedIn={onSignedIn} />;
+  if (match && match.route.frame === 'alone')
+    return <>{match.route.render({ ...match, organizationId: '', onSignedIn })}</>;
+  return <Shell match={match} path={path} onSignedOut={() => setSignedIn(false)} />;
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app');
+if (root) render(<App />, root);

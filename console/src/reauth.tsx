@@ -8,8 +8,9 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ApiError } from './api.ts';
-import { Field, FormError } from './forms.tsx';
-import { pkcePair, reauthenticatedMessage, ssoCallbackPath, verifierKey } from './pages/sso-sign-in.tsx';
+import { useMutation } from './data.ts';
+import { Field, FormError, submitted } from './forms.tsx';
+import { pkcePair, reauthenticatedMessage, ssoCallbackPath, verifierKey } from './pages/auth/sso-sign-in.tsx';
 
 // The request as it was sent (its body is consumed by the first fetch), keyed by openapi-fetch's request id.
 const sent = new Map<string, Request>();
@@ -27,7 +28,7 @@ api.use({
     const body = (await response
       .clone()
       .json()
-      .catch(() => null)) as ApiError | null;
+      .catch(() => null)) as { error?: unknown } | null;
     if (body?.error !== 'reauth') return undefined;
     pending ??= askForPassword().finally(() => {
       pending = null;
@@ -84,18 +85,10 @@ function ReauthDialog({ onDone }: { onDone: (ok: boolean) => void }) {
 
 function PasswordConfirmation({ onDone }: { onDone: (ok: boolean) => void }) {
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<ApiError>();
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event: Event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    const answer = await api.POST('/v1/auth/reauthenticate', { body: { password } });
-    setBusy(false);
-    if (answer.error) return setError(answer.error as ApiError);
-    onDone(true);
-  }
+  const confirming = useMutation(() => api.POST('/v1/auth/reauthenticate', { body: { password } }), {
+    onSuccess: () => onDone(true),
+  });
+  const { pending: busy, error } = confirming;
 
   return (
     <>
@@ -103,7 +96,7 @@ function PasswordConfirmation({ onDone }: { onDone: (ok: boolean) => void }) {
         {/* The API's message is written for integrators (it names routes); a person needs less. */}
         This change needs a recent sign-in. Enter your password and the change you asked for continues.
       </p>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={submitted(confirming.mutate)} noValidate>
         <Field
           label="Your password"
           name="password"
@@ -160,12 +153,10 @@ function SsoConfirmation({ email, onDone }: { email: string; onDone: (ok: boolea
     if (answer.error || !provider) {
       provider?.close();
       return setError(
-        answer.error
-          ? (answer.error as ApiError)
-          : ({
-              error: 'popup_blocked',
-              message: "The browser blocked the identity provider's window. Allow pop-ups for this site and try again.",
-            } as ApiError),
+        answer.error ?? {
+          error: 'popup_blocked',
+          message: "The browser blocked the identity provider's window. Allow pop-ups for this site and try again.",
+        },
       );
     }
     provider.location.assign(answer.data.authorizationUrl);

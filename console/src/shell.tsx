@@ -1,57 +1,38 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, session, type ApiError, type paths } from './api.ts';
-import { AuditLogPage } from './pages/audit-log.tsx';
-import { AuditStreamPage } from './pages/audit-stream.tsx';
-import { InvitationsPage } from './pages/invitations.tsx';
-import { McpConnectionsPage } from './pages/mcp-connections.tsx';
-import { MembersPage } from './pages/members.tsx';
-import { TeamsPage } from './pages/teams.tsx';
-import { ApiKeysPage } from './pages/api-keys.tsx';
-import { InstallLinksPage } from './pages/install-links.tsx';
-import { ScimPage } from './pages/scim.tsx';
-import { SsoSetupPage } from './pages/sso-setup.tsx';
-import { MemoryPage } from './pages/memory.tsx';
-import { BotsPage } from './pages/bots.tsx';
-import { navigate, usePath } from './router.ts';
+import { Fragment } from 'preact';
+import { api, errorMessage, session } from './api.ts';
+import { useMutation, useQuery } from './data.ts';
+import { NotFoundPage } from './pages/not-found.tsx';
+import { Link } from './router.tsx';
+import { type Match, sectionOf, sections } from './routes.tsx';
 
-type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
+interface ShellProps {
+  /** The page at this path (null: none, the not-found page). */
+  match: Match | null;
+  path: string;
+  onSignedOut: () => void;
+}
 
-const sections = [
-  { path: '/members', label: 'Members', page: MembersPage },
-  { path: '/invitations', label: 'Invitations', page: InvitationsPage },
-  { path: '/teams', label: 'Teams', page: TeamsPage },
-  { path: '/api-keys', label: 'API keys', page: ApiKeysPage },
-  { path: '/install-links', label: 'Install links', page: InstallLinksPage },
-  { path: '/sso', label: 'SSO', page: SsoSetupPage },
-  { path: '/scim', label: 'SCIM', page: ScimPage },
-  { path: '/audit-stream', label: 'Audit stream', page: AuditStreamPage },
-  { path: '/mcp-connections', label: 'MCP connections', page: McpConnectionsPage },
-  { path: '/audit-log', label: 'Audit log', page: AuditLogPage },
-  { path: '/memory', label: 'Memory', page: MemoryPage },
-  { path: '/bots', label: 'Bots', page: BotsPage },
-];
-
-export function Shell({ onSignedOut }: { onSignedOut: () => void }) {
-  const path = usePath();
-  const [me, setMe] = useState<Me>();
-  const [error, setError] = useState<ApiError>();
-
-  async function load() {
-    const answer = await api.GET('/v1/me');
-    if (answer.response.status === 401) return signedOut();
-    if (answer.data) setMe(answer.data);
-    else setError(answer.error as ApiError);
-  }
+export function Shell({ match, path, onSignedOut }: ShellProps) {
   function signedOut() {
     session.clear();
     onSignedOut();
   }
-  useEffect(() => void load(), []);
+  const read = useQuery(async () => {
+    const answer = await api.GET('/v1/me');
+    // The session ended (expired, signed out elsewhere): back to the sign-in page.
+    if (answer.response.status === 401) signedOut();
+    return answer;
+  }, []);
+  const me = read.data;
+  const switching = useMutation((organizationId: string) =>
+    api.PUT('/v1/session/active-organization', { body: { organizationId } }),
+  );
+  const error = switching.error ?? read.error;
 
   async function switchOrganization(organizationId: string) {
-    const answer = await api.PUT('/v1/session/active-organization', { body: { organizationId } });
-    if (answer.error) setError(answer.error as ApiError);
-    await load();
+    await switching.mutate(organizationId);
+    // Read again either way: the list of organizations may have changed if the switch was refused.
+    await read.refetch();
   }
   async function signOut() {
     await api.POST('/v1/auth/sign-out');
@@ -65,21 +46,14 @@ export function Shell({ onSignedOut }: { onSignedOut: () => void }) {
       </main>
     );
   const active = me.organizations.find((organization) => organization.id === me.activeOrganizationId);
-  const current = sections.find((section) => path.startsWith(section.path)) ?? sections[0]!;
+  const current = sectionOf(match);
 
   return (
     <div class="shell">
       <header>
-        <a
-          class="brand"
-          href="/"
-          onClick={(event) => {
-            event.preventDefault();
-            navigate('/');
-          }}
-        >
+        <Link class="brand" href="/">
           orgplane
-        </a>
+        </Link>
         {me.organizations.length > 0 && (
           <label class="switcher">
             <span>Organization</span>
@@ -104,16 +78,9 @@ export function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         <ul>
           {sections.map((section) => (
             <li key={section.path}>
-              <a
-                href={section.path}
-                aria-current={section === current ? 'page' : undefined}
-                onClick={(event) => {
-                  event.preventDefault();
-                  navigate(section.path);
-                }}
-              >
+              <Link href={section.path} aria-current={section === current ? 'page' : undefined}>
                 {section.label}
-              </a>
+              </Link>
             </li>
           ))}
         </ul>
@@ -129,7 +96,14 @@ export function Shell({ onSignedOut }: { onSignedOut: () => void }) {
             <p class="plan">
               Plan: <strong>{active.plan}</strong> · your role: {active.role}
             </p>
-            <current.page organizationId={active.id} />
+            {match ? (
+              // A new path is a new page: its state (a form half filled, a list read) does not carry over.
+              <Fragment key={path}>
+                {match.route.render({ ...match, organizationId: active.id, onSignedIn() {} })}
+              </Fragment>
+            ) : (
+              <NotFoundPage path={path} />
+            )}
           </>
         ) : (
           <p>

@@ -9,7 +9,7 @@
 // identity provider) would hand the code on to whoever chose the query. Orgplane's own origin on
 // loopback is refused for the same reason, whatever PUBLIC_URL says (PORT, and PUBLIC_URL's port).
 
-/** The console's pages that receive an SSO sign-in's code (console/src/pages/sso-sign-in.tsx and sso-test.tsx). */
+/** The console's pages that receive an SSO sign-in's code (console/src/pages/auth/sso-sign-in.tsx and pages/sso/sso-test.tsx). */
 export const consoleCodePages = ['/sso/callback', '/sso/test-done'] as const;
 
 const loopbackHosts = new Set(['127.0.0.1', '[::1]', 'localhost']);

@@ -3,7 +3,8 @@ import { invalidRequest, unauthorized, type ValidationDetail } from '../../http/
 import { newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import type { Caller } from '../identity/index.ts';
-import { analyzeMemory, queryTerms } from './analyzer.ts';
+import { queryTerms } from '../../../shared/memory-terms.ts';
+import { analyzeMemory } from './analyzer.ts';
 import { limitthBest, maxPostingCount, ScoreTable, scorePostings, scoreUnitsPerPoint } from './postings.ts';
 import { loadTerms, openSearch, scoredRows, type ScoredRow, type SearchStart } from './search-store.ts';
 import {

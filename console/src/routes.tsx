@@ -1,0 +1,122 @@
+// Every page of the console, by path, in one table: the order is the order of matching (a fixed path
+// before a parameter in the same place). A new page is a line here and a file under pages/<area>/.
+import type { ComponentChildren } from 'preact';
+import { AuditLogPage } from './pages/audit/audit-log.tsx';
+import { AuditStreamPage } from './pages/audit/audit-stream.tsx';
+import { DesktopSignInPage, desktopSignInPath } from './pages/auth/desktop-sign-in.tsx';
+import { SsoCallbackPage, ssoCallbackPath } from './pages/auth/sso-sign-in.tsx';
+import { BotPage } from './pages/bots/bot.tsx';
+import { BotListPage } from './pages/bots/bots.tsx';
+import { ApiKeysPage } from './pages/keys/api-keys.tsx';
+import { InstallLinksPage } from './pages/keys/install-links.tsx';
+import { McpConnectionPage } from './pages/mcp/mcp-connection.tsx';
+import { McpConnectionListPage } from './pages/mcp/mcp-connections.tsx';
+import { McpCreatePage } from './pages/mcp/mcp-create.tsx';
+import { PluginInstallPage } from './pages/mcp/plugin-install.tsx';
+import { InvitationsPage } from './pages/members/invitations.tsx';
+import { MembersPage } from './pages/members/members.tsx';
+import { TeamsPage } from './pages/members/teams.tsx';
+import { MemoryPage } from './pages/memory/memory.tsx';
+import { ScimPage } from './pages/sso/scim.tsx';
+import { SsoSetupPage } from './pages/sso/sso-setup.tsx';
+import { SsoTestReturnPage, ssoTestReturnPath } from './pages/sso/sso-test.tsx';
+import { matchPath, type Params } from './router.tsx';
+
+/**
+ * Where a page is shown: `shell` in the signed-in console with its navigation, for the active
+ * organization; `alone` signed in but without the shell; `public` whoever is (or is not) signed in.
+ */
+type Frame = 'shell' | 'alone' | 'public';
+
+export interface PageContext<P = Record<string, string>> {
+  params: P;
+  /** The session's active organization ('' outside the shell). */
+  organizationId: string;
+  /** For a page that signs the person in (the SSO callback). */
+  onSignedIn: () => void;
+}
+
+export interface Route {
+  path: string;
+  frame: Frame;
+  render: (context: PageContext) => ComponentChildren;
+  /** The page stays until it is done even though it changes the address at once (a one-time code). */
+  stays?: boolean;
+}
+
+function route<P extends string>(
+  path: P,
+  render: (context: PageContext<Params<P>>) => ComponentChildren,
+  options: { frame?: Frame; stays?: boolean } = {},
+): Route {
+  // matchPath answers exactly the pattern's parameter names, which is what Params<P> lists.
+  return { path, frame: options.frame ?? 'shell', stays: options.stays, render: render as Route['render'] };
+}
+
+export const routes: Route[] = [
+  route('/', ({ organizationId }) => <MembersPage organizationId={organizationId} />),
+  route('/members', ({ organizationId }) => <MembersPage organizationId={organizationId} />),
+  route('/invitations', ({ organizationId }) => <InvitationsPage organizationId={organizationId} />),
+  route('/teams', ({ organizationId }) => <TeamsPage organizationId={organizationId} />),
+  route('/api-keys', ({ organizationId }) => <ApiKeysPage organizationId={organizationId} />),
+  route('/install-links', ({ organizationId }) => <InstallLinksPage organizationId={organizationId} />),
+  route('/sso', ({ organizationId }) => <SsoSetupPage organizationId={organizationId} />),
+  route('/scim', ({ organizationId }) => <ScimPage organizationId={organizationId} />),
+  route('/audit-stream', ({ organizationId }) => <AuditStreamPage organizationId={organizationId} />),
+  route('/mcp-connections', ({ organizationId }) => <McpConnectionListPage organizationId={organizationId} />),
+  route('/mcp-connections/new', ({ organizationId }) => <McpCreatePage organizationId={organizationId} />),
+  route('/mcp-connections/install-plugin', () => <PluginInstallPage />),
+  route('/mcp-connections/:connectionId', ({ organizationId, params }) => (
+    <McpConnectionPage organizationId={organizationId} connectionId={params.connectionId} />
+  )),
+  route('/audit-log', ({ organizationId }) => <AuditLogPage organizationId={organizationId} />),
+  route('/memory', ({ organizationId }) => <MemoryPage organizationId={organizationId} />),
+  route('/bots', ({ organizationId }) => <BotListPage organizationId={organizationId} />),
+  route('/bots/:connectionId', ({ params }) => <BotPage connectionId={params.connectionId} />),
+  // Back from the identity provider: the code is exchanged even in a tab that had a session (a new sign-in).
+  route(ssoCallbackPath, ({ onSignedIn }) => <SsoCallbackPage onSignedIn={onSignedIn} />, {
+    frame: 'public',
+    stays: true,
+  }),
+  // A test sign-in's window (opened by the SSO page) shows its outcome whoever is signed in there.
+  route(ssoTestReturnPath, () => <SsoTestReturnPage />, { frame: 'public' }),
+  // The desktop app's sign-in: signed in first (as anywhere), then the confirmation page of its own.
+  route(desktopSignInPath, () => <DesktopSignInPage />, { frame: 'alone' }),
+];
+
+/** The console's navigation; a page is under the entry whose path starts its own ('/' is the members'). */
+export const sections = [
+  { path: '/members', label: 'Members' },
+  { path: '/invitations', label: 'Invitations' },
+  { path: '/teams', label: 'Teams' },
+  { path: '/api-keys', label: 'API keys' },
+  { path: '/install-links', label: 'Install links' },
+  { path: '/sso', label: 'SSO' },
+  { path: '/scim', label: 'SCIM' },
+  { path: '/audit-stream', label: 'Audit stream' },
+  { path: '/mcp-connections', label: 'MCP connections' },
+  { path: '/audit-log', label: 'Audit log' },
+  { path: '/memory', label: 'Memory' },
+  { path: '/bots', label: 'Bots' },
+];
+
+export interface Match {
+  route: Route;
+  params: Record<string, string>;
+}
+
+/** The first route whose pattern the path matches, or null (no page there). */
+export function findRoute(path: string): Match | null {
+  for (const candidate of routes) {
+    const params = matchPath(candidate.path, path);
+    if (params) return { route: candidate, params };
+  }
+  return null;
+}
+
+/** The navigation entry a route sits under. */
+export function sectionOf(match: Match | null) {
+  if (!match) return undefined;
+  const path = match.route.path === '/' ? '/members' : match.route.path;
+  return sections.find((section) => path === section.path || path.startsWith(`${section.path}/`));
+}
