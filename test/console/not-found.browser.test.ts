@@ -22,7 +22,7 @@ test('an unknown path shows Not found with a link home; known pages and paramete
   await ui.page.getByRole('heading', { name: 'Bots', level: 1 }).waitFor();
   await ui.page.goto(`${t.app.url}/mcp-connections/nope`);
   await ui.page.getByText('← All connections').waitFor();
-  await ui.page.waitForFunction(() => !document.body.innerText.includes('Loading the connection'));
+  await ui.page.getByText('Loading the connection', { exact: false }).waitFor({ state: 'hidden' });
   await ui.page.goBack();
   await ui.page.getByRole('heading', { name: 'Bots', level: 1 }).waitFor();
   await ui.page.goto(`${t.app.url}/memory`);
