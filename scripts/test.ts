@@ -28,6 +28,7 @@ import { existsSync, globSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pgliteTemplateFiles } from '../src/db/pglite-template.ts';
+import { ensurePostgresTemplate } from '../test/support/postgres-template.ts';
 import { SPOOL_VARIABLE, tenantRoutingFiles } from '../test/support/statement-spool.ts';
 
 const patterns = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['test/**/*.test.ts'];
@@ -87,6 +88,19 @@ function printQuarantine() {
       : `=== quarantine (${quarantineFile}): ${quarantine.length} file(s) may fail once and pass on the retry ===`,
   );
   for (const entry of quarantine) console.log(`  ${entry.file} on ${entry.backends.join(', ')}: ${entry.reason}`);
+}
+
+// Every PostgreSQL test app's database is a clone of the migrated template (test/support/postgres-template.ts):
+// made here, once, before the files start, rather than by the first few files at once.
+if (backends.includes('postgres') || (once.length > 0 && citusBackend === 'postgres')) {
+  const started = Date.now();
+  try {
+    const template = await ensurePostgresTemplate();
+    console.log(`=== PostgreSQL template database ${template} ready (${Date.now() - started} ms) ===`);
+  } catch (error) {
+    // The files that need PostgreSQL fail on their own, each saying why.
+    console.log(`=== PostgreSQL template database not made: ${error instanceof Error ? error.message : error} ===`);
+  }
 }
 
 // Every PGlite test database starts from the migrated template; after a migration was added or
@@ -159,7 +173,13 @@ process.on('exit', () => rmSync(spool, { recursive: true, force: true }));
 
 // A runner started under `node --test` (its own test does that) must not hand that context on: node:test
 // in a child that has it skips running the file.
-const { NODE_TEST_CONTEXT: _context, ...childEnvironment } = process.env;
+const { NODE_TEST_CONTEXT: _context, ...inherited } = process.env;
+// Each file's process compiles (and type-strips) the same modules: cached, as `orgplane start` caches
+// them (src/main.ts), in the same folder.
+const childEnvironment = {
+  NODE_COMPILE_CACHE: path.join(tmpdir(), 'node-compile-cache'),
+  ...inherited,
+};
 
 function runFile(file: string, backend: string): Promise<FileResult> {
   return new Promise((resolve) => {
