@@ -8,14 +8,14 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
+import { ensurePostgresTemplate, forgetPostgresTemplate, postgresAdminUrl } from './postgres-template.ts';
 
 export type TestBackend = 'postgres' | 'pglite';
 
 /** Which backend this run of the suite uses (`npm test` runs the suite once per backend). */
 export const testBackend: TestBackend = process.env.ORGPLANE_TEST_BACKEND === 'postgres' ? 'postgres' : 'pglite';
 
-/** The administrative connection used to create and drop per-test databases. */
-export const postgresAdminUrl = process.env.ORGPLANE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export { postgresAdminUrl } from './postgres-template.ts';
 
 export interface TestApp extends RunningServer {
   config: Config;
@@ -47,13 +47,31 @@ export async function freePort(): Promise<number> {
   }
 }
 
-/** Creates a fresh PostgreSQL database for one test app and returns its URL and a dropper. */
-export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * Creates a fresh PostgreSQL database and returns its URL and a dropper: empty, or with `migrated` a clone
+ * of the migrated template (test/support/postgres-template.ts), as a PGlite test database starts.
+ */
+export async function createPostgresDatabase(
+  options: { migrated?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `orgplane_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: postgresAdminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  try {
+    if (!options.migrated) await admin.query(`CREATE DATABASE ${name}`);
+    else {
+      try {
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${await ensurePostgresTemplate(postgresAdminUrl)}`);
+      } catch (error) {
+        // Dropped since this process looked (another run cleaning up): made again, once.
+        if ((error as { code?: string }).code !== '3D000') throw error;
+        forgetPostgresTemplate();
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${await ensurePostgresTemplate(postgresAdminUrl)}`);
+      }
+    }
+  } finally {
+    await admin.end();
+  }
   const url = new URL(postgresAdminUrl);
   url.pathname = `/${name}`;
   return {
@@ -75,13 +93,16 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, empty database (not migrated) on the backend of this run, for tests below the HTTP app. */
-export async function openTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh database on the backend of this run, for tests below the HTTP app. On PostgreSQL it is empty
+ * unless `migrated`; on PGlite it starts from the migrated template when there is one.
+ */
+export async function openTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   if (testBackend === 'pglite') {
     const db = await openDatabase({ pgliteDataDir: 'memory://' });
     return { db, url: undefined, drop: () => db.close() };
   }
-  const created = await createPostgresDatabase();
+  const created = await createPostgresDatabase(options);
   const db = await openDatabase({ databaseUrl: created.url, poolSize: 10 });
   return {
     db,
@@ -118,7 +139,8 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: Tes
   } else if (options.databaseUrl) {
     databaseUrl = options.databaseUrl;
   } else if (testBackend === 'postgres') {
-    const created = await createPostgresDatabase();
+    // Migrated already (the start then finds nothing to do), as a PGlite test app's database is.
+    const created = await createPostgresDatabase({ migrated: true });
     databaseUrl = created.url;
     dropDatabase = created.drop;
   }
