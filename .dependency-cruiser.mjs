@@ -38,6 +38,39 @@ export default {
       to: { path: '^src/modules/[^/]+$', circular: true },
     },
     {
+      name: 'sub-module-through-its-index',
+      severity: 'error',
+      comment:
+        'A folder inside a module is a sub-module (mcp-connections/oauth/, mcp-connections/probe/): the rest ' +
+        'of its module, and its sibling sub-modules, reach it only through its index.ts, as modules reach ' +
+        'each other. Its other files are its own to change.',
+      from: { path: '^src/modules/([^/]+)/([^/]+)' },
+      to: {
+        path: '^src/modules/$1/[^/]+/',
+        pathNot: ['^src/modules/$1/$2/', '^src/modules/$1/[^/]+/index\\.ts$'],
+      },
+    },
+    {
+      name: 'sub-module-through-its-index-from-outside',
+      severity: 'error',
+      comment:
+        'Code outside src/modules/ (the composition root: app.ts, cli.ts) reaches a sub-module only through ' +
+        'its index.ts too.',
+      from: { pathNot: '^src/modules/' },
+      to: { path: '^src/modules/[^/]+/[^/]+/', pathNot: '^src/modules/[^/]+/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'sub-module-uses-parent-contracts-only',
+      severity: 'error',
+      comment:
+        "A sub-module imports nothing of its parent module but the parent's contracts.ts (the types it shares " +
+        "with them) and error-codes.ts (the module's one error catalog, whose codes are the sub-module's too); " +
+        'what else it needs of the parent is handed to it when it is built. Importing the ' +
+        "parent's store, service or index.ts would tie it to details and close an import circle.",
+      from: { path: '^src/modules/([^/]+)/[^/]+/' },
+      to: { path: '^src/modules/$1/[^/]+$', pathNot: '^src/modules/$1/(contracts|error-codes)\\.ts$' },
+    },
+    {
       name: 'no-circular-files',
       severity: 'error',
       comment:

@@ -24,7 +24,7 @@ import type { Database } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { openApiKey } from './credentials.ts';
-import type { ConnectionOAuthHooks, CredentialCheck } from './deps.ts';
+import type { ConnectionOAuthHooks, ConnectionRow, CredentialCheck } from './contracts.ts';
 import {
   claimDueConnections,
   dueCredentials,
@@ -36,7 +36,7 @@ import {
   type DueCredential,
 } from './health-store.ts';
 import { probeConnection } from './probe/index.ts';
-import type { ConnectionRow, ConnectionStore } from './store.ts';
+import type { ConnectionStore } from './store.ts';
 
 export interface HealthJobDeps {
   db: Database;

@@ -6,7 +6,7 @@
 import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
 import { forbidden } from '../../../http/errors.ts';
 import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import { refreshClient } from './client-acquisition.ts';
 import { clientCredentialsToken, obtainedByClient } from './client-credentials.ts';
 import {

@@ -6,7 +6,7 @@
 // background health job's refresh of a token near its expiry comes to.
 import { lockUntilCommit } from '../../../db/locks.ts';
 import { newId } from '../../../platform/ids.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import type { AccessTokenResult } from './access-tokens.ts';
 import { preRegisteredClient, tryDiscover } from './client-acquisition.ts';
 import {

@@ -6,7 +6,7 @@ import type { OutboundClient } from '../../../platform/outbound.ts';
 import type { RateLimiter } from '../../../platform/rate-limiter.ts';
 import type { SecretBox } from '../../../platform/secrets.ts';
 import type { MembershipCore } from '../../identity/index.ts';
-import type { ConnectionRecords } from '../records.ts';
+import type { ConnectionRecords } from '../contracts.ts';
 import type { FetchLike } from './errors.ts';
 
 export interface OAuthDeps {

@@ -17,7 +17,7 @@ import type { Config } from '../../../config.ts';
 import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
 import type { CallerContext } from '../../../platform/write-context.ts';
 import { createRateLimiter, type RateLimiter } from '../../../platform/rate-limiter.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import { disconnect, usableAccessToken } from './access-tokens.ts';
 import type { CallbackQuery } from './callback.ts';
 import { completeAuthorization, type RequestOrigin } from './complete-authorization.ts';
