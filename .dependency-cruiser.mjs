@@ -71,6 +71,35 @@ export default {
       to: { path: '^src/modules/$1/[^/]+$', pathNot: '^src/modules/$1/(contracts|error-codes)\\.ts$' },
     },
     {
+      name: 'foundation-imports-downward',
+      severity: 'error',
+      comment:
+        'The foundation has layers: db/ at the bottom, platform/ on it, http/ on both. A layer imports ' +
+        'nothing from one above it (platform/caller.ts holds the Caller type that both the write context ' +
+        'and http/ name), so each can be read and tested without those built on it.',
+      from: { path: ['^src/db/', '^src/platform/'] },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'db-imports-no-platform',
+      severity: 'error',
+      comment:
+        'db/ is the bottom layer of the foundation: it imports nothing from platform/ (see foundation-imports-downward).',
+      from: { path: '^src/db/' },
+      to: { path: '^src/platform/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'No import circle between files anywhere in src/ (a file importing one that imports it back, ' +
+        'directly or around a loop), type-only imports included: a circle means neither file can be read, ' +
+        "changed or loaded without the other. A module's index.ts and its service both import its " +
+        'contracts.ts instead of each other.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
       name: 'no-circular-files',
       severity: 'error',
       comment:
@@ -100,7 +129,8 @@ export default {
   options: {
     includeOnly: '^(src|console/src|shared)/',
     doNotFollow: { path: 'node_modules' },
-    // Type-only imports are dependencies too: a module that names another's internal types is coupled to them.
+    // Type-only imports are dependencies too: a module that names another's internal types is coupled to
+    // them, and a circle of type-only imports still ties its files together (no-circular counts them).
     tsPreCompilationDeps: true,
     reporterOptions: { text: { highlightFocused: true } },
   },

@@ -23,7 +23,7 @@ import type { McpHealthSettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { openApiKey } from './credentials.ts';
+import { openApiKey } from './api-key-envelope.ts';
 import type { ConnectionOAuthHooks, ConnectionRow, CredentialCheck } from './contracts.ts';
 import {
   claimDueConnections,

@@ -3,7 +3,7 @@
 import { type ApiError, rateLimited } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, requireAdmin } from './access.ts';
-import { openApiKey } from './credentials.ts';
+import { openApiKey } from './api-key-envelope.ts';
 import type { ConnectionDeps } from './deps.ts';
 import { recordCatalog } from './catalog-store.ts';
 import { observeAuthRequirement, recordAuthRequirement } from './auth-requirement.ts';

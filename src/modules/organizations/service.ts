@@ -11,7 +11,7 @@ import {
   type MembershipCore,
 } from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
-import type { OrganizationDirectory, OrganizationRecord, Plan } from './index.ts';
+import type { OrganizationDirectory, OrganizationRecord, Plan } from './contracts.ts';
 import * as store from './store.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 

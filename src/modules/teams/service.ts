@@ -5,7 +5,7 @@ import type { Caller, Role } from '../../http/caller.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { membershipRefusals, type MembershipCore, identityErrors } from '../identity/index.ts';
-import type { TeamDirectory, TeamRecord } from './index.ts';
+import type { TeamDirectory, TeamRecord } from './contracts.ts';
 import * as store from './store.ts';
 import { teamErrors } from './error-codes.ts';
 

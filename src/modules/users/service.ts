@@ -18,7 +18,7 @@ import {
 } from '../../platform/write-context.ts';
 import { requireSignedInUser, sessionOf, type MembershipCore } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
-import type { PasswordSignInPolicy, UserDirectory } from './index.ts';
+import type { PasswordSignInPolicy, UserDirectory } from './contracts.ts';
 import * as store from './store.ts';
 import { userErrors } from './error-codes.ts';
 

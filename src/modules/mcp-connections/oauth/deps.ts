@@ -7,7 +7,7 @@ import type { RateLimiter } from '../../../platform/rate-limiter.ts';
 import type { SecretBox } from '../../../platform/secrets.ts';
 import type { MembershipCore } from '../../identity/index.ts';
 import type { ConnectionRecords } from '../contracts.ts';
-import type { FetchLike } from './errors.ts';
+import type { CredentialHealthReason, FetchLike, OAuthFlowError } from './errors.ts';
 
 export interface OAuthDeps {
   db: Database;
@@ -24,3 +24,10 @@ export interface OAuthDeps {
   limiter: RateLimiter;
   logger?: { warn(details: Record<string, unknown>, message: string): void };
 }
+
+/** A usable access token, or why there is none (access-tokens.ts usableAccessToken; client-credentials.ts for a client's own). */
+export type AccessTokenResult =
+  | { status: 'ok'; accessToken: string; scopes: string[]; refreshed: boolean }
+  | { status: 'none' }
+  | { status: 'reconnect_required'; reason: CredentialHealthReason }
+  | { status: 'unavailable'; error: OAuthFlowError };

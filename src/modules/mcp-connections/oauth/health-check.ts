@@ -15,8 +15,8 @@
 // than at a poll after it has: a reconnect is needed either way, and the person is told sooner.
 import type { ConnectionRow, CredentialCheck } from '../contracts.ts';
 import { probeConnection, type ProbeResult } from '../probe/index.ts';
-import { usableAccessToken, type AccessTokenResult } from './access-tokens.ts';
-import type { OAuthDeps } from './deps.ts';
+import { usableAccessToken } from './access-tokens.ts';
+import type { AccessTokenResult, OAuthDeps } from './deps.ts';
 
 export async function checkOAuthCredential(
   deps: OAuthDeps,

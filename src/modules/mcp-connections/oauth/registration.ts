@@ -6,7 +6,7 @@
 
 import { OAuthClientInformationFullSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { OAuthFlowError, readOAuthAnswer, requestFailure, type FetchLike } from './errors.ts';
-import type { AuthorizationServerMetadata } from './discovery.ts';
+import type { AuthorizationServerMetadata } from './server-metadata.ts';
 import type { SigningAlgorithm } from '../contracts.ts';
 
 export type RegistrationSource = 'pre-registered' | 'client-metadata' | 'dynamic';

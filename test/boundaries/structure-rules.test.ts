@@ -1,7 +1,8 @@
 // The rules of .dependency-cruiser.mjs for sub-modules (a folder inside a module, such as
-// mcp-connections/oauth/) fail on a violation: the checker is run, with the project's own config, over a
-// small src/ written into a temporary directory, once clean and once with each kind of violation planted
-// (as dependency-rules.test.ts does for the rules between modules).
+// mcp-connections/oauth/), import circles between files and the layers of the foundation fail on a
+// violation: the checker is run, with the project's own config, over a small src/ written into a
+// temporary directory, once clean and once with each kind of violation planted (as
+// dependency-rules.test.ts does for the rules between modules).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -106,5 +107,52 @@ test("the check fails on another module importing a sub-module's index.ts", () =
       'src/modules/audit/service.ts': "import { probe } from '../conn/probe/index.ts';\nexport const audit = probe;\n",
     },
     /error module-through-its-index: src\/modules\/audit\/service\.ts → src\/modules\/conn\/probe\/index\.ts/,
+  );
+});
+
+test('the check fails on two files of one module that import each other, type-only imports too', () => {
+  const result = check({
+    ...clean,
+    'src/modules/conn/store.ts':
+      "import type { check } from './index.ts';\nexport type Check = typeof check;\nexport const find = () => ({ id: 'x' });\n",
+  });
+  assert.notEqual(result.status, 0, result.output);
+  assert.match(
+    result.output,
+    /error no-circular: src\/modules\/conn\/index\.ts → \s*src\/modules\/conn\/store\.ts →\s*src\/modules\/conn\/index\.ts/,
+  );
+});
+
+test('the check fails on an import circle around a loop of three files', () => {
+  const result = check({
+    ...clean,
+    'src/db/database.ts': "import { digest } from './template.ts';\nexport const open = () => digest;\n",
+    'src/db/template.ts': "import { files } from './migrate.ts';\nexport const digest = files;\n",
+    'src/db/migrate.ts':
+      "import type { open } from './database.ts';\nexport const files: string[] = [];\nexport type Open = typeof open;\n",
+  });
+  assert.notEqual(result.status, 0, result.output);
+  assert.match(
+    result.output,
+    /error no-circular: src\/db\/database\.ts → \s*src\/db\/template\.ts →\s*src\/db\/migrate\.ts →\s*src\/db\/database\.ts/,
+  );
+});
+
+test('the check fails on platform/ importing from http/, a type-only import too', () => {
+  assertOneViolation(
+    {
+      ...clean,
+      'src/http/caller.ts': 'export interface Caller { userId: string }\n',
+      'src/platform/write-context.ts':
+        "import type { Caller } from '../http/caller.ts';\nexport type Actor = Caller;\n",
+    },
+    /error foundation-imports-downward: src\/platform\/write-context\.ts → src\/http\/caller\.ts/,
+  );
+});
+
+test('the check fails on db/ importing from platform/', () => {
+  assertOneViolation(
+    { ...clean, 'src/db/locks.ts': "import { newId } from '../platform/ids.ts';\nexport const lockId = newId();\n" },
+    /error db-imports-no-platform: src\/db\/locks\.ts → src\/platform\/ids\.ts/,
   );
 });
