@@ -37,11 +37,11 @@ export interface MemberInvitations {
   endInvitationsTo(tx: Queryable, organizationId: string, email: string): Promise<void>;
 }
 
-export interface MembershipCore {
-  /** Resolves a session token (one round trip); null when unknown, expired or revoked. */
-  resolveSession(token: string): Promise<Caller | null>;
-  /** Resolves an organization API key; null when unknown or revoked. */
-  resolveApiKey(key: string): Promise<Caller | null>;
+/**
+ * The membership core, as the one half its consumers use for authorization: a caller's standing in an
+ * organization, the one re-check of an acting member, the member-change lock, and member reads and changes.
+ */
+export interface MembershipAuthorization {
   /** The caller's active membership in `organizationId`: 404 organization_not_found when none, 403 when it lacks `roles`. */
   requireMembership(caller: Caller, organizationId: string, roles?: readonly Role[]): Promise<Membership>;
   /**
@@ -115,6 +115,17 @@ export interface MembershipCore {
     userId: string,
     tx?: Queryable,
   ): Promise<{ removedBy: RemovedBy; removedAt: Date } | undefined>;
+}
+
+/**
+ * The membership core, as the other half: sessions (who a session token or API key speaks for, issuing and
+ * ending sessions, a session's re-authentication and its active organization).
+ */
+export interface MembershipSessions {
+  /** Resolves a session token (one round trip); null when unknown, expired or revoked. */
+  resolveSession(token: string): Promise<Caller | null>;
+  /** Resolves an organization API key; null when unknown or revoked. */
+  resolveApiKey(key: string): Promise<Caller | null>;
   /**
    * Issues a session for the user with `activeOrganizationId` active, authenticated now by `authMethod` (default password); its token,
    * to be shown once. `authenticatedAt`: a session handed on from another (the desktop app's) keeps that one's authentication time.
@@ -138,6 +149,9 @@ export interface MembershipCore {
   /** Makes the organization the session's active one unless it has a usable one (an organization its user is an active member of); true when it changed. */
   setSessionOrganizationIfUnusable(tx: Queryable, session: SessionRef, organizationId: string): Promise<boolean>;
 }
+
+/** The whole core (createMembershipCore builds one object with both); a consumer takes the half it uses, narrowed with Pick. */
+export type MembershipCore = MembershipAuthorization & MembershipSessions;
 
 /** A session, by its user (the column sessions are distributed by) and its id. */
 export interface SessionRef {

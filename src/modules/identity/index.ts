@@ -1,12 +1,15 @@
 // The membership core: who the caller is, their roles, and the re-check of an acting member inside a
-// write. What other modules may use of it is this file's `MembershipCore`; they depend on the few
-// functions they call (Pick<MembershipCore, ...>), never on identity's store or internals.
+// write. What other modules may use of it is exported here: its two halves, `MembershipAuthorization`
+// and `MembershipSessions` (contracts.ts); they depend on the few functions they call
+// (Pick<MembershipAuthorization, ...>), never on identity's store or internals.
 export type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 export {
   sessionOf,
   type MemberInvitations,
   type MemberRecord,
+  type MembershipAuthorization,
   type MembershipCore,
+  type MembershipSessions,
   type MemberStatus,
   type RemovedBy,
   type SessionRef,

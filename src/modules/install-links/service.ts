@@ -4,7 +4,7 @@ import { newId } from '../../platform/ids.ts';
 import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { MembershipCore, Role } from '../identity/index.ts';
+import type { MembershipAuthorization, Role } from '../identity/index.ts';
 import type { MemberRefusals } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import { createInstallLinkStore } from './store.ts';
@@ -12,7 +12,7 @@ import { httpErrors } from '../../http/error-codes.ts';
 
 export interface InstallLinkServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember'>;
+  membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember'>;
   organizations: Pick<OrganizationDirectory, 'lockOrganization'>;
   rateLimiter: RateLimiter;
   /** PUBLIC_URL, no trailing slash */

@@ -4,7 +4,7 @@ import type { Database, Queryable } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipAuthorization } from '../identity/index.ts';
 import type { ConnectionOAuthHooks } from './contracts.ts';
 import type { ConnectionStore } from './store.ts';
 
@@ -18,7 +18,7 @@ export interface ConnectionDeps {
   store: ConnectionStore;
   secrets: SecretBox;
   outbound: OutboundClient;
-  members: Pick<MembershipCore, 'holdActingMember' | 'lockMemberIds' | 'listMemberIds'>;
+  members: Pick<MembershipAuthorization, 'holdActingMember' | 'lockMemberIds' | 'listMemberIds'>;
   teams: TeamDirectory;
   publicUrl: string;
   /** Bounds the probes a tenant and a member can start (probing.ts probeLimits). */
