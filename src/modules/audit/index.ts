@@ -19,7 +19,6 @@ import { auditStreamRoutes } from './stream-routes.ts';
 import { createAuditStreamService } from './stream-service.ts';
 import { startAuditStreamWorker } from './stream-worker.ts';
 
-export type { AuditEvent, Verification } from './chain.ts';
 export { verifyChainOf } from './service.ts';
 export { listChains } from './store.ts';
 export { pruneAuditEvents } from './retention.ts';

@@ -2,27 +2,22 @@
 // write. What other modules may use of it is exported here: its two halves, `MembershipAuthorization`
 // and `MembershipSessions` (contracts.ts); they depend on the few functions they call
 // (Pick<MembershipAuthorization, ...>), never on identity's store or internals.
-export type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
+export type { Caller, Role } from '../../http/caller.ts';
 export {
   sessionOf,
   type MemberInvitations,
   type MemberRecord,
   type MembershipAuthorization,
-  type MembershipCore,
   type MembershipSessions,
-  type MemberStatus,
-  type RemovedBy,
-  type SessionRef,
 } from './contracts.ts';
 export { identityErrors } from './error-codes.ts';
 export { membershipRefusals, refusedLikeAuthenticate, type MemberRefusals } from './refusals.ts';
 export {
   createMembershipCore,
   requireSignedInUser,
-  type MembershipCoreDeps,
   type MembershipCoreService,
 } from './service.ts';
-export { sessionTokenLookup, sessionTokenPrefix, apiKeyPrefix, type TokenBatch } from './tokens.ts';
+export { sessionTokenLookup, apiKeyPrefix, type TokenBatch } from './tokens.ts';
 export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './store.ts';
 export {
   assignableRoleSchema,
@@ -33,6 +28,5 @@ export {
   organizationNotFoundResponse,
   organizationParams,
   personNameSchema,
-  roleSchema,
   toMember,
 } from './schemas.ts';

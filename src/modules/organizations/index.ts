@@ -11,7 +11,7 @@ export {
   type OrganizationService,
   type OrganizationServiceDeps,
 } from './service.ts';
-export { organizationNameSchema, organizationSchema, planSchema, toOrganization } from './schemas.ts';
+export { organizationNameSchema, organizationSchema, toOrganization } from './schemas.ts';
 
 /** Registers the organization routes (create, active organization, plans); the service is returned for the CLI and tests. */
 export async function registerOrganizations(

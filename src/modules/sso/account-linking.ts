@@ -100,5 +100,3 @@ export function createAccountLinking(deps: AccountLinkingDeps) {
     },
   };
 }
-
-export type AccountLinking = ReturnType<typeof createAccountLinking>;

@@ -6,7 +6,7 @@ import { requireDependencies } from '../../platform/dependencies.ts';
 
 export type { TeamDirectory, TeamRecord } from './contracts.ts';
 export { createTeamDirectory } from './service.ts';
-export { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
+export { teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
 
 /** Registers the team routes (create, list, add and remove members). */
 export async function registerTeams(app: FastifyInstance, deps: TeamServiceDeps): Promise<void> {

@@ -7,9 +7,9 @@ import { userRoutes } from './routes.ts';
 import { createUserService, type UserService, type UserServiceDeps } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 
-export type { PasswordSignInPolicy, PasswordSignInVerdict, UserDirectory, UserRecord } from './contracts.ts';
+export type { PasswordSignInPolicy, UserDirectory, UserRecord } from './contracts.ts';
 export { createUserDirectory, createUserService, type UserService, type UserServiceDeps } from './service.ts';
-export { bootstrapBodySchema, meSchema, passwordSchema, toUser, userSchema } from './schemas.ts';
+export { bootstrapBodySchema, meSchema, toUser, userSchema } from './schemas.ts';
 
 /** Registers bootstrap, sign-up/in/out, the desktop app's sign-in and GET /v1/me; the service is returned for the CLI. */
 export async function registerUsers(

@@ -19,8 +19,6 @@ export { signingAlgorithmFor } from './client-assertion.ts';
 export { fetchProtectedResourceMetadata, resourceChallenge } from './discovery.ts';
 export type { FetchLike } from './errors.ts';
 export type { DiscoveryPath } from './legacy-discovery.ts';
-export { authorizeLimits, createMcpOAuthService } from './service.ts';
-export { deriveStateKey } from './state.ts';
 export { discoveryPaths, issuerReviewFlags } from './store.ts';
 export { callbackModeFor, callbackUrl, clientMetadataUrl, sharedCallbackUrl } from './urls.ts';
 

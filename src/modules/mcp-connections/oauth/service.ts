@@ -31,9 +31,7 @@ import { clientMetadataDocument } from './urls.ts';
 import { prepareConnectionRevocation } from './revocation.ts';
 import type { Queryable } from '../../../db/database.ts';
 
-export type { AccessTokenResult } from './deps.ts';
 export type { CallbackResult } from './complete-authorization.ts';
-export { AUTHORIZATION_TTL_SECONDS, authorizeLimits } from './start-authorization.ts';
 
 export interface McpOAuthServiceDeps
   extends Pick<OAuthDeps, 'db' | 'secrets' | 'outbound' | 'stateKey' | 'connections' | 'members' | 'logger'> {

@@ -12,7 +12,6 @@ import { phases, type ProbeAuthType, type ProbeContext } from './phases.ts';
 export {
   buildDiagnostic,
   highestPassedValues,
-  PhaseFailure,
   type ActionOwner,
   type Diagnostic,
   type FailureDescription,
