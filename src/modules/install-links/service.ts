@@ -26,7 +26,8 @@ export const lookupLimit = { limit: 60, windowSeconds: 60 };
 
 // A recognisable prefix lets secret scanners find leaked links; 32 random bytes = 256 bits.
 const tokenPrefix = 'opl_';
-// Since issue 25 a link names its organization (platform/tokens.ts tenantToken); older links do not.
+// A link names its organization (platform/tokens.ts tenantToken), so its lookup reads one tenant; links
+// issued before tokens named their tenant do not, and keep working.
 const tokenPattern = /^opl_(?:[a-z]+_[0-9a-z]{26}\.)?[A-Za-z0-9_-]{43}$/;
 
 /** Who may rotate: checked as the request begins and again, held, as the link is written. */

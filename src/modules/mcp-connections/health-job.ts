@@ -1,4 +1,5 @@
-// Credential health in the background (issue 21): every `pollSeconds` a process that runs workers
+// Credential health in the background, so that a credential that stopped working is found before someone
+// needs it: every `pollSeconds` a process that runs workers
 // claims the connections with a due credential, organization by organization (health-store.ts: leased
 // with SKIP LOCKED, so N processes share them and each connection is checked by one process at a time),
 // and checks each due credential of a connection one after another: OAuth access tokens within the
