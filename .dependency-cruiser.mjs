@@ -92,11 +92,12 @@ export default {
       name: 'no-circular',
       severity: 'error',
       comment:
-        'No import circle between files anywhere in src/ (a file importing one that imports it back, ' +
-        'directly or around a loop), type-only imports included: a circle means neither file can be read, ' +
+        'No import circle between files anywhere in src/, console/src/ or shared/ (a file importing one ' +
+        'that imports it back, directly or around a loop), type-only imports included: a circle means ' +
+        'neither file can be read, ' +
         "changed or loaded without the other. A module's index.ts and its service both import its " +
         'contracts.ts instead of each other.',
-      from: { path: '^src/' },
+      from: { path: '^(src|console/src|shared)/' },
       to: { circular: true },
     },
     {
