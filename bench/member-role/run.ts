@@ -1,7 +1,7 @@
 // A member's role change (PATCH /v1/orgs/{organizationId}/members/{memberId}) through the real HTTP
 // route on PostgreSQL, against a bare route (GET /health) measured the same way. Each of C workers
 // flips its own member between admin and member in a loop, so every call is a real, committed 200
-// (statuses are counted; anything else would show). Since issue 20 each change also writes its audit
+// (statuses are counted; anything else would show). Each change also writes its audit
 // event (member.role_changed) in the change's own transaction: this bench is that cost's witness.
 //   node_modules/.bin/node bench/member-role/run.ts [seconds per run, default 10] [workers, default 1,8]
 

@@ -144,9 +144,3 @@ export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
 export function isDistributed(table: TableClass): table is TenantTable | UserTable {
   return table.kind === 'tenant' || table.kind === 'user';
 }
-
-/** The distribution column of a distributed table, or undefined for a global one. */
-export function distributionColumn(table: string): string | undefined {
-  const found = TABLE_CLASSES[table];
-  return found && isDistributed(found) ? found.column : undefined;
-}

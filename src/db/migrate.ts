@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { Database } from './database.ts';
+import { migrationFiles, migrationsDir } from './migration-files.ts';
 
-const migrationsDir = new URL('./migrations/', import.meta.url);
 // Any constant works; it only has to be the same in every process so that concurrent starts serialize.
 const migrationLockKey = 7_402_913;
 
@@ -33,20 +32,4 @@ export async function migrate(db: Database): Promise<string[]> {
     }
   });
   return applied;
-}
-
-async function migrationFiles(): Promise<string[]> {
-  return (await readdir(migrationsDir)).filter((name) => name.endsWith('.sql')).sort();
-}
-
-/** Names and contents of every migration, hashed: what a database migrated from these files was made from. */
-export async function migrationsDigest(): Promise<string> {
-  const hash = createHash('sha256');
-  for (const file of await migrationFiles()) {
-    hash
-      .update(`${file}\0`)
-      .update(await readFile(new URL(file, migrationsDir)))
-      .update('\0');
-  }
-  return hash.digest('hex').slice(0, 16);
 }

@@ -4,7 +4,7 @@
 // else the empty cluster (the start then migrates as usual).
 import { readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { migrationsDigest } from './migrate.ts';
+import { migrationsDigest } from './migration-files.ts';
 
 const root = new URL('../../', import.meta.url);
 const cacheDir = new URL('node_modules/.cache/orgplane/', root).pathname;

@@ -10,7 +10,7 @@ import {
   unauthorized,
 } from './errors.ts';
 
-export type { Caller, Membership, Role } from './caller.ts';
+export type { Caller, Role } from './caller.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {

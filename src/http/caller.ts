@@ -1,43 +1,9 @@
-// Who is calling. The authentication hook (auth.ts) resolves it; every module reads it. It lives here,
-// not in a domain module, so that http/ never imports from modules/.
+// Who is calling, as http/ and the modules name it: the types live in platform/caller.ts (the write
+// context, beneath http/, names the actor too); what resolves a caller from a request's bearer secret
+// is http's own.
+import type { Caller } from '../platform/caller.ts';
 
-export type Role = 'owner' | 'admin' | 'member';
-
-/** Who is calling, as resolved from a session token or an organization API key. */
-export interface Caller {
-  kind: 'session' | 'api_key';
-  userId: string | null;
-  sessionId: string | null;
-  apiKeyId: string | null;
-  isInstanceAdmin: boolean;
-  /** The session's active organization, or the API key's organization. */
-  organizationId: string | null;
-  /** The caller's active membership in that organization (null for API keys and ex-members). */
-  memberId: string | null;
-  role: Role | null;
-  /**
-   * When and how the session's person last authenticated (sign-in, or re-authentication since);
-   * absent for an API key and for a caller not resolved from a session token.
-   */
-  authenticatedAt?: Date;
-  authMethod?: AuthMethod;
-  /**
-   * The person's name and e-mail (an API key: its name, no e-mail) as read when the request was
-   * authenticated: what the audit log records of the actor, without reading them again.
-   */
-  name?: string | null;
-  email?: string | null;
-}
-
-/** How a session's person authenticated: their password, or their organization's identity provider. */
-export type AuthMethod = 'password' | 'sso';
-
-/** A caller's standing in one organization (memberId is null for an API key). */
-export interface Membership {
-  organizationId: string;
-  memberId: string | null;
-  role: Role;
-}
+export type { AuthMethod, Caller, Membership, Role } from '../platform/caller.ts';
 
 /**
  * Resolves the bearer secrets authenticate() reads (the membership core implements it; the app

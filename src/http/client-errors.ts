@@ -85,6 +85,3 @@ export function createClientErrorHandler(dialects: readonly PreRoutingDialect[] 
     socket.destroy(error);
   };
 }
-
-/** The parser's refusals in the API's error shape everywhere (no dialects). */
-export const clientErrorHandler = createClientErrorHandler();

@@ -85,7 +85,7 @@ export const connectionIdSchema = typeIdSchema('emc').meta({
   description: 'Connection id: `emc_` followed by a 26-character base32 suffix (30 characters)',
 });
 
-export { errorBodySchema, errorResponse } from './error-catalog.ts';
+export { errorResponse } from './error-catalog.ts';
 
 /**
  * Response entries for the errors most routes can return, to spread into `schema.response`. A privileged

@@ -85,7 +85,6 @@ export {
   OutboundBlockedError,
   OutboundResponseTooLargeError,
   OutboundTimeoutError,
-  type OutboundBlockReason,
 } from './outbound-errors.ts';
 export { rangeLabel } from './address-ranges.ts';
 

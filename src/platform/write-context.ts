@@ -5,7 +5,7 @@
 // by the recorder the audit module installs, after the work and before the commit, so a change never
 // commits without its event and an event never describes a change that rolled back.
 import type { Database, Queryable } from '../db/database.ts';
-import type { Caller } from '../http/caller.ts';
+import type { Caller } from './caller.ts';
 
 /** Who performs a write: a signed-in person or an API key (a Caller), the SCIM connector, the operator's CLI, or nobody yet (sign-in). */
 export type Actor =

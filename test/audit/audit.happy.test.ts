@@ -191,7 +191,8 @@ test('the chain verifies', async () => {
   assert.ok(verified.body.checked > 5);
 });
 
-// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+// These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed by
+// tenant, each runs on one node.
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 10);
 });

@@ -79,7 +79,8 @@ test('an export of 2,345 events (several pages) gives each once, in order, in ND
   assert.match(lines.at(-1)!, /^"aud_export_2345",/);
 });
 
-// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+// These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed by
+// tenant, each runs on one node.
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 10);
 });

@@ -1,6 +1,6 @@
-// No module's SQL writes or locks another module's tables (issue 18: a module reaches another only
-// through its index.ts; reading another's tables in a join for a view stays allowed). The owner of a
-// table is the module whose migration range created it (test/boundaries/sql-ownership.ts).
+// No module's SQL writes or locks another module's tables (the owner stays free to change its rules: a
+// module reaches another only through its index.ts; reading another's tables in a join for a view stays
+// allowed). The owner of a table is the module whose migration range created it (test/boundaries/sql-ownership.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// The migrated schema keeps the rules that let Citus distribute it by tenant (issue 25), read from the
+// The migrated schema keeps the rules that let Citus distribute it by tenant, read from the
 // catalog the migrations leave, against the classes of src/db/distribution.ts. Citus itself is not
 // here: these are the checks its create_distributed_table and create_reference_table make, plus the
 // stricter "the tenant column first" of the multi-tenant model (an index that leads with it serves the

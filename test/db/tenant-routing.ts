@@ -1,4 +1,4 @@
-// Whether a statement stays on one tenant (issue 25, item 3), read from PostgreSQL's own plan of it:
+// Whether a statement stays on one tenant, read from PostgreSQL's own plan of it:
 // on Citus a statement runs on one node when every distributed table it reads is pinned to one value of
 // its distribution column, and a row lock (FOR UPDATE / SHARE / SKIP LOCKED) runs only there. The rules,
 // checked on the plan (EXPLAIN (FORMAT JSON)) of each statement:

@@ -1,4 +1,4 @@
-// The upgrade to tenant-first keys (migration 0800, issue 25) keeps every row and relationship: a
+// The upgrade to tenant-first keys (migration 0800) keeps every row and relationship: a
 // database filled through the API by the release before it (its source taken from git: the parent of
 // the commit that added 0800) is upgraded by the current code, which then reads the same data back.
 import { execFileSync } from 'node:child_process';

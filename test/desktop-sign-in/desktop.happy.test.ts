@@ -92,7 +92,8 @@ test("cancel answers the app's redirect with access_denied and its state (RFC 67
   assert.equal(rows[0].n, 0, 'cancelling hands out nothing');
 });
 
-// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+// These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed by
+// tenant, each runs on one node.
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 5);
 });

@@ -30,7 +30,8 @@ describe('API keys: happy paths', () => {
     assert.equal(revoked.status, 401);
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });

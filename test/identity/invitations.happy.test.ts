@@ -115,7 +115,8 @@ describe('invitations: happy paths', () => {
     assert.equal((await harness.as(wrongAddress.token).post(`/v1/invitations/${again.body.token}/accept`)).status, 200);
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });

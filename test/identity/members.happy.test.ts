@@ -55,7 +55,8 @@ describe('members: happy paths', () => {
     assert.equal(gone.body.error, 'organization_not_found');
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });

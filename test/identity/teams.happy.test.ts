@@ -39,7 +39,8 @@ describe('teams: happy paths', () => {
     );
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });

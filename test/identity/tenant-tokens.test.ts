@@ -1,4 +1,4 @@
-// Bearer secrets name their tenant (issue 25 item 2): `<prefix><tenant id>.<secret>`, so a lookup by
+// Bearer secrets name their tenant: `<prefix><tenant id>.<secret>`, so a lookup by
 // hash reads one tenant's rows (one shard on Citus). Tokens issued before they did keep working
 // (test/db/upgrade-0800.test.ts uses the previous release's); a token edited to name another tenant
 // matches nothing, since the hash covers the whole token.

@@ -59,7 +59,8 @@ describe('users and sessions: happy paths', () => {
     assert.equal(acme.memberId, harness.tenant.admin.memberId);
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(harness.app.db, 10);
   });

@@ -115,7 +115,8 @@ test('without DESKTOP_DOWNLOAD_URL (the default) the page says the download is n
   );
 });
 
-// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+// These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed by
+// tenant, each runs on one node.
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 5);
 });

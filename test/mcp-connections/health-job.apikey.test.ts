@@ -99,7 +99,7 @@ test('a key the server no longer accepts: authorization_rejected at once; a new 
   assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');
 });
 
-// Issue 25: the job's statements stay on one tenant, but for its read of which organizations have a
+// The job's statements stay on one tenant, but for its read of which organizations have a
 // due connection (test/db/tenant-routing.ts).
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 40);

@@ -251,7 +251,7 @@ test('`orgplane worker` runs the checks too (a deployment whose API processes ru
   assert.equal((await viewOf(world.app, world.tenant.admin.token, connection.id)).credentialHealth, 'ready');
 });
 
-// Issue 25: the job's statements stay on one tenant, but for its read of which organizations have a
+// The job's statements stay on one tenant, but for its read of which organizations have a
 // due connection (test/db/tenant-routing.ts).
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 55);

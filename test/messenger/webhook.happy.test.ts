@@ -369,7 +369,7 @@ describe('messenger webhook ingress', () => {
     }
   });
 
-  // Issue 25: the ingress's, the workers' and the connection routes' statements stay on one tenant
+  // The ingress's, the workers' and the connection routes' statements stay on one tenant
   // (test/db/tenant-routing.ts).
   test('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(env.app.db, 20);

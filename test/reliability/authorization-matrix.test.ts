@@ -537,7 +537,7 @@ test('every privileged route answers an old session 403 reauth (authentication_t
   console.log(`authorization matrix: ${Object.keys(privileged).length} reauth cells checked`);
 });
 
-// Issue 25, item 3: on a database distributed by tenant (Citus), a statement runs on one node when it
+// On a database distributed by tenant (Citus), a statement runs on one node when it
 // names the tenant of every distributed table it reads, and a row lock runs nowhere else. Every route
 // was called above by every caller, so the statements captured since the world was built are what the
 // app runs; each is planned here and checked (test/db/tenant-routing.ts says how).

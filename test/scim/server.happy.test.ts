@@ -320,7 +320,8 @@ test('attributes of no supported schema are ignored, not stored and echoed back'
   assert.doesNotMatch(rows[0].text, /customThing|otherThing|badge|nickname2/);
 });
 
-// Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+// These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed by
+// tenant, each runs on one node.
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(env.app.db, 20);
 });

@@ -215,7 +215,8 @@ describe('SSO account linking (OIDC): the accounts a sign-in takes', () => {
     assert.equal((await linkedEvents(world, first.user.id)).length, 1);
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 20);
   });

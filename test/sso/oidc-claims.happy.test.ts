@@ -141,7 +141,8 @@ describe('OIDC sign-in through providers as they send their claims', () => {
     assert.equal(events.body.events[0].changes.emailTrust, 'verified_claim', 'the audit event records the setting');
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(base.app.db, 20);
   });

@@ -1,4 +1,4 @@
-// SSO sign-in in the audit log (issue 20 item 1), against oidc-provider on loopback: a sign-in is a
+// SSO sign-in in the audit log, against oidc-provider on loopback: a sign-in is a
 // user.signed_in event with method sso in the connection's organization, a step-up a user.reauthenticated,
 // just-in-time provisioning a member.provisioned; every refusal an sso.sign_in_failed with the reason's
 // category (denied for the person, failure for the IdP), and never a token.

@@ -140,7 +140,8 @@ describe('OIDC sign-in: happy paths (oidc-provider on loopback)', () => {
     );
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 20);
   });

@@ -1,4 +1,4 @@
-// The SSO connection's health (issue 19 item 6) for OIDC, against oidc-provider on loopback:
+// The SSO connection's health for OIDC, against oidc-provider on loopback:
 // GET /v1/sso/connection shows lastSignInAt and lastError {category, message, occurredAt}, never a
 // token, code or state; an IdP that refuses the code, and one that cannot be reached, each leave their category.
 import assert from 'node:assert/strict';

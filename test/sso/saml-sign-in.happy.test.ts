@@ -205,7 +205,8 @@ describe('SAML sign-in: happy paths (a samlify IdP on loopback)', () => {
     assert.equal(flow.status, 303, flow.text);
   });
 
-  // Issue 25: these flows' statements stay on one tenant (test/db/tenant-routing.ts).
+  // These flows' statements stay on one tenant (test/db/tenant-routing.ts): on a database distributed
+  // by tenant, each runs on one node.
   it('their statements stay on one tenant', async () => {
     await tenantRouting.assertStatementsStayOnOneTenant(world.app.db, 20);
   });

@@ -1,4 +1,4 @@
-// Requiring SSO (issue 19 item 5), against oidc-provider on loopback: once a sign-in has succeeded on the
+// Requiring SSO, against oidc-provider on loopback: once a sign-in has succeeded on the
 // connection it can be turned on; then the members whose e-mail is in the verified domain are refused
 // password sign-in and password re-authentication (403 sso_required) and lose their password sessions,
 // while the owner's break-glass password sign-in works and is flagged in the audit log.

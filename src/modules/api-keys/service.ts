@@ -6,7 +6,7 @@ import type { Caller, Role } from '../../http/caller.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { apiKeyPrefix, membershipRefusals, type MembershipCore } from '../identity/index.ts';
+import { apiKeyPrefix, membershipRefusals, type MembershipAuthorization } from '../identity/index.ts';
 import * as store from './store.ts';
 import { apiKeyErrors } from './error-codes.ts';
 
@@ -14,7 +14,7 @@ const keyManagerRoles: readonly Role[] = ['owner', 'admin'];
 
 export interface ApiKeyServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember'>;
+  membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember'>;
 }
 
 export function createApiKeyService(deps: ApiKeyServiceDeps) {

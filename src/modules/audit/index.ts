@@ -10,7 +10,7 @@ import { requireDependencies } from '../../platform/dependencies.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { installAuditRecorder, writeTransaction } from '../../platform/write-context.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipAuthorization } from '../identity/index.ts';
 import { recordAuditEvents } from './recorder.ts';
 import { type RetentionSettings, retentionWorker } from './retention.ts';
 import { auditRoutes } from './routes.ts';
@@ -19,7 +19,6 @@ import { auditStreamRoutes } from './stream-routes.ts';
 import { createAuditStreamService } from './stream-service.ts';
 import { startAuditStreamWorker } from './stream-worker.ts';
 
-export type { AuditEvent, Verification } from './chain.ts';
 export { verifyChainOf } from './service.ts';
 export { listChains } from './store.ts';
 export { pruneAuditEvents } from './retention.ts';
@@ -33,7 +32,7 @@ export interface AuditDeps {
   db: Database;
   /** AUDIT_RETENTION_DAYS, and when a process that runs workers first prunes. */
   retention: RetentionSettings;
-  membership: Pick<MembershipCore, 'requireMembership' | 'getMemberByUser' | 'holdActingMember'>;
+  membership: Pick<MembershipAuthorization, 'requireMembership' | 'getMemberByUser' | 'holdActingMember'>;
   /** Seals the streams' signing secrets. */
   secrets: SecretBox;
   /** The guarded client every stream delivery goes through. */

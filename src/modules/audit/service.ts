@@ -1,7 +1,7 @@
 // Reading the audit log (list, export, verify) and recording refusals of privileged calls.
 import type { Database } from '../../db/database.ts';
 import type { Caller, Role } from '../../http/caller.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipAuthorization } from '../identity/index.ts';
 import { verifyChain, genesisHash, type AuditEvent, type Verification } from './chain.ts';
 import { textPage, type ExportFormat } from './export-text.ts';
 import * as store from './store.ts';
@@ -13,7 +13,7 @@ const verifyPageSize = 1000;
 
 export interface AuditServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership'>;
+  membership: Pick<MembershipAuthorization, 'requireMembership'>;
 }
 
 export type EventQuery = Omit<store.EventFilter, 'organizationId' | 'afterSeq'>;

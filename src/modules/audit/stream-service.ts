@@ -10,7 +10,7 @@ import type { SecretBox } from '../../platform/secrets.ts';
 import { pointsToBlockedAddress } from '../../platform/signed-delivery.ts';
 import { randomToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { membershipRefusals, type MembershipCore } from '../identity/index.ts';
+import { membershipRefusals, type MembershipAuthorization } from '../identity/index.ts';
 import * as streams from './stream-store.ts';
 import { auditErrors } from './error-codes.ts';
 
@@ -20,7 +20,7 @@ export interface AuditStreamServiceDeps {
   db: Database;
   secrets: SecretBox;
   outbound: Pick<OutboundClient, 'resolve'>;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember'>;
+  membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember'>;
 }
 
 export const streamNotFound = () => auditErrors.audit_stream_not_found('This organization has no audit-log stream');

@@ -4,7 +4,7 @@
 // members; the teams module changes a member's teams through the membership core (setMemberTeams).
 import type { Queryable } from '../../db/database.ts';
 import type { Role } from '../../http/caller.ts';
-import type { MemberStatus } from './index.ts';
+import type { MemberStatus } from './contracts.ts';
 
 /** The copy follows the member row just written, whatever an earlier copy said. */
 export async function writeMembershipCopy(

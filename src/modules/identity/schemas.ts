@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { httpErrors } from '../../http/error-codes.ts';
 import { errorResponse, isoTimestamp, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
-import type { MemberRecord } from './index.ts';
+import type { MemberRecord } from './contracts.ts';
 
 export const memberIdSchema = typeIdSchema('mem');
 export const organizationIdSchema = typeIdSchema('org');

@@ -8,7 +8,14 @@ import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
-import type { MemberInvitations, MemberRecord, MemberStatus, MembershipCore, RemovedBy, SessionRef } from './index.ts';
+import type {
+  MemberInvitations,
+  MemberRecord,
+  MemberStatus,
+  MembershipCore,
+  RemovedBy,
+  SessionRef,
+} from './contracts.ts';
 import { type MemberRefusals, membershipRefusals } from './refusals.ts';
 import * as store from './store.ts';
 import * as copies from './membership-copy-store.ts';

@@ -2,7 +2,7 @@
 import type { Database, Queryable } from '../../db/database.ts';
 import type { TokenBatch } from './tokens.ts';
 import type { AuthMethod, Role } from '../../http/caller.ts';
-import type { MemberRecord, MemberStatus, RemovedBy, SessionRef } from './index.ts';
+import type { MemberRecord, MemberStatus, RemovedBy, SessionRef } from './contracts.ts';
 import * as copies from './membership-copy-store.ts';
 
 /** What a bearer token resolves to, read in one round trip on every authenticated request. */

@@ -4,7 +4,7 @@ import { newId } from '../../platform/ids.ts';
 import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { MembershipCore, Role } from '../identity/index.ts';
+import type { MembershipAuthorization, Role } from '../identity/index.ts';
 import type { MemberRefusals } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import { createInstallLinkStore } from './store.ts';
@@ -12,7 +12,7 @@ import { httpErrors } from '../../http/error-codes.ts';
 
 export interface InstallLinkServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember'>;
+  membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember'>;
   organizations: Pick<OrganizationDirectory, 'lockOrganization'>;
   rateLimiter: RateLimiter;
   /** PUBLIC_URL, no trailing slash */
@@ -26,7 +26,8 @@ export const lookupLimit = { limit: 60, windowSeconds: 60 };
 
 // A recognisable prefix lets secret scanners find leaked links; 32 random bytes = 256 bits.
 const tokenPrefix = 'opl_';
-// Since issue 25 a link names its organization (platform/tokens.ts tenantToken); older links do not.
+// A link names its organization (platform/tokens.ts tenantToken), so its lookup reads one tenant; links
+// issued before tokens named their tenant do not, and keep working.
 const tokenPattern = /^opl_(?:[a-z]+_[0-9a-z]{26}\.)?[A-Za-z0-9_-]{43}$/;
 
 /** Who may rotate: checked as the request begins and again, held, as the link is written. */

@@ -11,7 +11,8 @@ import {
   requireSignedInUser,
   sessionOf,
   type MemberRecord,
-  type MembershipCore,
+  type MembershipAuthorization,
+  type MembershipSessions,
 } from '../identity/index.ts';
 import type { UserDirectory } from '../users/index.ts';
 import * as store from './store.ts';
@@ -26,14 +27,10 @@ export const inviterRoles: readonly Role[] = ['owner', 'admin'];
 export interface InvitationServiceDeps {
   db: Database;
   membership: Pick<
-    MembershipCore,
-    | 'requireMembership'
-    | 'holdActingMember'
-    | 'changeMembers'
-    | 'addMember'
-    | 'getMember'
-    | 'setSessionOrganizationIfUnusable'
-  >;
+    MembershipAuthorization,
+    'requireMembership' | 'holdActingMember' | 'changeMembers' | 'addMember' | 'getMember'
+  > &
+    Pick<MembershipSessions, 'setSessionOrganizationIfUnusable'>;
   users: Pick<UserDirectory, 'getUser'>;
 }
 

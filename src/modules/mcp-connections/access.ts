@@ -7,7 +7,8 @@ import { invalidRequest, lacksRole, notAnActiveMember, type ValidationDetail } f
 import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { writeTransaction, type CallerContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { ConnectionDeps } from './deps.ts';
-import type { AccessSet, ConnectionRow } from './store.ts';
+import type { ConnectionRow } from './contracts.ts';
+import type { AccessSet } from './store.ts';
 import { mcpConnectionErrors } from './error-codes.ts';
 
 export const connectionNotFound = () =>

@@ -4,9 +4,8 @@
 // filters on organization_id.
 import type { Queryable } from '../../db/database.ts';
 import { isForeignKeyViolation } from '../../db/errors.ts';
-import { fetchProtectedResourceMetadata, resourceChallenge } from './oauth/discovery.ts';
-import type { FetchLike } from './oauth/errors.ts';
-import type { AuthType } from './store.ts';
+import { fetchProtectedResourceMetadata, resourceChallenge, type FetchLike } from './oauth/index.ts';
+import type { AuthType } from './contracts.ts';
 
 /**
  * One unauthenticated MCP initialize: answered without a 401/403, the server demands nothing

@@ -4,8 +4,8 @@ import type { ValidationDetail } from '../../http/errors.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { connectionIdentity } from './connection-identity.ts';
 import type { ConnectionInput } from './schemas.ts';
-import { signingAlgorithmFor, type SigningAlgorithm } from './oauth/client-assertion.ts';
-import type { ConnectionFields, ConnectionRow } from './store.ts';
+import { signingAlgorithmFor } from './oauth/index.ts';
+import type { ConnectionFields, ConnectionRow, SigningAlgorithm } from './contracts.ts';
 
 type Configured = { name: string; orgWide: boolean } & Partial<
   Omit<ConnectionFields, keyof ReturnType<typeof connectionIdentity> | 'name' | 'orgWide'>

@@ -1,7 +1,7 @@
 // The spec's identity of a connection: the server (normalized URL), how it authenticates, and whose
 // credential it uses. A credential counts only for the identity it was obtained for.
 import { createHash } from 'node:crypto';
-import type { AuthType, CredentialMode } from './store.ts';
+import type { AuthType, CredentialMode } from './contracts.ts';
 
 /** The spec's identity of a connection: the server (normalized URL), how it authenticates, and whose credential it uses. */
 export function normalizeUrl(url: string): string {

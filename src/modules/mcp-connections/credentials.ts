@@ -5,36 +5,14 @@ import type { Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import { forbidden, invalidRequest, notAnActiveMember } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { SecretBox } from '../../platform/secrets.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, loadVisible, organizationOf } from './access.ts';
+import { sealApiKey } from './api-key-envelope.ts';
 import type { ConnectionDeps } from './deps.ts';
 import { recordCatalog } from './catalog-store.ts';
 import { allowProbe, validateByProbe } from './probing.ts';
 import { presentAfterWrite } from './view.ts';
 import { mcpConnectionErrors } from './error-codes.ts';
-
-export function sealApiKey(secrets: SecretBox, identityFingerprint: string, apiKey: string): string {
-  return secrets.seal(JSON.stringify({ v: 1, kind: 'apikey', identityFingerprint, apiKey }));
-}
-
-/** The API key, or null when the credential was obtained for another identity (or is not an API key). */
-export function openApiKey(secrets: SecretBox, identityFingerprint: string, sealed: string): string | null {
-  try {
-    const envelope = JSON.parse(secrets.open(sealed)) as {
-      kind?: unknown;
-      identityFingerprint?: unknown;
-      apiKey?: unknown;
-    };
-    return envelope.kind === 'apikey' &&
-      envelope.identityFingerprint === identityFingerprint &&
-      typeof envelope.apiKey === 'string'
-      ? envelope.apiKey
-      : null;
-  } catch {
-    return null;
-  }
-}
 
 export function apiKeyRequired() {
   return invalidRequest([

@@ -1,4 +1,5 @@
-// Credential health in the background (issue 21): every `pollSeconds` a process that runs workers
+// Credential health in the background, so that a credential that stopped working is found before someone
+// needs it: every `pollSeconds` a process that runs workers
 // claims the connections with a due credential, organization by organization (health-store.ts: leased
 // with SKIP LOCKED, so N processes share them and each connection is checked by one process at a time),
 // and checks each due credential of a connection one after another: OAuth access tokens within the
@@ -23,8 +24,8 @@ import type { McpHealthSettings } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { openApiKey } from './credentials.ts';
-import type { ConnectionOAuthHooks, CredentialCheck } from './deps.ts';
+import { openApiKey } from './api-key-envelope.ts';
+import type { ConnectionOAuthHooks, ConnectionRow, CredentialCheck } from './contracts.ts';
 import {
   claimDueConnections,
   dueCredentials,
@@ -36,7 +37,7 @@ import {
   type DueCredential,
 } from './health-store.ts';
 import { probeConnection } from './probe/index.ts';
-import type { ConnectionRow, ConnectionStore } from './store.ts';
+import type { ConnectionStore } from './store.ts';
 
 export interface HealthJobDeps {
   db: Database;

@@ -5,7 +5,7 @@
 // connection to whoever runs once the lease has ended.
 // NO KEY UPDATE, not UPDATE: it does not wait for (or block) the key-share locks OAuth writes hold.
 import type { Queryable } from '../../db/database.ts';
-import type { HealthReason } from './store.ts';
+import type { HealthReason } from './contracts.ts';
 
 export interface DueCredential {
   id: string;

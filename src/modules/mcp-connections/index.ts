@@ -18,7 +18,6 @@ import { createConnectionStore } from './store.ts';
 
 export type { TeamDirectory } from './deps.ts';
 export { probeLimits } from './probing.ts';
-export { authorizeLimits } from './oauth/service.ts';
 export type { HealthRunSummary, McpHealthJob } from './health-job.ts';
 
 declare module 'fastify' {

@@ -7,7 +7,7 @@ import { connectionNotFound, requireAdmin } from './access.ts';
 import { connectionFields } from './connection-fields.ts';
 import { connectionIdentity } from './connection-identity.ts';
 import type { ConnectionDeps } from './deps.ts';
-import type { AuthType, CredentialMode } from './store.ts';
+import type { AuthType, CredentialMode } from './contracts.ts';
 import { mcpConnectionErrors } from './error-codes.ts';
 
 export interface PluginManifest {

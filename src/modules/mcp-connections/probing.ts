@@ -3,12 +3,12 @@
 import { type ApiError, rateLimited } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, requireAdmin } from './access.ts';
-import { openApiKey } from './credentials.ts';
-import type { ConnectionDeps, TestResult } from './deps.ts';
+import { openApiKey } from './api-key-envelope.ts';
+import type { ConnectionDeps } from './deps.ts';
 import { recordCatalog } from './catalog-store.ts';
 import { observeAuthRequirement, recordAuthRequirement } from './auth-requirement.ts';
 import { probeConnection, type Diagnostic, type ProbeResult, type ServerCatalog } from './probe/index.ts';
-import type { AuthType, ConnectionRow, CredentialMode } from './store.ts';
+import type { AuthType, ConnectionRow, CredentialMode, TestResult } from './contracts.ts';
 import { mcpConnectionErrors } from './error-codes.ts';
 
 // A probe dials a tenant-chosen server for up to 15 s; these bound how many a tenant (and one

@@ -2,10 +2,10 @@
 
 import { z } from 'zod';
 import { timestampSchema, typeIdSchema, errorResponse } from '../../http/schemas.ts';
-import { HEADER_VALUE_PATTERN, HEADER_VALUE_RULE } from './probe/credentials.ts';
-import { actionOwners, diagnosticPhases, highestPassedValues } from './probe/diagnostic.ts';
-import { signingAlgorithmFor, signingAlgorithms } from './oauth/client-assertion.ts';
+import { signingAlgorithms } from './contracts.ts';
 import { mcpConnectionErrors } from './error-codes.ts';
+import { signingAlgorithmFor } from './oauth/index.ts';
+import { diagnosticSchema, HEADER_VALUE_PATTERN, HEADER_VALUE_RULE, highestPassedValues } from './probe/index.ts';
 
 export const authTypeSchema = z.enum(['oauth', 'apikey', 'none']);
 export const credentialModeSchema = z.enum(['shared', 'per_member']);
@@ -300,39 +300,6 @@ export const editedConnectionSchema = connectionSchema
     reconnectionRequired: z.boolean().describe('A credential must be obtained again before the connection can be used'),
   })
   .meta({ id: 'EditedMcpConnection' });
-
-export const diagnosticSchema = z
-  .object({
-    referenceId: z.string(),
-    phase: z.enum(diagnosticPhases),
-    category: z
-      .string()
-      .describe(
-        'What failed: configuration, dns, network, network_policy, tls, http, transport, protocol, timeout, authorization, ' +
-          'authorization_server, resource, client_registration, token, internal. New categories may be added.',
-      ),
-    code: z
-      .string()
-      .describe(
-        'A stable snake_case identifier of the failure within its category (for example dns_not_found, tls_certificate_untrusted, ' +
-          'api_key_rejected, unsupported_protocol_version). New codes may be added: branch on `actionOwner` and `retryable`, show `message` and `operatorAction`.',
-      ),
-    highestPassed: z.enum(highestPassedValues),
-    retryable: z.boolean(),
-    actionOwner: z.enum(actionOwners),
-    operatorAction: z.string(),
-    message: z.string(),
-    httpStatus: z.number().int().min(100).max(599).optional(),
-    operationPhase: z.enum(diagnosticPhases).optional(),
-    outbound: z.object({ origin: z.string(), pathHash: z.string() }).optional(),
-    providerRequestId: z.string().optional(),
-    providerStatus: z.number().int().optional(),
-    providerCode: z.string().optional(),
-    payloadBytes: z.number().int().optional(),
-    jsonRpcCode: z.number().int().optional(),
-    connectUrl: z.url().optional(),
-  })
-  .meta({ id: 'Diagnostic' });
 
 export const validationFailedSchema = errorResponse(
   [mcpConnectionErrors.connection_validation_failed],

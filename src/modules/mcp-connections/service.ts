@@ -13,7 +13,7 @@
 //   identity_fingerprint identityFingerprint(connection) at the time the credential was obtained
 //   secret_sealed        SecretBox over a JSON envelope that names the identity it was obtained
 //                        for: API keys {v:1, kind:'apikey', identityFingerprint, apiKey}
-//                        (sealApiKey/openApiKey here), OAuth {v:1, kind:'oauth',
+//                        (api-key-envelope.ts), OAuth {v:1, kind:'oauth',
 //                        identityFingerprint, oauth:{accessToken,...}} (oauth/credential-store.ts).
 //                        An envelope opens only for its own identity.
 //   expires_at, granted_scopes (jsonb array), external_account_id, tenant_id: OAuth details the

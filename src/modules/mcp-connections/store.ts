@@ -2,23 +2,7 @@
 // the organization; nothing here decides rules (that is service.ts).
 
 import type { Queryable } from '../../db/database.ts';
-import type { SigningAlgorithm } from './oauth/client-assertion.ts';
-
-export type AuthType = 'oauth' | 'apikey' | 'none';
-export type CredentialMode = 'shared' | 'per_member';
-export type Health = 'unknown' | 'ready' | 'reconnect_required';
-export type HealthReason = 'authorization_rejected' | 'credential_expired' | 'post_authorization_validation_failed';
-
-export interface ConnectionRow extends ConnectionFields {
-  id: string;
-  organizationId: string;
-  oauthClientRequired: boolean;
-  createdBy: string | null;
-  createdByName: string | null;
-  createdAt: Date;
-  identityUpdatedAt: Date;
-  updatedAt: Date;
-}
+import type { ConnectionFields, ConnectionRow, Health, HealthReason } from './contracts.ts';
 
 export interface CredentialRow {
   id: string;
@@ -48,31 +32,6 @@ export interface PluginLink {
   pluginId: string;
   name: string;
   relation: 'requires' | 'manages_identity';
-}
-
-/** Writable columns of a connection (everything but ids, creator and timestamps). */
-export interface ConnectionFields {
-  name: string;
-  url: string;
-  normalizedUrl: string;
-  authType: AuthType;
-  credentialMode: CredentialMode;
-  identityFingerprint: string;
-  orgWide: boolean;
-  oauthClientId: string | null;
-  oauthClientSecretSealed: string | null;
-  oauthTokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | null;
-  /** private_key_jwt: the sealed PEM private key and the JWS algorithm of the client assertion. */
-  oauthClientPrivateKeySealed: string | null;
-  oauthClientSigningAlgorithm: SigningAlgorithm | null;
-  /** How the shared identity's tokens are obtained: a person authorizing, or the client itself (RFC 6749 §4.4). */
-  oauthGrantType: 'authorization_code' | 'client_credentials';
-  oauthRegistrationSource: 'pre-registered' | 'client-metadata' | 'dynamic' | null;
-  authorizationServerIssuer: string | null;
-  requestedScopes: string[];
-  health: Health;
-  healthReason: HealthReason | null;
-  healthCheckedAt: Date | null;
 }
 
 const connectionColumns = `

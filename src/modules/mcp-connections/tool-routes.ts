@@ -38,7 +38,8 @@ export const mcpToolRoutes: FastifyPluginAsyncZod<{ service: McpConnectionServic
   app.put(
     '/v1/mcp-connections/:connectionId/tool-policy',
     {
-      // Which tools the workspace may call is as privileged as who may use the connection (issue 21 item 3).
+      // Which tools the workspace may call is as privileged as who may use the connection: both decide what
+      // the workspace's agents can do with its credentials.
       onRequest: authenticate({ roles: ['owner', 'admin'], freshAuthentication: true }),
       schema: {
         tags,

@@ -8,10 +8,17 @@ import type { ConnectionDeps } from './deps.ts';
 import { capabilitiesOf, toolPoliciesOf } from './catalog-store.ts';
 import { authPolicyFields, authRequirementsOf, missingFeatures } from './auth-requirement.ts';
 import { toolPolicyView } from './tool-policy-view.ts';
-import type { DiscoveryPath } from './oauth/legacy-discovery.ts';
-import { discoveryPaths, issuerReviewFlags } from './oauth/store.ts';
-import { callbackModeFor, callbackUrl, clientMetadataUrl, sharedCallbackUrl } from './oauth/urls.ts';
-import type { ConnectionRow, ConnectionStore, CredentialRow, PluginLink } from './store.ts';
+import {
+  callbackModeFor,
+  callbackUrl,
+  clientMetadataUrl,
+  discoveryPaths,
+  issuerReviewFlags,
+  sharedCallbackUrl,
+  type DiscoveryPath,
+} from './oauth/index.ts';
+import type { ConnectionRow } from './contracts.ts';
+import type { ConnectionStore, CredentialRow, PluginLink } from './store.ts';
 
 type ViewDeps = Pick<ConnectionDeps, 'db' | 'store' | 'publicUrl'>;
 

@@ -5,7 +5,7 @@ import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller } from '../../http/caller.ts';
 import { forbidden } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
-import type { MemberRecord, MembershipCore } from '../identity/index.ts';
+import type { MemberRecord, MembershipAuthorization } from '../identity/index.ts';
 import { identityErrors } from '../identity/index.ts';
 import { memberErrors } from './error-codes.ts';
 
@@ -20,7 +20,7 @@ export interface MemberRemovalHook {
 
 export interface MemberServiceDeps {
   membership: Pick<
-    MembershipCore,
+    MembershipAuthorization,
     'requireMembership' | 'changeMembers' | 'listMembers' | 'getMember' | 'setMemberRole' | 'deleteMember'
   >;
   removalHooks?: MemberRemovalHook[];

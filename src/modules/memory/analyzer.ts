@@ -11,7 +11,7 @@ import { terms } from '../../../shared/memory-terms.ts';
  */
 
 // The tests and benchmarks reach the whole analysis through this file.
-export { queryTerms, terms } from '../../../shared/memory-terms.ts';
+export { queryTerms } from '../../../shared/memory-terms.ts';
 
 export interface AnalyzedMemory {
   /** Distinct terms with their frequency in the headline and in the body. */

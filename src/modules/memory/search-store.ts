@@ -17,7 +17,7 @@ export interface SearchStart {
  * its own probe of the primary key (user_id, bank_id, term, ...), in a subquery the planner cannot
  * flatten (OFFSET 0): asked as `term = ANY(...)` or as a plain join, a table not analyzed yet (PGlite's
  * never are) let the planner read every block of the bank and filter or hash them (4-7 ms at 5,000
- * memories, issue 25's bench). Every scan names the user as a value (`k.user_id = $1`, not the bank's
+ * memories, bench/memory-latency). Every scan names the user as a value (`k.user_id = $1`, not the bank's
  * column): Citus then sends the whole statement to the user's node, where a lateral join that copies
  * the column is a subquery it cannot push down (test/citus).
  * Undefined when the user has no bank here. A term's document frequency is its posting count.
@@ -134,7 +134,7 @@ export async function scoredRows(db: Queryable, q: RowsQuery): Promise<ScoredRow
   // otherwise: the bank's filter stays outside the LATERAL (its LIMIT keeps it out). Joined plainly, a
   // table not analyzed yet (PGlite's are never) made "user_id = $5 AND bank_id = $1" look like one row,
   // and the planner read the whole bank through its index to find the few: 24 ms against 5 ms per search
-  // at 5,000 memories (bench/memory-latency, issue 25).
+  // at 5,000 memories (bench/memory-latency).
   const conditions = ['m.bank_id = $1', ...filters];
   const best = `
     SELECT ${memoryColumns}, s.score_units${q.withVectors ? ', m.terms, m.head_tf, m.body_tf, m.head_length, m.body_length' : ''}

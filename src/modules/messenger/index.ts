@@ -8,7 +8,7 @@ import type { AppModule } from '../../platform/background.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipAuthorization } from '../identity/index.ts';
 import { createIngress } from './ingress.ts';
 import { createBotApi } from './platform.ts';
 import { messengerRoutes } from './routes.ts';
@@ -23,7 +23,7 @@ export interface MessengerModuleDeps {
   secrets: SecretBox;
   /** The shared guarded client. */
   outbound: OutboundClient;
-  membership: Pick<MembershipCore, 'holdActingMember'>;
+  membership: Pick<MembershipAuthorization, 'holdActingMember'>;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 

@@ -11,7 +11,7 @@ import { pointsToBlockedAddress } from '../../platform/signed-delivery.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { MembershipCore, Role } from '../identity/index.ts';
+import type { MembershipAuthorization, Role } from '../identity/index.ts';
 import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { BotApiError, type BotApi } from './platform.ts';
 import type { ConnectionRow, ConnectionStatus, MessengerStore, UpdateRow, UpdateStatus } from './store.ts';
@@ -28,7 +28,7 @@ export interface MessengerServiceDeps {
   /** Drops a deleted connection's cached webhook secret in this process. */
   forgetConnection(connectionId: string): void;
   /** Holds the acting member's row while their connection is stored. */
-  membership: Pick<MembershipCore, 'holdActingMember'>;
+  membership: Pick<MembershipAuthorization, 'holdActingMember'>;
   log: FastifyBaseLogger;
 }
 

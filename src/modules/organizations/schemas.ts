@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isoTimestamp, timestampSchema } from '../../http/schemas.ts';
-import type { OrganizationRecord } from './index.ts';
+import type { OrganizationRecord } from './contracts.ts';
 
 export const organizationNameSchema = z.string().trim().min(1).max(200);
 export const planSchema = z.enum(['free', 'team', 'enterprise']);

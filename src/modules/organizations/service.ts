@@ -8,10 +8,11 @@ import {
   sessionOf,
   sessionTokenLookup,
   type MemberRecord,
-  type MembershipCore,
+  type MembershipAuthorization,
+  type MembershipSessions,
 } from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
-import type { OrganizationDirectory, OrganizationRecord, Plan } from './index.ts';
+import type { OrganizationDirectory, OrganizationRecord, Plan } from './contracts.ts';
 import * as store from './store.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 
@@ -30,7 +31,8 @@ export function createOrganizationDirectory(deps: { db: Database }) {
 
 export interface OrganizationServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'addMember' | 'setSessionOrganization'>;
+  membership: Pick<MembershipAuthorization, 'requireMembership' | 'addMember'> &
+    Pick<MembershipSessions, 'setSessionOrganization'>;
 }
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {

@@ -9,7 +9,7 @@ import {
   type TokenBatch,
 } from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
-import type { OrganizationRecord, Plan } from './index.ts';
+import type { OrganizationRecord, Plan } from './contracts.ts';
 
 /** Rows built with json_build_object carry timestamps as ISO strings; callers turn them into Dates. */
 export type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };

@@ -2,7 +2,7 @@
 // dependencies (ScimDeps), and the small rules the users, groups and token parts share.
 import type { Database } from '../../db/database.ts';
 import type { WriteContext } from '../../platform/write-context.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipAuthorization, MembershipSessions } from '../identity/index.ts';
 import type { MemberRemovalHook } from '../members/index.ts';
 import type { SsoDirectory } from '../sso/index.ts';
 import type { UserDirectory } from '../users/index.ts';
@@ -27,15 +27,10 @@ export interface ScimDeps {
   db: Database;
   store: ScimStore;
   membership: Pick<
-    MembershipCore,
-    | 'holdActingMember'
-    | 'lockMemberChanges'
-    | 'getMemberByUser'
-    | 'ensureMember'
-    | 'setMemberStatus'
-    | 'deleteMember'
-    | 'revokeUserSessions'
-  >;
+    MembershipAuthorization,
+    'holdActingMember' | 'lockMemberChanges' | 'getMemberByUser' | 'ensureMember' | 'setMemberStatus' | 'deleteMember'
+  > &
+    Pick<MembershipSessions, 'revokeUserSessions'>;
   /** ensureUser's password_hash tells an account someone signed up with from one made by provisioning. */
   users: Pick<UserDirectory, 'updateUserNameAndEmail' | 'ensureUser'>;
   sso: SsoDirectory;

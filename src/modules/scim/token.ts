@@ -10,7 +10,8 @@ import type { ScimConnector, ScimDeps } from './context.ts';
 import { scimErrors } from './error-codes.ts';
 
 const tokenPrefix = 'opscim_';
-// Since issue 25 a token names its organization (platform/tokens.ts tenantToken); older tokens do not.
+// A token names its organization (platform/tokens.ts tenantToken), so its lookup reads one tenant; tokens
+// issued before tokens named their tenant do not, and keep working.
 const tokenPattern = /^opscim_(?:[a-z]+_[0-9a-z]{26}\.)?[A-Za-z0-9_-]{43}$/;
 // Who may rotate the token: the roles of the route's check (routes.ts), checked again as it is written.
 const tokenRotators: readonly Role[] = ['owner', 'admin'];

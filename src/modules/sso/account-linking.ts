@@ -5,7 +5,7 @@
 // account the IdP's subject is not linked to yet is taken only on a ground that ties it to the
 // organization, or when orgplane verified its address; SCIM refuses to link a signed-up account likewise.
 import type { WriteTransaction } from '../../platform/write-context.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipSessions } from '../identity/index.ts';
 import type { UserRecord } from '../users/index.ts';
 import { createSignInStore } from './sign-in-store.ts';
 import type { SsoConnectionRow } from './store.ts';
@@ -35,7 +35,7 @@ export function accountAppearedMessage(email: string): string {
 }
 
 export interface AccountLinkingDeps {
-  membership: Pick<MembershipCore, 'revokeUserSessions'>;
+  membership: Pick<MembershipSessions, 'revokeUserSessions'>;
 }
 
 export function createAccountLinking(deps: AccountLinkingDeps) {
@@ -100,5 +100,3 @@ export function createAccountLinking(deps: AccountLinkingDeps) {
     },
   };
 }
-
-export type AccountLinking = ReturnType<typeof createAccountLinking>;

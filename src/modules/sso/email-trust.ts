@@ -9,7 +9,6 @@
 // Under both, the connection's domain must be verified at the moment of the sign-in, the address must be
 // in it, and a provider that says `email_verified: false` is never overruled.
 import { emailSchema } from '../identity/index.ts';
-import type { SsoConnectionRow } from './store.ts';
 
 export const emailTrustModes = ['verified_claim', 'verified_domain'] as const;
 export type EmailTrust = (typeof emailTrustModes)[number];
@@ -64,7 +63,8 @@ export function combineClaims(idToken: PersonClaims, userInfo: PersonClaims): Pe
 
 /** The address the sign-in may trust under the connection's rule, or why it may not. */
 export function trustedEmail(
-  connection: Pick<SsoConnectionRow, 'domain' | 'domain_verified_at' | 'email_trust'>,
+  // The connection's columns (store.ts SsoConnectionRow), named here: the store imports EmailTrust from this file.
+  connection: { domain: string; domain_verified_at: Date | null; email_trust: EmailTrust },
   claims: PersonClaims,
 ): { email: string; refused?: undefined } | EmailRefusal {
   const trust = connection.email_trust;

@@ -2,7 +2,7 @@
 // users module asks through the narrow PasswordSignInPolicy the app hands it, so that it never imports
 // this module (SSO uses users' accounts: the other way round would be a cycle).
 import type { Database } from '../../db/database.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipAuthorization } from '../identity/index.ts';
 import type { PasswordSignInPolicy } from '../users/index.ts';
 import { createSignInStore } from './sign-in-store.ts';
 
@@ -17,7 +17,7 @@ export const emailDomainOf = (email: string) => email.slice(email.lastIndexOf('@
  */
 export function createPasswordSignInPolicy(deps: {
   db: Database;
-  membership: Pick<MembershipCore, 'getMemberByUser'>;
+  membership: Pick<MembershipAuthorization, 'getMemberByUser'>;
 }): PasswordSignInPolicy {
   const store = createSignInStore();
   return async (user) => {

@@ -6,7 +6,7 @@ import { requireDependencies } from '../../platform/dependencies.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipAuthorization, MembershipSessions } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory } from '../users/index.ts';
@@ -44,17 +44,11 @@ export interface SsoModuleDeps {
   /** Where the domain's verification record is looked up: DNS_SERVERS (the system's resolvers when empty) and DNS_TIMEOUT_MS. */
   dns: { servers: string[]; timeoutMs: number };
   /** Sign-in: accounts, members and sessions, default teams; requiring SSO ends password sessions. */
-  membership: Pick<
-    MembershipCore,
-    | 'issueSession'
-    | 'markSessionAuthenticated'
-    | 'getMemberByUser'
-    | 'getMemberRemoval'
-    | 'addMember'
-    | 'lockMember'
-    | 'revokePasswordSessionsInDomain'
-    | 'revokeUserSessions'
-  >;
+  membership: Pick<MembershipAuthorization, 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember'> &
+    Pick<
+      MembershipSessions,
+      'issueSession' | 'markSessionAuthenticated' | 'revokePasswordSessionsInDomain' | 'revokeUserSessions'
+    >;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'createUserWithoutPassword'>;
   teams: Pick<TeamDirectory, 'listTeamIds' | 'addMemberToTeams'>;
   /** The guarded client: identity providers (OIDC discovery, SAML metadata) are tenant-supplied URLs. */

@@ -7,7 +7,7 @@ import { newId } from '../../platform/ids.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { Caller, MembershipCore } from '../identity/index.ts';
+import type { Caller, MembershipSessions } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import { identityProviderOf, type SamlIdpInput } from './saml-config.ts';
@@ -25,7 +25,7 @@ export interface SsoServiceDeps {
   /** SAML metadata URLs are fetched through the guarded client. */
   outbound: Pick<OutboundClient, 'fetch'>;
   /** Requiring SSO ends the password sessions it covers. */
-  membership: Pick<MembershipCore, 'revokePasswordSessionsInDomain'>;
+  membership: Pick<MembershipSessions, 'revokePasswordSessionsInDomain'>;
 }
 
 /** Where the TXT record lives and what it must say. */

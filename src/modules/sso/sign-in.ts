@@ -20,7 +20,7 @@ import type { Caller } from '../../http/caller.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
-import { sessionOf, type MembershipCore } from '../identity/index.ts';
+import { sessionOf, type MembershipAuthorization, type MembershipSessions } from '../identity/index.ts';
 import type { TeamDirectory } from '../teams/index.ts';
 import type { UserDirectory, UserRecord } from '../users/index.ts';
 import {
@@ -109,16 +109,8 @@ export interface SignInServiceDeps {
   oidc: OidcRelyingParty;
   /** A SAML connection's start (the AuthnRequest orgplane sends, and the URL that carries it), and its link opened. */
   saml: Pick<SamlServiceProvider, 'startRequest' | 'openRequest'>;
-  membership: Pick<
-    MembershipCore,
-    | 'issueSession'
-    | 'markSessionAuthenticated'
-    | 'getMemberByUser'
-    | 'getMemberRemoval'
-    | 'addMember'
-    | 'lockMember'
-    | 'revokeUserSessions'
-  >;
+  membership: Pick<MembershipAuthorization, 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember'> &
+    Pick<MembershipSessions, 'issueSession' | 'markSessionAuthenticated' | 'revokeUserSessions'>;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'createUserWithoutPassword'>;
   teams: Pick<TeamDirectory, 'addMemberToTeams'>;
   publicUrl: string;

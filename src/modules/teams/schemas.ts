@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isoTimestamp, timestampSchema, typeIdSchema } from '../../http/schemas.ts';
-import type { TeamRecord } from './index.ts';
+import type { TeamRecord } from './contracts.ts';
 
 export const teamIdSchema = typeIdSchema('team');
 

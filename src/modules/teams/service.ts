@@ -4,8 +4,8 @@ import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller, Role } from '../../http/caller.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { membershipRefusals, type MembershipCore, identityErrors } from '../identity/index.ts';
-import type { TeamDirectory, TeamRecord } from './index.ts';
+import { membershipRefusals, type MembershipAuthorization, identityErrors } from '../identity/index.ts';
+import type { TeamDirectory, TeamRecord } from './contracts.ts';
 import * as store from './store.ts';
 import { teamErrors } from './error-codes.ts';
 
@@ -14,13 +14,16 @@ const teamManagerRoles: readonly Role[] = ['owner', 'admin'];
 /** What other modules use of teams (TeamDirectory). */
 /** The member's teams changed in `tx`: the membership core's copy of them follows (GET /v1/org reads it). */
 const copyMemberTeams = (
-  membership: Pick<MembershipCore, 'setMemberTeams'>,
+  membership: Pick<MembershipAuthorization, 'setMemberTeams'>,
   tx: Queryable,
   organizationId: string,
   memberId: string,
 ) => membership.setMemberTeams(tx, organizationId, memberId, () => store.memberTeams(tx, organizationId, memberId));
 
-export function createTeamDirectory(deps: { db: Database; membership: Pick<MembershipCore, 'setMemberTeams'> }) {
+export function createTeamDirectory(deps: {
+  db: Database;
+  membership: Pick<MembershipAuthorization, 'setMemberTeams'>;
+}) {
   const { db, membership } = deps;
   return {
     /** Of `ids`, the ones that are teams of the organization. */
@@ -36,7 +39,7 @@ export function createTeamDirectory(deps: { db: Database; membership: Pick<Membe
 
 export interface TeamServiceDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'requireMembership' | 'holdActingMember' | 'lockMember' | 'setMemberTeams'>;
+  membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember' | 'lockMember' | 'setMemberTeams'>;
 }
 
 export function createTeamService(deps: TeamServiceDeps) {

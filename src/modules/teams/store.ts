@@ -1,6 +1,6 @@
 // SQL of teams and their members.
 import type { Queryable } from '../../db/database.ts';
-import type { TeamRecord } from './index.ts';
+import type { TeamRecord } from './contracts.ts';
 
 export async function existingTeamIds(db: Queryable, organizationId: string, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];

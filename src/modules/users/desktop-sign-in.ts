@@ -12,7 +12,7 @@ import { invalidRequest } from '../../http/errors.ts';
 import { pkceVerifierMatches } from '../../platform/pkce.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
-import type { MembershipCore } from '../identity/index.ts';
+import type { MembershipSessions } from '../identity/index.ts';
 import { insertDesktopSignInCode, takeDesktopSignInCode } from './desktop-sign-in-store.ts';
 import * as store from './store.ts';
 import { userErrors } from './error-codes.ts';
@@ -22,7 +22,7 @@ export const desktopCodeTtlSeconds = 60;
 
 export interface DesktopSignInDeps {
   db: Database;
-  membership: Pick<MembershipCore, 'issueSession'>;
+  membership: Pick<MembershipSessions, 'issueSession'>;
   /** Where a one-time code may be sent: loopback, the orgplane: scheme, SSO_REDIRECT_URIS (platform/redirect-uris.ts). */
   redirectUriAllowed: (uri: string) => boolean;
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isoTimestamp, timestampSchema } from '../../http/schemas.ts';
 import { emailSchema, personNameSchema } from '../identity/index.ts';
 import { organizationNameSchema, organizationSchema } from '../organizations/index.ts';
-import type { UserRecord } from './index.ts';
+import type { UserRecord } from './contracts.ts';
 
 export const passwordSchema = z.string().min(8).max(256);
 

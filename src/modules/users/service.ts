@@ -16,9 +16,14 @@ import {
   type WriteContext,
   type WriteTransaction,
 } from '../../platform/write-context.ts';
-import { requireSignedInUser, sessionOf, type MembershipCore } from '../identity/index.ts';
+import {
+  requireSignedInUser,
+  sessionOf,
+  type MembershipAuthorization,
+  type MembershipSessions,
+} from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
-import type { PasswordSignInPolicy, UserDirectory } from './index.ts';
+import type { PasswordSignInPolicy, UserDirectory } from './contracts.ts';
 import * as store from './store.ts';
 import { userErrors } from './error-codes.ts';
 
@@ -77,7 +82,8 @@ export interface UserServiceDeps {
   signUpEnabled: boolean;
   /** Sign-up attempts one client address may make per hour (SIGN_UP_ATTEMPTS_PER_ADDRESS). */
   signUpAttemptsPerAddress: number;
-  membership: Pick<MembershipCore, 'addMember' | 'issueSession' | 'revokeSession' | 'markSessionAuthenticated'>;
+  membership: Pick<MembershipAuthorization, 'addMember'> &
+    Pick<MembershipSessions, 'issueSession' | 'revokeSession' | 'markSessionAuthenticated'>;
   organizations: Pick<OrganizationDirectory, 'countOrganizations' | 'addOrganization' | 'listOrganizationsOfUser'>;
   /** Whether an organization requires SSO of the account instead of its password (the SSO module's rule, handed in by the app). */
   passwordSignInPolicy: PasswordSignInPolicy;

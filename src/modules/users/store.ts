@@ -1,6 +1,6 @@
 // SQL of user accounts.
 import type { Queryable } from '../../db/database.ts';
-import type { UserRecord } from './index.ts';
+import type { UserRecord } from './contracts.ts';
 
 export async function insertUser(
   db: Queryable,

@@ -28,7 +28,7 @@ import { serveMetadata } from './metadata.ts';
 import { clientRecord, createContext, createProvider } from './provider.ts';
 import type { OAuthMcpServer, OAuthMcpServerOptions } from './types.ts';
 
-export type { OAuthMcpServer, OAuthMcpServerOptions, PreRegisteredTestClient, TokenRequestRecord } from './types.ts';
+export type { OAuthMcpServer, OAuthMcpServerOptions } from './types.ts';
 
 export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): Promise<OAuthMcpServer> {
   const app = express();

@@ -6,7 +6,7 @@
 import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
 import { forbidden } from '../../../http/errors.ts';
 import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import { refreshClient } from './client-acquisition.ts';
 import { clientCredentialsToken, obtainedByClient } from './client-credentials.ts';
 import {
@@ -18,18 +18,12 @@ import {
   updateRefreshedCredential,
   type OAuthTokenSecret,
 } from './credential-store.ts';
-import type { OAuthDeps } from './deps.ts';
+import type { AccessTokenResult, OAuthDeps } from './deps.ts';
 import type { OAuthClientCredentials } from './registration.ts';
 import { fetchAuthorizationServerMetadata } from './discovery.ts';
-import { OAuthFlowError, type CredentialHealthReason } from './errors.ts';
+import { OAuthFlowError } from './errors.ts';
 import { adminRoles, visibleConnection } from './guards.ts';
 import { classifyRefusal, needsRefresh, refreshAccessToken, revokeToken } from './tokens.ts';
-
-export type AccessTokenResult =
-  | { status: 'ok'; accessToken: string; scopes: string[]; refreshed: boolean }
-  | { status: 'none' }
-  | { status: 'reconnect_required'; reason: CredentialHealthReason }
-  | { status: 'unavailable'; error: OAuthFlowError };
 
 /**
  * A usable access token for the member (or the shared identity, memberId null), refreshed

@@ -5,7 +5,7 @@
 // observation of the server, kept whichever caller's request made it, not a change that caller makes.
 import type { Queryable } from '../../../db/database.ts';
 import { lockUntilCommit } from '../../../db/locks.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import type { OAuthTokenSecret } from './credential-store.ts';
 import type { OAuthDeps } from './deps.ts';
 import { oauthFailure } from './diagnostic.ts';

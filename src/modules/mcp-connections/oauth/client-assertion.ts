@@ -2,20 +2,7 @@
 // itself with a JWT it signs, so no secret ever travels. Signed with node:crypto: the JWS algorithms
 // below are the ones a PKCS#8 key of each type can make, and nothing here needs a JOSE library.
 import { constants, createPrivateKey, randomUUID, sign, type KeyObject } from 'node:crypto';
-
-export const signingAlgorithms = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-] as const;
-export type SigningAlgorithm = (typeof signingAlgorithms)[number];
+import type { SigningAlgorithm } from '../contracts.ts';
 
 /** How long an assertion is good for: long enough for clock skew, too short to be worth replaying. */
 const ASSERTION_LIFETIME_SECONDS = 60;

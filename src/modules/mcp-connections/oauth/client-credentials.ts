@@ -6,8 +6,7 @@
 // background health job's refresh of a token near its expiry comes to.
 import { lockUntilCommit } from '../../../db/locks.ts';
 import { newId } from '../../../platform/ids.ts';
-import type { ConnectionRow } from '../store.ts';
-import type { AccessTokenResult } from './access-tokens.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import { preRegisteredClient, tryDiscover } from './client-acquisition.ts';
 import {
   findOAuthCredential,
@@ -17,7 +16,7 @@ import {
   sealOAuthSecret,
   type OAuthTokenSecret,
 } from './credential-store.ts';
-import type { OAuthDeps } from './deps.ts';
+import type { AccessTokenResult, OAuthDeps } from './deps.ts';
 import { OAuthFlowError } from './errors.ts';
 import { holdConnection } from './guards.ts';
 import { chooseRegistration } from './registration.ts';

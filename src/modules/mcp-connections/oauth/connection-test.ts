@@ -1,10 +1,8 @@
 // POST /v1/mcp-connections/{id}/test of an OAuth connection (the connections service calls it through
 // its OAuth hooks): the stored token, refreshed first, presented to the probe, with one scope step-up;
 // without a credential, a check of what an authorization would need.
-import { recordCatalog } from '../catalog-store.ts';
-import type { TestResult } from '../deps.ts';
+import type { ConnectionRow, TestResult } from '../contracts.ts';
 import { probeConnection } from '../probe/index.ts';
-import type { ConnectionRow } from '../store.ts';
 import { usableAccessToken } from './access-tokens.ts';
 import { stepUpScopes as stepUp } from './authorize.ts';
 import { planClient, recordState, tryDiscover } from './client-acquisition.ts';
@@ -69,7 +67,13 @@ export async function testOAuthConnection(
     const result = await probeWith(accessToken);
     const credential = await findOAuthCredential(deps.db, organizationId, connection.id, memberId);
     if (result.ok) {
-      await recordCatalog(deps.db, organizationId, connection.id, connection.identityFingerprint, result.catalog);
+      await deps.connections.recordCatalog(
+        deps.db,
+        organizationId,
+        connection.id,
+        connection.identityFingerprint,
+        result.catalog,
+      );
       if (credential) await markCredentialHealth(deps.db, organizationId, credential.id, 'ready', null);
       return { ok: true, highestPassed: result.highestPassed, tools: result.tools, diagnostic: null };
     }

@@ -1,7 +1,7 @@
 // OAuth flow failures as the spec's Diagnostic (the same shape the connection probe returns),
 // so an administrator reads one kind of report whatever failed.
 
-import { buildDiagnostic, type ActionOwner, type Diagnostic, type FailureDescription } from '../probe/diagnostic.ts';
+import { buildDiagnostic, type ActionOwner, type Diagnostic, type FailureDescription } from '../probe/index.ts';
 import type { ErrorCode } from '../../../http/error-catalog.ts';
 import type { ApiError } from '../../../http/errors.ts';
 import type { OAuthFlowError } from './errors.ts';

@@ -8,9 +8,10 @@
 // Every request goes through the `fetch` passed in (the guarded outbound client in production).
 
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import { discoverLegacy, type DiscoveryPath } from './legacy-discovery.ts';
+import type { AuthorizationServerMetadata } from './server-metadata.ts';
 import { OAuthFlowError, printable, requestFailure, type FetchLike, type OAuthPhase } from './errors.ts';
 
 export const MCP_PROTOCOL_VERSION = '2025-11-25';
@@ -309,10 +310,6 @@ export function chooseAuthorizationServer(
   }
   return { issuer: first };
 }
-
-export type AuthorizationServerMetadata = OAuthMetadata & {
-  authorization_response_iss_parameter_supported?: boolean;
-};
 
 /**
  * Step 4: authorization server metadata, in the spec's order. The document must name the issuer

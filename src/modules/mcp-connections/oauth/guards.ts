@@ -3,7 +3,7 @@
 import type { Queryable } from '../../../db/database.ts';
 import type { Caller } from '../../../http/caller.ts';
 import { forbidden } from '../../../http/errors.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import type { OAuthDeps } from './deps.ts';
 import type { PendingAuthorizationRow } from './store.ts';
 import { mcpConnectionErrors } from '../error-codes.ts';

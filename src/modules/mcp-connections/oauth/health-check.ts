@@ -13,11 +13,10 @@
 // A token the server gave without a refresh token cannot be refreshed: within the margin, the forced
 // refresh marks it credential_expired then, up to the margin (5 minutes) before it stops working, rather
 // than at a poll after it has: a reconnect is needed either way, and the person is told sooner.
-import type { CredentialCheck } from '../deps.ts';
+import type { ConnectionRow, CredentialCheck } from '../contracts.ts';
 import { probeConnection, type ProbeResult } from '../probe/index.ts';
-import type { ConnectionRow } from '../store.ts';
-import { usableAccessToken, type AccessTokenResult } from './access-tokens.ts';
-import type { OAuthDeps } from './deps.ts';
+import { usableAccessToken } from './access-tokens.ts';
+import type { AccessTokenResult, OAuthDeps } from './deps.ts';
 
 export async function checkOAuthCredential(
   deps: OAuthDeps,

@@ -6,13 +6,21 @@ import type { Config } from '../../../config.ts';
 import type { Database, Queryable } from '../../../db/database.ts';
 import type { OutboundClient } from '../../../platform/outbound.ts';
 import { loadOrCreateKeyRing, type SecretBox } from '../../../platform/secrets.ts';
-import type { ConnectionOAuthHooks } from '../deps.ts';
+import type { ConnectionOAuthHooks } from '../contracts.ts';
 import type { OAuthDeps } from './deps.ts';
 import { mcpOAuthRoutes } from './routes.ts';
 import { createMcpOAuthService, type McpOAuthService } from './service.ts';
 import { deriveStateKey } from './state.ts';
 import { deleteConnectionState, deletePendingAuthorizations, deleteRegisteredClients } from './store.ts';
 import { prepareMemberRevocation } from './revocation.ts';
+
+// What the connections module (the parent) uses of OAuth; nothing else of ./oauth/ is reached from outside.
+export { signingAlgorithmFor } from './client-assertion.ts';
+export { fetchProtectedResourceMetadata, resourceChallenge } from './discovery.ts';
+export type { FetchLike } from './errors.ts';
+export type { DiscoveryPath } from './legacy-discovery.ts';
+export { discoveryPaths, issuerReviewFlags } from './store.ts';
+export { callbackModeFor, callbackUrl, clientMetadataUrl, sharedCallbackUrl } from './urls.ts';
 
 /**
  * Runs inside the edit transaction that changes a connection's identity: pending authorizations

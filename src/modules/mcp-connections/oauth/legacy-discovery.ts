@@ -6,7 +6,7 @@
 // (at the origin), the code flow, PKCE S256. Default endpoints say nothing of PKCE: 2025-03-26 makes
 // PKCE mandatory for every client and server, so S256 is used (and assumed).
 import { OAuthMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { AuthorizationServerMetadata } from './discovery.ts';
+import type { AuthorizationServerMetadata } from './server-metadata.ts';
 import { OAuthFlowError, printable, requestFailure, type FetchLike } from './errors.ts';
 
 export type DiscoveryPath =

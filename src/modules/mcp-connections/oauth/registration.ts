@@ -6,8 +6,8 @@
 
 import { OAuthClientInformationFullSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { OAuthFlowError, readOAuthAnswer, requestFailure, type FetchLike } from './errors.ts';
-import type { AuthorizationServerMetadata } from './discovery.ts';
-import type { SigningAlgorithm } from './client-assertion.ts';
+import type { AuthorizationServerMetadata } from './server-metadata.ts';
+import type { SigningAlgorithm } from '../contracts.ts';
 
 export type RegistrationSource = 'pre-registered' | 'client-metadata' | 'dynamic';
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';

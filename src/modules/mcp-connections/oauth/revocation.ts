@@ -5,7 +5,7 @@
 // obtained them, is read in the deleting transaction, before the rows go; the revocation runs once
 // it has committed, best effort: a failure is logged without the token and the deletion stands.
 import type { Queryable } from '../../../db/database.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import { revokeQuietly } from './access-tokens.ts';
 import { refreshClient } from './client-acquisition.ts';
 import { openOAuthSecret, type OAuthTokenSecret } from './credential-store.ts';

@@ -11,7 +11,7 @@ import {
   secretString,
   errorResponse,
 } from '../../../http/schemas.ts';
-import { diagnosticSchema } from '../schemas.ts';
+import { diagnosticSchema } from '../probe/index.ts';
 import type { CallbackResult, McpOAuthService } from './service.ts';
 import type { RequestOrigin } from './complete-authorization.ts';
 import { htmlPageHeaders } from '../../../http/html-page.ts';

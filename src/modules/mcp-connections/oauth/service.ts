@@ -17,7 +17,7 @@ import type { Config } from '../../../config.ts';
 import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
 import type { CallerContext } from '../../../platform/write-context.ts';
 import { createRateLimiter, type RateLimiter } from '../../../platform/rate-limiter.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import { disconnect, usableAccessToken } from './access-tokens.ts';
 import type { CallbackQuery } from './callback.ts';
 import { completeAuthorization, type RequestOrigin } from './complete-authorization.ts';
@@ -31,9 +31,7 @@ import { clientMetadataDocument } from './urls.ts';
 import { prepareConnectionRevocation } from './revocation.ts';
 import type { Queryable } from '../../../db/database.ts';
 
-export type { AccessTokenResult } from './access-tokens.ts';
 export type { CallbackResult } from './complete-authorization.ts';
-export { AUTHORIZATION_TTL_SECONDS, authorizeLimits } from './start-authorization.ts';
 
 export interface McpOAuthServiceDeps
   extends Pick<OAuthDeps, 'db' | 'secrets' | 'outbound' | 'stateKey' | 'connections' | 'members' | 'logger'> {

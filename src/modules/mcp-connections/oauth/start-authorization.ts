@@ -5,7 +5,7 @@ import type { Caller } from '../../../http/caller.ts';
 import { forbidden, notAnActiveMember, rateLimited } from '../../../http/errors.ts';
 import { newId } from '../../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
-import type { ConnectionRow } from '../store.ts';
+import type { ConnectionRow } from '../contracts.ts';
 import { buildAuthorizationUrl, createPkcePair, selectScopes } from './authorize.ts';
 import { bindingCookie, bindingHash, browserNonce } from './browser-binding.ts';
 import { clientFor, discoverFor } from './client-acquisition.ts';

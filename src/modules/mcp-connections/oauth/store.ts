@@ -225,19 +225,6 @@ export async function upsertConnectionState(db: Queryable, row: Omit<ConnectionS
   );
 }
 
-export async function listConnectionStates(
-  db: Queryable,
-  organizationId: string,
-  connectionIds: string[],
-): Promise<ConnectionStateRow[]> {
-  if (connectionIds.length === 0) return [];
-  const { rows } = await db.query<ConnectionStateRow>(
-    `SELECT * FROM mcp_oauth_connection_state WHERE organization_id = $1 AND connection_id = ANY($2::text[])`,
-    [organizationId, connectionIds],
-  );
-  return rows;
-}
-
 export async function deleteConnectionState(
   db: Queryable,
   organizationId: string,

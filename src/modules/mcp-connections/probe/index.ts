@@ -9,9 +9,17 @@ import { boundedCatalog, type ServerCatalog } from './catalog.ts';
 import { buildDiagnostic, PhaseFailure, type Diagnostic, type HighestPassed, type ProbePhase } from './diagnostic.ts';
 import { phases, type ProbeAuthType, type ProbeContext } from './phases.ts';
 
-export type { Diagnostic, HighestPassed } from './diagnostic.ts';
+export {
+  buildDiagnostic,
+  highestPassedValues,
+  type ActionOwner,
+  type Diagnostic,
+  type FailureDescription,
+  type HighestPassed,
+} from './diagnostic.ts';
 export { catalogLimits, type CatalogTool, type ServerCatalog } from './catalog.ts';
-export { PhaseFailure } from './diagnostic.ts';
+export { HEADER_VALUE_PATTERN, HEADER_VALUE_RULE } from './credentials.ts';
+export { diagnosticSchema } from './schemas.ts';
 
 export const PROBE_TOTAL_TIMEOUT_MS = 15_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;

@@ -12,14 +12,7 @@ import { mcpInitialize, mcpInitialized, mcpToolDiscovery, mcpTransport, mcpVersi
 import { configuration, networkDns, networkTcp, networkTls } from './network-phases.ts';
 import type { PhaseFunction } from './phase-kit.ts';
 
-export {
-  credentialHeaders,
-  phaseTimeoutsMs,
-  ProbeSession,
-  type PhaseFunction,
-  type ProbeAuthType,
-  type ProbeContext,
-} from './phase-kit.ts';
+export type { PhaseFunction, ProbeAuthType, ProbeContext } from './phase-kit.ts';
 
 /** The phases in order, each with the milestone reached once it has passed. */
 export const phases: ReadonlyArray<{ name: ProbePhase; run: PhaseFunction }> = [

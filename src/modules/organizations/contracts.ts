@@ -1,0 +1,25 @@
+// What other modules use of organizations (index.ts exports it) and what the module's own files share: in
+// its own file, so that index.ts and the service both import it and neither imports the other.
+import type { Queryable } from '../../db/database.ts';
+import type { Role } from '../../http/caller.ts';
+
+export type Plan = 'free' | 'team' | 'enterprise';
+
+export interface OrganizationRecord {
+  id: string;
+  name: string;
+  plan: Plan;
+  created_at: Date;
+}
+
+export interface OrganizationDirectory {
+  getOrganization(organizationId: string): Promise<OrganizationRecord | undefined>;
+  /** Takes the organization's row lock until `tx` ends (writes of one organization one after another); false when it does not exist. */
+  lockOrganization(tx: Queryable, organizationId: string): Promise<boolean>;
+  /** How many organizations the instance has (bootstrap: none yet). */
+  countOrganizations(tx: Queryable): Promise<number>;
+  /** Stores a new organization (on the free plan) in `tx`; its members are the caller's to add. */
+  addOrganization(tx: Queryable, name: string): Promise<OrganizationRecord>;
+  /** The organizations the user is an active member of, oldest first, with their role and member id there. */
+  listOrganizationsOfUser(userId: string): Promise<(OrganizationRecord & { role: Role; member_id: string })[]>;
+}
