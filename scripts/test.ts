@@ -20,7 +20,7 @@
 // files start once the files they replay have run on the first backend.
 //
 // Before any test, the checks of the code as a whole run (`checks` below: the module boundaries of src/,
-// console/src/ and shared/, the same check as `npm run lint:boundaries`): each prints its output and a
+// console/src/ and shared/, Biome's format and lint, knip's unused code; `npm run lint` runs the same): each prints its output and a
 // summary line, and a failing check fails the run. The tests still run, so one run shows both. TEST_SKIP_CHECKS=1 skips them, saying
 // so (the test of this runner uses it, and it alone).
 import { spawn, spawnSync } from 'node:child_process';
@@ -132,6 +132,20 @@ const checks: Check[] = [
       '.dependency-cruiser.mjs',
     ],
     needs: 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs',
+  },
+  {
+    // Formatting and lint (biome.json); a warning is a finding too.
+    name: 'format and lint (Biome)',
+    program: 'node_modules/@biomejs/biome/bin/biome',
+    args: ['check', '--error-on-warnings', '--max-diagnostics=50', '.'],
+    needs: 'node_modules/@biomejs/biome/bin/biome',
+  },
+  {
+    // Unused files, exports and dependencies (knip.json).
+    name: 'unused code (knip)',
+    program: process.execPath,
+    args: ['node_modules/knip/bin/knip.js'],
+    needs: 'node_modules/knip/bin/knip.js',
   },
 ];
 

@@ -5,7 +5,8 @@
 // `npm test` makes it once before its first file; a file run on its own makes it if it is missing.
 import pg from 'pg';
 import { openDatabase } from '../../src/db/database.ts';
-import { migrate, migrationsDigest } from '../../src/db/migrate.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { migrationsDigest } from '../../src/db/migration-files.ts';
 
 /** The administrative connection used to create and drop per-test databases. */
 export const postgresAdminUrl = process.env.ORGPLANE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
