@@ -39,7 +39,7 @@ export function OrganizationSettingsPage({ organizationId, onOrganizationsChange
   return (
     <section>
       {heading}
-      <dl class="facts">
+      <dl class="summary">
         <dt>Name</dt>
         <dd>{org.organization.name}</dd>
         <dt>Owner</dt>
