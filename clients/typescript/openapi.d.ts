@@ -1890,6 +1890,36 @@ export interface components {
              */
             createdAt: string;
         };
+        Diagnostic: {
+            referenceId: string;
+            /** @enum {string} */
+            phase: "CONFIGURATION" | "NETWORK_DNS" | "NETWORK_TCP" | "NETWORK_TLS" | "HTTP_ROUTING" | "AUTH_RESOURCE_DISCOVERY" | "AUTH_ISSUER_DISCOVERY" | "AUTH_CLIENT_REGISTRATION" | "AUTH_USER_OR_WORKLOAD" | "AUTH_TOKEN_ACQUISITION" | "AUTH_RESOURCE_VALIDATION" | "MCP_TRANSPORT" | "MCP_VERSION" | "MCP_INITIALIZE" | "MCP_INITIALIZED" | "MCP_TOOL_DISCOVERY" | "MCP_TOOL_EXECUTION" | "PROVIDER_AUTHORIZATION" | "PROVIDER_EXECUTION" | "CONTINUITY_REFRESH" | "CONTINUITY_SESSION" | "SHUTDOWN";
+            /** @description What failed: configuration, dns, network, network_policy, tls, http, transport, protocol, timeout, authorization, authorization_server, resource, client_registration, token, internal. New categories may be added. */
+            category: string;
+            /** @description A stable snake_case identifier of the failure within its category (for example dns_not_found, tls_certificate_untrusted, api_key_rejected, unsupported_protocol_version). New codes may be added: branch on `actionOwner` and `retryable`, show `message` and `operatorAction`. */
+            code: string;
+            /** @enum {string} */
+            highestPassed: "configured" | "reachable" | "authorized" | "protocol_ready" | "catalog_ready" | "operation_ready";
+            retryable: boolean;
+            /** @enum {string} */
+            actionOwner: "vendor" | "network_admin" | "provider_admin" | "organization_admin" | "member";
+            operatorAction: string;
+            message: string;
+            httpStatus?: number;
+            /** @enum {string} */
+            operationPhase?: "CONFIGURATION" | "NETWORK_DNS" | "NETWORK_TCP" | "NETWORK_TLS" | "HTTP_ROUTING" | "AUTH_RESOURCE_DISCOVERY" | "AUTH_ISSUER_DISCOVERY" | "AUTH_CLIENT_REGISTRATION" | "AUTH_USER_OR_WORKLOAD" | "AUTH_TOKEN_ACQUISITION" | "AUTH_RESOURCE_VALIDATION" | "MCP_TRANSPORT" | "MCP_VERSION" | "MCP_INITIALIZE" | "MCP_INITIALIZED" | "MCP_TOOL_DISCOVERY" | "MCP_TOOL_EXECUTION" | "PROVIDER_AUTHORIZATION" | "PROVIDER_EXECUTION" | "CONTINUITY_REFRESH" | "CONTINUITY_SESSION" | "SHUTDOWN";
+            outbound?: {
+                origin: string;
+                pathHash: string;
+            };
+            providerRequestId?: string;
+            providerStatus?: number;
+            providerCode?: string;
+            payloadBytes?: number;
+            jsonRpcCode?: number;
+            /** Format: uri */
+            connectUrl?: string;
+        };
         RequiredBy: {
             pluginId: string;
             name: string;
@@ -2064,36 +2094,6 @@ export interface components {
             identityChanged: boolean;
             /** @description A credential must be obtained again before the connection can be used */
             reconnectionRequired: boolean;
-        };
-        Diagnostic: {
-            referenceId: string;
-            /** @enum {string} */
-            phase: "CONFIGURATION" | "NETWORK_DNS" | "NETWORK_TCP" | "NETWORK_TLS" | "HTTP_ROUTING" | "AUTH_RESOURCE_DISCOVERY" | "AUTH_ISSUER_DISCOVERY" | "AUTH_CLIENT_REGISTRATION" | "AUTH_USER_OR_WORKLOAD" | "AUTH_TOKEN_ACQUISITION" | "AUTH_RESOURCE_VALIDATION" | "MCP_TRANSPORT" | "MCP_VERSION" | "MCP_INITIALIZE" | "MCP_INITIALIZED" | "MCP_TOOL_DISCOVERY" | "MCP_TOOL_EXECUTION" | "PROVIDER_AUTHORIZATION" | "PROVIDER_EXECUTION" | "CONTINUITY_REFRESH" | "CONTINUITY_SESSION" | "SHUTDOWN";
-            /** @description What failed: configuration, dns, network, network_policy, tls, http, transport, protocol, timeout, authorization, authorization_server, resource, client_registration, token, internal. New categories may be added. */
-            category: string;
-            /** @description A stable snake_case identifier of the failure within its category (for example dns_not_found, tls_certificate_untrusted, api_key_rejected, unsupported_protocol_version). New codes may be added: branch on `actionOwner` and `retryable`, show `message` and `operatorAction`. */
-            code: string;
-            /** @enum {string} */
-            highestPassed: "configured" | "reachable" | "authorized" | "protocol_ready" | "catalog_ready" | "operation_ready";
-            retryable: boolean;
-            /** @enum {string} */
-            actionOwner: "vendor" | "network_admin" | "provider_admin" | "organization_admin" | "member";
-            operatorAction: string;
-            message: string;
-            httpStatus?: number;
-            /** @enum {string} */
-            operationPhase?: "CONFIGURATION" | "NETWORK_DNS" | "NETWORK_TCP" | "NETWORK_TLS" | "HTTP_ROUTING" | "AUTH_RESOURCE_DISCOVERY" | "AUTH_ISSUER_DISCOVERY" | "AUTH_CLIENT_REGISTRATION" | "AUTH_USER_OR_WORKLOAD" | "AUTH_TOKEN_ACQUISITION" | "AUTH_RESOURCE_VALIDATION" | "MCP_TRANSPORT" | "MCP_VERSION" | "MCP_INITIALIZE" | "MCP_INITIALIZED" | "MCP_TOOL_DISCOVERY" | "MCP_TOOL_EXECUTION" | "PROVIDER_AUTHORIZATION" | "PROVIDER_EXECUTION" | "CONTINUITY_REFRESH" | "CONTINUITY_SESSION" | "SHUTDOWN";
-            outbound?: {
-                origin: string;
-                pathHash: string;
-            };
-            providerRequestId?: string;
-            providerStatus?: number;
-            providerCode?: string;
-            payloadBytes?: number;
-            jsonRpcCode?: number;
-            /** Format: uri */
-            connectUrl?: string;
         };
         Plugin: {
             id: string;

@@ -32,7 +32,7 @@ const chosen = () => picker().locator('option:checked').innerText();
 const options = () => picker().locator('option:not([disabled])').allInnerTexts();
 const nav = () => ui.page.getByRole('navigation', { name: 'Console' });
 // What the browser does when the person comes back to the tab.
-const returnToTab = () => ui.page.evaluate(() => dispatchEvent(new Event('focus')));
+const returnToTab = () => ui.page.evaluate("dispatchEvent(new Event('focus'))");
 
 test('a person without an organization is offered to create one; it shows at once, active', {
   skip: skipWithoutChromium,
