@@ -163,7 +163,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Whether the instance still needs its first administrator and organization
+         * @description No authentication. `needed` is true while the instance has no organization, that is while `POST /v1/bootstrap` would succeed; false afterwards, for good. It reveals nothing else about the instance.
+         */
+        get: operations["getBootstrapStatus"];
         put?: never;
         /**
          * Create the first user (an instance administrator) and organization
@@ -356,6 +360,28 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename an organization (owners and admins)
+         * @description Needs a session of an owner or admin of the organization (403 `forbidden` for a member; 404 `organization_not_found` for anyone else, as for an organization that does not exist), and is privileged (below). Writes `organization.renamed` with the old and new names; renaming to the same name changes nothing and writes no event.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        patch: operations["renameOrganization"];
         trace?: never;
     };
     "/v1/session/active-organization": {
@@ -1644,6 +1670,38 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Who may use the connection: the whole organization, or these members and teams */
+        AccessInput: {
+            /** @description Default when left out: `false`. */
+            orgWide?: boolean;
+            /** @description Default when left out: `[]`. */
+            memberIds?: string[];
+            /** @description Default when left out: `[]`. */
+            teamIds?: string[];
+        };
+        PluginManifestInput: {
+            name: string;
+            version?: string;
+            /** @description Default when left out: `[]`. */
+            mcpConnections?: {
+                name: string;
+                /** Format: uri */
+                url: string;
+                /** @enum {string} */
+                authType: "oauth" | "apikey" | "none";
+                /** @enum {string} */
+                credentialMode: "shared" | "per_member";
+                /** @description The plugin owns url, authType and credentialMode: edits of them are refused. Default when left out: `false`. */
+                manageIdentity?: boolean;
+            }[];
+        };
+        McpToolPolicyChangeInput: {
+            /** @enum {string} */
+            mode: "all" | "allow_list" | "deny_list";
+            /** @description Tool names (duplicates are kept once); must be empty with mode `all`. A name need not be in the catalog now. Default when left out: `[]`. */
+            tools?: string[];
+            destructiveNeedsApproval: boolean;
+        };
         /** @description A SCIM User to create or replace with (RFC 7643 section 4.1). Server-set attributes (`id`, `meta`, `groups`) are ignored, and so are attributes of no supported schema. */
         ScimUserRequestInput: {
             /** @description The URNs of the schemas the resource uses */
@@ -1708,38 +1766,6 @@ export interface components {
             })[];
         } & {
             [key: string]: unknown;
-        };
-        /** @description Who may use the connection: the whole organization, or these members and teams */
-        AccessInput: {
-            /** @description Default when left out: `false`. */
-            orgWide?: boolean;
-            /** @description Default when left out: `[]`. */
-            memberIds?: string[];
-            /** @description Default when left out: `[]`. */
-            teamIds?: string[];
-        };
-        PluginManifestInput: {
-            name: string;
-            version?: string;
-            /** @description Default when left out: `[]`. */
-            mcpConnections?: {
-                name: string;
-                /** Format: uri */
-                url: string;
-                /** @enum {string} */
-                authType: "oauth" | "apikey" | "none";
-                /** @enum {string} */
-                credentialMode: "shared" | "per_member";
-                /** @description The plugin owns url, authType and credentialMode: edits of them are refused. Default when left out: `false`. */
-                manageIdentity?: boolean;
-            }[];
-        };
-        McpToolPolicyChangeInput: {
-            /** @enum {string} */
-            mode: "all" | "allow_list" | "deny_list";
-            /** @description Tool names (duplicates are kept once); must be empty with mode `all`. A name need not be in the catalog now. Default when left out: `[]`. */
-            tools?: string[];
-            destructiveNeedsApproval: boolean;
         };
         NewMemoryInput: {
             /** @description The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most 32,767 words: ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`. */
@@ -1847,298 +1873,6 @@ export interface components {
              */
             updatedAt: string;
         };
-        InstallLink: {
-            /** @description The link token: a bearer secret (256 random bits, URL-safe). Anyone holding it can read the organization name and server URL. */
-            token: string;
-            /** @description PUBLIC_URL/install/{token}: the page to share with people (it carries the token) */
-            installPageUrl: string;
-        };
-        DesktopInstallConfig: {
-            organization: {
-                id: string;
-                name: string;
-            };
-            /** @description Base URL of this orgplane server */
-            serverUrl: string;
-            /** @description PUBLIC_URL/install/{token}: the page of this link (it carries the token) */
-            installPageUrl: string;
-        };
-        Team: {
-            id: string;
-            organizationId: string;
-            name: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-        };
-        Organization: {
-            id: string;
-            name: string;
-            /** @enum {string} */
-            plan: "free" | "team" | "enterprise";
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-        };
-        User: {
-            id: string;
-            email: string;
-            name: string;
-            image: string;
-            isInstanceAdmin: boolean;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-        };
-        SsoConnection: {
-            id: string;
-            /** @description Normalized: lower case, no trailing dot, internationalized names as punycode */
-            domain: string;
-            domainVerified: boolean;
-            domainVerifiedAt: string | null;
-            /** @description OIDC: the issuer; SAML: the identity provider's entity id */
-            issuer: string;
-            /** @description OIDC: orgplane's client id at the identity provider; null for SAML */
-            clientId: string | null;
-            /** @description Whether a client secret is stored; the secret itself is never returned */
-            clientSecretSet: boolean;
-            verification: {
-                /** @description Publish a TXT record at this name… */
-                recordName: string;
-                /** @description …with exactly this value */
-                recordValue: string;
-            };
-            /** @enum {string} */
-            protocol: "oidc" | "saml";
-            /** @description OIDC: register this as the redirect URI of orgplane's client at the identity provider; null for SAML */
-            redirectUri: string | null;
-            /** @description SAML: orgplane's entity id for this connection (the audience its assertions must name); null for OIDC */
-            spEntityId: string | null;
-            /** @description SAML: the assertion consumer service URL (HTTP-POST), the Recipient and Destination its responses must name; null for OIDC */
-            acsUrl: string | null;
-            /** @description SAML: the service provider metadata to give the identity provider (public); null for OIDC */
-            spMetadataUrl: string | null;
-            /** @description SAML: the identity provider's single sign-on URL (HTTP-Redirect binding); null for OIDC */
-            idpSsoUrl: string | null;
-            /** @description SAML: where the identity provider's metadata was fetched from, when it was given as a URL (fetched at each PUT, not later); null otherwise */
-            idpMetadataUrl: string | null;
-            jitProvisioning: {
-                /** @description Whether a person of the domain who is not a member yet becomes one at their first SSO sign-in */
-                enabled: boolean;
-                /** @enum {string} */
-                defaultRole: "member" | "admin";
-                defaultTeamIds: string[];
-            };
-            /** @description OIDC: how the e-mail address the identity provider asserts is trusted (see the body of PUT); null for SAML, whose e-mail must be in the verified domain */
-            emailTrust: ("verified_claim" | "verified_domain") | null;
-            ssoRequired: boolean;
-            /** @description Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on) */
-            ssoReady: boolean;
-            /** @description The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer, client or emailTrust changes */
-            lastSignInAt: string | null;
-            /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token or UserInfo answer failed a check: signature, iss, aud, exp/iat, nonce), userinfo_subject_mismatch (the UserInfo answer was about another sub than the ID token), idp_error (the IdP answered with an error), email_missing, email_not_verified, email_outside_domain, domain_not_verified (the connection's domain was not verified at the sign-in), not_a_member, account_not_linkable (an account with the e-mail exists that the organization has no tie to: a member, SCIM, an earlier SSO link or an address orgplane verified), member_suspended, member_removed, subject_conflict; SAML: assertion_rejected, assertion_replayed, reauthentication_required; new ones may be added */
-            lastError: {
-                category: string;
-                message: string;
-                /**
-                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-                 * @example 2026-01-31T09:30:00.000Z
-                 */
-                occurredAt: string;
-                /**
-                 * @description The same as `occurredAt` (its first name, kept for clients that read it)
-                 * @example 2026-01-31T09:30:00.000Z
-                 */
-                at: string;
-            } | null;
-            /** @description SAML: when the first of the IdP's signing certificates expires (replace it before then); null for OIDC */
-            certificateExpiresAt: string | null;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            updatedAt: string;
-        };
-        ScimConnector: {
-            /** @description SCIM 2.0 base URL of this server: PUBLIC_URL/scim/v2 */
-            baseUrl: string;
-            ssoReady: boolean;
-            connection: {
-                id: string;
-                /** @description The SSO connection this connector provisions for */
-                providerId: string;
-                organizationId: string;
-                /** @description `metadata_only`, the only mode of this version: groups are kept as SCIM metadata and not mapped to teams. Other values may come; treat an unknown one like `metadata_only`. */
-                groupMappingMode: string;
-                /**
-                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-                 * @example 2026-01-31T09:30:00.000Z
-                 */
-                createdAt: string;
-                /**
-                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-                 * @example 2026-01-31T09:30:00.000Z
-                 */
-                updatedAt: string;
-            };
-            /** @description The new bearer token for the SCIM server; shown only in this response. The previous token stopped working. */
-            scimToken: string;
-            /** @description Fields without a value yet are left out */
-            health: {
-                /** @description Failed provisioning requests since the last successful one */
-                unresolvedFailureCount: number;
-                /**
-                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-                 * @example 2026-01-31T09:30:00.000Z
-                 */
-                lastFailureAt?: string;
-                /** @description e.g. create_user, patch_user, delete_group */
-                lastFailureAction?: string;
-                lastFailureMessage?: string;
-                /**
-                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-                 * @example 2026-01-31T09:30:00.000Z
-                 */
-                nextRetryAt?: string;
-                /**
-                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-                 * @example 2026-01-31T09:30:00.000Z
-                 */
-                lastSuccessfulSyncAt?: string;
-            };
-        };
-        /** @description SCIM User (RFC 7643 section 4.1), with the enterprise extension under its URN when set. `attributes` and `excludedAttributes` leave attributes out; `schemas`, `id` and `meta` are always returned. */
-        ScimUser: {
-            /** @description The URNs of the schemas the resource uses */
-            schemas: string[];
-            id: string;
-            /** @description The identity provider's id of the user */
-            externalId?: string;
-            /** @description Unique (case-insensitively); in the verified SSO domain */
-            userName?: string;
-            name?: {
-                formatted?: string;
-                familyName?: string;
-                givenName?: string;
-                middleName?: string;
-                honorificPrefix?: string;
-                honorificSuffix?: string;
-            } & {
-                [key: string]: unknown;
-            };
-            displayName?: string;
-            /** @description false suspends the member */
-            active?: boolean;
-            emails?: ({
-                value?: string;
-                display?: string;
-                type?: string;
-                primary?: boolean;
-            } & {
-                [key: string]: unknown;
-            })[];
-            /** @description Read-only: the groups the user is a member of */
-            groups?: ({
-                value: string;
-                display?: string;
-                $ref?: string;
-                type?: string;
-            } & {
-                [key: string]: unknown;
-            })[];
-            /** @description Server-set: the resource type, when it was created and last modified, its URL, and its version (an ETag) */
-            meta: {
-                resourceType: string;
-                created: string;
-                lastModified: string;
-                location: string;
-                version?: string;
-            } & {
-                [key: string]: unknown;
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description SCIM Group (RFC 7643 section 4.2). `attributes` and `excludedAttributes` leave attributes out; `schemas`, `id` and `meta` are always returned. */
-        ScimGroup: {
-            /** @description The URNs of the schemas the resource uses */
-            schemas: string[];
-            id: string;
-            externalId?: string;
-            displayName?: string;
-            /** @description Users only */
-            members?: ({
-                value: string;
-                display?: string;
-                $ref?: string;
-                type?: string;
-            } & {
-                [key: string]: unknown;
-            })[];
-            /** @description Server-set: the resource type, when it was created and last modified, its URL, and its version (an ETag) */
-            meta: {
-                resourceType: string;
-                created: string;
-                lastModified: string;
-                location: string;
-                version?: string;
-            } & {
-                [key: string]: unknown;
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description SCIM error (RFC 7644 section 3.12) */
-        ScimError: {
-            /** @description `urn:ietf:params:scim:api:messages:2.0:Error` */
-            schemas: string[];
-            /** @description The HTTP status, as a string */
-            status: string;
-            /** @enum {string} */
-            scimType?: "invalidFilter" | "tooMany" | "uniqueness" | "mutability" | "invalidSyntax" | "invalidPath" | "noTarget" | "invalidValue" | "invalidVers" | "sensitive";
-            detail?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description SCIM discovery document (RFC 7643 sections 5 to 7) */
-        ScimDiscoveryDocument: {
-            schemas: string[];
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description SCIM ListResponse (RFC 7644 section 3.4.2) */
-        ScimDiscoveryListResponse: {
-            /** @description `urn:ietf:params:scim:api:messages:2.0:ListResponse` */
-            schemas: string[];
-            totalResults: number;
-            startIndex: number;
-            itemsPerPage: number;
-            Resources: components["schemas"]["ScimDiscoveryDocument"][];
-        } & {
-            [key: string]: unknown;
-        };
-        ApiKey: {
-            id: string;
-            name: string;
-            /** @enum {string} */
-            role: "admin" | "member";
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-        };
         Invitation: {
             id: string;
             organizationId: string;
@@ -2155,6 +1889,36 @@ export interface components {
              * @example 2026-01-31T09:30:00.000Z
              */
             createdAt: string;
+        };
+        Diagnostic: {
+            referenceId: string;
+            /** @enum {string} */
+            phase: "CONFIGURATION" | "NETWORK_DNS" | "NETWORK_TCP" | "NETWORK_TLS" | "HTTP_ROUTING" | "AUTH_RESOURCE_DISCOVERY" | "AUTH_ISSUER_DISCOVERY" | "AUTH_CLIENT_REGISTRATION" | "AUTH_USER_OR_WORKLOAD" | "AUTH_TOKEN_ACQUISITION" | "AUTH_RESOURCE_VALIDATION" | "MCP_TRANSPORT" | "MCP_VERSION" | "MCP_INITIALIZE" | "MCP_INITIALIZED" | "MCP_TOOL_DISCOVERY" | "MCP_TOOL_EXECUTION" | "PROVIDER_AUTHORIZATION" | "PROVIDER_EXECUTION" | "CONTINUITY_REFRESH" | "CONTINUITY_SESSION" | "SHUTDOWN";
+            /** @description What failed: configuration, dns, network, network_policy, tls, http, transport, protocol, timeout, authorization, authorization_server, resource, client_registration, token, internal. New categories may be added. */
+            category: string;
+            /** @description A stable snake_case identifier of the failure within its category (for example dns_not_found, tls_certificate_untrusted, api_key_rejected, unsupported_protocol_version). New codes may be added: branch on `actionOwner` and `retryable`, show `message` and `operatorAction`. */
+            code: string;
+            /** @enum {string} */
+            highestPassed: "configured" | "reachable" | "authorized" | "protocol_ready" | "catalog_ready" | "operation_ready";
+            retryable: boolean;
+            /** @enum {string} */
+            actionOwner: "vendor" | "network_admin" | "provider_admin" | "organization_admin" | "member";
+            operatorAction: string;
+            message: string;
+            httpStatus?: number;
+            /** @enum {string} */
+            operationPhase?: "CONFIGURATION" | "NETWORK_DNS" | "NETWORK_TCP" | "NETWORK_TLS" | "HTTP_ROUTING" | "AUTH_RESOURCE_DISCOVERY" | "AUTH_ISSUER_DISCOVERY" | "AUTH_CLIENT_REGISTRATION" | "AUTH_USER_OR_WORKLOAD" | "AUTH_TOKEN_ACQUISITION" | "AUTH_RESOURCE_VALIDATION" | "MCP_TRANSPORT" | "MCP_VERSION" | "MCP_INITIALIZE" | "MCP_INITIALIZED" | "MCP_TOOL_DISCOVERY" | "MCP_TOOL_EXECUTION" | "PROVIDER_AUTHORIZATION" | "PROVIDER_EXECUTION" | "CONTINUITY_REFRESH" | "CONTINUITY_SESSION" | "SHUTDOWN";
+            outbound?: {
+                origin: string;
+                pathHash: string;
+            };
+            providerRequestId?: string;
+            providerStatus?: number;
+            providerCode?: string;
+            payloadBytes?: number;
+            jsonRpcCode?: number;
+            /** Format: uri */
+            connectUrl?: string;
         };
         RequiredBy: {
             pluginId: string;
@@ -2331,36 +2095,6 @@ export interface components {
             /** @description A credential must be obtained again before the connection can be used */
             reconnectionRequired: boolean;
         };
-        Diagnostic: {
-            referenceId: string;
-            /** @enum {string} */
-            phase: "CONFIGURATION" | "NETWORK_DNS" | "NETWORK_TCP" | "NETWORK_TLS" | "HTTP_ROUTING" | "AUTH_RESOURCE_DISCOVERY" | "AUTH_ISSUER_DISCOVERY" | "AUTH_CLIENT_REGISTRATION" | "AUTH_USER_OR_WORKLOAD" | "AUTH_TOKEN_ACQUISITION" | "AUTH_RESOURCE_VALIDATION" | "MCP_TRANSPORT" | "MCP_VERSION" | "MCP_INITIALIZE" | "MCP_INITIALIZED" | "MCP_TOOL_DISCOVERY" | "MCP_TOOL_EXECUTION" | "PROVIDER_AUTHORIZATION" | "PROVIDER_EXECUTION" | "CONTINUITY_REFRESH" | "CONTINUITY_SESSION" | "SHUTDOWN";
-            /** @description What failed: configuration, dns, network, network_policy, tls, http, transport, protocol, timeout, authorization, authorization_server, resource, client_registration, token, internal. New categories may be added. */
-            category: string;
-            /** @description A stable snake_case identifier of the failure within its category (for example dns_not_found, tls_certificate_untrusted, api_key_rejected, unsupported_protocol_version). New codes may be added: branch on `actionOwner` and `retryable`, show `message` and `operatorAction`. */
-            code: string;
-            /** @enum {string} */
-            highestPassed: "configured" | "reachable" | "authorized" | "protocol_ready" | "catalog_ready" | "operation_ready";
-            retryable: boolean;
-            /** @enum {string} */
-            actionOwner: "vendor" | "network_admin" | "provider_admin" | "organization_admin" | "member";
-            operatorAction: string;
-            message: string;
-            httpStatus?: number;
-            /** @enum {string} */
-            operationPhase?: "CONFIGURATION" | "NETWORK_DNS" | "NETWORK_TCP" | "NETWORK_TLS" | "HTTP_ROUTING" | "AUTH_RESOURCE_DISCOVERY" | "AUTH_ISSUER_DISCOVERY" | "AUTH_CLIENT_REGISTRATION" | "AUTH_USER_OR_WORKLOAD" | "AUTH_TOKEN_ACQUISITION" | "AUTH_RESOURCE_VALIDATION" | "MCP_TRANSPORT" | "MCP_VERSION" | "MCP_INITIALIZE" | "MCP_INITIALIZED" | "MCP_TOOL_DISCOVERY" | "MCP_TOOL_EXECUTION" | "PROVIDER_AUTHORIZATION" | "PROVIDER_EXECUTION" | "CONTINUITY_REFRESH" | "CONTINUITY_SESSION" | "SHUTDOWN";
-            outbound?: {
-                origin: string;
-                pathHash: string;
-            };
-            providerRequestId?: string;
-            providerStatus?: number;
-            providerCode?: string;
-            payloadBytes?: number;
-            jsonRpcCode?: number;
-            /** Format: uri */
-            connectUrl?: string;
-        };
         Plugin: {
             id: string;
             name: string;
@@ -2472,6 +2206,298 @@ export interface components {
             /** @description Why not accepted: duplicate, connection_disabled, connection_not_found */
             reason?: string;
         };
+        Team: {
+            id: string;
+            organizationId: string;
+            name: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        Organization: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            plan: "free" | "team" | "enterprise";
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        User: {
+            id: string;
+            email: string;
+            name: string;
+            image: string;
+            isInstanceAdmin: boolean;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        SsoConnection: {
+            id: string;
+            /** @description Normalized: lower case, no trailing dot, internationalized names as punycode */
+            domain: string;
+            domainVerified: boolean;
+            domainVerifiedAt: string | null;
+            /** @description OIDC: the issuer; SAML: the identity provider's entity id */
+            issuer: string;
+            /** @description OIDC: orgplane's client id at the identity provider; null for SAML */
+            clientId: string | null;
+            /** @description Whether a client secret is stored; the secret itself is never returned */
+            clientSecretSet: boolean;
+            verification: {
+                /** @description Publish a TXT record at this name… */
+                recordName: string;
+                /** @description …with exactly this value */
+                recordValue: string;
+            };
+            /** @enum {string} */
+            protocol: "oidc" | "saml";
+            /** @description OIDC: register this as the redirect URI of orgplane's client at the identity provider; null for SAML */
+            redirectUri: string | null;
+            /** @description SAML: orgplane's entity id for this connection (the audience its assertions must name); null for OIDC */
+            spEntityId: string | null;
+            /** @description SAML: the assertion consumer service URL (HTTP-POST), the Recipient and Destination its responses must name; null for OIDC */
+            acsUrl: string | null;
+            /** @description SAML: the service provider metadata to give the identity provider (public); null for OIDC */
+            spMetadataUrl: string | null;
+            /** @description SAML: the identity provider's single sign-on URL (HTTP-Redirect binding); null for OIDC */
+            idpSsoUrl: string | null;
+            /** @description SAML: where the identity provider's metadata was fetched from, when it was given as a URL (fetched at each PUT, not later); null otherwise */
+            idpMetadataUrl: string | null;
+            jitProvisioning: {
+                /** @description Whether a person of the domain who is not a member yet becomes one at their first SSO sign-in */
+                enabled: boolean;
+                /** @enum {string} */
+                defaultRole: "member" | "admin";
+                defaultTeamIds: string[];
+            };
+            /** @description OIDC: how the e-mail address the identity provider asserts is trusted (see the body of PUT); null for SAML, whose e-mail must be in the verified domain */
+            emailTrust: ("verified_claim" | "verified_domain") | null;
+            ssoRequired: boolean;
+            /** @description Whether an SSO sign-in has succeeded on this connection as it is configured now (needed before `ssoRequired` can be turned on) */
+            ssoReady: boolean;
+            /** @description The last successful SSO sign-in on this connection as configured (the IdP returned a person orgplane let in); null again after the domain, issuer, client or emailTrust changes */
+            lastSignInAt: string | null;
+            /** @description The last refused or failed sign-in, kept when later ones succeed (compare `occurredAt` with `lastSignInAt`): a category and a message, never a token, code or state. Categories: discovery_failed (the issuer's configuration could not be read), provider_unavailable (the IdP could not be reached to exchange the code), token_rejected (the IdP refused the code, or the ID token or UserInfo answer failed a check: signature, iss, aud, exp/iat, nonce), userinfo_subject_mismatch (the UserInfo answer was about another sub than the ID token), idp_error (the IdP answered with an error), email_missing, email_not_verified, email_outside_domain, domain_not_verified (the connection's domain was not verified at the sign-in), not_a_member, account_not_linkable (an account with the e-mail exists that the organization has no tie to: a member, SCIM, an earlier SSO link or an address orgplane verified), member_suspended, member_removed, subject_conflict; SAML: assertion_rejected, assertion_replayed, reauthentication_required; new ones may be added */
+            lastError: {
+                category: string;
+                message: string;
+                /**
+                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
+                occurredAt: string;
+                /**
+                 * @description The same as `occurredAt` (its first name, kept for clients that read it)
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
+                at: string;
+            } | null;
+            /** @description SAML: when the first of the IdP's signing certificates expires (replace it before then); null for OIDC */
+            certificateExpiresAt: string | null;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            updatedAt: string;
+        };
+        InstallLink: {
+            /** @description The link token: a bearer secret (256 random bits, URL-safe). Anyone holding it can read the organization name and server URL. */
+            token: string;
+            /** @description PUBLIC_URL/install/{token}: the page to share with people (it carries the token) */
+            installPageUrl: string;
+        };
+        DesktopInstallConfig: {
+            organization: {
+                id: string;
+                name: string;
+            };
+            /** @description Base URL of this orgplane server */
+            serverUrl: string;
+            /** @description PUBLIC_URL/install/{token}: the page of this link (it carries the token) */
+            installPageUrl: string;
+        };
+        ScimConnector: {
+            /** @description SCIM 2.0 base URL of this server: PUBLIC_URL/scim/v2 */
+            baseUrl: string;
+            ssoReady: boolean;
+            connection: {
+                id: string;
+                /** @description The SSO connection this connector provisions for */
+                providerId: string;
+                organizationId: string;
+                /** @description `metadata_only`, the only mode of this version: groups are kept as SCIM metadata and not mapped to teams. Other values may come; treat an unknown one like `metadata_only`. */
+                groupMappingMode: string;
+                /**
+                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
+                createdAt: string;
+                /**
+                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
+                updatedAt: string;
+            };
+            /** @description The new bearer token for the SCIM server; shown only in this response. The previous token stopped working. */
+            scimToken: string;
+            /** @description Fields without a value yet are left out */
+            health: {
+                /** @description Failed provisioning requests since the last successful one */
+                unresolvedFailureCount: number;
+                /**
+                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
+                lastFailureAt?: string;
+                /** @description e.g. create_user, patch_user, delete_group */
+                lastFailureAction?: string;
+                lastFailureMessage?: string;
+                /**
+                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
+                nextRetryAt?: string;
+                /**
+                 * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                 * @example 2026-01-31T09:30:00.000Z
+                 */
+                lastSuccessfulSyncAt?: string;
+            };
+        };
+        /** @description SCIM User (RFC 7643 section 4.1), with the enterprise extension under its URN when set. `attributes` and `excludedAttributes` leave attributes out; `schemas`, `id` and `meta` are always returned. */
+        ScimUser: {
+            /** @description The URNs of the schemas the resource uses */
+            schemas: string[];
+            id: string;
+            /** @description The identity provider's id of the user */
+            externalId?: string;
+            /** @description Unique (case-insensitively); in the verified SSO domain */
+            userName?: string;
+            name?: {
+                formatted?: string;
+                familyName?: string;
+                givenName?: string;
+                middleName?: string;
+                honorificPrefix?: string;
+                honorificSuffix?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            displayName?: string;
+            /** @description false suspends the member */
+            active?: boolean;
+            emails?: ({
+                value?: string;
+                display?: string;
+                type?: string;
+                primary?: boolean;
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description Read-only: the groups the user is a member of */
+            groups?: ({
+                value: string;
+                display?: string;
+                $ref?: string;
+                type?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description Server-set: the resource type, when it was created and last modified, its URL, and its version (an ETag) */
+            meta: {
+                resourceType: string;
+                created: string;
+                lastModified: string;
+                location: string;
+                version?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description SCIM Group (RFC 7643 section 4.2). `attributes` and `excludedAttributes` leave attributes out; `schemas`, `id` and `meta` are always returned. */
+        ScimGroup: {
+            /** @description The URNs of the schemas the resource uses */
+            schemas: string[];
+            id: string;
+            externalId?: string;
+            displayName?: string;
+            /** @description Users only */
+            members?: ({
+                value: string;
+                display?: string;
+                $ref?: string;
+                type?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description Server-set: the resource type, when it was created and last modified, its URL, and its version (an ETag) */
+            meta: {
+                resourceType: string;
+                created: string;
+                lastModified: string;
+                location: string;
+                version?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description SCIM error (RFC 7644 section 3.12) */
+        ScimError: {
+            /** @description `urn:ietf:params:scim:api:messages:2.0:Error` */
+            schemas: string[];
+            /** @description The HTTP status, as a string */
+            status: string;
+            /** @enum {string} */
+            scimType?: "invalidFilter" | "tooMany" | "uniqueness" | "mutability" | "invalidSyntax" | "invalidPath" | "noTarget" | "invalidValue" | "invalidVers" | "sensitive";
+            detail?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description SCIM discovery document (RFC 7643 sections 5 to 7) */
+        ScimDiscoveryDocument: {
+            schemas: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description SCIM ListResponse (RFC 7644 section 3.4.2) */
+        ScimDiscoveryListResponse: {
+            /** @description `urn:ietf:params:scim:api:messages:2.0:ListResponse` */
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimDiscoveryDocument"][];
+        } & {
+            [key: string]: unknown;
+        };
+        ApiKey: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            role: "admin" | "member";
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
         Memory: {
             /**
              * @description Memory id: `mry_` followed by 26 base32 characters
@@ -2521,6 +2547,9 @@ export interface components {
             updatedAt: string;
             /** @description Relevance (BM25F with feedback, higher is better); comparable within one search only */
             score: number;
+        };
+        BootstrapStatus: {
+            needed: boolean;
         };
         ActiveOrganization: {
             organization: {
@@ -3176,6 +3205,26 @@ export interface operations {
             };
         };
     };
+    getBootstrapStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BootstrapStatus"];
+                };
+            };
+        };
+    };
     bootstrap: {
         parameters: {
             query?: never;
@@ -3816,6 +3865,84 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "forbidden";
+                    };
+                };
+            };
+        };
+    };
+    renameOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        organization: components["schemas"]["Organization"];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+            /** @description organization_not_found: no such organization, or you are not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
                     };
                 };
             };

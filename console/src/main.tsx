@@ -1,7 +1,9 @@
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
-import { session } from './api.ts';
+import { api, session } from './api.ts';
+import { useQuery } from './data.ts';
 import { SignInPage } from './pages/auth/sign-in.tsx';
+import { FirstRunPage } from './pages/setup/first-run.tsx';
 import { usePath } from './router.tsx';
 import { findRoute } from './routes.tsx';
 import { Shell } from './shell.tsx';
@@ -21,12 +23,30 @@ function App() {
     setStaying(null);
     setSignedIn(true);
   };
+  // Asked once, before anyone signs in: a new instance offers its setup instead of a sign-in page.
+  const bootstrap = useQuery(() => api.GET('/v1/bootstrap'), [], { select: (data) => data.needed });
+  const [setUpAlready, setSetUpAlready] = useState(false);
   const match = staying ?? findRoute(path);
   if (match && match.route.frame === 'public')
-    return <>{match.route.render({ ...match, organizationId: '', onSignedIn })}</>;
-  if (!signedIn) return <SignInPage onSignedIn={onSignedIn} />;
+    return (
+      <>{match.route.render({ ...match, organizationId: '', onSignedIn, onOrganizationsChanged: async () => {} })}</>
+    );
+  if (!signedIn) {
+    if (bootstrap.loading)
+      return (
+        <main class="auth">
+          <p aria-live="polite">Loading…</p>
+        </main>
+      );
+    // An error reading it is no reason to hide the sign-in page: the instance is most likely set up.
+    if (bootstrap.data === true && !setUpAlready)
+      return <FirstRunPage onSignedIn={onSignedIn} onSetUpAlready={() => setSetUpAlready(true)} />;
+    return <SignInPage onSignedIn={onSignedIn} />;
+  }
   if (match && match.route.frame === 'alone')
-    return <>{match.route.render({ ...match, organizationId: '', onSignedIn })}</>;
+    return (
+      <>{match.route.render({ ...match, organizationId: '', onSignedIn, onOrganizationsChanged: async () => {} })}</>
+    );
   return <Shell match={match} path={path} onSignedOut={() => setSignedIn(false)} />;
 }
 

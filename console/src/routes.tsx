@@ -17,6 +17,8 @@ import { InvitationsPage } from './pages/members/invitations.tsx';
 import { MembersPage } from './pages/members/members.tsx';
 import { TeamsPage } from './pages/members/teams.tsx';
 import { MemoryPage } from './pages/memory/memory.tsx';
+import { NewOrganizationPage } from './pages/organizations/new-organization.tsx';
+import { OrganizationSettingsPage } from './pages/organizations/settings.tsx';
 import { ScimPage } from './pages/sso/scim.tsx';
 import { SsoSetupPage } from './pages/sso/sso-setup.tsx';
 import { SsoTestReturnPage, ssoTestReturnPath } from './pages/sso/sso-test.tsx';
@@ -34,6 +36,8 @@ export interface PageContext<P = Record<string, string>> {
   organizationId: string;
   /** For a page that signs the person in (the SSO callback). */
   onSignedIn: () => void;
+  /** Reads the person's organizations again, for the shell's picker (one created, renamed or left). */
+  onOrganizationsChanged: () => Promise<unknown>;
 }
 
 export interface Route {
@@ -42,20 +46,30 @@ export interface Route {
   render: (context: PageContext) => ComponentChildren;
   /** The page stays until it is done even though it changes the address at once (a one-time code). */
   stays?: boolean;
+  /** A shell page shown without an active organization too (creating one). */
+  withoutOrganization?: boolean;
 }
 
 function route<P extends string>(
   path: P,
   render: (context: PageContext<Params<P>>) => ComponentChildren,
-  options: { frame?: Frame; stays?: boolean } = {},
+  options: { frame?: Frame; stays?: boolean; withoutOrganization?: boolean } = {},
 ): Route {
   // matchPath answers exactly the pattern's parameter names, which is what Params<P> lists.
-  return { path, frame: options.frame ?? 'shell', stays: options.stays, render: render as Route['render'] };
+  return { ...options, path, frame: options.frame ?? 'shell', render: render as Route['render'] };
 }
 
 export const routes: Route[] = [
   route('/', ({ organizationId }) => <MembersPage organizationId={organizationId} />),
   route('/members', ({ organizationId }) => <MembersPage organizationId={organizationId} />),
+  route('/settings', ({ organizationId, onOrganizationsChanged }) => (
+    <OrganizationSettingsPage organizationId={organizationId} onOrganizationsChanged={onOrganizationsChanged} />
+  )),
+  route(
+    '/organizations/new',
+    ({ onOrganizationsChanged }) => <NewOrganizationPage onOrganizationsChanged={onOrganizationsChanged} />,
+    { withoutOrganization: true },
+  ),
   route('/invitations', ({ organizationId }) => <InvitationsPage organizationId={organizationId} />),
   route('/teams', ({ organizationId }) => <TeamsPage organizationId={organizationId} />),
   route('/api-keys', ({ organizationId }) => <ApiKeysPage organizationId={organizationId} />),
@@ -84,21 +98,36 @@ export const routes: Route[] = [
   route(desktopSignInPath, () => <DesktopSignInPage />, { frame: 'alone' }),
 ];
 
+export interface Section {
+  path: string;
+  label: string;
+  /**
+   * Listed for owners and admins only: the API refuses members the page's reads (403), so a member
+   * would find nothing there but who to ask. The page itself still says so to a member who opens it.
+   */
+  managers?: true;
+}
+
 /** The console's navigation; a page is under the entry whose path starts its own ('/' is the members'). */
-export const sections = [
+export const sections: Section[] = [
   { path: '/members', label: 'Members' },
-  { path: '/invitations', label: 'Invitations' },
+  { path: '/invitations', label: 'Invitations', managers: true },
   { path: '/teams', label: 'Teams' },
-  { path: '/api-keys', label: 'API keys' },
+  { path: '/api-keys', label: 'API keys', managers: true },
   { path: '/install-links', label: 'Install links' },
-  { path: '/sso', label: 'SSO' },
-  { path: '/scim', label: 'SCIM' },
-  { path: '/audit-stream', label: 'Audit stream' },
+  { path: '/sso', label: 'SSO', managers: true },
+  { path: '/scim', label: 'SCIM', managers: true },
+  { path: '/audit-stream', label: 'Audit stream', managers: true },
   { path: '/mcp-connections', label: 'MCP connections' },
-  { path: '/audit-log', label: 'Audit log' },
+  { path: '/audit-log', label: 'Audit log', managers: true },
   { path: '/memory', label: 'Memory' },
-  { path: '/bots', label: 'Bots' },
+  { path: '/bots', label: 'Bots', managers: true },
+  { path: '/settings', label: 'Organization settings' },
 ];
+
+/** The sections a person of `role` in the active organization may use. */
+export const sectionsFor = (role: string | undefined) =>
+  sections.filter((section) => !section.managers || role === 'owner' || role === 'admin');
 
 export interface Match {
   route: Route;

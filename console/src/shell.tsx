@@ -1,9 +1,11 @@
 import { Fragment } from 'preact';
+import { useEffect } from 'preact/hooks';
 import { api, errorMessage, session } from './api.ts';
 import { useMutation, useQuery } from './data.ts';
 import { NotFoundPage } from './pages/not-found.tsx';
+import { NoOrganization } from './pages/organizations/no-organization.tsx';
 import { Link } from './router.tsx';
-import { type Match, sectionOf, sections } from './routes.tsx';
+import { type Match, sectionOf, sectionsFor } from './routes.tsx';
 
 interface ShellProps {
   /** The page at this path (null: none, the not-found page). */
@@ -24,6 +26,20 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
     return answer;
   }, []);
   const me = read.data;
+  // The person's organizations change outside this tab too (one created through the API or another tab,
+  // a removal): read them again whenever the person comes back to the tab, as TanStack Query's
+  // refetchOnWindowFocus does, so the picker and the page follow what the API says without a reload.
+  useEffect(() => {
+    const again = () => {
+      if (document.visibilityState === 'visible') void read.refetch();
+    };
+    addEventListener('focus', again);
+    document.addEventListener('visibilitychange', again);
+    return () => {
+      removeEventListener('focus', again);
+      document.removeEventListener('visibilitychange', again);
+    };
+  }, []);
   const switching = useMutation((organizationId: string) =>
     api.PUT('/v1/session/active-organization', { body: { organizationId } }),
   );
@@ -47,6 +63,8 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
     );
   const active = me.organizations.find((organization) => organization.id === me.activeOrganizationId);
   const current = sectionOf(match);
+  const onOrganizationsChanged = () => read.refetch();
+  const context = { onSignedIn() {}, onOrganizationsChanged };
 
   return (
     <div class="shell">
@@ -58,9 +76,15 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
           <label class="switcher">
             <span>Organization</span>
             <select
-              value={me.activeOrganizationId ?? ''}
+              value={active?.id ?? ''}
+              disabled={switching.pending}
               onChange={(event) => switchOrganization((event.target as HTMLSelectElement).value)}
             >
+              {!active && (
+                <option value="" disabled>
+                  Choose…
+                </option>
+              )}
               {me.organizations.map((organization) => (
                 <option key={organization.id} value={organization.id}>
                   {organization.name}
@@ -69,6 +93,9 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
             </select>
           </label>
         )}
+        <Link href="/organizations/new" aria-current={path === '/organizations/new' ? 'page' : undefined}>
+          New organization
+        </Link>
         <span class="who">{me.user.email}</span>
         <button type="button" onClick={signOut}>
           Sign out
@@ -76,7 +103,7 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
       </header>
       <nav aria-label="Console">
         <ul>
-          {sections.map((section) => (
+          {sectionsFor(active?.role).map((section) => (
             <li key={section.path}>
               <Link href={section.path} aria-current={section === current ? 'page' : undefined}>
                 {section.label}
@@ -91,25 +118,29 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
             {errorMessage(error)}
           </p>
         )}
-        {active ? (
+        {match?.route.withoutOrganization ? (
+          <Fragment key={path}>
+            {match.route.render({ ...match, organizationId: active?.id ?? '', ...context })}
+          </Fragment>
+        ) : active ? (
           <>
             <p class="plan">
               Plan: <strong>{active.plan}</strong> · your role: {active.role}
             </p>
             {match ? (
               // A new path is a new page: its state (a form half filled, a list read) does not carry over.
-              <Fragment key={path}>
-                {match.route.render({ ...match, organizationId: active.id, onSignedIn() {} })}
-              </Fragment>
+              <Fragment key={path}>{match.route.render({ ...match, organizationId: active.id, ...context })}</Fragment>
             ) : (
               <NotFoundPage path={path} />
             )}
           </>
         ) : (
-          <p>
-            You are not a member of any organization yet. Ask an owner for an invitation, or create one with{' '}
-            <code>POST /v1/orgs</code>.
-          </p>
+          <NoOrganization
+            organizations={me.organizations}
+            onChoose={switchOrganization}
+            onOrganizationsChanged={onOrganizationsChanged}
+            busy={switching.pending}
+          />
         )}
       </main>
     </div>

@@ -55,6 +55,8 @@ const matrix: Record<string, Row> = {
   oauthClientMetadataDocument: same(200),
   // Sign-up and sign-in need no session; a bearer token, even a bad one, does not matter there.
   bootstrap: same(409),
+  // Whether a bootstrap is still needed: public, and the world is bootstrapped.
+  getBootstrapStatus: same(200),
   signUp: same(201),
   signIn: same(200),
   // SSO sign-in needs no session: an e-mail of a domain no organization verified (404 sso_not_configured),
@@ -78,6 +80,7 @@ const matrix: Record<string, Row> = {
   setActiveOrganization: session(200, 200, 200, 404),
   getActiveOrganization: session(200, 200, 200, 200),
   // Organization A's routes: another organization's admin learns nothing (404, as for a missing organization).
+  renameOrganization: session(403, 200, 200, 404),
   createInvitation: session(403, 201, 201, 404),
   listInvitations: session(403, 200, 200, 404),
   revokeInvitation: session(403, 204, 204, 404),
@@ -439,6 +442,7 @@ const privileged: Record<string, PrivilegedCall> = {
   addTeamMember: {},
   removeTeamMember: {},
   setOrganizationPlan: { caller: 'operator' },
+  renameOrganization: {},
   createInstallLink: { body: { rotate: true } },
   putAuditStream: {},
   deleteAuditStream: {},

@@ -106,6 +106,8 @@ export async function prepareRequest(world: World, operationId: string, path: st
     }
     case 'transferOwnership':
       return { path: values, body: { memberId: tenant.admin.memberId } };
+    case 'renameOrganization':
+      return { path: values, body: { name: `Organization A ${unique()}` } };
     case 'createTeam':
       return { path: values, body: { name: `Team ${unique()}` } };
     case 'addTeamMember':

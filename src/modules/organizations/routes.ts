@@ -1,6 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, bearerToken, callerOf, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
+import {
+  authenticate,
+  bearerToken,
+  callerOf,
+  freshAuthenticationCheck,
+  requireFreshAuthentication,
+  writeContextOf,
+} from '../../http/auth.ts';
 import { forbidden } from '../../http/errors.ts';
 import { commonErrorResponses, errorResponse } from '../../http/schemas.ts';
 import {
@@ -35,6 +42,38 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
     async (request, reply) => {
       const organization = await organizations.createOrganization(writeContextOf(request), request.body.name);
       return reply.status(201).send({ organization: toOrganization(organization) });
+    },
+  );
+
+  app.patch(
+    '/v1/orgs/:organizationId',
+    {
+      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      schema: {
+        tags: ['Organizations'],
+        operationId: 'renameOrganization',
+        summary: 'Rename an organization (owners and admins)',
+        description:
+          'Needs a session of an owner or admin of the organization (403 `forbidden` for a member; 404 `organization_not_found` for ' +
+          'anyone else, as for an organization that does not exist), and is privileged (below). Writes `organization.renamed` ' +
+          'with the old and new names; renaming to the same name changes nothing and writes no event.',
+        params: organizationParams,
+        body: z.object({ name: organizationNameSchema }),
+        response: {
+          200: z.object({ organization: organizationSchema }),
+          ...commonErrorResponses,
+          404: organizationNotFoundResponse,
+        },
+      },
+    },
+    async (request) => {
+      const organization = await organizations.renameOrganization(
+        writeContextOf(request),
+        request.params.organizationId,
+        request.body.name,
+        freshAuthenticationCheck(request),
+      );
+      return { organization: toOrganization(organization) };
     },
   );
 

@@ -1,9 +1,11 @@
 // Organizations: creating one, the session's active one (GET /v1/org), and plans.
 import type { Database, Queryable } from '../../db/database.ts';
+import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import { forbidden, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
 import {
+  membershipRefusals,
   requireSignedInUser,
   sessionOf,
   sessionTokenLookup,
@@ -31,9 +33,11 @@ export function createOrganizationDirectory(deps: { db: Database }) {
 
 export interface OrganizationServiceDeps {
   db: Database;
-  membership: Pick<MembershipAuthorization, 'requireMembership' | 'addMember'> &
+  membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember' | 'addMember'> &
     Pick<MembershipSessions, 'setSessionOrganization'>;
 }
+
+const renamerRoles = ['owner', 'admin'] as const;
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { db, membership } = deps;
@@ -52,6 +56,34 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
           target: { type: 'organization', id: organization.id, name },
           changes: { name },
         });
+        return organization;
+      });
+    },
+
+    /** Owners and admins; privileged (`requireFresh`): the name is what invitations and the console show everyone. */
+    async renameOrganization(
+      ctx: CallerContext,
+      organizationId: string,
+      name: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<OrganizationRecord> {
+      const acting = await membership.requireMembership(ctx.actor, organizationId, renamerRoles);
+      requireFresh();
+      return writeTransaction(db, ctx, async (tx) => {
+        await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          roles: renamerRoles,
+          refuse: membershipRefusals(renamerRoles),
+        });
+        const renamed = await store.renameOrganization(tx, organizationId, name);
+        if (!renamed) throw httpErrors.organization_not_found('No such organization');
+        const { previous_name: previous, ...organization } = renamed;
+        if (previous !== name)
+          tx.audit({
+            action: 'organization.renamed',
+            organizationId,
+            target: { type: 'organization', id: organizationId, name },
+            changes: { name: { from: previous, to: name } },
+          });
         return organization;
       });
     },

@@ -62,6 +62,22 @@ export async function setPlan(db: Queryable, id: string, plan: Plan): Promise<Or
   return rows[0];
 }
 
+export async function renameOrganization(
+  db: Queryable,
+  id: string,
+  name: string,
+): Promise<(OrganizationRecord & { previous_name: string }) | undefined> {
+  // The old name comes from the row the update locked, so the audit event's "from" is the one replaced.
+  const { rows } = await db.query<OrganizationRecord & { previous_name: string }>(
+    `UPDATE organizations o SET name = $2, updated_at = now()
+       FROM (SELECT id, name FROM organizations WHERE id = $1 FOR UPDATE) previous
+      WHERE o.id = previous.id
+      RETURNING o.id, o.name, o.plan, o.created_at, previous.name AS previous_name`,
+    [id, name],
+  );
+  return rows[0];
+}
+
 export async function listOrganizationsOfUser(
   db: Queryable,
   userId: string,

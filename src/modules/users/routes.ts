@@ -20,6 +20,26 @@ const noContent = z.null().describe('No content');
 
 /** Bootstrap, sign-up, sign-in, sign-out and the signed-in user. */
 export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (app, { users }) => {
+  // Public on purpose: the console of a new instance must know, before anyone signs in, whether to offer
+  // the first-run setup. It says only what POST /v1/bootstrap would answer (409 or not), nothing more.
+  app.get(
+    '/v1/bootstrap',
+    {
+      schema: {
+        tags: ['Bootstrap'],
+        operationId: 'getBootstrapStatus',
+        summary: 'Whether the instance still needs its first administrator and organization',
+        description:
+          'No authentication. `needed` is true while the instance has no organization, that is while `POST /v1/bootstrap` would succeed; ' +
+          'false afterwards, for good. It reveals nothing else about the instance.',
+        response: {
+          200: z.object({ needed: z.boolean() }).meta({ id: 'BootstrapStatus' }),
+        },
+      },
+    },
+    async () => ({ needed: await users.bootstrapNeeded() }),
+  );
+
   app.post(
     '/v1/bootstrap',
     {

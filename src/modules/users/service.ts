@@ -182,6 +182,11 @@ export function createUserService(deps: UserServiceDeps) {
   }
 
   return {
+    /** Whether the instance still waits for its bootstrap: the same test bootstrap makes (no organization yet). */
+    async bootstrapNeeded(): Promise<boolean> {
+      return Number(await deps.organizations.countOrganizations(db)) === 0;
+    },
+
     /** First run only: the first user, an instance administrator, owning the first organization. */
     async bootstrap(
       input: { email: string; password: string; name: string; organizationName: string },
