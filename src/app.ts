@@ -9,8 +9,6 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { DestinationStream } from 'pino';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import { z } from 'zod';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { documentAuthentication } from './http/auth.ts';
@@ -37,6 +35,7 @@ import { createRedirectUriPolicy } from './platform/redirect-uris.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
 import { registerMemory } from './modules/memory/index.ts';
+import { registerSystemRoutes } from './operations/system-routes.ts';
 import { packageVersion } from './version.ts';
 
 export interface AppDependencies {
@@ -183,7 +182,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           'means the database cannot be reached right now (retry; nothing was changed). A request not received whole within ' +
           '`REQUEST_TIMEOUT_MS` (30 s by default) is answered 408 `request_timeout` and its connection closed. ' +
           'Browser pages on the origins listed in `CORS_ALLOWED_ORIGINS` (none by default) may call the /v1 routes (not the webhook ingress), ' +
-          '/health and /openapi.json: a preflight is answered 204 without routing, and no `Access-Control-Allow-Credentials` is sent ' +
+          '/health, /ready and /openapi.json: a preflight is answered 204 without routing, and no `Access-Control-Allow-Credentials` is sent ' +
           '(the API takes bearer headers, never cookies).\n\n' +
           'Compatibility: everything is under `/v1`, and within it changes are additive only (new routes, new optional request ' +
           'fields, new response fields, new `error`, `category`, `code` and `reason` values), so clients should ignore fields ' +
@@ -215,7 +214,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' } as never });
 
-  registerSystemRoutes(app, db);
+  // Readiness asks whether this process's workers run: they start last, below.
+  const workerState: { running: (() => boolean) | null } = { running: null };
+  registerSystemRoutes(app, { db, workers: () => (config.runWorkers ? (workerState.running?.() ?? false) : null) });
 
   // First: its hook records the refused calls of every route registered after it.
   await services.audit.register(app);
@@ -275,96 +276,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // The same list `orgplane worker` starts.
   if (config.runWorkers) {
     const workers = startBackgroundWorkers(services.workers, app.log);
+    workerState.running = () => workers.running;
     app.addHook('onClose', async () => workers.stop());
   }
 
   return app;
-}
-
-function registerSystemRoutes(app: FastifyInstance, db: Database) {
-  const typed = app.withTypeProvider<ZodTypeProvider>();
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const requestDuration = new Histogram({
-    name: 'orgplane_http_request_duration_seconds',
-    help: 'HTTP request duration by route pattern and status',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
-  // One labelled series per method, route pattern and status, looked up once rather than labelled
-  // (hashed) on every request.
-  const series = new Map<string, { observe(seconds: number): void }>();
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const key = `${request.method} ${route} ${reply.statusCode}`;
-    let observer = series.get(key);
-    if (!observer) {
-      observer = requestDuration.labels({ method: request.method, route, status: String(reply.statusCode) });
-      series.set(key, observer);
-    }
-    observer.observe(reply.elapsedTime / 1000);
-    done();
-  });
-
-  typed.get(
-    '/health',
-    {
-      schema: {
-        tags: ['System'],
-        operationId: 'health',
-        summary: 'Liveness and database reachability',
-        description:
-          'No authentication. 200 `{status: "ok"}` when the process is up and its database answers; 503 `{status: "unavailable"}` when the database cannot be reached (the process itself is alive). For load balancers and orchestrators.',
-        response: {
-          200: z.object({ status: z.literal('ok') }),
-          503: z.object({ status: z.literal('unavailable') }),
-        },
-      },
-    },
-    async (request, reply) => {
-      try {
-        await db.ping();
-        return { status: 'ok' as const };
-      } catch (error) {
-        request.log.warn({ err: error }, 'health check: database unreachable');
-        return reply.status(503).send({ status: 'unavailable' as const });
-      }
-    },
-  );
-
-  typed.get(
-    '/openapi.json',
-    {
-      schema: {
-        tags: ['System'],
-        operationId: 'openapi',
-        summary: 'This OpenAPI 3.1 document (generated from the route schemas)',
-        description:
-          "No authentication. The document describing every route of this server, generated from the schemas the routes validate with; `servers` names this server's `PUBLIC_URL`. Browsable at `/docs`.",
-        response: { 200: z.looseObject({}).describe('The OpenAPI 3.1 document') },
-      },
-    },
-    async () => app.swagger() as unknown as Record<string, unknown>,
-  );
-
-  typed.get(
-    '/metrics',
-    {
-      schema: {
-        tags: ['System'],
-        operationId: 'metrics',
-        summary: 'Prometheus metrics (text exposition format)',
-        description:
-          'No authentication (expose it only where the scraper can reach it). Process metrics and `orgplane_http_request_duration_seconds` by method, route pattern and status.',
-        produces: ['text/plain'],
-        // A string sent as text/plain: documented here, never serialized as JSON.
-        response: { 200: z.string().describe('Metrics in the Prometheus text format') },
-      },
-    },
-    async (_request, reply) => {
-      reply.header('content-type', registry.contentType);
-      return registry.metrics();
-    },
-  );
 }

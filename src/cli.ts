@@ -5,7 +5,7 @@ import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { CitusMissingError, distribute } from './db/distribute.ts';
 import { migrate } from './db/migrate.ts';
-import { compose, composeCore } from './composition.ts';
+import { compose, composeCore, sealedColumns } from './composition.ts';
 import { installAuditLog, listChains, pruneAuditEvents, verifyChainOf } from './modules/audit/index.ts';
 import { createOrganizationService, type Plan } from './modules/organizations/index.ts';
 import { bootstrapBodySchema, createUserService } from './modules/users/index.ts';
@@ -13,7 +13,9 @@ import { runProbeCli } from './modules/mcp-connections/probe/index.ts';
 import { loggerOptions } from './http/logging.ts';
 import { startBackgroundWorkers } from './platform/background.ts';
 import { createOutboundClient } from './platform/outbound.ts';
-import { KeyRingMismatchError, openSecretBox } from './platform/secrets.ts';
+import { checkKeyRing, KeyRingMismatchError, loadOrCreateKeyRing, openSecretBox } from './platform/secrets.ts';
+import { resealSecrets } from './operations/reseal.ts';
+import { packageVersion } from './version.ts';
 import { pino } from 'pino';
 import { systemContext } from './platform/write-context.ts';
 import { startServer } from './server.ts';
@@ -30,7 +32,10 @@ Usage:
   orgplane audit verify [--org ID]       check the audit hash chains (or one organization's); exit 1 at the first broken link
   orgplane audit prune                   remove audit events older than AUDIT_RETENTION_DAYS (leaving checkpoints)
   orgplane worker                        run the background workers only (those start runs unless RUN_WORKERS=false)
+  orgplane secrets reseal                re-encrypt every stored secret under the newest key of ORGPLANE_SECRET_KEY,
+                                         then forget the older keys nothing is sealed with (they may leave the ring)
   orgplane probe <url> [--api-key K]     probe an MCP server; prints the diagnostic JSON
+  orgplane --version                     print the version
   orgplane --help
 
 Environment:
@@ -234,8 +239,39 @@ async function main(argv: string[]): Promise<number> {
       process.once('SIGINT', () => void stop('SIGINT'));
       return -1;
     }
+    case 'secrets': {
+      if (rest[0] !== 'reseal' || rest.length !== 1) {
+        console.error('usage: orgplane secrets reseal');
+        return 2;
+      }
+      const { config, db } = await openMigratedDatabase();
+      try {
+        const keyRing = await loadOrCreateKeyRing(config.secretKey, config.dataDir);
+        // The ring must be one this database accepts (the same check a server's start makes).
+        await checkKeyRing(db, keyRing);
+        const result = await resealSecrets(db, keyRing, sealedColumns);
+        for (const count of result.tables)
+          console.log(
+            `${count.table}: ${count.resealed} re-sealed under ${result.currentVersion}, ${count.failed} failed`,
+          );
+        if (result.retired.length > 0)
+          console.log(
+            `retired: ${result.retired.join(', ')} (nothing is sealed with them: they may leave the key ring)`,
+          );
+        if (result.kept.length > 0)
+          console.log(`kept: ${result.kept.join(', ')} (secrets sealed with them remain: keep them in the key ring)`);
+        return result.tables.some((count) => count.failed > 0) ? 1 : 0;
+      } finally {
+        await db.close();
+      }
+    }
     case 'probe':
       return runProbeCli(rest);
+    case '--version':
+    case '-v':
+    case 'version':
+      console.log(packageVersion);
+      return 0;
     case undefined:
     case '--help':
     case '-h':

@@ -5,19 +5,31 @@
 // AppModule's `workers` and its module in `modules` below: both commands then run them.
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
-import { createAuditModule } from './modules/audit/index.ts';
+import { auditSealedColumns, createAuditModule } from './modules/audit/index.ts';
 import { createMembershipCore } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
-import { createMcpConnectionsModule, mcpMemberRemovalHook } from './modules/mcp-connections/index.ts';
-import { createMessengerModule } from './modules/messenger/index.ts';
+import { createMcpConnectionsModule, mcpMemberRemovalHook, mcpSealedColumns } from './modules/mcp-connections/index.ts';
+import { createMessengerModule, messengerSealedColumns } from './modules/messenger/index.ts';
 import { createOrganizationDirectory } from './modules/organizations/index.ts';
-import { createPasswordSignInPolicy } from './modules/sso/index.ts';
+import { createPasswordSignInPolicy, ssoSealedColumns } from './modules/sso/index.ts';
 import { createTeamDirectory } from './modules/teams/index.ts';
 import { createUserDirectory } from './modules/users/index.ts';
 import type { AppModule, BackgroundWorker } from './platform/background.ts';
 import type { OutboundClient } from './platform/outbound.ts';
 import { createRateLimiter } from './platform/rate-limiter.ts';
-import type { SecretBox } from './platform/secrets.ts';
+import type { SealedColumns, SecretBox } from './platform/secrets.ts';
+
+/**
+ * Every column that holds a sealed secret, as the module owning its table declares it: what
+ * `orgplane secrets reseal` re-seals under the newest key. A module that seals a new column declares it
+ * in its sealed-columns.ts (test/system/secrets-reseal.test.ts fails on a `_sealed` column no module declares).
+ */
+export const sealedColumns: readonly SealedColumns[] = [
+  ...auditSealedColumns,
+  ...ssoSealedColumns,
+  ...mcpSealedColumns,
+  ...messengerSealedColumns,
+];
 
 /** The services every process that opens the database builds the same way, once. */
 export function composeCore(deps: { config: Config; db: Database }) {

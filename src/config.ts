@@ -50,7 +50,7 @@ export const configVariables = [
   [
     'CORS_ALLOWED_ORIGINS',
     '(empty)',
-    'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health and /openapi.json; empty: no cross-origin access',
+    'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health, /ready and /openapi.json; empty: no cross-origin access',
   ],
   [
     'DESKTOP_DOWNLOAD_URL',

@@ -10,10 +10,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Liveness and database reachability
-         * @description No authentication. 200 `{status: "ok"}` when the process is up and its database answers; 503 `{status: "unavailable"}` when the database cannot be reached (the process itself is alive). For load balancers and orchestrators.
+         * Liveness: the process is up and its database answers; and its version
+         * @description No authentication. 200 `{status: "ok", version}` when the process serves HTTP and its database answers a query; 503 `{status: "unavailable", version}` when the database cannot be reached (the process itself is alive). `version` is this build's (package.json). Whether the instance should take traffic (migrations applied, workers running) is `GET /ready`.
          */
         get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: database reachable, every migration applied, workers running
+         * @description No authentication. 200 `{status: "ok", checks}` when the database answers, every migration file of this build is applied, and, in a process configured to run the background workers (RUN_WORKERS), they are running; otherwise 503 `{status: "unavailable", checks}` naming the check that failed. For load balancers and orchestrators deciding whether to send this process traffic.
+         */
+        get: operations["ready"];
         put?: never;
         post?: never;
         delete?: never;
@@ -51,7 +71,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics (text exposition format)
-         * @description No authentication (expose it only where the scraper can reach it). Process metrics and `orgplane_http_request_duration_seconds` by method, route pattern and status.
+         * @description No authentication (expose it only where the scraper can reach it). Process metrics, `orgplane_http_request_duration_seconds` by method, route pattern and status, the background workers' rounds and failed rounds (`orgplane_background_job_runs_total`, `orgplane_background_job_failures_total` by worker), the database pool of this process, and instance-wide state read from the database at scrape time: messenger deliveries queued, the age of the oldest due one and the dead-lettered, the audit streams' lag and the dead-lettered streams, MCP credentials by health. Counts only: no organization, user or URL appears in a label (docs/operations.md lists the metrics).
          */
         get: operations["metrics"];
         put?: never;
@@ -2669,6 +2689,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
+                        version: string;
                     };
                 };
             };
@@ -2681,6 +2702,76 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "unavailable";
+                        version: string;
+                    };
+                };
+            };
+        };
+    };
+    ready: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        checks: {
+                            /**
+                             * @description Whether the database answers a query
+                             * @enum {string}
+                             */
+                            database: "ok" | "unreachable";
+                            /**
+                             * @description `pending`: a migration file of this build is not applied yet; `unknown` while the database is unreachable
+                             * @enum {string}
+                             */
+                            migrations: "ok" | "pending" | "unknown";
+                            /**
+                             * @description `not_configured`: this process runs no workers (RUN_WORKERS=false), which is not a failure
+                             * @enum {string}
+                             */
+                            workers: "ok" | "stopped" | "not_configured";
+                        };
+                    };
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "unavailable";
+                        checks: {
+                            /**
+                             * @description Whether the database answers a query
+                             * @enum {string}
+                             */
+                            database: "ok" | "unreachable";
+                            /**
+                             * @description `pending`: a migration file of this build is not applied yet; `unknown` while the database is unreachable
+                             * @enum {string}
+                             */
+                            migrations: "ok" | "pending" | "unknown";
+                            /**
+                             * @description `not_configured`: this process runs no workers (RUN_WORKERS=false), which is not a failure
+                             * @enum {string}
+                             */
+                            workers: "ok" | "stopped" | "not_configured";
+                        };
                     };
                 };
             };

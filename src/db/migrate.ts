@@ -33,3 +33,19 @@ export async function migrate(db: Database): Promise<string[]> {
   });
   return applied;
 }
+
+/**
+ * The migration files this build has that the database has not applied (all of them when it has
+ * none): a process whose database is behind its code is not ready to serve (GET /ready).
+ */
+export async function pendingMigrations(db: Pick<Database, 'query'>): Promise<string[]> {
+  const files = await migrationFiles();
+  const { rows } = await db.query<{ present: boolean }>(
+    "SELECT to_regclass('schema_migrations') IS NOT NULL AS present",
+  );
+  if (!rows[0]?.present) return files;
+  const done = new Set(
+    (await db.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name),
+  );
+  return files.filter((file) => !done.has(file));
+}

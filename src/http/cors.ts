@@ -34,7 +34,7 @@ export const corsExposedHeaders = [
 export const corsMaxAgeSeconds = 600;
 
 /** System routes a browser app may read cross-origin (public, no secrets). */
-const systemPaths = new Set(['/health', '/openapi.json']);
+const systemPaths = new Set(['/health', '/ready', '/openapi.json']);
 
 function pathOf(url: string): string {
   const query = url.indexOf('?');

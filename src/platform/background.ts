@@ -15,6 +15,8 @@ export interface RunningWorker {
 
 export interface RunningWorkers {
   names: string[];
+  /** True from the start until stop() is called (GET /ready's workers check). */
+  readonly running: boolean;
   /** Stops them all, each finishing what it holds. */
   stop(): Promise<void>;
 }
@@ -26,9 +28,14 @@ export function startBackgroundWorkers(
   const running = workers.map((worker) => worker.start());
   const names = workers.map((worker) => worker.name);
   log.info({ workers: names }, 'background workers started');
+  let started = true;
   return {
     names,
+    get running() {
+      return started;
+    },
     async stop() {
+      started = false;
       await Promise.all(running.map((worker) => worker.stop()));
     },
   };

@@ -3,11 +3,16 @@
 // is more, else after the polling interval, or sooner when woken (this process queued work, or finished
 // some and has room for more). A wake during a round is not lost: the round after it comes at once.
 
+import { countJobRound } from './job-metrics.ts';
+
 export interface PollLoopOptions {
   /** Idle wait between rounds, milliseconds. */
   intervalMs: number;
-  /** One round; resolves true to go again at once (there is more), false to wait. Must not reject. */
+  /** One round; resolves true to go again at once (there is more), false to wait. A rejection counts as
+   * a failed round (orgplane_background_job_failures_total) and waits like an idle one. */
   round(): Promise<boolean>;
+  /** The worker's name in /metrics (its rounds and failed rounds); uncounted without one. */
+  name?: string;
 }
 
 export interface PollLoop {
@@ -45,7 +50,13 @@ export function startPollLoop(options: PollLoopOptions): PollLoop {
   async function run() {
     while (!stopping) {
       woken = false;
-      const more = await options.round();
+      let more = false;
+      try {
+        more = await options.round();
+        if (options.name) countJobRound(options.name, false);
+      } catch {
+        if (options.name) countJobRound(options.name, true);
+      }
       if (stopping) break;
       if (more) continue;
       if (!woken) await sleep(options.intervalMs);

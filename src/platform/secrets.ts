@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { lockUntilCommit } from '../db/locks.ts';
 
 /** Encrypts credentials at rest (API keys, OAuth secrets and tokens, bot tokens). */
@@ -104,10 +104,11 @@ function keyFingerprint(key: Buffer): string {
 
 /**
  * Holds the ring to the keys the database has seen (table secret_key_checks), and records its own.
- * Refuses a ring whose key of some version differs from the one recorded, or one that holds none of
- * the recorded versions: every process on one database must share the key ring, or each would seal
- * secrets the others cannot open. A ring with a new version added (rotation) is accepted, and its
- * new version recorded; from then on a ring without it is refused.
+ * Refuses a ring whose key of some version differs from the one recorded, or one that lacks a recorded
+ * version: every process on one database must share the key ring, or each would seal secrets the
+ * others cannot open, and a recorded version may still have secrets sealed with it. A ring with a new
+ * version added (rotation) is accepted, and its new version recorded; from then on a ring without it
+ * is refused. `orgplane secrets reseal` forgets an older version once nothing is sealed with it.
  */
 export async function checkKeyRing(db: Database, keyRingText: string): Promise<void> {
   const ring = parseKeyRing(keyRingText);
@@ -141,8 +142,18 @@ export async function checkKeyRing(db: Database, keyRingText: string): Promise<v
         `The secret key ring lacks ${newest}, the newest key this database's secrets are sealed with: ${advice}.`,
       );
     }
+    // A ring without an older recorded key could not open what is still sealed with it: the key may
+    // leave the ring once `orgplane secrets reseal` has re-sealed everything and forgotten it.
+    const missing = [...known.keys()].filter((version) => !ring.keys.has(version)).sort();
+    if (missing.length > 0) {
+      throw new KeyRingMismatchError(
+        `The secret key ring lacks ${missing.join(', ')}, which this database's secrets may still be sealed with: keep it in ORGPLANE_SECRET_KEY until \`orgplane secrets reseal\` has re-sealed them under the newest key (it then forgets the old one).`,
+      );
+    }
     for (const [version, key] of ring.keys) {
-      if (!known.has(version))
+      // An older version a ring still carries after it was retired (`orgplane secrets reseal`) is not
+      // recorded again: nothing is sealed with it, and recorded it would be taken for the newest.
+      if (!known.has(version) && (known.size === 0 || version === ring.currentVersion))
         await tx.query('INSERT INTO secret_key_checks (version, fingerprint) VALUES ($1, $2)', [
           version,
           keyFingerprint(key),
@@ -159,4 +170,51 @@ export async function openSecretBox(db: Database, configured: string | undefined
   const keyRing = await loadOrCreateKeyRing(configured, dataDir);
   await checkKeyRing(db, keyRing);
   return createSecretBox(keyRing);
+}
+
+/**
+ * Columns of a module's table that hold SecretBox output, declared by the module that owns the table
+ * (its index.ts) and gathered by the composition root, for `orgplane secrets reseal`.
+ */
+export interface SealedColumns {
+  table: string;
+  /** The columns that name one row, its tenant's first (`organization_id`, then the row's id). */
+  key: readonly string[];
+  /** Its sealed columns (nullable ones are skipped where empty). */
+  columns: readonly string[];
+}
+
+/** The key version a sealed value was sealed under (`v2` of `v2:<iv>:<body>:<tag>`). */
+export function sealedVersion(sealed: string): string {
+  return sealed.slice(0, sealed.indexOf(':'));
+}
+
+/**
+ * Forgets key versions older than the ring's current one (rows of secret_key_checks) for which
+ * `stillSealed(version)` finds nothing: from then on a ring without them is accepted, and one with them
+ * does not record them again (checkKeyRing). Returns the versions forgotten.
+ */
+export async function retireKeyVersions(
+  db: Database,
+  keyRingText: string,
+  stillSealed: (tx: Queryable, version: string) => Promise<boolean>,
+): Promise<{ retired: string[]; kept: string[] }> {
+  const ring = parseKeyRing(keyRingText);
+  const retired: string[] = [];
+  const kept: string[] = [];
+  await db.transaction(async (tx) => {
+    // No process records or checks a ring meanwhile (checkKeyRing takes the same lock).
+    await lockUntilCommit(tx, 'secret_key_checks');
+    const { rows } = await tx.query<{ version: string }>('SELECT version FROM secret_key_checks ORDER BY version');
+    for (const { version } of rows) {
+      if (version === ring.currentVersion) continue;
+      if (await stillSealed(tx, version)) {
+        kept.push(version);
+        continue;
+      }
+      await tx.query('DELETE FROM secret_key_checks WHERE version = $1', [version]);
+      retired.push(version);
+    }
+  });
+  return { retired, kept };
 }

@@ -52,6 +52,14 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
     signature: 'SELECT c.organization_id FROM mcp_connections c',
     why: 'the MCP credential health job finds which organizations have a due connection (no lock); each is then claimed by a statement that names it',
   },
+  {
+    signature: '/* orgplane metrics: ',
+    why: "/metrics counts instance-wide state at scrape time (queued and dead deliveries, streams' lag, credentials by health): one short read per metric, no lock, no tenant in its answer",
+  },
+  {
+    signature: '/* orgplane reseal: ',
+    why: '`orgplane secrets reseal` finds the rows whose secrets are sealed under an older key, page by page (no lock); each row is then locked and re-sealed by a statement that names it',
+  },
   // Secrets issued before tokens named their tenant (migration 0800) are found by their hash alone, in
   // every shard, until they are replaced; a token that names no tenant is looked up that way too. A
   // lock then names the tenant the read found (invitations/service.ts).

@@ -1,3 +1,4 @@
+import { packageVersion } from '../../src/version.ts';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
@@ -8,7 +9,7 @@ describe('health, OpenAPI and metrics', () => {
 
   it('health, OpenAPI and metrics answer', async () => {
     const health = await harness.as().get('/health');
-    assert.deepEqual([health.status, health.body], [200, { status: 'ok' }]);
+    assert.deepEqual([health.status, health.body], [200, { status: 'ok', version: packageVersion }]);
     const openapi = await harness.as().get('/openapi.json');
     assert.equal(openapi.body.openapi, '3.1.0');
     // The version package.json names (the one place it is written), not a placeholder.

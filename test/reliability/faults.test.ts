@@ -7,6 +7,7 @@
 // 2. An `orgplane start` process killed with SIGKILL in the middle of multi-row writes leaves no
 //    half-written state: every batch is all there or not there at all.
 
+import { packageVersion } from '../../src/version.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -106,7 +107,7 @@ describe('the database unreachable under load', { skip: onlyPostgres }, () => {
       await proxy.cut();
       const downSince = statuses.get(503) ?? 0;
       while ((statuses.get(503) ?? 0) < downSince + 10) await sleep(20);
-      assert.deepEqual((await api(app.url).get('/health')).body, { status: 'unavailable' });
+      assert.deepEqual((await api(app.url).get('/health')).body, { status: 'unavailable', version: packageVersion });
       // Every module, not only the writes under load, says 503 while the database is away.
       for (const [path, token] of routesDuringOutage()) {
         const response = await api(app.url, token).get(path);

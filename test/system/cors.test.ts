@@ -101,7 +101,7 @@ test("a listed origin's requests carry its origin on success and on errors, with
   );
   assert.equal(invalid.status, 400);
   assert.equal(invalid.headers.get('access-control-allow-origin'), 'https://other.example.test');
-  for (const path of ['/health', '/openapi.json']) {
+  for (const path of ['/health', '/ready', '/openapi.json']) {
     const system = await api(app.url).get(path, { headers: { origin: listed } });
     assert.equal(system.status, 200, path);
     assert.equal(system.headers.get('access-control-allow-origin'), listed, path);

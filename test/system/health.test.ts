@@ -1,3 +1,4 @@
+import { packageVersion } from '../../src/version.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPostgresDatabase, startTestApp, testBackend, type TestApp } from '../support/app.ts';
@@ -26,10 +27,10 @@ describe('GET /health while the database goes away and comes back', { skip: only
   });
 
   it('answers 200, then 503 while unreachable (other routes 503 too, no crash), then 200 again without a restart', async () => {
-    assert.deepEqual((await api(app.url).get('/health')).body, { status: 'ok' });
+    assert.deepEqual((await api(app.url).get('/health')).body, { status: 'ok', version: packageVersion });
     await proxy.cut();
     const down = await api(app.url).get('/health');
-    assert.deepEqual([down.status, down.body], [503, { status: 'unavailable' }]);
+    assert.deepEqual([down.status, down.body], [503, { status: 'unavailable', version: packageVersion }]);
     const signIn = await api(app.url).post('/v1/auth/sign-in', { email: 'a@example.test', password: 'whatever' });
     assert.equal(signIn.status, 503, signIn.text);
     assert.equal(signIn.body.error, 'service_unavailable');
@@ -39,6 +40,6 @@ describe('GET /health while the database goes away and comes back', { skip: only
       await new Promise((resolve) => setTimeout(resolve, 250));
       recovered = await api(app.url).get('/health');
     }
-    assert.deepEqual([recovered.status, recovered.body], [200, { status: 'ok' }]);
+    assert.deepEqual([recovered.status, recovered.body], [200, { status: 'ok', version: packageVersion }]);
   });
 });

@@ -28,7 +28,10 @@ test('a key ring is held to the keys the database has recorded', async () => {
     // Rotation: a new current version in front of the recorded one.
     const next = newKey();
     await checkKeyRing(database.db, `v2:${next},v1:${first}`);
-    await checkKeyRing(database.db, `v2:${next}`); // v1 retired: v2 is known
+    // v1 left the ring before `orgplane secrets reseal` forgot it: what is sealed with it would not open.
+    const withoutV1 = await checkKeyRing(database.db, `v2:${next}`).catch((error: unknown) => error);
+    assert.ok(withoutV1 instanceof KeyRingMismatchError, String(withoutV1));
+    assert.match(withoutV1.message, /lacks v1, .*orgplane secrets reseal/);
     const beforeRotation = await checkKeyRing(database.db, `v1:${first}`).catch((error: unknown) => error);
     assert.ok(beforeRotation instanceof KeyRingMismatchError, String(beforeRotation));
     assert.match(beforeRotation.message, /lacks v2/);

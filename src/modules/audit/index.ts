@@ -127,3 +127,5 @@ async function registerAudit(app: FastifyInstance, deps: AuditDeps): Promise<voi
   await app.register(auditRoutes, { audit: createAuditService(deps) });
   await app.register(auditStreamRoutes, { streams: createAuditStreamService(deps) });
 }
+// Its sealed columns, re-sealed under the newest key by `orgplane secrets reseal`.
+export { auditSealedColumns } from './sealed-columns.ts';

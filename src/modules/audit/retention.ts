@@ -4,6 +4,7 @@
 // two processes at once, is harmless: each chain is pruned under the lock its appends take.
 import type { Database } from '../../db/database.ts';
 import type { BackgroundWorker } from '../../platform/background.ts';
+import { countJobRound } from '../../platform/job-metrics.ts';
 import * as store from './store.ts';
 
 const dayMs = 24 * 60 * 60 * 1000;
@@ -44,8 +45,14 @@ export function retentionWorker(
         if (running) return;
         running = pruneAuditEvents(db, settings.days)
           .then(
-            (result) => log.info({ ...result, retentionDays: settings.days }, 'audit: pruned'),
-            (error: unknown) => log.error({ err: error }, 'audit: pruning failed'),
+            (result) => {
+              countJobRound('audit-retention', false);
+              log.info({ ...result, retentionDays: settings.days }, 'audit: pruned');
+            },
+            (error: unknown) => {
+              countJobRound('audit-retention', true);
+              log.error({ err: error }, 'audit: pruning failed');
+            },
           )
           .finally(() => {
             running = undefined;

@@ -113,12 +113,14 @@ export function startAuditStreamWorker(deps: AuditStreamWorkerDeps): AuditStream
       taken = await streams.takeStreams(db, streamsAtOnce, settings.leaseSeconds);
     } catch (error) {
       deps.log?.warn({ err: error }, 'audit: taking streams failed');
+      // A failed round in /metrics; the loop waits its interval, as after an idle round.
+      throw error;
     }
     await Promise.all(taken.map(attempt));
     // Streams with more to send are due again at once; an idle round waits for the next poll.
     return taken.length > 0;
   }
 
-  const loop = startPollLoop({ intervalMs: pollMs, round });
+  const loop = startPollLoop({ name: 'audit-streams', intervalMs: pollMs, round });
   return { stop: () => loop.stop() };
 }

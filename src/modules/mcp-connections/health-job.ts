@@ -38,6 +38,7 @@ import {
 } from './health-store.ts';
 import { probeConnection } from './probe/index.ts';
 import type { ConnectionStore } from './store.ts';
+import { countJobRound } from '../../platform/job-metrics.ts';
 
 export interface HealthJobDeps {
   db: Database;
@@ -233,7 +234,13 @@ export function createMcpHealthJob(deps: HealthJobDeps): McpHealthJob & { start(
   function tick(): void {
     if (running || stopping) return;
     running = runOnce()
-      .catch((error) => deps.log.warn({ err: error }, 'MCP credential health run failed'))
+      .then(
+        () => countJobRound('mcp-health', false),
+        (error: unknown) => {
+          countJobRound('mcp-health', true);
+          deps.log.warn({ err: error }, 'MCP credential health run failed');
+        },
+      )
       .finally(() => {
         running = null;
       });

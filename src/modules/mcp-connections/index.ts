@@ -129,3 +129,5 @@ export async function createMcpConnectionsModule(deps: McpConnectionsModuleDeps)
       : [],
   };
 }
+// Its sealed columns, re-sealed under the newest key by `orgplane secrets reseal`.
+export { mcpSealedColumns } from './sealed-columns.ts';

@@ -151,6 +151,8 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
       taken = await take(free);
     } catch (error) {
       deps.log?.warn({ err: error }, 'messenger: taking deliveries failed');
+      // A failed round in /metrics; the loop waits its interval, as after an empty take.
+      throw error;
     }
     for (const update of taken) {
       const task = settle(update).finally(() => {
@@ -163,7 +165,7 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): DeliveryLoop {
     return taken.length > 0 && taken.length === free;
   }
 
-  const loop = startPollLoop({ intervalMs: pollMs, round: takeAndStart });
+  const loop = startPollLoop({ name: 'messenger-delivery', intervalMs: pollMs, round: takeAndStart });
   return {
     wake: loop.wake,
     async stop() {

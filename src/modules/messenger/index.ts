@@ -74,3 +74,5 @@ export function createMessengerModule(deps: MessengerModuleDeps): AppModule {
     ],
   };
 }
+// Its sealed columns, re-sealed under the newest key by `orgplane secrets reseal`.
+export { messengerSealedColumns } from './sealed-columns.ts';

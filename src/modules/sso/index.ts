@@ -99,3 +99,5 @@ export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Pr
   await app.register(samlRoutes, { db: deps.db, saml, acs: createSamlAcs({ db: deps.db, saml, signIn }) });
   return sso;
 }
+// Its sealed columns, re-sealed under the newest key by `orgplane secrets reseal`.
+export { ssoSealedColumns } from './sealed-columns.ts';
