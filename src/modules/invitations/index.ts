@@ -5,6 +5,7 @@ import type { MemberInvitations } from '../identity/index.ts';
 import { invitationRoutes } from './routes.ts';
 import { createInvitationService, inviterRoles, type InvitationServiceDeps } from './service.ts';
 export { createdInvitationSchema, invitationSchema } from './schemas.ts';
+export { invitationAcceptUrl } from './email.ts';
 import { expireInvitationsSentBy, expirePendingInvitations } from './store.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 
@@ -16,6 +17,6 @@ export const memberInvitations: MemberInvitations = {
 };
 
 export async function registerInvitations(app: FastifyInstance, deps: InvitationServiceDeps): Promise<void> {
-  requireDependencies('invitations', deps, ['db', 'membership', 'users']);
+  requireDependencies('invitations', deps, ['db', 'membership', 'users', 'organizations', 'mailer', 'publicUrl']);
   await app.register(invitationRoutes, { invitations: createInvitationService(deps) });
 }
