@@ -120,6 +120,7 @@ describe('step-up re-authentication: happy paths', () => {
       'removeTeamMember',
       'replaceMcpConnectionAccess',
       'revokeApiKey',
+      'resendInvitation',
       'revokeInvitation',
       'rotateScimToken',
       'setMcpConnectionApiKey',
