@@ -24,7 +24,10 @@ describe('invitations: resend', () => {
     const created = await invite();
     const { token, acceptUrl, delivery, invitation } = created.body;
     assert.deepEqual(delivery, { email: 'not_configured' });
-    assert.equal(acceptUrl, `${harness.app.config.publicUrl}/invitations/accept#token=${encodeURIComponent(token)}`);
+    assert.equal(
+      acceptUrl,
+      `${harness.app.config.publicUrl}/invitations/accept#${new URLSearchParams({ token, email: invitation.email })}`,
+    );
     assert.equal(created.headers.get('cache-control'), 'no-store');
     const expires = Date.parse(invitation.expiresAt) - Date.parse(invitation.createdAt);
     assert.ok(Math.abs(expires - 7 * 24 * 3600_000) < 60_000, `expires 7 days after creation: ${expires}`);
@@ -44,7 +47,7 @@ describe('invitations: resend', () => {
     assert.match(second.token, /^opi_/);
     assert.equal(
       second.acceptUrl,
-      `${harness.app.config.publicUrl}/invitations/accept#token=${encodeURIComponent(second.token)}`,
+      `${harness.app.config.publicUrl}/invitations/accept#${new URLSearchParams({ token: second.token, email: invitee.email })}`,
     );
     assert.deepEqual(second.delivery, { email: 'not_configured' });
     assert.ok(Date.parse(second.invitation.expiresAt) > Date.parse(first.invitation.expiresAt), 'a new expiry');

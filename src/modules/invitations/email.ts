@@ -13,9 +13,13 @@ export interface InvitationMailInput {
   expiresAt: Date;
 }
 
-/** The console page that accepts an invitation, with the token in the fragment. */
-export function invitationAcceptUrl(publicUrl: string, token: string): string {
-  return `${publicUrl.replace(/\/+$/, '')}/invitations/accept#token=${encodeURIComponent(token)}`;
+/**
+ * The console page that accepts an invitation, with the token in the fragment, and the invited address,
+ * which the page offers to sign in or sign up with (the server alone decides whether it may accept).
+ */
+export function invitationAcceptUrl(publicUrl: string, token: string, email: string): string {
+  const fragment = new URLSearchParams({ token, email });
+  return `${publicUrl.replace(/\/+$/, '')}/invitations/accept#${fragment}`;
 }
 
 const escapeHtml = (text: string) =>
@@ -28,7 +32,7 @@ const escapeHtml = (text: string) =>
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 200);
 
 export function invitationMail(input: InvitationMailInput): OutgoingMail {
-  const url = invitationAcceptUrl(input.publicUrl, input.token);
+  const url = invitationAcceptUrl(input.publicUrl, input.token, input.to);
   const organization = oneLine(input.organizationName);
   const inviter = oneLine(input.inviterName);
   const role = input.role === 'admin' ? 'an admin' : 'a member';

@@ -22,7 +22,7 @@ export const createdInvitationSchema = z.object({
   invitation: invitationSchema,
   token: secretString('Accepts the invitation (POST /v1/invitations/{token}/accept); shown only here'),
   acceptUrl: secretString(
-    "The console page that accepts the invitation, the token in the link's fragment (`PUBLIC_URL/invitations/accept#token=...`): " +
+    "The console page that accepts the invitation, the token in the link's fragment (`PUBLIC_URL/invitations/accept#token=...&email=...`): " +
       'what the e-mail carries, to copy and pass on when it was not sent; shown only here',
   ),
   delivery: z

@@ -61,7 +61,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
     token: string,
     inviterId: string | null,
   ): Promise<SentInvitation> {
-    const acceptUrl = invitationAcceptUrl(publicUrl, token);
+    const acceptUrl = invitationAcceptUrl(publicUrl, token, invitation.email);
     const [organization, inviter] = await Promise.all([
       organizations.getOrganization(invitation.organization_id),
       inviterId ? users.getUser(inviterId) : undefined,
