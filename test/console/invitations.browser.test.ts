@@ -122,7 +122,9 @@ test('signed in as someone else, the accept page says so and offers to sign out;
   assert.ok((await membersOnServer()).includes(invitee), 'the invitee is a member');
 });
 
-test('a used, replaced or cut link is explained, not a blank page', { skip: skipWithoutChromium }, async () => {
+test('a used, replaced or cut link is explained, not a blank page; an ended session signs in again here', {
+  skip: skipWithoutChromium,
+}, async () => {
   // The first link was replaced by the resend; the second was used just now.
   for (const link of [firstLink, secondLink]) {
     await follow(link);
@@ -138,6 +140,11 @@ test('a used, replaced or cut link is explained, not a blank page', { skip: skip
     .getByRole('alert')
     .filter({ hasText: /This invitation link is incomplete/ })
     .waitFor();
+  // A session that ended meanwhile (here, one the server never issued): sign in again, on this page.
+  await ui.page.evaluate(() => sessionStorage.setItem('orgplane.session', 'ended-session'));
+  await follow(secondLink);
+  await ui.page.getByRole('heading', { name: 'Sign in to orgplane' }).waitFor();
+  assert.equal(await ui.page.getByLabel('Email').inputValue(), invitee);
   await signedOutInTab();
 });
 

@@ -67,7 +67,15 @@ export function InvitationAcceptPage({ onSignedIn }: { onSignedIn: () => void })
 }
 
 function Join({ link, onSignedOut }: { link: { token: string; email: string }; onSignedOut: () => void }) {
-  const read = useQuery(() => api.GET('/v1/me'), []);
+  const read = useQuery(async () => {
+    const answer = await api.GET('/v1/me');
+    // The tab's session ended (expired, signed out elsewhere): sign in again, here.
+    if (answer.response.status === 401) {
+      session.clear();
+      onSignedOut();
+    }
+    return answer;
+  }, []);
   const me = read.data;
   const [wrongAccount, setWrongAccount] = useState(false);
   const joining = useMutation(
