@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addMember, signUp, uniqueEmail } from '../support/fixtures.ts';
 import { useTenantApp } from '../support/harness.ts';
+import { testBackend } from '../support/app.ts';
+import { holdLocks } from '../support/held-locks.ts';
 import { allEvents } from '../audit/helpers.ts';
 import { checkTenantRouting } from '../db/tenant-routing.ts';
 
@@ -150,5 +152,34 @@ describe('invitations: resend', () => {
     assert.equal(demote.status, 200, demote.text);
     const accept = await harness.as(invitee.token).post(`/v1/invitations/${resent.body.token}/accept`);
     assert.deepEqual([accept.status, accept.body.error], [404, 'invitation_not_found'], accept.text);
+  });
+
+  it('a resend and an accept with the old link at once: one of them wins, never both', {
+    skip: testBackend !== 'postgres' && 'needs PostgreSQL: requests overlap only there',
+  }, async () => {
+    for (let round = 0; round < 3; round++) {
+      const invitee = await signUp(harness.app.url, 'raced');
+      const sent = (await invite(invitee.email)).body;
+      const lock = await holdLocks(harness.app, 'SELECT 1 FROM invitations WHERE id = $1 FOR UPDATE', [
+        sent.invitation.id,
+      ]);
+      const requests = Promise.all([
+        harness.as(invitee.token).post(`/v1/invitations/${sent.token}/accept`),
+        harness.as(harness.tenant.owner.token).post(resendPath(sent.invitation.id)),
+      ]);
+      await lock.waitForBlocked(2);
+      await lock.release();
+      const [accept, resend] = await requests;
+      const outcome = [accept.status, resend.status];
+      assert.ok(
+        (outcome[0] === 200 && outcome[1] === 404) || (outcome[0] === 404 && outcome[1] === 200),
+        `accept ${accept.text} / resend ${resend.text}`,
+      );
+      if (resend.status === 200) {
+        // The resend won: its new link is the one that joins.
+        const joined = await harness.as(invitee.token).post(`/v1/invitations/${resend.body.token}/accept`);
+        assert.equal(joined.status, 200, joined.text);
+      }
+    }
   });
 });
