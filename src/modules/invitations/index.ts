@@ -5,7 +5,6 @@ import type { MemberInvitations } from '../identity/index.ts';
 import { invitationRoutes } from './routes.ts';
 import { createInvitationService, inviterRoles, type InvitationServiceDeps } from './service.ts';
 export { createdInvitationSchema, invitationSchema } from './schemas.ts';
-export { invitationAcceptUrl } from './email.ts';
 import { expireInvitationsSentBy, expirePendingInvitations } from './store.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 
