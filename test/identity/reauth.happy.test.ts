@@ -118,6 +118,7 @@ describe('step-up re-authentication: happy paths', () => {
       'putSsoConnection',
       'removeMember',
       'removeTeamMember',
+      'renameOrganization',
       'replaceMcpConnectionAccess',
       'resendInvitation',
       'revokeApiKey',
