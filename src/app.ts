@@ -239,7 +239,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await registerOrganizations(app, { db, membership });
   const { removalHooks } = services;
   await registerMembers(app, { membership, removalHooks });
-  await registerInvitations(app, { db, membership, users: userDirectory });
+  await registerInvitations(app, {
+    db,
+    membership,
+    users: userDirectory,
+    organizations: organizationDirectory,
+    mailer: services.mailer,
+    publicUrl: config.publicUrl,
+  });
+  app.addHook('onClose', async () => services.mailer.close());
   await registerTeams(app, { db, membership });
   await registerApiKeys(app, { db, membership });
   await services.mcpConnections.register(app);

@@ -15,6 +15,7 @@ import { createPasswordSignInPolicy, ssoSealedColumns } from './modules/sso/inde
 import { createTeamDirectory } from './modules/teams/index.ts';
 import { createUserDirectory } from './modules/users/index.ts';
 import type { AppModule, BackgroundWorker } from './platform/background.ts';
+import { createMailer, type Mailer } from './platform/mailer.ts';
 import type { OutboundClient } from './platform/outbound.ts';
 import { createRateLimiter } from './platform/rate-limiter.ts';
 import type { SealedColumns, SecretBox } from './platform/secrets.ts';
@@ -71,6 +72,8 @@ export interface Composition extends Core {
   audit: AppModule;
   mcpConnections: AppModule;
   messenger: AppModule;
+  /** Outgoing e-mail (SMTP_URL): invitations. Closed with the app. */
+  mailer: Mailer;
   /** Every module's background jobs: what a process that runs workers starts. */
   workers: BackgroundWorker[];
 }
@@ -104,6 +107,7 @@ export async function compose(deps: CompositionDeps): Promise<Composition> {
     audit,
     mcpConnections,
     messenger,
+    mailer: createMailer(config.mail),
     workers: modules.flatMap((module) => module.workers),
   };
 }

@@ -551,11 +551,33 @@ export interface paths {
         put?: never;
         /**
          * Invite someone by email (owners and admins)
-         * @description The `token` is shown only in this response; the invitation expires after 7 days. An address that belongs to a member of the organization already (active or suspended) is refused with 409 `already_member`, and nothing is stored. An invitation holds only while its sender may invite: removing or suspending them, or making them a plain member, ends the invitations they sent that were not accepted yet (accepting one is then 404 `invitation_not_found`). Owners and admins see the pending ones with listInvitations and end one with revokeInvitation.
+         * @description The `token` and `acceptUrl` are shown only in this response; the invitation expires after 7 days. Once it is stored, it is e-mailed to the address when SMTP_URL is set (plain text and HTML: the organization, who invited, the role, `acceptUrl`, the expiry); `delivery.email` says what happened. A mail server that refuses or cannot be reached never loses the invitation: it is `failed`, and the link can be passed on by hand or sent again with resendInvitation. An address that belongs to a member of the organization already (active or suspended) is refused with 409 `already_member`, and nothing is stored. An invitation holds only while its sender may invite: removing or suspending them, or making them a plain member, ends the invitations they sent that were not accepted yet (accepting one is then 404 `invitation_not_found`). Owners and admins see the pending ones with listInvitations and end one with revokeInvitation.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}/invitations/{invitationId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a pending invitation again, with a new link (owners and admins)
+         * @description Gives the invitation a new token and a new expiry (7 days from now) and e-mails it again as createInvitation does; the link sent before stops working (accepting with it is 404 `invitation_not_found`). The new `token` and `acceptUrl` are shown only in this response. The invitation then speaks for the caller: it ends if they may no longer invite (see createInvitation), and the e-mail names them. Only a pending invitation of this organization can be resent: an unknown id, one of another organization, or one already accepted, expired, ended or revoked is 404 `invitation_not_found`; an `invitationId` that is not an invitation id is 400 `invalid_request`.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        post: operations["resendInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4680,6 +4702,16 @@ export interface operations {
                         invitation: components["schemas"]["Invitation"];
                         /** @description Accepts the invitation (POST /v1/invitations/{token}/accept); shown only here */
                         token: string;
+                        /** @description The console page that accepts the invitation, the token in the link's fragment (`PUBLIC_URL/invitations/accept#token=...&email=...`): what the e-mail carries, to copy and pass on when it was not sent; shown only here */
+                        acceptUrl: string;
+                        /** @description What became of the invitation e-mail, sent once the invitation was stored */
+                        delivery: {
+                            /**
+                             * @description `sent`: the mail server took the message; `not_configured`: no SMTP_URL, nothing was sent; `failed`: the mail server refused or could not be reached (the invitation stands; pass acceptUrl on, or resend)
+                             * @enum {string}
+                             */
+                            email: "sent" | "not_configured" | "failed";
+                        };
                     };
                 };
             };
@@ -4740,6 +4772,95 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "already_member";
+                    };
+                };
+            };
+        };
+    };
+    resendInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description `no-store`, on every answer of this operation: the response carries a secret no cache may keep */
+                    "Cache-Control"?: "no-store";
+                    /** @description `no-cache`, for HTTP/1.0 caches */
+                    Pragma?: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        invitation: components["schemas"]["Invitation"];
+                        /** @description Accepts the invitation (POST /v1/invitations/{token}/accept); shown only here */
+                        token: string;
+                        /** @description The console page that accepts the invitation, the token in the link's fragment (`PUBLIC_URL/invitations/accept#token=...&email=...`): what the e-mail carries, to copy and pass on when it was not sent; shown only here */
+                        acceptUrl: string;
+                        /** @description What became of the invitation e-mail, sent once the invitation was stored */
+                        delivery: {
+                            /**
+                             * @description `sent`: the mail server took the message; `not_configured`: no SMTP_URL, nothing was sent; `failed`: the mail server refused or could not be reached (the invitation stands; pass acceptUrl on, or resend)
+                             * @enum {string}
+                             */
+                            email: "sent" | "not_configured" | "failed";
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+            /** @description organization_not_found, or invitation_not_found: no pending invitation with this id in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "invitation_not_found";
                     };
                 };
             };

@@ -13,6 +13,7 @@ import { McpConnectionPage } from './pages/mcp/mcp-connection.tsx';
 import { McpConnectionListPage } from './pages/mcp/mcp-connections.tsx';
 import { McpCreatePage } from './pages/mcp/mcp-create.tsx';
 import { PluginInstallPage } from './pages/mcp/plugin-install.tsx';
+import { InvitationAcceptPage, invitationAcceptPath } from './pages/members/invitation-accept.tsx';
 import { InvitationsPage } from './pages/members/invitations.tsx';
 import { MembersPage } from './pages/members/members.tsx';
 import { TeamsPage } from './pages/members/teams.tsx';
@@ -94,6 +95,10 @@ export const routes: Route[] = [
   }),
   // A test sign-in's window (opened by the SSO page) shows its outcome whoever is signed in there.
   route(ssoTestReturnPath, () => <SsoTestReturnPage />, { frame: 'public' }),
+  // An invitation's link: whoever opens it, signed in or not (the page signs in or up, then joins).
+  route(invitationAcceptPath, ({ onSignedIn }) => <InvitationAcceptPage onSignedIn={onSignedIn} />, {
+    frame: 'public',
+  }),
   // The desktop app's sign-in: signed in first (as anywhere), then the confirmation page of its own.
   route(desktopSignInPath, () => <DesktopSignInPage />, { frame: 'alone' }),
 ];

@@ -115,6 +115,16 @@ describe('step-up re-authentication on every privileged route', () => {
         },
       },
       {
+        name: 'resend an invitation (a new link)',
+        send: (as, id) =>
+          as(stale.owner).post(`/v1/orgs/${org}/invitations/${invitation.invitation.id}/resend`, undefined, withId(id)),
+        unchanged: async () => {
+          const list = await must(fresh().get(`/v1/orgs/${org}/invitations`), 200);
+          const entry = list.invitations.find((each: { id: string }) => each.id === invitation.invitation.id);
+          assert.equal(entry?.expiresAt, invitation.invitation.expiresAt, 'the invitation was not renewed');
+        },
+      },
+      {
         name: 'revoke an invitation',
         send: (as, id) => as(stale.owner).delete(`/v1/orgs/${org}/invitations/${invitation.invitation.id}`, withId(id)),
         unchanged: async () => {

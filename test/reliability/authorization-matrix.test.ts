@@ -84,6 +84,7 @@ const matrix: Record<string, Row> = {
   createInvitation: session(403, 201, 201, 404),
   listInvitations: session(403, 200, 200, 404),
   revokeInvitation: session(403, 204, 204, 404),
+  resendInvitation: session(403, 200, 200, 404),
   listMembers: session(200, 200, 200, 404, 200),
   changeMemberRole: session(403, 200, 200, 404),
   removeMember: session(403, 204, 204, 404),
@@ -435,6 +436,7 @@ const privileged: Record<string, PrivilegedCall> = {
   revokeApiKey: {},
   createInvitation: { body: { email: 'stale.admin@example.test', role: 'admin' } },
   revokeInvitation: {},
+  resendInvitation: {},
   changeMemberRole: {},
   // The prepared request removes another member (a member leaving is not privileged).
   removeMember: {},

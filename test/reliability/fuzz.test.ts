@@ -335,6 +335,7 @@ async function hintsFor(operation: Operation): Promise<{ hints: Hints; params: R
       fixed.botToken = Array.from({ length: 5 }, () => world.platform.addBot().token);
       fixed.deliveryUrl = [world.receiverUrl];
       break;
+    case 'resendInvitation':
     case 'revokeInvitation': {
       // A pending invitation of its own: the first revocation that gets through ends it (later ones are 404).
       const created = await request(`${world.app.url}/v1/orgs/${world.tenant.orgId}/invitations`, {

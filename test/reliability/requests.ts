@@ -87,6 +87,7 @@ export async function prepareRequest(world: World, operationId: string, path: st
       return { path: values, body: { email: `invitee.${unique()}@example.test`, role: 'member' } };
     case 'acceptInvitation':
       return { path: values };
+    case 'resendInvitation':
     case 'revokeInvitation': {
       const invitation = await asOwner.post(`/v1/orgs/${tenant.orgId}/invitations`, {
         email: `doomed.${unique()}@example.test`,

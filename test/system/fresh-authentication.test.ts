@@ -53,6 +53,7 @@ const writes: Record<string, Classification> = {
   // Who can do what in the organization.
   createInvitation: privileged,
   revokeInvitation: privileged,
+  resendInvitation: privileged,
   changeMemberRole: privileged,
   removeMember: privileged,
   transferOwnership: privileged,

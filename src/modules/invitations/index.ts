@@ -16,6 +16,6 @@ export const memberInvitations: MemberInvitations = {
 };
 
 export async function registerInvitations(app: FastifyInstance, deps: InvitationServiceDeps): Promise<void> {
-  requireDependencies('invitations', deps, ['db', 'membership', 'users']);
+  requireDependencies('invitations', deps, ['db', 'membership', 'users', 'organizations', 'mailer', 'publicUrl']);
   await app.register(invitationRoutes, { invitations: createInvitationService(deps) });
 }

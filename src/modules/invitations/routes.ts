@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import {
@@ -16,12 +17,25 @@ import {
   organizationParams,
   toMember,
 } from '../identity/index.ts';
-import { createdInvitationSchema, invitationIdSchema, invitationSchema, toInvitation } from './schemas.ts';
+import {
+  createdInvitationSchema,
+  invitationIdSchema,
+  invitationSchema,
+  toInvitation,
+  toSentInvitation,
+} from './schemas.ts';
+import type { SentInvitation } from './service.ts';
 import type { InvitationService } from './service.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 import { invitationErrors } from './error-codes.ts';
 
 const noContent = z.null().describe('No content');
+
+/** A failed e-mail is the operator's to see (the mail server's answer), never the token or link. */
+function logDelivery(log: FastifyBaseLogger, sent: SentInvitation): void {
+  if (sent.mail.status === 'failed')
+    log.warn({ invitationId: sent.invitation.id, reason: sent.mail.reason }, 'invitation e-mail not sent');
+}
 
 /** Invitations: send, list, revoke, accept. */
 export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationService }> = async (
@@ -37,7 +51,10 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
         operationId: 'createInvitation',
         summary: 'Invite someone by email (owners and admins)',
         description:
-          'The `token` is shown only in this response; the invitation expires after 7 days. An address that belongs to a member ' +
+          'The `token` and `acceptUrl` are shown only in this response; the invitation expires after 7 days. Once it is stored, ' +
+          'it is e-mailed to the address when SMTP_URL is set (plain text and HTML: the organization, who invited, the role, ' +
+          '`acceptUrl`, the expiry); `delivery.email` says what happened. A mail server that refuses or cannot be reached ' +
+          'never loses the invitation: it is `failed`, and the link can be passed on by hand or sent again with resendInvitation. An address that belongs to a member ' +
           'of the organization already (active or suspended) is refused with 409 `already_member`, and nothing is stored. ' +
           'An invitation holds only while its sender may invite: removing or suspending them, or making them a plain member, ' +
           'ends the invitations they sent that were not accepted yet (accepting one is then 404 `invitation_not_found`). ' +
@@ -59,7 +76,46 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
         request.body,
         freshAuthenticationCheck(request),
       );
-      return reply.status(201).send({ invitation: toInvitation(result.invitation), token: result.token });
+      logDelivery(request.log, result);
+      return reply.status(201).send(toSentInvitation(result));
+    },
+  );
+
+  app.post(
+    '/v1/orgs/:organizationId/invitations/:invitationId/resend',
+    {
+      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      schema: {
+        tags: ['Invitations'],
+        operationId: 'resendInvitation',
+        summary: 'Send a pending invitation again, with a new link (owners and admins)',
+        description:
+          'Gives the invitation a new token and a new expiry (7 days from now) and e-mails it again as createInvitation does; ' +
+          'the link sent before stops working (accepting with it is 404 `invitation_not_found`). The new `token` and `acceptUrl` ' +
+          'are shown only in this response. The invitation then speaks for the caller: it ends if they may no longer invite ' +
+          '(see createInvitation), and the e-mail names them. Only a pending invitation of this organization can be resent: an ' +
+          'unknown id, one of another organization, or one already accepted, expired, ended or revoked is 404 ' +
+          '`invitation_not_found`; an `invitationId` that is not an invitation id is 400 `invalid_request`.',
+        params: organizationParams.extend({ invitationId: invitationIdSchema }),
+        response: {
+          200: createdInvitationSchema,
+          ...commonErrorResponses,
+          404: errorResponse([httpErrors.organization_not_found, invitationErrors.invitation_not_found], undefined, {
+            description:
+              'organization_not_found, or invitation_not_found: no pending invitation with this id in this organization',
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const result = await invitations.resendInvitation(
+        writeContextOf(request),
+        request.params.organizationId,
+        request.params.invitationId,
+        freshAuthenticationCheck(request),
+      );
+      logDelivery(request.log, result);
+      return toSentInvitation(result);
     },
   );
 

@@ -15,8 +15,11 @@ import {
   type MembershipSessions,
 } from '../identity/index.ts';
 import type { UserDirectory } from '../users/index.ts';
+import type { OrganizationDirectory } from '../organizations/index.ts';
+import type { Mailer, MailOutcome } from '../../platform/mailer.ts';
 import * as store from './store.ts';
 import { invitationErrors } from './error-codes.ts';
+import { invitationAcceptUrl, invitationMail } from './email.ts';
 
 const invitationTokenPrefix = 'opi_';
 
@@ -32,10 +35,52 @@ export interface InvitationServiceDeps {
   > &
     Pick<MembershipSessions, 'setSessionOrganizationIfUnusable'>;
   users: Pick<UserDirectory, 'getUser'>;
+  organizations: Pick<OrganizationDirectory, 'getOrganization'>;
+  mailer: Pick<Mailer, 'send'>;
+  /** Where the console is reached: the accept link is PUBLIC_URL's console page. */
+  publicUrl: string;
+}
+
+/** An invitation as sent (created or resent): its token and accept link, shown once, and what became of its e-mail. */
+export interface SentInvitation {
+  invitation: store.InvitationRow;
+  token: string;
+  acceptUrl: string;
+  mail: MailOutcome;
 }
 
 export function createInvitationService(deps: InvitationServiceDeps) {
-  const { db, membership, users } = deps;
+  const { db, membership, users, organizations, mailer, publicUrl } = deps;
+
+  /**
+   * E-mails an invitation whose transaction has committed: a mail server that refuses or is down costs
+   * the e-mail, never the invitation, and the caller still gets the link to pass on by hand.
+   */
+  async function send(
+    invitation: store.InvitationRow,
+    token: string,
+    inviterId: string | null,
+  ): Promise<SentInvitation> {
+    const acceptUrl = invitationAcceptUrl(publicUrl, token, invitation.email);
+    const [organization, inviter] = await Promise.all([
+      organizations.getOrganization(invitation.organization_id),
+      inviterId ? users.getUser(inviterId) : undefined,
+    ]);
+    const organizationName = organization?.name ?? 'an organization';
+    const mail = await mailer.send(
+      invitationMail({
+        publicUrl,
+        to: invitation.email,
+        organizationName,
+        inviterName: inviter?.name || inviter?.email || `An administrator of ${organizationName}`,
+        role: invitation.role,
+        token,
+        expiresAt: invitation.expires_at,
+      }),
+    );
+    return { invitation, token, acceptUrl, mail };
+  }
+
   return {
     async createInvitation(
       ctx: CallerContext,
@@ -73,7 +118,43 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       // Accepting would be refused (already_member), so the invitation is refused now, and not stored.
       if (!invitation)
         throw invitationErrors.already_member('This address belongs to a member of this organization already');
-      return { invitation, token };
+      return send(invitation, token, ctx.actor.userId);
+    },
+
+    /**
+     * Sends a pending invitation again with a new token and a new lifetime: the link sent before stops
+     * working. Whoever sent it first; one of another organization, or one no longer pending, is not found.
+     */
+    async resendInvitation(
+      ctx: CallerContext,
+      organizationId: string,
+      invitationId: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<SentInvitation> {
+      const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      requireFresh();
+      const token = tenantToken(invitationTokenPrefix, organizationId);
+      const invitation = await writeTransaction(db, ctx, async (tx) => {
+        // Like creating: a sender losing the right to invite meanwhile must not send it anew.
+        await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          roles: inviterRoles,
+          refuse: membershipRefusals(inviterRoles),
+        });
+        const renewed = await store.renewPendingInvitation(tx, organizationId, invitationId, {
+          tokenHash: hashToken(token),
+          sentBy: ctx.actor.userId,
+        });
+        if (renewed)
+          tx.audit({
+            action: 'invitation.resent',
+            organizationId,
+            target: { type: 'invitation', id: renewed.id, name: renewed.email },
+            changes: { token: redacted },
+          });
+        return renewed;
+      });
+      if (!invitation) throw invitationErrors.invitation_not_found('No such pending invitation in this organization');
+      return send(invitation, token, ctx.actor.userId);
     },
 
     async acceptInvitation(ctx: CallerContext, token: string): Promise<MemberRecord> {

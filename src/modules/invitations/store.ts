@@ -2,6 +2,9 @@
 import type { Queryable } from '../../db/database.ts';
 import { tokenCondition, type TokenLookup } from '../../platform/tokens.ts';
 
+/** How long an invitation (and a resent one, from the resend) can be accepted. */
+const invitationLifetime = "interval '7 days'";
+
 export interface InvitationRow {
   id: string;
   organization_id: string;
@@ -29,7 +32,7 @@ export async function insertInvitationUnlessMember(
 ): Promise<InvitationRow | undefined> {
   const { rows } = await db.query<InvitationRow>(
     `INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, expires_at)
-     SELECT $1, $2, $3, $4, $5, $6, now() + interval '7 days'
+     SELECT $1, $2, $3, $4, $5, $6, now() + ${invitationLifetime}
       WHERE NOT EXISTS (
         SELECT 1 FROM members m JOIN users u ON u.id = m.user_id
          WHERE m.organization_id = $2 AND lower(u.email) = lower($3))
@@ -134,4 +137,26 @@ export async function expireInvitationsSentBy(db: Queryable, organizationId: str
       WHERE organization_id = $1 AND invited_by = $2 AND accepted_at IS NULL AND expires_at > now()`,
     [organizationId, userId],
   );
+}
+
+/**
+ * Gives a pending invitation of the organization a new token and a new lifetime: the old token stops
+ * working, since only the new hash is kept. It then speaks for the one who resent it (`invited_by`), who
+ * is the one the e-mail names. Undefined when it is not pending there, judged as in
+ * endPendingInvitation (locked first, then against a statement begun after the lock was had).
+ */
+export async function renewPendingInvitation(
+  tx: Queryable,
+  organizationId: string,
+  id: string,
+  renewal: { tokenHash: string; sentBy: string | null },
+): Promise<InvitationRow | undefined> {
+  await tx.query('SELECT 1 FROM invitations WHERE organization_id = $1 AND id = $2 FOR UPDATE', [organizationId, id]);
+  const { rows } = await tx.query<InvitationRow>(
+    `UPDATE invitations SET token_hash = $3, invited_by = $4, expires_at = now() + ${invitationLifetime}
+      WHERE organization_id = $1 AND id = $2 AND accepted_at IS NULL AND expires_at > statement_timestamp()
+      RETURNING id, organization_id, email, role, expires_at, accepted_at, created_at`,
+    [organizationId, id, renewal.tokenHash, renewal.sentBy],
+  );
+  return rows[0];
 }

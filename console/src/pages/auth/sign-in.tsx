@@ -1,12 +1,21 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, session } from '../../api.ts';
 import { useMutation } from '../../data.ts';
 import { Field, FormError, submitted } from '../../forms.tsx';
 import { SsoSignInForm } from './sso-sign-in.tsx';
 
-export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
+interface SignInProps {
+  onSignedIn: () => void;
+  /** The address to start with (an invitation's). */
+  email?: string;
+  /** What the page is for, above the form (an invitation's accept page says who is invited). */
+  intro?: ComponentChildren;
+}
+
+export function SignInPage({ onSignedIn, email: initialEmail = '', intro }: SignInProps) {
   const [mode, setMode] = useState<'sign-in' | 'sign-up' | 'sso'>('sign-in');
-  const [email, setEmail] = useState('');
+  const [email, setEmail] = useState(initialEmail);
   const [password, setPassword] = useState('');
   const [name, setName] = useState('');
   const signing = useMutation(
@@ -34,6 +43,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main class="auth">
       <h1>{mode === 'sign-in' ? 'Sign in to orgplane' : 'Create your orgplane account'}</h1>
+      {intro}
       <form onSubmit={submitted(signing.mutate)} noValidate>
         {mode === 'sign-up' && (
           <Field label="Name" name="name" value={name} onInput={setName} error={error} autoComplete="name" />

@@ -1,16 +1,52 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, fieldErrors, type components } from '../../api.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
+import { CopyField } from '../../copy.tsx';
 import { useMutation, useQuery, useStatus } from '../../data.ts';
 import { Field, FormError, submitted } from '../../forms.tsx';
 
 type Invitation = components['schemas']['Invitation'];
+type Delivery = 'sent' | 'not_configured' | 'failed';
+
+/** An invitation just sent or resent: its link, shown once (the API never answers it again), and its e-mail's fate. */
+interface Sent {
+  email: string;
+  acceptUrl: string;
+  delivery: Delivery;
+  resent: boolean;
+}
+
+const deliveryText: Record<Delivery, (email: string) => string> = {
+  sent: (email) => `The invitation was e-mailed to ${email}.`,
+  not_configured: (email) =>
+    `E-mail is not set up on this instance, so nothing was sent: send ${email} the link yourself.`,
+  failed: (email) =>
+    `The e-mail to ${email} could not be sent (the mail server refused it or could not be reached). The invitation stands: send the link yourself, or resend later.`,
+};
+
+function SentInvitation({ sent, onDone }: { sent: Sent; onDone: () => void }) {
+  return (
+    <section class="secret" aria-label="Invitation link">
+      <p>{deliveryText[sent.delivery](sent.email)}</p>
+      <p>
+        <strong>Copy the invitation link now if you need it: you will not see it again.</strong>{' '}
+        {sent.resent ? 'The link sent before no longer works. ' : ''}Anyone with the link can accept as {sent.email}.
+      </p>
+      <CopyField label="Invitation link" id="new-invitation-link" value={sent.acceptUrl} />
+      <button type="button" class="secondary" onClick={onDone}>
+        Done
+      </button>
+    </section>
+  );
+}
 
 export function InvitationsPage({ organizationId }: { organizationId: string }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<'member' | 'admin'>('member');
   const [revoking, setRevoking] = useState<Invitation | null>(null);
+  const [sent, setSent] = useState<Sent | null>(null);
   const path = { organizationId };
+  useEffect(() => setSent(null), [organizationId]);
   const list = useQuery(
     () => api.GET('/v1/orgs/{organizationId}/invitations', { params: { path } }),
     [organizationId],
@@ -24,9 +60,35 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
     () => api.POST('/v1/orgs/{organizationId}/invitations', { params: { path }, body: { email, role } }),
     {
       status,
-      success: `Invitation sent to ${email}.`,
-      onSuccess: () => {
+      success: (data) => `Invitation created for ${data.invitation.email}.`,
+      onSuccess: (data) => {
         setEmail('');
+        setSent({
+          email: data.invitation.email,
+          acceptUrl: data.acceptUrl,
+          delivery: data.delivery.email,
+          resent: false,
+        });
+        return list.refetch();
+      },
+    },
+  );
+  const resend = useMutation(
+    (invitation: Invitation) =>
+      api.POST('/v1/orgs/{organizationId}/invitations/{invitationId}/resend', {
+        params: { path: { organizationId, invitationId: invitation.id } },
+      }),
+    {
+      status,
+      progress: (invitation) => `Resending the invitation of ${invitation.email}…`,
+      success: (data) => `The invitation of ${data.invitation.email} has a new link.`,
+      onSuccess: (data) => {
+        setSent({
+          email: data.invitation.email,
+          acceptUrl: data.acceptUrl,
+          delivery: data.delivery.email,
+          resent: true,
+        });
         return list.refetch();
       },
     },
@@ -43,7 +105,8 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
     },
   );
   const formError = invite.error;
-  const loadError = revoke.error ?? list.error;
+  const loadError = revoke.error ?? resend.error ?? list.error;
+  const busy = invite.pending || resend.pending || revoke.pending;
 
   return (
     <section aria-labelledby="invitations-heading">
@@ -72,9 +135,12 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
             <p class="field-error">{message}</p>
           ))}
         </div>
-        <button type="submit">Invite</button>
+        <button type="submit" disabled={busy}>
+          Invite
+        </button>
       </form>
       <FormError error={formError} />
+      {sent && <SentInvitation sent={sent} onDone={() => setSent(null)} />}
       <p role="status">{status.message}</p>
       {loadError && (
         <p role="alert" class="form-error">
@@ -105,14 +171,26 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
                 <td>{invitation.role}</td>
                 <td>{new Date(invitation.expiresAt).toLocaleDateString()}</td>
                 <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    aria-label={`Revoke the invitation of ${invitation.email}`}
-                    onClick={() => setRevoking(invitation)}
-                  >
-                    Revoke
-                  </button>
+                  <div class="row-actions">
+                    <button
+                      type="button"
+                      class="secondary"
+                      disabled={busy}
+                      aria-label={`Resend the invitation of ${invitation.email}`}
+                      onClick={() => void resend.mutate(invitation)}
+                    >
+                      Resend
+                    </button>
+                    <button
+                      type="button"
+                      class="danger"
+                      disabled={busy}
+                      aria-label={`Revoke the invitation of ${invitation.email}`}
+                      onClick={() => setRevoking(invitation)}
+                    >
+                      Revoke
+                    </button>
+                  </div>
                 </td>
               </tr>
             ))}
