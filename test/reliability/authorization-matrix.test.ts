@@ -50,6 +50,8 @@ const session = (member: number, admin: number, owner: number, otherAdmin: numbe
 const matrix: Record<string, Row> = {
   // System and public documents: the same for everybody.
   health: same(200),
+  // Readiness: public like liveness; the test app's database is reachable and migrated.
+  ready: same(200),
   openapi: same(200),
   metrics: same(200),
   oauthClientMetadataDocument: same(200),
