@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { packageVersion } from '../../src/version.ts';
 import { createTenant, type Tenant } from '../support/fixtures.ts';
 
 const chromiumPath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -138,7 +139,7 @@ test('the same page on an unlisted origin is blocked by the browser, before and 
   assert.equal(health.ok, false);
   // the listed origin can read that one
   const allowed = await fetchFrom(allowedPage.origin, `${app.url}/health`);
-  assert.deepEqual(allowed.body, { status: 'ok' });
+  assert.deepEqual(allowed.body, { status: 'ok', version: packageVersion });
 });
 
 test('a listed origin still cannot call the webhook ingress or SCIM from a page', { skip }, async () => {
