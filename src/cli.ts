@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, configVariables, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { configVariables } from './config-variables.ts';
 import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { CitusMissingError, distribute } from './db/distribute.ts';

@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export interface CorsOptions {
-  /** Exact origins (`https://app.example.com`), as config.ts normalized them. Empty: no CORS at all. */
+  /** Exact origins (`https://app.example.com`), as config-schema.ts normalized them. Empty: no CORS at all. */
   allowedOrigins: readonly string[];
   /** Path prefixes under the API that never get CORS headers (the webhook ingress). */
   excludedPrefixes: readonly string[];

@@ -1,5 +1,5 @@
 // The outbound client's errors (outbound.ts), which its callers tell apart: a refused address, a
-// timeout, an answer over its size cap.
+// timeout, an answer over its size cap; and the refusals of a URL it will not fetch.
 
 export type OutboundBlockReason =
   | 'private_address'
@@ -49,4 +49,27 @@ export function findCause(error: unknown, match: (cause: unknown) => boolean): u
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+export function refuseUnlessHttp(url: URL): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new OutboundBlockedError(
+      'unsupported_protocol',
+      `Only http and https URLs may be fetched, not ${url.protocol}`,
+    );
+  }
+}
+
+/** The error of a redirect the caller refused (redirect: 'error'), naming only where it led. */
+export function refusedRedirect(location: string, from: URL): TypeError {
+  return new TypeError(`Redirect to ${safeLocation(location, from)} refused (redirect: 'error')`);
+}
+
+function safeLocation(location: string, base: URL): string {
+  try {
+    const target = new URL(location, base);
+    return target.origin;
+  } catch {
+    return 'an invalid location';
+  }
 }

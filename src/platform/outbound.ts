@@ -15,11 +15,14 @@ import { rootCertificates } from 'node:tls';
 import type { LookupAddress } from 'node:dns';
 import { Agent, buildConnector, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { createAddressPolicy } from './address-policy.ts';
+import { readCapped, wrapResponse } from './outbound-bodies.ts';
 import {
   findCause,
   OutboundBlockedError,
   OutboundResponseTooLargeError,
   OutboundTimeoutError,
+  refusedRedirect,
+  refuseUnlessHttp,
 } from './outbound-errors.ts';
 
 export interface OutboundFetchInit extends RequestInit {
@@ -106,7 +109,6 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 const DEFAULT_MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 async function systemLookup(hostname: string): Promise<ResolvedAddress[]> {
   const found = await dnsLookup(hostname, { all: true, order: 'verbatim' });
@@ -353,92 +355,4 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     ca: options.ca,
     close: () => agent.close(),
   };
-}
-
-/**
- * Re-creates the response as a global Response (callers and the MCP SDK expect the runtime's own
- * class) whose body counts bytes against the cap and ends the timeout when fully read.
- */
-function wrapResponse(
-  response: Response,
-  url: URL,
-  maxBytes: number,
-  timer: ReturnType<typeof setTimeout> | undefined,
-  timeoutSignal: AbortSignal,
-): Response {
-  let body: ReadableStream<Uint8Array> | null = null;
-  if (response.body && !NULL_BODY_STATUSES.has(response.status)) {
-    let seen = 0;
-    const reader = response.body.getReader();
-    body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { value, done } = await reader.read();
-          if (done) {
-            if (timer) clearTimeout(timer);
-            controller.close();
-            return;
-          }
-          seen += value.byteLength;
-          if (seen > maxBytes) {
-            if (timer) clearTimeout(timer);
-            await reader.cancel().catch(() => {});
-            controller.error(new OutboundResponseTooLargeError(maxBytes));
-            return;
-          }
-          controller.enqueue(value);
-        } catch (error) {
-          if (timer) clearTimeout(timer);
-          controller.error(timeoutSignal.aborted ? timeoutSignal.reason : error);
-        }
-      },
-      cancel(reason) {
-        if (timer) clearTimeout(timer);
-        return reader.cancel(reason);
-      },
-    });
-  } else if (timer) {
-    clearTimeout(timer);
-  }
-  const wrapped = new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-  Object.defineProperty(wrapped, 'url', { value: url.href });
-  return wrapped;
-}
-
-async function readCapped(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let seen = 0;
-  for await (const chunk of body) {
-    seen += chunk.byteLength;
-    if (seen > maxBytes) throw new OutboundResponseTooLargeError(maxBytes);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function refuseUnlessHttp(url: URL): void {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new OutboundBlockedError(
-      'unsupported_protocol',
-      `Only http and https URLs may be fetched, not ${url.protocol}`,
-    );
-  }
-}
-
-/** The error of a redirect the caller refused (redirect: 'error'), naming only where it led. */
-function refusedRedirect(location: string, from: URL): TypeError {
-  return new TypeError(`Redirect to ${safeLocation(location, from)} refused (redirect: 'error')`);
-}
-
-function safeLocation(location: string, base: URL): string {
-  try {
-    const target = new URL(location, base);
-    return target.origin;
-  } catch {
-    return 'an invalid location';
-  }
 }

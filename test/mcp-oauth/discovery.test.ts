@@ -3,17 +3,15 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseWwwAuthenticate, requestChallenge } from '../../src/modules/mcp-connections/oauth/challenge.ts';
+import { chooseAuthorizationServer, discover } from '../../src/modules/mcp-connections/oauth/discovery.ts';
 import {
   authorizationServerMetadataUrls,
-  chooseAuthorizationServer,
-  discover,
   fetchAuthorizationServerMetadata,
   fetchProtectedResourceMetadata,
-  parseWwwAuthenticate,
   protectedResourceMetadataUrls,
-  requestChallenge,
   sameIssuer,
-} from '../../src/modules/mcp-connections/oauth/discovery.ts';
+} from '../../src/modules/mcp-connections/oauth/metadata-fetch.ts';
 import { OAuthFlowError } from '../../src/modules/mcp-connections/oauth/errors.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../support/oauth-mcp-server/index.ts';
 import { strictFetch, testFetch } from './helpers.ts';

@@ -8,7 +8,7 @@ import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { writeTransaction, type CallerContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { ConnectionDeps } from './deps.ts';
 import type { ConnectionRow } from './contracts.ts';
-import type { AccessSet } from './store.ts';
+import type { AccessSet } from './access-store.ts';
 import { mcpConnectionErrors } from './error-codes.ts';
 
 export const connectionNotFound = () =>

@@ -11,7 +11,7 @@ import { apiKeyRequired, storeSuppliedApiKey } from './credentials.ts';
 import type { ConnectionDeps } from './deps.ts';
 import { allowProbe, validateByProbe } from './probing.ts';
 import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
-import type { AccessSet } from './store.ts';
+import type { AccessSet } from './access-store.ts';
 import { presentAfterWrite } from './view.ts';
 import { mcpConnectionErrors } from './error-codes.ts';
 

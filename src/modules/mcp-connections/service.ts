@@ -44,7 +44,8 @@ import { auditedConnectionFields, editConnection, replaceConnectionAccess } from
 import { installPlugin, removeConnection, uninstallPlugin, type PluginManifest } from './plugins.ts';
 import { allowProbe, testConnection, validateByProbe } from './probing.ts';
 import type { ConnectionInput, EditConnectionInput } from './schemas.ts';
-import { createConnectionStore, type AccessSet } from './store.ts';
+import type { AccessSet } from './access-store.ts';
+import { createConnectionStore } from './store.ts';
 import { recordCatalog } from './catalog-store.ts';
 import { recordAuthRequirement } from './auth-requirement.ts';
 import { listTools, setToolPolicy, type ToolPolicyInput } from './tools.ts';

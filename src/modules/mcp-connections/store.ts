@@ -1,38 +1,12 @@
 // SQL for MCP connections, their access lists, credentials and plugin links. Every query names
-// the organization; nothing here decides rules (that is service.ts).
+// the organization; nothing here decides rules (that is service.ts).// The access lists, credentials and plugins each have their own file (access-store.ts,
+// credential-store.ts, plugin-store.ts); this store is all of them together.
 
 import type { Queryable } from '../../db/database.ts';
+import { createAccessStore } from './access-store.ts';
 import type { ConnectionFields, ConnectionRow, Health, HealthReason } from './contracts.ts';
-
-export interface CredentialRow {
-  id: string;
-  connectionId: string;
-  memberId: string | null;
-  kind: 'apikey' | 'oauth';
-  identityFingerprint: string;
-  secretSealed: string;
-  expiresAt: Date | null;
-  grantedScopes: string[];
-  externalAccountId: string | null;
-  tenantId: string | null;
-  health: Health;
-  healthReason: HealthReason | null;
-  healthCheckedAt: Date | null;
-  obtainedAt: Date;
-}
-
-export interface AccessSet {
-  orgWide: boolean;
-  memberIds: string[];
-  teamIds: string[];
-}
-
-export interface PluginLink {
-  connectionId: string;
-  pluginId: string;
-  name: string;
-  relation: 'requires' | 'manages_identity';
-}
+import { createCredentialStore } from './credential-store.ts';
+import { createPluginStore } from './plugin-store.ts';
 
 const connectionColumns = `
   c.id, c.organization_id AS "organizationId", c.name, c.url, c.normalized_url AS "normalizedUrl",
@@ -45,12 +19,6 @@ const connectionColumns = `
   c.requested_scopes AS "requestedScopes", c.health, c.health_reason AS "healthReason", c.health_checked_at AS "healthCheckedAt",
   c.created_by AS "createdBy", u.name AS "createdByName", c.created_at AS "createdAt",
   c.identity_updated_at AS "identityUpdatedAt", c.updated_at AS "updatedAt"`;
-
-const credentialColumns = `
-  id, connection_id AS "connectionId", member_id AS "memberId", kind, identity_fingerprint AS "identityFingerprint",
-  secret_sealed AS "secretSealed", expires_at AS "expiresAt", granted_scopes AS "grantedScopes",
-  external_account_id AS "externalAccountId", tenant_id AS "tenantId", health, health_reason AS "healthReason",
-  health_checked_at AS "healthCheckedAt", obtained_at AS "obtainedAt"`;
 
 // private_key_jwt is stored as its signing algorithm (migration 0204), the method column left NULL.
 const storedAuthMethod = (fields: ConnectionFields) =>
@@ -262,206 +230,9 @@ export function createConnectionStore() {
       ]);
       return (rowCount ?? 0) > 0;
     },
-
-    async accessOf(
-      q: Queryable,
-      organizationId: string,
-      connectionIds: string[],
-    ): Promise<Map<string, { memberIds: string[]; teamIds: string[] }>> {
-      const result = new Map(connectionIds.map((id) => [id, { memberIds: [] as string[], teamIds: [] as string[] }]));
-      if (connectionIds.length === 0) return result;
-      const { rows } = await q.query<{ connectionId: string; kind: 'member' | 'team'; principalId: string }>(
-        `SELECT connection_id AS "connectionId", 'member' AS kind, member_id AS "principalId" FROM mcp_connection_members
-          WHERE organization_id = $1 AND connection_id = ANY($2)
-         UNION ALL
-         SELECT connection_id, 'team', team_id FROM mcp_connection_teams WHERE organization_id = $1 AND connection_id = ANY($2)
-         ORDER BY 3`,
-        [organizationId, connectionIds],
-      );
-      for (const row of rows) {
-        const entry = result.get(row.connectionId)!;
-        (row.kind === 'member' ? entry.memberIds : entry.teamIds).push(row.principalId);
-      }
-      return result;
-    },
-
-    async replaceAccess(q: Queryable, organizationId: string, connectionId: string, access: AccessSet): Promise<void> {
-      await q.query('DELETE FROM mcp_connection_members WHERE organization_id = $1 AND connection_id = $2', [
-        organizationId,
-        connectionId,
-      ]);
-      await q.query('DELETE FROM mcp_connection_teams WHERE organization_id = $1 AND connection_id = $2', [
-        organizationId,
-        connectionId,
-      ]);
-      if (access.memberIds.length > 0) {
-        await q.query(
-          `INSERT INTO mcp_connection_members (organization_id, connection_id, member_id) SELECT $1, $2, unnest($3::text[])`,
-          [organizationId, connectionId, access.memberIds],
-        );
-      }
-      if (access.teamIds.length > 0) {
-        await q.query(
-          `INSERT INTO mcp_connection_teams (organization_id, connection_id, team_id) SELECT $1, $2, unnest($3::text[])`,
-          [organizationId, connectionId, access.teamIds],
-        );
-      }
-    },
-
-    /** The shared credentials of the connections, the given member's own, and how many members hold one. */
-    async credentialsFor(q: Queryable, organizationId: string, connectionIds: string[], memberId: string | null) {
-      const shared = new Map<string, CredentialRow>();
-      const mine = new Map<string, CredentialRow>();
-      const memberCounts = new Map<string, { count: number; firstObtainedAt: Date }>();
-      if (connectionIds.length === 0) return { shared, mine, memberCounts };
-      const { rows } = await q.query<CredentialRow>(
-        `SELECT ${credentialColumns} FROM mcp_connection_credentials
-          WHERE organization_id = $1 AND connection_id = ANY($2) AND (member_id IS NULL OR member_id = $3)`,
-        [organizationId, connectionIds, memberId ?? ''],
-      );
-      for (const row of rows) (row.memberId === null ? shared : mine).set(row.connectionId, row);
-      const counts = await q.query<{ connectionId: string; count: number; firstObtainedAt: Date }>(
-        `SELECT connection_id AS "connectionId", count(*)::int AS count, min(obtained_at) AS "firstObtainedAt"
-           FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = ANY($2) AND member_id IS NOT NULL
-          GROUP BY connection_id`,
-        [organizationId, connectionIds],
-      );
-      for (const row of counts.rows)
-        memberCounts.set(row.connectionId, { count: row.count, firstObtainedAt: row.firstObtainedAt });
-      return { shared, mine, memberCounts };
-    },
-
-    /** Stores the shared (memberId null) or a member's credential, replacing the previous one. */
-    async upsertCredential(
-      q: Queryable,
-      row: {
-        id: string;
-        organizationId: string;
-        connectionId: string;
-        memberId: string | null;
-        kind: 'apikey' | 'oauth';
-        identityFingerprint: string;
-        secretSealed: string;
-        health: Health;
-      },
-    ): Promise<void> {
-      await q.query(
-        `DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2 AND member_id IS NOT DISTINCT FROM $3`,
-        [row.organizationId, row.connectionId, row.memberId],
-      );
-      await q.query(
-        `INSERT INTO mcp_connection_credentials (id, organization_id, connection_id, member_id, kind, identity_fingerprint, secret_sealed,
-           health, health_checked_at, validated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $8 = 'unknown' THEN NULL ELSE clock_timestamp() END,
-           CASE WHEN $8 = 'ready' THEN clock_timestamp() END)`,
-        [
-          row.id,
-          row.organizationId,
-          row.connectionId,
-          row.memberId,
-          row.kind,
-          row.identityFingerprint,
-          row.secretSealed,
-          row.health,
-        ],
-      );
-    },
-
-    async setCredentialHealth(
-      q: Queryable,
-      organizationId: string,
-      credentialId: string,
-      health: Health,
-      reason: HealthReason | null,
-    ): Promise<void> {
-      await q.query(
-        `UPDATE mcp_connection_credentials SET health = $3, health_reason = $4, health_checked_at = now(), updated_at = now(),
-                health_failures = 0, validated_at = CASE WHEN $3 = 'ready' THEN now() ELSE validated_at END
-          WHERE organization_id = $1 AND id = $2`,
-        [organizationId, credentialId, health, reason],
-      );
-    },
-
-    /** Every credential of the connection, shared and per member. */
-    async deleteAllCredentials(q: Queryable, organizationId: string, connectionId: string): Promise<number> {
-      const { rowCount } = await q.query(
-        'DELETE FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2',
-        [organizationId, connectionId],
-      );
-      return rowCount ?? 0;
-    },
-
-    async countCredentials(q: Queryable, organizationId: string, connectionId: string): Promise<number> {
-      const { rows } = await q.query<{ count: number }>(
-        'SELECT count(*)::int AS count FROM mcp_connection_credentials WHERE organization_id = $1 AND connection_id = $2',
-        [organizationId, connectionId],
-      );
-      return rows[0]!.count;
-    },
-
-    async pluginLinks(q: Queryable, organizationId: string, connectionIds: string[]): Promise<PluginLink[]> {
-      if (connectionIds.length === 0) return [];
-      const { rows } = await q.query<PluginLink>(
-        `SELECT l.connection_id AS "connectionId", p.id AS "pluginId", p.name, l.relation
-           FROM plugin_connection_links l JOIN plugins p ON p.organization_id = l.organization_id AND p.id = l.plugin_id
-          WHERE l.organization_id = $1 AND l.connection_id = ANY($2) ORDER BY p.id`,
-        [organizationId, connectionIds],
-      );
-      return rows;
-    },
-
-    /** Kept from being deleted until the transaction ends (a plugin is about to link it); a delete that came first wins. */
-    async findConnectionByIdentity(
-      q: Queryable,
-      organizationId: string,
-      identityFingerprint: string,
-    ): Promise<{ id: string } | undefined> {
-      const { rows } = await q.query<{ id: string }>(
-        'SELECT id FROM mcp_connections WHERE organization_id = $1 AND identity_fingerprint = $2 ORDER BY id LIMIT 1 FOR KEY SHARE',
-        [organizationId, identityFingerprint],
-      );
-      return rows[0];
-    },
-
-    async insertPlugin(
-      q: Queryable,
-      row: {
-        id: string;
-        organizationId: string;
-        name: string;
-        version: string | null;
-        manifest: unknown;
-        installedBy: string | null;
-      },
-    ) {
-      const { rows } = await q.query<{ createdAt: Date }>(
-        `INSERT INTO plugins (id, organization_id, name, version, manifest, installed_by) VALUES ($1, $2, $3, $4, $5, $6)
-         RETURNING created_at AS "createdAt"`,
-        [row.id, row.organizationId, row.name, row.version, JSON.stringify(row.manifest), row.installedBy],
-      );
-      return rows[0]!;
-    },
-
-    async insertPluginLink(
-      q: Queryable,
-      organizationId: string,
-      pluginId: string,
-      connectionId: string,
-      relation: PluginLink['relation'],
-    ) {
-      await q.query(
-        `INSERT INTO plugin_connection_links (organization_id, plugin_id, connection_id, relation) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-        [organizationId, pluginId, connectionId, relation],
-      );
-    },
-
-    async deletePlugin(q: Queryable, organizationId: string, pluginId: string): Promise<boolean> {
-      const { rowCount } = await q.query('DELETE FROM plugins WHERE organization_id = $1 AND id = $2', [
-        organizationId,
-        pluginId,
-      ]);
-      return (rowCount ?? 0) > 0;
-    },
+    ...createAccessStore(),
+    ...createCredentialStore(),
+    ...createPluginStore(),
   };
 }
 

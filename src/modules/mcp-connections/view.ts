@@ -18,7 +18,9 @@ import {
   type DiscoveryPath,
 } from './oauth/index.ts';
 import type { ConnectionRow } from './contracts.ts';
-import type { ConnectionStore, CredentialRow, PluginLink } from './store.ts';
+import type { CredentialRow } from './credential-store.ts';
+import type { PluginLink } from './plugin-store.ts';
+import type { ConnectionStore } from './store.ts';
 
 type ViewDeps = Pick<ConnectionDeps, 'db' | 'store' | 'publicUrl'>;
 

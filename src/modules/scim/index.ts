@@ -10,7 +10,7 @@ import { scimServerRoutes } from './server.ts';
 import { createScimService } from './service.ts';
 import { createScimStore } from './store.ts';
 
-export { scimFrameworkError, scimPreRoutingError } from './server.ts';
+export { scimFrameworkError, scimPreRoutingError } from './wire.ts';
 
 /** Where the SCIM 2.0 server is served. */
 export const SCIM_PREFIX = '/scim/v2';

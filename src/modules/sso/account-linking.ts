@@ -100,3 +100,5 @@ export function createAccountLinking(deps: AccountLinkingDeps) {
     },
   };
 }
+
+export type AccountLinking = ReturnType<typeof createAccountLinking>;

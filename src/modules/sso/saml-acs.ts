@@ -7,7 +7,8 @@ import type { Database } from '../../db/database.ts';
 import type { WriteContext } from '../../platform/write-context.ts';
 import { SamlRejected, type SamlIdentity, type SamlServiceProvider } from './saml.ts';
 import { samlXmlShapeProblem } from './saml-xml-shape.ts';
-import { SignInRefused, type SignInService } from './sign-in.ts';
+import type { SignInService } from './sign-in.ts';
+import { SignInRefused } from './sign-in-refusals.ts';
 import { createSignInStore } from './sign-in-store.ts';
 
 export interface SamlAcsDeps {

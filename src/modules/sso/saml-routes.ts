@@ -11,7 +11,8 @@ import type { SamlAcs } from './saml-acs.ts';
 import { samlAcsPath, type SamlServiceProvider } from './saml.ts';
 import { createSamlStore } from './saml-store.ts';
 import { accountLinkingRule, refusedPage } from './sign-in-routes.ts';
-import { codeTtlSeconds, SignInRefused, ssoBrowserCookie } from './sign-in.ts';
+import { codeTtlSeconds, ssoBrowserCookie } from './sign-in.ts';
+import { SignInRefused } from './sign-in-refusals.ts';
 import type { Database } from '../../db/database.ts';
 import { ssoErrors } from './error-codes.ts';
 

@@ -9,14 +9,8 @@ import { isoTimestamp, pkceValueSchema, secretString, timestampSchema, errorResp
 import { bindingSecretOf } from '../../platform/browser-binding.ts';
 import { emailSchema } from '../identity/index.ts';
 import { toUser, userSchema } from '../users/index.ts';
-import {
-  authorizePath,
-  codeTtlSeconds,
-  oidcCallbackPath,
-  SignInRefused,
-  ssoBrowserCookie,
-  type SignInService,
-} from './sign-in.ts';
+import { authorizePath, codeTtlSeconds, oidcCallbackPath, ssoBrowserCookie, type SignInService } from './sign-in.ts';
+import { SignInRefused } from './sign-in-refusals.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 import { ssoErrors } from './error-codes.ts';
 

@@ -220,3 +220,5 @@ export function createSignInStore() {
     },
   };
 }
+
+export type SignInStore = ReturnType<typeof createSignInStore>;

@@ -4,6 +4,8 @@
 // with its PKCE verifier, for a session. No session token ever travels in a URL. A sign-in is bound to
 // the browser that opens its link first (GET /v1/auth/sso/authorize, platform/browser-binding.ts): the
 // IdP's answer is used only when that browser brings it back.
+// The account is chosen in sign-in-account.ts, refusals are recorded in sign-in-refusals.ts, and the
+// code is exchanged in sign-in-code-exchange.ts.
 import {
   bindingCookie,
   bindingHash,
@@ -11,115 +13,31 @@ import {
   sameBrowser,
   type BrowserBindingCookie,
 } from '../../platform/browser-binding.ts';
-import { pkceVerifierMatches } from '../../platform/pkce.ts';
-import type { Database } from '../../db/database.ts';
-import { ApiError, invalidRequest, rateLimited, unauthorized } from '../../http/errors.ts';
-import { OutboundBlockedError, OutboundResponseTooLargeError, OutboundTimeoutError } from '../../platform/outbound.ts';
-import type { RateLimiter } from '../../platform/rate-limiter.ts';
-import type { Caller } from '../../http/caller.ts';
+import { invalidRequest, rateLimited } from '../../http/errors.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
-import type { SecretBox } from '../../platform/secrets.ts';
-import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
-import { sessionOf, type MembershipAuthorization, type MembershipSessions } from '../identity/index.ts';
-import type { TeamDirectory } from '../teams/index.ts';
-import type { UserDirectory, UserRecord } from '../users/index.ts';
-import {
-  accountAppearedMessage,
-  accountNotLinkableMessage,
-  createAccountLinking,
-  type LinkGround,
-} from './account-linking.ts';
+import { writeTransaction, type WriteContext } from '../../platform/write-context.ts';
+import { createAccountLinking } from './account-linking.ts';
 import { trustedEmail, type PersonClaims } from './email-trust.ts';
 import { UserInfoSubjectMismatch, type OidcRelyingParty } from './oidc.ts';
-import type { SamlServiceProvider } from './saml.ts';
+import { createAccountResolver } from './sign-in-account.ts';
+import { createCodeExchange } from './sign-in-code-exchange.ts';
+import type { SignInServiceDeps } from './sign-in-deps.ts';
+import {
+  createFailureRecorder,
+  describeCause,
+  otherBrowser,
+  SignInRefused,
+  unknownLink,
+  unreachable,
+} from './sign-in-refusals.ts';
 import { createSignInStore, type PendingSignIn, type SignInRequestRow } from './sign-in-store.ts';
 import type { SsoConnectionRow } from './store.ts';
-import { httpErrors } from '../../http/error-codes.ts';
 import { ssoErrors } from './error-codes.ts';
 
 /** A sign-in at the IdP must come back within this long. */
 const requestTtlSeconds = 10 * 60;
 /** The code handed to the redirect URI is exchanged at once by the app that receives it. */
 export const codeTtlSeconds = 60;
-
-/** A refusal the person sees: a category for the connection's health and a message (never a token). */
-export class SignInRefused extends Error {
-  readonly category: string;
-  readonly status: number;
-  /** The account the refusal concerns, when one was found (the failure's audit event names them). */
-  readonly userId: string | undefined;
-  constructor(status: number, category: string, message: string, userId?: string) {
-    super(message);
-    this.category = category;
-    this.status = status;
-    this.userId = userId;
-  }
-}
-
-/** Whether a failed code exchange failed to reach the IdP (network, timeout, the outbound guard, its 5xx) rather than a check. */
-function unreachable(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
-    if (
-      cause instanceof OutboundTimeoutError ||
-      cause instanceof OutboundBlockedError ||
-      cause instanceof OutboundResponseTooLargeError
-    )
-      return true;
-    if (
-      cause.name === 'TimeoutError' ||
-      cause.name === 'AbortError' ||
-      (cause instanceof TypeError && /fetch failed/i.test(cause.message))
-    )
-      return true;
-    const code = (cause as Error & { code?: unknown }).code;
-    if (typeof code === 'string' && /^(ECONN|ENOTFOUND|EAI_|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|UND_ERR)/.test(code))
-      return true;
-    const status = (cause as Error & { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 500) return true;
-  }
-  return false;
-}
-
-/** The innermost message of an error chain, for the connection's health (never a token: these are network errors). */
-function describeCause(error: unknown): string {
-  let message = 'unknown error';
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++)
-    message = cause.message || message;
-  return message;
-}
-
-/** Refusals of the person (the organization's rules), recorded as `denied`; the others (the IdP's answer, its configuration) as `failure`. */
-const personRefusals = new Set([
-  'email_not_verified',
-  'email_outside_domain',
-  'not_a_member',
-  'account_not_linkable',
-  'member_suspended',
-  'member_removed',
-  'subject_conflict',
-  'member_inactive',
-  'code_verifier_mismatch',
-  'reauthentication_session_mismatch',
-  'browser_mismatch',
-]);
-
-export interface SignInServiceDeps {
-  db: Database;
-  secrets: SecretBox;
-  oidc: OidcRelyingParty;
-  /** A SAML connection's start (the AuthnRequest orgplane sends, and the URL that carries it), and its link opened. */
-  saml: Pick<SamlServiceProvider, 'startRequest' | 'openRequest'>;
-  membership: Pick<MembershipAuthorization, 'getMemberByUser' | 'getMemberRemoval' | 'addMember' | 'lockMember'> &
-    Pick<MembershipSessions, 'issueSession' | 'markSessionAuthenticated' | 'revokeUserSessions'>;
-  users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'createUserWithoutPassword'>;
-  teams: Pick<TeamDirectory, 'addMemberToTeams'>;
-  publicUrl: string;
-  /** Where a sign-in may send its code (platform/redirect-uris.ts). */
-  redirectUriAllowed: (uri: string) => boolean;
-  rateLimiter: RateLimiter;
-  /** SSO_START_ATTEMPTS_PER_ADDRESS, per startLimitWindowSeconds. */
-  startAttemptsPerAddress: number;
-}
 
 /** Starting a sign-in is limited per client address in fixed windows this long. */
 export const startLimitWindowSeconds = 15 * 60;
@@ -134,138 +52,12 @@ export const authorizePath = '/v1/auth/sso/authorize';
  */
 export const ssoBrowserCookie: BrowserBindingCookie = { name: 'orgplane_sso', path: '/v1/auth/sso/', sameSite: 'none' };
 
-const otherBrowser =
-  'This sign-in was started in another browser. Finish it in the browser that started it, or start the sign-in again from this one.';
-const unknownLink = 'This sign-in link has expired or was already used. Start the sign-in again.';
-
 export function createSignInService(deps: SignInServiceDeps) {
   const { db } = deps;
   const store = createSignInStore();
-  const linking = createAccountLinking(deps);
+  const resolveAccount = createAccountResolver(deps, store, createAccountLinking(deps));
+  const recordFailure = createFailureRecorder(db, store);
   const callbackUrl = `${deps.publicUrl}${oidcCallbackPath}`;
-
-  /**
-   * The account the IdP's person is, in the connection's organization, or a refusal. Inside the sign-in's
-   * transaction. An account the subject is not linked to yet is taken only on a ground (account-linking.ts);
-   * a step-up (`reauthenticate`) re-authenticates the session that asked for it, so it links nothing and
-   * ends no session: the account is linked at its next sign-in.
-   */
-  async function resolveAccount(
-    tx: WriteTransaction,
-    connection: SsoConnectionRow,
-    claims: { sub: string; email: string; name?: string },
-    byEmail: UserRecord | undefined,
-    reauthenticate: boolean,
-  ): Promise<{ user: UserRecord; memberId: string }> {
-    const organizationId = connection.organization_id;
-    const linked = await store.findLinkedUser(tx, connection.organization_id, connection.id, claims.sub);
-    let user = linked ? await deps.users.getUser(linked, tx) : byEmail;
-    let member = user ? await deps.membership.getMemberByUser(organizationId, user.id, tx) : undefined;
-    if (member?.status === 'suspended')
-      throw new SignInRefused(
-        403,
-        'member_suspended',
-        'Your membership of this organization is suspended. Ask an administrator.',
-        user!.id,
-      );
-    if (!member) {
-      // A removal stands until the organization makes the person a member again (an invitation, SCIM):
-      // just-in-time provisioning adds people who were never members, never ones who were taken out.
-      const removal = user ? await deps.membership.getMemberRemoval(organizationId, user.id, tx) : undefined;
-      if (removal) {
-        const by = removal.removedBy === 'scim' ? "by your organization's directory (SCIM)" : 'by an administrator';
-        throw new SignInRefused(
-          403,
-          'member_removed',
-          `You were removed from this organization ${by}. Ask an administrator to invite you again.`,
-          user!.id,
-        );
-      }
-    }
-    let firstLink: { ground: LinkGround } | undefined;
-    if (user && !linked) {
-      // Not named as the refusal's actor: whoever holds that account is not the person signing in.
-      const judged = await linking.judge(tx, organizationId, user, member !== undefined);
-      if (!judged.ground) throw new SignInRefused(403, 'account_not_linkable', accountNotLinkableMessage(user.email));
-      if (!judged.linkedBefore) firstLink = { ground: judged.ground };
-    }
-    if (!member) {
-      if (!connection.jit_enabled) {
-        throw new SignInRefused(
-          403,
-          'not_a_member',
-          'You are not a member of this organization, and it does not add people at their first sign-in. Ask an administrator to invite you.',
-          user?.id,
-        );
-      }
-      if (!user) {
-        user = await deps.users.createUserWithoutPassword(tx, {
-          email: claims.email,
-          name: claims.name?.trim() || claims.email,
-        });
-        if (!user) throw new SignInRefused(403, 'account_not_linkable', accountAppearedMessage(claims.email));
-        firstLink = { ground: 'just_in_time' };
-      }
-      await deps.membership.addMember(tx, organizationId, user.id, connection.jit_default_role);
-      member = (await deps.membership.getMemberByUser(organizationId, user.id, tx))!;
-      await deps.teams.addMemberToTeams(tx, organizationId, member.id, connection.jit_default_team_ids);
-      tx.audit({
-        action: 'member.provisioned',
-        organizationId,
-        actorUserId: user.id,
-        target: { type: 'member', id: member.id, name: user.email },
-        changes: {
-          via: 'sso_just_in_time',
-          protocol: connection.protocol,
-          role: connection.jit_default_role,
-          teamIds: connection.jit_default_team_ids,
-        },
-      });
-    }
-    if (!reauthenticate && !linked && !(await linking.link(tx, connection, claims.sub, user!, firstLink))) {
-      throw new SignInRefused(
-        409,
-        'subject_conflict',
-        'This identity is linked to another account here. Ask an administrator.',
-        user!.id,
-      );
-    }
-    return { user: user!, memberId: member.id };
-  }
-
-  /**
-   * A refused or failed sign-in, recorded in a transaction of its own (the sign-in fails, the record
-   * stays): an `sso.sign_in_failed` event in the connection's organization with the reason's category,
-   * and, for what the connection's health should show (`health`), its last error. Never a token: the
-   * messages are orgplane's own or name the check that failed.
-   */
-  async function recordFailure(
-    context: Omit<WriteContext, 'actor'>,
-    connection: Pick<SsoConnectionRow, 'organization_id' | 'id'> &
-      Partial<Pick<SsoConnectionRow, 'domain' | 'protocol'>>,
-    category: string,
-    message: string,
-    detail: { email?: string | undefined; userId?: string | undefined; health?: boolean } = {},
-  ): Promise<void> {
-    await writeTransaction(db, { ...context, actor: { kind: 'anonymous' } }, async (tx) => {
-      if (detail.health !== false)
-        await store.recordError(tx, connection.organization_id, connection.id, category, message);
-      tx.audit({
-        action: 'sso.sign_in_failed',
-        outcome: personRefusals.has(category) ? 'denied' : 'failure',
-        organizationId: connection.organization_id,
-        target: { type: 'sso_connection', id: connection.id, name: connection.domain ?? null },
-        changes: {
-          method: 'sso',
-          ...(connection.protocol ? { protocol: connection.protocol } : {}),
-          reason: category,
-          message: message.slice(0, 500),
-          ...(detail.email ? { email: detail.email } : {}),
-        },
-        ...(detail.userId ? { actorUserId: detail.userId } : {}),
-      });
-    });
-  }
 
   const service = {
     recordFailure,
@@ -492,71 +284,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       return target.href;
     },
 
-    /**
-     * Exchanges a one-time code and its PKCE verifier for a session (or, for a step-up, refreshes the
-     * calling session of the same person). The code is spent whatever the outcome.
-     */
-    async exchangeCode(
-      context: Omit<WriteContext, 'actor'>,
-      input: { code: string; codeVerifier: string },
-      caller: Caller | null,
-    ) {
-      const invalidGrant = () =>
-        ssoErrors.invalid_grant('The code is unknown, expired, already used, or does not match the code verifier');
-      const code = await store.takeCode(db, hashToken(input.code));
-      // An unknown code names no organization, and anyone may send one: it is refused and recorded nowhere.
-      if (!code) throw invalidGrant();
-      // The exchange's refusals are the caller's, not the connection's: an event, no change of its health.
-      const refuse = async (error: ApiError, category: string): Promise<never> => {
-        await recordFailure(
-          context,
-          { organization_id: code.organization_id, id: code.connection_id },
-          category,
-          error.message,
-          { userId: code.user_id, health: false },
-        );
-        throw error;
-      };
-      if (!pkceVerifierMatches(input.codeVerifier, code.client_code_challenge))
-        return refuse(invalidGrant(), 'code_verifier_mismatch');
-      // A step-up refreshes the session that asked for it, and only that person's.
-      if (code.reauthenticate && (!caller?.sessionId || caller.userId !== code.user_id))
-        return refuse(unauthorized(), 'reauthentication_session_mismatch');
-      try {
-        return await writeTransaction(db, { ...context, actor: caller ?? { kind: 'anonymous' } }, async (tx) => {
-          const member = await deps.membership.getMemberByUser(code.organization_id, code.user_id, tx);
-          if (member?.status !== 'active' || !(await deps.membership.lockMember(tx, code.organization_id, member.id))) {
-            throw httpErrors.forbidden('You are no longer an active member of this organization');
-          }
-          const user = (await deps.users.getUser(code.user_id, tx))!;
-          if (code.reauthenticate) {
-            const authenticatedAt = await deps.membership.markSessionAuthenticated(tx, sessionOf(caller!), 'sso');
-            if (!authenticatedAt) throw unauthorized();
-            tx.audit({
-              action: 'user.reauthenticated',
-              organizationId: code.organization_id,
-              target: { type: 'session', id: caller!.sessionId! },
-              changes: { authMethod: 'sso', connectionId: code.connection_id },
-            });
-            return { user, organizationId: code.organization_id, authenticatedAt };
-          }
-          const sessionToken = await deps.membership.issueSession(tx, code.user_id, code.organization_id, 'sso');
-          // Like a password sign-in's event, in the organization whose connection signed the person in.
-          tx.audit({
-            action: 'user.signed_in',
-            organizationId: code.organization_id,
-            actorUserId: user.id,
-            target: { type: 'user', id: user.id, name: user.email },
-            changes: { method: 'sso', connectionId: code.connection_id },
-          });
-          return { user, organizationId: code.organization_id, sessionToken };
-        });
-      } catch (error) {
-        if (error instanceof ApiError && error.statusCode === 403 && error.code === httpErrors.forbidden.code)
-          return refuse(error, 'member_inactive');
-        throw error;
-      }
-    },
+    exchangeCode: createCodeExchange(deps, store, recordFailure),
   };
   return service;
 }

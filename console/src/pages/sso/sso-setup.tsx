@@ -7,7 +7,8 @@ import { useCaller } from '../../caller.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { CopyField } from '../../copy.tsx';
 import { useMutation, useQuery } from '../../data.ts';
-import { draftOf, identityOf, SsoConnectionForm, type SsoConnection, type SsoDraft } from './sso-connection-form.tsx';
+import { SsoConnectionForm } from './sso-connection-form.tsx';
+import { draftOf, identityOf, type SsoConnection, type SsoDraft } from './sso-draft.ts';
 import { SignInHealth, TestSignIn } from './sso-test.tsx';
 
 export function SsoSetupPage({ organizationId }: { organizationId: string }) {

@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, type ApiError } from '../../api.ts';
 import { useMutation } from '../../data.ts';
 import { Field, FormError, submitted } from '../../forms.tsx';
-import type { SsoConnection } from './sso-connection-form.tsx';
+import type { SsoConnection } from './sso-draft.ts';
 import { pkcePair } from '../auth/sso-sign-in.tsx';
 
 export const ssoTestReturnPath = '/sso/test-done';

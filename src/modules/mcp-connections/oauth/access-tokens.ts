@@ -20,7 +20,7 @@ import {
 } from './credential-store.ts';
 import type { AccessTokenResult, OAuthDeps } from './deps.ts';
 import type { OAuthClientCredentials } from './registration.ts';
-import { fetchAuthorizationServerMetadata } from './discovery.ts';
+import { fetchAuthorizationServerMetadata } from './metadata-fetch.ts';
 import { OAuthFlowError } from './errors.ts';
 import { adminRoles, visibleConnection } from './guards.ts';
 import { classifyRefusal, needsRefresh, refreshAccessToken, revokeToken } from './tokens.ts';

@@ -2,7 +2,7 @@
 // state: the issuer (RFC 9207) and then either an error or a code.
 
 import { OAuthFlowError, oauthErrorCode } from './errors.ts';
-import { sameIssuer } from './discovery.ts';
+import { sameIssuer } from './metadata-fetch.ts';
 
 export interface CallbackQuery {
   code?: string;

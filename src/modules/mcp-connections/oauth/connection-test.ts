@@ -9,7 +9,7 @@ import { planClient, recordState, tryDiscover } from './client-acquisition.ts';
 import { findOAuthCredential, markCredentialHealth } from './credential-store.ts';
 import type { OAuthDeps } from './deps.ts';
 import { oauthDiagnostic, reachedServer } from './diagnostic.ts';
-import { resourceChallenge } from './discovery.ts';
+import { resourceChallenge } from './challenge.ts';
 import { OAuthFlowError, type CredentialHealthReason } from './errors.ts';
 import { holdConnection } from './guards.ts';
 import { addStepUpScopes, recordConnectionRegistration } from './store.ts';

@@ -16,7 +16,8 @@ import { prepareMemberRevocation } from './revocation.ts';
 
 // What the connections module (the parent) uses of OAuth; nothing else of ./oauth/ is reached from outside.
 export { signingAlgorithmFor } from './client-assertion.ts';
-export { fetchProtectedResourceMetadata, resourceChallenge } from './discovery.ts';
+export { resourceChallenge } from './challenge.ts';
+export { fetchProtectedResourceMetadata } from './metadata-fetch.ts';
 export type { FetchLike } from './errors.ts';
 export type { DiscoveryPath } from './legacy-discovery.ts';
 export { discoveryPaths, issuerReviewFlags } from './store.ts';

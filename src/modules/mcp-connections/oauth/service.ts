@@ -22,7 +22,7 @@ import { disconnect, usableAccessToken } from './access-tokens.ts';
 import type { CallbackQuery } from './callback.ts';
 import { completeAuthorization, type RequestOrigin } from './complete-authorization.ts';
 import { stepUpScope, testOAuthConnection } from './connection-test.ts';
-import { parseWwwAuthenticate } from './discovery.ts';
+import { parseWwwAuthenticate } from './challenge.ts';
 import { checkOAuthCredential } from './health-check.ts';
 import type { OAuthDeps } from './deps.ts';
 import { authorize } from './start-authorization.ts';

@@ -1,0 +1,141 @@
+/** Every setting orgplane reads from the environment, with its default. `orgplane --help` prints this list. */
+export const configVariables = [
+  ['PORT', '8080', 'TCP port the HTTP server listens on'],
+  ['HOST', '0.0.0.0', 'interface the HTTP server binds'],
+  [
+    'PUBLIC_URL',
+    'http://localhost:PORT',
+    'external base URL (install links, webhooks, OAuth callbacks, SCIM base URL)',
+  ],
+  [
+    'DATABASE_URL',
+    '(unset: embedded PGlite)',
+    'PostgreSQL connection string; unset runs on the embedded database in DATA_DIR',
+  ],
+  [
+    'DATA_DIR',
+    './data',
+    'embedded database files (locked by the one process that has them open) and the generated secret key',
+  ],
+  [
+    'ORGPLANE_SECRET_KEY',
+    '(generated into DATA_DIR)',
+    'key ring for encrypting stored credentials: "v2:<base64 32 bytes>,v1:<...>" (first is current) or one base64 key',
+  ],
+  [
+    'ALLOWED_PRIVATE_NETWORKS',
+    '(empty)',
+    'comma-separated CIDRs outbound calls may reach despite being private/loopback',
+  ],
+  [
+    'TRUSTED_PROXIES',
+    '(empty)',
+    'comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For names the client (per-client rate limits, logs); empty: the connecting address is the client',
+  ],
+  [
+    'REQUEST_TIMEOUT_MS',
+    '30000',
+    'time a client has to send a whole request, headers and body (a slower one gets 408 and is disconnected)',
+  ],
+  [
+    'DNS_SERVERS',
+    '(system resolver)',
+    'comma-separated DNS servers (ip, ip:port or [ipv6]:port) for SSO domain verification',
+  ],
+  ['DNS_TIMEOUT_MS', '2500', 'per-attempt timeout of those DNS lookups (two attempts per server)'],
+  [
+    'CORS_ALLOWED_ORIGINS',
+    '(empty)',
+    'comma-separated origins (https://app.example.com) whose browser pages may call the /v1 API, /health, /ready and /openapi.json; empty: no cross-origin access',
+  ],
+  [
+    'DESKTOP_DOWNLOAD_URL',
+    '(unset: the install page says the download is not configured)',
+    'where the install page\'s "Download" action points (an http(s) URL)',
+  ],
+  [
+    'SSO_REDIRECT_URIS',
+    '(empty)',
+    "comma-separated redirect URIs, matched exactly, that SSO and desktop sign-in may return to besides the console's /sso/callback and /sso/test-done pages (SSO only), loopback on another port than this server's, and the desktop app's orgplane: scheme",
+  ],
+  [
+    'SSO_CLOCK_SKEW_SECONDS',
+    '60',
+    'clock skew tolerated when checking ID token times (exp, iat) and SAML assertion times (0 to 600)',
+  ],
+  [
+    'SMTP_URL',
+    '(unset: no e-mail is sent)',
+    'mail server for invitations: smtp://user:password@host:587 (STARTTLS when offered) or smtps://user:password@host:465',
+  ],
+  ['MAIL_FROM', 'orgplane <noreply@PUBLIC_URL host>', 'From address of the e-mail orgplane sends'],
+  ['MESSENGER_API_ROOT', 'https://api.telegram.org', 'messaging platform Bot API root'],
+  ['LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace, silent'],
+  ['DB_POOL_SIZE', '10', 'PostgreSQL connections per process (PGlite always uses one)'],
+  ['SESSION_TTL_HOURS', '720', 'lifetime of a session token, in whole hours (1 to 87600)'],
+  [
+    'REAUTH_MAX_AGE_SECONDS',
+    '900',
+    "how recent a session's last authentication must be for privileged operations (0 to 86400; 0 turns the rule off)",
+  ],
+  ['SIGN_UP_ENABLED', 'true', 'whether POST /v1/auth/sign-up is open'],
+  [
+    'SIGN_UP_ATTEMPTS_PER_ADDRESS',
+    '20',
+    'sign-up attempts one client address may make per hour, across all processes (1 to 1000000; raise it for a launch behind one NAT)',
+  ],
+  [
+    'SSO_START_ATTEMPTS_PER_ADDRESS',
+    '100',
+    'SSO sign-ins (POST /v1/auth/sso/start) one client address may start per 15 minutes, across all processes (1 to 1000000; raise it when a whole company signs in from behind one NAT)',
+  ],
+  ['RUN_WORKERS', 'true', 'whether `start` also runs the background workers in-process (as `orgplane worker` does)'],
+  [
+    'AUDIT_RETENTION_DAYS',
+    '365',
+    'audit events older than this many days are pruned daily, leaving a checkpoint (1 to 36500)',
+  ],
+  [
+    'AUDIT_RETENTION_FIRST_RUN_SECONDS',
+    '60',
+    'seconds from the start of a process that runs workers to its first pruning (0 to 86400); daily after it',
+  ],
+  [
+    'AUDIT_STREAM_ATTEMPTS',
+    '10',
+    'failed attempts to deliver a batch to an audit-log stream before the stream is dead-lettered (stopped until re-enabled)',
+  ],
+  [
+    'AUDIT_STREAM_RETRY_DELAY_SECONDS',
+    '2',
+    'first retry delay of an audit-log stream batch; each retry waits about twice as long (with jitter)',
+  ],
+  ['AUDIT_STREAM_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one audit-log stream retry delay'],
+  ['AUDIT_STREAM_BATCH_SIZE', '100', 'events per POST to an audit-log stream (1 to 1000)'],
+  ['AUDIT_STREAM_POLL_SECONDS', '1', 'how often idle audit-log stream workers look for new events (0.1 to 60)'],
+  [
+    'MCP_HEALTH_INTERVAL_SECONDS',
+    '3600',
+    'how often a process that runs workers probes each stored MCP credential (OAuth tokens are also refreshed before they expire); 0 turns the background checks off (0 to 604800)',
+  ],
+  [
+    'MCP_HEALTH_FAILURE_THRESHOLD',
+    '3',
+    'consecutive background checks that fail without a definite answer (server unreachable, 5xx) before a credential is marked reconnect_required (1 to 100)',
+  ],
+  ['MESSENGER_DELIVERY_ATTEMPTS', '8', 'attempts to deliver an update before it is dead-lettered'],
+  [
+    'MESSENGER_DELIVERY_RETRY_DELAY_SECONDS',
+    '2',
+    'first delivery retry delay; each retry waits about twice as long (with jitter)',
+  ],
+  ['MESSENGER_DELIVERY_MAX_RETRY_DELAY_SECONDS', '300', 'upper bound of one delivery retry delay'],
+  ['MESSENGER_DELIVERY_TIMEOUT_MS', '10000', 'timeout of one POST to a delivery URL'],
+  ['MESSENGER_DELIVERY_EXPIRE_SECONDS', '60', 'a delivery still running after this long (worker died) is retried'],
+  ['MESSENGER_DELIVERY_CONCURRENCY', '8', 'deliveries processed at once per process (of different chats)'],
+  [
+    'MESSENGER_DELIVERY_POLL_SECONDS',
+    '1',
+    'how often idle delivery workers look for queued updates (0.5 to 60; new updates here wake them at once)',
+  ],
+] as const;
