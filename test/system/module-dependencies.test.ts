@@ -51,7 +51,7 @@ test('every module refuses to register without its dependencies, naming them', a
     await assert.rejects(registerMembers(app, {} as never), /^Error: members: registered without membership$/);
     await assert.rejects(
       registerInvitations(app, { membership: {} } as never),
-      /^Error: invitations: registered without db, users$/,
+      /^Error: invitations: registered without db, users, organizations, mailer, publicUrl$/,
     );
     await assert.rejects(registerTeams(app, {} as never), /^Error: teams: registered without db, membership$/);
     await assert.rejects(registerApiKeys(app, {} as never), /^Error: api-keys: registered without db, membership$/);
