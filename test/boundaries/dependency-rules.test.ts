@@ -2,17 +2,8 @@
 // violation: it is run, with the project's own config, over a small src/ written into a temporary
 // directory, once clean and once with each kind of violation planted.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const config = fileURLToPath(new URL('../../.dependency-cruiser.mjs', import.meta.url));
-const checker = fileURLToPath(
-  new URL('../../node_modules/dependency-cruiser/bin/dependency-cruiser.mjs', import.meta.url),
-);
+import { checkPlantedProject as check } from './planted-project.ts';
 
 // A clean little project: a module using another through its index.ts, files of one module using each
 // other (one way: no-circular forbids a circle even within a module), the foundation using the foundation.
@@ -27,20 +18,6 @@ const clean: Record<string, string> = {
     "import type { MembershipCore } from '../identity/index.ts';\nimport { bank } from './store.ts';\n" +
     'export const use = (core: MembershipCore) => core.lockMember(bank);\n',
 };
-
-function check(files: Record<string, string>): { status: number | null; output: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'orgplane-boundaries-'));
-  try {
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(dir, path)), { recursive: true });
-      writeFileSync(join(dir, path), text);
-    }
-    const run = spawnSync(process.execPath, [checker, 'src', '--config', config], { cwd: dir, encoding: 'utf8' });
-    return { status: run.status, output: `${run.stdout}${run.stderr}` };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 test('the check passes on modules that keep their boundaries', () => {
   const result = check(clean);

@@ -4,17 +4,8 @@
 // temporary directory, once clean and once with each kind of violation planted (as
 // dependency-rules.test.ts does for the rules between modules).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const config = fileURLToPath(new URL('../../.dependency-cruiser.mjs', import.meta.url));
-const checker = fileURLToPath(
-  new URL('../../node_modules/dependency-cruiser/bin/dependency-cruiser.mjs', import.meta.url),
-);
+import { checkPlantedProject as check } from './planted-project.ts';
 
 // A module with two sub-modules that keep their boundaries: the parent reaches each through its index.ts,
 // one sub-module reaches the other through its index.ts, and takes from the parent only its contracts.ts;
@@ -37,20 +28,6 @@ const clean: Record<string, string> = {
     "import { check } from './modules/conn/index.ts';\nimport { probe } from './modules/conn/probe/index.ts';\n" +
     "export const main = () => check() && probe('x');\n",
 };
-
-function check(files: Record<string, string>): { status: number | null; output: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'orgplane-boundaries-'));
-  try {
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(dir, path)), { recursive: true });
-      writeFileSync(join(dir, path), text);
-    }
-    const run = spawnSync(process.execPath, [checker, 'src', '--config', config], { cwd: dir, encoding: 'utf8' });
-    return { status: run.status, output: `${run.stdout}${run.stderr}` };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 function assertOneViolation(files: Record<string, string>, violation: RegExp): void {
   const result = check(files);
