@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startPollLoop } from '../../src/platform/poll-loop.ts';
 import { checkTenantRouting } from '../db/tenant-routing.ts';
-import { createPostgresDatabase, startTestApp, testBackend, type TestApp } from '../support/app.ts';
+import { testBackend } from '../support/app.ts';
 import { api } from '../support/http.ts';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { useAppWithCuttableDatabase } from '../support/cuttable-database.ts';
 import { connectBot, eventually, startMessengerEnv, type MessengerEnv } from '../messenger/support.ts';
 
 const tenantRouting = checkTenantRouting();
@@ -143,33 +143,17 @@ describe('operator metrics', () => {
 describe("a real worker's failed rounds while the database is away", {
   skip: testBackend !== 'postgres' && 'the embedded database cannot become unreachable',
 }, () => {
-  let app: TestApp;
-  let proxy: TcpProxy;
-  let dropDatabase: () => Promise<void>;
-  before(async () => {
-    const database = await createPostgresDatabase();
-    dropDatabase = database.drop;
-    const url = new URL(database.url);
-    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
-    url.host = `127.0.0.1:${proxy.port}`;
-    app = await startTestApp({ databaseUrl: url.toString(), runWorkers: true });
-  });
-  after(async () => {
-    await proxy.restore().catch(() => {});
-    await app.close();
-    await proxy.close();
-    await dropDatabase();
-  });
+  const cuttable = useAppWithCuttableDatabase({ runWorkers: true });
 
   test('audit-streams rounds fail while it is cut, and are counted so once it is back', async () => {
     const failures = 'orgplane_background_job_failures_total{worker="audit-streams"}';
     const runs = 'orgplane_background_job_runs_total{worker="audit-streams"}';
-    const read = async () => parseMetrics(await (await fetch(new URL('/metrics', app.url))).text());
+    const read = async () => parseMetrics(await (await fetch(new URL('/metrics', cuttable.app.url))).text());
     const before = await read();
-    await proxy.cut();
+    await cuttable.proxy.cut();
     // Each idle round waits the poll interval (AUDIT_STREAM_POLL_SECONDS, 1 s by default): two of them fail.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    await proxy.restore();
+    await cuttable.proxy.restore();
     const after = await eventually(
       async () => {
         const samples = await read();

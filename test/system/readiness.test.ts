@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { packageVersion } from '../../src/version.ts';
-import { createPostgresDatabase, startTestApp, testBackend, type TestApp } from '../support/app.ts';
+import { startTestApp, testBackend, type TestApp } from '../support/app.ts';
 import { api } from '../support/http.ts';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { useAppWithCuttableDatabase } from '../support/cuttable-database.ts';
 
 const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
 
@@ -86,27 +86,11 @@ test('a process that runs no workers is ready: the workers check is not_configur
 describe('/ready while the database goes away', {
   skip: testBackend !== 'postgres' && 'the embedded database cannot become unreachable',
 }, () => {
-  let app: TestApp;
-  let proxy: TcpProxy;
-  let dropDatabase: () => Promise<void>;
-  before(async () => {
-    const database = await createPostgresDatabase();
-    dropDatabase = database.drop;
-    const url = new URL(database.url);
-    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
-    url.host = `127.0.0.1:${proxy.port}`;
-    app = await startTestApp({ databaseUrl: url.toString(), runWorkers: false });
-  });
-  after(async () => {
-    await proxy.restore().catch(() => {});
-    await app.close();
-    await proxy.close();
-    await dropDatabase();
-  });
+  const cuttable = useAppWithCuttableDatabase({ runWorkers: false });
 
   test('503 naming the database (migrations unknown), /health 503 with the version; 200 once it is back', async () => {
-    await proxy.cut();
-    const ready = await api(app.url).get('/ready');
+    await cuttable.proxy.cut();
+    const ready = await api(cuttable.app.url).get('/ready');
     assert.deepEqual(
       [ready.status, ready.body],
       [
@@ -117,13 +101,13 @@ describe('/ready while the database goes away', {
         },
       ],
     );
-    const health = await api(app.url).get('/health');
+    const health = await api(cuttable.app.url).get('/health');
     assert.deepEqual([health.status, health.body], [503, { status: 'unavailable', version }]);
-    await proxy.restore();
-    let recovered = await api(app.url).get('/ready');
+    await cuttable.proxy.restore();
+    let recovered = await api(cuttable.app.url).get('/ready');
     for (let attempt = 0; attempt < 20 && recovered.status !== 200; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 250));
-      recovered = await api(app.url).get('/ready');
+      recovered = await api(cuttable.app.url).get('/ready');
     }
     assert.equal(recovered.status, 200, recovered.text);
   });
