@@ -22,7 +22,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
   app.post(
     '/v1/orgs/:organizationId/api-keys',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'api_keys.manage', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['API Keys'],
         operationId: 'createApiKey',
@@ -52,7 +52,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
   app.get(
     '/v1/orgs/:organizationId/api-keys',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'api_keys.manage', judgedBy: 'service' }),
       schema: {
         tags: ['API Keys'],
         operationId: 'listApiKeys',
@@ -80,7 +80,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
   app.delete(
     '/v1/orgs/:organizationId/api-keys/:apiKeyId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'api_keys.manage', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['API Keys'],
         operationId: 'revokeApiKey',

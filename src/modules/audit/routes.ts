@@ -70,7 +70,7 @@ export const auditRoutes: FastifyPluginAsyncZod<{ audit: AuditService }> = async
   app.get(
     '/v1/orgs/:organizationId/audit-events',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'audit.view', judgedBy: 'service' }),
       schema: {
         tags: ['Audit'],
         operationId: 'listAuditEvents',
@@ -115,7 +115,7 @@ export const auditRoutes: FastifyPluginAsyncZod<{ audit: AuditService }> = async
   app.get(
     '/v1/orgs/:organizationId/audit-events/export',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'audit.export', judgedBy: 'service' }),
       schema: {
         tags: ['Audit'],
         operationId: 'exportAuditEvents',
@@ -157,7 +157,7 @@ export const auditRoutes: FastifyPluginAsyncZod<{ audit: AuditService }> = async
   app.get(
     '/v1/orgs/:organizationId/audit-events/verify',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'audit.view', judgedBy: 'service' }),
       schema: {
         tags: ['Audit'],
         operationId: 'verifyAuditEvents',

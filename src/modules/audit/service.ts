@@ -1,12 +1,13 @@
 // Reading the audit log (list, export, verify) and recording refusals of privileged calls.
 import type { Database } from '../../db/database.ts';
-import type { Caller, Role } from '../../http/caller.ts';
+import type { Caller } from '../../http/caller.ts';
+import type { PermissionKey } from '../../platform/permissions.ts';
 import type { MembershipAuthorization } from '../identity/index.ts';
 import { verifyChain, genesisHash, type AuditEvent, type Verification } from './chain.ts';
 import { textPage, type ExportFormat } from './export-text.ts';
 import * as store from './store.ts';
 
-const auditorRoles: readonly Role[] = ['owner', 'admin'];
+const viewAudit: PermissionKey = 'audit.view';
 // About 100 kB of text a page: below V8's large-object size, and few queries.
 const exportPageSize = 200;
 const verifyPageSize = 1000;
@@ -41,7 +42,7 @@ export function createAuditService(deps: AuditServiceDeps) {
       query: EventQuery,
       limit: number,
     ): Promise<{ events: AuditEvent[]; nextBeforeSeq: number | null }> {
-      await membership.requireMembership(caller, organizationId, auditorRoles);
+      await membership.requireMembership(caller, organizationId, viewAudit);
       const rows = await store.listEvents(db, { ...query, organizationId }, limit + 1);
       const page = rows.slice(0, limit);
       return {
@@ -52,7 +53,7 @@ export function createAuditService(deps: AuditServiceDeps) {
 
     /** Checks the caller may export; the events then come from `exportEvents`. */
     async requireAuditor(caller: Caller, organizationId: string): Promise<void> {
-      await membership.requireMembership(caller, organizationId, auditorRoles);
+      await membership.requireMembership(caller, organizationId, viewAudit);
     },
 
     /**
@@ -77,7 +78,7 @@ export function createAuditService(deps: AuditServiceDeps) {
     },
 
     async verify(caller: Caller, organizationId: string): Promise<Verification> {
-      await membership.requireMembership(caller, organizationId, auditorRoles);
+      await membership.requireMembership(caller, organizationId, viewAudit);
       return verifyChainOf(db, store.chainOf(organizationId));
     },
   };

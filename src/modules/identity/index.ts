@@ -2,7 +2,7 @@
 // write. What other modules may use of it is exported here: its two halves, `MembershipAuthorization`
 // and `MembershipSessions` (contracts.ts); they depend on the few functions they call
 // (Pick<MembershipAuthorization, ...>), never on identity's store or internals.
-export type { Caller, Role } from '../../http/caller.ts';
+export type { Caller } from '../../http/caller.ts';
 export {
   sessionOf,
   type MemberInvitations,

@@ -6,9 +6,11 @@ import { lockUntilCommit } from '../../db/locks.ts';
 import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
+import { builtInRoleKeys, type PermissionKey } from '../../platform/permissions.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type {
+  ActingMember,
   MemberInvitations,
   MemberRecord,
   MemberStatus,
@@ -22,6 +24,11 @@ import * as copies from './membership-copy-store.ts';
 import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.ts';
 
 export type { Caller, Membership, Role } from '../../http/caller.ts';
+
+const noKeys: ReadonlySet<PermissionKey> = new Set();
+
+/** The keys a member of `role` holds (none without a role: an ex-member, no active organization). */
+const roleKeys = (role: Role | null): ReadonlySet<PermissionKey> => (role ? builtInRoleKeys(role) : noKeys);
 
 // Every change of an organization's members takes this lock first, so they happen one at a time.
 const memberChangesLock = (organizationId: string) => `organization-members:${organizationId}`;
@@ -53,22 +60,19 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
   async function requireMembership(
     caller: Caller,
     organizationId: string,
-    roles?: readonly Role[],
+    permission?: PermissionKey,
   ): Promise<Membership> {
     let membership: Membership | undefined;
-    if (caller.kind === 'api_key') {
-      if (caller.organizationId === organizationId && caller.role)
-        membership = { organizationId, memberId: null, role: caller.role };
-    } else if (caller.userId) {
-      const member =
-        caller.organizationId === organizationId && caller.memberId
-          ? { id: caller.memberId, role: caller.role!, status: 'active' as const }
-          : await store.findMemberByUser(db, organizationId, caller.userId);
-      if (member && member.status === 'active') membership = { organizationId, memberId: member.id, role: member.role };
+    if (caller.organizationId === organizationId && caller.role && (caller.kind === 'api_key' || caller.memberId)) {
+      membership = { organizationId, memberId: caller.memberId, role: caller.role, permissions: caller.permissions };
+    } else if (caller.kind === 'session' && caller.userId) {
+      const member = await store.findMemberByUser(db, organizationId, caller.userId);
+      if (member && member.status === 'active')
+        membership = { organizationId, memberId: member.id, role: member.role, permissions: roleKeys(member.role) };
     }
-    const refuse = membershipRefusals(roles);
+    const refuse = membershipRefusals();
     if (!membership) throw refuse.inactive();
-    if (roles && !roles.includes(membership.role)) throw refuse.lacksRole();
+    if (permission && !membership.permissions.has(permission)) throw refuse.lacksPermission(permission);
     return membership;
   }
 
@@ -83,13 +87,23 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     tx: Queryable,
     organizationId: string,
     memberId: string | null,
-    rule: { roles?: readonly Role[]; refuse: MemberRefusals },
-  ): Promise<store.MemberLock | null> {
+    rule: { permission?: PermissionKey; refuse: MemberRefusals },
+  ): Promise<ActingMember | null> {
     if (!memberId) return null;
     const member = await store.findMemberForShare(tx, organizationId, memberId);
     if (member?.status !== 'active') throw rule.refuse.inactive();
-    if (rule.roles && !rule.roles.includes(member.role)) throw rule.refuse.lacksRole();
-    return member;
+    const permissions = roleKeys(member.role);
+    if (rule.permission && !permissions.has(rule.permission)) throw rule.refuse.lacksPermission(rule.permission);
+    return { ...member, permissions };
+  }
+
+  async function activeMemberPermissions(
+    organizationId: string,
+    memberId: string,
+    q: Queryable = db,
+  ): Promise<ReadonlySet<PermissionKey> | null> {
+    const member = await store.findMember(q, organizationId, memberId);
+    return member?.status === 'active' ? roleKeys(member.role) : null;
   }
 
   // Every change of a membership's status or role goes through these three, which end the
@@ -127,7 +141,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     role: Role,
   ): Promise<void> {
     await store.setMemberRole(tx, organizationId, member.id, role);
-    if (!invitations.inviterRoles.includes(role))
+    if (!roleKeys(role).has(invitations.invitePermission))
       await invitations.endInvitationsSentBy(tx, organizationId, member.user_id);
   }
 
@@ -137,6 +151,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
   return {
     requireMembership,
     holdActingMember,
+    activeMemberPermissions,
 
     async resolveSession(token: string): Promise<Caller | null> {
       if (!token.startsWith(sessionTokenPrefix) || token.length > 200) return null;
@@ -151,6 +166,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         organizationId: row.active_organization_id,
         memberId: row.member_id,
         role: row.role,
+        permissions: roleKeys(row.role),
         authenticatedAt: row.authenticated_at,
         authMethod: row.auth_method,
         name: row.name,
@@ -171,6 +187,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         organizationId: row.organization_id,
         memberId: null,
         role: row.role,
+        permissions: roleKeys(row.role),
         name: row.name,
         email: null,
       };

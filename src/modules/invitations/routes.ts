@@ -45,7 +45,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.post(
     '/v1/orgs/:organizationId/invitations',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'members.invite', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'createInvitation',
@@ -84,7 +84,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.post(
     '/v1/orgs/:organizationId/invitations/:invitationId/resend',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'members.invite', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'resendInvitation',
@@ -122,7 +122,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.get(
     '/v1/orgs/:organizationId/invitations',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'members.invite', judgedBy: 'service' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'listInvitations',
@@ -160,7 +160,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.delete(
     '/v1/orgs/:organizationId/invitations/:invitationId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'members.invite', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'revokeInvitation',
@@ -197,7 +197,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.post(
     '/v1/invitations/:token/accept',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'acceptInvitation',

@@ -1,7 +1,8 @@
 // Invitations: sent by owners and admins, listed, revoked, and accepted by the invitee.
 import type { Database } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
-import type { Caller, Role } from '../../http/caller.ts';
+import type { Caller } from '../../http/caller.ts';
+import type { PermissionKey } from '../../platform/permissions.ts';
 import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
@@ -25,7 +26,7 @@ const invitationTokenPrefix = 'opi_';
 
 // An invitation speaks for the member who sent it, so it holds only while they still have one of
 // these roles in an active membership: a removed admin's accomplice must not be let in afterwards.
-export const inviterRoles: readonly Role[] = ['owner', 'admin'];
+export const invitePermission: PermissionKey = 'members.invite';
 
 export interface InvitationServiceDeps {
   db: Database;
@@ -88,15 +89,15 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       input: { email: string; role: 'admin' | 'member' },
       requireFresh: FreshAuthenticationCheck,
     ) {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, invitePermission);
       requireFresh();
       const token = tenantToken(invitationTokenPrefix, organizationId);
       const invitation = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion of the sender not committed yet would end their other
         // invitations but miss this one.
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: inviterRoles,
-          refuse: membershipRefusals(inviterRoles),
+          permission: invitePermission,
+          refuse: membershipRefusals(),
         });
         const created = await store.insertInvitationUnlessMember(tx, {
           id: newId(idPrefixes.invitation),
@@ -131,14 +132,14 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       invitationId: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<SentInvitation> {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, invitePermission);
       requireFresh();
       const token = tenantToken(invitationTokenPrefix, organizationId);
       const invitation = await writeTransaction(db, ctx, async (tx) => {
         // Like creating: a sender losing the right to invite meanwhile must not send it anew.
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: inviterRoles,
-          refuse: membershipRefusals(inviterRoles),
+          permission: invitePermission,
+          refuse: membershipRefusals(),
         });
         const renewed = await store.renewPendingInvitation(tx, organizationId, invitationId, {
           tokenHash: hashToken(token),
@@ -195,7 +196,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
 
     /** Pending invitations only (not accepted, expired or ended), newest first; never their tokens. */
     async listInvitations(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
-      await membership.requireMembership(caller, organizationId, inviterRoles);
+      await membership.requireMembership(caller, organizationId, invitePermission);
       return store.listPendingInvitations(db, organizationId, page.limit, page.after);
     },
 
@@ -209,7 +210,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       invitationId: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<void> {
-      await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      await membership.requireMembership(ctx.actor, organizationId, invitePermission);
       requireFresh();
       const ended = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.endPendingInvitation(tx, organizationId, invitationId);

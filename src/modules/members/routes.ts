@@ -28,7 +28,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   app.get(
     '/v1/orgs/:organizationId/members',
     {
-      onRequest: authenticate({ allowApiKey: true }),
+      onRequest: authenticate({ requires: 'member', judgedBy: 'service', allowApiKey: true }),
       schema: {
         tags: ['Members'],
         operationId: 'listMembers',
@@ -58,7 +58,11 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   app.patch(
     '/v1/orgs/:organizationId/members/:memberId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'members.update_role',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Members'],
         operationId: 'changeMemberRole',
@@ -88,7 +92,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   app.delete(
     '/v1/orgs/:organizationId/members/:memberId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'members.remove', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Members'],
         operationId: 'removeMember',
@@ -119,7 +123,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   app.post(
     '/v1/orgs/:organizationId/transfer-ownership',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'owner', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Members'],
         operationId: 'transferOwnership',

@@ -3,7 +3,7 @@
 import type { Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller } from '../../http/caller.ts';
-import { forbidden } from '../../http/errors.ts';
+import { forbidden, missingPermission } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import type { MemberRecord, MembershipAuthorization } from '../identity/index.ts';
 import { identityErrors } from '../identity/index.ts';
@@ -52,7 +52,7 @@ export function createMemberService(deps: MemberServiceDeps) {
       role: 'admin' | 'member',
       requireFresh: FreshAuthenticationCheck,
     ) {
-      await membership.requireMembership(ctx.actor, organizationId, ['owner', 'admin']);
+      await membership.requireMembership(ctx.actor, organizationId, 'members.update_role');
       requireFresh();
       return membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
@@ -78,8 +78,7 @@ export function createMemberService(deps: MemberServiceDeps) {
     ): Promise<void> {
       const acting = await membership.requireMembership(ctx.actor, organizationId);
       const leavingThemselves = acting.memberId === memberId;
-      if (!leavingThemselves && acting.role === 'member')
-        throw forbidden('Only owners and admins remove other members');
+      if (!leavingThemselves && !acting.permissions.has('members.remove')) throw missingPermission('members.remove');
       if (!leavingThemselves) requireFresh();
       const afterwards = await membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
@@ -108,7 +107,8 @@ export function createMemberService(deps: MemberServiceDeps) {
       memberId: string,
       requireFresh: FreshAuthenticationCheck,
     ) {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, ['owner']);
+      const acting = await membership.requireMembership(ctx.actor, organizationId);
+      if (acting.role !== 'owner') throw forbidden('This needs the role owner');
       requireFresh();
       return membership.changeMembers(ctx, organizationId, async (tx) => {
         // Still the owner: an earlier transfer may have made the caller an admin meanwhile.

@@ -56,7 +56,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   app.post(
     '/v1/memory',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Memory'],
         operationId: 'createMemory',
@@ -75,7 +75,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   app.post(
     '/v1/memory/batch',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       // 1,000 memories of up to 20,000 characters do not fit the default 1 MiB body limit.
       bodyLimit: 32 * 1024 * 1024,
       schema: {
@@ -102,7 +102,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   app.get(
     '/v1/memory',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Memory'],
         operationId: 'listMemories',
@@ -131,7 +131,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   app.get(
     '/v1/memory/search',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Memory'],
         operationId: 'searchMemories',
@@ -162,7 +162,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   app.get(
     '/v1/memory/:id',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Memory'],
         operationId: 'getMemory',
@@ -178,7 +178,7 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
   app.delete(
     '/v1/memory/:id',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Memory'],
         operationId: 'deleteMemory',

@@ -1,4 +1,5 @@
 // Organizations: creating one, the session's active one (GET /v1/org), and plans.
+import type { PermissionKey } from '../../platform/permissions.ts';
 import type { Database, Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import { forbidden, unauthorized } from '../../http/errors.ts';
@@ -37,7 +38,7 @@ export interface OrganizationServiceDeps {
     Pick<MembershipSessions, 'setSessionOrganization'>;
 }
 
-const renamerRoles = ['owner', 'admin'] as const;
+const renameOrganization: PermissionKey = 'organization.update';
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { db, membership } = deps;
@@ -67,12 +68,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       name: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<OrganizationRecord> {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, renamerRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, renameOrganization);
       requireFresh();
       return writeTransaction(db, ctx, async (tx) => {
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: renamerRoles,
-          refuse: membershipRefusals(renamerRoles),
+          permission: renameOrganization,
+          refuse: membershipRefusals(),
         });
         const renamed = await store.renameOrganization(tx, organizationId, name);
         if (!renamed) throw httpErrors.organization_not_found('No such organization');

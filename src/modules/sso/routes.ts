@@ -159,7 +159,7 @@ function toConnection(
   };
 }
 
-const ownerOrAdmin = authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found' });
+const ownerOrAdmin = authenticate({ requires: 'sso.manage', withoutOrganization: 'organization_not_found' });
 const organizationNotFound = errorResponse(
   [httpErrors.organization_not_found],
   'the session has no active organization',
@@ -180,7 +180,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
     '/v1/sso/connection',
     {
       onRequest: authenticate({
-        roles: ['owner', 'admin'],
+        requires: 'sso.manage',
         withoutOrganization: 'organization_not_found',
         freshAuthentication: true,
       }),
@@ -331,7 +331,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
     {
       // Verifying is what turns the connection on for the domain (sign-in through the IdP, just-in-time provisioning).
       onRequest: authenticate({
-        roles: ['owner', 'admin'],
+        requires: 'sso.manage',
         withoutOrganization: 'organization_not_found',
         freshAuthentication: true,
       }),

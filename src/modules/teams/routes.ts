@@ -21,7 +21,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   app.post(
     '/v1/orgs/:organizationId/teams',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'teams.manage', judgedBy: 'service' }),
       schema: {
         tags: ['Teams'],
         operationId: 'createTeam',
@@ -45,7 +45,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   app.get(
     '/v1/orgs/:organizationId/teams',
     {
-      onRequest: authenticate({ allowApiKey: true }),
+      onRequest: authenticate({ requires: 'member', judgedBy: 'service', allowApiKey: true }),
       schema: {
         tags: ['Teams'],
         operationId: 'listTeams',
@@ -78,7 +78,11 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   app.post(
     '/v1/orgs/:organizationId/teams/:teamId/members',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'teams.manage_members',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Teams'],
         operationId: 'addTeamMember',
@@ -111,7 +115,11 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   app.delete(
     '/v1/orgs/:organizationId/teams/:teamId/members/:memberId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'teams.manage_members',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Teams'],
         operationId: 'removeTeamMember',

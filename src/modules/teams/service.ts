@@ -1,15 +1,13 @@
 // Teams of an organization and who is in them.
 import type { Database, Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
-import type { Caller, Role } from '../../http/caller.ts';
+import type { Caller } from '../../http/caller.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { membershipRefusals, type MembershipAuthorization, identityErrors } from '../identity/index.ts';
 import type { TeamDirectory, TeamRecord } from './contracts.ts';
 import * as store from './store.ts';
 import { teamErrors } from './error-codes.ts';
-
-const teamManagerRoles: readonly Role[] = ['owner', 'admin'];
 
 /** What other modules use of teams (TeamDirectory). */
 /** The member's teams changed in `tx`: the membership core's copy of them follows (GET /v1/org reads it). */
@@ -52,11 +50,11 @@ export function createTeamService(deps: TeamServiceDeps) {
 
   return {
     async createTeam(ctx: CallerContext, organizationId: string, name: string): Promise<TeamRecord> {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, 'teams.manage');
       const team = await writeTransaction(db, ctx, async (tx) => {
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: teamManagerRoles,
-          refuse: membershipRefusals(teamManagerRoles),
+          permission: 'teams.manage',
+          refuse: membershipRefusals(),
         });
         const created = await store.insertTeam(tx, { id: newId(idPrefixes.team), organizationId, name });
         if (created)
@@ -84,7 +82,7 @@ export function createTeamService(deps: TeamServiceDeps) {
       memberId: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<void> {
-      await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
+      await membership.requireMembership(ctx.actor, organizationId, 'teams.manage_members');
       requireFresh();
       await requireTeam(organizationId, teamId);
       await writeTransaction(db, ctx, async (tx) => {
@@ -110,7 +108,7 @@ export function createTeamService(deps: TeamServiceDeps) {
       memberId: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<void> {
-      await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
+      await membership.requireMembership(ctx.actor, organizationId, 'teams.manage_members');
       requireFresh();
       await requireTeam(organizationId, teamId);
       const removed = await writeTransaction(db, ctx, async (tx) => {
