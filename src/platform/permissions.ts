@@ -6,7 +6,6 @@
 /** A role every organization has; custom roles have TypeIDs. */
 export type BuiltInRole = 'owner' | 'admin' | 'member';
 
-
 export interface PermissionDefinition {
   readonly description: string;
   /**
