@@ -25,6 +25,7 @@ import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
 import { registerApiKeys } from './modules/api-keys/index.ts';
+import { registerRoles } from './modules/roles/index.ts';
 import { registerInvitations } from './modules/invitations/index.ts';
 import { registerMembers } from './modules/members/index.ts';
 import { registerOrganizations } from './modules/organizations/index.ts';
@@ -238,7 +239,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await registerOrganizations(app, { db, membership });
   const { removalHooks } = services;
-  await registerMembers(app, { membership, removalHooks });
+  const { roleGrants } = services;
+  await registerRoles(app, { db, membership });
+  await registerMembers(app, { membership, removalHooks, roleGrants });
   await registerInvitations(app, {
     db,
     membership,
@@ -246,10 +249,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     organizations: organizationDirectory,
     mailer: services.mailer,
     publicUrl: config.publicUrl,
+    roleGrants,
   });
   app.addHook('onClose', async () => services.mailer.close());
   await registerTeams(app, { db, membership });
-  await registerApiKeys(app, { db, membership });
+  await registerApiKeys(app, { db, membership, roleGrants });
   await services.mcpConnections.register(app);
   // Each domain module registers its routes here with the services it needs.
   await registerInstallLinks(app, {
@@ -268,6 +272,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     membership,
     users: userDirectory,
     teams: services.teams,
+    roleGrants,
     outbound,
     publicUrl: config.publicUrl,
     signIn: {

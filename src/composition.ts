@@ -12,6 +12,7 @@ import { createMcpConnectionsModule, mcpMemberRemovalHook, mcpSealedColumns } fr
 import { createMessengerModule, messengerSealedColumns } from './modules/messenger/index.ts';
 import { createOrganizationDirectory } from './modules/organizations/index.ts';
 import { createPasswordSignInPolicy, ssoSealedColumns } from './modules/sso/index.ts';
+import { createRoleGrants } from './modules/roles/index.ts';
 import { createTeamDirectory } from './modules/teams/index.ts';
 import { createUserDirectory } from './modules/users/index.ts';
 import type { AppModule, BackgroundWorker } from './platform/background.ts';
@@ -46,6 +47,8 @@ export function composeCore(deps: { config: Config; db: Database }) {
     organizations: createOrganizationDirectory({ db }),
     users: createUserDirectory({ db }),
     teams: createTeamDirectory({ db, membership }),
+    // Whether a role may be given: asked by every module that gives one (members, invitations, API keys, SSO).
+    roleGrants: createRoleGrants(),
     // SSO's rule, handed to users narrowed: users never imports the SSO module (which uses users' accounts).
     passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
   };

@@ -2,9 +2,10 @@
 // write context (write-context.ts) names it as a write's actor. It lives in platform/, beneath http/ and
 // modules/, so that the foundation never imports upward: platform/ and db/ import nothing from http/.
 
-import type { BuiltInRole, PermissionKey } from './permissions.ts';
+import type { PermissionKey } from './permissions.ts';
 
-export type Role = BuiltInRole;
+/** A member's role: a built-in one (`owner`, `admin`, `member`: platform/permissions.ts) or a custom role's id (`role_...`). */
+export type Role = string;
 
 /** Who is calling, as resolved from a session token or an organization API key. */
 export interface Caller {

@@ -51,6 +51,11 @@ export const PERMISSIONS = {
     sensitive: true,
     defaultRoles: admins,
   },
+  'roles.manage': {
+    description: "Create, change and delete custom roles, and set a team's role (only with keys the caller holds)",
+    sensitive: true,
+    defaultRoles: [],
+  },
   'api_keys.manage': {
     description:
       "See the organization's API keys, create them (with a role whose keys the caller holds) and revoke them",
@@ -136,6 +141,29 @@ const builtInKeys: Record<BuiltInRole, ReadonlySet<PermissionKey>> = {
 /** The keys a built-in role holds (the owner: every key). */
 export function builtInRoleKeys(role: BuiltInRole): ReadonlySet<PermissionKey> {
   return builtInKeys[role];
+}
+
+export function isBuiltInRole(role: string): role is BuiltInRole {
+  return Object.hasOwn(builtInKeys, role);
+}
+
+/**
+ * What a member holds: their role's keys and those of their teams' roles. Built-in roles take theirs from
+ * the catalog; `customKeys` are what the custom roles among them store (a key no longer in the catalog
+ * grants nothing).
+ */
+export function effectivePermissions(grants: {
+  role: string | null;
+  teamRoles?: readonly string[];
+  customKeys?: readonly string[];
+}): ReadonlySet<PermissionKey> {
+  if (grants.role === null) return new Set();
+  if (grants.role === 'owner') return builtInKeys.owner;
+  const keys = new Set<PermissionKey>();
+  for (const role of [grants.role, ...(grants.teamRoles ?? [])])
+    if (isBuiltInRole(role)) for (const key of builtInKeys[role]) keys.add(key);
+  for (const key of grants.customKeys ?? []) if (isPermissionKey(key)) keys.add(key);
+  return keys;
 }
 
 /**

@@ -1,4 +1,6 @@
 // Organization API keys: created by owners and admins, shown once, listed and revoked.
+import type { RoleGrants } from '../roles/index.ts';
+import type { Role } from '../../http/caller.ts';
 import type { Database } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller } from '../../http/caller.ts';
@@ -16,6 +18,8 @@ const manageKeys: PermissionKey = 'api_keys.manage';
 export interface ApiKeyServiceDeps {
   db: Database;
   membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember'>;
+  /** Whether the caller may give the key's role. */
+  roleGrants: RoleGrants;
 }
 
 export function createApiKeyService(deps: ApiKeyServiceDeps) {
@@ -24,7 +28,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     async createApiKey(
       ctx: CallerContext,
       organizationId: string,
-      input: { name: string; role: 'admin' | 'member' },
+      input: { name: string; role: Role },
       requireFresh: FreshAuthenticationCheck,
     ) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, manageKeys);
@@ -37,6 +41,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           permission: manageKeys,
           refuse: membershipRefusals(),
         });
+        await deps.roleGrants.requireGrantable(tx, organizationId, input.role, acting.permissions);
         tx.audit({
           action: 'api_key.created',
           organizationId,

@@ -21,6 +21,8 @@ export { sessionTokenLookup, apiKeyPrefix, type TokenBatch } from './tokens.ts';
 export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './store.ts';
 export {
   assignableRoleSchema,
+  customRoleIdSchema,
+  roleSchema,
   emailSchema,
   memberIdSchema,
   memberSchema,

@@ -6,7 +6,7 @@ import { lockUntilCommit } from '../../db/locks.ts';
 import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
-import { builtInRoleKeys, type PermissionKey } from '../../platform/permissions.ts';
+import { effectivePermissions, type PermissionKey } from '../../platform/permissions.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type {
@@ -25,10 +25,9 @@ import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.t
 
 export type { Caller, Membership, Role } from '../../http/caller.ts';
 
-const noKeys: ReadonlySet<PermissionKey> = new Set();
-
-/** The keys a member of `role` holds (none without a role: an ex-member, no active organization). */
-const roleKeys = (role: Role | null): ReadonlySet<PermissionKey> => (role ? builtInRoleKeys(role) : noKeys);
+/** The keys of a member read with what it holds (none without a role: an ex-member, no active organization). */
+const keysOf = (row: { role: Role | null; team_roles?: string[]; custom_permissions: string[] }) =>
+  effectivePermissions({ role: row.role, teamRoles: row.team_roles ?? [], customKeys: row.custom_permissions });
 
 // Every change of an organization's members takes this lock first, so they happen one at a time.
 const memberChangesLock = (organizationId: string) => `organization-members:${organizationId}`;
@@ -66,9 +65,9 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     if (caller.organizationId === organizationId && caller.role && (caller.kind === 'api_key' || caller.memberId)) {
       membership = { organizationId, memberId: caller.memberId, role: caller.role, permissions: caller.permissions };
     } else if (caller.kind === 'session' && caller.userId) {
-      const member = await store.findMemberByUser(db, organizationId, caller.userId);
+      const member = await store.findMembershipByUser(db, organizationId, caller.userId);
       if (member && member.status === 'active')
-        membership = { organizationId, memberId: member.id, role: member.role, permissions: roleKeys(member.role) };
+        membership = { organizationId, memberId: member.id, role: member.role, permissions: keysOf(member) };
     }
     const refuse = membershipRefusals();
     if (!membership) throw refuse.inactive();
@@ -92,9 +91,9 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     if (!memberId) return null;
     const member = await store.findMemberForShare(tx, organizationId, memberId);
     if (member?.status !== 'active') throw rule.refuse.inactive();
-    const permissions = roleKeys(member.role);
+    const permissions = keysOf(member);
     if (rule.permission && !permissions.has(rule.permission)) throw rule.refuse.lacksPermission(rule.permission);
-    return { ...member, permissions };
+    return { id: member.id, role: member.role, status: member.status, permissions };
   }
 
   async function activeMemberPermissions(
@@ -102,8 +101,8 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     memberId: string,
     q: Queryable = db,
   ): Promise<ReadonlySet<PermissionKey> | null> {
-    const member = await store.findMember(q, organizationId, memberId);
-    return member?.status === 'active' ? roleKeys(member.role) : null;
+    const member = await store.findMembershipById(q, organizationId, memberId);
+    return member?.status === 'active' ? keysOf(member) : null;
   }
 
   // Every change of a membership's status or role goes through these three, which end the
@@ -141,7 +140,8 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     role: Role,
   ): Promise<void> {
     await store.setMemberRole(tx, organizationId, member.id, role);
-    if (!roleKeys(role).has(invitations.invitePermission))
+    const after = await store.findMembershipById(tx, organizationId, member.id);
+    if (!after || !keysOf(after).has(invitations.invitePermission))
       await invitations.endInvitationsSentBy(tx, organizationId, member.user_id);
   }
 
@@ -166,7 +166,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         organizationId: row.active_organization_id,
         memberId: row.member_id,
         role: row.role,
-        permissions: roleKeys(row.role),
+        permissions: keysOf(row),
         authenticatedAt: row.authenticated_at,
         authMethod: row.auth_method,
         name: row.name,
@@ -187,7 +187,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         organizationId: row.organization_id,
         memberId: null,
         role: row.role,
-        permissions: roleKeys(row.role),
+        permissions: keysOf(row),
         name: row.name,
         email: null,
       };

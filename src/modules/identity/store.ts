@@ -6,7 +6,7 @@ import type { MemberRecord, MemberStatus, RemovedBy, SessionRef } from './contra
 import * as copies from './membership-copy-store.ts';
 
 /** What a bearer token resolves to, read in one round trip on every authenticated request. */
-export interface SessionCallerRow {
+export interface SessionCallerRow extends MemberGrants {
   token_hash: string;
   session_id: string;
   user_id: string;
@@ -25,10 +25,26 @@ export interface ApiKeyCallerRow {
   id: string;
   organization_id: string;
   name: string;
-  role: 'admin' | 'member';
+  role: Role;
+  custom_permissions: string[];
 }
 
 export type MemberLock = Pick<MemberRecord, 'id' | 'role' | 'status'>;
+
+/** What a member holds beyond their built-in role: the roles of their teams, and the keys of the custom roles among theirs. */
+export interface MemberGrants {
+  team_roles: string[];
+  custom_permissions: string[];
+}
+
+// The roles of the member `m`'s teams, and the keys of the custom roles among the member's own and
+// their teams': read in the statement that reads the member, so a change of a role's keys counts on the
+// next request (no copy to refresh; roles is a global table, on every node of a distributed database).
+const memberTeamRoles = `SELECT t.role_id FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
+   WHERE tm.organization_id = m.organization_id AND tm.member_id = m.id AND t.role_id IS NOT NULL`;
+const memberGrantColumns = `ARRAY(${memberTeamRoles}) AS team_roles,
+  ARRAY(SELECT DISTINCT k FROM roles r CROSS JOIN LATERAL unnest(r.permissions) k
+         WHERE r.organization_id = m.organization_id AND (r.id = m.role OR r.id IN (${memberTeamRoles}))) AS custom_permissions`;
 
 const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.created_at, u.name, u.email, u.image`;
 
@@ -40,7 +56,11 @@ const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.c
  */
 export const sessionCallerSql = `
   SELECT s.token_hash, s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
-         m.member_id, m.role, s.authenticated_at, s.auth_method, u.name, u.email
+         m.member_id, m.role, s.authenticated_at, s.auth_method, u.name, u.email,
+         ARRAY(SELECT t->>'role_id' FROM jsonb_array_elements(m.teams) t WHERE t->>'role_id' IS NOT NULL) AS team_roles,
+         ARRAY(SELECT DISTINCT k FROM roles r CROSS JOIN LATERAL unnest(r.permissions) k
+                WHERE r.organization_id = m.organization_id
+                  AND (r.id = m.role OR r.id IN (SELECT t->>'role_id' FROM jsonb_array_elements(m.teams) t))) AS custom_permissions
     FROM sessions s
     JOIN users u ON u.id = s.user_id
     LEFT JOIN user_memberships m
@@ -64,8 +84,9 @@ export async function findSessionCallers(db: Database, batch: TokenBatch): Promi
 export async function findApiKeys(db: Database, batch: TokenBatch): Promise<ApiKeyCallerRow[]> {
   const { rows } = await db.prepared<ApiKeyCallerRow>(
     'identity_api_keys',
-    `SELECT key_hash AS token_hash, id, organization_id, name, role, created_at
-       FROM api_keys WHERE key_hash = ANY($1::text[]) AND ($3::boolean OR organization_id = ANY($2::text[])) AND revoked_at IS NULL`,
+    `SELECT key_hash AS token_hash, id, organization_id, name, role, created_at,
+            ARRAY(SELECT unnest(r.permissions) FROM roles r WHERE r.organization_id = k.organization_id AND r.id = k.role) AS custom_permissions
+       FROM api_keys k WHERE key_hash = ANY($1::text[]) AND ($3::boolean OR organization_id = ANY($2::text[])) AND revoked_at IS NULL`,
     tokenBatchParams(batch),
   );
   return rows;
@@ -206,9 +227,38 @@ export async function findMemberForShare(
   db: Queryable,
   organizationId: string,
   memberId: string,
-): Promise<MemberLock | undefined> {
-  const { rows } = await db.query<MemberLock>(
-    'SELECT id, role, status FROM members WHERE organization_id = $1 AND id = $2 FOR SHARE',
+): Promise<(MemberLock & MemberGrants) | undefined> {
+  const { rows } = await db.query<MemberLock & MemberGrants>(
+    `SELECT m.id, m.role, m.status, ${memberGrantColumns}
+       FROM members m WHERE m.organization_id = $1 AND m.id = $2 FOR SHARE OF m`,
+    [organizationId, memberId],
+  );
+  return rows[0];
+}
+
+/** The user's member record in the organization with what it holds (requireMembership's read). */
+export async function findMembershipByUser(
+  db: Queryable,
+  organizationId: string,
+  userId: string,
+): Promise<(MemberLock & MemberGrants) | undefined> {
+  const { rows } = await db.query<MemberLock & MemberGrants>(
+    `SELECT m.id, m.role, m.status, ${memberGrantColumns}
+       FROM members m WHERE m.organization_id = $1 AND m.user_id = $2`,
+    [organizationId, userId],
+  );
+  return rows[0];
+}
+
+/** The member's record with what it holds. */
+export async function findMembershipById(
+  db: Queryable,
+  organizationId: string,
+  memberId: string,
+): Promise<(MemberLock & MemberGrants) | undefined> {
+  const { rows } = await db.query<MemberLock & MemberGrants>(
+    `SELECT m.id, m.role, m.status, ${memberGrantColumns}
+       FROM members m WHERE m.organization_id = $1 AND m.id = $2`,
     [organizationId, memberId],
   );
   return rows[0];

@@ -16,6 +16,14 @@ export const memberInvitations: MemberInvitations = {
 };
 
 export async function registerInvitations(app: FastifyInstance, deps: InvitationServiceDeps): Promise<void> {
-  requireDependencies('invitations', deps, ['db', 'membership', 'users', 'organizations', 'mailer', 'publicUrl']);
+  requireDependencies('invitations', deps, [
+    'db',
+    'membership',
+    'users',
+    'organizations',
+    'mailer',
+    'publicUrl',
+    'roleGrants',
+  ]);
   await app.register(invitationRoutes, { invitations: createInvitationService(deps) });
 }

@@ -1,4 +1,6 @@
 // Invitations: sent by owners and admins, listed, revoked, and accepted by the invitee.
+import type { RoleGrants } from '../roles/index.ts';
+import type { Role } from '../../http/caller.ts';
 import type { Database } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller } from '../../http/caller.ts';
@@ -38,6 +40,8 @@ export interface InvitationServiceDeps {
   users: Pick<UserDirectory, 'getUser'>;
   organizations: Pick<OrganizationDirectory, 'getOrganization'>;
   mailer: Pick<Mailer, 'send'>;
+  /** Whether the inviter may give the invitation's role. */
+  roleGrants: RoleGrants;
   /** Where the console is reached: the accept link is PUBLIC_URL's console page. */
   publicUrl: string;
 }
@@ -86,7 +90,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
     async createInvitation(
       ctx: CallerContext,
       organizationId: string,
-      input: { email: string; role: 'admin' | 'member' },
+      input: { email: string; role: Role },
       requireFresh: FreshAuthenticationCheck,
     ) {
       const acting = await membership.requireMembership(ctx.actor, organizationId, invitePermission);
@@ -99,6 +103,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
           permission: invitePermission,
           refuse: membershipRefusals(),
         });
+        await deps.roleGrants.requireGrantable(tx, organizationId, input.role, acting.permissions);
         const created = await store.insertInvitationUnlessMember(tx, {
           id: newId(idPrefixes.invitation),
           organizationId,
