@@ -252,7 +252,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     roleGrants,
   });
   app.addHook('onClose', async () => services.mailer.close());
-  await registerTeams(app, { db, membership });
+  await registerTeams(app, { db, membership, roleGrants });
   await registerApiKeys(app, { db, membership, roleGrants });
   await services.mcpConnections.register(app);
   // Each domain module registers its routes here with the services it needs.

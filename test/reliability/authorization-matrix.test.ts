@@ -95,6 +95,18 @@ const matrix: Record<string, Row> = {
   listTeams: session(200, 200, 200, 404, 200),
   addTeamMember: session(403, 204, 204, 404),
   removeTeamMember: session(403, 204, 204, 404),
+  updateTeam: session(403, 200, 200, 404),
+  deleteTeam: session(403, 204, 204, 404),
+  // Roles: the catalog and one's own keys for anybody signed in (an API key: its own); the organization's
+  // roles for its members; custom roles are changed by holders of roles.manage (the owner, by default).
+  listPermissions: session(200, 200, 200, 200, 200),
+  getMyPermissions: session(200, 200, 200, 200, 200),
+  // Another member's keys (the prepared request asks about the admin's): holders of members.update_role.
+  getMemberPermissions: session(403, 200, 200, 404),
+  listRoles: session(200, 200, 200, 404),
+  createRole: session(403, 403, 201, 404),
+  updateRole: session(403, 403, 200, 404),
+  deleteRole: session(403, 403, 204, 404),
   createApiKey: session(403, 201, 201, 404),
   listApiKeys: session(403, 200, 200, 404),
   revokeApiKey: session(403, 204, 204, 404),
@@ -436,6 +448,11 @@ const privileged: Record<string, PrivilegedCall> = {
   verifySsoDomain: {},
   createApiKey: {},
   revokeApiKey: {},
+  createRole: {},
+  updateRole: {},
+  deleteRole: {},
+  // Giving the team a role (renaming it is not privileged).
+  updateTeam: { body: { roleId: 'member' } },
   createInvitation: { body: { email: 'stale.admin@example.test', role: 'admin' } },
   revokeInvitation: {},
   resendInvitation: {},

@@ -117,6 +117,25 @@ export async function prepareRequest(world: World, operationId: string, path: st
       await asOwner.post(`/v1/orgs/${tenant.orgId}/teams/${ids.teamId}/members`, { memberId: tenant.admin.memberId });
       return { path: { ...values, memberId: tenant.admin.memberId } };
     }
+    case 'updateTeam':
+      return { path: values, body: { name: `Platform team ${unique()}` } };
+    case 'deleteTeam': {
+      const team = await asOwner.post(`/v1/orgs/${tenant.orgId}/teams`, { name: `Doomed ${unique()}` });
+      return { path: { ...values, teamId: team.body.team.id } };
+    }
+    case 'getMemberPermissions':
+      return { path: { ...values, memberId: tenant.admin.memberId } };
+    case 'createRole':
+      return { path: values, body: { name: `Role ${unique()}`, permissions: ['audit.view'] } };
+    case 'updateRole':
+      return { path: { ...values, roleId: ids.roleId }, body: { description: `changed ${unique()}` } };
+    case 'deleteRole': {
+      const role = await asOwner.post(`/v1/orgs/${tenant.orgId}/roles`, {
+        name: `Doomed ${unique()}`,
+        permissions: [],
+      });
+      return { path: { ...values, roleId: role.body.role.id } };
+    }
     case 'createApiKey':
       return { path: values, body: { name: `key ${unique()}`, role: 'member' } };
     case 'revokeApiKey': {

@@ -26,6 +26,7 @@ const privilegedByCall: Record<string, string> = {
   disconnectMcpConnection: 'deleting the shared credential (a member deleting their own is not)',
   updateMessengerConnection: 'changing deliveryUrl (enabling or disabling is not)',
   createInstallLink: 'rotating (minting a link is not)',
+  updateTeam: 'giving the team a role (renaming it is not)',
   setOrganizationPlan: 'judged after the instance-administrator check, so anybody else hears forbidden first',
 };
 
@@ -60,6 +61,11 @@ const writes: Record<string, Classification> = {
   createTeam: not('an empty team grants nothing until members are added or a connection names it (both privileged)'),
   addTeamMember: privileged,
   removeTeamMember: privileged,
+  updateTeam: privileged,
+  deleteTeam: not('takes away what the team gave its members; grants nothing'),
+  createRole: privileged,
+  updateRole: privileged,
+  deleteRole: privileged,
   createApiKey: privileged,
   revokeApiKey: privileged,
   setOrganizationPlan: privileged,

@@ -28,6 +28,7 @@ const privilegedThroughAnotherKey: Record<string, PermissionKey> = {
   disconnectMcpConnection: 'mcp_connections.manage',
   setMcpConnectionApiKey: 'mcp_connections.manage',
   createInstallLink: 'install_links.rotate',
+  updateTeam: 'roles.manage',
 };
 
 /** Keys that no operation names because a service judges them inside a broader operation, with where. */

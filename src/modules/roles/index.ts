@@ -6,6 +6,7 @@ import { roleRoutes } from './routes.ts';
 import { createRoleService, type RoleServiceDeps } from './service.ts';
 
 export type { RoleGrants } from './contracts.ts';
+export { roleErrors } from './error-codes.ts';
 export { createRoleGrants } from './service.ts';
 
 export async function registerRoles(app: FastifyInstance, deps: RoleServiceDeps): Promise<void> {

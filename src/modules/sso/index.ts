@@ -75,6 +75,7 @@ export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Pr
     'membership',
     'users',
     'teams',
+    'roleGrants',
     'outbound',
     'publicUrl',
     'signIn',
