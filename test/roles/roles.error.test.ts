@@ -90,12 +90,16 @@ describe('roles: errors', () => {
     await owner.post(`${orgPath()}/api-keys`, { name: 'uses it', role: role.id });
     const refused = await owner.delete(`${orgPath()}/roles/${role.id}`);
     assert.equal(refused.status, 409);
-    assert.deepEqual(refused.body.details, {
+    assert.deepEqual(refused.body.usedBy, {
       members: 0,
       invitations: 1,
       apiKeys: 1,
       teams: 1,
       ssoProvisioning: false,
     });
+    assert.deepEqual(
+      refused.body.details.map((detail: { path: string[] }) => detail.path[0]),
+      ['invitations', 'apiKeys', 'teams'],
+    );
   });
 });

@@ -36,15 +36,28 @@ describe('roles: happy paths', () => {
   it('a custom role given to a member grants its keys at once, and a change of its keys counts on the next request', async () => {
     const owner = t.as(t.tenant.owner.token);
     const member = t.as(t.tenant.member.token);
+    // A help desk that invites and removes people; it holds what members hold too, or it could not
+    // invite anyone as a member (nobody gives a key they lack).
     const created = await owner.post(`${orgPath()}/roles`, {
       name: 'Help desk',
       description: 'Invites and removes people',
-      permissions: ['members.invite', 'members.remove', 'members.invite'],
+      permissions: [
+        'members.invite',
+        'members.remove',
+        'mcp_connections.use',
+        'install_links.create',
+        'members.invite',
+      ],
     });
     assert.equal(created.status, 201, created.text);
     const role = created.body.role;
     assert.match(role.id, /^role_/);
-    assert.deepEqual(role.permissions, ['members.invite', 'members.remove']);
+    assert.deepEqual(role.permissions, [
+      'install_links.create',
+      'mcp_connections.use',
+      'members.invite',
+      'members.remove',
+    ]);
     assert.equal(role.builtIn, false);
 
     assert.equal((await member.get(`${orgPath()}/invitations`)).status, 403);
@@ -64,7 +77,7 @@ describe('roles: happy paths', () => {
     assert.equal(mine.status, 200, mine.text);
     const invite = mine.body.permissions.find((entry: { key: string }) => entry.key === 'members.invite');
     assert.deepEqual(invite.grantedBy, [{ type: 'role', id: role.id, name: 'Help desk' }]);
-    assert.ok(!keysOf(mine.body).includes('mcp_connections.use'), 'a custom role holds only its own keys');
+    assert.ok(!keysOf(mine.body).includes('audit.view'), 'a custom role holds only its own keys');
 
     const counted = await owner.get(`${orgPath()}/roles`);
     assert.equal(counted.body.roles.find((entry: { id: string }) => entry.id === role.id).memberCount, 1);
@@ -78,7 +91,7 @@ describe('roles: happy paths', () => {
     const inUse = await owner.delete(`${orgPath()}/roles/${role.id}`);
     assert.equal(inUse.status, 409, inUse.text);
     assert.equal(inUse.body.error, 'role_in_use');
-    assert.equal(inUse.body.details.members, 1);
+    assert.equal(inUse.body.usedBy.members, 1);
     assert.equal(
       (await owner.patch(`${orgPath()}/members/${t.tenant.member.memberId}`, { role: 'member' })).status,
       200,

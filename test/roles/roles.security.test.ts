@@ -48,6 +48,8 @@ describe('roles: security', () => {
         'api_keys.manage',
         'teams.manage',
         'audit.view',
+        'mcp_connections.use',
+        'install_links.create',
       ],
     });
     const delegate = await signUp(t.app.url, 'delegate');

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { roleErrors } from '../roles/index.ts';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import {
@@ -34,7 +35,8 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
         response: {
           201: z.object({ apiKey: apiKeySchema, key: secretString('The key, for `x-api-key`; shown only here') }),
           ...commonErrorResponses,
-          404: organizationNotFoundResponse,
+          403: errorResponse([httpErrors.forbidden, roleErrors.permission_not_held]),
+          404: errorResponse([httpErrors.organization_not_found, roleErrors.role_not_found]),
         },
       },
     },

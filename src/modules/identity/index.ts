@@ -18,7 +18,7 @@ export {
   type MembershipCoreService,
 } from './service.ts';
 export { sessionTokenLookup, apiKeyPrefix, type TokenBatch } from './tokens.ts';
-export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './store.ts';
+export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './caller-store.ts';
 export {
   assignableRoleSchema,
   customRoleIdSchema,

@@ -19,6 +19,7 @@ import type {
   SessionRef,
 } from './contracts.ts';
 import { type MemberRefusals, membershipRefusals } from './refusals.ts';
+import * as callers from './caller-store.ts';
 import * as store from './store.ts';
 import * as copies from './membership-copy-store.ts';
 import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.ts';
@@ -49,8 +50,8 @@ export interface MembershipCoreDeps {
 
 export function createMembershipCore(deps: MembershipCoreDeps) {
   const { db, invitations } = deps;
-  const findSessionCaller = batchedByTokenHash(db, (batch) => store.findSessionCallers(db, batch));
-  const findApiKey = batchedByTokenHash(db, (batch) => store.findApiKeys(db, batch));
+  const findSessionCaller = batchedByTokenHash(db, (batch) => callers.findSessionCallers(db, batch));
+  const findApiKey = batchedByTokenHash(db, (batch) => callers.findApiKeys(db, batch));
 
   /**
    * The caller's membership in `organizationId`, which need not be the active one. Someone who is not

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { roleErrors } from '../roles/index.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
@@ -64,7 +65,8 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
         response: {
           201: createdInvitationSchema,
           ...commonErrorResponses,
-          404: organizationNotFoundResponse,
+          403: errorResponse([httpErrors.forbidden, roleErrors.permission_not_held]),
+          404: errorResponse([httpErrors.organization_not_found, roleErrors.role_not_found]),
           409: errorResponse([invitationErrors.already_member], 'the address belongs to a member of this organization'),
         },
       },

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { roleErrors } from '../roles/index.ts';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import {
@@ -72,7 +73,12 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
         response: {
           200: z.object({ member: memberSchema }),
           ...commonErrorResponses,
-          404: errorResponse([httpErrors.organization_not_found, identityErrors.member_not_found]),
+          403: errorResponse([httpErrors.forbidden, roleErrors.permission_not_held]),
+          404: errorResponse([
+            httpErrors.organization_not_found,
+            identityErrors.member_not_found,
+            roleErrors.role_not_found,
+          ]),
           409: errorResponse([memberErrors.owner_role_fixed]),
         },
       },

@@ -20,6 +20,6 @@ export const roleErrors = defineErrorCodes({
   role_in_use: {
     status: 409,
     description:
-      'The role is still given to members, pending invitations, API keys, teams or SSO provisioning; `details` says which',
+      'The role is still given to members, pending invitations, API keys, teams or SSO provisioning; `usedBy` counts each (and `details` names those in use)',
   },
 });

@@ -204,7 +204,7 @@ export const roleRoutes: FastifyPluginAsyncZod<{ roles: RoleService }> = async (
         operationId: 'deleteRole',
         summary: 'Delete a custom role nobody and nothing holds',
         description:
-          'A role still given to members, pending invitations, API keys, teams or SSO provisioning: 409 `role_in_use`, `details` counting each.',
+          'A role still given to members, pending invitations, API keys, teams or SSO provisioning: 409 `role_in_use`, `usedBy` counting each.',
         params: roleParams,
         response: {
           204: noContent,

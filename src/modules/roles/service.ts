@@ -239,8 +239,18 @@ export function createRoleService(deps: RoleServiceDeps) {
         requireHeld(role.permissions.filter(isPermissionKey), grantor, 'Deleting this role');
         const uses = await store.roleUses(tx, organizationId, roleId);
         if (uses.members + uses.invitations + uses.apiKeys + uses.teams > 0 || uses.ssoProvisioning) {
+          const named: [keyof store.RoleUses, number][] = [
+            ['members', uses.members],
+            ['invitations', uses.invitations],
+            ['apiKeys', uses.apiKeys],
+            ['teams', uses.teams],
+            ['ssoProvisioning', uses.ssoProvisioning ? 1 : 0],
+          ];
           throw roleErrors.role_in_use(`The role ${role.name} is in use: give its holders another role first`, {
-            details: uses,
+            usedBy: uses,
+            details: named
+              .filter(([, count]) => count > 0)
+              .map(([what, count]) => ({ message: `${what}: ${count}`, path: [what] })),
           });
         }
         await store.deleteRole(tx, organizationId, roleId);

@@ -1,4 +1,6 @@
+import { assignableRoleSchema } from '../identity/index.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { roleErrors } from '../roles/index.ts';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import {
@@ -67,7 +69,7 @@ const ssoConnectionSchema = z
       enabled: z
         .boolean()
         .describe('Whether a person of the domain who is not a member yet becomes one at their first SSO sign-in'),
-      defaultRole: z.enum(['member', 'admin']),
+      defaultRole: assignableRoleSchema,
       defaultTeamIds: z.array(z.string()),
     }),
     emailTrust: emailTrustSchema
@@ -161,8 +163,8 @@ function toConnection(
 
 const ownerOrAdmin = authenticate({ requires: 'sso.manage', withoutOrganization: 'organization_not_found' });
 const organizationNotFound = errorResponse(
-  [httpErrors.organization_not_found],
-  'the session has no active organization',
+  [httpErrors.organization_not_found, roleErrors.role_not_found],
+  "the session has no active organization; or `jitProvisioning.defaultRole` is not one of the organization's roles",
 );
 const enterpriseRequired = errorResponse([httpErrors.forbidden, ssoErrors.enterprise_plan_required], undefined, {
   description:
@@ -264,10 +266,9 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
             jitProvisioning: z
               .object({
                 enabled: z.boolean(),
-                defaultRole: z
-                  .enum(['member', 'admin'])
+                defaultRole: assignableRoleSchema
                   .default('member')
-                  .describe('admin only when chosen explicitly'),
+                  .describe("`member` unless chosen: `admin` or a custom role's id, whose keys the caller holds"),
                 defaultTeamIds: z
                   .array(z.string().max(100))
                   .max(50)
@@ -293,7 +294,14 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
         response: {
           200: z.object({ connection: ssoConnectionSchema }),
           ...commonErrorResponses,
-          403: enterpriseRequired,
+          403: errorResponse(
+            [httpErrors.forbidden, ssoErrors.enterprise_plan_required, roleErrors.permission_not_held],
+            undefined,
+            {
+              description:
+                'forbidden: not an owner or admin; enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan; permission_not_held: `jitProvisioning.defaultRole` holds keys you lack',
+            },
+          ),
           404: organizationNotFound,
           409: errorResponse([ssoErrors.domain_taken, ssoErrors.sso_not_ready], undefined, {
             description:

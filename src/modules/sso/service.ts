@@ -47,7 +47,7 @@ export interface SsoConnectionInput extends SamlIdpInput {
   issuer?: string | undefined;
   clientId?: string | undefined;
   clientSecret?: string | undefined;
-  jitProvisioning?: { enabled: boolean; defaultRole: 'member' | 'admin'; defaultTeamIds: string[] } | undefined;
+  jitProvisioning?: { enabled: boolean; defaultRole: string; defaultTeamIds: string[] } | undefined;
   ssoRequired?: boolean | undefined;
   /** OIDC only. */
   emailTrust?: EmailTrust | undefined;

@@ -1,0 +1,74 @@
+// SQL of who a bearer secret speaks for: a session's person and their active membership, or an
+// organization API key, each with the keys they hold. Read on every authenticated request.
+import type { Database } from '../../db/database.ts';
+import type { AuthMethod, Role } from '../../http/caller.ts';
+import type { MemberGrants } from './store.ts';
+import type { TokenBatch } from './tokens.ts';
+
+/** What a bearer token resolves to, read in one round trip on every authenticated request. */
+export interface SessionCallerRow extends MemberGrants {
+  token_hash: string;
+  session_id: string;
+  user_id: string;
+  is_instance_admin: boolean;
+  active_organization_id: string | null;
+  member_id: string | null;
+  role: Role | null;
+  authenticated_at: Date;
+  auth_method: AuthMethod;
+  name: string;
+  email: string;
+}
+
+export interface ApiKeyCallerRow {
+  token_hash: string;
+  id: string;
+  organization_id: string;
+  name: string;
+  role: Role;
+  custom_permissions: string[];
+}
+
+/**
+ * Valid (unexpired, unrevoked) sessions and each caller's active membership, by token hashes: every
+ * authenticated request needs this, so concurrent requests share one statement (see the service). The
+ * membership is read from the person's copy (user_memberships), which sits with their sessions on a
+ * distributed database, not from members, which sits with the organization.
+ */
+export const sessionCallerSql = `
+  SELECT s.token_hash, s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
+         m.member_id, m.role, s.authenticated_at, s.auth_method, u.name, u.email,
+         ARRAY(SELECT t->>'role_id' FROM jsonb_array_elements(m.teams) t WHERE t->>'role_id' IS NOT NULL) AS team_roles,
+         ARRAY(SELECT DISTINCT k FROM roles r CROSS JOIN LATERAL unnest(r.permissions) k
+                WHERE r.organization_id = m.organization_id
+                  AND (r.id = m.role OR r.id IN (SELECT t->>'role_id' FROM jsonb_array_elements(m.teams) t))) AS custom_permissions
+    FROM sessions s
+    JOIN users u ON u.id = s.user_id
+    LEFT JOIN user_memberships m
+      ON m.user_id = s.user_id AND m.organization_id = s.active_organization_id AND m.status = 'active'
+   WHERE s.token_hash = ANY($1::text[]) AND ($3::boolean OR s.user_id = ANY($2::text[]))
+     AND s.revoked_at IS NULL AND s.expires_at > now()`;
+
+/** The parameters of a statement that finds rows by a batch of tokens ($1 hashes, $2 tenants, $3 any without one). */
+export const tokenBatchParams = (batch: TokenBatch) => [batch.hashes, batch.tenants, batch.someWithoutTenant];
+
+// The lookups that authenticate requests run on every call, so they are prepared statements.
+export async function findSessionCallers(db: Database, batch: TokenBatch): Promise<SessionCallerRow[]> {
+  const { rows } = await db.prepared<SessionCallerRow>(
+    'identity_session_callers',
+    sessionCallerSql,
+    tokenBatchParams(batch),
+  );
+  return rows;
+}
+
+export async function findApiKeys(db: Database, batch: TokenBatch): Promise<ApiKeyCallerRow[]> {
+  const { rows } = await db.prepared<ApiKeyCallerRow>(
+    'identity_api_keys',
+    `SELECT key_hash AS token_hash, id, organization_id, name, role, created_at,
+            ARRAY(SELECT unnest(r.permissions) FROM roles r WHERE r.organization_id = k.organization_id AND r.id = k.role) AS custom_permissions
+       FROM api_keys k WHERE key_hash = ANY($1::text[]) AND ($3::boolean OR organization_id = ANY($2::text[])) AND revoked_at IS NULL`,
+    tokenBatchParams(batch),
+  );
+  return rows;
+}
