@@ -83,6 +83,8 @@ const matrix: Record<string, Row> = {
   getActiveOrganization: session(200, 200, 200, 200),
   // Organization A's routes: another organization's admin learns nothing (404, as for a missing organization).
   renameOrganization: session(403, 200, 200, 404),
+  // The owner only, typing the name; the matrix's target is a doomed organization with A's people in it.
+  deleteOrganization: session(403, 403, 204, 404),
   createInvitation: session(403, 201, 201, 404),
   listInvitations: session(403, 200, 200, 404),
   revokeInvitation: session(403, 204, 204, 404),
