@@ -449,6 +449,8 @@ const privileged: Record<string, PrivilegedCall> = {
   removeTeamMember: {},
   setOrganizationPlan: { caller: 'operator' },
   renameOrganization: {},
+  // A doomed organization of the owner's (the prepared request makes one); nothing is deleted here.
+  deleteOrganization: {},
   createInstallLink: { body: { rotate: true } },
   putAuditStream: {},
   deleteAuditStream: {},
