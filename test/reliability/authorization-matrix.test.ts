@@ -483,6 +483,9 @@ test('every privileged route answers an old session 403 reauth (authentication_t
   // The requests are prepared as the owner (tokens.owner is their live session since the sign-out cell);
   // the privileged calls are made with another session of theirs, whose authentication is an hour old.
   world.tenant.owner.token = tokens.owner!;
+  // So are the admin's and the member's (deleteOrganization's request adds them to a doomed organization).
+  world.tenant.admin.token = tokens.admin!;
+  world.tenant.member.token = tokens.member!;
   const signIn = async (user: { email: string; password: string }) =>
     (await api(world.app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password })).body
       .sessionToken as string;
