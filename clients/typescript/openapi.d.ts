@@ -1870,12 +1870,15 @@ export interface components {
                 /** @description user, api_key, scim or system */
                 type: string;
                 id: string;
+                /** @description As it was when the event was written */
                 name: string | null;
+                /** @description As it was when the event was written */
                 email: string | null;
             };
             target: {
                 type: string;
                 id: string;
+                /** @description The name (or e-mail) it had when the event was written; null where none was recorded (events of older versions, and actions whose target has no name) */
                 name: string | null;
             };
             ip: string | null;
