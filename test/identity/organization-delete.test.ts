@@ -7,6 +7,10 @@ import { useTenantApp } from '../support/harness.ts';
 import { addMember, signUp, type TestUser } from '../support/fixtures.ts';
 import { eventsOfRequest, freshRequestId } from '../audit/helpers.ts';
 import { ageSession, reauthBody } from './reauth-support.ts';
+import { organizationErasers } from '../../src/composition.ts';
+import { createOrganizationService } from '../../src/modules/organizations/index.ts';
+import { systemContext } from '../../src/platform/write-context.ts';
+import { membershipOf } from '../support/identity.ts';
 
 describe('deleting an organization', () => {
   const t = useTenantApp();
@@ -154,6 +158,26 @@ describe('deleting an organization', () => {
     assert.equal(refused.status, 403, refused.text);
     assert.equal((await remove(newOwner.token, org.id, { confirm: org.name })).status, 204);
     assert.equal(await exists(org.id), false);
+  });
+
+  it('the erasure is a service other modules call (an operator, say): it needs no member, and says whether there was one', async () => {
+    const org = await doomed('Operated');
+    const organizations = createOrganizationService({
+      db: t.app.db,
+      membership: membershipOf(t.app),
+      erasers: organizationErasers,
+    });
+    const requestId = freshRequestId();
+    const context = { ...systemContext('cli'), requestId };
+    assert.equal(await organizations.eraseOrganization(context, org.id), true);
+    assert.equal(await exists(org.id), false);
+    const [event] = await eventsOfRequest(t.app, requestId);
+    assert.equal(event.action, 'organization.deleted');
+    assert.equal(event.actor_type, 'system');
+    assert.equal(event.target_name, org.name);
+    assert.equal(await organizations.eraseOrganization(systemContext('cli'), org.id), false, 'gone already');
+    assert.equal(await organizations.eraseOrganization(systemContext('cli'), 'org_00000000000000000000000000'), false);
+    assert.equal((await t.as(t.tenant.admin.token).get(`/v1/orgs/${org.id}/members`)).status, 404);
   });
 
   async function signInAgain(user: TestUser): Promise<string> {
