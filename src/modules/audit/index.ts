@@ -20,7 +20,7 @@ import { createAuditStreamService } from './stream-service.ts';
 import { startAuditStreamWorker } from './stream-worker.ts';
 
 export { verifyChainOf } from './service.ts';
-export { listChains } from './store.ts';
+export { eraseOrganizationLog as eraseAuditOfOrganization, listChains } from './store.ts';
 export { pruneAuditEvents } from './retention.ts';
 
 /** Installs the recorder without the routes (the CLI's writes are audited too). */
