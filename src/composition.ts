@@ -43,7 +43,7 @@ export function composeCore(deps: { config: Config; db: Database }) {
   return {
     membership,
     rateLimiter: createRateLimiter(db),
-    organizations: createOrganizationDirectory({ db }),
+    organizations: createOrganizationDirectory({ db, defaultPlan: config.defaultPlan }),
     users: createUserDirectory({ db }),
     teams: createTeamDirectory({ db, membership }),
     // SSO's rule, handed to users narrowed: users never imports the SSO module (which uses users' accounts).

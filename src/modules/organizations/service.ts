@@ -19,14 +19,16 @@ import * as store from './store.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 
 /** What other modules use of organizations (OrganizationDirectory): reads and the row lock. */
-export function createOrganizationDirectory(deps: { db: Database }) {
+export function createOrganizationDirectory(deps: { db: Database; defaultPlan?: Plan }) {
   const { db } = deps;
+  const plan = deps.defaultPlan ?? 'free';
   return {
     getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
     lockOrganization: (tx: Queryable, organizationId: string) => store.lockOrganization(tx, organizationId),
     countOrganizations: (tx: Queryable) => store.countOrganizations(tx),
     addOrganization: (tx: Queryable, name: string) =>
-      store.insertOrganization(tx, { id: newId(idPrefixes.organization), name }),
+      store.insertOrganization(tx, { id: newId(idPrefixes.organization), name, plan }),
+    setPlan: (tx: Queryable, organizationId: string, newPlan: Plan) => store.setPlan(tx, organizationId, newPlan),
     listOrganizationsOfUser: (userId: string) => store.listOrganizationsOfUser(db, userId),
   } satisfies OrganizationDirectory;
 }
@@ -35,19 +37,26 @@ export interface OrganizationServiceDeps {
   db: Database;
   membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember' | 'addMember'> &
     Pick<MembershipSessions, 'setSessionOrganization'>;
+  /** The plan of a new organization (DEFAULT_PLAN); free when not given (the CLI's plan change makes none). */
+  defaultPlan?: Plan;
 }
 
 const renamerRoles = ['owner', 'admin'] as const;
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { db, membership } = deps;
+  const defaultPlan = deps.defaultPlan ?? 'free';
   const findActiveOrganization = sessionTokenLookup(db, (batch) => store.findActiveOrganizationsByTokens(db, batch));
 
   return {
     async createOrganization(ctx: CallerContext, name: string): Promise<OrganizationRecord> {
       const userId = requireSignedInUser(ctx.actor);
       return writeTransaction(db, ctx, async (tx) => {
-        const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
+        const organization = await store.insertOrganization(tx, {
+          id: newId(idPrefixes.organization),
+          name,
+          plan: defaultPlan,
+        });
         await membership.addMember(tx, organization.id, userId, 'owner');
         await membership.setSessionOrganization(tx, sessionOf(ctx.actor), organization.id);
         tx.audit({
