@@ -14,7 +14,7 @@ import * as store from './store.ts';
 export interface AdminServiceDeps {
   db: Database;
   organizations: Pick<OrganizationDirectory, 'setPlan' | 'lockOrganization'>;
-  users: Pick<UserDirectory, 'findUserByEmail' | 'lockInstanceAdmins' | 'setInstanceAdmin'>;
+  users: Pick<UserDirectory, 'lockInstanceAdmins' | 'setInstanceAdmin'>;
 }
 
 export interface AttentionItem {
@@ -63,15 +63,14 @@ export function createAdminService(deps: AdminServiceDeps) {
     async addAdmin(ctx: CallerContext, email: string): Promise<{ admin: AdminRow; added: boolean }> {
       return writeTransaction(db, ctx, async (tx) => {
         const admins = await users.lockInstanceAdmins(tx);
-        const person = await users.findUserByEmail(email);
-        if (!person) throw adminErrors.person_not_found('No account has this e-mail address');
-        const admin = { id: person.id, email: person.email, name: person.name, created_at: person.created_at };
-        if (admins.includes(person.id)) return { admin, added: false };
-        await users.setInstanceAdmin(tx, person.id, true);
+        const admin = await store.findAdminByEmail(tx, email);
+        if (!admin) throw adminErrors.person_not_found('No account has this e-mail address');
+        if (admins.includes(admin.id)) return { admin, added: false };
+        await users.setInstanceAdmin(tx, admin.id, true);
         tx.audit({
           action: 'instance_admin.added',
           organizationId: null,
-          target: { type: 'user', id: person.id, name: person.email },
+          target: { type: 'user', id: admin.id, name: admin.email },
           changes: { isInstanceAdmin: true },
         });
         return { admin, added: true };

@@ -118,3 +118,12 @@ export async function findAdmin(db: Queryable, userId: string): Promise<AdminRow
   const { rows } = await db.query<AdminRow>('SELECT id, email, name, created_at FROM users WHERE id = $1', [userId]);
   return rows[0];
 }
+
+/** The account with this e-mail (case-insensitive, as accounts are unique). */
+export async function findAdminByEmail(db: Queryable, email: string): Promise<AdminRow | undefined> {
+  const { rows } = await db.query<AdminRow>(
+    'SELECT id, email, name, created_at FROM users WHERE lower(email) = lower($1)',
+    [email],
+  );
+  return rows[0];
+}

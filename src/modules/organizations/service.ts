@@ -149,13 +149,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       if (!allowed) throw forbidden('Only instance administrators set plans');
       const organization = await writeTransaction(db, ctx, async (tx) => {
         const changed = await store.setPlan(tx, organizationId, plan);
-        if (changed)
-          tx.audit({
-            action: 'organization.plan_changed',
-            organizationId,
-            target: { type: 'organization', id: organizationId, name: changed.name },
-            changes: { plan },
-          });
+        if (changed) {
+          const target = { type: 'organization', id: organizationId, name: changed.name };
+          tx.audit({ action: 'organization.plan_changed', organizationId, target, changes: { plan } });
+          // And in the instance's own log, where instance administration is recorded.
+          tx.audit({ action: 'organization.plan_changed', organizationId: null, target, changes: { plan } });
+        }
         return changed;
       });
       if (!organization) throw httpErrors.organization_not_found('No such organization');
