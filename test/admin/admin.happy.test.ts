@@ -2,12 +2,14 @@
 // organizations, changing a plan, adding and removing administrators, and the instance's audit log.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { checkTenantRouting } from '../db/tenant-routing.ts';
 import { signUp } from '../support/fixtures.ts';
 import { allPages, useAdminApp } from './support.ts';
 
 describe('instance administration', () => {
   const t = useAdminApp();
   const asOperator = () => t.as(t.operator.token);
+  const tenantRouting = checkTenantRouting();
 
   test('the overview counts people, organizations and who signed in lately, and says what needs attention', async () => {
     const { rows } = await t.app.db.query<{ people: number; organizations: number }>(
@@ -234,5 +236,9 @@ describe('instance administration', () => {
       victim.id,
       victim.target.name,
     ]);
+  });
+
+  test("every statement stays on one tenant, or is one of the instance's deliberate reads of every tenant", async () => {
+    await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 10);
   });
 });

@@ -47,7 +47,7 @@ export async function updateUserNameAndEmail(
  */
 export async function lockInstanceAdmins(tx: Queryable): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>(
-    '/* orgplane admin: administrators */ SELECT id FROM users WHERE is_instance_admin ORDER BY created_at, id FOR UPDATE',
+    'SELECT id FROM users WHERE is_instance_admin ORDER BY created_at, id FOR UPDATE',
   );
   return rows.map((row) => row.id);
 }
