@@ -41,8 +41,8 @@ export async function overview(db: Queryable): Promise<Overview> {
 }
 
 /**
- * People ordered by id, after `after`: those whose e-mail or name starts with `search`. The matches are
- * gathered through the prefix indexes first, so a rare prefix never walks the whole table in id order.
+ * People ordered by id, after `after`: those whose e-mail or name starts with `search`. The planner picks
+ * by how many match: the prefix indexes for a rare prefix, the id order (stopping at a page) for a common one.
  */
 export async function listPeople(
   db: Queryable,
@@ -51,19 +51,18 @@ export async function listPeople(
   limit: number,
 ): Promise<PersonRow[]> {
   const params: unknown[] = [after ?? '', Math.trunc(limit)];
-  let from = 'users u';
+  let matches = '';
   if (search !== undefined) {
     params.push(prefixPattern(search));
-    from = `(SELECT id FROM users WHERE lower(email) LIKE $3 UNION SELECT id FROM users WHERE lower(name) LIKE $3) matched
-            JOIN users u ON u.id = matched.id`;
+    matches = 'AND (lower(u.email) LIKE $3 OR lower(u.name) LIKE $3)';
   }
   const { rows } = await db.query<PersonRow>(
     `/* orgplane admin: people */
      SELECT u.id, u.email, u.name, u.is_instance_admin, u.created_at,
-            (SELECT count(*) FROM members m WHERE m.user_id = u.id)::int AS organizations,
+            (SELECT count(*) FROM user_memberships um WHERE um.user_id = u.id AND um.status = 'active')::int AS organizations,
             (SELECT max(s.authenticated_at) FROM sessions s WHERE s.user_id = u.id) AS last_authenticated_at
-       FROM ${from}
-      WHERE u.id > $1
+       FROM users u
+      WHERE u.id > $1 ${matches}
       ORDER BY u.id LIMIT $2`,
     params,
   );
