@@ -20,7 +20,7 @@ import { childLoggerFactory, loggerOptions } from './http/logging.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { noStoreForSecrets } from './http/no-store.ts';
 import { finishDocument, routeSchemaTransform } from './http/openapi.ts';
-import { compose } from './composition.ts';
+import { compose, organizationErasers } from './composition.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
@@ -237,7 +237,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     passwordSignInPolicy: services.passwordSignInPolicy,
     redirectUriAllowed: redirectUris.desktopSignIn,
   });
-  await registerOrganizations(app, { db, membership, defaultPlan: config.defaultPlan });
+  await registerOrganizations(app, { db, membership, erasers: organizationErasers, defaultPlan: config.defaultPlan });
   const { removalHooks } = services;
   await registerMembers(app, { membership, removalHooks });
   await registerInvitations(app, {

@@ -6,7 +6,7 @@ import { DataDirInUseError, lockDataDir } from './db/data-dir-lock.ts';
 import { openDatabase } from './db/database.ts';
 import { CitusMissingError, distribute } from './db/distribute.ts';
 import { migrate } from './db/migrate.ts';
-import { compose, composeCore, sealedColumns } from './composition.ts';
+import { compose, composeCore, organizationErasers, sealedColumns } from './composition.ts';
 import { installAuditLog, listChains, pruneAuditEvents, verifyChainOf } from './modules/audit/index.ts';
 import { createOrganizationService, type Plan } from './modules/organizations/index.ts';
 import { bootstrapBodySchema, createUserService } from './modules/users/index.ts';
@@ -213,7 +213,11 @@ async function main(argv: string[]): Promise<number> {
       }
       const { config, db } = await openMigratedDatabase();
       try {
-        const organizations = createOrganizationService({ db, membership: composeCore({ config, db }).membership });
+        const organizations = createOrganizationService({
+          db,
+          membership: composeCore({ config, db }).membership,
+          erasers: organizationErasers,
+        });
         const organization = await organizations.setPlan(systemContext('cli'), organizationId, plan as Plan);
         console.log(JSON.stringify({ id: organization.id, name: organization.name, plan: organization.plan }));
         return 0;

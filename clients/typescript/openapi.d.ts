@@ -392,7 +392,13 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an organization and everything it holds (its owner, typing its name)
+         * @description Needs a session of the owner (403 `forbidden` for an admin or member; 404 `organization_not_found` for anyone else, as for an organization that does not exist), and is privileged (below). `confirm` must be the organization's current name (surrounding spaces aside), else 400 `confirmation_mismatch` and nothing is deleted. Erases, in one transaction, every row of the organization in every module: members, teams, invitations, API keys, install links, MCP connections and their credentials, SSO, SCIM, the memory its members kept there, bots, the audit stream. Sessions whose active organization it was keep working, with none active. The organization's audit log is erased with it (its events are the organization's data); who deleted it, when and from where is recorded as `organization.deleted` (the organization's id and name as the target) in the instance's log, which outlives it.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        delete: operations["deleteOrganization"];
         options?: never;
         head?: never;
         /**
@@ -2068,12 +2074,15 @@ export interface components {
                 /** @description user, api_key, scim or system */
                 type: string;
                 id: string;
+                /** @description As it was when the event was written */
                 name: string | null;
+                /** @description As it was when the event was written */
                 email: string | null;
             };
             target: {
                 type: string;
                 id: string;
+                /** @description The name (or e-mail) it had when the event was written; null where none was recorded (events of older versions, and actions whose target has no name) */
                 name: string | null;
             };
             ip: string | null;
@@ -4246,6 +4255,81 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "forbidden";
+                    };
+                };
+            };
+        };
+    };
+    deleteOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The organization's name, typed to confirm */
+                    confirm: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request or confirmation_mismatch: an invalid body, or a confirmation that is not the name */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request" | "confirmation_mismatch";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+            /** @description organization_not_found: no such organization, or you are not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
                     };
                 };
             };

@@ -57,3 +57,11 @@ export function createRateLimiter(db: Queryable): RateLimiter {
     },
   };
 }
+
+/**
+ * Drops the counters whose bucket names `id` (an organization being erased: `mcp-probe:org:<id>`). A
+ * counter holds no data but a count; it goes so that nothing names the organization after it.
+ */
+export async function forgetRateLimitsNaming(tx: Queryable, id: string): Promise<void> {
+  await tx.query('DELETE FROM rate_limit_counters WHERE strpos(bucket, $1) > 0', [id]);
+}

@@ -12,6 +12,7 @@ import { prepareRequest, realDesktopCode, realSsoCode, type Prepared } from '../
 import { startWorld, type World } from '../reliability/world.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { eventsOfRequest, freshRequestId } from './helpers.ts';
+import { auditActionWords } from '../../shared/audit-action-words.ts';
 
 /** Mutating operations that write no event of their own, and why. */
 const writesNoEvent: Record<string, string> = {
@@ -165,6 +166,10 @@ test('every mutating operation, performed successfully, wrote its event in the s
     [tenant.orgId, 'mcp_connection.authorized', ids.connectedOauthConnectionId],
   );
   assert.equal(rows.length, 1, 'the OAuth grant of the world is an event');
+  // Every action these operations wrote reads in words in the console.
+  const written = await world.app.db.query<{ action: string }>('/* test */ SELECT DISTINCT action FROM audit_events');
+  const withoutWords = written.rows.map((row) => row.action).filter((action) => !(action in auditActionWords));
+  assert.deepEqual(withoutWords, [], 'actions written with no words in shared/audit-action-words.ts');
 });
 
 test('every mutating operation refused to a member with 403 wrote one denied event', { timeout: 600_000 }, async () => {

@@ -1,7 +1,7 @@
 // A tenant's everyday operations on a real Citus cluster, through the real HTTP app: sign-up and sign-in,
 // organizations (several created at once), invitations (accepted, revoked, two revocations at once),
 // members and roles, teams, API keys, install links, the transfer of ownership, removing a member, the
-// audit log (list, verify, export) and sign-out. Every answer must be the one a single PostgreSQL gives; a
+// audit log (list, verify, export), deleting the organization and sign-out. Every answer must be the one a single PostgreSQL gives; a
 // statement Citus refuses, or a deadlock only Citus's locks make, shows here as a 500.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -155,6 +155,38 @@ test('the audit log: listed, verified, exported', { skip }, async () => {
   const exported = await asAdmin.get(`/v1/orgs/${orgId}/audit-events/export?format=ndjson`);
   assert.equal(exported.status, 200, exported.text);
   assert.equal(exported.text.trim().split('\n').length, events.body.events.length);
+});
+
+test('the owner deletes the organization: its rows go from the reference tables and every shard', {
+  skip,
+}, async () => {
+  // The admin became the owner above; the organization's row cascades to the distributed tables.
+  const deleted = await citus.as(admin.token).send('DELETE', `/v1/orgs/${orgId}`, { confirm: 'Acme' });
+  assert.equal(deleted.status, 204, deleted.text);
+  for (const table of [
+    'members',
+    'user_memberships',
+    'organization_owners',
+    'teams',
+    'invitations',
+    'api_keys',
+    'install_links',
+    'audit_streams',
+  ]) {
+    const { rows } = await citus.app.db.query(
+      `/* test */ SELECT count(*)::int AS n FROM ${table} WHERE organization_id = $1`,
+      [orgId],
+    );
+    assert.equal(rows[0].n, 0, `${table} keeps no row of the deleted organization`);
+  }
+  const { rows } = await citus.app.db.query(
+    '/* test */ SELECT count(*)::int AS n FROM audit_events WHERE chain_id = $1',
+    [orgId],
+  );
+  assert.equal(rows[0].n, 0, 'its audit chain is erased');
+  const active = await citus.as(admin.token).get('/v1/org');
+  assert.equal(active.status, 404, active.text);
+  assert.equal((await citus.as(admin.token).get('/v1/me')).status, 200);
 });
 
 test('sign-out ends the session', { skip }, async () => {

@@ -15,7 +15,7 @@ const events = () => ui.page.getByRole('table', { name: 'Audit events, newest fi
 // One row per event; each has a hidden details row after it, which is not counted.
 const eventRows = () => ui.page.locator('table.audit tbody tr:not(.event-details)');
 
-test('an owner sees the events of real changes, newest first, with their details', {
+test('an owner sees the events of real changes, newest first, in words, with the raw values on hover and in the details', {
   skip: skipWithoutChromium,
 }, async () => {
   const { owner, orgId } = t.tenant;
@@ -23,12 +23,43 @@ test('an owner sees the events of real changes, newest first, with their details
     const created = await t.as(owner.token).post(`/v1/orgs/${orgId}/teams`, { name });
     assert.equal(created.status, 201, created.text);
   }
+  const supportId = (await t.as(owner.token).get(`/v1/orgs/${orgId}/teams`)).body.teams.find(
+    (team: { name: string }) => team.name === 'Support',
+  ).id;
+  // A role change names the member as they were then; an install link's events record no name: its id is shown.
+  const role = await t
+    .as(owner.token)
+    .patch(`/v1/orgs/${orgId}/members/${t.tenant.member.memberId}`, { role: 'admin' });
+  assert.equal(role.status, 200, role.text);
+  const back = await t
+    .as(owner.token)
+    .patch(`/v1/orgs/${orgId}/members/${t.tenant.member.memberId}`, { role: 'member' });
+  assert.equal(back.status, 200, back.text);
+  const link = await t.as(owner.token).post(`/v1/orgs/${orgId}/install-links`, {});
+  assert.equal(link.status, 201, link.text);
   await signInAs(ui.page, t.app.url, owner, '/audit-log');
   await ui.page.getByRole('heading', { name: 'Audit log' }).waitFor();
   const rows = events().getByRole('row');
-  await rows.filter({ hasText: 'team.created' }).first().waitFor();
+  const teamRows = rows.filter({ hasText: 'created the team' });
+  await teamRows.first().waitFor();
   // Newest first: the last team created is the first team row.
-  assert.match(await rows.filter({ hasText: 'team.created' }).first().innerText(), /Support/);
+  const newest = teamRows.first();
+  assert.match(await newest.innerText(), /Support/);
+  // Words and names where the row used to show identifiers; the identifiers are on hover.
+  const action = newest.locator('[data-action]');
+  assert.equal(await action.innerText(), 'created the team');
+  assert.equal(await action.getAttribute('title'), 'team.created');
+  assert.equal(await newest.getByText('Support', { exact: true }).getAttribute('title'), `team ${supportId}`);
+  assert.equal(
+    await newest.getByText(/^Owner Person/).getAttribute('title'),
+    `user ${owner.userId}`,
+    "the actor's id on hover",
+  );
+  const roleRow = rows.filter({ hasText: 'changed the role of' }).first();
+  assert.ok((await roleRow.innerText()).includes(t.tenant.member.email), 'the member as they were then');
+  const linkRow = rows.filter({ hasText: 'created an install link' }).first();
+  assert.match(await linkRow.innerText(), /install link inl_/, 'an event without a recorded name shows the id');
+
   const toggle = rows
     .filter({ hasText: 'Support' })
     .first()
@@ -36,7 +67,10 @@ test('an owner sees the events of real changes, newest first, with their details
   await toggle.click();
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
   const details = ui.page.locator(`#${await toggle.getAttribute('aria-controls')}`);
-  assert.match(await details.innerText(), /"name": "Support"/);
+  const shown = await details.innerText();
+  assert.match(shown, /"name": "Support"/);
+  assert.match(shown, /team\.created/, 'the action as recorded');
+  assert.ok(shown.includes(supportId), "the target's id");
   const overflow = await horizontalOverflow(ui.page);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 1280 wide`);
   await assertAccessible(ui.page, 'audit log');
@@ -52,7 +86,7 @@ test('filters narrow the list and say so when nothing matches; clearing brings e
   // A header row and the three team events.
   await waitUntil(async () => (await eventRows().count()) === 3, 'the three team events are listed');
   for (const text of await rows.allInnerTexts())
-    if (!text.startsWith('When') && text.trim()) assert.match(text, /team\.created/);
+    if (!text.startsWith('When') && text.trim()) assert.match(text, /created the team/);
 
   await ui.page.getByLabel('Outcome').selectOption('denied');
   await ui.page.getByRole('button', { name: 'Apply filters' }).click();

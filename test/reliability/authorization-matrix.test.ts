@@ -83,6 +83,8 @@ const matrix: Record<string, Row> = {
   getActiveOrganization: session(200, 200, 200, 200),
   // Organization A's routes: another organization's admin learns nothing (404, as for a missing organization).
   renameOrganization: session(403, 200, 200, 404),
+  // The owner only, typing the name; the matrix's target is a doomed organization with A's people in it.
+  deleteOrganization: session(403, 403, 204, 404),
   createInvitation: session(403, 201, 201, 404),
   listInvitations: session(403, 200, 200, 404),
   revokeInvitation: session(403, 204, 204, 404),
@@ -468,6 +470,8 @@ const privileged: Record<string, PrivilegedCall> = {
   exportInstanceAuditEvents: { caller: 'operator' },
   verifyInstanceAuditEvents: { caller: 'operator' },
   renameOrganization: {},
+  // A doomed organization of the owner's (the prepared request makes one); nothing is deleted here.
+  deleteOrganization: {},
   createInstallLink: { body: { rotate: true } },
   putAuditStream: {},
   deleteAuditStream: {},
@@ -500,6 +504,9 @@ test('every privileged route answers an old session 403 reauth (authentication_t
   // The requests are prepared as the owner (tokens.owner is their live session since the sign-out cell);
   // the privileged calls are made with another session of theirs, whose authentication is an hour old.
   world.tenant.owner.token = tokens.owner!;
+  // So are the admin's and the member's (deleteOrganization's request adds them to a doomed organization).
+  world.tenant.admin.token = tokens.admin!;
+  world.tenant.member.token = tokens.member!;
   const signIn = async (user: { email: string; password: string }) =>
     (await api(world.app.url).post('/v1/auth/sign-in', { email: user.email, password: user.password })).body
       .sessionToken as string;

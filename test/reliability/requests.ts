@@ -109,6 +109,18 @@ export async function prepareRequest(world: World, operationId: string, path: st
       return { path: values, body: { memberId: tenant.admin.memberId } };
     case 'renameOrganization':
       return { path: values, body: { name: `Organization A ${unique()}` } };
+    case 'deleteOrganization': {
+      // A doomed organization per cell with A's three people in the same roles, so the caller's role decides
+      // and organization A outlives the cell; everyone's session goes back to A.
+      const name = `Doomed ${unique()}`;
+      const created = await asOwner.post('/v1/orgs', { name });
+      const organizationId: string = created.body.organization.id;
+      await addMember(world.app.url, tenant.owner, organizationId, { ...tenant.admin }, 'admin');
+      await addMember(world.app.url, tenant.owner, organizationId, { ...tenant.member }, 'member');
+      for (const user of [tenant.owner, tenant.admin, tenant.member])
+        await api(world.app.url, user.token).put('/v1/session/active-organization', { organizationId: tenant.orgId });
+      return { path: { ...values, organizationId }, body: { confirm: name } };
+    }
     case 'createTeam':
       return { path: values, body: { name: `Team ${unique()}` } };
     case 'addTeamMember':

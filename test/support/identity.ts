@@ -27,6 +27,6 @@ export function setPlanAsOperator(
   organizationId: string,
   plan: Plan,
 ): Promise<OrganizationRecord> {
-  const organizations = createOrganizationService({ db: app.db, membership: membershipOf(app) });
+  const organizations = createOrganizationService({ db: app.db, membership: membershipOf(app), erasers: [] });
   return organizations.setPlan(systemContext('cli'), organizationId, plan);
 }

@@ -48,6 +48,7 @@ const writes: Record<string, Classification> = {
   authorizeDesktopSignIn: privileged,
   setActiveOrganization: not("the session's own pointer to one of its person's organizations"),
   renameOrganization: privileged,
+  deleteOrganization: privileged,
   createOrganization: not('a new, empty organization owned by the caller: nobody gains anything in an existing one'),
   acceptInvitation: not('the invitee joining with their own invitation (sending it was privileged)'),
   // Who can do what in the organization.

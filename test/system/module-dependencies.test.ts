@@ -47,7 +47,7 @@ test('every module refuses to register without its dependencies, naming them', a
     );
     await assert.rejects(
       registerOrganizations(app, {} as never),
-      /^Error: organizations: registered without db, membership$/,
+      /^Error: organizations: registered without db, membership, erasers$/,
     );
     await assert.rejects(registerMembers(app, {} as never), /^Error: members: registered without membership$/);
     await assert.rejects(

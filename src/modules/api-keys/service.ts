@@ -68,9 +68,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
       requireFresh();
       const revoked = await writeTransaction(db, ctx, async (tx) => {
-        const done = await store.revokeApiKey(tx, organizationId, apiKeyId);
-        if (done) tx.audit({ action: 'api_key.revoked', organizationId, target: { type: 'api_key', id: apiKeyId } });
-        return done;
+        const name = await store.revokeApiKey(tx, organizationId, apiKeyId);
+        if (name !== undefined)
+          tx.audit({ action: 'api_key.revoked', organizationId, target: { type: 'api_key', id: apiKeyId, name } });
+        return name !== undefined;
       });
       if (!revoked) throw apiKeyErrors.api_key_not_found('No such API key');
     },

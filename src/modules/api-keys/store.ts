@@ -43,10 +43,11 @@ export async function listApiKeys(
   return rows;
 }
 
-export async function revokeApiKey(db: Queryable, organizationId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    'UPDATE api_keys SET revoked_at = now() WHERE organization_id = $1 AND id = $2 AND revoked_at IS NULL',
+/** The revoked key's name, or undefined when there was no such live key. */
+export async function revokeApiKey(db: Queryable, organizationId: string, id: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ name: string }>(
+    'UPDATE api_keys SET revoked_at = now() WHERE organization_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING name',
     [organizationId, id],
   );
-  return rowCount === 1;
+  return rows[0]?.name;
 }

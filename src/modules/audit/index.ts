@@ -32,7 +32,7 @@ export {
   checkAuditRange,
   sendAuditExport,
 } from './schemas.ts';
-export { listChains } from './store.ts';
+export { eraseOrganizationLog as eraseAuditOfOrganization, listChains } from './store.ts';
 export { pruneAuditEvents } from './retention.ts';
 
 /** Installs the recorder without the routes (the CLI's writes are audited too). */

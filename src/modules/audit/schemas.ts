@@ -19,10 +19,19 @@ export const auditEventSchema = z
     actor: z.object({
       type: z.string().describe('user, api_key, scim or system'),
       id: z.string(),
-      name: z.string().nullable(),
-      email: z.string().nullable(),
+      name: z.string().nullable().describe('As it was when the event was written'),
+      email: z.string().nullable().describe('As it was when the event was written'),
     }),
-    target: z.object({ type: z.string(), id: z.string(), name: z.string().nullable() }),
+    target: z.object({
+      type: z.string(),
+      id: z.string(),
+      name: z
+        .string()
+        .nullable()
+        .describe(
+          'The name (or e-mail) it had when the event was written; null where none was recorded (events of older versions, and actions whose target has no name)',
+        ),
+    }),
     ip: z.string().nullable(),
     userAgent: z.string().nullable(),
     requestId: z.string().nullable(),

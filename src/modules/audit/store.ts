@@ -214,3 +214,15 @@ export async function pruneChain(tx: Queryable, chainId: string, before: Date): 
   ]);
   return rowCount ?? 0;
 }
+
+/**
+ * Erasing an organization: its whole chain (the head first, so an append in flight finishes before, and its
+ * events, checkpoint and stream go with it). What the organization did goes with it; who deleted it is an
+ * event of the instance's chain, which the deletion writes after this.
+ */
+export async function eraseOrganizationLog(tx: Queryable, organizationId: string): Promise<void> {
+  await tx.query('DELETE FROM audit_chain_heads WHERE chain_id = $1', [organizationId]);
+  await tx.query('DELETE FROM audit_streams WHERE organization_id = $1', [organizationId]);
+  await tx.query('DELETE FROM audit_events WHERE chain_id = $1', [organizationId]);
+  await tx.query('DELETE FROM audit_checkpoints WHERE chain_id = $1', [organizationId]);
+}

@@ -19,6 +19,7 @@ export {
 } from './service.ts';
 export { sessionTokenLookup, apiKeyPrefix, type TokenBatch } from './tokens.ts';
 export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './store.ts';
+export { eraseOrganizationCopies as eraseIdentityOfOrganization } from './membership-copy-store.ts';
 export {
   assignableRoleSchema,
   emailSchema,

@@ -83,3 +83,12 @@ export async function setMemberTeamsCopy(
     JSON.stringify(await readTeams()),
   ]);
 }
+
+/**
+ * Erasing an organization: its owner's copy (organization_owners has no foreign key, migration 1003). The
+ * people's copies (user_memberships) and the sessions' active organization go with the organization's row,
+ * by their foreign keys (ON DELETE CASCADE, SET NULL): a statement here would span every person.
+ */
+export async function eraseOrganizationCopies(db: Queryable, organizationId: string): Promise<void> {
+  await db.query('DELETE FROM organization_owners WHERE organization_id = $1', [organizationId]);
+}

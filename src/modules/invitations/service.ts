@@ -212,10 +212,14 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
       requireFresh();
       const ended = await writeTransaction(db, ctx, async (tx) => {
-        const done = await store.endPendingInvitation(tx, organizationId, invitationId);
-        if (done)
-          tx.audit({ action: 'invitation.revoked', organizationId, target: { type: 'invitation', id: invitationId } });
-        return done;
+        const email = await store.endPendingInvitation(tx, organizationId, invitationId);
+        if (email !== undefined)
+          tx.audit({
+            action: 'invitation.revoked',
+            organizationId,
+            target: { type: 'invitation', id: invitationId, name: email },
+          });
+        return email !== undefined;
       });
       if (!ended) {
         throw invitationErrors.invitation_not_found('No such pending invitation in this organization');

@@ -111,14 +111,20 @@ export async function listPendingInvitations(
  * other finds nothing pending. Two statements, in the caller's transaction, because the clock of the
  * one that waited (clock_timestamp()) is a volatile function, which Citus refuses in an UPDATE's WHERE.
  */
-export async function endPendingInvitation(tx: Queryable, organizationId: string, id: string): Promise<boolean> {
+/** The ended invitation's address, or undefined when it was not pending. */
+export async function endPendingInvitation(
+  tx: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<string | undefined> {
   await tx.query('SELECT 1 FROM invitations WHERE organization_id = $1 AND id = $2 FOR UPDATE', [organizationId, id]);
-  const { rowCount } = await tx.query(
+  const { rows } = await tx.query<{ email: string }>(
     `UPDATE invitations SET expires_at = now()
-      WHERE organization_id = $1 AND id = $2 AND accepted_at IS NULL AND expires_at > statement_timestamp()`,
+      WHERE organization_id = $1 AND id = $2 AND accepted_at IS NULL AND expires_at > statement_timestamp()
+      RETURNING email`,
     [organizationId, id],
   );
-  return rowCount === 1;
+  return rows[0]?.email;
 }
 
 /** Ends the pending invitations of an organization to an address (they are expired, not deleted). */

@@ -67,12 +67,13 @@ export function createPluginStore() {
       );
     },
 
-    async deletePlugin(q: Queryable, organizationId: string, pluginId: string): Promise<boolean> {
-      const { rowCount } = await q.query('DELETE FROM plugins WHERE organization_id = $1 AND id = $2', [
-        organizationId,
-        pluginId,
-      ]);
-      return (rowCount ?? 0) > 0;
+    /** The deleted plugin's name, or undefined when there was none. */
+    async deletePlugin(q: Queryable, organizationId: string, pluginId: string): Promise<string | undefined> {
+      const { rows } = await q.query<{ name: string }>(
+        'DELETE FROM plugins WHERE organization_id = $1 AND id = $2 RETURNING name',
+        [organizationId, pluginId],
+      );
+      return rows[0]?.name;
     },
   };
 }

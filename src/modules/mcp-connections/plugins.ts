@@ -87,9 +87,10 @@ export async function uninstallPlugin(
 ): Promise<void> {
   const { organizationId } = requireAdmin(ctx.actor);
   const deleted = await writeTransaction(deps.db, ctx, async (tx) => {
-    const done = await deps.store.deletePlugin(tx, organizationId, pluginId);
-    if (done) tx.audit({ action: 'plugin.uninstalled', organizationId, target: { type: 'plugin', id: pluginId } });
-    return done;
+    const name = await deps.store.deletePlugin(tx, organizationId, pluginId);
+    if (name !== undefined)
+      tx.audit({ action: 'plugin.uninstalled', organizationId, target: { type: 'plugin', id: pluginId, name } });
+    return name !== undefined;
   });
   if (!deleted) throw mcpConnectionErrors.plugin_not_found('No such plugin in this organization');
 }
@@ -119,7 +120,11 @@ export async function removeConnection(
     }
     const revocation = row.authType === 'oauth' ? await deps.oauth.prepareRevocation(tx, row) : null;
     await store.deleteConnection(tx, organizationId, id);
-    tx.audit({ action: 'mcp_connection.deleted', organizationId, target: { type: 'mcp_connection', id } });
+    tx.audit({
+      action: 'mcp_connection.deleted',
+      organizationId,
+      target: { type: 'mcp_connection', id, name: row.name },
+    });
     return revocation;
   });
   await revoke?.();

@@ -76,3 +76,4 @@ export function createMessengerModule(deps: MessengerModuleDeps): AppModule {
 }
 // Its sealed columns, re-sealed under the newest key by `orgplane secrets reseal`.
 export { messengerSealedColumns } from './sealed-columns.ts';
+export { eraseMessengerOfOrganization } from './store.ts';

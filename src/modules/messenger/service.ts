@@ -190,7 +190,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
           tx.audit({
             action: 'messenger_connection.updated',
             organizationId,
-            target: { type: 'messenger_connection', id: connectionId },
+            target: { type: 'messenger_connection', id: connectionId, name: updated.bot_username },
             changes,
           });
         return updated;
@@ -219,7 +219,7 @@ export function createMessengerService(deps: MessengerServiceDeps) {
           tx.audit({
             action: 'messenger_connection.deleted',
             organizationId: actor.organizationId,
-            target: { type: 'messenger_connection', id: connectionId },
+            target: { type: 'messenger_connection', id: connectionId, name: done.bot_username },
           });
         return done;
       });

@@ -89,6 +89,16 @@ async function getConnection(db: Queryable, organizationId: string, id: string):
   return rows[0];
 }
 
+/**
+ * Erasing an organization: its bot connections, then their updates (the connections' delete first waits for
+ * a claim that holds one, as deleteConnection does), then the webhook routes; in the caller's transaction.
+ */
+export async function eraseMessengerOfOrganization(tx: Queryable, organizationId: string): Promise<void> {
+  await tx.query('DELETE FROM messenger_connections WHERE organization_id = $1', [organizationId]);
+  await tx.query('DELETE FROM messenger_updates WHERE organization_id = $1', [organizationId]);
+  await tx.query('DELETE FROM messenger_webhook_routes WHERE organization_id = $1', [organizationId]);
+}
+
 export function createMessengerStore() {
   return {
     async insertConnection(db: Queryable, c: NewConnection): Promise<ConnectionRow | undefined> {

@@ -25,3 +25,15 @@ export interface OrganizationDirectory {
   /** The organizations the user is an active member of, oldest first, with their role and member id there. */
   listOrganizationsOfUser(userId: string): Promise<(OrganizationRecord & { role: Role; member_id: string })[]>;
 }
+
+/**
+ * One module's part of erasing an organization: deletes, in `tx`, every row of its tables that belongs to the
+ * organization and that no foreign key to `organizations` deletes with it. Each module owns its tables, so it
+ * hands in its own eraser (its index.ts exports it); the organizations service calls them all in one
+ * transaction, before deleting the organization's row (whose ON DELETE CASCADE keys take the rest).
+ */
+export interface OrganizationEraser {
+  /** The module, for a reader of the composition and of an error. */
+  module: string;
+  erase(tx: Queryable, organizationId: string): Promise<void>;
+}

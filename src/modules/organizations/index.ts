@@ -4,7 +4,7 @@ import { organizationRoutes } from './routes.ts';
 import { createOrganizationService, type OrganizationService, type OrganizationServiceDeps } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 
-export type { OrganizationDirectory, OrganizationRecord, Plan } from './contracts.ts';
+export type { OrganizationDirectory, OrganizationEraser, OrganizationRecord, Plan } from './contracts.ts';
 export {
   createOrganizationDirectory,
   createOrganizationService,
@@ -18,7 +18,7 @@ export async function registerOrganizations(
   app: FastifyInstance,
   deps: OrganizationServiceDeps,
 ): Promise<OrganizationService> {
-  requireDependencies('organizations', deps, ['db', 'membership']);
+  requireDependencies('organizations', deps, ['db', 'membership', 'erasers']);
   const organizations = createOrganizationService(deps);
   await app.register(organizationRoutes, { organizations });
   return organizations;

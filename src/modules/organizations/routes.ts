@@ -20,6 +20,7 @@ import {
 import { teamSchema, toTeam } from '../teams/index.ts';
 import { organizationNameSchema, organizationSchema, planSchema, toOrganization } from './schemas.ts';
 import type { OrganizationService } from './service.ts';
+import { organizationErrors } from './error-codes.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 
 /** Creating an organization, the session's active one, and plans. */
@@ -74,6 +75,48 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
         freshAuthenticationCheck(request),
       );
       return { organization: toOrganization(organization) };
+    },
+  );
+
+  app.delete(
+    '/v1/orgs/:organizationId',
+    {
+      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      schema: {
+        tags: ['Organizations'],
+        operationId: 'deleteOrganization',
+        summary: 'Delete an organization and everything it holds (its owner, typing its name)',
+        description:
+          'Needs a session of the owner (403 `forbidden` for an admin or member; 404 `organization_not_found` for anyone ' +
+          'else, as for an organization that does not exist), and is privileged (below). `confirm` must be the ' +
+          "organization's current name (surrounding spaces aside), else 400 `confirmation_mismatch` and nothing is deleted. " +
+          'Erases, in one transaction, every row of the organization in every module: members, teams, invitations, API ' +
+          'keys, install links, MCP connections and their credentials, SSO, SCIM, the memory its members kept there, bots, ' +
+          'the audit stream. Sessions whose active organization it was keep working, with none active. ' +
+          "The organization's audit log is erased with it (its events are the organization's data); who deleted it, " +
+          "when and from where is recorded as `organization.deleted` (the organization's id and name as the target) in " +
+          "the instance's log, which outlives it.",
+        params: organizationParams,
+        body: z.object({ confirm: z.string().max(1000).describe("The organization's name, typed to confirm") }),
+        response: {
+          204: z.null().describe('Deleted'),
+          ...commonErrorResponses,
+          400: errorResponse(
+            [httpErrors.invalid_request, organizationErrors.confirmation_mismatch],
+            'an invalid body, or a confirmation that is not the name',
+          ),
+          404: organizationNotFoundResponse,
+        },
+      },
+    },
+    async (request, reply) => {
+      await organizations.deleteOrganization(
+        writeContextOf(request),
+        request.params.organizationId,
+        request.body.confirm,
+        freshAuthenticationCheck(request),
+      );
+      return reply.status(204).send(null);
     },
   );
 

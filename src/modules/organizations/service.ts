@@ -3,7 +3,12 @@ import type { Database, Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import { forbidden, unauthorized } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
-import { writeTransaction, type CallerContext, type WriteContext } from '../../platform/write-context.ts';
+import {
+  writeTransaction,
+  type CallerContext,
+  type WriteContext,
+  type WriteTransaction,
+} from '../../platform/write-context.ts';
 import {
   membershipRefusals,
   requireSignedInUser,
@@ -14,7 +19,8 @@ import {
   type MembershipSessions,
 } from '../identity/index.ts';
 import type { TeamRecord } from '../teams/index.ts';
-import type { OrganizationDirectory, OrganizationRecord, Plan } from './contracts.ts';
+import type { OrganizationDirectory, OrganizationEraser, OrganizationRecord, Plan } from './contracts.ts';
+import { organizationErrors } from './error-codes.ts';
 import * as store from './store.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 
@@ -37,16 +43,38 @@ export interface OrganizationServiceDeps {
   db: Database;
   membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember' | 'addMember'> &
     Pick<MembershipSessions, 'setSessionOrganization'>;
+  /** Each module's part of erasing an organization (the composition gathers them from the modules' index.ts). */
+  erasers: readonly OrganizationEraser[];
   /** The plan of a new organization (DEFAULT_PLAN); free when not given (the CLI's plan change makes none). */
   defaultPlan?: Plan;
 }
 
 const renamerRoles = ['owner', 'admin'] as const;
+const deleterRoles = ['owner'] as const;
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
-  const { db, membership } = deps;
+  const { db, membership, erasers } = deps;
   const defaultPlan = deps.defaultPlan ?? 'free';
   const findActiveOrganization = sessionTokenLookup(db, (batch) => store.findActiveOrganizationsByTokens(db, batch));
+
+  /**
+   * Every module's rows first (what no foreign key deletes), then the organization's row, whose ON DELETE
+   * CASCADE keys take the rest; the event goes to the instance's chain, since the organization's own log is
+   * erased with it.
+   */
+  async function eraseIn(tx: WriteTransaction, organizationId: string): Promise<boolean> {
+    if (!(await store.lockOrganization(tx, organizationId))) return false;
+    for (const eraser of erasers) await eraser.erase(tx, organizationId);
+    const name = await store.deleteOrganization(tx, organizationId);
+    if (name === undefined) return false;
+    tx.audit({
+      action: 'organization.deleted',
+      organizationId: null,
+      target: { type: 'organization', id: organizationId, name },
+      changes: { name },
+    });
+    return true;
+  }
 
   return {
     async createOrganization(ctx: CallerContext, name: string): Promise<OrganizationRecord> {
@@ -95,6 +123,44 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
           });
         return organization;
       });
+    },
+
+    /**
+     * The owner only, privileged (`requireFresh`), and `confirm` must be the organization's name as it is now.
+     * Erases it in one transaction (eraseOrganization).
+     */
+    async deleteOrganization(
+      ctx: CallerContext,
+      organizationId: string,
+      confirm: string,
+      requireFresh: FreshAuthenticationCheck,
+    ): Promise<void> {
+      const acting = await membership.requireMembership(ctx.actor, organizationId, deleterRoles);
+      requireFresh();
+      await writeTransaction(db, ctx, async (tx) => {
+        await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          roles: deleterRoles,
+          refuse: membershipRefusals(deleterRoles),
+        });
+        const organization = (await store.lockOrganization(tx, organizationId))
+          ? await store.findOrganization(tx, organizationId)
+          : undefined;
+        if (!organization) throw httpErrors.organization_not_found('No such organization');
+        if (confirm.trim() !== organization.name)
+          throw organizationErrors.confirmation_mismatch(
+            "Type the organization's name exactly as it is shown to confirm deleting it",
+          );
+        await eraseIn(tx, organizationId);
+      });
+    },
+
+    /**
+     * Erases an organization and everything it holds in every module, in `ctx`'s own transaction, whoever
+     * asks (the caller decides who may: the owner's route above, an instance administrator's tooling).
+     * False when there was no such organization.
+     */
+    async eraseOrganization(ctx: WriteContext, organizationId: string): Promise<boolean> {
+      return writeTransaction(db, ctx, (tx) => eraseIn(tx, organizationId));
     },
 
     async setActiveOrganization(ctx: CallerContext, organizationId: string): Promise<OrganizationRecord> {

@@ -127,3 +127,9 @@ export async function findActiveOrganizationsByTokens(
   );
   return rows;
 }
+
+/** Deletes the organization's row (its ON DELETE CASCADE keys take the tables that have one); its name, or undefined when there was none. */
+export async function deleteOrganization(tx: Queryable, id: string): Promise<string | undefined> {
+  const { rows } = await tx.query<{ name: string }>('DELETE FROM organizations WHERE id = $1 RETURNING name', [id]);
+  return rows[0]?.name;
+}

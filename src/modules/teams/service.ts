@@ -45,9 +45,11 @@ export interface TeamServiceDeps {
 export function createTeamService(deps: TeamServiceDeps) {
   const { db, membership } = deps;
 
-  async function requireTeam(organizationId: string, teamId: string): Promise<void> {
-    if (!(await store.findTeam(db, organizationId, teamId)))
-      throw teamErrors.team_not_found('No such team in this organization');
+  /** The team's name (what its events record), or 404. */
+  async function requireTeam(organizationId: string, teamId: string): Promise<string> {
+    const team = await store.findTeam(db, organizationId, teamId);
+    if (!team) throw teamErrors.team_not_found('No such team in this organization');
+    return team.name;
   }
 
   return {
@@ -86,7 +88,7 @@ export function createTeamService(deps: TeamServiceDeps) {
     ): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
       requireFresh();
-      await requireTeam(organizationId, teamId);
+      const teamName = await requireTeam(organizationId, teamId);
       await writeTransaction(db, ctx, async (tx) => {
         // Held until the row is added: a removal committing meanwhile is waited for and seen here
         // (404), rather than met by the foreign key (a 500); one starting later waits and removes both.
@@ -97,7 +99,7 @@ export function createTeamService(deps: TeamServiceDeps) {
         tx.audit({
           action: 'team.member_added',
           organizationId,
-          target: { type: 'team', id: teamId },
+          target: { type: 'team', id: teamId, name: teamName },
           changes: { memberId },
         });
       });
@@ -112,7 +114,7 @@ export function createTeamService(deps: TeamServiceDeps) {
     ): Promise<void> {
       await membership.requireMembership(ctx.actor, organizationId, teamManagerRoles);
       requireFresh();
-      await requireTeam(organizationId, teamId);
+      const teamName = await requireTeam(organizationId, teamId);
       const removed = await writeTransaction(db, ctx, async (tx) => {
         const done = await store.removeTeamMember(tx, organizationId, teamId, memberId);
         if (done) await copyMemberTeams(membership, tx, organizationId, memberId);
@@ -120,7 +122,7 @@ export function createTeamService(deps: TeamServiceDeps) {
           tx.audit({
             action: 'team.member_removed',
             organizationId,
-            target: { type: 'team', id: teamId },
+            target: { type: 'team', id: teamId, name: teamName },
             changes: { memberId },
           });
         return done;

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type components } from '../../api.ts';
 import { useList, useMutation, useStatus } from '../../data.ts';
 import { Field, FormError } from '../../forms.tsx';
+import { auditActionInWords } from '../../../../shared/audit-action-words.ts';
 
 type AuditEvent = components['schemas']['AuditEvent'];
 type Outcome = AuditEvent['outcome'];
@@ -38,6 +39,33 @@ function queryOf(filters: Filters) {
 function actorLabel(actor: AuditEvent['actor']): string {
   if (actor.name && actor.email) return `${actor.name} (${actor.email})`;
   return actor.name ?? actor.email ?? `${actor.type} ${actor.id}`;
+}
+
+/** What a target's type is called in a sentence. */
+const targetTypes: Readonly<Record<string, string>> = {
+  api_key: 'API key',
+  audit_stream: 'audit stream',
+  install_link: 'install link',
+  mcp_connection: 'MCP connection',
+  messenger_connection: 'bot',
+  scim_connector: 'SCIM connector',
+  scim_group: 'SCIM group',
+  scim_user: 'SCIM user',
+  sso_connection: 'SSO connection',
+};
+
+/**
+ * The target by the name it had when the event was written (recorded with it); an event written before
+ * names were recorded shows the id, as recorded. The type and id are on hover either way.
+ */
+function Target({ target }: { target: AuditEvent['target'] }) {
+  const raw = `${target.type} ${target.id}`;
+  if (target.name) return <span title={raw}>{target.name}</span>;
+  return (
+    <span title={raw}>
+      {targetTypes[target.type] ?? target.type} <code>{target.id}</code>
+    </span>
+  );
 }
 
 /** Saves a downloaded body under `name`: the export needs the bearer token, so a plain link cannot fetch it. */
@@ -233,17 +261,19 @@ export function AuditLogPage({ organizationId }: { organizationId: string }) {
                   <td>
                     <time dateTime={event.occurredAt}>{new Date(event.occurredAt).toLocaleString()}</time>
                   </td>
-                  <td>{actorLabel(event.actor)}</td>
                   <td>
-                    <code>{event.action}</code>
+                    <span title={`${event.actor.type} ${event.actor.id}`}>{actorLabel(event.actor)}</span>
+                  </td>
+                  <td>
+                    <span title={event.action} data-action={event.action}>
+                      {auditActionInWords(event.action)}
+                    </span>
                     {event.outcome !== 'success' && (
                       <strong class={`outcome-${event.outcome}`}> {event.outcome}</strong>
                     )}
                   </td>
                   <td>
-                    {event.target.name
-                      ? `${event.target.type} ${event.target.name}`
-                      : `${event.target.type} ${event.target.id}`}
+                    <Target target={event.target} />
                   </td>
                   <td>
                     <button
@@ -266,6 +296,14 @@ export function AuditLogPage({ organizationId }: { organizationId: string }) {
                     <dl>
                       <dt>Event</dt>
                       <dd>{event.id}</dd>
+                      <dt>Action</dt>
+                      <dd>
+                        <code>{event.action}</code>
+                      </dd>
+                      <dt>Target</dt>
+                      <dd>
+                        {event.target.type} <code>{event.target.id}</code>
+                      </dd>
                       <dt>From</dt>
                       <dd>
                         {event.ip ?? '—'} {event.userAgent ?? ''}

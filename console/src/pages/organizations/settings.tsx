@@ -1,6 +1,6 @@
-// The active organization's settings: its name (owners and admins rename it, PATCH /v1/orgs/{id}) and
-// leaving it (any member but the owner, DELETE of one's own member record). The API has no route to
-// delete an organization, so the page offers none.
+// The active organization's settings: its name (owners and admins rename it, PATCH /v1/orgs/{id}),
+// leaving it (any member but the owner, DELETE of one's own member record) and deleting it (the owner,
+// after typing its name, DELETE /v1/orgs/{id}).
 import { useState } from 'preact/hooks';
 import { api, errorMessage } from '../../api.ts';
 import { isManager } from '../../caller.ts';
@@ -63,13 +63,19 @@ export function OrganizationSettingsPage({ organizationId, onOrganizationsChange
         <p>Only owners and admins rename the organization.</p>
       )}
       {me.role === 'owner' ? (
-        <section aria-labelledby="leave-heading">
-          <h2 id="leave-heading">Leave or delete</h2>
-          <p>
-            The owner cannot leave: first <Link href="/members">transfer ownership</Link> to another member. orgplane
-            cannot delete an organization yet.
-          </p>
-        </section>
+        <>
+          <section aria-labelledby="leave-heading">
+            <h2 id="leave-heading">Leave</h2>
+            <p>
+              The owner cannot leave: first <Link href="/members">transfer ownership</Link> to another member.
+            </p>
+          </section>
+          <DeleteSection
+            organizationId={organizationId}
+            name={org.organization.name}
+            onDeleted={onOrganizationsChanged}
+          />
+        </>
       ) : (
         <LeaveSection
           organizationId={organizationId}
@@ -152,6 +158,49 @@ function LeaveSection(props: {
           onCancel={() => setAsking(false)}
         />
       )}
+    </section>
+  );
+}
+
+function DeleteSection(props: { organizationId: string; name: string; onDeleted: () => Promise<unknown> }) {
+  const [typed, setTyped] = useState('');
+  const deleting = useMutation(
+    () =>
+      api.DELETE('/v1/orgs/{organizationId}', {
+        params: { path: { organizationId: props.organizationId } },
+        body: { confirm: typed },
+      }),
+    {
+      progress: 'Deleting…',
+      onSuccess: async () => {
+        await props.onDeleted();
+        navigate('/');
+      },
+    },
+  );
+  return (
+    <section aria-labelledby="delete-heading" class="danger-zone standalone">
+      <h2 id="delete-heading">Delete organization</h2>
+      <p>
+        This deletes {props.name} and everything in it, for everyone, at once: its members, teams, invitations, API
+        keys, install links, MCP connections and their credentials, SSO and SCIM, bots, the memory kept in it, and its
+        audit log. It cannot be undone.
+      </p>
+      <form onSubmit={submitted(deleting.mutate)} noValidate>
+        <Field
+          label={`Type ${props.name} to confirm`}
+          name="confirm"
+          value={typed}
+          onInput={setTyped}
+          error={deleting.error}
+          autoComplete="off"
+        />
+        <FormError error={deleting.error} />
+        <p role="status">{deleting.status}</p>
+        <button type="submit" class="danger" disabled={deleting.pending || typed.trim() !== props.name}>
+          Delete organization
+        </button>
+      </form>
     </section>
   );
 }
