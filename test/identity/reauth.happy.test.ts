@@ -133,6 +133,7 @@ describe('step-up re-authentication: happy paths', () => {
         'uninstallPlugin',
         'updateMessengerConnection',
         'verifySsoDomain',
+        'deleteOrganization',
         // Every instance-administration route, reads included.
         'addInstanceAdmin',
         'exportInstanceAuditEvents',
