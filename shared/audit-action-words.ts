@@ -8,6 +8,8 @@ export const auditActionWords: Readonly<Record<string, string>> = {
   'organization.renamed': 'renamed the organization',
   'organization.deleted': 'deleted the organization',
   'organization.plan_changed': 'changed the plan of',
+  'instance_admin.added': 'made an instance administrator:',
+  'instance_admin.removed': 'took instance administration away from',
   'organization.ownership_transferred': 'transferred ownership to',
   'session.organization_switched': 'switched the active organization of',
   'user.signed_up': 'signed up as',

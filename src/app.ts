@@ -24,6 +24,7 @@ import { compose, organizationErasers } from './composition.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
+import { registerAdmin } from './modules/admin/index.ts';
 import { registerApiKeys } from './modules/api-keys/index.ts';
 import { registerRoles } from './modules/roles/index.ts';
 import { registerInvitations } from './modules/invitations/index.ts';
@@ -237,7 +238,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     passwordSignInPolicy: services.passwordSignInPolicy,
     redirectUriAllowed: redirectUris.desktopSignIn,
   });
-  await registerOrganizations(app, { db, membership, erasers: organizationErasers });
+  await registerOrganizations(app, { db, membership, erasers: organizationErasers, defaultPlan: config.defaultPlan });
   const { removalHooks } = services;
   const { roleGrants } = services;
   await registerRoles(app, { db, membership });
@@ -285,6 +286,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl, removalHooks });
   await services.messenger.register(app);
   await registerMemory(app, { db });
+  await registerAdmin(app, { db, organizations: organizationDirectory, users: userDirectory });
 
   // The same list `orgplane worker` starts.
   if (config.runWorkers) {

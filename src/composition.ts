@@ -61,7 +61,7 @@ export function composeCore(deps: { config: Config; db: Database }) {
   return {
     membership,
     rateLimiter: createRateLimiter(db),
-    organizations: createOrganizationDirectory({ db }),
+    organizations: createOrganizationDirectory({ db, defaultPlan: config.defaultPlan }),
     users: createUserDirectory({ db }),
     teams: createTeamDirectory({ db, membership }),
     // Whether a role may be given: asked by every module that gives one (members, invitations, API keys, SSO).

@@ -1,6 +1,10 @@
 // Every page of the console, by path, in one table: the order is the order of matching (a fixed path
 // before a parameter in the same place). A new page is a line here and a file under pages/<area>/.
 import type { ComponentChildren } from 'preact';
+import { InstanceAdministratorsPage } from './pages/admin/administrators.tsx';
+import { InstanceOrganizationsPage } from './pages/admin/organizations.tsx';
+import { InstanceOverviewPage } from './pages/admin/overview.tsx';
+import { InstancePeoplePage } from './pages/admin/people.tsx';
 import { AuditLogPage } from './pages/audit/audit-log.tsx';
 import { AuditStreamPage } from './pages/audit/audit-stream.tsx';
 import { DesktopSignInPage, desktopSignInPath } from './pages/auth/desktop-sign-in.tsx';
@@ -88,6 +92,11 @@ export const routes: Route[] = [
   route('/memory', ({ organizationId }) => <MemoryPage organizationId={organizationId} />),
   route('/bots', ({ organizationId }) => <BotListPage organizationId={organizationId} />),
   route('/bots/:connectionId', ({ params }) => <BotPage connectionId={params.connectionId} />),
+  // The instance's administration: its administrators need no organization of their own to use it.
+  route('/admin', () => <InstanceOverviewPage />, { withoutOrganization: true }),
+  route('/admin/people', () => <InstancePeoplePage />, { withoutOrganization: true }),
+  route('/admin/organizations', () => <InstanceOrganizationsPage />, { withoutOrganization: true }),
+  route('/admin/administrators', () => <InstanceAdministratorsPage />, { withoutOrganization: true }),
   // Back from the identity provider: the code is exchanged even in a tab that had a session (a new sign-in).
   route(ssoCallbackPath, ({ onSignedIn }) => <SsoCallbackPage onSignedIn={onSignedIn} />, {
     frame: 'public',
@@ -130,6 +139,14 @@ export const sections: Section[] = [
   { path: '/settings', label: 'Organization settings' },
 ];
 
+/** The instance administration's navigation, shown to instance administrators only (GET /v1/me says who is). */
+export const instanceSections: Section[] = [
+  { path: '/admin', label: 'Overview' },
+  { path: '/admin/people', label: 'People' },
+  { path: '/admin/organizations', label: 'Organizations' },
+  { path: '/admin/administrators', label: 'Administrators' },
+];
+
 /** The sections a person of `role` in the active organization may use. */
 export const sectionsFor = (role: string | undefined) =>
   sections.filter((section) => !section.managers || role === 'owner' || role === 'admin');
@@ -152,5 +169,6 @@ export function findRoute(path: string): Match | null {
 export function sectionOf(match: Match | null) {
   if (!match) return undefined;
   const path = match.route.path === '/' ? '/members' : match.route.path;
+  if (path === '/admin' || path.startsWith('/admin/')) return instanceSections.find((section) => section.path === path);
   return sections.find((section) => path === section.path || path.startsWith(`${section.path}/`));
 }

@@ -5,7 +5,7 @@ import { useMutation, useQuery } from './data.ts';
 import { NotFoundPage } from './pages/not-found.tsx';
 import { NoOrganization } from './pages/organizations/no-organization.tsx';
 import { Link } from './router.tsx';
-import { type Match, sectionOf, sectionsFor } from './routes.tsx';
+import { instanceSections, type Match, sectionOf, sectionsFor } from './routes.tsx';
 
 interface ShellProps {
   /** The page at this path (null: none, the not-found page). */
@@ -111,6 +111,22 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
             </li>
           ))}
         </ul>
+        {me.user.isInstanceAdmin && (
+          <>
+            <h2 class="nav-heading" id="instance-nav">
+              Instance
+            </h2>
+            <ul aria-labelledby="instance-nav">
+              {instanceSections.map((section) => (
+                <li key={section.path}>
+                  <Link href={section.path} aria-current={section === current ? 'page' : undefined}>
+                    {section.label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
       </nav>
       <main>
         {error && (

@@ -57,6 +57,10 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
     why: "/metrics counts instance-wide state at scrape time (queued and dead deliveries, streams' lag, credentials by health): one short read per metric, no lock, no tenant in its answer",
   },
   {
+    signature: '/* orgplane admin: ',
+    why: 'instance administration counts, lists and searches every person and organization (the overview, people, organizations, administrators): short reads, no lock',
+  },
+  {
     signature: '/* orgplane reseal: ',
     why: '`orgplane secrets reseal` finds the rows whose secrets are sealed under an older key, page by page (no lock); each row is then locked and re-sealed by a statement that names it',
   },

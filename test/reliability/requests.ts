@@ -158,7 +158,10 @@ export async function prepareRequest(world: World, operationId: string, path: st
       return { path: { ...values, apiKeyId: key.body.apiKey.id } };
     }
     case 'setOrganizationPlan':
+    case 'updateInstanceOrganization':
       return { path: values, body: { plan: 'enterprise' } };
+    case 'addInstanceAdmin':
+      return { path: values, body: { email: tenant.member.email } };
     case 'createMcpConnection':
       return {
         path: values,

@@ -379,6 +379,7 @@ export function realPathValues(
     apiKeyId: ids.apiKeyId,
     pluginId: ids.pluginId,
     ssoConnectionId: ids.ssoConnectionId,
+    userId: tenant.owner.userId,
   };
   values.connectionId =
     path.startsWith('/v1/messenger') || path.startsWith('/v1/webhooks')

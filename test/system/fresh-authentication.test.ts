@@ -70,6 +70,10 @@ const writes: Record<string, Classification> = {
   createApiKey: privileged,
   revokeApiKey: privileged,
   setOrganizationPlan: privileged,
+  // Instance administration: every /v1/admin route, reads included, needs a recent authentication.
+  updateInstanceOrganization: privileged,
+  addInstanceAdmin: privileged,
+  removeInstanceAdmin: privileged,
   // Where data and credentials go: MCP connections and plugins.
   createMcpConnection: privileged,
   editMcpConnection: privileged,

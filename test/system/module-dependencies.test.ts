@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
+import { registerAdmin } from '../../src/modules/admin/index.ts';
 import { registerApiKeys } from '../../src/modules/api-keys/index.ts';
 import { registerInstallLinks } from '../../src/modules/install-links/index.ts';
 import { registerInvitations } from '../../src/modules/invitations/index.ts';
@@ -65,6 +66,10 @@ test('every module refuses to register without its dependencies, naming them', a
     await assert.rejects(
       registerApiKeys(app, {} as never),
       /^Error: api-keys: registered without db, membership, roleGrants$/,
+    );
+    await assert.rejects(
+      registerAdmin(app, {} as never),
+      /^Error: admin: registered without db, organizations, users$/,
     );
     await assert.rejects(
       createMcpConnectionsModule({ teams: {} } as never),

@@ -26,14 +26,16 @@ import * as store from './store.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 
 /** What other modules use of organizations (OrganizationDirectory): reads and the row lock. */
-export function createOrganizationDirectory(deps: { db: Database }) {
+export function createOrganizationDirectory(deps: { db: Database; defaultPlan?: Plan }) {
   const { db } = deps;
+  const plan = deps.defaultPlan ?? 'free';
   return {
     getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
     lockOrganization: (tx: Queryable, organizationId: string) => store.lockOrganization(tx, organizationId),
     countOrganizations: (tx: Queryable) => store.countOrganizations(tx),
     addOrganization: (tx: Queryable, name: string) =>
-      store.insertOrganization(tx, { id: newId(idPrefixes.organization), name }),
+      store.insertOrganization(tx, { id: newId(idPrefixes.organization), name, plan }),
+    setPlan: (tx: Queryable, organizationId: string, newPlan: Plan) => store.setPlan(tx, organizationId, newPlan),
     listOrganizationsOfUser: (userId: string) => store.listOrganizationsOfUser(db, userId),
   } satisfies OrganizationDirectory;
 }
@@ -44,6 +46,8 @@ export interface OrganizationServiceDeps {
     Pick<MembershipSessions, 'setSessionOrganization'>;
   /** Each module's part of erasing an organization (the composition gathers them from the modules' index.ts). */
   erasers: readonly OrganizationEraser[];
+  /** The plan of a new organization (DEFAULT_PLAN); free when not given (the CLI's plan change makes none). */
+  defaultPlan?: Plan;
 }
 
 const renameOrganization: PermissionKey = 'organization.update';
@@ -51,6 +55,7 @@ const onlyTheOwner = () => forbidden('Only the owner deletes the organization');
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { db, membership, erasers } = deps;
+  const defaultPlan = deps.defaultPlan ?? 'free';
   const findActiveOrganization = sessionTokenLookup(db, (batch) => store.findActiveOrganizationsByTokens(db, batch));
 
   /**
@@ -76,7 +81,11 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async createOrganization(ctx: CallerContext, name: string): Promise<OrganizationRecord> {
       const userId = requireSignedInUser(ctx.actor);
       return writeTransaction(db, ctx, async (tx) => {
-        const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
+        const organization = await store.insertOrganization(tx, {
+          id: newId(idPrefixes.organization),
+          name,
+          plan: defaultPlan,
+        });
         await membership.addMember(tx, organization.id, userId, 'owner');
         await membership.setSessionOrganization(tx, sessionOf(ctx.actor), organization.id);
         tx.audit({
@@ -209,13 +218,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       if (!allowed) throw forbidden('Only instance administrators set plans');
       const organization = await writeTransaction(db, ctx, async (tx) => {
         const changed = await store.setPlan(tx, organizationId, plan);
-        if (changed)
-          tx.audit({
-            action: 'organization.plan_changed',
-            organizationId,
-            target: { type: 'organization', id: organizationId, name: changed.name },
-            changes: { plan },
-          });
+        if (changed) {
+          const target = { type: 'organization', id: organizationId, name: changed.name };
+          tx.audit({ action: 'organization.plan_changed', organizationId, target, changes: { plan } });
+          // And in the instance's own log, where instance administration is recorded.
+          tx.audit({ action: 'organization.plan_changed', organizationId: null, target, changes: { plan } });
+        }
         return changed;
       });
       if (!organization) throw httpErrors.organization_not_found('No such organization');
