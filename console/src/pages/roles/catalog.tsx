@@ -43,8 +43,8 @@ export function Catalog({ permissions }: { permissions: Permission[] }) {
     <section aria-labelledby="catalog-heading" class="card">
       <h2 id="catalog-heading">Permission catalog</h2>
       <p class="muted">
-        Every key a role may hold. A <strong>sensitive</strong> key's changes need a recent sign-in. The owner holds
-        every key.
+        Every key a role may hold. Changes under a key marked sensitive need a recent sign-in. The owner holds every
+        key.
       </p>
       {byArea(permissions).map(([area, keys]) => (
         <section key={area} aria-labelledby={`area-${area}`} class="catalog-area">

@@ -1,7 +1,7 @@
 // A custom role's form: its name, description and keys, a fieldset of labelled checkboxes per area.
 // Keys the signed-in person does not hold are disabled with a note: the API would refuse them
 // (403 permission_not_held), since nobody gives what they do not hold.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../../api.ts';
 import { Field, FormError, submitted } from '../../forms.tsx';
 import type { PermissionKey, Role } from '../../roles.tsx';
@@ -36,9 +36,13 @@ export function RoleEditor({ role, catalog, held, error, busy, onSave, onCancel 
     setKeys(next);
   }
   const lacking = catalog.some((permission) => !held.has(permission.key));
+  // The form opens above the list, maybe off screen from the button that opened it: focus goes to its name.
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => form.current?.querySelector('input')?.focus(), []);
 
   return (
     <form
+      ref={form}
       class="card role-editor"
       aria-label={title}
       noValidate
