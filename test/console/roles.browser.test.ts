@@ -1,13 +1,15 @@
 // The Roles page in Chromium against the real server on this run's backend: the owner creates a custom
-// role with two keys (audit.view and roles.manage), renames it, gives it to a member from the members
-// page and is refused its deletion while it is in use (the page names what uses it); the member then
-// sees the navigation their keys allow (Audit log, not API keys), the "why" view names the role that
-// grants each key, and the editor disables the keys they do not hold. axe-core scans every state.
+// role with two keys (audit.view and roles.manage; a stale session confirms it is them first), renames
+// it, gives it to a member from the members page and is refused its deletion while it is in use (the
+// page names what uses it); the member then sees the navigation their keys allow (Audit log, not API
+// keys), the "why" view names the role that grants each key, and the editor disables the keys they do
+// not hold. axe-core scans every state.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useTenantApp } from '../support/harness.ts';
 import { assertAccessible, screenshot, skipWithoutChromium, useConsolePage } from './browser.ts';
-import { assertFitsPhone, signInAs, signOut, waitUntil } from './session.ts';
+import { ageSession } from '../identity/reauth-support.ts';
+import { assertFitsPhone, confirmItIsYou, consoleToken, signInAs, signOut, waitUntil } from './session.ts';
 
 const t = useTenantApp();
 const ui = useConsolePage(() => t.ready);
@@ -71,7 +73,12 @@ test('the owner creates a role with two keys, then renames it', { skip: skipWith
   await assertAccessible(ui.page, 'the role editor');
   await editor.getByLabel('Role name').focus();
   await screenshot(ui.page, 'roles-editor');
+  // Creating a role is privileged: a stale session confirms first, and the same request then goes on.
+  await ageSession(t.app, await consoleToken(ui.page));
   await editor.getByRole('button', { name: 'Create role' }).click();
+  await ui.page.getByRole('dialog', { name: 'Confirm it is you' }).waitFor();
+  assert.equal(await roleOnServer('Auditor'), undefined, 'nothing is created before the re-authentication');
+  await confirmItIsYou(ui.page, t.tenant.owner.password);
   await status('Auditor is saved').waitFor();
   const created = await roleOnServer('Auditor');
   assert.deepEqual(created?.permissions, ['audit.view', 'roles.manage']);
