@@ -38,7 +38,8 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
   // refetchOnWindowFocus does, so the picker and the page follow what the API says without a reload.
   useEffect(() => {
     const again = () => {
-      if (document.visibilityState === 'visible') void read.refetch();
+      // The keys too: a role's keys may have changed while its id stayed.
+      if (document.visibilityState === 'visible') void Promise.all([read.refetch(), keys.refetch()]);
     };
     addEventListener('focus', again);
     document.addEventListener('visibilitychange', again);

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type Member } from '../../api.ts';
-import { isManager, useCaller } from '../../caller.ts';
+import { useCaller } from '../../caller.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { useMutation, useQuery } from '../../data.ts';
-import { RoleOptions, roleName, useRoles } from '../../roles.tsx';
+import { RoleOptions, roleName, useMyPermissions, useRoles } from '../../roles.tsx';
 
 /** A built-in role's name or a custom role's id. */
 type Role = string;
@@ -18,6 +18,8 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
   const members = list.data ?? null;
   const [caller, reloadCaller] = useCaller(organizationId);
   const roleList = useRoles(organizationId);
+  // The caller's keys, read again when their role changes (a transfer of ownership makes them an admin).
+  const held = useMyPermissions([organizationId, caller?.role]);
   const named = (role: Role) => roleName(roleList.data, role);
   // Roles picked in a row's select but not saved yet, by member id.
   const [roles, setRoles] = useState<Record<string, Role>>({});
@@ -89,8 +91,11 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
     }
   }
 
-  const manager = isManager(caller);
   const owner = caller?.role === 'owner';
+  // What the row offers follows the caller's keys, so a custom role holding them manages as an admin does.
+  const changesRoles = held.data?.has('members.update_role') ?? false;
+  const removes = held.data?.has('members.remove') ?? false;
+  const manager = changesRoles || removes || owner;
   return (
     <section aria-labelledby="members-heading">
       <h1 id="members-heading">Members</h1>
@@ -119,7 +124,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
           </thead>
           <tbody>
             {members.map((member) => {
-              const editable = manager && member.role !== 'owner';
+              const editable = changesRoles && member.role !== 'owner';
               const picked = roles[member.id];
               return (
                 <tr key={member.id}>
@@ -168,7 +173,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
                             Transfer ownership
                           </button>
                         )}
-                        {editable && member.id !== caller?.id && (
+                        {removes && member.role !== 'owner' && member.id !== caller?.id && (
                           <button
                             type="button"
                             class="danger"
