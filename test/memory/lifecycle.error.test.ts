@@ -60,7 +60,10 @@ test('create: supersedes an unknown memory is 404, one superseded already is 409
   assert.equal(twice.status, 409, twice.text);
   assert.equal(twice.body.error, 'memory_superseded');
   assert.equal((await memory.listAll()).length, before + 3);
-  assert.deepEqual((await memory.search('kayak')).map((r) => r.id), [target.id]);
+  assert.deepEqual(
+    (await memory.search('kayak')).map((r) => r.id),
+    [target.id],
+  );
 });
 
 test('PATCH: an empty change, unknown fields and bad values are 400; an unknown memory is 404', async () => {
