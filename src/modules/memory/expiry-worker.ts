@@ -4,7 +4,7 @@
 import type { Database } from '../../db/database.ts';
 import type { BackgroundWorker } from '../../platform/background.ts';
 import { startPollLoop } from '../../platform/poll-loop.ts';
-import { findExpired } from './lifecycle-store.ts';
+import { findExpired, lockBank } from './lifecycle-store.ts';
 import { deleteMemory } from './store.ts';
 
 /** Memories deleted per round; a full round is followed by another at once. */
@@ -16,7 +16,12 @@ export async function pruneExpiredMemories(db: Database): Promise<{ found: numbe
   let pruned = 0;
   for (const memory of expired) {
     const key = { userId: memory.user_id, organizationId: memory.organization_id };
-    const done = await db.transaction((tx) => deleteMemory(tx, key, memory.id, { onlyLive: false, withHistory: true }));
+    // The bank's lock first, as every writer of the bank takes it.
+    const done = await db.transaction(
+      async (tx) =>
+        (await lockBank(tx, key)) !== undefined &&
+        deleteMemory(tx, key, memory.id, { onlyLive: false, withHistory: true }),
+    );
     if (done) pruned++;
   }
   return { found: expired.length, pruned };

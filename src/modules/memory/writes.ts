@@ -255,6 +255,8 @@ export function createMemoryWrites({ db }: { db: Database }): MemoryWrites {
     async remove(ctx, id) {
       const bank = bankOf(ctx.actor);
       const removed = await writeTransaction(db, ctx, async (tx) => {
+        // The bank's lock first, as a change takes it before the memory's row: never the other way round.
+        if ((await lockBank(tx, bank)) === undefined) return false;
         const done = await deleteMemory(tx, bank, id);
         if (done)
           tx.audit({ action: 'memory.deleted', organizationId: bank.organizationId, target: { type: 'memory', id } });
