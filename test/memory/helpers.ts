@@ -11,6 +11,11 @@ export interface StoredMemory {
   source: string;
   scope: string;
   organizationId: string | null;
+  version: number;
+  expiresAt: string | null;
+  occurredAt: string | null;
+  speaker: string | null;
+  supersededBy: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -67,7 +67,7 @@ test('equal scores go to the most recently updated first', async () => {
   const memory = await freshUser('ties');
   await memory.create({ content: 'unrelated filler about bicycles' });
   const older = await memory.create({ content: 'parking spot is number 42' });
-  const newer = await memory.create({ content: 'parking spot is number 42' });
+  const newer = await memory.create({ content: 'parking spot is number 42', allowDuplicate: true });
   const results = await memory.search('parking spot');
   assert.deepEqual(
     results.map((r) => r.id),
@@ -121,12 +121,17 @@ test('search results carry exactly the spec fields', async () => {
   assert.deepEqual(Object.keys(result!).sort(), [
     'content',
     'createdAt',
+    'expiresAt',
     'id',
+    'occurredAt',
     'scope',
     'score',
     'source',
+    'speaker',
+    'supersededBy',
     'tags',
     'updatedAt',
+    'version',
   ]);
   assert.deepEqual(
     { ...result, score: undefined },
@@ -136,6 +141,11 @@ test('search results carry exactly the spec fields', async () => {
       tags: ['home'],
       source: 'chat',
       scope: 'household',
+      version: 1,
+      expiresAt: null,
+      occurredAt: null,
+      speaker: null,
+      supersededBy: null,
       createdAt: created.createdAt,
       updatedAt: created.updatedAt,
       score: undefined,
