@@ -387,4 +387,20 @@ test('a one-line memory lends a share of its score to the memories written just 
     (await pruned.search('research')).map((r) => r.id),
     [kept!.id],
   );
+
+  // A deleted memory between two strong matches would rank among the first: the search looks further.
+  const gaps = await freshUser('gaps');
+  const [a, hole, b, long, next] = await gaps.batch([
+    { content: 'zebra zebra zebra' },
+    { content: 'filler one' },
+    { content: 'zebra zebra zebra' },
+    { content: `a long note about the savannah ${'grass and sky and heat '.repeat(20)} and one zebra` },
+    { content: 'filler two' },
+    { content: 'filler three' },
+  ]);
+  await gaps.remove(hole!.id);
+  for (const limit of [4, 10]) {
+    const found = await gaps.search('zebra', `&limit=${limit}`);
+    assert.deepEqual(new Set(found.map((r) => r.id)), new Set([a!.id, b!.id, long!.id, next!.id]), `limit ${limit}`);
+  }
 });

@@ -193,9 +193,9 @@ const filterWindowFactor = 4;
 /**
  * The rows of the best `limit` scored memories that pass the input's filters, in ranking order
  * (score, then updatedAt and id descending). Without filters only the memories scoring at least
- * the limit-th best score are sent to the database. With filters, windows of ever more memories,
- * best first, are checked until `limit` pass: a window ends between two different scores, so the
- * windows' results in window order are the ranking.
+ * the limit-th best score are sent to the database. With filters (or when `mayMiss` and some of
+ * those were not there), windows of ever more memories, best first, are checked until `limit` pass:
+ * a window ends between two different scores, so the windows' results in window order are the ranking.
  */
 async function bestRows(
   tx: Queryable,
@@ -207,8 +207,7 @@ async function bestRows(
   mayMiss = false,
 ): Promise<ScoredRow[]> {
   if (scores.size === 0) return [];
-  const filtered =
-    mayMiss || (input.tags && input.tags.length > 0) || input.source !== undefined || input.scope !== undefined;
+  const filtered = (input.tags && input.tags.length > 0) || input.source !== undefined || input.scope !== undefined;
   const query = {
     bankId: bank.id,
     userId: bank.userId,
@@ -227,7 +226,9 @@ async function bestRows(
       seqs.push(seq);
       units.push(score);
     });
-    return scoredRows(tx, { ...query, seqs, scores: units });
+    const rows = await scoredRows(tx, { ...query, seqs, scores: units });
+    // Some scored memories may not be there (a neighbour deleted or in another bank): then windows.
+    if (!mayMiss || rows.length >= limit || seqs.length === scores.size) return rows;
   }
   const ranked: [number, number][] = [];
   scores.forEach((seq, score) => {
@@ -369,8 +370,6 @@ export function createMemoryService({ db }: { db: Database }): MemoryService {
         await loadTerms(tx, search, [...expanded.keys()]);
         const final = scoreAll(search, expanded, own, plain).scores;
         const withContext = withNeighbours(final, ranking.neighbourShare);
-        // A neighbour may not be there (deleted, or another bank's memory): then the rows are looked up
-        // in windows, best first, until enough are found.
         return bestRows(tx, search.bank, withContext, input, input.limit, false, withContext.size > final.size);
       });
       return rows.map((row) => {
