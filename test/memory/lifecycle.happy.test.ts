@@ -272,3 +272,43 @@ test('time phrases: months, weeks and counts are read relative to the reference 
 test('their statements stay on one tenant', async () => {
   await tenantRouting.assertStatementsStayOnOneTenant(t.app.db, 20);
 });
+
+test("a matching turn's neighbour comes as context only when it is live and passes the filters", async () => {
+  // Two one-line turns written one after the other: the answer has no query word and is found only as
+  // the question's neighbour (search.happy.test.ts). Each case first sees it found, then not.
+  const conversation = async (label: string) => {
+    const memory = await freshUser(label);
+    const [question, answer] = await memory.batch([
+      { content: 'Ann: What did you research?', speaker: 'Ann', occurredAt: '2026-05-04T10:00:00Z' },
+      { content: 'Bob: Adoption agencies, mostly in Oregon.', speaker: 'Bob', occurredAt: '2026-04-20T10:00:00Z' },
+    ]);
+    const found = async (extra = '') => ids(await memory.search('research', `&limit=10${extra}`));
+    assert.deepEqual(await found(), [question!.id, answer!.id]);
+    return { memory, question: question!, answer: answer!, found };
+  };
+
+  const expiring = await conversation('neighbour-expired');
+  const expired = await expiring.memory.client.patch(`/v1/memory/${expiring.answer.id}`, {
+    expiresAt: new Date().toISOString(),
+  });
+  assert.equal(expired.status, 200, expired.text);
+  assert.deepEqual(await expiring.found(), [expiring.question.id], 'an expired neighbour is not returned');
+
+  const superseding = await conversation('neighbour-superseded');
+  const replacement = await superseding.memory.client.post('/v1/memory', {
+    content: 'Bob: Adoption agencies in Washington, in the end.',
+    supersedes: superseding.answer.id,
+  });
+  assert.equal(replacement.status, 201, replacement.text);
+  assert.deepEqual(await superseding.found(), [superseding.question.id], 'a superseded neighbour is not returned');
+
+  const filtered = await conversation('neighbour-filtered');
+  const { question } = filtered;
+  assert.deepEqual(await filtered.found('&speaker=Ann'), [question.id]);
+  assert.deepEqual(await filtered.found('&after=2026-05-01T00:00:00Z'), [question.id]);
+  // Filters narrow the results, not the scores: the question, filtered out, still lends its share.
+  assert.deepEqual(await filtered.found('&before=2026-05-01T00:00:00Z'), [filtered.answer.id]);
+  // A time phrase is a filter like after and before.
+  const inMay = await filtered.memory.search('research in May', '&now=2026-06-10T00:00:00Z');
+  assert.deepEqual(ids(inMay), [question.id]);
+});

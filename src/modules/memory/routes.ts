@@ -181,7 +181,9 @@ export const memoryRoutes: FastifyPluginAsyncZod<{ service: MemoryService }> = a
           `${bankRule} A natural-language query: its words are lower-cased, English stop words dropped and the rest ` +
           'stemmed (Porter2); a memory containing any of them is a candidate. Candidates are ranked by BM25F (the headline, ' +
           "a multi-line memory's first line, weighs more than the body) with one round of pseudo-relevance feedback, using " +
-          'statistics of your own memories in this bank only; ties go to the most recently updated. A query with no searchable ' +
+          'statistics of your own memories in this bank only; then a one-line memory lends a share of its score to the ' +
+          'memories written just before and after it, which pass the same filters as any result. Ties go to the most ' +
+          'recently updated. A query with no searchable ' +
           'word, or without a match, gives `{results: []}`. Expired and superseded memories are never results. `after`, `before` ' +
           'and a time phrase in `q` (see `time`) filter on when a memory happened: its `occurredAt`, else its creation.',
         querystring: searchQuerySchema,
