@@ -1706,7 +1706,7 @@ export interface paths {
         post?: never;
         /**
          * Delete one of your memories
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. The memory leaves search results and ranking statistics in the same transaction.
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. The memory leaves search results and ranking statistics in the same transaction, and its earlier versions (its history) are deleted with it.
          */
         delete: operations["deleteMemory"];
         options?: never;
@@ -1727,7 +1727,7 @@ export interface paths {
         };
         /**
          * A memory's versions, oldest first
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. Every version the memory has had, the current one last, with when and by whom each was written.
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. Every version the memory has had, the current one last, with when and by whom each was written. The history goes with the memory: once it is deleted, this is a 404.
          */
         get: operations["getMemoryHistory"];
         put?: never;

@@ -133,8 +133,18 @@ test('memory lifecycle: change with history, supersede, deduplicate, expire and 
   );
   await memory.client.patch(`/v1/memory/${dated.id}`, { expiresAt: '2020-01-01T00:00:00Z' });
   assert.equal((await memory.client.get(`/v1/memory/${dated.id}`)).status, 404);
+  const versions = async () =>
+    (
+      await citus.app.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM memory_versions WHERE user_id = $1 AND memory_id = $2',
+        [tenant.member.userId, dated.id],
+      )
+    ).rows[0]!.n;
+  assert.equal(await versions(), 1);
   const pruned = await pruneExpiredMemories(citus.app.db);
   assert.ok(pruned.pruned >= 1, JSON.stringify(pruned));
+  // Its earlier version went with it, by the foreign key's cascade between the co-located shards.
+  assert.equal(await versions(), 0);
 });
 
 test('several searches and writes of one person at once all answer', { skip }, async () => {

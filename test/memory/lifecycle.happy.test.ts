@@ -86,6 +86,40 @@ test('PATCH changes content, tags, expiry, occurredAt and speaker; each change k
   );
 });
 
+test('deleting a memory deletes its history: a 404, and no stored version keeps an earlier text', async () => {
+  const memory = await freshUser('forgetter');
+  const kept = await memory.create({ content: 'Locker combination is 4417' });
+  const doomed = await memory.create({ content: 'Safe combination is 8203 since spring' });
+  for (const content of ['Safe combination is 9310 since summer', 'Safe combination is 5126 since autumn'])
+    assert.equal((await memory.client.patch(`/v1/memory/${doomed.id}`, { content })).status, 200);
+  assert.equal((await memory.client.patch(`/v1/memory/${kept.id}`, { tags: ['locker'] })).status, 200);
+  const versionsHolding = async (text: string) =>
+    (
+      await t.app.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM memory_versions WHERE user_id = $1 AND strpos(content, $2) > 0',
+        [memory.userId, text],
+      )
+    ).rows[0]!.n;
+  assert.equal(await versionsHolding('8203'), 1);
+  assert.equal(await versionsHolding('9310'), 1);
+
+  await memory.remove(doomed.id);
+  const history = await memory.client.get(`/v1/memory/${doomed.id}/history`);
+  assert.equal(history.status, 404, history.text);
+  assert.equal(history.body.error, 'memory_not_found');
+  assert.equal(await versionsHolding('8203'), 0);
+  assert.equal(await versionsHolding('9310'), 0);
+  // The other memory of the bank keeps its own history.
+  const other = await memory.client.get(`/v1/memory/${kept.id}/history`);
+  assert.deepEqual(
+    other.body.versions.map((v: { version: number; tags: string[] }) => [v.version, v.tags]),
+    [
+      [1, []],
+      [2, ['locker']],
+    ],
+  );
+});
+
 test('a memory that supersedes another: the old one leaves search but stays readable, with its history', async () => {
   const memory = await freshUser('superseder');
   const old = await memory.create({ content: 'Sam prefers tea in the morning' });

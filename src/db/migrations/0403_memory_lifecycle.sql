@@ -21,9 +21,12 @@ CREATE INDEX memories_content_key_idx ON memories (user_id, bank_id, content_key
 -- The pruning worker's scan: only memories that expire are in it.
 CREATE INDEX memories_expires_idx ON memories (expires_at) WHERE expires_at IS NOT NULL;
 
--- The earlier versions of a memory, one row per change (the current version is the memory's row). No
--- foreign key to the memory: a change of content re-inserts the memory's row with the same id (new
--- postings), which a cascade would take the history with; the store deletes versions with their memory.
+-- The earlier versions of a memory, one row per change (the current version is the memory's row).
+-- They go with their memory (deleted with it, and with its bank when a user or an organization is
+-- deleted): the foreign key to memories (user_id, id) is added by migration 1004, because on a new
+-- database this file runs before 0800 makes (user_id, id) memories' key, and a unique index added here
+-- for it would duplicate that key from then on. A change of content re-inserts the memory's row under
+-- the same id (new postings), so the store carries the versions over that re-insertion.
 CREATE TABLE memory_versions (
   user_id     text NOT NULL,
   memory_id   text NOT NULL,

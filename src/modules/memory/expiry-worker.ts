@@ -18,9 +18,7 @@ export async function pruneExpiredMemories(db: Database): Promise<{ found: numbe
     const key = { userId: memory.user_id, organizationId: memory.organization_id };
     // The bank's lock first, as every writer of the bank takes it.
     const done = await db.transaction(
-      async (tx) =>
-        (await lockBank(tx, key)) !== undefined &&
-        deleteMemory(tx, key, memory.id, { onlyLive: false, withHistory: true }),
+      async (tx) => (await lockBank(tx, key)) !== undefined && deleteMemory(tx, key, memory.id, { onlyLive: false }),
     );
     if (done) pruned++;
   }

@@ -45,22 +45,65 @@ export async function lockMemory(tx: Queryable, key: BankKey, id: string): Promi
   return rows[0];
 }
 
-/** Keeps the memory's current state as an earlier version, before it changes. */
-export async function keepVersion(tx: Queryable, userId: string, row: MemoryRow): Promise<void> {
+/** An earlier version as stored. */
+export interface StoredVersion {
+  version: number;
+  content: string;
+  tags: string[];
+  expires_at: Date | null;
+  occurred_at: Date | null;
+  speaker: string | null;
+  changed_at: Date;
+  changed_by: string;
+}
+
+/** The memory's current state as an earlier version: what is kept before it changes. */
+export function asVersion(userId: string, row: MemoryRow): StoredVersion {
+  return {
+    version: row.version,
+    content: row.content,
+    tags: row.tags,
+    expires_at: row.expires_at,
+    occurred_at: row.occurred_at,
+    speaker: row.speaker,
+    changed_at: row.updated_at,
+    changed_by: row.updated_by ?? userId,
+  };
+}
+
+/**
+ * Deletes a memory's earlier versions and returns them whole: a change of content re-inserts the
+ * memory's row, which the versions' foreign key would take them with (ON DELETE CASCADE), so the
+ * change takes them first and puts them back with putVersions once the row is there again.
+ */
+export async function takeVersions(tx: Queryable, userId: string, id: string): Promise<StoredVersion[]> {
+  const { rows } = await tx.query<StoredVersion>(
+    `DELETE FROM memory_versions WHERE user_id = $1 AND memory_id = $2
+      RETURNING version, content, tags, expires_at, occurred_at, speaker, changed_at, changed_by`,
+    [userId, id],
+  );
+  return rows;
+}
+
+export async function putVersions(tx: Queryable, userId: string, id: string, versions: StoredVersion[]): Promise<void> {
+  if (versions.length === 0) return;
+  // Tags cannot contain a comma (the schema refuses it), so each version's tags travel as one string.
   await tx.query(
     `INSERT INTO memory_versions (user_id, memory_id, version, content, tags, expires_at, occurred_at, speaker, changed_at, changed_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+     SELECT $1, $2, v.version, v.content, string_to_array(v.tags, ','), v.expires_at, v.occurred_at, v.speaker, v.changed_at, v.changed_by
+       FROM unnest($3::integer[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $9::timestamptz[], $10::text[])
+            AS v(version, content, tags, expires_at, occurred_at, speaker, changed_at, changed_by)`,
     [
       userId,
-      row.id,
-      row.version,
-      row.content,
-      row.tags,
-      row.expires_at,
-      row.occurred_at,
-      row.speaker,
-      row.updated_at,
-      row.updated_by ?? userId,
+      id,
+      versions.map((v) => v.version),
+      versions.map((v) => v.content),
+      versions.map((v) => v.tags.join(',')),
+      versions.map((v) => v.expires_at),
+      versions.map((v) => v.occurred_at),
+      versions.map((v) => v.speaker),
+      versions.map((v) => v.changed_at),
+      versions.map((v) => v.changed_by),
     ],
   );
 }

@@ -227,14 +227,15 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
 }
 
 /**
- * Deletes one memory of the bank with its postings and takes it out of the statistics.
+ * Deletes one memory of the bank with its postings and takes it out of the statistics (its earlier
+ * versions go by the foreign key's cascade).
  * Returns false when the bank has no such memory.
  */
 export async function deleteMemory(
   tx: Queryable,
   key: BankKey,
   id: string,
-  how: { onlyLive: boolean; withHistory: boolean } = { onlyLive: true, withHistory: true },
+  how: { onlyLive: boolean } = { onlyLive: true },
 ): Promise<boolean> {
   const deleted = await tx.query<{
     bank_id: number;
@@ -251,8 +252,6 @@ export async function deleteMemory(
   );
   const row = deleted.rows[0];
   if (!row) return false;
-  if (how.withHistory)
-    await tx.query('DELETE FROM memory_versions WHERE user_id = $1 AND memory_id = $2', [key.userId, id]);
   // The bank row first, as every writer of the bank does: it orders them (no deadlock on the counters).
   await tx.query(
     `UPDATE memory_banks SET doc_count = doc_count - 1, head_length_sum = head_length_sum - $2, body_length_sum = body_length_sum - $3

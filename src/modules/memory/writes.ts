@@ -9,11 +9,13 @@ import { analyzeMemory, type AnalyzedMemory } from './analyzer.ts';
 import { memoryErrors } from './error-codes.ts';
 import {
   findByContentKeys,
-  keepVersion,
+  asVersion,
   listVersions,
   lockBank,
   lockMemory,
+  putVersions,
   markSuperseded,
+  takeVersions,
   updateFields,
 } from './lifecycle-store.ts';
 import {
@@ -189,7 +191,6 @@ export function createMemoryWrites({ db }: { db: Database }): MemoryWrites {
         // The bank's lock first, as every writer of the bank takes it.
         const locked = (await lockBank(tx, key)) !== undefined && (await lockMemory(tx, key, id));
         if (!locked) throw memoryErrors.memory_not_found('No such memory');
-        await keepVersion(tx, key.userId, locked);
         const next = {
           tags: change.tags !== undefined ? normalizeTags(change.tags) : locked.tags,
           expiresAt: change.expiresAt !== undefined ? change.expiresAt : locked.expires_at,
@@ -202,11 +203,14 @@ export function createMemoryWrites({ db }: { db: Database }): MemoryWrites {
           target: { type: 'memory', id },
           changes: { fields: Object.keys(change).filter((field) => change[field as keyof MemoryChange] !== undefined) },
         });
-        if (change.content === undefined || change.content === locked.content)
+        if (change.content === undefined || change.content === locked.content) {
+          await putVersions(tx, key.userId, id, [asVersion(key.userId, locked)]);
           return updateFields(tx, key.userId, id, { ...next, by: key.userId });
+        }
         // New content means new postings: the memory is taken out of the index and its statistics and
         // written again under its id, in this transaction, so a search after the commit sees the change.
-        await deleteMemory(tx, key, id, { onlyLive: false, withHistory: false });
+        const earlier = await takeVersions(tx, key.userId, id);
+        await deleteMemory(tx, key, id, { onlyLive: false });
         const [written] = await insertMemories(tx, key, [
           {
             id,
@@ -224,6 +228,7 @@ export function createMemoryWrites({ db }: { db: Database }): MemoryWrites {
             },
           },
         ]);
+        await putVersions(tx, key.userId, id, [...earlier, asVersion(key.userId, locked)]);
         return written!;
       });
       return toMemory(row);
