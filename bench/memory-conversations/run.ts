@@ -27,8 +27,34 @@ interface Question {
 
 interface Conversation {
   name: string;
-  turns: { id: string; content: string }[];
+  turns: { id: string; content: string; occurredAt: string; speaker: string }[];
   questions: Question[];
+  /** When the last session took place: the questions are asked after the conversation. */
+  end: string;
+}
+
+const monthNames = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+
+/** A session's date as the set writes it, "1:56 pm on 8 May, 2023", read as UTC (the set names no zone). */
+function sessionDate(text: string): Date {
+  const match = /^(\d{1,2}):(\d{2})\s*(am|pm) on (\d{1,2}) (\p{L}+),? (\d{4})$/iu.exec(text.trim());
+  const month = match ? monthNames.indexOf(match[5]!.toLowerCase()) : -1;
+  if (!match || month < 0) throw new Error(`a session date not understood: ${text}`);
+  const hour = (Number(match[1]) % 12) + (match[3]!.toLowerCase() === 'pm' ? 12 : 0);
+  return new Date(Date.UTC(Number(match[6]), month, Number(match[4]), hour, Number(match[2])));
 }
 
 /** A turn as a memory: `[<session date>] <speaker>: <text>`, a shared photo's caption after the text. */
@@ -49,14 +75,16 @@ function readConversations(): Conversation[] {
       .map(Number)
       .sort((a, b) => a - b);
     const turns: Conversation['turns'] = [];
+    let end = '';
     for (const n of sessions) {
       const date = raw[`session_${n}_date_time`] as string;
+      end = sessionDate(date).toISOString();
       for (const turn of raw[`session_${n}`] as Turn[])
-        turns.push({ id: turn.dia_id, content: turnContent(date, turn) });
+        turns.push({ id: turn.dia_id, content: turnContent(date, turn), occurredAt: end, speaker: turn.speaker });
     }
     // Categories 1-4; category 5 (adversarial) has no evidence, nor do a couple of others: nothing to find.
     const questions = (raw.qa as Question[]).filter((q) => q.category >= 1 && q.category <= 4 && q.evidence.length > 0);
-    return { name: file.replace(/\.json$/, ''), turns, questions };
+    return { name: file.replace(/\.json$/, ''), turns, questions, end };
   });
 }
 
@@ -151,6 +179,9 @@ async function runOne(): Promise<void> {
       if (!into.byConversation.has(conversation)) into.byConversation.set(conversation, new Tally());
       into.byConversation.get(conversation)!.add(value);
     };
+    // The questions the search read a time phrase in, apart: their words left the query for a window.
+    const withPhrase = Object.assign(new Tally(), { losing: 0 });
+    const withoutPhrase = Object.assign(new Tally(), { losing: 0 });
     const digest = createHash('sha256');
     let searchMs = 0;
     let questionCount = 0;
@@ -163,7 +194,12 @@ async function runOne(): Promise<void> {
       for (let i = 0; i < conversation.turns.length; i += 500) {
         const chunk = conversation.turns.slice(i, i + 500);
         const response = await client.post('/v1/memory/batch', {
-          memories: chunk.map((turn) => ({ content: turn.content, source: 'conversation' })),
+          memories: chunk.map((turn) => ({
+            content: turn.content,
+            source: 'conversation',
+            occurredAt: turn.occurredAt,
+            speaker: turn.speaker,
+          })),
         });
         if (response.status !== 201) throw new Error(`batch ${i}: ${response.status} ${response.text.slice(0, 300)}`);
         for (const [j, memory] of (response.body.memories as { id: string }[]).entries())
@@ -173,12 +209,23 @@ async function runOne(): Promise<void> {
       const stemmed = bm25Rankings(conversation.turns, conversation.questions, terms);
       const start = performance.now();
       for (const [at, question] of conversation.questions.entries()) {
-        const response = await client.get(`/v1/memory/search?limit=10&q=${encodeURIComponent(question.question)}`);
+        const response = await client.get(
+          `/v1/memory/search?limit=10&now=${conversation.end}&q=${encodeURIComponent(question.question)}`,
+        );
         if (response.status !== 200) throw new Error(`search: ${response.status} ${response.text.slice(0, 300)}`);
         const results = response.body.results as { id: string; score: number }[];
         const ranked = results.map((result) => turnByMemory.get(result.id)!);
         digest.update(`${conversation.name}:${at}=${ranked.map((id, k) => `${id}:${results[k]!.score}`).join(',')}\n`);
-        tally(ours, conversation.name, question.category, recallAt10(ranked, question.evidence));
+        const recall = recallAt10(ranked, question.evidence);
+        tally(ours, conversation.name, question.category, recall);
+        const phrase = (response.body.time as { phrase: string } | null)?.phrase;
+        const into = phrase ? withPhrase : withoutPhrase;
+        into.add(recall);
+        if (recall < 1) {
+          into.losing++;
+          if (phrase && process.env.SHOW_LOSSES)
+            console.log(`  loses (${recall.toFixed(2)}), "${phrase}": ${question.question}`);
+        }
         tally(bm25, conversation.name, question.category, recallAt10(baseline[at]!, question.evidence));
         tally(bm25Stemmed, conversation.name, question.category, recallAt10(stemmed[at]!, question.evidence));
       }
@@ -201,6 +248,11 @@ async function runOne(): Promise<void> {
         `  ${name} (${n.count}): ${n}  BM25 ${bm25.byConversation.get(name)} (stemmed ${bm25Stemmed.byConversation.get(name)})`,
       );
     }
+    for (const [name, n] of [
+      ['with a time phrase', withPhrase],
+      ['without', withoutPhrase],
+    ] as const)
+      console.log(`  ${name} (${n.count}): ${n}, ${n.losing} with recall below 1`);
     console.log(
       `  ${(searchMs / questionCount).toFixed(1)} ms per search (one at a time); results+scores digest ${digest.digest('hex').slice(0, 16)}`,
     );
