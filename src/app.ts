@@ -36,7 +36,6 @@ import { startBackgroundWorkers } from './platform/background.ts';
 import { createRedirectUriPolicy } from './platform/redirect-uris.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
-import { registerMemory } from './modules/memory/index.ts';
 import { registerSystemRoutes } from './operations/system-routes.ts';
 import { packageVersion } from './version.ts';
 
@@ -285,7 +284,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl, removalHooks });
   await services.messenger.register(app);
-  await registerMemory(app, { db });
+  await services.memory.register(app);
   await registerAdmin(app, { db, organizations: organizationDirectory, users: userDirectory });
 
   // The same list `orgplane worker` starts.

@@ -8,6 +8,7 @@ import type { Database } from './db/database.ts';
 import { auditSealedColumns, createAuditModule, eraseAuditOfOrganization } from './modules/audit/index.ts';
 import { createMembershipCore, eraseIdentityOfOrganization } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
+import { createMemoryModule } from './modules/memory/index.ts';
 import { createMcpConnectionsModule, mcpMemberRemovalHook, mcpSealedColumns } from './modules/mcp-connections/index.ts';
 import {
   createMessengerModule,
@@ -92,6 +93,7 @@ export interface Composition extends Core {
   audit: AppModule;
   mcpConnections: AppModule;
   messenger: AppModule;
+  memory: AppModule;
   /** Outgoing e-mail (SMTP_URL): invitations. Closed with the app. */
   mailer: Mailer;
   /** Every module's background jobs: what a process that runs workers starts. */
@@ -120,13 +122,15 @@ export async function compose(deps: CompositionDeps): Promise<Composition> {
     log,
   });
   const messenger = createMessengerModule({ db, config, secrets, outbound, membership: core.membership, log });
-  const modules = [audit, mcpConnections, messenger];
+  const memory = createMemoryModule({ db, log });
+  const modules = [audit, mcpConnections, messenger, memory];
   return {
     ...core,
     removalHooks: [mcpMemberRemovalHook({ db, secrets, outbound, config, logger: log })],
     audit,
     mcpConnections,
     messenger,
+    memory,
     mailer: createMailer(config.mail),
     workers: modules.flatMap((module) => module.workers),
   };

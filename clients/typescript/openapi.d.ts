@@ -1879,7 +1879,7 @@ export interface paths {
         put?: never;
         /**
          * Create a memory
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. `source` defaults to `api` and `scope` to `user`.
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. `source` defaults to `api` and `scope` to `user`. A memory with the same content as a live one of yours is not created again: 200 with the existing one and `deduplicated: true` (unless `allowDuplicate`; nothing else of the request is applied then, `supersedes` included).
          */
         post: operations["createMemory"];
         delete?: never;
@@ -1899,7 +1899,7 @@ export interface paths {
         put?: never;
         /**
          * Create up to 1,000 memories at once
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. All or nothing: one invalid memory rejects the batch (400 with the path of the faulty item). The response lists the created memories in the order given. The body may be up to 32 MiB (then 413 `payload_too_large`).
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. All or nothing: one invalid memory rejects the batch (400 with the path of the faulty item). The response lists the memories in the order given; `deduplicated[i]` is true when item i had the same content as a live memory of yours or as an earlier item of the batch, and `memories[i]` is then that memory. The body may be up to 32 MiB (then 413 `payload_too_large`).
          */
         post: operations["createMemories"];
         delete?: never;
@@ -1917,7 +1917,7 @@ export interface paths {
         };
         /**
          * Search your memories by relevance
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. A natural-language query: its words are lower-cased, English stop words dropped and the rest stemmed (Porter2); a memory containing any of them is a candidate. Candidates are ranked by BM25F (the headline, a multi-line memory's first line, weighs more than the body) with one round of pseudo-relevance feedback, using statistics of your own memories in this bank only; ties go to the most recently updated. A query with no searchable word, or without a match, gives `{results: []}`.
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. A natural-language query: its words are lower-cased, English stop words dropped and the rest stemmed (Porter2); a memory containing any of them is a candidate. Candidates are ranked by BM25F (the headline, a multi-line memory's first line, weighs more than the body) with one round of pseudo-relevance feedback, using statistics of your own memories in this bank only; then a one-line memory lends a share of its score to the memories written just before and after it, which pass the same filters as any result. Ties go to the most recently updated. A query with no searchable word, or without a match, gives `{results: []}`. Expired and superseded memories are never results. `after`, `before` and a time phrase in `q` (see `time`) filter on when a memory happened: its `occurredAt`, else its creation.
          */
         get: operations["searchMemories"];
         put?: never;
@@ -1944,9 +1944,33 @@ export interface paths {
         post?: never;
         /**
          * Delete one of your memories
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. The memory leaves search results and ranking statistics in the same transaction.
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. The memory leaves search results and ranking statistics in the same transaction, and its earlier versions (its history) are deleted with it.
          */
         delete: operations["deleteMemory"];
+        options?: never;
+        head?: never;
+        /**
+         * Change one of your memories
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. The fields given replace the memory's; the version before the change is kept (GET /v1/memory/{id}/history) and `version` goes up by one. Search sees the change as soon as the response is sent.
+         */
+        patch: operations["updateMemory"];
+        trace?: never;
+    };
+    "/v1/memory/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A memory's versions, oldest first
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. Every version the memory has had, the current one last, with when and by whom each was written. The history goes with the memory: once it is deleted, this is a 404.
+         */
+        get: operations["getMemoryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2160,6 +2184,47 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        NewMemoryInput: {
+            /** @description The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most 32,767 words: ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`. */
+            content: string;
+            /** @description Up to 50 tags; duplicates are dropped. Default none. */
+            tags?: string[];
+            /** @description Where the memory came from: a short label chosen by the client, e.g. `api`, `chat`, `import`, `mcp`. 1 to 64 characters: letters, digits and `. _ : / -`. Default `api`. */
+            source?: string;
+            /** @description What the memory is about, as a label the client filters on, e.g. `user` (facts about the user), `project:apollo`, `session`. 1 to 64 characters: letters, digits and `. _ : / -`. Default `user`. */
+            scope?: string;
+            /**
+             * @description A live memory of yours that this one replaces: it leaves search results (it can still be read by id, with its history) and shows `supersededBy`. 404 `memory_not_found` when there is no such memory, 409 `memory_superseded` when another memory superseded it already.
+             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
+             */
+            supersedes?: string;
+            /**
+             * @description When the memory expires: from then on it is gone from search, lists and reads (404), and it is deleted soon after.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            expiresAt?: string;
+            /**
+             * @description When what the memory records happened (e.g. the conversation it comes from). Search filters on it (`after`, `before`).
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            occurredAt?: string;
+            /** @description Who said it, as free text (1 to 200 characters), e.g. a person's name. Search filters on it (`speaker`, any case). */
+            speaker?: string;
+            /** @description By default a memory with the same content as a live one of yours (compared as search reads it: Unicode NFKC, lower case, words only, so spacing, punctuation and case do not count) is not created again: the existing one is returned with `deduplicated: true`. `true` creates it anyway. */
+            allowDuplicate?: boolean;
+        };
+        MemoryChangeInput: {
+            /** @description The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most 32,767 words: ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`. */
+            content?: string;
+            /** @description The new tags (replacing the old ones); duplicates are dropped. */
+            tags?: string[];
+            /** @description The new expiry; `null` removes it. A time already past expires the memory at once. */
+            expiresAt?: string | null;
+            /** @description When it happened; `null` removes it. */
+            occurredAt?: string | null;
+            /** @description Who said it; `null` removes it. */
+            speaker?: string | null;
+        };
         /** @description Who may use the connection: the whole organization, or these members and teams */
         AccessInput: {
             /** @description Default when left out: `false`. */
@@ -2256,16 +2321,6 @@ export interface components {
             })[];
         } & {
             [key: string]: unknown;
-        };
-        NewMemoryInput: {
-            /** @description The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most 32,767 words: ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`. */
-            content: string;
-            /** @description Up to 50 tags; duplicates are dropped. Default none. */
-            tags?: string[];
-            /** @description Where the memory came from: a short label chosen by the client, e.g. `api`, `chat`, `import`, `mcp`. 1 to 64 characters: letters, digits and `. _ : / -`. Default `api`. */
-            source?: string;
-            /** @description What the memory is about, as a label the client filters on, e.g. `user` (facts about the user), `project:apollo`, `session`. 1 to 64 characters: letters, digits and `. _ : / -`. Default `user`. */
-            scope?: string;
         };
         Error: {
             error: string;
@@ -2424,6 +2479,88 @@ export interface components {
              * @example 2026-01-31T09:30:00.000Z
              */
             createdAt: string;
+        };
+        MemoryVersion: {
+            version: number;
+            content: string;
+            tags: string[];
+            /**
+             * @description When this version was written
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            changedAt: string;
+            /** @description The user who wrote it */
+            changedBy: string;
+        };
+        Memory: {
+            /**
+             * @description Memory id: `mry_` followed by 26 base32 characters
+             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
+             */
+            id: string;
+            content: string;
+            tags: string[];
+            /** @description The label the memory was written with (`source` of POST /v1/memory): where it came from */
+            source: string;
+            /** @description The label the memory was written with (`scope` of POST /v1/memory): what it is about */
+            scope: string;
+            /** @description 1 when written, one more with each change (GET /v1/memory/{id}/history) */
+            version: number;
+            /** @description When it expires (null: never) */
+            expiresAt: string | null;
+            /** @description When what it records happened (null: not given) */
+            occurredAt: string | null;
+            /** @description Who said it (null: not given) */
+            speaker: string | null;
+            /** @description The memory that replaced this one (it is then out of search); null if none */
+            supersededBy: string | null;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            updatedAt: string;
+            /** @description The organization the session was active in when the memory was written (null: none) */
+            organizationId: string | null;
+        };
+        MemorySearchResult: {
+            /**
+             * @description Memory id: `mry_` followed by 26 base32 characters
+             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
+             */
+            id: string;
+            content: string;
+            tags: string[];
+            /** @description The label the memory was written with (`source` of POST /v1/memory): where it came from */
+            source: string;
+            /** @description The label the memory was written with (`scope` of POST /v1/memory): what it is about */
+            scope: string;
+            /** @description 1 when written, one more with each change (GET /v1/memory/{id}/history) */
+            version: number;
+            /** @description When it expires (null: never) */
+            expiresAt: string | null;
+            /** @description When what it records happened (null: not given) */
+            occurredAt: string | null;
+            /** @description Who said it (null: not given) */
+            speaker: string | null;
+            /** @description The memory that replaced this one (it is then out of search); null if none */
+            supersededBy: string | null;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            updatedAt: string;
+            /** @description Relevance (BM25F with feedback, higher is better); comparable within one search only */
+            score: number;
         };
         Diagnostic: {
             referenceId: string;
@@ -3098,56 +3235,6 @@ export interface components {
              * @example 2026-01-31T09:30:00.000Z
              */
             createdAt: string;
-        };
-        Memory: {
-            /**
-             * @description Memory id: `mry_` followed by 26 base32 characters
-             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
-             */
-            id: string;
-            content: string;
-            tags: string[];
-            /** @description The label the memory was written with (`source` of POST /v1/memory): where it came from */
-            source: string;
-            /** @description The label the memory was written with (`scope` of POST /v1/memory): what it is about */
-            scope: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            updatedAt: string;
-            /** @description The organization the session was active in when the memory was written (null: none) */
-            organizationId: string | null;
-        };
-        MemorySearchResult: {
-            /**
-             * @description Memory id: `mry_` followed by 26 base32 characters
-             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
-             */
-            id: string;
-            content: string;
-            tags: string[];
-            /** @description The label the memory was written with (`source` of POST /v1/memory): where it came from */
-            source: string;
-            /** @description The label the memory was written with (`scope` of POST /v1/memory): what it is about */
-            scope: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            createdAt: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            updatedAt: string;
-            /** @description Relevance (BM25F with feedback, higher is better); comparable within one search only */
-            score: number;
         };
         BootstrapStatus: {
             needed: boolean;
@@ -11616,6 +11703,19 @@ export interface operations {
             };
         };
         responses: {
+            /** @description A live memory of yours with the same content: that one, unchanged */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        memory: components["schemas"]["Memory"];
+                        /** @enum {boolean} */
+                        deduplicated: true;
+                    };
+                };
+            };
             /** @description Created */
             201: {
                 headers: {
@@ -11624,6 +11724,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         memory: components["schemas"]["Memory"];
+                        /** @enum {boolean} */
+                        deduplicated: false;
                     };
                 };
             };
@@ -11648,6 +11750,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "unauthorized";
+                    };
+                };
+            };
+            /** @description memory_not_found: the memory named by `supersedes` is not one of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_not_found";
+                    };
+                };
+            };
+            /** @description memory_superseded: the memory named by `supersedes` is superseded already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_superseded";
                     };
                 };
             };
@@ -11676,6 +11802,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         memories: components["schemas"]["Memory"][];
+                        deduplicated: boolean[];
                     };
                 };
             };
@@ -11700,6 +11827,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "unauthorized";
+                    };
+                };
+            };
+            /** @description memory_not_found: a memory named by `supersedes` is not one of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_not_found";
+                    };
+                };
+            };
+            /** @description memory_superseded: a memory named by `supersedes` is superseded already (or named twice) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_superseded";
                     };
                 };
             };
@@ -11730,6 +11881,14 @@ export interface operations {
                 source?: string;
                 /** @description Only memories with this scope */
                 scope?: string;
+                /** @description Only memories that happened at or after this time (their `occurredAt`, else their creation) */
+                after?: string;
+                /** @description Only memories that happened before this time */
+                before?: string;
+                /** @description Only memories with this speaker (any case) */
+                speaker?: string;
+                /** @description The reference time for the relative dates in `q` ("yesterday", "last week"); default the server's clock */
+                now?: string;
             };
             header?: never;
             path?: never;
@@ -11745,6 +11904,21 @@ export interface operations {
                 content: {
                     "application/json": {
                         results: components["schemas"]["MemorySearchResult"][];
+                        /** @description The time phrase found in `q` ("yesterday", "today", "N days/weeks/months ago", "last week", "this week", "last month", "this month", "last year", "in <Month>", "in <Month> <year>"), read relative to `now` in UTC days: its words left the query and the results are limited to memories that happened in [after, before) (null: none found) */
+                        time: {
+                            /** @description The time phrase as the query had it */
+                            phrase: string;
+                            /**
+                             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                             * @example 2026-01-31T09:30:00.000Z
+                             */
+                            after: string;
+                            /**
+                             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                             * @example 2026-01-31T09:30:00.000Z
+                             */
+                            before: string;
+                        } | null;
                     };
                 };
             };
@@ -11853,6 +12027,132 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description memory_not_found: no such memory among yours in the active organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_not_found";
+                    };
+                };
+            };
+        };
+    };
+    updateMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Memory id: `mry_` followed by 26 base32 characters */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryChangeInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        memory: components["schemas"]["Memory"];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description memory_not_found: no such memory among yours in the active organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_not_found";
+                    };
+                };
+            };
+        };
+    };
+    getMemoryHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Memory id: `mry_` followed by 26 base32 characters */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        versions: components["schemas"]["MemoryVersion"][];
+                    };
+                };
             };
             /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
             400: {

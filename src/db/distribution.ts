@@ -143,6 +143,7 @@ export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
   memories: byUser,
   memory_terms: byUser,
   memory_blocks: byUser,
+  memory_versions: byUser,
 };
 
 export function isDistributed(table: TableClass): table is TenantTable | UserTable {

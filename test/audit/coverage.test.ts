@@ -90,6 +90,7 @@ test('every mutating operation, performed successfully, wrote its event in the s
       case 'reauthenticate':
         return { token: tenant.owner.token, prepared: { ...prepared, body: { password: tenant.owner.password } } };
       case 'deleteMemory':
+      case 'updateMemory':
         return { token: tenant.member.token, prepared };
       case 'exchangeSsoCode':
         return { prepared: { ...prepared, body: await realSsoCode(world, idp!) } };
@@ -187,6 +188,7 @@ test('every mutating operation refused to a member with 403 wrote one denied eve
     'createMemory',
     'createMemories',
     'deleteMemory',
+    'updateMemory',
     'receiveMessengerWebhook',
     'mcpOAuthCallbackShared',
     'mcpOAuthCallbackIsolated',

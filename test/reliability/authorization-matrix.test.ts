@@ -192,6 +192,8 @@ const matrix: Record<string, Row> = {
   searchMemories: session(200, 200, 200, 200),
   getMemory: session(200, 404, 404, 404),
   deleteMemory: session(204, 404, 404, 404),
+  updateMemory: session(200, 404, 404, 404),
+  getMemoryHistory: session(200, 404, 404, 404),
   // The audit log: owners and admins of organization A; B's admin learns nothing of it.
   listAuditEvents: session(403, 200, 200, 404),
   exportAuditEvents: session(403, 200, 200, 404),

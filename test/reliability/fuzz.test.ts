@@ -355,6 +355,8 @@ async function hintsFor(operation: Operation): Promise<{ hints: Hints; params: R
       break;
     }
     case 'getMemory':
+    case 'updateMemory':
+    case 'getMemoryHistory':
     case 'deleteMemory':
       params.id = ownerMemoryId; // the fuzz calls mostly as the owner, and memories are their writer's own
       break;

@@ -250,8 +250,11 @@ export async function prepareRequest(world: World, operationId: string, path: st
       if (put.status !== 200) throw new Error(`audit stream: ${put.status} ${put.text}`);
       return { path: values };
     }
+    // Unique content: the same content as a live memory of the caller is not created again (200).
     case 'createMemory':
-      return { path: values, body: { content: 'a fact worth keeping' } };
+      return { path: values, body: { content: `a fact worth keeping ${unique()}` } };
+    case 'updateMemory':
+      return { path: values, body: { tags: ['reviewed'] } };
     case 'createMemories':
       return { path: values, body: { memories: [{ content: 'one' }, { content: 'two' }] } };
     case 'searchMemories':

@@ -114,6 +114,7 @@ const writes: Record<string, Classification> = {
   createMemory: not("a member's own memory"),
   createMemories: not("a member's own memory"),
   deleteMemory: not("a member's own memory"),
+  updateMemory: not("a member's own memory"),
 };
 
 describe('fresh authentication: every write of the served OpenAPI is classified', () => {
