@@ -5255,7 +5255,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, reauth or permission_not_held */
+            /** @description forbidden or permission_not_held */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5263,7 +5263,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "reauth" | "permission_not_held" | "reauth";
+                        error: "forbidden" | "permission_not_held" | "reauth";
                     };
                 };
             };
@@ -5337,7 +5337,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, reauth or permission_not_held */
+            /** @description forbidden or permission_not_held */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5345,7 +5345,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "reauth" | "permission_not_held" | "reauth";
+                        error: "forbidden" | "permission_not_held" | "reauth";
                     };
                 };
             };
@@ -5431,7 +5431,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, reauth or permission_not_held */
+            /** @description forbidden or permission_not_held */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5439,7 +5439,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "reauth" | "permission_not_held" | "reauth";
+                        error: "forbidden" | "permission_not_held" | "reauth";
                     };
                 };
             };
@@ -6675,7 +6675,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, reauth or permission_not_held */
+            /** @description forbidden or permission_not_held */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6683,7 +6683,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "reauth" | "permission_not_held" | "reauth";
+                        error: "forbidden" | "permission_not_held" | "reauth";
                     };
                 };
             };
@@ -8798,7 +8798,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: not an owner or admin; enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan; permission_not_held: `jitProvisioning.defaultRole` holds keys you lack */
+            /** @description forbidden: not an owner or admin; enterprise_plan_required: the plan; or permission_not_held: `jitProvisioning.defaultRole` holds keys you lack */
             403: {
                 headers: {
                     [name: string]: unknown;

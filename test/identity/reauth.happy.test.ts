@@ -134,6 +134,10 @@ describe('step-up re-authentication: happy paths', () => {
         'updateMessengerConnection',
         'verifySsoDomain',
         'deleteOrganization',
+        'createRole',
+        'updateRole',
+        'deleteRole',
+        'updateTeam',
         // Every instance-administration route, reads included.
         'addInstanceAdmin',
         'exportInstanceAuditEvents',

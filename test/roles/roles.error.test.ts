@@ -15,7 +15,7 @@ describe('roles: errors', () => {
     assert.equal(refused.status, 400, refused.text);
     assert.equal(refused.body.error, 'unknown_permission');
     assert.deepEqual(refused.body.details, [
-      { message: 'audit.veiw is not a permission key', path: ['permissions', 1] },
+      { message: 'Not a key of the permission catalog', path: ['permissions', 1] },
     ]);
     const roles = await owner.get(`${orgPath()}/roles`);
     assert.ok(!roles.body.roles.some((role: { name: string }) => role.name === 'Typo'));

@@ -26,28 +26,34 @@ export interface ApiKeyCallerRow {
   organization_id: string;
   name: string;
   role: Role;
-  custom_permissions: string[];
+  custom_permissions: string[] | null;
 }
 
 /**
  * Valid (unexpired, unrevoked) sessions and each caller's active membership, by token hashes: every
  * authenticated request needs this, so concurrent requests share one statement (see the service). The
  * membership is read from the person's copy (user_memberships), which sits with their sessions on a
- * distributed database, not from members, which sits with the organization.
+ * distributed database, not from members, which sits with the organization. The keys of the custom roles
+ * among the member's own and their teams' (the copy names each team's role) are joined and gathered here
+ * too: a join and an aggregate grouped by the person, not a correlated subquery, which a distributed
+ * database does not run over a reference table (roles) across shards.
  */
 export const sessionCallerSql = `
   SELECT s.token_hash, s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
          m.member_id, m.role, s.authenticated_at, s.auth_method, u.name, u.email,
-         ARRAY(SELECT t->>'role_id' FROM jsonb_array_elements(m.teams) t WHERE t->>'role_id' IS NOT NULL) AS team_roles,
-         ARRAY(SELECT DISTINCT k FROM roles r CROSS JOIN LATERAL unnest(r.permissions) k
-                WHERE r.organization_id = m.organization_id
-                  AND (r.id = m.role OR r.id IN (SELECT t->>'role_id' FROM jsonb_array_elements(m.teams) t))) AS custom_permissions
+         jsonb_path_query_array(m.teams, '$[*].role_id ? (@ != null)') AS team_roles,
+         string_to_array(string_agg(array_to_string(r.permissions, ','), ','), ',') AS custom_permissions
     FROM sessions s
     JOIN users u ON u.id = s.user_id
     LEFT JOIN user_memberships m
       ON m.user_id = s.user_id AND m.organization_id = s.active_organization_id AND m.status = 'active'
+    LEFT JOIN roles r
+      ON r.organization_id = m.organization_id
+     AND (r.id = m.role OR m.teams @> jsonb_build_array(jsonb_build_object('role_id', r.id)))
    WHERE s.token_hash = ANY($1::text[]) AND ($3::boolean OR s.user_id = ANY($2::text[]))
-     AND s.revoked_at IS NULL AND s.expires_at > now()`;
+     AND s.revoked_at IS NULL AND s.expires_at > now()
+   GROUP BY s.user_id, s.id, s.token_hash, u.is_instance_admin, s.active_organization_id, m.member_id, m.role,
+            s.authenticated_at, s.auth_method, u.name, u.email, m.teams`;
 
 /** The parameters of a statement that finds rows by a batch of tokens ($1 hashes, $2 tenants, $3 any without one). */
 export const tokenBatchParams = (batch: TokenBatch) => [batch.hashes, batch.tenants, batch.someWithoutTenant];
@@ -65,9 +71,10 @@ export async function findSessionCallers(db: Database, batch: TokenBatch): Promi
 export async function findApiKeys(db: Database, batch: TokenBatch): Promise<ApiKeyCallerRow[]> {
   const { rows } = await db.prepared<ApiKeyCallerRow>(
     'identity_api_keys',
-    `SELECT key_hash AS token_hash, id, organization_id, name, role, created_at,
-            ARRAY(SELECT unnest(r.permissions) FROM roles r WHERE r.organization_id = k.organization_id AND r.id = k.role) AS custom_permissions
-       FROM api_keys k WHERE key_hash = ANY($1::text[]) AND ($3::boolean OR organization_id = ANY($2::text[])) AND revoked_at IS NULL`,
+    `SELECT k.key_hash AS token_hash, k.id, k.organization_id, k.name, k.role, k.created_at,
+            r.permissions AS custom_permissions
+       FROM api_keys k LEFT JOIN roles r ON r.organization_id = k.organization_id AND r.id = k.role
+      WHERE k.key_hash = ANY($1::text[]) AND ($3::boolean OR k.organization_id = ANY($2::text[])) AND k.revoked_at IS NULL`,
     tokenBatchParams(batch),
   );
   return rows;

@@ -27,8 +27,8 @@ import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.t
 export type { Caller, Membership, Role } from '../../http/caller.ts';
 
 /** The keys of a member read with what it holds (none without a role: an ex-member, no active organization). */
-const keysOf = (row: { role: Role | null; team_roles?: string[]; custom_permissions: string[] }) =>
-  effectivePermissions({ role: row.role, teamRoles: row.team_roles ?? [], customKeys: row.custom_permissions });
+const keysOf = (row: { role: Role | null; team_roles?: string[] | null; custom_permissions: string[] | null }) =>
+  effectivePermissions({ role: row.role, teamRoles: row.team_roles ?? [], customKeys: row.custom_permissions ?? [] });
 
 // Every change of an organization's members takes this lock first, so they happen one at a time.
 const memberChangesLock = (organizationId: string) => `organization-members:${organizationId}`;

@@ -8,8 +8,9 @@ export type MemberLock = Pick<MemberRecord, 'id' | 'role' | 'status'>;
 
 /** What a member holds beyond their built-in role: the roles of their teams, and the keys of the custom roles among theirs. */
 export interface MemberGrants {
-  team_roles: string[];
-  custom_permissions: string[];
+  /** Null when there is no membership to read them from. */
+  team_roles: string[] | null;
+  custom_permissions: string[] | null;
 }
 
 // The roles of the member `m`'s teams, and the keys of the custom roles among the member's own and

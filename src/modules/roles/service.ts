@@ -54,12 +54,16 @@ export interface RoleServiceDeps {
 function requireKnownKeys(permissions: string[]): PermissionKey[] {
   const unknown = permissions.filter((key) => !isPermissionKey(key));
   if (unknown.length > 0) {
-    throw roleErrors.unknown_permission(`Not in the permission catalog: ${unknown.join(', ')}`, {
-      details: unknown.map((key) => ({
-        message: `${key} is not a permission key`,
-        path: ['permissions', permissions.indexOf(key)],
-      })),
-    });
+    // The unknown values are not repeated back: `details` points at each by its place in the list.
+    throw roleErrors.unknown_permission(
+      `${unknown.length} of the keys are not in the permission catalog (GET /v1/permissions)`,
+      {
+        details: unknown.map((key) => ({
+          message: 'Not a key of the permission catalog',
+          path: ['permissions', permissions.indexOf(key)],
+        })),
+      },
+    );
   }
   return [...new Set(permissions as PermissionKey[])].sort();
 }

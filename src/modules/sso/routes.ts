@@ -1,6 +1,6 @@
 import { assignableRoleSchema } from '../identity/index.ts';
+import { enterpriseOrRoleRefused, enterpriseRequired, organizationNotFound } from './responses.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { roleErrors } from '../roles/index.ts';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
 import {
@@ -162,15 +162,6 @@ function toConnection(
 }
 
 const ownerOrAdmin = authenticate({ requires: 'sso.manage', withoutOrganization: 'organization_not_found' });
-const organizationNotFound = errorResponse(
-  [httpErrors.organization_not_found, roleErrors.role_not_found],
-  "the session has no active organization; or `jitProvisioning.defaultRole` is not one of the organization's roles",
-);
-const enterpriseRequired = errorResponse([httpErrors.forbidden, ssoErrors.enterprise_plan_required], undefined, {
-  description:
-    'forbidden: not an owner or admin; or enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan',
-});
-
 /** The organization's SSO connection and the verification of its domain through DNS. */
 export const ssoRoutes: FastifyPluginAsyncZod<{
   sso: SsoService;
@@ -294,14 +285,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
         response: {
           200: z.object({ connection: ssoConnectionSchema }),
           ...commonErrorResponses,
-          403: errorResponse(
-            [httpErrors.forbidden, ssoErrors.enterprise_plan_required, roleErrors.permission_not_held],
-            undefined,
-            {
-              description:
-                'forbidden: not an owner or admin; enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan; permission_not_held: `jitProvisioning.defaultRole` holds keys you lack',
-            },
-          ),
+          403: enterpriseOrRoleRefused,
           404: organizationNotFound,
           409: errorResponse([ssoErrors.domain_taken, ssoErrors.sso_not_ready], undefined, {
             description:

@@ -177,7 +177,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
         response: {
           200: z.object({ team: teamSchema }),
           ...commonErrorResponses,
-          403: errorResponse([httpErrors.forbidden, httpErrors.reauth, roleErrors.permission_not_held]),
+          403: errorResponse([httpErrors.forbidden, roleErrors.permission_not_held]),
           404: errorResponse([httpErrors.organization_not_found, teamErrors.team_not_found, roleErrors.role_not_found]),
           409: errorResponse([teamErrors.team_exists]),
         },
