@@ -13,14 +13,17 @@ export interface MemberGrants {
   custom_permissions: string[] | null;
 }
 
-// The roles of the member `m`'s teams, and the keys of the custom roles among the member's own and
-// their teams': read in the statement that reads the member, so a change of a role's keys counts on the
-// next request (no copy to refresh; roles is a global table, on every node of a distributed database).
-const memberTeamRoles = `SELECT t.role_id FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
-   WHERE tm.organization_id = m.organization_id AND tm.member_id = m.id AND t.role_id IS NOT NULL`;
-const memberGrantColumns = `ARRAY(${memberTeamRoles}) AS team_roles,
-  ARRAY(SELECT DISTINCT k FROM roles r CROSS JOIN LATERAL unnest(r.permissions) k
-         WHERE r.organization_id = m.organization_id AND (r.id = m.role OR r.id IN (${memberTeamRoles}))) AS custom_permissions`;
+// What member `m` holds beyond a built-in role: the roles of their teams, and the keys of the custom roles
+// among the member's own and their teams'. Joined and gathered (grouped by the member) in the statement
+// that reads the member, so a change of a role's keys counts on the next request; a join, not a correlated
+// subquery, which Citus does not run over a reference table (roles).
+const memberGrantsFrom = `members m
+    LEFT JOIN team_members tm ON tm.organization_id = m.organization_id AND tm.member_id = m.id
+    LEFT JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
+    LEFT JOIN roles r ON r.organization_id = m.organization_id AND (r.id = m.role OR r.id = t.role_id)`;
+const memberGrantColumns = `array_remove(array_agg(DISTINCT t.role_id), NULL) AS team_roles,
+  string_to_array(string_agg(array_to_string(r.permissions, ','), ','), ',') AS custom_permissions`;
+const memberGrantsGroup = 'GROUP BY m.organization_id, m.id, m.role, m.status';
 
 const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.created_at, u.name, u.email, u.image`;
 
@@ -160,12 +163,13 @@ export async function findMemberForShare(
   organizationId: string,
   memberId: string,
 ): Promise<(MemberLock & MemberGrants) | undefined> {
-  const { rows } = await db.query<MemberLock & MemberGrants>(
-    `SELECT m.id, m.role, m.status, ${memberGrantColumns}
-       FROM members m WHERE m.organization_id = $1 AND m.id = $2 FOR SHARE OF m`,
+  const { rows } = await db.query<MemberLock>(
+    'SELECT id, role, status FROM members WHERE organization_id = $1 AND id = $2 FOR SHARE',
     [organizationId, memberId],
   );
-  return rows[0];
+  if (!rows[0]) return undefined;
+  // What it holds, read once it is locked (a row lock and an aggregate do not go in one statement).
+  return findMembershipById(db, organizationId, memberId);
 }
 
 /** The user's member record in the organization with what it holds (requireMembership's read). */
@@ -176,7 +180,7 @@ export async function findMembershipByUser(
 ): Promise<(MemberLock & MemberGrants) | undefined> {
   const { rows } = await db.query<MemberLock & MemberGrants>(
     `SELECT m.id, m.role, m.status, ${memberGrantColumns}
-       FROM members m WHERE m.organization_id = $1 AND m.user_id = $2`,
+       FROM ${memberGrantsFrom} WHERE m.organization_id = $1 AND m.user_id = $2 ${memberGrantsGroup}`,
     [organizationId, userId],
   );
   return rows[0];
@@ -190,7 +194,7 @@ export async function findMembershipById(
 ): Promise<(MemberLock & MemberGrants) | undefined> {
   const { rows } = await db.query<MemberLock & MemberGrants>(
     `SELECT m.id, m.role, m.status, ${memberGrantColumns}
-       FROM members m WHERE m.organization_id = $1 AND m.id = $2`,
+       FROM ${memberGrantsFrom} WHERE m.organization_id = $1 AND m.id = $2 ${memberGrantsGroup}`,
     [organizationId, memberId],
   );
   return rows[0];
