@@ -97,7 +97,7 @@ export async function listOrganizations(
 export async function findOrganization(db: Queryable, organizationId: string): Promise<OrganizationRow | undefined> {
   const { rows } = await db.query<OrganizationRow>(
     `SELECT o.id, o.name, o.plan, o.created_at,
-            (SELECT count(*) FROM members m WHERE m.organization_id = o.id AND m.status = 'active')::int AS members
+            (SELECT count(*) FROM members m WHERE m.organization_id = $1 AND m.status = 'active')::int AS members
        FROM organizations o WHERE o.id = $1`,
     [organizationId],
   );
