@@ -43,7 +43,16 @@ export function terms(text: string): string[] {
   return out;
 }
 
-/** The distinct searchable terms of a query, in first-seen order. */
+/**
+ * Words that a question is phrased with rather than about ("What would Caroline likely do?", "What
+ * kind of ..."), left out of a query when it has other words. They are not in the Snowball list, and
+ * they stay indexed: a memory that says "would" is still found by a query of that word alone.
+ */
+const questionWords = new Set(['would', 'could', 'might', 'likely', 'kind', 'type', 'ever'].map(stemOf));
+
+/** The distinct searchable terms of a query, in first-seen order, question words left out when others remain. */
 export function queryTerms(query: string): string[] {
-  return [...new Set(terms(query))];
+  const all = [...new Set(terms(query))];
+  const kept = all.filter((term) => !questionWords.has(term));
+  return kept.length > 0 ? kept : all;
 }

@@ -24,7 +24,9 @@ import { compose, organizationErasers } from './composition.ts';
 import { registerInstallLinks } from './modules/install-links/index.ts';
 import { registerSso } from './modules/sso/index.ts';
 import { registerScim, SCIM_PREFIX, scimFrameworkError, scimPreRoutingError } from './modules/scim/index.ts';
+import { registerAdmin } from './modules/admin/index.ts';
 import { registerApiKeys } from './modules/api-keys/index.ts';
+import { registerRoles } from './modules/roles/index.ts';
 import { registerInvitations } from './modules/invitations/index.ts';
 import { registerMembers } from './modules/members/index.ts';
 import { registerOrganizations } from './modules/organizations/index.ts';
@@ -34,7 +36,6 @@ import { startBackgroundWorkers } from './platform/background.ts';
 import { createRedirectUriPolicy } from './platform/redirect-uris.ts';
 import type { SecretBox } from './platform/secrets.ts';
 import { createOutboundClient, type OutboundClient } from './platform/outbound.ts';
-import { registerMemory } from './modules/memory/index.ts';
 import { registerSystemRoutes } from './operations/system-routes.ts';
 import { packageVersion } from './version.ts';
 
@@ -63,6 +64,7 @@ const tags = [
   'SSO',
   'Members',
   'Teams',
+  'Roles',
   'Admin',
   'Users',
   'Bootstrap',
@@ -81,7 +83,8 @@ const tagDescriptions: Record<string, string> = {
   SCIM: 'The SCIM token and connector, and the SCIM 2.0 server under /scim/v2 for identity providers',
   SSO: "The organization's SSO connection and the verification of its e-mail domain",
   Members: 'The members of an organization and their roles',
-  Teams: 'Teams of members within an organization',
+  Teams: 'Teams of members within an organization, and the role each gives its members',
+  Roles: 'The permission catalog, custom roles, and the keys each member holds with where each comes from',
   Admin: 'Instance administration (organization plans)',
   Users: 'Accounts, sign-up, sign-in and sign-out',
   Bootstrap: 'Creating the first user and organization of a new instance',
@@ -236,9 +239,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     passwordSignInPolicy: services.passwordSignInPolicy,
     redirectUriAllowed: redirectUris.desktopSignIn,
   });
-  await registerOrganizations(app, { db, membership, erasers: organizationErasers });
+  await registerOrganizations(app, { db, membership, erasers: organizationErasers, defaultPlan: config.defaultPlan });
   const { removalHooks } = services;
-  await registerMembers(app, { membership, removalHooks });
+  const { roleGrants } = services;
+  await registerRoles(app, { db, membership });
+  await registerMembers(app, { membership, removalHooks, roleGrants });
   await registerInvitations(app, {
     db,
     membership,
@@ -246,10 +251,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     organizations: organizationDirectory,
     mailer: services.mailer,
     publicUrl: config.publicUrl,
+    roleGrants,
   });
   app.addHook('onClose', async () => services.mailer.close());
-  await registerTeams(app, { db, membership });
-  await registerApiKeys(app, { db, membership });
+  await registerTeams(app, { db, membership, roleGrants });
+  await registerApiKeys(app, { db, membership, roleGrants });
   await services.mcpConnections.register(app);
   // Each domain module registers its routes here with the services it needs.
   await registerInstallLinks(app, {
@@ -268,6 +274,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     membership,
     users: userDirectory,
     teams: services.teams,
+    roleGrants,
     outbound,
     publicUrl: config.publicUrl,
     signIn: {
@@ -279,7 +286,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await registerScim(app, { db, membership, users: userDirectory, sso, publicUrl: config.publicUrl, removalHooks });
   await services.messenger.register(app);
-  await registerMemory(app, { db });
+  await services.memory.register(app);
+  await registerAdmin(app, { db, organizations: organizationDirectory, users: userDirectory });
 
   // The same list `orgplane worker` starts.
   if (config.runWorkers) {

@@ -8,6 +8,7 @@ import type { Database } from './db/database.ts';
 import { auditSealedColumns, createAuditModule, eraseAuditOfOrganization } from './modules/audit/index.ts';
 import { createMembershipCore, eraseIdentityOfOrganization } from './modules/identity/index.ts';
 import { memberInvitations } from './modules/invitations/index.ts';
+import { createMemoryModule } from './modules/memory/index.ts';
 import { createMcpConnectionsModule, mcpMemberRemovalHook, mcpSealedColumns } from './modules/mcp-connections/index.ts';
 import {
   createMessengerModule,
@@ -16,6 +17,7 @@ import {
 } from './modules/messenger/index.ts';
 import { createOrganizationDirectory, type OrganizationEraser } from './modules/organizations/index.ts';
 import { createPasswordSignInPolicy, ssoSealedColumns } from './modules/sso/index.ts';
+import { createRoleGrants } from './modules/roles/index.ts';
 import { createTeamDirectory } from './modules/teams/index.ts';
 import { createUserDirectory } from './modules/users/index.ts';
 import type { AppModule, BackgroundWorker } from './platform/background.ts';
@@ -60,9 +62,11 @@ export function composeCore(deps: { config: Config; db: Database }) {
   return {
     membership,
     rateLimiter: createRateLimiter(db),
-    organizations: createOrganizationDirectory({ db }),
+    organizations: createOrganizationDirectory({ db, defaultPlan: config.defaultPlan }),
     users: createUserDirectory({ db }),
     teams: createTeamDirectory({ db, membership }),
+    // Whether a role may be given: asked by every module that gives one (members, invitations, API keys, SSO).
+    roleGrants: createRoleGrants(),
     // SSO's rule, handed to users narrowed: users never imports the SSO module (which uses users' accounts).
     passwordSignInPolicy: createPasswordSignInPolicy({ db, membership }),
   };
@@ -89,6 +93,7 @@ export interface Composition extends Core {
   audit: AppModule;
   mcpConnections: AppModule;
   messenger: AppModule;
+  memory: AppModule;
   /** Outgoing e-mail (SMTP_URL): invitations. Closed with the app. */
   mailer: Mailer;
   /** Every module's background jobs: what a process that runs workers starts. */
@@ -117,13 +122,15 @@ export async function compose(deps: CompositionDeps): Promise<Composition> {
     log,
   });
   const messenger = createMessengerModule({ db, config, secrets, outbound, membership: core.membership, log });
-  const modules = [audit, mcpConnections, messenger];
+  const memory = createMemoryModule({ db, log });
+  const modules = [audit, mcpConnections, messenger, memory];
   return {
     ...core,
     removalHooks: [mcpMemberRemovalHook({ db, secrets, outbound, config, logger: log })],
     audit,
     mcpConnections,
     messenger,
+    memory,
     mailer: createMailer(config.mail),
     workers: modules.flatMap((module) => module.workers),
   };

@@ -179,6 +179,9 @@ export const environmentSchema = z
     SIGN_UP_ATTEMPTS_PER_ADDRESS: integerSetting(20, 1, 1_000_000),
     SSO_START_ATTEMPTS_PER_ADDRESS: integerSetting(100, 1, 1_000_000),
     RUN_WORKERS: booleanFlag(true),
+    DEFAULT_PLAN: z
+      .enum(['free', 'team', 'enterprise'], { error: 'must be one of free, team, enterprise' })
+      .default('free'),
     AUDIT_RETENTION_DAYS: integerSetting(365, 1, 36_500),
     AUDIT_RETENTION_FIRST_RUN_SECONDS: integerSetting(60, 0, 86_400),
     AUDIT_STREAM_ATTEMPTS: integerSetting(10, 1, 1000),

@@ -89,6 +89,11 @@ export const configVariables = [
     '100',
     'SSO sign-ins (POST /v1/auth/sso/start) one client address may start per 15 minutes, across all processes (1 to 1000000; raise it when a whole company signs in from behind one NAT)',
   ],
+  [
+    'DEFAULT_PLAN',
+    'free',
+    'the plan of each new organization: free, team or enterprise (SSO needs enterprise; instance administrators change a plan later)',
+  ],
   ['RUN_WORKERS', 'true', 'whether `start` also runs the background workers in-process (as `orgplane worker` does)'],
   [
     'AUDIT_RETENTION_DAYS',

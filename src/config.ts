@@ -39,6 +39,8 @@ export interface Config {
   /** SSO sign-ins one client address may start per 15 minutes (SSO_START_ATTEMPTS_PER_ADDRESS). */
   ssoStartAttemptsPerAddress: number;
   runWorkers: boolean;
+  /** The plan of each new organization (DEFAULT_PLAN). */
+  defaultPlan: 'free' | 'team' | 'enterprise';
   /** Days an audit event is kept (AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
   /** Seconds from a worker process's start to its first pruning (AUDIT_RETENTION_FIRST_RUN_SECONDS). */
@@ -158,6 +160,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     signUpAttemptsPerAddress: env.SIGN_UP_ATTEMPTS_PER_ADDRESS,
     ssoStartAttemptsPerAddress: env.SSO_START_ATTEMPTS_PER_ADDRESS,
     runWorkers: env.RUN_WORKERS,
+    defaultPlan: env.DEFAULT_PLAN,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
     auditRetentionFirstRunSeconds: env.AUDIT_RETENTION_FIRST_RUN_SECONDS,
     auditStream: {

@@ -57,11 +57,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function measureSearches(baseUrl: string, token: string, label: string): Promise<void> {
+async function measureSearches(baseUrl: string, token: string, label: string, extra = ''): Promise<void> {
   const random = prng(7);
   const search = async (q: string) => {
     const started = performance.now();
-    const response = await fetch(`${baseUrl}/v1/memory/search?limit=10&q=${encodeURIComponent(q)}`, {
+    const response = await fetch(`${baseUrl}/v1/memory/search?limit=10&q=${encodeURIComponent(q)}${extra}`, {
       headers: { authorization: `Bearer ${token}` },
     });
     const body = (await response.json()) as { results: unknown[] };
@@ -84,6 +84,19 @@ async function measureSearches(baseUrl: string, token: string, label: string): P
   );
 }
 
+/**
+ * The lifecycle in place: every memory happened on a day of 2026 (spread by a fixed stride), one in 20
+ * has expired (out of search, not yet pruned) and one in 20 has a speaker.
+ */
+function lifecycle(index: number): Record<string, string> {
+  const fields: Record<string, string> = {
+    occurredAt: new Date(Date.UTC(2026, 0, 1) + ((index * 7919) % 365) * 86_400_000).toISOString(),
+  };
+  if (index % 20 === 7) fields.expiresAt = '2026-01-01T00:00:00Z';
+  if (index % 20 === 3) fields.speaker = 'Ana';
+  return fields;
+}
+
 async function batchLoad(baseUrl: string, token: string, contents: string[], batchSize: number): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < contents.length; i += batchSize) {
@@ -91,7 +104,9 @@ async function batchLoad(baseUrl: string, token: string, contents: string[], bat
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        memories: contents.slice(i, i + batchSize).map((content) => ({ content, source: 'bench' })),
+        memories: contents
+          .slice(i, i + batchSize)
+          .map((content, j) => ({ content, source: 'bench', ...lifecycle(i + j) })),
       }),
     });
     if (response.status !== 201) throw new Error(`batch: ${response.status} ${await response.text()}`);
@@ -116,6 +131,12 @@ async function fiveThousand(backend: string): Promise<void> {
       `${backend}: batch insert through POST /v1/memory/batch (5 x 1,000 memories of ~40 words, one client, after a warm-up batch): ${Math.round(rate)} memories/s`,
     );
     await measureSearches(app.url, user.token, `${backend}, 5,000 memories`);
+    await measureSearches(
+      app.url,
+      user.token,
+      `${backend}, 5,000 memories, occurredAt in the first half of 2026 (after and before)`,
+      '&after=2026-01-01T00:00:00Z&before=2026-07-01T00:00:00Z',
+    );
   } finally {
     await app.close();
   }

@@ -92,6 +92,10 @@ export interface paths {
         /**
          * The organization's audit events, newest first (owners and admins)
          * @description Every change made through the API, SCIM or the CLI, recorded in its own transaction; calls refused with 403 (`request.denied`, outcome `denied`); sign-ins and failed sign-ins of the organization's members (a failure for an unknown e-mail, and sign-ups, belong to no organization and are not listed here). `actor` is an id or e-mail, `action` an action or its prefix, `target` an id; `since` is inclusive, `until` exclusive; filters combine with AND. A member gets 403; a caller of another organization gets 404, as for a missing organization.
+         *
+         *     Needs the permission `audit.view` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Needs the permission `audit.view` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -112,6 +116,10 @@ export interface paths {
         /**
          * Export the organization's audit events in a time range, oldest first, streamed as NDJSON or CSV (owners and admins)
          * @description NDJSON: one event (as in the list, same keys in the same order) per line; `changes` is written as the database renders JSON (a space after colons and commas). CSV: a header line, then one event per line; `changes` is a JSON cell; cells starting with = + - @, a tab or a carriage return are prefixed with '. Streamed with backpressure, a page of 200 events at a time: the server's memory does not grow with the range.
+         *
+         *     Needs the permission `audit.export` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Needs the permission `audit.export` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["exportAuditEvents"];
         put?: never;
@@ -131,7 +139,9 @@ export interface paths {
         };
         /**
          * Check the organization's audit hash chain and report the first broken link (owners and admins)
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `audit.view` in the organization of the path; otherwise 403 `forbidden`.
+         *
+         *     Needs the permission `audit.view` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["verifyAuditEvents"];
         put?: never;
@@ -152,6 +162,10 @@ export interface paths {
         /**
          * The organization's audit-log stream and its delivery state (owners and admins)
          * @description Never the signing secret. Events are POSTed to `url` in the order of the organization's log, in batches of up to AUDIT_STREAM_BATCH_SIZE (100), as NDJSON (`content-type: application/x-ndjson`; one event per line, exactly as the NDJSON export gives it), with `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the body under signingSecret>` (as bot-connection deliveries are signed), `X-Orgplane-Organization-Id`, `X-Orgplane-Event-Count` and `X-Orgplane-Attempt`. A 2xx answer accepts the batch; anything else (or no answer within 10 s) is retried with exponential backoff, and after AUDIT_STREAM_ATTEMPTS (10) failures the stream is dead. Delivery is at least once and in order: one batch of a stream is in flight at a time, whatever the number of workers; a batch can be sent again after a worker died or an answer was lost, so receivers deduplicate on the events' `id`. Events pruned by retention before they were delivered are not sent.
+         *
+         *     Needs the permission `audit_stream.manage` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Needs the permission `audit_stream.manage` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["getAuditStream"];
         /**
@@ -160,6 +174,8 @@ export interface paths {
          *
          *     Events are POSTed to `url` in the order of the organization's log, in batches of up to AUDIT_STREAM_BATCH_SIZE (100), as NDJSON (`content-type: application/x-ndjson`; one event per line, exactly as the NDJSON export gives it), with `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the body under signingSecret>` (as bot-connection deliveries are signed), `X-Orgplane-Organization-Id`, `X-Orgplane-Event-Count` and `X-Orgplane-Attempt`. A 2xx answer accepts the batch; anything else (or no answer within 10 s) is retried with exponential backoff, and after AUDIT_STREAM_ATTEMPTS (10) failures the stream is dead. Delivery is at least once and in order: one batch of a stream is in flight at a time, whatever the number of workers; a batch can be sent again after a worker died or an answer was lost, so receivers deduplicate on the events' `id`. Events pruned by retention before they were delivered are not sent.
          *
+         *     Needs the permission `audit_stream.manage` (403 `forbidden` with `missingPermission` otherwise).
+         *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         put: operations["putAuditStream"];
@@ -167,6 +183,8 @@ export interface paths {
         /**
          * Stop streaming and forget the stream (owners and admins)
          * @description Events not yet delivered are not sent; a stream set up again starts with the events recorded from then on.
+         *
+         *     Needs the permission `audit_stream.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -405,6 +423,8 @@ export interface paths {
          * Rename an organization (owners and admins)
          * @description Needs a session of an owner or admin of the organization (403 `forbidden` for a member; 404 `organization_not_found` for anyone else, as for an organization that does not exist), and is privileged (below). Writes `organization.renamed` with the old and new names; renaming to the same name changes nothing and writes no event.
          *
+         *     Needs the permission `organization.update` (403 `forbidden` with `missingPermission` otherwise).
+         *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         patch: operations["renameOrganization"];
@@ -472,6 +492,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The permission catalog: every key a role may hold
+         * @description Needs a session token, or an organization API key (`x-api-key`), (401 `unauthorized` without a valid one).
+         */
+        get: operations["listPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The keys the caller holds in the active organization, and what grants each
+         * @description A session: its member's role and their teams' roles. An API key: its role. Without an active organization you are a member of, 403 `forbidden`.
+         */
+        get: operations["getMyPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}/members/{memberId}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A member's keys and what grants each ("why can this person do this")
+         * @description Your own, or, holding `members.update_role`, anyone's (403 `forbidden` with `missingPermission` otherwise).
+         */
+        get: operations["getMemberPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The built-in roles and the custom ones, with their keys and how many members hold each
+         * @description Needs a session token (401 `unauthorized` without a valid one), of an active member of the organization of the path; otherwise 403 `forbidden`.
+         */
+        get: operations["listRoles"];
+        put?: never;
+        /**
+         * Create a custom role with any keys the caller holds
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `roles.manage` in the organization of the path; otherwise 403 `forbidden`.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        post: operations["createRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}/roles/{roleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom role nobody and nothing holds
+         * @description A role still given to members, pending invitations, API keys, teams or SSO provisioning: 409 `role_in_use`, `usedBy` counting each.
+         *
+         *     Needs the permission `roles.manage` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        delete: operations["deleteRole"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a custom role, or change its description or keys (holders' next request sees them)
+         * @description Only a role whose keys the caller holds, and only to keys the caller holds (403 `permission_not_held`).
+         *
+         *     Needs the permission `roles.manage` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        patch: operations["updateRole"];
+        trace?: never;
+    };
     "/v1/orgs/{organizationId}/members": {
         parameters: {
             query?: never;
@@ -506,6 +644,8 @@ export interface paths {
          * Remove a member (owners and admins; anyone may remove themselves); the owner cannot be removed
          * @description Needs a session of a member of the organization. Removing another member is privileged (below); a member leaving the organization (their own member id) needs no recent authentication.
          *
+         *     Needs the permission `members.remove` (403 `forbidden` with `missingPermission` otherwise).
+         *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         delete: operations["removeMember"];
@@ -513,7 +653,7 @@ export interface paths {
         head?: never;
         /**
          * Change a member's role (owners and admins); the owner changes only by transfer
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `members.update_role` in the organization of the path; otherwise 403 `forbidden`.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -531,7 +671,7 @@ export interface paths {
         put?: never;
         /**
          * Make another member the owner (owner only); the previous owner becomes an admin
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session token (401 `unauthorized` without a valid one), of the owner of the organization of the path; otherwise 403 `forbidden`.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -552,12 +692,18 @@ export interface paths {
         /**
          * List pending invitations (owners and admins); tokens are never shown again
          * @description Only invitations that can still be accepted: not accepted, not expired, and not ended (revoked, or ended by a change of their sender or invitee, see createInvitation). Newest first; `limit` and `cursor` page as on the other lists, and `nextCursor` (null on the last page) continues with older ones. An invitation that stops being pending between two pages is left out of the later one. Owners and admins, with a session: like creating invitations, not with an API key.
+         *
+         *     Needs the permission `members.invite` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Needs the permission `members.invite` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["listInvitations"];
         put?: never;
         /**
          * Invite someone by email (owners and admins)
          * @description The `token` and `acceptUrl` are shown only in this response; the invitation expires after 7 days. Once it is stored, it is e-mailed to the address when SMTP_URL is set (plain text and HTML: the organization, who invited, the role, `acceptUrl`, the expiry); `delivery.email` says what happened. A mail server that refuses or cannot be reached never loses the invitation: it is `failed`, and the link can be passed on by hand or sent again with resendInvitation. An address that belongs to a member of the organization already (active or suspended) is refused with 409 `already_member`, and nothing is stored. An invitation holds only while its sender may invite: removing or suspending them, or making them a plain member, ends the invitations they sent that were not accepted yet (accepting one is then 404 `invitation_not_found`). Owners and admins see the pending ones with listInvitations and end one with revokeInvitation.
+         *
+         *     Needs the permission `members.invite` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -581,6 +727,8 @@ export interface paths {
          * Send a pending invitation again, with a new link (owners and admins)
          * @description Gives the invitation a new token and a new expiry (7 days from now) and e-mails it again as createInvitation does; the link sent before stops working (accepting with it is 404 `invitation_not_found`). The new `token` and `acceptUrl` are shown only in this response. The invitation then speaks for the caller: it ends if they may no longer invite (see createInvitation), and the e-mail names them. Only a pending invitation of this organization can be resent: an unknown id, one of another organization, or one already accepted, expired, ended or revoked is 404 `invitation_not_found`; an `invitationId` that is not an invitation id is 400 `invalid_request`.
          *
+         *     Needs the permission `members.invite` (403 `forbidden` with `missingPermission` otherwise).
+         *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["resendInvitation"];
@@ -603,6 +751,8 @@ export interface paths {
         /**
          * Revoke a pending invitation (owners and admins)
          * @description Ends the invitation, whoever sent it: its token stops working, and accepting it is then 404 `invitation_not_found`, exactly as for an unknown token; it no longer appears in listInvitations. A membership an invitation already created is not touched (remove the member for that). Only a pending invitation of this organization can be revoked: an unknown id, one of another organization, or one already accepted, expired, ended or revoked is 404 `invitation_not_found` (so revoking twice is 404 the second time, as for API keys); an `invitationId` that is not an invitation id at all (`inv_` and 26 base32 characters) is 400 `invalid_request`. To change an invitation's address or role, revoke it and send a new one.
+         *
+         *     Needs the permission `members.invite` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -647,7 +797,7 @@ export interface paths {
         put?: never;
         /**
          * Create a team (owners and admins)
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `teams.manage` in the organization of the path; otherwise 403 `forbidden`.
          */
         post: operations["createTeam"];
         delete?: never;
@@ -667,7 +817,7 @@ export interface paths {
         put?: never;
         /**
          * Add a member to a team (owners and admins)
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `teams.manage_members` in the organization of the path; otherwise 403 `forbidden`.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -690,7 +840,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a member from a team (owners and admins)
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `teams.manage_members` in the organization of the path; otherwise 403 `forbidden`.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -698,6 +848,34 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{organizationId}/teams/{teamId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a team: its members lose its role and the MCP connections it gave them
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `teams.manage` in the organization of the path; otherwise 403 `forbidden`.
+         */
+        delete: operations["deleteTeam"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a team, or set the role it gives its members
+         * @description `roleId` (a role whose keys the caller holds, or null for none) also needs `roles.manage` and is privileged: the team's members hold the role's keys besides their own from their next request.
+         *
+         *     Needs the permission `teams.manage` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        patch: operations["updateTeam"];
         trace?: never;
     };
     "/v1/orgs/{organizationId}/api-keys": {
@@ -709,13 +887,17 @@ export interface paths {
         };
         /**
          * List active API keys (owners and admins); keys themselves are never shown again
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `api_keys.manage` in the organization of the path; otherwise 403 `forbidden`.
+         *
+         *     Needs the permission `api_keys.manage` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create an organization API key (owners and admins); `key` is shown only here
          * @description Send it as `x-api-key`. The routes that accept an API key list the `apiKey` scheme in their security requirements (listing members and teams); every other route takes a session.
+         *
+         *     Needs the permission `api_keys.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -738,7 +920,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key (owners and admins)
-         * @description Needs a session token (401 `unauthorized` without a valid one).
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `api_keys.manage` in the organization of the path; otherwise 403 `forbidden`.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -760,6 +942,8 @@ export interface paths {
         /**
          * Start connecting through OAuth: returns the URL to send the user to
          * @description For a per_member connection, any member who may use it connects their own account; for a shared connection, owners and admins connect the organization's identity. Runs discovery (RFC 9728, RFC 8414/OpenID), obtains a client (pre-registered, client ID metadata document, or dynamic registration), and returns an authorization URL with PKCE S256, a signed single-use state and the resource indicator. The response sets the cookie `orgplane_mcp_oauth` (HttpOnly, SameSite=Lax, Secure when PUBLIC_URL is https, Path `/v1/mcp-connections/`, ten minutes), a random nonce that binds the authorization to this browser: open the URL in the browser that made this call (the console does, calling from its page), since the callback refuses a browser without it (403 `browser_mismatch`). A browser that already carries the cookie keeps its nonce, so several authorizations may be in progress in one browser. Authorizing the shared identity is privileged (below); a member connecting their own account of a per_member connection needs no recent authentication.
+         *
+         *     Needs the permission `mcp_connections.use` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -822,6 +1006,8 @@ export interface paths {
          * Store your API key for a connection
          * @description Per-member API-key connections: any member who may use the connection stores their own key. Shared ones: owners and admins replace the shared key. The key is probed against the server first (502 with a diagnostic when it does not work) and never returned. Replacing the shared key is privileged (below); storing your own key of a per-member connection needs no recent authentication.
          *
+         *     Needs the permission `mcp_connections.use` (403 `forbidden` with `missingPermission` otherwise).
+         *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         put: operations["setMcpConnectionApiKey"];
@@ -829,6 +1015,8 @@ export interface paths {
         /**
          * Disconnect: delete your own credential (per_member) or the shared one (shared; owners and admins)
          * @description Needs a session of an active member of the active organization who may use the connection. Deleting the shared credential is privileged (below); deleting your own credential of a per_member connection needs no recent authentication.
+         *
+         *     Needs the permission `mcp_connections.use` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -868,12 +1056,18 @@ export interface paths {
         /**
          * Connections of the active organization
          * @description Owners and admins see every connection; members see those they may use.
+         *
+         *     Needs the permission `mcp_connections.use` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Needs the permission `mcp_connections.use` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["listMcpConnections"];
         put?: never;
         /**
          * Connect an external MCP server
          * @description Owners and admins. API-key and no-auth servers are probed before anything is stored; a failure is 502 with a diagnostic.
+         *
+         *     Needs the permission `mcp_connections.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -893,12 +1087,16 @@ export interface paths {
         };
         /**
          * One connection
-         * @description Needs a session token (401 `unauthorized` without a valid one), of an active member of the active organization; otherwise 403 `forbidden`.
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `mcp_connections.use` in the active organization; otherwise 403 `forbidden`.
+         *
+         *     Needs the permission `mcp_connections.use` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["getMcpConnection"];
         /**
          * Edit an external MCP connection
          * @description Owners and admins. `expectedUpdatedAt` must equal the current `updatedAt` (compared as an instant), else 409 `connection_conflict`. Changing url, authType or credentialMode deletes every stored credential in the same transaction (`identityChanged: true`); url is compared as a URL, so a spelling of the same server (scheme and host case, a default port, a `#fragment`, which is never sent) is not a change of identity, though the new spelling is stored. name- and access-only edits keep them. A new identity or a new API key of an API-key or no-auth server is probed first (502 on failure, nothing written). Plugin-managed identities refuse identity changes with 409 `marketplace_managed`.
+         *
+         *     Needs the permission `mcp_connections.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -907,6 +1105,8 @@ export interface paths {
         /**
          * Delete a connection and its credentials
          * @description Owners and admins. A connection an installed plugin requires is refused (409 `connection_required`) until the plugin is uninstalled.
+         *
+         *     Needs the permission `mcp_connections.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -927,6 +1127,8 @@ export interface paths {
         /**
          * Replace who can use an external MCP connection
          * @description Admins (and owners). Full replace: whatever is not sent is removed. Ids must be members and teams of this organization.
+         *
+         *     Needs the permission `mcp_connections.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -950,6 +1152,8 @@ export interface paths {
         /**
          * Probe the stored configuration and record credential health
          * @description Always 200: `ok` says whether the probe passed, `diagnostic` why not.
+         *
+         *     Needs the permission `mcp_connections.view` (403 `forbidden` with `missingPermission` otherwise).
          */
         post: operations["testMcpConnection"];
         delete?: never;
@@ -970,6 +1174,8 @@ export interface paths {
         /**
          * Install a marketplace plugin
          * @description The manifest declares the MCP connections the plugin requires; an existing connection with the same identity is reused, otherwise one is created (usable by nobody until access is granted). With `manageIdentity`, the plugin owns url, authType and credentialMode of that connection.
+         *
+         *     Needs the permission `mcp_connections.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -992,7 +1198,7 @@ export interface paths {
         post?: never;
         /**
          * Uninstall a plugin (its connections stay, no longer required or managed by it)
-         * @description Needs a session token (401 `unauthorized` without a valid one), of a member whose role in the active organization is owner or admin; otherwise 403 `forbidden`.
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `mcp_connections.manage` in the active organization; otherwise 403 `forbidden`.
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1012,6 +1218,10 @@ export interface paths {
         /**
          * The tools the server offers, with the tool policy applied
          * @description Owners, admins, and members who may use the connection. The catalog is the one taken at the last successful probe or test of the connection's current configuration (create, edit, an API key stored, POST .../test); before any, `tools` holds only the tools the policy names. `allowed` and `needsApproval` apply the tool policy, the same for every caller.
+         *
+         *     Needs the permission `mcp_connections.use` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Needs the permission `mcp_connections.use` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["listMcpConnectionTools"];
         put?: never;
@@ -1033,6 +1243,8 @@ export interface paths {
         /**
          * Set which tools of a connection the workspace may use
          * @description Owners and admins. Replaces the policy: every tool (`all`), only the tools named (`allow_list`), or every tool but those named (`deny_list`), and whether calls of tools that may be destructive need an approval. Names need not be in the catalog now. Does not change `updatedAt` of the connection.
+         *
+         *     Needs the permission `mcp_connections.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1056,6 +1268,8 @@ export interface paths {
         /**
          * Create an organization install link
          * @description Any member of the organization mints a link for the desktop app. The body may be left out; `rotate` is optional and defaults to `false`: without it older links stay valid; with `rotate: true` (owners and admins only; a member gets 403 `forbidden` and no link) every older link of the organization stops working in the same transaction that mints the new one; rotation is privileged (below: a minting without rotation needs no recent authentication). Limited to 20 links per member per 60 minutes across all processes: then 429 `rate_limited` with `Retry-After`. Successful responses carry `RateLimit-Limit/Remaining/Reset` too. The page offers the desktop app from the server's `DESKTOP_DOWNLOAD_URL`; while the operator has not set it, the page says the download is not configured (and the server logs a warning as it starts).
+         *
+         *     Needs the permission `install_links.create` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1115,12 +1329,16 @@ export interface paths {
         };
         /**
          * The SSO connection of the active organization
-         * @description Needs a session token (401 `unauthorized` without a valid one), of a member whose role in the active organization is owner or admin; without an active organization, 404 `organization_not_found`; otherwise not allowed, 403 `forbidden`.
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `sso.manage` in the active organization; without an active organization, 404 `organization_not_found`; otherwise not allowed, 403 `forbidden`.
+         *
+         *     Needs the permission `sso.manage` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["getSsoConnection"];
         /**
          * Create or replace the SSO connection of the active organization
          * @description Owners and admins of an enterprise organization. The response says which TXT record to publish to verify the domain. OIDC (`protocol: "oidc"`, the default): `issuer`, `clientId`, `clientSecret`; `clientSecret` is write-only: it is stored encrypted and kept when omitted. SAML (`protocol: "saml"`): the identity provider as exactly one of `idpMetadataXml`, `idpMetadataUrl` (fetched now, through the guarded outbound client: https, no private addresses unless ALLOWED_PRIVATE_NETWORKS), or `idpEntityId` + `idpSsoUrl` + `idpCertificates` (one PEM certificate, or two while the IdP rotates its key: assertions signed by either are accepted); the response then has `spEntityId`, `acsUrl` and `spMetadataUrl` to give the IdP, and `certificateExpiresAt`. An unreadable or expired certificate, a URL that is not https, metadata without an HTTP-Redirect SingleSignOnService or a signing certificate, are 400 `invalid_request` whose `details` name the field. Changing the domain resets verification and issues a new verification value; changing the protocol, issuer, client, IdP sign-on URL or `emailTrust` makes `ssoReady` false until a sign-in succeeds again (a new certificate does not). 409 `domain_taken` when another organization has verified the domain.
+         *
+         *     Needs the permission `sso.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1144,6 +1362,8 @@ export interface paths {
         /**
          * Verify the organization SSO domain
          * @description No request body. Looks up the TXT record named in the connection (`verification.recordName`) through the resolvers of `DNS_SERVERS` (the system resolvers by default) and, when one of its values equals `verification.recordValue` exactly (a record split into several strings is joined first), marks the domain verified. Verifying again is harmless. Failures: 422 `domain_verification_failed` when the record is missing or different (the body names `recordName`, `expectedValue` and `foundValues`; `retryable: false` until the record is changed); 502 `dns_lookup_failed` with `retryable: true` and `Retry-After` when DNS itself failed (timeout, SERVFAIL, unreachable), or with `retryable: false` and no `Retry-After` when the DNS server answered that it cannot do this lookup (NOTIMP, FORMERR): retrying will not help.
+         *
+         *     Needs the permission `sso.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1287,6 +1507,8 @@ export interface paths {
          * Create or rotate the organization SCIM token
          * @description No request body. Owners and admins of the active organization. Creates the SCIM provisioning connector if it does not exist, then issues a new bearer token for the SCIM server at `baseUrl`: the new token works at once and the previous one stops working at once. Only a hash of the token is stored. Always 200 (creation and rotation alike). Needs an SSO connection with a verified domain, else 409 `sso_required`.
          *
+         *     Needs the permission `scim.manage` (403 `forbidden` with `missingPermission` otherwise).
+         *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
         post: operations["rotateScimToken"];
@@ -1305,7 +1527,9 @@ export interface paths {
         };
         /**
          * The organization SCIM connector and its health (no token)
-         * @description Needs a session token (401 `unauthorized` without a valid one), of a member whose role in the active organization is owner or admin; without an active organization, 404 `organization_not_found`; otherwise not allowed, 403 `forbidden`.
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `scim.manage` in the active organization; without an active organization, 404 `organization_not_found`; otherwise not allowed, 403 `forbidden`.
+         *
+         *     Needs the permission `scim.manage` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["getScimConnection"];
         put?: never;
@@ -1537,13 +1761,17 @@ export interface paths {
         };
         /**
          * List the organization's bot connections
-         * @description Needs a session token (401 `unauthorized` without a valid one), of a member whose role in the active organization is owner or admin; otherwise 403 `forbidden`.
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `messenger.manage` in the active organization; otherwise 403 `forbidden`.
+         *
+         *     Needs the permission `messenger.manage` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["listMessengerConnections"];
         put?: never;
         /**
          * Connect a messaging bot
          * @description Checks the token with the platform (`getMe`), generates a 256-bit webhook secret and registers the webhook (`setWebhook`, url `PUBLIC_URL/v1/webhooks/messenger/{connectionId}`). Returns `deliverySecret` once: the key of the `X-Orgplane-Signature: sha256=<hex HMAC-SHA256 of the body>` header on every delivery.
+         *
+         *     Needs the permission `messenger.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1563,7 +1791,9 @@ export interface paths {
         };
         /**
          * Get a bot connection
-         * @description Needs a session token (401 `unauthorized` without a valid one), of a member whose role in the active organization is owner or admin; otherwise 403 `forbidden`.
+         * @description Needs a session token (401 `unauthorized` without a valid one), of a member holding the permission `messenger.manage` in the active organization; otherwise 403 `forbidden`.
+         *
+         *     Needs the permission `messenger.manage` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["getMessengerConnection"];
         put?: never;
@@ -1571,6 +1801,8 @@ export interface paths {
         /**
          * Delete a bot connection and its webhook (deleteWebhook)
          * @description The connection's updates are deleted with it: those acknowledged to the platform but not yet delivered (`queued` or `retrying`) are discarded and never delivered, and the platform does not send them again. To let them drain first, disable the connection (PATCH `enabled: false`: no new updates are accepted, accepted ones are still delivered and retried), and delete it once the updates route lists none `queued` or `retrying`.
+         *
+         *     Needs the permission `messenger.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1580,6 +1812,8 @@ export interface paths {
         /**
          * Enable or disable a bot connection, or change its delivery URL
          * @description While disabled, the webhook answers updates with `{ok: true, accepted: false, reason: "connection_disabled"}` and stores nothing; updates accepted before are still delivered (and retried). Changing `deliveryUrl` is privileged (below); enabling or disabling alone needs no recent authentication.
+         *
+         *     Needs the permission `messenger.manage` (403 `forbidden` with `missingPermission` otherwise).
          *
          *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
          */
@@ -1596,6 +1830,10 @@ export interface paths {
         /**
          * Recent updates of a bot connection and their processing state
          * @description Newest first (by update_id). Filter with `status`.
+         *
+         *     Needs the permission `messenger.manage` (403 `forbidden` with `missingPermission` otherwise).
+         *
+         *     Needs the permission `messenger.manage` (403 `forbidden` with `missingPermission` otherwise).
          */
         get: operations["listMessengerUpdates"];
         put?: never;
@@ -1641,7 +1879,7 @@ export interface paths {
         put?: never;
         /**
          * Create a memory
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. `source` defaults to `api` and `scope` to `user`.
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. `source` defaults to `api` and `scope` to `user`. A memory with the same content as a live one of yours is not created again: 200 with the existing one and `deduplicated: true` (unless `allowDuplicate`; nothing else of the request is applied then, `supersedes` included).
          */
         post: operations["createMemory"];
         delete?: never;
@@ -1661,7 +1899,7 @@ export interface paths {
         put?: never;
         /**
          * Create up to 1,000 memories at once
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. All or nothing: one invalid memory rejects the batch (400 with the path of the faulty item). The response lists the created memories in the order given. The body may be up to 32 MiB (then 413 `payload_too_large`).
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. All or nothing: one invalid memory rejects the batch (400 with the path of the faulty item). The response lists the memories in the order given; `deduplicated[i]` is true when item i had the same content as a live memory of yours or as an earlier item of the batch, and `memories[i]` is then that memory. The body may be up to 32 MiB (then 413 `payload_too_large`).
          */
         post: operations["createMemories"];
         delete?: never;
@@ -1679,7 +1917,7 @@ export interface paths {
         };
         /**
          * Search your memories by relevance
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. A natural-language query: its words are lower-cased, English stop words dropped and the rest stemmed (Porter2); a memory containing any of them is a candidate. Candidates are ranked by BM25F (the headline, a multi-line memory's first line, weighs more than the body) with one round of pseudo-relevance feedback, using statistics of your own memories in this bank only; ties go to the most recently updated. A query with no searchable word, or without a match, gives `{results: []}`.
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. A natural-language query: its words are lower-cased, English stop words dropped and the rest stemmed (Porter2); a memory containing any of them is a candidate. Candidates are ranked by BM25F (the headline, a multi-line memory's first line, weighs more than the body) with one round of pseudo-relevance feedback, using statistics of your own memories in this bank only; then a one-line memory lends a share of its score to the memories written just before and after it, which pass the same filters as any result. Ties go to the most recently updated. A query with no searchable word, or without a match, gives `{results: []}`. Expired and superseded memories are never results. `after`, `before` and a time phrase in `q` (see `time`) filter on when a memory happened: its `occurredAt`, else its creation.
          */
         get: operations["searchMemories"];
         put?: never;
@@ -1706,9 +1944,237 @@ export interface paths {
         post?: never;
         /**
          * Delete one of your memories
-         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. The memory leaves search results and ranking statistics in the same transaction.
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. The memory leaves search results and ranking statistics in the same transaction, and its earlier versions (its history) are deleted with it.
          */
         delete: operations["deleteMemory"];
+        options?: never;
+        head?: never;
+        /**
+         * Change one of your memories
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. The fields given replace the memory's; the version before the change is kept (GET /v1/memory/{id}/history) and `version` goes up by one. Search sees the change as soon as the response is sent.
+         */
+        patch: operations["updateMemory"];
+        trace?: never;
+    };
+    "/v1/memory/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A memory's versions, oldest first
+         * @description Memories belong to the signed-in user. Each is filed under the organization the session is active in (when the caller is an active member of it; otherwise under no organization), and every memory route sees only the caller's memories filed under the current one: to reach memories written in another organization, switch the session to it (PUT /v1/session/active-organization). Nobody else, admins included, can read them. Every version the memory has had, the current one last, with when and by whom each was written. The history goes with the memory: once it is deleted, this is a 404.
+         */
+        get: operations["getMemoryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The instance at a glance: people, organizations, activity and what needs attention
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts. Active people are counted from the times their sessions record a sign-in or re-authentication. `workersRunning` and `llmSpendUsd30d` are always 0: orgplane runs no workers for organizations and meters no LLM use yet.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        get: operations["getInstanceOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every account on the instance, searchable
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts. People with how many organizations they belong to and when they last authenticated. Ordered by id; `nextCursor` continues the list (a tampered cursor is 400). `search` keeps the rows whose e-mail or name starts with it, case-insensitively (`ann`, `ann@corp`).
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        get: operations["listInstancePeople"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every organization on the instance, searchable, with its plan
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts. Organizations with their plan and how many active members they have. Ordered by id; `nextCursor` continues the list (a tampered cursor is 400). `search` keeps the rows whose name starts with it, case-insensitively, or whose id it is.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        get: operations["listInstanceOrganizations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/organizations/{organizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an organization's settings as the instance's administrator: its plan
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts. The plan decides what the organization may turn on (SSO needs enterprise). A change is written to the instance’s audit log and to the organization’s; a body that changes nothing writes nothing. 404 `organization_not_found` for an unknown id.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        patch: operations["updateInstanceOrganization"];
+        trace?: never;
+    };
+    "/v1/admin/admins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The instance's administrators, oldest account first
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        get: operations["listInstanceAdmins"];
+        put?: never;
+        /**
+         * Make an existing account an instance administrator
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts. 201 with the new administrator; 200 when the account is one already (nothing changes, nothing is logged). 404 `person_not_found` when no account has the e-mail.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        post: operations["addInstanceAdmin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/admins/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take a person's instance administration away (never the last administrator's)
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts. The account stays; it loses /v1/admin at its next request. An administrator may remove themselves when another remains. 409 `last_admin` for the only administrator; 404 `admin_not_found` for a person who is not one.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        delete: operations["removeInstanceAdmin"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The instance's own audit events, newest first
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts. Events that belong to no organization: what instance administrators changed (an organization’s plan is in its own log too), and failed sign-ins of unknown accounts. Filters as in listAuditEvents.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        get: operations["listInstanceAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit-events/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the instance's own audit events in a time range, oldest first, as NDJSON or CSV
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts. NDJSON: one event (as in the list, same keys in the same order) per line; `changes` is written as the database renders JSON (a space after colons and commas). CSV: a header line, then one event per line; `changes` is a JSON cell; cells starting with = + - @, a tab or a carriage return are prefixed with '. Streamed with backpressure, a page of 200 events at a time: the server's memory does not grow with the range.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        get: operations["exportInstanceAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit-events/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the instance's audit hash chain and report the first broken link
+         * @description Needs a session of an instance administrator (401 without a session; 403 `forbidden` for anybody else, whatever their role in an organization; API keys are refused). An administrator sees counts and settings, never an organization’s memories, credentials or prompts.
+         *
+         *     Privileged: needs a recent authentication. A session whose person last signed in or re-authenticated longer ago than `REAUTH_MAX_AGE_SECONDS` (900 by default) gets 403 `{error: "reauth", reason: "authentication_too_old", message}`; POST /v1/auth/reauthenticate (password) or POST /v1/auth/sso/start with `reauthenticate: true` refreshes it. API keys are never accepted here: a key is a long-lived machine credential with no person behind it who could re-authenticate.
+         */
+        get: operations["verifyInstanceAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1718,6 +2184,47 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        NewMemoryInput: {
+            /** @description The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most 32,767 words: ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`. */
+            content: string;
+            /** @description Up to 50 tags; duplicates are dropped. Default none. */
+            tags?: string[];
+            /** @description Where the memory came from: a short label chosen by the client, e.g. `api`, `chat`, `import`, `mcp`. 1 to 64 characters: letters, digits and `. _ : / -`. Default `api`. */
+            source?: string;
+            /** @description What the memory is about, as a label the client filters on, e.g. `user` (facts about the user), `project:apollo`, `session`. 1 to 64 characters: letters, digits and `. _ : / -`. Default `user`. */
+            scope?: string;
+            /**
+             * @description A live memory of yours that this one replaces: it leaves search results (it can still be read by id, with its history) and shows `supersededBy`. 404 `memory_not_found` when there is no such memory, 409 `memory_superseded` when another memory superseded it already.
+             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
+             */
+            supersedes?: string;
+            /**
+             * @description When the memory expires: from then on it is gone from search, lists and reads (404), and it is deleted soon after.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            expiresAt?: string;
+            /**
+             * @description When what the memory records happened (e.g. the conversation it comes from). Search filters on it (`after`, `before`).
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            occurredAt?: string;
+            /** @description Who said it, as free text (1 to 200 characters), e.g. a person's name. Search filters on it (`speaker`, any case). */
+            speaker?: string;
+            /** @description By default a memory with the same content as a live one of yours (compared as search reads it: Unicode NFKC, lower case, words only, so spacing, punctuation and case do not count) is not created again: the existing one is returned with `deduplicated: true`. `true` creates it anyway. */
+            allowDuplicate?: boolean;
+        };
+        MemoryChangeInput: {
+            /** @description The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most 32,767 words: ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`. */
+            content?: string;
+            /** @description The new tags (replacing the old ones); duplicates are dropped. */
+            tags?: string[];
+            /** @description The new expiry; `null` removes it. A time already past expires the memory at once. */
+            expiresAt?: string | null;
+            /** @description When it happened; `null` removes it. */
+            occurredAt?: string | null;
+            /** @description Who said it; `null` removes it. */
+            speaker?: string | null;
+        };
         /** @description Who may use the connection: the whole organization, or these members and teams */
         AccessInput: {
             /** @description Default when left out: `false`. */
@@ -1815,16 +2322,6 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        NewMemoryInput: {
-            /** @description The memory text, 1 to 20,000 characters. When it has more than one line, its first line is treated as its headline and weighs more in search. Once analyzed for search (Unicode NFKC normalization, stop words dropped) it may have at most 32,767 words: ordinary text has at most 10,000, but a few characters expand into several words (U+FDFA is four), and content over the limit is refused with 400 `invalid_request`. */
-            content: string;
-            /** @description Up to 50 tags; duplicates are dropped. Default none. */
-            tags?: string[];
-            /** @description Where the memory came from: a short label chosen by the client, e.g. `api`, `chat`, `import`, `mcp`. 1 to 64 characters: letters, digits and `. _ : / -`. Default `api`. */
-            source?: string;
-            /** @description What the memory is about, as a label the client filters on, e.g. `user` (facts about the user), `project:apollo`, `session`. 1 to 64 characters: letters, digits and `. _ : / -`. Default `user`. */
-            scope?: string;
-        };
         Error: {
             error: string;
             message?: string;
@@ -1841,8 +2338,8 @@ export interface components {
             id: string;
             organizationId: string;
             userId: string;
-            /** @enum {string} */
-            role: "owner" | "admin" | "member";
+            /** @description A built-in role (`owner`, `admin`, `member`) or a custom role's id */
+            role: ("owner" | "admin" | "member") | string;
             /** @enum {string} */
             status: "active" | "suspended";
             name: string;
@@ -1924,12 +2421,54 @@ export interface components {
              */
             updatedAt: string;
         };
+        Role: {
+            /** @description `owner`, `admin`, `member`, or a custom role's TypeID */
+            id: string;
+            name: string;
+            description: string;
+            permissions: ("organization.update" | "members.invite" | "members.update_role" | "members.remove" | "teams.manage" | "teams.manage_members" | "roles.manage" | "api_keys.manage" | "install_links.create" | "install_links.rotate" | "mcp_connections.use" | "mcp_connections.view" | "mcp_connections.manage" | "sso.manage" | "scim.manage" | "audit.view" | "audit.export" | "audit_stream.manage" | "messenger.manage")[];
+            /** @description A built-in role: listed, never changed or deleted */
+            builtIn: boolean;
+            /** @description Members whose own role this is (not counting teams) */
+            memberCount: number;
+            createdAt: string | null;
+            updatedAt: string | null;
+        };
+        EffectivePermissions: {
+            permissions: {
+                /**
+                 * @description A key of the permission catalog (`GET /v1/permissions`)
+                 * @enum {string}
+                 */
+                key: "organization.update" | "members.invite" | "members.update_role" | "members.remove" | "teams.manage" | "teams.manage_members" | "roles.manage" | "api_keys.manage" | "install_links.create" | "install_links.rotate" | "mcp_connections.use" | "mcp_connections.view" | "mcp_connections.manage" | "sso.manage" | "scim.manage" | "audit.view" | "audit.export" | "audit_stream.manage" | "messenger.manage";
+                grantedBy: {
+                    /** @enum {string} */
+                    type: "role" | "team";
+                    id: string;
+                    name: string;
+                }[];
+            }[];
+        };
+        PermissionCatalog: {
+            permissions: {
+                /**
+                 * @description A key of the permission catalog (`GET /v1/permissions`)
+                 * @enum {string}
+                 */
+                key: "organization.update" | "members.invite" | "members.update_role" | "members.remove" | "teams.manage" | "teams.manage_members" | "roles.manage" | "api_keys.manage" | "install_links.create" | "install_links.rotate" | "mcp_connections.use" | "mcp_connections.view" | "mcp_connections.manage" | "sso.manage" | "scim.manage" | "audit.view" | "audit.export" | "audit_stream.manage" | "messenger.manage";
+                description: string;
+                /** @description Changes made with it need a recent authentication (403 `reauth`), and so a person, not an API key */
+                sensitive: boolean;
+                /** @description The built-in roles that hold it besides the owner, who holds every key */
+                defaultRoles: ("admin" | "member")[];
+            }[];
+        };
         Invitation: {
             id: string;
             organizationId: string;
             email: string;
-            /** @enum {string} */
-            role: "admin" | "member";
+            /** @description `admin`, `member`, or a custom role's id (`GET /v1/orgs/{organizationId}/roles`) */
+            role: ("admin" | "member") | string;
             /**
              * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
              * @example 2026-01-31T09:30:00.000Z
@@ -1940,6 +2479,88 @@ export interface components {
              * @example 2026-01-31T09:30:00.000Z
              */
             createdAt: string;
+        };
+        MemoryVersion: {
+            version: number;
+            content: string;
+            tags: string[];
+            /**
+             * @description When this version was written
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            changedAt: string;
+            /** @description The user who wrote it */
+            changedBy: string;
+        };
+        Memory: {
+            /**
+             * @description Memory id: `mry_` followed by 26 base32 characters
+             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
+             */
+            id: string;
+            content: string;
+            tags: string[];
+            /** @description The label the memory was written with (`source` of POST /v1/memory): where it came from */
+            source: string;
+            /** @description The label the memory was written with (`scope` of POST /v1/memory): what it is about */
+            scope: string;
+            /** @description 1 when written, one more with each change (GET /v1/memory/{id}/history) */
+            version: number;
+            /** @description When it expires (null: never) */
+            expiresAt: string | null;
+            /** @description When what it records happened (null: not given) */
+            occurredAt: string | null;
+            /** @description Who said it (null: not given) */
+            speaker: string | null;
+            /** @description The memory that replaced this one (it is then out of search); null if none */
+            supersededBy: string | null;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            updatedAt: string;
+            /** @description The organization the session was active in when the memory was written (null: none) */
+            organizationId: string | null;
+        };
+        MemorySearchResult: {
+            /**
+             * @description Memory id: `mry_` followed by 26 base32 characters
+             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
+             */
+            id: string;
+            content: string;
+            tags: string[];
+            /** @description The label the memory was written with (`source` of POST /v1/memory): where it came from */
+            source: string;
+            /** @description The label the memory was written with (`scope` of POST /v1/memory): what it is about */
+            scope: string;
+            /** @description 1 when written, one more with each change (GET /v1/memory/{id}/history) */
+            version: number;
+            /** @description When it expires (null: never) */
+            expiresAt: string | null;
+            /** @description When what it records happened (null: not given) */
+            occurredAt: string | null;
+            /** @description Who said it (null: not given) */
+            speaker: string | null;
+            /** @description The memory that replaced this one (it is then out of search); null if none */
+            supersededBy: string | null;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            updatedAt: string;
+            /** @description Relevance (BM25F with feedback, higher is better); comparable within one search only */
+            score: number;
         };
         Diagnostic: {
             referenceId: string;
@@ -2261,6 +2882,8 @@ export interface components {
             id: string;
             organizationId: string;
             name: string;
+            /** @description The role the team gives its members besides their own (`admin`, `member` or a custom role's id) */
+            roleId: string | null;
             /**
              * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
              * @example 2026-01-31T09:30:00.000Z
@@ -2325,8 +2948,8 @@ export interface components {
             jitProvisioning: {
                 /** @description Whether a person of the domain who is not a member yet becomes one at their first SSO sign-in */
                 enabled: boolean;
-                /** @enum {string} */
-                defaultRole: "member" | "admin";
+                /** @description `admin`, `member`, or a custom role's id (`GET /v1/orgs/{organizationId}/roles`) */
+                defaultRole: ("admin" | "member") | string;
                 defaultTeamIds: string[];
             };
             /** @description OIDC: how the e-mail address the identity provider asserts is trusted (see the body of PUT); null for SAML, whose e-mail must be in the verified domain */
@@ -2538,66 +3161,80 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        ApiKey: {
+        AdminPerson: {
+            id: string;
+            email: string;
+            name: string;
+            isInstanceAdmin: boolean;
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description How many organizations the person is a member of */
+            organizations: number;
+            /** @description When the person last signed in or re-authenticated, as their sessions record it */
+            lastAuthenticatedAt: string | null;
+        };
+        AdminOrganization: {
             id: string;
             name: string;
             /** @enum {string} */
-            role: "admin" | "member";
+            plan: "free" | "team" | "enterprise";
+            /**
+             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description Its active members */
+            members: number;
+        };
+        InstanceAdministrator: {
+            userId: string;
+            email: string;
+            name: string;
             /**
              * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
              * @example 2026-01-31T09:30:00.000Z
              */
             createdAt: string;
         };
-        Memory: {
-            /**
-             * @description Memory id: `mry_` followed by 26 base32 characters
-             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
-             */
-            id: string;
-            content: string;
-            tags: string[];
-            /** @description The label the memory was written with (`source` of POST /v1/memory): where it came from */
-            source: string;
-            /** @description The label the memory was written with (`scope` of POST /v1/memory): what it is about */
-            scope: string;
+        InstanceOverview: {
+            people: number;
+            organizations: number;
+            /** @description People who signed in or re-authenticated in the last 1, 7 and 30 days (from their sessions) */
+            activePeople: {
+                d1: number;
+                d7: number;
+                d30: number;
+            };
+            /** @description Always 0: orgplane runs no workers for organizations yet */
+            workersRunning: number;
+            /** @description Always 0: orgplane does not meter LLM use yet */
+            llmSpendUsd30d: number;
+            /** @description What needs an administrator: one administrator only; audit-log streams stopped by failures */
+            attention: {
+                /** @enum {string} */
+                code: "single_administrator" | "audit_streams_dead";
+                message: string;
+                count: number;
+            }[];
             /**
              * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
              * @example 2026-01-31T09:30:00.000Z
              */
-            createdAt: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            updatedAt: string;
-            /** @description The organization the session was active in when the memory was written (null: none) */
-            organizationId: string | null;
+            generatedAt: string;
         };
-        MemorySearchResult: {
-            /**
-             * @description Memory id: `mry_` followed by 26 base32 characters
-             * @example mry_01jqz3v6b8e9f0g1h2j3k4m5n6
-             */
+        ApiKey: {
             id: string;
-            content: string;
-            tags: string[];
-            /** @description The label the memory was written with (`source` of POST /v1/memory): where it came from */
-            source: string;
-            /** @description The label the memory was written with (`scope` of POST /v1/memory): what it is about */
-            scope: string;
+            name: string;
+            /** @description `admin`, `member`, or a custom role's id (`GET /v1/orgs/{organizationId}/roles`) */
+            role: ("admin" | "member") | string;
             /**
              * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
              * @example 2026-01-31T09:30:00.000Z
              */
             createdAt: string;
-            /**
-             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
-             * @example 2026-01-31T09:30:00.000Z
-             */
-            updatedAt: string;
-            /** @description Relevance (BM25F with feedback, higher is better); comparable within one search only */
-            score: number;
         };
         BootstrapStatus: {
             needed: boolean;
@@ -3636,8 +4273,8 @@ export interface operations {
                              * @example 2026-01-31T09:30:00.000Z
                              */
                             createdAt: string;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "member";
+                            /** @description A built-in role (`owner`, `admin`, `member`) or a custom role's id */
+                            role: ("owner" | "admin" | "member") | string;
                             memberId: string;
                         }[];
                         /** @description The session's active organization; null when it has none, or when the user is no longer an active member of it */
@@ -4345,6 +4982,493 @@ export interface operations {
             };
         };
     };
+    listPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionCatalog"];
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+        };
+    };
+    getMyPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EffectivePermissions"];
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+        };
+    };
+    getMemberPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                memberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EffectivePermissions"];
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found or member_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "member_not_found";
+                    };
+                };
+            };
+        };
+    };
+    listRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        roles: components["schemas"]["Role"][];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found: no such organization, or you are not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
+                    };
+                };
+            };
+        };
+    };
+    createRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    permissions: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        role: components["schemas"]["Role"];
+                    };
+                };
+            };
+            /** @description invalid_request or unknown_permission */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request" | "unknown_permission";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden or permission_not_held */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "permission_not_held" | "reauth";
+                    };
+                };
+            };
+            /** @description organization_not_found: no such organization, or you are not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
+                    };
+                };
+            };
+            /** @description role_name_taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "role_name_taken";
+                    };
+                };
+            };
+        };
+    };
+    deleteRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                /** @description A built-in role's name, or a custom role's id */
+                roleId: ("owner" | "admin" | "member") | string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden or permission_not_held */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "permission_not_held" | "reauth";
+                    };
+                };
+            };
+            /** @description organization_not_found or role_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "role_not_found";
+                    };
+                };
+            };
+            /** @description role_protected or role_in_use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "role_protected" | "role_in_use";
+                    };
+                };
+            };
+        };
+    };
+    updateRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                /** @description A built-in role's name, or a custom role's id */
+                roleId: ("owner" | "admin" | "member") | string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    permissions?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        role: components["schemas"]["Role"];
+                    };
+                };
+            };
+            /** @description invalid_request or unknown_permission */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request" | "unknown_permission";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden or permission_not_held */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "permission_not_held" | "reauth";
+                    };
+                };
+            };
+            /** @description organization_not_found or role_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "role_not_found";
+                    };
+                };
+            };
+            /** @description role_name_taken or role_protected */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "role_name_taken" | "role_protected";
+                    };
+                };
+            };
+        };
+    };
     listMembers: {
         parameters: {
             query?: {
@@ -4516,8 +5640,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    role: "admin" | "member";
+                    /** @description `admin`, `member`, or a custom role's id (`GET /v1/orgs/{organizationId}/roles`) */
+                    role: ("admin" | "member") | string;
                 };
             };
         };
@@ -4557,7 +5681,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            /** @description forbidden or permission_not_held */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4565,11 +5689,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "reauth";
+                        error: "forbidden" | "permission_not_held" | "reauth";
                     };
                 };
             };
-            /** @description organization_not_found or member_not_found */
+            /** @description organization_not_found, member_not_found or role_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4577,7 +5701,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "organization_not_found" | "member_not_found";
+                        error: "organization_not_found" | "member_not_found" | "role_not_found";
                     };
                 };
             };
@@ -4766,8 +5890,8 @@ export interface operations {
                 "application/json": {
                     /** Format: email */
                     email: string;
-                    /** @enum {string} */
-                    role: "admin" | "member";
+                    /** @description `admin`, `member`, or a custom role's id (`GET /v1/orgs/{organizationId}/roles`) */
+                    role: ("admin" | "member") | string;
                 };
             };
         };
@@ -4823,7 +5947,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            /** @description forbidden or permission_not_held */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4831,11 +5955,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "reauth";
+                        error: "forbidden" | "permission_not_held" | "reauth";
                     };
                 };
             };
-            /** @description organization_not_found: no such organization, or you are not a member */
+            /** @description organization_not_found or role_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4843,7 +5967,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "organization_not_found";
+                        error: "organization_not_found" | "role_not_found";
                     };
                 };
             };
@@ -5129,6 +6253,8 @@ export interface operations {
                             id: string;
                             organizationId: string;
                             name: string;
+                            /** @description The role the team gives its members besides their own (`admin`, `member` or a custom role's id) */
+                            roleId: string | null;
                             /**
                              * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
                              * @example 2026-01-31T09:30:00.000Z
@@ -5426,6 +6552,167 @@ export interface operations {
             };
         };
     };
+    deleteTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden";
+                    };
+                };
+            };
+            /** @description organization_not_found or team_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "team_not_found";
+                    };
+                };
+            };
+        };
+    };
+    updateTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    roleId?: (("admin" | "member") | string) | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        team: components["schemas"]["Team"];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden or permission_not_held */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "permission_not_held" | "reauth";
+                    };
+                };
+            };
+            /** @description organization_not_found, team_not_found or role_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found" | "team_not_found" | "role_not_found";
+                    };
+                };
+            };
+            /** @description team_exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "team_exists";
+                    };
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -5516,8 +6803,8 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    /** @enum {string} */
-                    role: "admin" | "member";
+                    /** @description `admin`, `member`, or a custom role's id (`GET /v1/orgs/{organizationId}/roles`) */
+                    role: ("admin" | "member") | string;
                 };
             };
         };
@@ -5563,7 +6850,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            /** @description forbidden or permission_not_held */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5571,11 +6858,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "reauth";
+                        error: "forbidden" | "permission_not_held" | "reauth";
                     };
                 };
             };
-            /** @description organization_not_found: no such organization, or you are not a member */
+            /** @description organization_not_found or role_not_found */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5583,7 +6870,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "organization_not_found";
+                        error: "organization_not_found" | "role_not_found";
                     };
                 };
             };
@@ -7465,11 +8752,8 @@ export interface operations {
                     /** @description Just-in-time provisioning (off unless enabled); omitted: kept as stored */
                     jitProvisioning?: {
                         enabled: boolean;
-                        /**
-                         * @description admin only when chosen explicitly. Default when left out: `"member"`.
-                         * @enum {string}
-                         */
-                        defaultRole?: "member" | "admin";
+                        /** @description `member` unless chosen: `admin` or a custom role's id, whose keys the caller holds. Default when left out: `"member"`. */
+                        defaultRole?: ("admin" | "member") | string;
                         /** @description Teams of this organization a provisioned member joins. Default when left out: `[]`. */
                         defaultTeamIds?: string[];
                     };
@@ -7514,7 +8798,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: not an owner or admin; or enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan */
+            /** @description forbidden: not an owner or admin; enterprise_plan_required: the plan; or permission_not_held: `jitProvisioning.defaultRole` holds keys you lack */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7522,11 +8806,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "forbidden" | "enterprise_plan_required" | "reauth";
+                        error: "forbidden" | "enterprise_plan_required" | "permission_not_held" | "reauth";
                     };
                 };
             };
-            /** @description organization_not_found: the session has no active organization */
+            /** @description organization_not_found or role_not_found: the session has no active organization; or `jitProvisioning.defaultRole` is not one of the organization's roles */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7534,7 +8818,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        error: "organization_not_found";
+                        error: "organization_not_found" | "role_not_found";
                     };
                 };
             };
@@ -10419,6 +11703,19 @@ export interface operations {
             };
         };
         responses: {
+            /** @description A live memory of yours with the same content: that one, unchanged */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        memory: components["schemas"]["Memory"];
+                        /** @enum {boolean} */
+                        deduplicated: true;
+                    };
+                };
+            };
             /** @description Created */
             201: {
                 headers: {
@@ -10427,6 +11724,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         memory: components["schemas"]["Memory"];
+                        /** @enum {boolean} */
+                        deduplicated: false;
                     };
                 };
             };
@@ -10451,6 +11750,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "unauthorized";
+                    };
+                };
+            };
+            /** @description memory_not_found: the memory named by `supersedes` is not one of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_not_found";
+                    };
+                };
+            };
+            /** @description memory_superseded: the memory named by `supersedes` is superseded already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_superseded";
                     };
                 };
             };
@@ -10479,6 +11802,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         memories: components["schemas"]["Memory"][];
+                        deduplicated: boolean[];
                     };
                 };
             };
@@ -10503,6 +11827,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "unauthorized";
+                    };
+                };
+            };
+            /** @description memory_not_found: a memory named by `supersedes` is not one of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_not_found";
+                    };
+                };
+            };
+            /** @description memory_superseded: a memory named by `supersedes` is superseded already (or named twice) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_superseded";
                     };
                 };
             };
@@ -10533,6 +11881,14 @@ export interface operations {
                 source?: string;
                 /** @description Only memories with this scope */
                 scope?: string;
+                /** @description Only memories that happened at or after this time (their `occurredAt`, else their creation) */
+                after?: string;
+                /** @description Only memories that happened before this time */
+                before?: string;
+                /** @description Only memories with this speaker (any case) */
+                speaker?: string;
+                /** @description The reference time for the relative dates in `q` ("yesterday", "last week"); default the server's clock */
+                now?: string;
             };
             header?: never;
             path?: never;
@@ -10548,6 +11904,21 @@ export interface operations {
                 content: {
                     "application/json": {
                         results: components["schemas"]["MemorySearchResult"][];
+                        /** @description The time phrase found in `q` ("yesterday", "today", "N days/weeks/months ago", "last week", "this week", "last month", "this month", "last year", "in <Month>", "in <Month> <year>"), read relative to `now` in UTC days: its words left the query and the results are limited to memories that happened in [after, before) (null: none found) */
+                        time: {
+                            /** @description The time phrase as the query had it */
+                            phrase: string;
+                            /**
+                             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                             * @example 2026-01-31T09:30:00.000Z
+                             */
+                            after: string;
+                            /**
+                             * @description ISO 8601 date-time in UTC ending in `Z`; seconds and fractions optional (`2026-01-31T09:30Z`); offsets such as +00:00 are refused. Responses always give milliseconds.
+                             * @example 2026-01-31T09:30:00.000Z
+                             */
+                            before: string;
+                        } | null;
                     };
                 };
             };
@@ -10690,6 +12061,835 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         error: "memory_not_found";
+                    };
+                };
+            };
+        };
+    };
+    updateMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Memory id: `mry_` followed by 26 base32 characters */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryChangeInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        memory: components["schemas"]["Memory"];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description memory_not_found: no such memory among yours in the active organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_not_found";
+                    };
+                };
+            };
+        };
+    };
+    getMemoryHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Memory id: `mry_` followed by 26 base32 characters */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        versions: components["schemas"]["MemoryVersion"][];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description memory_not_found: no such memory among yours in the active organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "memory_not_found";
+                    };
+                };
+            };
+        };
+    };
+    getInstanceOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceOverview"];
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+        };
+    };
+    listInstancePeople: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Opaque cursor from a previous page's `nextCursor` */
+                cursor?: string;
+                /** @description Matches what starts with it, case-insensitively (see the operation) */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        people: components["schemas"]["AdminPerson"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+        };
+    };
+    listInstanceOrganizations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Opaque cursor from a previous page's `nextCursor` */
+                cursor?: string;
+                /** @description Matches what starts with it, case-insensitively (see the operation) */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        organizations: components["schemas"]["AdminOrganization"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+        };
+    };
+    updateInstanceOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description free, team or enterprise (enterprise turns on SSO)
+                     * @enum {string}
+                     */
+                    plan?: "free" | "team" | "enterprise";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        organization: components["schemas"]["AdminOrganization"];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+            /** @description organization_not_found: no such organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "organization_not_found";
+                    };
+                };
+            };
+        };
+    };
+    listInstanceAdmins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        admins: components["schemas"]["InstanceAdministrator"][];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+        };
+    };
+    addInstanceAdmin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description The e-mail of the person's account
+                     */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        admin: components["schemas"]["InstanceAdministrator"];
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        admin: components["schemas"]["InstanceAdministrator"];
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+            /** @description person_not_found: no account has the e-mail */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "person_not_found";
+                    };
+                };
+            };
+        };
+    };
+    removeInstanceAdmin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The person's id */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+            /** @description admin_not_found: not an instance administrator */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "admin_not_found";
+                    };
+                };
+            };
+            /** @description last_admin: the last administrator */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "last_admin";
+                    };
+                };
+            };
+        };
+    };
+    listInstanceAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description The actor's id or e-mail */
+                actor?: string;
+                /** @description An action or its prefix (`member.`) */
+                action?: string;
+                /** @description The target's id */
+                target?: string;
+                outcome?: "success" | "denied" | "failure";
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+                limit?: number;
+                /** @description Opaque cursor from a previous page's `nextCursor` */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["AuditEvent"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+        };
+    };
+    exportInstanceAuditEvents: {
+        parameters: {
+            query?: {
+                format?: "ndjson" | "csv";
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events, one per line */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
+                    };
+                };
+            };
+        };
+    };
+    verifyInstanceAuditEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        checked: number;
+                    } | {
+                        /** @enum {boolean} */
+                        ok: false;
+                        /** @description Events verified before the broken one */
+                        checked: number;
+                        /** @description The id of the first event that does not verify */
+                        brokenAt: string;
+                        reason: string;
+                    };
+                };
+            };
+            /** @description invalid_request: the request failed validation (`details` says where; an unreadable body has one detail with an empty path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "invalid_request";
+                    };
+                };
+            };
+            /** @description unauthorized: not signed in (no, unknown, expired or revoked session token); no other fields */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, with a `message` saying what is missing (a role, an active organization, membership); or, on a privileged route (marked `x-requires-fresh-authentication`), `reauth` with `reason: "authentication_too_old"` and a `message`: authenticate again and retry. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        error: "forbidden" | "reauth";
                     };
                 };
             };

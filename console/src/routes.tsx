@@ -1,6 +1,10 @@
 // Every page of the console, by path, in one table: the order is the order of matching (a fixed path
 // before a parameter in the same place). A new page is a line here and a file under pages/<area>/.
 import type { ComponentChildren } from 'preact';
+import { InstanceAdministratorsPage } from './pages/admin/administrators.tsx';
+import { InstanceOrganizationsPage } from './pages/admin/organizations.tsx';
+import { InstanceOverviewPage } from './pages/admin/overview.tsx';
+import { InstancePeoplePage } from './pages/admin/people.tsx';
 import { AuditLogPage } from './pages/audit/audit-log.tsx';
 import { AuditStreamPage } from './pages/audit/audit-stream.tsx';
 import { DesktopSignInPage, desktopSignInPath } from './pages/auth/desktop-sign-in.tsx';
@@ -20,9 +24,11 @@ import { TeamsPage } from './pages/members/teams.tsx';
 import { MemoryPage } from './pages/memory/memory.tsx';
 import { NewOrganizationPage } from './pages/organizations/new-organization.tsx';
 import { OrganizationSettingsPage } from './pages/organizations/settings.tsx';
+import { RolesPage } from './pages/roles/roles.tsx';
 import { ScimPage } from './pages/sso/scim.tsx';
 import { SsoSetupPage } from './pages/sso/sso-setup.tsx';
 import { SsoTestReturnPage, ssoTestReturnPath } from './pages/sso/sso-test.tsx';
+import type { PermissionKey } from './roles.tsx';
 import { matchPath, type Params } from './router.tsx';
 
 /**
@@ -73,6 +79,7 @@ export const routes: Route[] = [
   ),
   route('/invitations', ({ organizationId }) => <InvitationsPage organizationId={organizationId} />),
   route('/teams', ({ organizationId }) => <TeamsPage organizationId={organizationId} />),
+  route('/roles', ({ organizationId }) => <RolesPage organizationId={organizationId} />),
   route('/api-keys', ({ organizationId }) => <ApiKeysPage organizationId={organizationId} />),
   route('/install-links', ({ organizationId }) => <InstallLinksPage organizationId={organizationId} />),
   route('/sso', ({ organizationId }) => <SsoSetupPage organizationId={organizationId} />),
@@ -88,6 +95,11 @@ export const routes: Route[] = [
   route('/memory', ({ organizationId }) => <MemoryPage organizationId={organizationId} />),
   route('/bots', ({ organizationId }) => <BotListPage organizationId={organizationId} />),
   route('/bots/:connectionId', ({ params }) => <BotPage connectionId={params.connectionId} />),
+  // The instance's administration: its administrators need no organization of their own to use it.
+  route('/admin', () => <InstanceOverviewPage />, { withoutOrganization: true }),
+  route('/admin/people', () => <InstancePeoplePage />, { withoutOrganization: true }),
+  route('/admin/organizations', () => <InstanceOrganizationsPage />, { withoutOrganization: true }),
+  route('/admin/administrators', () => <InstanceAdministratorsPage />, { withoutOrganization: true }),
   // Back from the identity provider: the code is exchanged even in a tab that had a session (a new sign-in).
   route(ssoCallbackPath, ({ onSignedIn }) => <SsoCallbackPage onSignedIn={onSignedIn} />, {
     frame: 'public',
@@ -107,32 +119,42 @@ export interface Section {
   path: string;
   label: string;
   /**
-   * Listed for owners and admins only: the API refuses members the page's reads (403), so a member
-   * would find nothing there but who to ask. The page itself still says so to a member who opens it.
+   * Listed only for holders of this key (GET /v1/me/permissions): the API refuses others the page's
+   * reads (403), so they would find nothing there but who to ask. The page itself still says so to
+   * someone who opens it. A custom role's keys decide as a built-in role's do: no role is named here.
    */
-  managers?: true;
+  requires?: PermissionKey;
 }
 
 /** The console's navigation; a page is under the entry whose path starts its own ('/' is the members'). */
 export const sections: Section[] = [
   { path: '/members', label: 'Members' },
-  { path: '/invitations', label: 'Invitations', managers: true },
+  { path: '/invitations', label: 'Invitations', requires: 'members.invite' },
   { path: '/teams', label: 'Teams' },
-  { path: '/api-keys', label: 'API keys', managers: true },
+  { path: '/roles', label: 'Roles' },
+  { path: '/api-keys', label: 'API keys', requires: 'api_keys.manage' },
   { path: '/install-links', label: 'Install links' },
-  { path: '/sso', label: 'SSO', managers: true },
-  { path: '/scim', label: 'SCIM', managers: true },
-  { path: '/audit-stream', label: 'Audit stream', managers: true },
+  { path: '/sso', label: 'SSO', requires: 'sso.manage' },
+  { path: '/scim', label: 'SCIM', requires: 'scim.manage' },
+  { path: '/audit-stream', label: 'Audit stream', requires: 'audit_stream.manage' },
   { path: '/mcp-connections', label: 'MCP connections' },
-  { path: '/audit-log', label: 'Audit log', managers: true },
+  { path: '/audit-log', label: 'Audit log', requires: 'audit.view' },
   { path: '/memory', label: 'Memory' },
-  { path: '/bots', label: 'Bots', managers: true },
+  { path: '/bots', label: 'Bots', requires: 'messenger.manage' },
   { path: '/settings', label: 'Organization settings' },
 ];
 
-/** The sections a person of `role` in the active organization may use. */
-export const sectionsFor = (role: string | undefined) =>
-  sections.filter((section) => !section.managers || role === 'owner' || role === 'admin');
+/** The instance administration's navigation, shown to instance administrators only (GET /v1/me says who is). */
+export const instanceSections: Section[] = [
+  { path: '/admin', label: 'Overview' },
+  { path: '/admin/people', label: 'People' },
+  { path: '/admin/organizations', label: 'Organizations' },
+  { path: '/admin/administrators', label: 'Administrators' },
+];
+
+/** The sections a person holding `keys` in the active organization may use (undefined: not read yet). */
+export const sectionsFor = (keys: ReadonlySet<string> | undefined) =>
+  sections.filter((section) => !section.requires || keys?.has(section.requires));
 
 export interface Match {
   route: Route;
@@ -152,5 +174,6 @@ export function findRoute(path: string): Match | null {
 export function sectionOf(match: Match | null) {
   if (!match) return undefined;
   const path = match.route.path === '/' ? '/members' : match.route.path;
+  if (path === '/admin' || path.startsWith('/admin/')) return instanceSections.find((section) => section.path === path);
   return sections.find((section) => path === section.path || path.startsWith(`${section.path}/`));
 }

@@ -5,7 +5,8 @@ import { useMutation, useQuery } from './data.ts';
 import { NotFoundPage } from './pages/not-found.tsx';
 import { NoOrganization } from './pages/organizations/no-organization.tsx';
 import { Link } from './router.tsx';
-import { type Match, sectionOf, sectionsFor } from './routes.tsx';
+import { roleName, useMyPermissions, useRoles } from './roles.tsx';
+import { instanceSections, type Match, sectionOf, sectionsFor } from './routes.tsx';
 
 interface ShellProps {
   /** The page at this path (null: none, the not-found page). */
@@ -26,12 +27,19 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
     return answer;
   }, []);
   const me = read.data;
+  const activeRole = me?.organizations.find((organization) => organization.id === me.activeOrganizationId)?.role;
+  // What the navigation lists follows the keys the person holds there, read again with another
+  // organization or another role (a custom role's keys count as a built-in's).
+  const keys = useMyPermissions([me?.activeOrganizationId, activeRole]);
+  // A custom role is named, not shown by its id.
+  const roles = useRoles(me?.activeOrganizationId ?? '');
   // The person's organizations change outside this tab too (one created through the API or another tab,
   // a removal): read them again whenever the person comes back to the tab, as TanStack Query's
   // refetchOnWindowFocus does, so the picker and the page follow what the API says without a reload.
   useEffect(() => {
     const again = () => {
-      if (document.visibilityState === 'visible') void read.refetch();
+      // The keys too: a role's keys may have changed while its id stayed.
+      if (document.visibilityState === 'visible') void Promise.all([read.refetch(), keys.refetch()]);
     };
     addEventListener('focus', again);
     document.addEventListener('visibilitychange', again);
@@ -103,7 +111,7 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
       </header>
       <nav aria-label="Console">
         <ul>
-          {sectionsFor(active?.role).map((section) => (
+          {sectionsFor(keys.data).map((section) => (
             <li key={section.path}>
               <Link href={section.path} aria-current={section === current ? 'page' : undefined}>
                 {section.label}
@@ -111,6 +119,22 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
             </li>
           ))}
         </ul>
+        {me.user.isInstanceAdmin && (
+          <>
+            <h2 class="nav-heading" id="instance-nav">
+              Instance
+            </h2>
+            <ul aria-labelledby="instance-nav">
+              {instanceSections.map((section) => (
+                <li key={section.path}>
+                  <Link href={section.path} aria-current={section === current ? 'page' : undefined}>
+                    {section.label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
       </nav>
       <main>
         {error && (
@@ -125,7 +149,7 @@ export function Shell({ match, path, onSignedOut }: ShellProps) {
         ) : active ? (
           <>
             <p class="plan">
-              Plan: <strong>{active.plan}</strong> · your role: {active.role}
+              Plan: <strong>{active.plan}</strong> · your role: {roleName(roles.data, active.role)}
             </p>
             {match ? (
               // A new path is a new page: its state (a form half filled, a list read) does not carry over.

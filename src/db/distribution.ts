@@ -76,6 +76,10 @@ export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
     kind: 'reference',
     why: 'found by the hash of the RelayState the IdP returns, which names no organization; lives minutes',
   },
+  roles: {
+    kind: 'reference',
+    why: "every authenticated request reads the keys of the caller's role with the session, on the person's node; roles change rarely",
+  },
   messenger_webhook_routes: {
     kind: 'reference',
     why: "which organization a bot connection belongs to: the platform's webhook names only the connection",
@@ -139,6 +143,7 @@ export const TABLE_CLASSES: Readonly<Record<string, TableClass>> = {
   memories: byUser,
   memory_terms: byUser,
   memory_blocks: byUser,
+  memory_versions: byUser,
 };
 
 export function isDistributed(table: TableClass): table is TenantTable | UserTable {

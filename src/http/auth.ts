@@ -1,16 +1,17 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import type { CallerContext, WriteContext } from '../platform/write-context.ts';
-import type { Caller, CallerResolver, Role } from './caller.ts';
+import type { Caller, CallerResolver } from './caller.ts';
+import { isPermissionKey, PERMISSION_EXTENSION, type Requirement } from '../platform/permissions.ts';
 import {
   forbidden,
-  lacksRole,
+  missingPermission,
   notAnActiveMember,
   organizationNotFound,
   reauthRequired,
   unauthorized,
 } from './errors.ts';
 
-export type { Caller, Role } from './caller.ts';
+export type { Caller } from './caller.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,24 +32,34 @@ export interface AuthenticationPolicy {
 }
 
 export interface AuthenticateOptions {
-  /** Roles allowed in the active organization; implies `organization`. */
-  roles?: readonly Role[];
+  /**
+   * What the route requires, shown per operation in the OpenAPI (`x-permission`): a key of the permission
+   * catalog (platform/permissions.ts) held in the active organization (403 `forbidden` with
+   * `missingPermission` otherwise); `member`, an active member of the active organization; `signed-in`,
+   * any caller, acting for themselves; `owner`, the organization's owner; `instance-admin`, an instance
+   * administrator's session.
+   */
+  requires: Exclude<Requirement, 'public'>;
+  /**
+   * `service`: the route's service judges `requires`, in the organization its path names
+   * (/v1/orgs/{organizationId}), once it has read the request, so the hook documents it and only
+   * authenticates. By default the hook judges it, in the active organization.
+   */
+  judgedBy?: 'hook' | 'service';
   /** Accept an organization API key in `x-api-key` besides a session. */
   allowApiKey?: boolean;
-  /** Require an active organization with the caller an active member of it. */
-  organization?: boolean;
   /** What a session without a usable active organization gets (default 403 forbidden). */
   withoutOrganization?: 'forbidden' | 'organization_not_found';
   /**
    * A privileged operation: the session's person must have authenticated (signed in, or re-authenticated)
-   * within REAUTH_MAX_AGE_SECONDS, else 403 `reauth`. Judged after the role, so a caller who may not call
-   * the route at all hears that first. Never with `allowApiKey`: an API key has no person who could
+   * within REAUTH_MAX_AGE_SECONDS, else 403 `reauth`. Judged after the permission, so a caller who may not
+   * call the route at all hears that first. Never with `allowApiKey`: an API key has no person who could
    * authenticate again, so privileged operations are for people only. `'by-route'`: the route or its
    * service judges it, calling requireFreshAuthentication (or the FreshAuthenticationCheck it was handed),
    * and the hook only documents it. For a route of which only some calls are privileged (install-link
    * rotation, an admin removing another member, the shared credential of a connection), and for one under
-   * /v1/orgs/{organizationId}, whose caller's membership and role there only its service knows: so the
-   * role is judged first there too.
+   * /v1/orgs/{organizationId}, whose caller's membership and keys there only its service knows: so the
+   * permission is judged first there too.
    */
   freshAuthentication?: boolean | 'by-route';
 }
@@ -103,10 +114,12 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * not signed in is `unauthorized`, not owner or admin is `forbidden`), not what their input lacks,
  * and an anonymous caller's body is never read.
  */
-export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncHookHandler {
+export function authenticate(options: AuthenticateOptions): onRequestAsyncHookHandler {
   if (options.freshAuthentication && options.allowApiKey)
     throw new Error('authenticate(): freshAuthentication routes do not take API keys');
-  const needsOrganization = options.organization || options.roles !== undefined;
+  const { requires } = options;
+  const judgedHere = options.judgedBy !== 'service';
+  const needsOrganization = judgedHere && requires !== 'signed-in' && requires !== 'instance-admin';
   const authenticateRequest: onRequestAsyncHookHandler = async function authenticateRequest(request) {
     const callers = request.server.callerResolver;
     let caller: Caller | null = null;
@@ -117,18 +130,23 @@ export function authenticate(options: AuthenticateOptions = {}): onRequestAsyncH
     }
     if (!caller) throw unauthorized();
     request.caller = caller;
+    if (judgedHere && requires === 'instance-admin' && !caller.isInstanceAdmin)
+      throw forbidden('Only instance administrators may do this');
     if (needsOrganization) {
       if (!caller.organizationId || !caller.role) {
         if (options.withoutOrganization === 'organization_not_found') throw organizationNotFound();
         throw notAnActiveMember();
       }
-      if (options.roles && !options.roles.includes(caller.role)) throw lacksRole(options.roles);
+      if (requires === 'owner' && caller.role !== 'owner')
+        throw forbidden('Only the owner of the organization may do this');
+      if (isPermissionKey(requires) && !caller.permissions.has(requires)) throw missingPermission(requires);
     }
     if (options.freshAuthentication === true) requireFreshAuthentication(request);
   };
   securityRequirements.set(authenticateRequest, {
     security: options.allowApiKey ? [{ session: [] }, { apiKey: [] }] : [{ session: [] }],
     fresh: options.freshAuthentication !== undefined && options.freshAuthentication !== false,
+    requires,
   });
   callerDescriptions.set(authenticateRequest, describeCaller(options));
   return authenticateRequest;
@@ -140,20 +158,28 @@ function describeCaller(options: AuthenticateOptions): string {
     ? 'a session token, or an organization API key (`x-api-key`),'
     : 'a session token';
   let who = `Needs ${credential} (401 \`unauthorized\` without a valid one)`;
-  if (options.roles) who += `, of a member whose role in the active organization is ${options.roles.join(' or ')}`;
-  else if (options.organization) who += ', of an active member of the active organization';
-  if (options.roles || options.organization) {
+  const { requires } = options;
+  const where = options.judgedBy === 'service' ? 'the organization of the path' : 'the active organization';
+  if (isPermissionKey(requires)) who += `, of a member holding the permission \`${requires}\` in ${where}`;
+  else if (requires === 'member') who += `, of an active member of ${where}`;
+  else if (requires === 'owner') who += `, of the owner of ${where}`;
+  else if (requires === 'instance-admin') who += ', of an instance administrator';
+  if (requires === 'signed-in') who += '.';
+  else {
     who +=
       options.withoutOrganization === 'organization_not_found'
         ? '; without an active organization, 404 `organization_not_found`; otherwise not allowed, 403 `forbidden`.'
         : '; otherwise 403 `forbidden`.';
-  } else who += '.';
+  }
   return who;
 }
 
 // What each hook made by `authenticate()` accepts, as OpenAPI security requirements (the
 // schemes are declared in app.ts).
-const securityRequirements = new WeakMap<object, { security: Record<string, string[]>[]; fresh: boolean }>();
+const securityRequirements = new WeakMap<
+  object,
+  { security: Record<string, string[]>[]; fresh: boolean; requires: Requirement }
+>();
 const callerDescriptions = new WeakMap<object, string>();
 
 /** The OpenAPI extension that marks an operation needing a recent authentication (freshAuthentication). */
@@ -168,14 +194,17 @@ export function documentAuthentication(route: RouteOptions): void {
   const handlers = route.onRequest === undefined ? [] : [route.onRequest].flat();
   const found = handlers.map((handler) => securityRequirements.get(handler)).find((entry) => entry !== undefined);
   if (!found || !route.schema) return;
-  const { security, fresh } = found;
+  const { security, fresh, requires } = found;
   // A GET's HEAD route shares its schema, so the same requirement may already be there.
   if (route.schema.security && route.schema.security !== security)
     throw new Error(`${route.method} ${route.url}: its security comes from authenticate(), do not declare it`);
   route.schema.security = security;
+  (route.schema as Record<string, unknown>)[PERMISSION_EXTENSION] = requires;
   // An operation without a description of its own is described by who may call it.
   const description = handlers.map((handler) => callerDescriptions.get(handler)).find((entry) => entry !== undefined);
   if (description && !route.schema.description) route.schema.description = description;
+  else if (isPermissionKey(requires))
+    route.schema.description = `${route.schema.description ?? ''}\n\nNeeds the permission \`${requires}\` (403 \`forbidden\` with \`missingPermission\` otherwise).`;
   if (fresh) markFreshAuthentication(route.schema);
 }
 
@@ -215,3 +244,13 @@ export function writeContextOf(request: FastifyRequest): CallerContext {
     userAgent: typeof userAgent === 'string' ? userAgent : null,
   };
 }
+
+/**
+ * In the schema of a route without authenticate(): it needs no session or API key, either none at all or
+ * a credential of its own (a password being signed in with, a SCIM connector's token, a webhook's
+ * signature, an OAuth state): the OpenAPI says so (`x-permission: public`).
+ */
+export const publicAccess = { [PERMISSION_EXTENSION]: 'public' } as const;
+
+/** In the schema of a route that checks the session in its own query (GET /v1/org): any signed-in person. */
+export const signedInAccess = { [PERMISSION_EXTENSION]: 'signed-in' } as const;

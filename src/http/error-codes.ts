@@ -15,7 +15,7 @@ export const httpErrors = defineErrorCodes({
   forbidden: {
     status: 403,
     description:
-      'Signed in but not allowed: `message` says what is missing (a role, an active organization, membership)',
+      'Signed in but not allowed: `message` says what is missing (an active organization, membership, a person rather than an API key); a missing key of the permission catalog is named in `missingPermission`',
   },
   reauth: {
     status: 403,

@@ -14,13 +14,16 @@ export const unauthorized = () => httpErrors.unauthorized();
 export const forbidden = (message = 'You are not allowed to do this') => httpErrors.forbidden(message);
 /**
  * What authenticate() (http/auth.ts) answers a caller who is not an active member of the active
- * organization, or who lacks a role there. A module that checks the member again inside its write's
+ * organization, or who lacks a permission there. A module that checks the member again inside its write's
  * transaction (the membership may have changed since the hook ran) answers with these too, so a
  * caller refused late gets what a caller refused early gets.
  */
 export const notAnActiveMember = () => forbidden('This session has no active organization you are a member of');
-export const lacksRole = (roles: readonly string[]) =>
-  forbidden(`This needs the role ${roles.join(' or ')} in the active organization`);
+/** 403 `forbidden` naming the key of the permission catalog the caller lacks (`missingPermission`). */
+export const missingPermission = (
+  permission: string,
+  message = `This needs the permission ${permission}, which your role does not grant`,
+) => httpErrors.forbidden(message, { missingPermission: permission });
 
 /**
  * The spec's 403 `reauth`: the session's person last authenticated longer ago than a privileged

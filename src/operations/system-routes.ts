@@ -1,5 +1,6 @@
 // The routes an operator's tooling calls, without authentication: liveness (/health), readiness
 // (/ready), the OpenAPI document and Prometheus metrics. None of them says anything about a tenant.
+import { publicAccess } from '../http/auth.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
@@ -64,6 +65,7 @@ export function registerSystemRoutes(app: FastifyInstance, deps: SystemRouteDeps
       schema: {
         tags: ['System'],
         operationId: 'health',
+        ...publicAccess,
         summary: 'Liveness: the process is up and its database answers; and its version',
         description:
           'No authentication. 200 `{status: "ok", version}` when the process serves HTTP and its database answers a query; 503 `{status: "unavailable", version}` when the database cannot be reached (the process itself is alive). `version` is this build\'s (package.json). Whether the instance should take traffic (migrations applied, workers running) is `GET /ready`.',
@@ -90,6 +92,7 @@ export function registerSystemRoutes(app: FastifyInstance, deps: SystemRouteDeps
       schema: {
         tags: ['System'],
         operationId: 'ready',
+        ...publicAccess,
         summary: 'Readiness: database reachable, every migration applied, workers running',
         description:
           'No authentication. 200 `{status: "ok", checks}` when the database answers, every migration file of this build is applied, and, in a process configured to run the background workers (RUN_WORKERS), they are running; otherwise 503 `{status: "unavailable", checks}` naming the check that failed. For load balancers and orchestrators deciding whether to send this process traffic.',
@@ -127,6 +130,7 @@ export function registerSystemRoutes(app: FastifyInstance, deps: SystemRouteDeps
       schema: {
         tags: ['System'],
         operationId: 'openapi',
+        ...publicAccess,
         summary: 'This OpenAPI 3.1 document (generated from the route schemas)',
         description:
           "No authentication. The document describing every route of this server, generated from the schemas the routes validate with; `servers` names this server's `PUBLIC_URL`. Browsable at `/docs`.",
@@ -142,6 +146,7 @@ export function registerSystemRoutes(app: FastifyInstance, deps: SystemRouteDeps
       schema: {
         tags: ['System'],
         operationId: 'metrics',
+        ...publicAccess,
         summary: 'Prometheus metrics (text exposition format)',
         description:
           "No authentication (expose it only where the scraper can reach it). Process metrics, `orgplane_http_request_duration_seconds` by method, route pattern and status, the background workers' rounds and failed rounds (`orgplane_background_job_runs_total`, `orgplane_background_job_failures_total` by worker), the database pool of this process, and instance-wide state read from the database at scrape time: messenger deliveries queued, the age of the oldest due one and the dead-lettered, the audit streams' lag and the dead-lettered streams, MCP credentials by health. Counts only: no organization, user or URL appears in a label (docs/operations.md lists the metrics).",

@@ -2,7 +2,10 @@
 // write context (write-context.ts) names it as a write's actor. It lives in platform/, beneath http/ and
 // modules/, so that the foundation never imports upward: platform/ and db/ import nothing from http/.
 
-export type Role = 'owner' | 'admin' | 'member';
+import type { PermissionKey } from './permissions.ts';
+
+/** A member's role: a built-in one (`owner`, `admin`, `member`: platform/permissions.ts) or a custom role's id (`role_...`). */
+export type Role = string;
 
 /** Who is calling, as resolved from a session token or an organization API key. */
 export interface Caller {
@@ -16,6 +19,8 @@ export interface Caller {
   /** The caller's active membership in that organization (null for API keys and ex-members). */
   memberId: string | null;
   role: Role | null;
+  /** The keys the caller holds in that organization (none without one): what routes check, never the role's name. */
+  permissions: ReadonlySet<PermissionKey>;
   /**
    * When and how the session's person last authenticated (sign-in, or re-authentication since);
    * absent for an API key and for a caller not resolved from a session token.
@@ -38,4 +43,6 @@ export interface Membership {
   organizationId: string;
   memberId: string | null;
   role: Role;
+  /** The keys the caller holds there. */
+  permissions: ReadonlySet<PermissionKey>;
 }

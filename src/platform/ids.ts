@@ -14,4 +14,5 @@ export const idPrefixes = {
   team: 'team',
   invitation: 'inv',
   apiKey: 'key',
+  role: 'role',
 } as const;

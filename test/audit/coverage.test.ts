@@ -68,7 +68,7 @@ test('every mutating operation, performed successfully, wrote its event in the s
 }, async () => {
   const { tenant, ids } = world;
   let scimToken = world.scimToken;
-  // An instance administrator, for the plan change.
+  // An instance administrator, for the plan changes and the administrators.
   const operator = await signUp(world.app.url, 'operator');
   await world.app.db.query('UPDATE users SET is_instance_admin = true WHERE id = $1', [operator.userId]);
 
@@ -79,10 +79,18 @@ test('every mutating operation, performed successfully, wrote its event in the s
       case 'signIn':
         return { prepared };
       case 'setOrganizationPlan':
+      case 'addInstanceAdmin':
         return { token: operator.token, prepared };
+      // Another plan than setOrganizationPlan's: the same plan again changes nothing and writes nothing.
+      case 'updateInstanceOrganization':
+        return { token: operator.token, prepared: { ...prepared, body: { plan: 'team' } } };
+      // The member addInstanceAdmin made an administrator (DELETEs run last).
+      case 'removeInstanceAdmin':
+        return { token: operator.token, prepared: { ...prepared, path: { userId: tenant.member.userId } } };
       case 'reauthenticate':
         return { token: tenant.owner.token, prepared: { ...prepared, body: { password: tenant.owner.password } } };
       case 'deleteMemory':
+      case 'updateMemory':
         return { token: tenant.member.token, prepared };
       case 'exchangeSsoCode':
         return { prepared: { ...prepared, body: await realSsoCode(world, idp!) } };
@@ -180,6 +188,7 @@ test('every mutating operation refused to a member with 403 wrote one denied eve
     'createMemory',
     'createMemories',
     'deleteMemory',
+    'updateMemory',
     'receiveMessengerWebhook',
     'mcpOAuthCallbackShared',
     'mcpOAuthCallbackIsolated',

@@ -51,6 +51,7 @@ export const OWNER_BY_TABLE: Readonly<Record<string, string>> = {
   team_members: 'teams',
   invitations: 'invitations',
   api_keys: 'api-keys',
+  roles: 'roles',
   rate_limit_counters: PLATFORM,
 };
 

@@ -9,6 +9,7 @@ import { createTenant, type Tenant } from '../support/fixtures.ts';
 import { startStreamableServer, type RunningServer } from '../support/mcp-servers.ts';
 import { startBotPlatform, type BotPlatform } from '../support/bot-platform.ts';
 import { memoryClient } from '../memory/helpers.ts';
+import { pruneExpiredMemories } from '../../src/modules/memory/expiry-worker.ts';
 import {
   connectBot,
   eventually,
@@ -63,7 +64,8 @@ test('memories: add, batch, list, get, search (ranked, filtered), delete', { ski
 
   const found = await memory.search('watering the tomatoes');
   assert.equal(found[0]!.id, tomatoes.id);
-  assert.deepEqual(new Set(found.map((result) => result.id)), new Set([tomatoes.id, batch[0]!.id]));
+  // The hose memory has no query word: it comes as the one written right after the basil one (neighbour context).
+  assert.deepEqual(new Set(found.map((result) => result.id)), new Set([tomatoes.id, batch[0]!.id, batch[1]!.id]));
   assert.deepEqual(
     (await memory.search('tomatoes', '&source=notes')).map((result) => result.id),
     [batch[0]!.id],
@@ -81,8 +83,68 @@ test('memories: add, batch, list, get, search (ranked, filtered), delete', { ski
   await memory.remove(tomatoes.id);
   assert.deepEqual(
     (await memory.search('watering tomatoes')).map((result) => result.id),
-    [batch[0]!.id],
+    [batch[0]!.id, batch[1]!.id],
   );
+});
+
+test('memory lifecycle: change with history, supersede, deduplicate, expire and prune, filter by time and speaker', {
+  skip,
+}, async () => {
+  const memory = memoryClient(citus.app.url, tenant.member.token);
+  const first = await memory.create({
+    content: 'The ferry leaves at nine',
+    occurredAt: '2026-05-02T08:00:00Z',
+    speaker: 'Ines',
+  });
+  const changed = await memory.client.patch(`/v1/memory/${first.id}`, { content: 'The ferry leaves at ten' });
+  assert.equal(changed.status, 200, changed.text);
+  assert.deepEqual(
+    (await memory.search('ferry ten')).map((result) => result.id),
+    [first.id],
+  );
+  const history = await memory.client.get(`/v1/memory/${first.id}/history`);
+  assert.deepEqual(
+    history.body.versions.map((version: { content: string }) => version.content),
+    ['The ferry leaves at nine', 'The ferry leaves at ten'],
+  );
+  const same = await memory.client.post('/v1/memory', { content: 'the ferry leaves at TEN' });
+  assert.equal(same.status, 200, same.text);
+  assert.equal(same.body.memory.id, first.id);
+  const successor = await memory.client.post('/v1/memory', {
+    content: 'The ferry leaves at eleven',
+    supersedes: first.id,
+  });
+  assert.equal(successor.status, 201, successor.text);
+  assert.deepEqual(
+    (await memory.search('ferry')).map((result) => result.id),
+    [successor.body.memory.id],
+  );
+  const dated = await memory.create({
+    content: 'Ines booked the ferry',
+    occurredAt: '2026-05-20T08:00:00Z',
+    speaker: 'Ines',
+  });
+  const window = await memory.client.get(
+    `/v1/memory/search?q=${encodeURIComponent('ferry in May')}&now=2026-07-01T00:00:00Z&speaker=ines`,
+  );
+  assert.deepEqual(
+    window.body.results.map((result: { id: string }) => result.id),
+    [dated.id],
+  );
+  await memory.client.patch(`/v1/memory/${dated.id}`, { expiresAt: '2020-01-01T00:00:00Z' });
+  assert.equal((await memory.client.get(`/v1/memory/${dated.id}`)).status, 404);
+  const versions = async () =>
+    (
+      await citus.app.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM memory_versions WHERE user_id = $1 AND memory_id = $2',
+        [tenant.member.userId, dated.id],
+      )
+    ).rows[0]!.n;
+  assert.equal(await versions(), 1);
+  const pruned = await pruneExpiredMemories(citus.app.db);
+  assert.ok(pruned.pruned >= 1, JSON.stringify(pruned));
+  // Its earlier version went with it, by the foreign key's cascade between the co-located shards.
+  assert.equal(await versions(), 0);
 });
 
 test('several searches and writes of one person at once all answer', { skip }, async () => {

@@ -133,7 +133,15 @@ test('a member sees only what a member may use, cannot rename, and leaves after 
   await signInAs(ui.page, t.app.url, member, '/');
   await ui.page.getByRole('heading', { name: 'Members' }).waitFor();
   const links = await nav().getByRole('link').allInnerTexts();
-  assert.deepEqual(links, ['Members', 'Teams', 'Install links', 'MCP connections', 'Memory', 'Organization settings']);
+  assert.deepEqual(links, [
+    'Members',
+    'Teams',
+    'Roles',
+    'Install links',
+    'MCP connections',
+    'Memory',
+    'Organization settings',
+  ]);
   // What the API refuses a member is what the navigation leaves out.
   const token = await consoleToken(ui.page);
   for (const refused of [

@@ -49,12 +49,20 @@ export const DELIBERATE_FAN_OUT: readonly { signature: string; why: string }[] =
     why: 'audit retention (a minute after a worker process starts, then daily) finds which chains hold events past AUDIT_RETENTION_DAYS (no lock); each is then pruned by statements that name its chain',
   },
   {
+    signature: 'SELECT m.user_id, m.organization_id, m.id FROM memories m',
+    why: 'the memory expiry worker finds expired memories of every user (no lock); each is then deleted by statements that name its user',
+  },
+  {
     signature: 'SELECT c.organization_id FROM mcp_connections c',
     why: 'the MCP credential health job finds which organizations have a due connection (no lock); each is then claimed by a statement that names it',
   },
   {
     signature: '/* orgplane metrics: ',
     why: "/metrics counts instance-wide state at scrape time (queued and dead deliveries, streams' lag, credentials by health): one short read per metric, no lock, no tenant in its answer",
+  },
+  {
+    signature: '/* orgplane admin: ',
+    why: 'instance administration counts, lists and searches every person and organization (the overview, people, organizations, administrators): short reads, no lock',
   },
   {
     signature: '/* orgplane reseal: ',

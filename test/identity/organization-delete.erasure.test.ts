@@ -103,6 +103,21 @@ test('the owner deletes an organization: no row of any table names it after, the
     ).status,
     200,
   );
+  // A memory of the organization with an earlier version: the text it had is in memory_versions, whose
+  // rows name the person but not the organization, so they must go with the memory.
+  const oldText = 'The deploy key rotates every Monday';
+  const changed = await api(app.url, tenant.member.token).patch(`/v1/memory/${world.ids.memoryId}`, {
+    content: 'The deploy key rotates every Friday\nAsk the platform team.',
+  });
+  assert.equal(changed.status, 200, changed.text);
+  const versionsHolding = async (text: string) =>
+    (
+      await db.query<{ n: number }>(
+        '/* test */ SELECT count(*)::int AS n FROM memory_versions WHERE strpos(content, $1) > 0',
+        [text],
+      )
+    ).rows[0]!.n;
+  assert.equal(await versionsHolding(oldText), 1);
   const otherBefore = await rowsNaming(db, tenant.otherOrgId);
 
   const requestId = freshRequestId();
@@ -115,7 +130,17 @@ test('the owner deletes an organization: no row of any table names it after, the
   assert.equal(deleted.status, 204, deleted.text);
 
   const left = await rowsNaming(db, tenant.orgId);
-  assert.deepEqual(left, { audit_events: 1 }, 'only the record of the deletion names it');
+  // Only the instance's own log still names it: the record of the deletion, and of what an instance
+  // administrator did to it before (its plan).
+  const { audit_events: instanceRecords = 0, ...elsewhere } = left;
+  assert.deepEqual(elsewhere, {}, "no row but the instance log's names it");
+  assert.ok(instanceRecords >= 1);
+  const inOrganizationLogs = await db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM audit_events WHERE chain_id <> 'instance' AND to_jsonb(audit_events)::text LIKE '%' || $1 || '%'",
+    [tenant.orgId],
+  );
+  assert.equal(inOrganizationLogs.rows[0]!.n, 0, "no organization's log names it");
+  assert.equal(await versionsHolding(oldText), 0, "the memory's earlier text went with it");
   const events = await eventsOfRequest(app, requestId);
   assert.equal(events.length, 1);
   const [event] = events;

@@ -31,7 +31,7 @@ type Row = {
 async function assertCopyMatchesMembers(step: string): Promise<Row[]> {
   const members = await env.app.db.query<Row>(
     `/* test */ SELECT m.user_id, m.organization_id, m.id AS member_id, m.role, m.status, m.created_at AS since,
-            coalesce((SELECT jsonb_agg(jsonb_build_object('id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'created_at', t.created_at)
+            coalesce((SELECT jsonb_agg(jsonb_build_object('id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'role_id', t.role_id, 'created_at', t.created_at)
                                        ORDER BY t.name, t.id)
                         FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
                        WHERE tm.organization_id = m.organization_id AND tm.member_id = m.id), '[]') AS teams

@@ -233,7 +233,7 @@ describe('an admin removed or demoted while writing a connection', () => {
     assert.deepEqual(response.body, now.body);
   }
   const nonMember = { status: 403, message: /no active organization/ };
-  const nonAdmin = { status: 403, message: /owner or admin/ };
+  const nonAdmin = { status: 403, message: /mcp_connections.manage/ };
 
   test('create, removed while the server is probed: 403 forbidden like any non-member, nothing written', async () => {
     const doomed = await newMember('doomed-creator', 'admin');

@@ -11,6 +11,11 @@ export interface StoredMemory {
   source: string;
   scope: string;
   organizationId: string | null;
+  version: number;
+  expiresAt: string | null;
+  occurredAt: string | null;
+  speaker: string | null;
+  supersededBy: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -68,8 +73,11 @@ export function memoryClient(baseUrl: string, token: string) {
 
 /**
  * The ranking written out plainly over in-memory documents: BM25F with the headline weighted, then
- * one round of RM3 feedback, candidates limited to memories with one of the query's own words.
- * The SQL engine must agree with it (to rounding) on both backends.
+ * one round of RM3 feedback, candidates limited to memories with one of the query's own words; then
+ * each scored one-line memory lends a share of its score to the memories written just before and
+ * after it. `docs` are the bank's memories in the order they were written, the user's only writes
+ * (so that the one written next is the next in the list). The SQL engine must agree with it (to
+ * rounding) on both backends.
  */
 export function referenceRanking(docs: { id: string; content: string; updatedAt: string }[], q: string, limit: number) {
   const analyzed = docs.map((doc) => ({ ...doc, a: analyzeMemory(doc.content) }));
@@ -124,5 +132,22 @@ export function referenceRanking(docs: { id: string; content: string; updatedAt:
   const weights = new Map([...own].map((term) => [term, 1]));
   for (const [term, value] of selected)
     weights.set(term, (weights.get(term) ?? 0) + (scale * (1 - feedback.originalWeight) * value) / total);
-  return pass(weights).slice(0, limit);
+  const final = pass(weights);
+  const withContext = new Map(final.map((hit) => [hit.id, hit.score]));
+  const at = new Map(analyzed.map((doc, i) => [doc.id, i]));
+  for (const hit of final) {
+    const i = at.get(hit.id)!;
+    if (analyzed[i]!.a.headLength > 0 || hit.score <= 0) continue;
+    for (const neighbour of [analyzed[i - 1], analyzed[i + 1]]) {
+      if (neighbour)
+        withContext.set(neighbour.id, (withContext.get(neighbour.id) ?? 0) + ranking.neighbourShare * hit.score);
+    }
+  }
+  return [...withContext.entries()]
+    .map(([id, score]) => ({ id, updatedAt: analyzed[at.get(id)!]!.updatedAt, score }))
+    .sort(
+      (x, y) =>
+        y.score - x.score || (x.updatedAt < y.updatedAt ? 1 : x.updatedAt > y.updatedAt ? -1 : x.id < y.id ? 1 : -1),
+    )
+    .slice(0, limit);
 }

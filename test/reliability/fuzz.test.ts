@@ -31,6 +31,9 @@ const anonymousOnly = new Set(['signOut']);
 // keys, connections, rotate its install link or SCIM token, or move its sessions elsewhere): they run
 // last, after everything else has been fuzzed, in this order (team membership before membership...).
 const lastOrder = [
+  // A plan change may take SSO away from the organization the SSO routes are fuzzed on.
+  'updateInstanceOrganization',
+  'setOrganizationPlan',
   'createInstallLink',
   'removeTeamMember',
   'disconnectMcpConnection',
@@ -53,7 +56,7 @@ const lastRank = (op: Operation) =>
   lastOrder.includes(op.operationId) ? lastOrder.indexOf(op.operationId) : lastOrder.length / 2;
 // Not reached past their business rules, on purpose (their success paths are in the modules' own tests):
 // bootstrap (only on an instance without organizations), acceptInvitation (needs the invitee's own
-// session), setOrganizationPlan (instance administrators; the world has none), the OAuth callbacks
+// session), the OAuth callbacks
 // (need a state signed by the server), signOut (see above).
 const scimSchema = (kind: 'User' | 'Group') => `urn:ietf:params:scim:schemas:core:2.0:${kind}`;
 // 502 is the documented answer when a tenant-supplied upstream (MCP server, bot platform, DNS) fails;
@@ -87,6 +90,10 @@ const hookTimeout = { timeout: 600_000 };
 before(async () => {
   starting = startWorld({ logLevel: 'warn' });
   world = await starting;
+  // The owner administers the instance too, so the /v1/admin routes are fuzzed past their refusal.
+  await world.app.db.query('/* test */ UPDATE users SET is_instance_admin = true WHERE id = $1', [
+    world.tenant.owner.userId,
+  ]);
   openapi = await loadOpenApi(world.app.url);
   const fuzzed = openapi.operations.length;
   perOperation = Number(process.env.FUZZ_PER_OPERATION ?? Math.ceil(minimumTotal / fuzzed));
@@ -111,6 +118,7 @@ before(async () => {
       memberId: [tenant.member.memberId, tenant.admin.memberId, tenant.owner.memberId, tenant.otherAdmin.memberId],
       memberIds: [tenant.member.memberId, tenant.admin.memberId, tenant.otherAdmin.memberId],
       teamIds: [ids.teamId, ids.otherTeamId],
+      userId: [tenant.owner.userId, tenant.member.userId],
       expectedUpdatedAt: [],
     },
   };
@@ -347,6 +355,8 @@ async function hintsFor(operation: Operation): Promise<{ hints: Hints; params: R
       break;
     }
     case 'getMemory':
+    case 'updateMemory':
+    case 'getMemoryHistory':
     case 'deleteMemory':
       params.id = ownerMemoryId; // the fuzz calls mostly as the owner, and memories are their writer's own
       break;

@@ -129,6 +129,25 @@ export async function prepareRequest(world: World, operationId: string, path: st
       await asOwner.post(`/v1/orgs/${tenant.orgId}/teams/${ids.teamId}/members`, { memberId: tenant.admin.memberId });
       return { path: { ...values, memberId: tenant.admin.memberId } };
     }
+    case 'updateTeam':
+      return { path: values, body: { name: `Platform team ${unique()}` } };
+    case 'deleteTeam': {
+      const team = await asOwner.post(`/v1/orgs/${tenant.orgId}/teams`, { name: `Doomed ${unique()}` });
+      return { path: { ...values, teamId: team.body.team.id } };
+    }
+    case 'getMemberPermissions':
+      return { path: { ...values, memberId: tenant.admin.memberId } };
+    case 'createRole':
+      return { path: values, body: { name: `Role ${unique()}`, permissions: ['audit.view'] } };
+    case 'updateRole':
+      return { path: { ...values, roleId: ids.roleId }, body: { description: `changed ${unique()}` } };
+    case 'deleteRole': {
+      const role = await asOwner.post(`/v1/orgs/${tenant.orgId}/roles`, {
+        name: `Doomed ${unique()}`,
+        permissions: [],
+      });
+      return { path: { ...values, roleId: role.body.role.id } };
+    }
     case 'createApiKey':
       return { path: values, body: { name: `key ${unique()}`, role: 'member' } };
     case 'revokeApiKey': {
@@ -139,7 +158,10 @@ export async function prepareRequest(world: World, operationId: string, path: st
       return { path: { ...values, apiKeyId: key.body.apiKey.id } };
     }
     case 'setOrganizationPlan':
+    case 'updateInstanceOrganization':
       return { path: values, body: { plan: 'enterprise' } };
+    case 'addInstanceAdmin':
+      return { path: values, body: { email: tenant.member.email } };
     case 'createMcpConnection':
       return {
         path: values,
@@ -228,8 +250,11 @@ export async function prepareRequest(world: World, operationId: string, path: st
       if (put.status !== 200) throw new Error(`audit stream: ${put.status} ${put.text}`);
       return { path: values };
     }
+    // Unique content: the same content as a live memory of the caller is not created again (200).
     case 'createMemory':
-      return { path: values, body: { content: 'a fact worth keeping' } };
+      return { path: values, body: { content: `a fact worth keeping ${unique()}` } };
+    case 'updateMemory':
+      return { path: values, body: { tags: ['reviewed'] } };
     case 'createMemories':
       return { path: values, body: { memories: [{ content: 'one' }, { content: 'two' }] } };
     case 'searchMemories':

@@ -41,6 +41,8 @@ export interface World {
     pluginId: string;
     messengerConnectionId: string;
     teamId: string;
+    /** A custom role of organization A, given to nobody. */
+    roleId: string;
     apiKeyId: string;
     memoryId: string;
     scimUserId: string;
@@ -123,6 +125,9 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
   const team = await asOwner.post(`/v1/orgs/${tenant.orgId}/teams`, { name: 'Platform team' });
   must(team, 201, 'create team');
   const teamId: string = team.body.team?.id ?? team.body.id;
+  const role = await asOwner.post(`/v1/orgs/${tenant.orgId}/roles`, { name: 'Auditors', permissions: ['audit.view'] });
+  must(role, 201, 'create role');
+  const roleId: string = role.body.role.id;
   must(
     await asOwner.post(`/v1/orgs/${tenant.orgId}/teams/${teamId}/members`, { memberId: member.memberId }),
     204,
@@ -325,6 +330,7 @@ export async function startWorld(overrides: Partial<Config> = {}): Promise<World
       pluginId: plugin.body.id ?? plugin.body.plugin?.id,
       messengerConnectionId: messenger.body.connection.id,
       teamId,
+      roleId,
       apiKeyId: key.body.apiKey.id,
       memoryId: memory.body.memory?.id ?? memory.body.id,
       scimUserId: scimUser.body.id,
@@ -369,9 +375,11 @@ export function realPathValues(
     organizationId: tenant.orgId,
     memberId,
     teamId: ids.teamId,
+    roleId: ids.roleId,
     apiKeyId: ids.apiKeyId,
     pluginId: ids.pluginId,
     ssoConnectionId: ids.ssoConnectionId,
+    userId: tenant.owner.userId,
   };
   values.connectionId =
     path.startsWith('/v1/messenger') || path.startsWith('/v1/webhooks')

@@ -234,6 +234,7 @@ const refusedValues: Record<string, string | null> = {
   SIGN_UP_ATTEMPTS_PER_ADDRESS: '0',
   SSO_START_ATTEMPTS_PER_ADDRESS: 'many',
   RUN_WORKERS: 'sometimes',
+  DEFAULT_PLAN: 'platinum',
   AUDIT_RETENTION_DAYS: '0',
   AUDIT_STREAM_ATTEMPTS: '0',
   AUDIT_RETENTION_FIRST_RUN_SECONDS: '-1',

@@ -26,6 +26,7 @@ const privilegedByCall: Record<string, string> = {
   disconnectMcpConnection: 'deleting the shared credential (a member deleting their own is not)',
   updateMessengerConnection: 'changing deliveryUrl (enabling or disabling is not)',
   createInstallLink: 'rotating (minting a link is not)',
+  updateTeam: 'giving the team a role (renaming it is not)',
   setOrganizationPlan: 'judged after the instance-administrator check, so anybody else hears forbidden first',
 };
 
@@ -61,9 +62,18 @@ const writes: Record<string, Classification> = {
   createTeam: not('an empty team grants nothing until members are added or a connection names it (both privileged)'),
   addTeamMember: privileged,
   removeTeamMember: privileged,
+  updateTeam: privileged,
+  deleteTeam: not('takes away what the team gave its members; grants nothing'),
+  createRole: privileged,
+  updateRole: privileged,
+  deleteRole: privileged,
   createApiKey: privileged,
   revokeApiKey: privileged,
   setOrganizationPlan: privileged,
+  // Instance administration: every /v1/admin route, reads included, needs a recent authentication.
+  updateInstanceOrganization: privileged,
+  addInstanceAdmin: privileged,
+  removeInstanceAdmin: privileged,
   // Where data and credentials go: MCP connections and plugins.
   createMcpConnection: privileged,
   editMcpConnection: privileged,
@@ -104,6 +114,7 @@ const writes: Record<string, Classification> = {
   createMemory: not("a member's own memory"),
   createMemories: not("a member's own memory"),
   deleteMemory: not("a member's own memory"),
+  updateMemory: not("a member's own memory"),
 };
 
 describe('fresh authentication: every write of the served OpenAPI is classified', () => {

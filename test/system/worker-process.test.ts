@@ -120,6 +120,12 @@ test('`orgplane worker` prunes audit events past AUDIT_RETENTION_DAYS and starts
   } finally {
     assert.equal(await stopProcess(server), 0, server.output());
   }
-  assert.deepEqual(serverJobs, ['audit-retention', 'audit-streams', 'mcp-health', 'messenger-delivery']);
+  assert.deepEqual(serverJobs, [
+    'audit-retention',
+    'audit-streams',
+    'mcp-health',
+    'messenger-delivery',
+    'memory-expiry',
+  ]);
   assert.deepEqual(workerJobs, serverJobs, 'the worker starts every job the server starts');
 });

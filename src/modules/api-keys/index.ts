@@ -6,6 +6,6 @@ import { createApiKeyService, type ApiKeyServiceDeps } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 
 export async function registerApiKeys(app: FastifyInstance, deps: ApiKeyServiceDeps): Promise<void> {
-  requireDependencies('api-keys', deps, ['db', 'membership']);
+  requireDependencies('api-keys', deps, ['db', 'membership', 'roleGrants']);
   await app.register(apiKeyRoutes, { apiKeys: createApiKeyService(deps) });
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { roleErrors } from '../roles/index.ts';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import {
@@ -22,7 +23,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
   app.post(
     '/v1/orgs/:organizationId/api-keys',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'api_keys.manage', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['API Keys'],
         operationId: 'createApiKey',
@@ -34,7 +35,8 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
         response: {
           201: z.object({ apiKey: apiKeySchema, key: secretString('The key, for `x-api-key`; shown only here') }),
           ...commonErrorResponses,
-          404: organizationNotFoundResponse,
+          403: errorResponse([httpErrors.forbidden, roleErrors.permission_not_held]),
+          404: errorResponse([httpErrors.organization_not_found, roleErrors.role_not_found]),
         },
       },
     },
@@ -52,7 +54,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
   app.get(
     '/v1/orgs/:organizationId/api-keys',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'api_keys.manage', judgedBy: 'service' }),
       schema: {
         tags: ['API Keys'],
         operationId: 'listApiKeys',
@@ -80,7 +82,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod<{ apiKeys: ApiKeyService }> = a
   app.delete(
     '/v1/orgs/:organizationId/api-keys/:apiKeyId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'api_keys.manage', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['API Keys'],
         operationId: 'revokeApiKey',

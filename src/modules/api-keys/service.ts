@@ -1,7 +1,10 @@
 // Organization API keys: created by owners and admins, shown once, listed and revoked.
+import type { RoleGrants } from '../roles/index.ts';
+import type { Role } from '../../http/caller.ts';
 import type { Database } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
-import type { Caller, Role } from '../../http/caller.ts';
+import type { Caller } from '../../http/caller.ts';
+import type { PermissionKey } from '../../platform/permissions.ts';
 
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken } from '../../platform/tokens.ts';
@@ -10,11 +13,13 @@ import { apiKeyPrefix, membershipRefusals, type MembershipAuthorization } from '
 import * as store from './store.ts';
 import { apiKeyErrors } from './error-codes.ts';
 
-const keyManagerRoles: readonly Role[] = ['owner', 'admin'];
+const manageKeys: PermissionKey = 'api_keys.manage';
 
 export interface ApiKeyServiceDeps {
   db: Database;
   membership: Pick<MembershipAuthorization, 'requireMembership' | 'holdActingMember'>;
+  /** Whether the caller may give the key's role. */
+  roleGrants: RoleGrants;
 }
 
 export function createApiKeyService(deps: ApiKeyServiceDeps) {
@@ -23,19 +28,20 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     async createApiKey(
       ctx: CallerContext,
       organizationId: string,
-      input: { name: string; role: 'admin' | 'member' },
+      input: { name: string; role: Role },
       requireFresh: FreshAuthenticationCheck,
     ) {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, manageKeys);
       requireFresh();
       const key = tenantToken(apiKeyPrefix, organizationId);
       const keyId = newId(idPrefixes.apiKey);
       const apiKey = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion not committed yet must not leave a working key behind.
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: keyManagerRoles,
-          refuse: membershipRefusals(keyManagerRoles),
+          permission: manageKeys,
+          refuse: membershipRefusals(),
         });
+        await deps.roleGrants.requireGrantable(tx, organizationId, input.role, acting.permissions);
         tx.audit({
           action: 'api_key.created',
           organizationId,
@@ -55,7 +61,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     },
 
     async listApiKeys(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
-      await membership.requireMembership(caller, organizationId, keyManagerRoles);
+      await membership.requireMembership(caller, organizationId, manageKeys);
       return store.listApiKeys(db, organizationId, page.limit, page.after);
     },
 
@@ -65,7 +71,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       apiKeyId: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<void> {
-      await membership.requireMembership(ctx.actor, organizationId, keyManagerRoles);
+      await membership.requireMembership(ctx.actor, organizationId, manageKeys);
       requireFresh();
       const revoked = await writeTransaction(db, ctx, async (tx) => {
         const name = await store.revokeApiKey(tx, organizationId, apiKeyId);

@@ -1,11 +1,12 @@
 // SQL of organization API keys (the membership core resolves a presented key; see identity's store).
+import type { Role } from '../../http/caller.ts';
 import type { Queryable } from '../../db/database.ts';
 
 export interface ApiKeyRow {
   id: string;
   organization_id: string;
   name: string;
-  role: 'admin' | 'member';
+  role: Role;
   created_at: Date;
 }
 
@@ -15,7 +16,7 @@ export async function insertApiKey(
     id: string;
     organizationId: string;
     name: string;
-    role: 'admin' | 'member';
+    role: Role;
     keyHash: string;
     createdBy: string | null;
   },

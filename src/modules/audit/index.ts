@@ -19,7 +19,19 @@ import { auditStreamRoutes } from './stream-routes.ts';
 import { createAuditStreamService } from './stream-service.ts';
 import { startAuditStreamWorker } from './stream-worker.ts';
 
-export { verifyChainOf } from './service.ts';
+export { createInstanceAuditLog, verifyChainOf } from './service.ts';
+// The instance's own log is served by the instance-administration routes, as an organization's is here.
+export {
+  auditExportDescription,
+  auditExportQuery,
+  auditListQuery,
+  auditPageOf,
+  auditPageSchema,
+  auditQueryOf,
+  auditVerificationSchema,
+  checkAuditRange,
+  sendAuditExport,
+} from './schemas.ts';
 export { eraseOrganizationLog as eraseAuditOfOrganization, listChains } from './store.ts';
 export { pruneAuditEvents } from './retention.ts';
 

@@ -96,7 +96,11 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
   app.put(
     path,
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'audit_stream.manage',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Audit'],
         operationId: 'putAuditStream',
@@ -144,7 +148,7 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
   app.get(
     path,
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'audit_stream.manage', judgedBy: 'service' }),
       schema: {
         tags: ['Audit'],
         operationId: 'getAuditStream',
@@ -166,7 +170,11 @@ export const auditStreamRoutes: FastifyPluginAsyncZod<{ streams: AuditStreamServ
   app.delete(
     path,
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'audit_stream.manage',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Audit'],
         operationId: 'deleteAuditStream',

@@ -3,7 +3,8 @@
 import type { Database } from '../../db/database.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
-import type { Caller, Role } from '../../http/caller.ts';
+import type { Caller } from '../../http/caller.ts';
+import type { PermissionKey } from '../../platform/permissions.ts';
 import { invalidRequest } from '../../http/errors.ts';
 import type { OutboundClient } from '../../platform/outbound.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
@@ -14,7 +15,7 @@ import { membershipRefusals, type MembershipAuthorization } from '../identity/in
 import * as streams from './stream-store.ts';
 import { auditErrors } from './error-codes.ts';
 
-const streamManagers: readonly Role[] = ['owner', 'admin'];
+const manageStream: PermissionKey = 'audit_stream.manage';
 
 export interface AuditStreamServiceDeps {
   db: Database;
@@ -39,7 +40,7 @@ export function createAuditStreamService(deps: AuditStreamServiceDeps) {
       input: { url: string; enabled: boolean; rotateSecret?: boolean | undefined },
       requireFresh: FreshAuthenticationCheck,
     ): Promise<{ stream: streams.StreamView; signingSecret: string | null }> {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, streamManagers);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, manageStream);
       requireFresh();
       if (await pointsToBlockedAddress(deps.outbound, input.url)) {
         throw invalidRequest([
@@ -48,8 +49,8 @@ export function createAuditStreamService(deps: AuditStreamServiceDeps) {
       }
       const signingSecret = await writeTransaction(db, ctx, async (tx) => {
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: streamManagers,
-          refuse: membershipRefusals(streamManagers),
+          permission: manageStream,
+          refuse: membershipRefusals(),
         });
         // Two first PUTs at once take turns, so the second changes the stream the first created.
         await lockUntilCommit(tx, `audit-stream:${organizationId}`);
@@ -86,7 +87,7 @@ export function createAuditStreamService(deps: AuditStreamServiceDeps) {
     },
 
     async getStream(caller: Caller, organizationId: string): Promise<streams.StreamView> {
-      await membership.requireMembership(caller, organizationId, streamManagers);
+      await membership.requireMembership(caller, organizationId, manageStream);
       const stream = await streams.findStream(db, organizationId);
       if (!stream) throw streamNotFound();
       return stream;
@@ -97,12 +98,12 @@ export function createAuditStreamService(deps: AuditStreamServiceDeps) {
       organizationId: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<void> {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, streamManagers);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, manageStream);
       requireFresh();
       const deleted = await writeTransaction(db, ctx, async (tx) => {
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: streamManagers,
-          refuse: membershipRefusals(streamManagers),
+          permission: manageStream,
+          refuse: membershipRefusals(),
         });
         const done = await streams.deleteStream(tx, organizationId);
         if (done)

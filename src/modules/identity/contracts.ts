@@ -3,6 +3,7 @@
 // neither imports the other.
 import type { Queryable } from '../../db/database.ts';
 import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
+import type { PermissionKey } from '../../platform/permissions.ts';
 import type { MemberRefusals } from './refusals.ts';
 import type { WriteContext, WriteTransaction } from '../../platform/write-context.ts';
 
@@ -24,13 +25,18 @@ export interface MemberRecord {
   image: string;
 }
 
+/** The acting member as holdActingMember found them, with the keys they hold. */
+export interface ActingMember extends Pick<MemberRecord, 'id' | 'role' | 'status'> {
+  permissions: ReadonlySet<PermissionKey>;
+}
+
 /**
  * What ends with a member's right to invite, or with their membership: their invitations (the
  * invitations module implements it; the core calls it inside the change's own transaction).
  */
 export interface MemberInvitations {
-  /** The roles whose members may invite: a member changed to another role stops inviting. */
-  readonly inviterRoles: readonly Role[];
+  /** The key that lets a member invite: a member changed to a role without it stops inviting. */
+  readonly invitePermission: PermissionKey;
   /** Ends the pending invitations the user sent on behalf of the organization. */
   endInvitationsSentBy(tx: Queryable, organizationId: string, userId: string): Promise<void>;
   /** Ends the organization's pending invitations to the address. */
@@ -42,19 +48,25 @@ export interface MemberInvitations {
  * organization, the one re-check of an acting member, the member-change lock, and member reads and changes.
  */
 export interface MembershipAuthorization {
-  /** The caller's active membership in `organizationId`: 404 organization_not_found when none, 403 when it lacks `roles`. */
-  requireMembership(caller: Caller, organizationId: string, roles?: readonly Role[]): Promise<Membership>;
+  /** The caller's active membership in `organizationId`: 404 organization_not_found when none, 403 when it lacks `permission`. */
+  requireMembership(caller: Caller, organizationId: string, permission?: PermissionKey): Promise<Membership>;
   /**
    * The one re-check of an acting member inside a write's transaction: share-locks the member until
-   * `tx` ends and refuses, with the route's own answers, one no longer active or no longer in `roles`.
+   * `tx` ends and refuses, with the route's own answers, one no longer active or no longer holding `permission`.
    * memberId null (an API key) holds nothing and returns null.
    */
   holdActingMember(
     tx: Queryable,
     organizationId: string,
     memberId: string | null,
-    rule: { roles?: readonly Role[]; refuse: MemberRefusals },
-  ): Promise<Pick<MemberRecord, 'id' | 'role' | 'status'> | null>;
+    rule: { permission?: PermissionKey; refuse: MemberRefusals },
+  ): Promise<ActingMember | null>;
+  /** The keys the member holds, or null when they are not an active member of the organization. */
+  activeMemberPermissions(
+    organizationId: string,
+    memberId: string,
+    tx?: Queryable,
+  ): Promise<ReadonlySet<PermissionKey> | null>;
   /** The member share-locked until `tx` ends (undefined once removed), without judging it. */
   lockMember(
     tx: Queryable,

@@ -2,7 +2,7 @@
 // write. What other modules may use of it is exported here: its two halves, `MembershipAuthorization`
 // and `MembershipSessions` (contracts.ts); they depend on the few functions they call
 // (Pick<MembershipAuthorization, ...>), never on identity's store or internals.
-export type { Caller, Role } from '../../http/caller.ts';
+export type { Caller } from '../../http/caller.ts';
 export {
   sessionOf,
   type MemberInvitations,
@@ -18,10 +18,12 @@ export {
   type MembershipCoreService,
 } from './service.ts';
 export { sessionTokenLookup, apiKeyPrefix, type TokenBatch } from './tokens.ts';
-export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './store.ts';
+export { sessionCallerSql, tokenBatchParams, type SessionCallerRow } from './caller-store.ts';
 export { eraseOrganizationCopies as eraseIdentityOfOrganization } from './membership-copy-store.ts';
 export {
   assignableRoleSchema,
+  customRoleIdSchema,
+  roleSchema,
   emailSchema,
   memberIdSchema,
   memberSchema,

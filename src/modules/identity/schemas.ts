@@ -18,8 +18,15 @@ export const organizationNotFoundResponse = errorResponse(
 
 export const emailSchema = z.email().max(320);
 export const personNameSchema = z.string().trim().min(1).max(200);
-export const roleSchema = z.enum(['owner', 'admin', 'member']);
-export const assignableRoleSchema = z.enum(['admin', 'member']);
+/** A custom role's id (the roles module's); the built-in roles are named by their names. */
+export const customRoleIdSchema = typeIdSchema('role');
+export const roleSchema = z
+  .union([z.enum(['owner', 'admin', 'member']), customRoleIdSchema])
+  .describe("A built-in role (`owner`, `admin`, `member`) or a custom role's id");
+/** A role one may be given: any but the owner's, which moves only by transfer. */
+export const assignableRoleSchema = z
+  .union([z.enum(['admin', 'member']), customRoleIdSchema])
+  .describe("`admin`, `member`, or a custom role's id (`GET /v1/orgs/{organizationId}/roles`)");
 
 export const memberSchema = z
   .object({

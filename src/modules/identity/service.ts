@@ -6,9 +6,11 @@ import { lockUntilCommit } from '../../db/locks.ts';
 import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
+import { effectivePermissions, type PermissionKey } from '../../platform/permissions.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type {
+  ActingMember,
   MemberInvitations,
   MemberRecord,
   MemberStatus,
@@ -17,11 +19,16 @@ import type {
   SessionRef,
 } from './contracts.ts';
 import { type MemberRefusals, membershipRefusals } from './refusals.ts';
+import * as callers from './caller-store.ts';
 import * as store from './store.ts';
 import * as copies from './membership-copy-store.ts';
 import { apiKeyPrefix, batchedByTokenHash, sessionTokenPrefix } from './tokens.ts';
 
 export type { Caller, Membership, Role } from '../../http/caller.ts';
+
+/** The keys of a member read with what it holds (none without a role: an ex-member, no active organization). */
+const keysOf = (row: { role: Role | null; team_roles?: string[] | null; custom_permissions: string[] | null }) =>
+  effectivePermissions({ role: row.role, teamRoles: row.team_roles ?? [], customKeys: row.custom_permissions ?? [] });
 
 // Every change of an organization's members takes this lock first, so they happen one at a time.
 const memberChangesLock = (organizationId: string) => `organization-members:${organizationId}`;
@@ -43,8 +50,8 @@ export interface MembershipCoreDeps {
 
 export function createMembershipCore(deps: MembershipCoreDeps) {
   const { db, invitations } = deps;
-  const findSessionCaller = batchedByTokenHash(db, (batch) => store.findSessionCallers(db, batch));
-  const findApiKey = batchedByTokenHash(db, (batch) => store.findApiKeys(db, batch));
+  const findSessionCaller = batchedByTokenHash(db, (batch) => callers.findSessionCallers(db, batch));
+  const findApiKey = batchedByTokenHash(db, (batch) => callers.findApiKeys(db, batch));
 
   /**
    * The caller's membership in `organizationId`, which need not be the active one. Someone who is not
@@ -53,22 +60,19 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
   async function requireMembership(
     caller: Caller,
     organizationId: string,
-    roles?: readonly Role[],
+    permission?: PermissionKey,
   ): Promise<Membership> {
     let membership: Membership | undefined;
-    if (caller.kind === 'api_key') {
-      if (caller.organizationId === organizationId && caller.role)
-        membership = { organizationId, memberId: null, role: caller.role };
-    } else if (caller.userId) {
-      const member =
-        caller.organizationId === organizationId && caller.memberId
-          ? { id: caller.memberId, role: caller.role!, status: 'active' as const }
-          : await store.findMemberByUser(db, organizationId, caller.userId);
-      if (member && member.status === 'active') membership = { organizationId, memberId: member.id, role: member.role };
+    if (caller.organizationId === organizationId && caller.role && (caller.kind === 'api_key' || caller.memberId)) {
+      membership = { organizationId, memberId: caller.memberId, role: caller.role, permissions: caller.permissions };
+    } else if (caller.kind === 'session' && caller.userId) {
+      const member = await store.findMembershipByUser(db, organizationId, caller.userId);
+      if (member && member.status === 'active')
+        membership = { organizationId, memberId: member.id, role: member.role, permissions: keysOf(member) };
     }
-    const refuse = membershipRefusals(roles);
+    const refuse = membershipRefusals();
     if (!membership) throw refuse.inactive();
-    if (roles && !roles.includes(membership.role)) throw refuse.lacksRole();
+    if (permission && !membership.permissions.has(permission)) throw refuse.lacksPermission(permission);
     return membership;
   }
 
@@ -83,13 +87,23 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     tx: Queryable,
     organizationId: string,
     memberId: string | null,
-    rule: { roles?: readonly Role[]; refuse: MemberRefusals },
-  ): Promise<store.MemberLock | null> {
+    rule: { permission?: PermissionKey; refuse: MemberRefusals },
+  ): Promise<ActingMember | null> {
     if (!memberId) return null;
     const member = await store.findMemberForShare(tx, organizationId, memberId);
     if (member?.status !== 'active') throw rule.refuse.inactive();
-    if (rule.roles && !rule.roles.includes(member.role)) throw rule.refuse.lacksRole();
-    return member;
+    const permissions = keysOf(member);
+    if (rule.permission && !permissions.has(rule.permission)) throw rule.refuse.lacksPermission(rule.permission);
+    return { id: member.id, role: member.role, status: member.status, permissions };
+  }
+
+  async function activeMemberPermissions(
+    organizationId: string,
+    memberId: string,
+    q: Queryable = db,
+  ): Promise<ReadonlySet<PermissionKey> | null> {
+    const member = await store.findMembershipById(q, organizationId, memberId);
+    return member?.status === 'active' ? keysOf(member) : null;
   }
 
   // Every change of a membership's status or role goes through these three, which end the
@@ -127,7 +141,8 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     role: Role,
   ): Promise<void> {
     await store.setMemberRole(tx, organizationId, member.id, role);
-    if (!invitations.inviterRoles.includes(role))
+    const after = await store.findMembershipById(tx, organizationId, member.id);
+    if (!after || !keysOf(after).has(invitations.invitePermission))
       await invitations.endInvitationsSentBy(tx, organizationId, member.user_id);
   }
 
@@ -137,6 +152,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
   return {
     requireMembership,
     holdActingMember,
+    activeMemberPermissions,
 
     async resolveSession(token: string): Promise<Caller | null> {
       if (!token.startsWith(sessionTokenPrefix) || token.length > 200) return null;
@@ -151,6 +167,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         organizationId: row.active_organization_id,
         memberId: row.member_id,
         role: row.role,
+        permissions: keysOf(row),
         authenticatedAt: row.authenticated_at,
         authMethod: row.auth_method,
         name: row.name,
@@ -171,6 +188,7 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
         organizationId: row.organization_id,
         memberId: null,
         role: row.role,
+        permissions: keysOf(row),
         name: row.name,
         email: null,
       };

@@ -1,75 +1,31 @@
-// SQL of the membership core: who a token belongs to, and the members table.
-import type { Database, Queryable } from '../../db/database.ts';
-import type { TokenBatch } from './tokens.ts';
+// SQL of the membership core's members table (who a token belongs to: caller-store.ts).
+import type { Queryable } from '../../db/database.ts';
 import type { AuthMethod, Role } from '../../http/caller.ts';
 import type { MemberRecord, MemberStatus, RemovedBy, SessionRef } from './contracts.ts';
 import * as copies from './membership-copy-store.ts';
 
-/** What a bearer token resolves to, read in one round trip on every authenticated request. */
-export interface SessionCallerRow {
-  token_hash: string;
-  session_id: string;
-  user_id: string;
-  is_instance_admin: boolean;
-  active_organization_id: string | null;
-  member_id: string | null;
-  role: Role | null;
-  authenticated_at: Date;
-  auth_method: AuthMethod;
-  name: string;
-  email: string;
-}
-
-export interface ApiKeyCallerRow {
-  token_hash: string;
-  id: string;
-  organization_id: string;
-  name: string;
-  role: 'admin' | 'member';
-}
-
 export type MemberLock = Pick<MemberRecord, 'id' | 'role' | 'status'>;
 
+/** What a member holds beyond their built-in role: the roles of their teams, and the keys of the custom roles among theirs. */
+export interface MemberGrants {
+  /** Null when there is no membership to read them from. */
+  team_roles: string[] | null;
+  custom_permissions: string[] | null;
+}
+
+// What member `m` holds beyond a built-in role: the roles of their teams, and the keys of the custom roles
+// among the member's own and their teams'. Joined and gathered (grouped by the member) in the statement
+// that reads the member, so a change of a role's keys counts on the next request; a join, not a correlated
+// subquery, which Citus does not run over a reference table (roles).
+const memberGrantsFrom = `members m
+    LEFT JOIN team_members tm ON tm.organization_id = m.organization_id AND tm.member_id = m.id
+    LEFT JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
+    LEFT JOIN roles r ON r.organization_id = m.organization_id AND (r.id = m.role OR r.id = t.role_id)`;
+const memberGrantColumns = `array_remove(array_agg(DISTINCT t.role_id), NULL) AS team_roles,
+  string_to_array(string_agg(array_to_string(r.permissions, ','), ','), ',') AS custom_permissions`;
+const memberGrantsGroup = 'GROUP BY m.organization_id, m.id, m.role, m.status';
+
 const memberColumns = `m.id, m.organization_id, m.user_id, m.role, m.status, m.created_at, u.name, u.email, u.image`;
-
-/**
- * Valid (unexpired, unrevoked) sessions and each caller's active membership, by token hashes: every
- * authenticated request needs this, so concurrent requests share one statement (see the service). The
- * membership is read from the person's copy (user_memberships), which sits with their sessions on a
- * distributed database, not from members, which sits with the organization.
- */
-export const sessionCallerSql = `
-  SELECT s.token_hash, s.id AS session_id, s.user_id, u.is_instance_admin, s.active_organization_id,
-         m.member_id, m.role, s.authenticated_at, s.auth_method, u.name, u.email
-    FROM sessions s
-    JOIN users u ON u.id = s.user_id
-    LEFT JOIN user_memberships m
-      ON m.user_id = s.user_id AND m.organization_id = s.active_organization_id AND m.status = 'active'
-   WHERE s.token_hash = ANY($1::text[]) AND ($3::boolean OR s.user_id = ANY($2::text[]))
-     AND s.revoked_at IS NULL AND s.expires_at > now()`;
-
-/** The parameters of a statement that finds rows by a batch of tokens ($1 hashes, $2 tenants, $3 any without one). */
-export const tokenBatchParams = (batch: TokenBatch) => [batch.hashes, batch.tenants, batch.someWithoutTenant];
-
-// The lookups that authenticate requests run on every call, so they are prepared statements.
-export async function findSessionCallers(db: Database, batch: TokenBatch): Promise<SessionCallerRow[]> {
-  const { rows } = await db.prepared<SessionCallerRow>(
-    'identity_session_callers',
-    sessionCallerSql,
-    tokenBatchParams(batch),
-  );
-  return rows;
-}
-
-export async function findApiKeys(db: Database, batch: TokenBatch): Promise<ApiKeyCallerRow[]> {
-  const { rows } = await db.prepared<ApiKeyCallerRow>(
-    'identity_api_keys',
-    `SELECT key_hash AS token_hash, id, organization_id, name, role, created_at
-       FROM api_keys WHERE key_hash = ANY($1::text[]) AND ($3::boolean OR organization_id = ANY($2::text[])) AND revoked_at IS NULL`,
-    tokenBatchParams(batch),
-  );
-  return rows;
-}
 
 /** True when the member was added; false when the user is a member of the organization already. */
 export async function insertMember(
@@ -206,9 +162,39 @@ export async function findMemberForShare(
   db: Queryable,
   organizationId: string,
   memberId: string,
-): Promise<MemberLock | undefined> {
+): Promise<(MemberLock & MemberGrants) | undefined> {
   const { rows } = await db.query<MemberLock>(
     'SELECT id, role, status FROM members WHERE organization_id = $1 AND id = $2 FOR SHARE',
+    [organizationId, memberId],
+  );
+  if (!rows[0]) return undefined;
+  // What it holds, read once it is locked (a row lock and an aggregate do not go in one statement).
+  return findMembershipById(db, organizationId, memberId);
+}
+
+/** The user's member record in the organization with what it holds (requireMembership's read). */
+export async function findMembershipByUser(
+  db: Queryable,
+  organizationId: string,
+  userId: string,
+): Promise<(MemberLock & MemberGrants) | undefined> {
+  const { rows } = await db.query<MemberLock & MemberGrants>(
+    `SELECT m.id, m.role, m.status, ${memberGrantColumns}
+       FROM ${memberGrantsFrom} WHERE m.organization_id = $1 AND m.user_id = $2 ${memberGrantsGroup}`,
+    [organizationId, userId],
+  );
+  return rows[0];
+}
+
+/** The member's record with what it holds. */
+export async function findMembershipById(
+  db: Queryable,
+  organizationId: string,
+  memberId: string,
+): Promise<(MemberLock & MemberGrants) | undefined> {
+  const { rows } = await db.query<MemberLock & MemberGrants>(
+    `SELECT m.id, m.role, m.status, ${memberGrantColumns}
+       FROM ${memberGrantsFrom} WHERE m.organization_id = $1 AND m.id = $2 ${memberGrantsGroup}`,
     [organizationId, memberId],
   );
   return rows[0];

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
+import { authenticate, publicAccess, requireFreshAuthentication, writeContextOf } from '../../http/auth.ts';
 import { BODY_OPTIONAL } from '../../http/openapi.ts';
 import { rateLimited, rateLimitHeaders } from '../../http/errors.ts';
 import { commonErrorResponses, secretString, typeIdSchema, errorResponse } from '../../http/schemas.ts';
@@ -55,7 +55,11 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       preValidation: async (request) => {
         if (request.body === null || request.body === undefined) request.body = { rotate: false };
       },
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'install_links.create',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Install Links'],
         operationId: 'createInstallLink',
@@ -112,6 +116,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       schema: {
         tags: ['Install Links'],
         operationId: 'getInstallLinkConfig',
+        ...publicAccess,
         summary: 'Desktop app configuration for an install link (public)',
         description:
           'What the desktop app reads when it opens an install link. No authentication: the token is the credential. ' +
@@ -146,6 +151,7 @@ export const installLinkRoutes: FastifyPluginAsyncZod<InstallLinkRoutesOptions> 
       schema: {
         tags: ['Install Links'],
         operationId: 'installPage',
+        ...publicAccess,
         summary: 'Install page for people (HTML)',
         description:
           'An HTML page with the organization name, a download action (or, while DESKTOP_DOWNLOAD_URL is not set, a note that the download is not configured) and an open-in-app action. ' +

@@ -1,10 +1,10 @@
 import type { Database } from '../../db/database.ts';
-import { forbidden, rateLimited } from '../../http/errors.ts';
+import { missingPermission, rateLimited } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { RateLimiter, RateLimitResult } from '../../platform/rate-limiter.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { MembershipAuthorization, Role } from '../identity/index.ts';
+import type { MembershipAuthorization } from '../identity/index.ts';
 import type { MemberRefusals } from '../identity/index.ts';
 import type { OrganizationDirectory } from '../organizations/index.ts';
 import { createInstallLinkStore } from './store.ts';
@@ -30,13 +30,10 @@ const tokenPrefix = 'opl_';
 // issued before tokens named their tenant do not, and keep working.
 const tokenPattern = /^opl_(?:[a-z]+_[0-9a-z]{26}\.)?[A-Za-z0-9_-]{43}$/;
 
-/** Who may rotate: checked as the request begins and again, held, as the link is written. */
-const rotators: readonly Role[] = ['owner', 'admin'];
-const rotationRefused = () => forbidden('Only owners and admins can rotate install links');
 /** A member removed or suspended since the first check gets what a non-member gets. */
 const refusals: MemberRefusals = {
   inactive: () => httpErrors.organization_not_found('No such organization'),
-  lacksRole: rotationRefused,
+  lacksPermission: missingPermission,
 };
 
 export interface InstallTarget {
@@ -50,8 +47,8 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
 
   return {
     /**
-     * Any member mints a link; only owners and admins may rotate, and a member asking for rotation is
-     * refused before anything is written. Rotation revokes every older link in the same transaction.
+     * Holders of install_links.create (every member, by default) mint a link; rotating takes
+     * install_links.rotate too, and a caller without it asking for rotation is refused before anything is written. Rotation revokes every older link in the same transaction.
      */
     async create(
       ctx: CallerContext,
@@ -60,8 +57,9 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
       rule: { beforeRotation?: () => void } = {},
     ) {
       const caller = ctx.actor;
-      const membership = await deps.membership.requireMembership(caller, organizationId);
-      if (input.rotate && !rotators.includes(membership.role)) throw rotationRefused();
+      const membership = await deps.membership.requireMembership(caller, organizationId, 'install_links.create');
+      if (input.rotate && !membership.permissions.has('install_links.rotate'))
+        throw missingPermission('install_links.rotate');
       // Rotation is privileged (a recent authentication): judged once the caller is known to be allowed to rotate at all.
       if (input.rotate) rule.beforeRotation?.();
       const limit = await deps.rateLimiter.hit(
@@ -77,7 +75,7 @@ export function createInstallLinkService(deps: InstallLinkServiceDeps) {
         // Checked again, held until the link is written: a removal or suspension since the check
         // above (or one in progress) leaves the caller what a non-member gets.
         await deps.membership.holdActingMember(tx, organizationId, membership.memberId, {
-          ...(input.rotate ? { roles: rotators } : {}),
+          permission: input.rotate ? 'install_links.rotate' : 'install_links.create',
           refuse: refusals,
         });
         if (input.rotate) {

@@ -1,6 +1,7 @@
 // The invitation e-mail: who invited whom to which organization, the link that accepts it and when it
 // expires, in plain text and HTML. The token travels in the link's fragment (after #), which browsers
 // never send to a server: not in access logs, proxies or Referer headers, only to the console's page.
+import type { Role } from '../../http/caller.ts';
 import type { OutgoingMail } from '../../platform/mailer.ts';
 
 export interface InvitationMailInput {
@@ -8,7 +9,7 @@ export interface InvitationMailInput {
   to: string;
   organizationName: string;
   inviterName: string;
-  role: 'admin' | 'member';
+  role: Role;
   token: string;
   expiresAt: Date;
 }

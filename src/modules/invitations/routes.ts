@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { roleErrors } from '../roles/index.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
@@ -45,7 +46,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.post(
     '/v1/orgs/:organizationId/invitations',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'members.invite', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'createInvitation',
@@ -64,7 +65,8 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
         response: {
           201: createdInvitationSchema,
           ...commonErrorResponses,
-          404: organizationNotFoundResponse,
+          403: errorResponse([httpErrors.forbidden, roleErrors.permission_not_held]),
+          404: errorResponse([httpErrors.organization_not_found, roleErrors.role_not_found]),
           409: errorResponse([invitationErrors.already_member], 'the address belongs to a member of this organization'),
         },
       },
@@ -84,7 +86,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.post(
     '/v1/orgs/:organizationId/invitations/:invitationId/resend',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'members.invite', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'resendInvitation',
@@ -122,7 +124,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.get(
     '/v1/orgs/:organizationId/invitations',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'members.invite', judgedBy: 'service' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'listInvitations',
@@ -160,7 +162,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.delete(
     '/v1/orgs/:organizationId/invitations/:invitationId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'members.invite', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'revokeInvitation',
@@ -197,7 +199,7 @@ export const invitationRoutes: FastifyPluginAsyncZod<{ invitations: InvitationSe
   app.post(
     '/v1/invitations/:token/accept',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Invitations'],
         operationId: 'acceptInvitation',

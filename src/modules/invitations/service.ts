@@ -1,7 +1,10 @@
 // Invitations: sent by owners and admins, listed, revoked, and accepted by the invitee.
+import type { RoleGrants } from '../roles/index.ts';
+import type { Role } from '../../http/caller.ts';
 import type { Database } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
-import type { Caller, Role } from '../../http/caller.ts';
+import type { Caller } from '../../http/caller.ts';
+import type { PermissionKey } from '../../platform/permissions.ts';
 import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
@@ -25,7 +28,7 @@ const invitationTokenPrefix = 'opi_';
 
 // An invitation speaks for the member who sent it, so it holds only while they still have one of
 // these roles in an active membership: a removed admin's accomplice must not be let in afterwards.
-export const inviterRoles: readonly Role[] = ['owner', 'admin'];
+export const invitePermission: PermissionKey = 'members.invite';
 
 export interface InvitationServiceDeps {
   db: Database;
@@ -37,6 +40,8 @@ export interface InvitationServiceDeps {
   users: Pick<UserDirectory, 'getUser'>;
   organizations: Pick<OrganizationDirectory, 'getOrganization'>;
   mailer: Pick<Mailer, 'send'>;
+  /** Whether the inviter may give the invitation's role. */
+  roleGrants: RoleGrants;
   /** Where the console is reached: the accept link is PUBLIC_URL's console page. */
   publicUrl: string;
 }
@@ -85,19 +90,20 @@ export function createInvitationService(deps: InvitationServiceDeps) {
     async createInvitation(
       ctx: CallerContext,
       organizationId: string,
-      input: { email: string; role: 'admin' | 'member' },
+      input: { email: string; role: Role },
       requireFresh: FreshAuthenticationCheck,
     ) {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, invitePermission);
       requireFresh();
       const token = tenantToken(invitationTokenPrefix, organizationId);
       const invitation = await writeTransaction(db, ctx, async (tx) => {
         // A removal, suspension or demotion of the sender not committed yet would end their other
         // invitations but miss this one.
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: inviterRoles,
-          refuse: membershipRefusals(inviterRoles),
+          permission: invitePermission,
+          refuse: membershipRefusals(),
         });
+        await deps.roleGrants.requireGrantable(tx, organizationId, input.role, acting.permissions);
         const created = await store.insertInvitationUnlessMember(tx, {
           id: newId(idPrefixes.invitation),
           organizationId,
@@ -131,14 +137,14 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       invitationId: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<SentInvitation> {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, invitePermission);
       requireFresh();
       const token = tenantToken(invitationTokenPrefix, organizationId);
       const invitation = await writeTransaction(db, ctx, async (tx) => {
         // Like creating: a sender losing the right to invite meanwhile must not send it anew.
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: inviterRoles,
-          refuse: membershipRefusals(inviterRoles),
+          permission: invitePermission,
+          refuse: membershipRefusals(),
         });
         const renewed = await store.renewPendingInvitation(tx, organizationId, invitationId, {
           tokenHash: hashToken(token),
@@ -195,7 +201,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
 
     /** Pending invitations only (not accepted, expired or ended), newest first; never their tokens. */
     async listInvitations(caller: Caller, organizationId: string, page: { limit: number; after?: string | undefined }) {
-      await membership.requireMembership(caller, organizationId, inviterRoles);
+      await membership.requireMembership(caller, organizationId, invitePermission);
       return store.listPendingInvitations(db, organizationId, page.limit, page.after);
     },
 
@@ -209,7 +215,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
       invitationId: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<void> {
-      await membership.requireMembership(ctx.actor, organizationId, inviterRoles);
+      await membership.requireMembership(ctx.actor, organizationId, invitePermission);
       requireFresh();
       const ended = await writeTransaction(db, ctx, async (tx) => {
         const email = await store.endPendingInvitation(tx, organizationId, invitationId);

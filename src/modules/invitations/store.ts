@@ -1,4 +1,5 @@
 // SQL of invitations.
+import type { Role } from '../../http/caller.ts';
 import type { Queryable } from '../../db/database.ts';
 import { tokenCondition, type TokenLookup } from '../../platform/tokens.ts';
 
@@ -9,7 +10,7 @@ export interface InvitationRow {
   id: string;
   organization_id: string;
   email: string;
-  role: 'admin' | 'member';
+  role: Role;
   expires_at: Date;
   accepted_at: Date | null;
   created_at: Date;
@@ -25,7 +26,7 @@ export async function insertInvitationUnlessMember(
     id: string;
     organizationId: string;
     email: string;
-    role: 'admin' | 'member';
+    role: Role;
     tokenHash: string;
     invitedBy: string | null;
   },

@@ -2,8 +2,9 @@
 // (members and teams who may use a connection), and the re-check of an acting admin inside a write.
 import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Queryable } from '../../db/database.ts';
+import type { PermissionKey } from '../../platform/permissions.ts';
 import type { Caller } from '../../http/caller.ts';
-import { invalidRequest, lacksRole, notAnActiveMember, type ValidationDetail } from '../../http/errors.ts';
+import { invalidRequest, missingPermission, notAnActiveMember, type ValidationDetail } from '../../http/errors.ts';
 import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { writeTransaction, type CallerContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type { ConnectionDeps } from './deps.ts';
@@ -14,12 +15,11 @@ import { mcpConnectionErrors } from './error-codes.ts';
 export const connectionNotFound = () =>
   mcpConnectionErrors.connection_not_found('No such MCP connection in this organization');
 
-const adminRoles = ['owner', 'admin'] as const;
-
 export interface Standing {
   organizationId: string;
   memberId: string | null;
-  isAdmin: boolean;
+  /** Holds mcp_connections.view: sees every connection, not only those they may use. */
+  seesEvery: boolean;
 }
 
 export function organizationOf(caller: Caller): Standing {
@@ -27,13 +27,14 @@ export function organizationOf(caller: Caller): Standing {
   return {
     organizationId: caller.organizationId,
     memberId: caller.memberId,
-    isAdmin: caller.role === 'owner' || caller.role === 'admin',
+    seesEvery: caller.permissions.has('mcp_connections.view'),
   };
 }
 
-export function requireAdmin(caller: Caller): Standing {
+/** The caller's standing, when they hold `permission` in the active organization (403 otherwise). */
+export function requirePermission(caller: Caller, permission: PermissionKey): Standing {
   const org = organizationOf(caller);
-  if (!org.isAdmin) throw lacksRole(adminRoles);
+  if (!caller.permissions.has(permission)) throw missingPermission(permission);
   return org;
 }
 
@@ -43,10 +44,10 @@ export async function loadVisible(
   caller: Caller,
   id: string,
 ): Promise<ConnectionRow> {
-  const { organizationId, memberId, isAdmin } = organizationOf(caller);
+  const { organizationId, memberId, seesEvery } = organizationOf(caller);
   const row = await deps.store.findConnection(deps.db, organizationId, id);
   if (!row) throw connectionNotFound();
-  if (!isAdmin && !(memberId && (await deps.store.memberMayUse(deps.db, organizationId, id, memberId))))
+  if (!seesEvery && !(memberId && (await deps.store.memberMayUse(deps.db, organizationId, id, memberId))))
     throw connectionNotFound();
   return row;
 }
@@ -110,8 +111,8 @@ export async function writeWithAccess<T>(
   try {
     return await writeTransaction(deps.db, ctx, async (tx) => {
       await deps.members.holdActingMember(tx, organizationId, ctx.actor.memberId, {
-        roles: adminRoles,
-        refuse: refusedLikeAuthenticate(adminRoles),
+        permission: 'mcp_connections.manage',
+        refuse: refusedLikeAuthenticate,
       });
       return work(tx, await checkAccess(deps, organizationId, requested, ['access'], tx));
     });

@@ -3,7 +3,7 @@
 // (OAuth credentials are written by ./oauth/credential-store.ts; the table is described in service.ts.)
 import type { Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
-import { forbidden, invalidRequest, notAnActiveMember } from '../../http/errors.ts';
+import { forbidden, invalidRequest, missingPermission, notAnActiveMember } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
 import { connectionNotFound, loadVisible, organizationOf } from './access.ts';
@@ -63,7 +63,11 @@ export async function storeSuppliedApiKey(
   });
 }
 
-const sharedKeyNeedsAdmin = () => forbidden('Only owners and admins set the shared API key of a connection');
+const sharedKeyNeedsAdmin = () =>
+  missingPermission(
+    'mcp_connections.manage',
+    'Setting the shared API key of a connection needs mcp_connections.manage',
+  );
 
 /**
  * The caller supplies their own API key (per-member connections, any member who may use it) or
@@ -78,7 +82,7 @@ export async function setApiKey(
   requireFresh: FreshAuthenticationCheck,
 ) {
   const caller = ctx.actor;
-  const { organizationId, memberId, isAdmin } = organizationOf(caller);
+  const { organizationId, memberId } = organizationOf(caller);
   const row = await loadVisible(deps, caller, id);
   if (row.authType !== 'apikey') {
     throw invalidRequest([
@@ -86,7 +90,7 @@ export async function setApiKey(
     ]);
   }
   const shared = row.credentialMode === 'shared';
-  if (shared && !isAdmin) throw sharedKeyNeedsAdmin();
+  if (shared && !caller.permissions.has('mcp_connections.manage')) throw sharedKeyNeedsAdmin();
   if (shared) requireFresh();
   if (!shared && !memberId) throw forbidden('A per-member API key belongs to a member of the organization');
   await allowProbe(deps, organizationId, memberId);
@@ -95,8 +99,8 @@ export async function setApiKey(
     // The caller may have been removed, suspended or demoted while the key was probed: checked
     // again, and held until the key is stored.
     await deps.members.holdActingMember(tx, organizationId, memberId, {
-      ...(shared ? { roles: ['owner', 'admin'] as const } : {}),
-      refuse: { inactive: notAnActiveMember, lacksRole: sharedKeyNeedsAdmin },
+      ...(shared ? { permission: 'mcp_connections.manage' as const } : {}),
+      refuse: { inactive: notAnActiveMember, lacksPermission: sharedKeyNeedsAdmin },
     });
     // The identity may have changed while probing: store the key only for the identity it was checked against.
     const locked = await deps.store.findConnection(tx, organizationId, id, true);

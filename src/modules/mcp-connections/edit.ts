@@ -1,7 +1,7 @@
 // Spec operations 1 (edit a connection, with optimistic concurrency) and 2 (replace its access set).
 import { invalidRequest } from '../../http/errors.ts';
 import { redacted, type CallerContext } from '../../platform/write-context.ts';
-import { checkAccess, connectionNotFound, requireAdmin, writeWithAccess } from './access.ts';
+import { checkAccess, connectionNotFound, requirePermission, writeWithAccess } from './access.ts';
 import { connectionFields, oauthClientProblems, oauthColumns } from './connection-fields.ts';
 import { recordCatalog } from './catalog-store.ts';
 import { recordAuthRequirement } from './auth-requirement.ts';
@@ -23,7 +23,7 @@ const stale = () =>
 /** Spec operation 1. */
 export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, id: string, input: EditConnectionInput) {
   const { db, store } = deps;
-  const { organizationId, memberId } = requireAdmin(ctx.actor);
+  const { organizationId, memberId } = requirePermission(ctx.actor, 'mcp_connections.manage');
   const current = await store.findConnection(db, organizationId, id);
   if (!current) throw connectionNotFound();
   // Bad ids are refused before a probe is spent on them (and checked again when written).
@@ -125,7 +125,7 @@ export async function editConnection(deps: ConnectionDeps, ctx: CallerContext, i
 /** Spec operation 2: the whole access set is replaced. */
 export async function replaceConnectionAccess(deps: ConnectionDeps, ctx: CallerContext, id: string, input: AccessSet) {
   const { store } = deps;
-  const { organizationId } = requireAdmin(ctx.actor);
+  const { organizationId } = requirePermission(ctx.actor, 'mcp_connections.manage');
   await writeWithAccess(deps, ctx, organizationId, input, async (tx, access) => {
     const locked = await store.findConnection(tx, organizationId, id, true);
     if (!locked) throw connectionNotFound();

@@ -3,7 +3,7 @@
 import { isoTimestamp } from '../../http/schemas.ts';
 import { newId } from '../../platform/ids.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { connectionNotFound, requireAdmin } from './access.ts';
+import { connectionNotFound, requirePermission } from './access.ts';
 import { connectionFields } from './connection-fields.ts';
 import { connectionIdentity } from './connection-identity.ts';
 import type { ConnectionDeps } from './deps.ts';
@@ -29,7 +29,7 @@ export async function installPlugin(
 ) {
   const { store } = deps;
   const caller = ctx.actor;
-  const { organizationId } = requireAdmin(caller);
+  const { organizationId } = requirePermission(caller, 'mcp_connections.manage');
   const pluginId = newId('plg');
   const requires: string[] = [];
   const managed: string[] = [];
@@ -85,7 +85,7 @@ export async function uninstallPlugin(
   ctx: CallerContext,
   pluginId: string,
 ): Promise<void> {
-  const { organizationId } = requireAdmin(ctx.actor);
+  const { organizationId } = requirePermission(ctx.actor, 'mcp_connections.manage');
   const deleted = await writeTransaction(deps.db, ctx, async (tx) => {
     const name = await deps.store.deletePlugin(tx, organizationId, pluginId);
     if (name !== undefined)
@@ -105,7 +105,7 @@ export async function removeConnection(
   id: string,
 ): Promise<void> {
   const { store } = deps;
-  const { organizationId } = requireAdmin(ctx.actor);
+  const { organizationId } = requirePermission(ctx.actor, 'mcp_connections.manage');
   const revoke = await writeTransaction(deps.db, ctx, async (tx) => {
     // Locked: a plugin being installed meanwhile links it only before or after this decision.
     const row = await store.findConnection(tx, organizationId, id, true);

@@ -2,7 +2,7 @@
 // it fails), and POST .../test probes what is stored and records the credential's health.
 import { type ApiError, rateLimited } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
-import { connectionNotFound, requireAdmin } from './access.ts';
+import { connectionNotFound, requirePermission } from './access.ts';
 import { openApiKey } from './api-key-envelope.ts';
 import type { ConnectionDeps } from './deps.ts';
 import { recordCatalog } from './catalog-store.ts';
@@ -85,7 +85,7 @@ export async function validateByProbe(
  * makes, so it is written outside a write's transaction, as each probe's outcome arrives.
  */
 export async function testConnection(deps: ConnectionDeps, ctx: CallerContext, id: string): Promise<TestResult> {
-  const { organizationId, memberId } = requireAdmin(ctx.actor);
+  const { organizationId, memberId } = requirePermission(ctx.actor, 'mcp_connections.view');
   const row = await deps.store.findConnection(deps.db, organizationId, id);
   if (!row) throw connectionNotFound();
   await allowProbe(deps, organizationId, memberId);

@@ -39,11 +39,14 @@ const rateLimitedResponse = errorResponse(
   [httpErrors.rate_limited],
   'too many server checks (probes) for the organization or the member; see Retry-After',
 );
-const adminsOnly = authenticate({ roles: ['owner', 'admin'] });
-const members = authenticate({ organization: true });
-const adminsRecentlyAuthenticated = authenticate({ roles: ['owner', 'admin'], freshAuthentication: true });
+const viewers = authenticate({ requires: 'mcp_connections.view' });
+const members = authenticate({ requires: 'mcp_connections.use' });
+const managersRecentlyAuthenticated = authenticate({ requires: 'mcp_connections.manage', freshAuthentication: true });
 // Members for their own credential; the shared one is privileged, judged by the service once it knows which.
-const membersSharedRecentlyAuthenticated = authenticate({ organization: true, freshAuthentication: 'by-route' });
+const membersSharedRecentlyAuthenticated = authenticate({
+  requires: 'mcp_connections.use',
+  freshAuthentication: 'by-route',
+});
 
 export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnectionService }> = async (
   app,
@@ -52,7 +55,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   app.post(
     '/v1/mcp-connections',
     {
-      onRequest: adminsRecentlyAuthenticated,
+      onRequest: managersRecentlyAuthenticated,
       schema: {
         tags,
         operationId: 'createMcpConnection',
@@ -118,7 +121,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   app.put(
     '/v1/mcp-connections/:connectionId',
     {
-      onRequest: adminsRecentlyAuthenticated,
+      onRequest: managersRecentlyAuthenticated,
       schema: {
         tags,
         operationId: 'editMcpConnection',
@@ -154,7 +157,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   app.put(
     '/v1/mcp-connections/:connectionId/access',
     {
-      onRequest: adminsRecentlyAuthenticated,
+      onRequest: managersRecentlyAuthenticated,
       schema: {
         tags,
         operationId: 'replaceMcpConnectionAccess',
@@ -178,7 +181,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   app.delete(
     '/v1/mcp-connections/:connectionId',
     {
-      onRequest: adminsRecentlyAuthenticated,
+      onRequest: managersRecentlyAuthenticated,
       schema: {
         tags,
         operationId: 'deleteMcpConnection',
@@ -203,7 +206,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   app.post(
     '/v1/mcp-connections/:connectionId/test',
     {
-      onRequest: adminsOnly,
+      onRequest: viewers,
       schema: {
         tags,
         operationId: 'testMcpConnection',
@@ -255,7 +258,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   app.post(
     '/v1/plugins',
     {
-      onRequest: adminsRecentlyAuthenticated,
+      onRequest: managersRecentlyAuthenticated,
       schema: {
         tags,
         operationId: 'installPlugin',
@@ -274,7 +277,7 @@ export const mcpConnectionRoutes: FastifyPluginAsyncZod<{ service: McpConnection
   app.delete(
     '/v1/plugins/:pluginId',
     {
-      onRequest: adminsRecentlyAuthenticated,
+      onRequest: managersRecentlyAuthenticated,
       schema: {
         tags,
         operationId: 'uninstallPlugin',

@@ -35,7 +35,7 @@ import { pageOf } from '../../http/schemas.ts';
 import { newId } from '../../platform/ids.ts';
 import { createRateLimiter, type RateLimiter } from '../../platform/rate-limiter.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
-import { checkAccess, loadVisible, organizationOf, requireAdmin, writeWithAccess } from './access.ts';
+import { checkAccess, loadVisible, organizationOf, requirePermission, writeWithAccess } from './access.ts';
 import { connectionFields, oauthClientProblems, oauthColumns } from './connection-fields.ts';
 import { connectionIdentity } from './connection-identity.ts';
 import { apiKeyRequired, setApiKey, storeSuppliedApiKey } from './credentials.ts';
@@ -57,7 +57,7 @@ export interface McpConnectionServiceDeps extends Omit<ConnectionDeps, 'store' |
 
 export async function createConnection(deps: ConnectionDeps, ctx: CallerContext, input: ConnectionInput) {
   const caller = ctx.actor;
-  const { organizationId, memberId } = requireAdmin(caller);
+  const { organizationId, memberId } = requirePermission(caller, 'mcp_connections.manage');
   // Bad ids are refused before a probe is spent on them (and checked again when written).
   await checkAccess(deps, organizationId, input.access, ['access']);
   const identity = connectionIdentity(input.url, input.authType, input.credentialMode);
@@ -101,13 +101,13 @@ export async function listConnections(
   caller: Caller,
   page: { limit: number; after?: string | undefined },
 ) {
-  const { organizationId, memberId, isAdmin } = organizationOf(caller);
-  if (!isAdmin && !memberId) return { items: [], nextCursor: null };
+  const { organizationId, memberId, seesEvery } = organizationOf(caller);
+  if (!seesEvery && !memberId) return { items: [], nextCursor: null };
   const rows = await deps.store.listConnections(
     deps.db,
     organizationId,
     page,
-    isAdmin ? undefined : { memberId: memberId! },
+    seesEvery ? undefined : { memberId: memberId! },
   );
   const { items, nextCursor } = pageOf(rows, page.limit);
   return { items: await presentConnections(deps, caller, items), nextCursor };

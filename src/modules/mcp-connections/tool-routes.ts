@@ -19,7 +19,7 @@ export const mcpToolRoutes: FastifyPluginAsyncZod<{ service: McpConnectionServic
   app.get(
     '/v1/mcp-connections/:connectionId/tools',
     {
-      onRequest: authenticate({ organization: true }),
+      onRequest: authenticate({ requires: 'mcp_connections.use' }),
       schema: {
         tags,
         operationId: 'listMcpConnectionTools',
@@ -40,7 +40,7 @@ export const mcpToolRoutes: FastifyPluginAsyncZod<{ service: McpConnectionServic
     {
       // Which tools the workspace may call is as privileged as who may use the connection: both decide what
       // the workspace's agents can do with its credentials.
-      onRequest: authenticate({ roles: ['owner', 'admin'], freshAuthentication: true }),
+      onRequest: authenticate({ requires: 'mcp_connections.manage', freshAuthentication: true }),
       schema: {
         tags,
         operationId: 'setMcpConnectionToolPolicy',

@@ -8,7 +8,7 @@ import { invalidRequest } from '../../http/errors.ts';
 import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { isoTimestamp } from '../../http/schemas.ts';
 import { writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import { connectionNotFound, loadVisible, requireAdmin } from './access.ts';
+import { connectionNotFound, loadVisible, requirePermission } from './access.ts';
 import {
   defaultToolPolicy,
   findCatalog,
@@ -21,8 +21,6 @@ import type { ConnectionDeps } from './deps.ts';
 import type { CatalogTool } from './probe/index.ts';
 import { toolPolicyView } from './tool-policy-view.ts';
 import { presentAfterWrite } from './view.ts';
-
-const adminRoles = ['owner', 'admin'] as const;
 
 export interface ToolPolicyInput {
   mode: ToolPolicyMode;
@@ -100,7 +98,7 @@ export async function setToolPolicy(
   input: ToolPolicyInput,
 ) {
   const caller = ctx.actor;
-  const { organizationId } = requireAdmin(caller);
+  const { organizationId } = requirePermission(caller, 'mcp_connections.manage');
   if (input.mode === 'all' && input.tools.length > 0) {
     throw invalidRequest([
       { message: 'Must be empty when mode is "all" (every tool is allowed)', path: ['tools'], in: 'body' },
@@ -109,8 +107,8 @@ export async function setToolPolicy(
   const tools = [...new Set(input.tools)];
   await writeTransaction(deps.db, ctx, async (tx) => {
     await deps.members.holdActingMember(tx, organizationId, caller.memberId, {
-      roles: adminRoles,
-      refuse: refusedLikeAuthenticate(adminRoles),
+      permission: 'mcp_connections.manage',
+      refuse: refusedLikeAuthenticate,
     });
     if (!(await deps.store.holdConnection(tx, organizationId, id))) throw connectionNotFound();
     await upsertToolPolicy(

@@ -32,11 +32,11 @@ export async function presentConnections(
   q: Queryable = deps.db,
 ) {
   const { store } = deps;
-  const { organizationId, memberId, isAdmin } = organizationOf(caller);
+  const { organizationId, memberId, seesEvery } = organizationOf(caller);
   const ids = rows.map((row) => row.id);
   const [access, credentials, links, issuerReview, toolPolicies, paths, requirements, capabilities] = await Promise.all(
     [
-      isAdmin ? store.accessOf(q, organizationId, ids) : Promise.resolve(undefined),
+      seesEvery ? store.accessOf(q, organizationId, ids) : Promise.resolve(undefined),
       store.credentialsFor(q, organizationId, ids, memberId),
       store.pluginLinks(q, organizationId, ids),
       issuerReviewFlags(q, organizationId, ids),

@@ -8,6 +8,6 @@ export type { MemberRemovalHook } from './service.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
 
 export async function registerMembers(app: FastifyInstance, deps: MemberServiceDeps): Promise<void> {
-  requireDependencies('members', deps, ['membership']);
+  requireDependencies('members', deps, ['membership', 'roleGrants']);
   await app.register(memberRoutes, { members: createMemberService(deps) });
 }

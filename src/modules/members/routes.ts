@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { roleErrors } from '../roles/index.ts';
 import { z } from 'zod';
 import { authenticate, callerOf, freshAuthenticationCheck, writeContextOf } from '../../http/auth.ts';
 import {
@@ -28,7 +29,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   app.get(
     '/v1/orgs/:organizationId/members',
     {
-      onRequest: authenticate({ allowApiKey: true }),
+      onRequest: authenticate({ requires: 'member', judgedBy: 'service', allowApiKey: true }),
       schema: {
         tags: ['Members'],
         operationId: 'listMembers',
@@ -58,7 +59,11 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   app.patch(
     '/v1/orgs/:organizationId/members/:memberId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'members.update_role',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Members'],
         operationId: 'changeMemberRole',
@@ -68,7 +73,12 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
         response: {
           200: z.object({ member: memberSchema }),
           ...commonErrorResponses,
-          404: errorResponse([httpErrors.organization_not_found, identityErrors.member_not_found]),
+          403: errorResponse([httpErrors.forbidden, roleErrors.permission_not_held]),
+          404: errorResponse([
+            httpErrors.organization_not_found,
+            identityErrors.member_not_found,
+            roleErrors.role_not_found,
+          ]),
           409: errorResponse([memberErrors.owner_role_fixed]),
         },
       },
@@ -88,7 +98,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   app.delete(
     '/v1/orgs/:organizationId/members/:memberId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'members.remove', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Members'],
         operationId: 'removeMember',
@@ -119,7 +129,7 @@ export const memberRoutes: FastifyPluginAsyncZod<{ members: MemberService }> = a
   app.post(
     '/v1/orgs/:organizationId/transfer-ownership',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'owner', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Members'],
         operationId: 'transferOwnership',

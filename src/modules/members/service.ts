@@ -1,9 +1,11 @@
 // An organization's members: listing them, their roles, removals and the transfer of ownership. Every
 // change runs under the organization's member-change lock (the membership core's changeMembers).
+import type { RoleGrants } from '../roles/index.ts';
+import type { Role } from '../../http/caller.ts';
 import type { Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import type { Caller } from '../../http/caller.ts';
-import { forbidden } from '../../http/errors.ts';
+import { forbidden, missingPermission } from '../../http/errors.ts';
 import type { CallerContext } from '../../platform/write-context.ts';
 import type { MemberRecord, MembershipAuthorization } from '../identity/index.ts';
 import { identityErrors } from '../identity/index.ts';
@@ -24,6 +26,8 @@ export interface MemberServiceDeps {
     'requireMembership' | 'changeMembers' | 'listMembers' | 'getMember' | 'setMemberRole' | 'deleteMember'
   >;
   removalHooks?: MemberRemovalHook[];
+  /** Whether the caller may give the new role (and take the old one away). */
+  roleGrants: RoleGrants;
 }
 
 export function createMemberService(deps: MemberServiceDeps) {
@@ -49,15 +53,18 @@ export function createMemberService(deps: MemberServiceDeps) {
       ctx: CallerContext,
       organizationId: string,
       memberId: string,
-      role: 'admin' | 'member',
+      role: Role,
       requireFresh: FreshAuthenticationCheck,
     ) {
-      await membership.requireMembership(ctx.actor, organizationId, ['owner', 'admin']);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, 'members.update_role');
       requireFresh();
       return membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
         if (member.role === 'owner')
           throw memberErrors.owner_role_fixed("The owner's role changes only by transferring ownership");
+        // Nobody gives a key they lack, nor takes away a role they could not have given.
+        await deps.roleGrants.requireGrantable(tx, organizationId, role, acting.permissions);
+        await deps.roleGrants.requireGrantable(tx, organizationId, member.role, acting.permissions);
         await membership.setMemberRole(tx, organizationId, member, role);
         tx.audit({
           action: 'member.role_changed',
@@ -78,8 +85,7 @@ export function createMemberService(deps: MemberServiceDeps) {
     ): Promise<void> {
       const acting = await membership.requireMembership(ctx.actor, organizationId);
       const leavingThemselves = acting.memberId === memberId;
-      if (!leavingThemselves && acting.role === 'member')
-        throw forbidden('Only owners and admins remove other members');
+      if (!leavingThemselves && !acting.permissions.has('members.remove')) throw missingPermission('members.remove');
       if (!leavingThemselves) requireFresh();
       const afterwards = await membership.changeMembers(ctx, organizationId, async (tx) => {
         const member = await requireOrganizationMember(organizationId, memberId, tx);
@@ -108,7 +114,8 @@ export function createMemberService(deps: MemberServiceDeps) {
       memberId: string,
       requireFresh: FreshAuthenticationCheck,
     ) {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, ['owner']);
+      const acting = await membership.requireMembership(ctx.actor, organizationId);
+      if (acting.role !== 'owner') throw forbidden('This needs the role owner');
       requireFresh();
       return membership.changeMembers(ctx, organizationId, async (tx) => {
         // Still the owner: an earlier transfer may have made the caller an admin meanwhile.

@@ -132,6 +132,7 @@ export class ScoreTable {
   /** Slots: a memory_seq (0 for an empty slot) and its score units. */
   keys: Float64Array;
   values: Float64Array;
+  private oneLine: Uint8Array;
   private shift: number;
   size = 0;
 
@@ -140,6 +141,7 @@ export class ScoreTable {
     while (1 << bits < expected * 2) bits++;
     this.keys = new Float64Array(1 << bits);
     this.values = new Float64Array(1 << bits);
+    this.oneLine = new Uint8Array(1 << bits);
     this.shift = 32 - bits;
   }
 
@@ -152,17 +154,26 @@ export class ScoreTable {
     return i;
   }
 
-  /** Adds `units` to the memory's score; with `onlyExisting`, only when the memory is already scored. */
-  add(seq: number, units: number, onlyExisting: boolean): void {
+  /**
+   * Adds `units` to the memory's score; with `onlyExisting`, only when the memory is already scored.
+   * `oneLine` marks a memory newly scored as one without a headline (see withNeighbours).
+   */
+  add(seq: number, units: number, onlyExisting: boolean, oneLine = false): void {
     const i = this.slot(seq);
     if (this.keys[i] === 0) {
       if (onlyExisting) return;
       this.keys[i] = seq;
       this.values[i] = units;
+      this.oneLine[i] = oneLine ? 1 : 0;
       if (++this.size * 2 > this.keys.length) this.grow();
       return;
     }
     this.values[i]! += units;
+  }
+
+  /** Whether the memory in slot `i` was scored as a one-line memory (no headline). */
+  isOneLine(i: number): boolean {
+    return this.oneLine[i] === 1;
   }
 
   forEach(fn: (seq: number, units: number) => void): void {
@@ -173,23 +184,52 @@ export class ScoreTable {
     const copy = new ScoreTable();
     copy.keys = this.keys.slice();
     copy.values = this.values.slice();
+    copy.oneLine = this.oneLine.slice();
     copy.shift = this.shift;
     copy.size = this.size;
     return copy;
   }
 
   private grow(): void {
-    const { keys, values } = this;
+    const { keys, values, oneLine } = this;
     this.keys = new Float64Array(keys.length * 2);
     this.values = new Float64Array(keys.length * 2);
+    this.oneLine = new Uint8Array(keys.length * 2);
     this.shift -= 1;
     for (let i = 0; i < keys.length; i++) {
       if (keys[i] === 0) continue;
       const j = this.slot(keys[i]!);
       this.keys[j] = keys[i]!;
       this.values[j] = values[i]!;
+      this.oneLine[j] = oneLine[i]!;
     }
   }
+}
+
+/**
+ * Context from neighbouring memories: every scored one-line memory lends `share` of its score to the
+ * memories written just before and after it (memory_seq - 1 and + 1), which become candidates if they
+ * were not. A one-line memory is typically a turn of a conversation or a note in a sequence, and what
+ * it answers is often said in the turn next to it ("What did you research?" / "Adoption agencies."):
+ * the smoothing of passage retrieval, where a passage is scored with its surroundings. A memory with a
+ * headline is a document that stands on its own and lends nothing. The neighbours may be missing
+ * (deleted, in another bank): the caller must look them up with that in mind. Shares are whole units,
+ * so the result does not depend on the table's order.
+ */
+export function withNeighbours(scores: ScoreTable, share: number): ScoreTable {
+  const out = new ScoreTable(scores.size * 3);
+  const { keys, values } = scores;
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i] === 0) continue;
+    out.add(keys[i]!, values[i]!, false, scores.isOneLine(i));
+  }
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i] === 0 || !scores.isOneLine(i) || values[i]! <= 0) continue;
+    const lent = Math.round(share * values[i]!);
+    if (keys[i]! > 1) out.add(keys[i]! - 1, lent, false);
+    out.add(keys[i]! + 1, lent, false);
+  }
+  return out;
 }
 
 /**
@@ -225,7 +265,12 @@ export function scorePostings(
       const f =
         (headWeight * headTf) / (1 - headB + (headB * headLength) / avgHead) +
         bodyTf / (1 - bodyB + (bodyB * bodyLength) / avgBody);
-      scores.add(seq, sign * roundHalfEven(((factor * f) / (f + k1)) * scoreUnitsPerPoint), onlyExisting);
+      scores.add(
+        seq,
+        sign * roundHalfEven(((factor * f) / (f + k1)) * scoreUnitsPerPoint),
+        onlyExisting,
+        headLength === 0,
+      );
     }
   }
 }

@@ -1,7 +1,7 @@
 // SQL of memory search (service.ts runs the search): the bank's statistics and the posting blocks of the
 // query's terms, then the rows of the best-scored memories. Split from store.ts, which writes and lists.
 import type { Queryable } from '../../db/database.ts';
-import { memoryColumns, orgKey, type BankKey, type BankStats, type MemoryRow } from './store.ts';
+import { liveMemory, memoryColumns, orgKey, type BankKey, type BankStats, type MemoryRow } from './store.ts';
 
 export interface SearchStart {
   bank: BankStats;
@@ -108,6 +108,9 @@ export interface RowsQuery {
   tags?: string[] | undefined;
   source?: string | undefined;
   scope?: string | undefined;
+  after?: Date | undefined;
+  before?: Date | undefined;
+  speaker?: string | undefined;
 }
 
 /**
@@ -129,6 +132,22 @@ export async function scoredRows(db: Queryable, q: RowsQuery): Promise<ScoredRow
     params.push(q.scope);
     filters.push(`m.scope = $${params.length}`);
   }
+  // When a memory happened: its occurredAt, else when it was written.
+  if (q.after !== undefined) {
+    params.push(q.after);
+    filters.push(`coalesce(m.occurred_at, m.created_at) >= $${params.length}`);
+  }
+  if (q.before !== undefined) {
+    params.push(q.before);
+    filters.push(`coalesce(m.occurred_at, m.created_at) < $${params.length}`);
+  }
+  if (q.speaker !== undefined) {
+    params.push(q.speaker);
+    filters.push(`lower(m.speaker) = lower($${params.length})`);
+  }
+  // Expired and superseded memories leave search at once; their postings stay until the pruning
+  // worker (or a delete) takes them out, so they are dropped here, after scoring.
+  filters.push(`m.superseded_by IS NULL AND ${liveMemory}`);
   const order = 'ORDER BY score_units DESC, updated_at DESC, id DESC';
   // Each scored memory is one probe of the unique key (user_id, seq), written so the planner cannot do
   // otherwise: the bank's filter stays outside the LATERAL (its LIMIT keeps it out). Joined plainly, a

@@ -12,6 +12,12 @@ export interface MemoryRow {
   scope: string;
   created_at: Date;
   updated_at: Date;
+  version: number;
+  updated_by: string | null;
+  expires_at: Date | null;
+  occurred_at: Date | null;
+  speaker: string | null;
+  superseded_by: string | null;
 }
 
 export interface NewMemory {
@@ -21,6 +27,12 @@ export interface NewMemory {
   source: string;
   scope: string;
   analyzed: AnalyzedMemory;
+  contentKey?: string | null;
+  expiresAt?: Date | null;
+  occurredAt?: Date | null;
+  speaker?: string | null;
+  /** Set when a changed memory is written again under its id: what it keeps of its earlier row. */
+  kept?: { createdAt: Date; version: number; updatedBy: string; supersededBy: string | null };
 }
 
 export interface BankKey {
@@ -41,7 +53,10 @@ export interface BankStats extends BankRef {
 }
 
 export const memoryColumns =
-  'm.id, m.seq, m.organization_id, m.content, m.tags, m.source, m.scope, m.created_at, m.updated_at';
+  'm.id, m.seq, m.organization_id, m.content, m.tags, m.source, m.scope, m.created_at, m.updated_at, ' +
+  'm.version, m.updated_by, m.expires_at, m.occurred_at, m.speaker, m.superseded_by';
+/** A memory is live (seen by get, list, search, change) until it expires; the pruning worker deletes it later. */
+export const liveMemory = '(m.expires_at IS NULL OR m.expires_at > now())';
 export const orgKey = (organizationId: string | null) => organizationId ?? '';
 
 /** The bank's id, or undefined when the user has never written a memory there. */
@@ -91,13 +106,17 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
   // comma (the schema refuses it), so a separator splits each back without ambiguity.
   const inserted = await tx.query<MemoryRow>(
     `INSERT INTO memories AS m (id, bank_id, user_id, organization_id, content, tags, source, scope,
-                                terms, head_tf, body_tf, head_length, body_length)
+                                terms, head_tf, body_tf, head_length, body_length,
+                                content_key, expires_at, occurred_at, speaker, created_at, updated_at, version, updated_by, superseded_by)
      SELECT v.id, $1, $2, $3, v.content, string_to_array(v.tags, ','), v.source, v.scope,
             string_to_array(v.terms, ' '), string_to_array(v.head_tf, ' ')::integer[], string_to_array(v.body_tf, ' ')::integer[],
-            v.head_length, v.body_length
+            v.head_length, v.body_length, v.content_key, v.expires_at, v.occurred_at, v.speaker,
+            coalesce(v.created_at, now()), now(), coalesce(v.version, 1), v.updated_by, v.superseded_by
        FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-                   $12::integer[], $13::integer[])
-            AS v(id, content, tags, source, scope, terms, head_tf, body_tf, head_length, body_length)
+                   $12::integer[], $13::integer[], $14::text[], $15::timestamptz[], $16::timestamptz[], $17::text[],
+                   $18::timestamptz[], $19::integer[], $20::text[], $21::text[])
+            AS v(id, content, tags, source, scope, terms, head_tf, body_tf, head_length, body_length,
+                 content_key, expires_at, occurred_at, speaker, created_at, version, updated_by, superseded_by)
      RETURNING ${memoryColumns}`,
     [
       bankId,
@@ -113,6 +132,14 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
       memories.map((memory) => memory.analyzed.bodyTf.join(' ')),
       memories.map((memory) => memory.analyzed.headLength),
       memories.map((memory) => memory.analyzed.bodyLength),
+      memories.map((memory) => memory.contentKey ?? null),
+      memories.map((memory) => memory.expiresAt ?? null),
+      memories.map((memory) => memory.occurredAt ?? null),
+      memories.map((memory) => memory.speaker ?? null),
+      memories.map((memory) => memory.kept?.createdAt ?? null),
+      memories.map((memory) => memory.kept?.version ?? null),
+      memories.map((memory) => memory.kept?.updatedBy ?? null),
+      memories.map((memory) => memory.kept?.supersededBy ?? null),
     ],
   );
   const seqById = new Map(inserted.rows.map((row) => [row.id, row.seq]));
@@ -200,10 +227,16 @@ export async function insertMemories(tx: Queryable, key: BankKey, memories: NewM
 }
 
 /**
- * Deletes one memory of the bank with its postings and takes it out of the statistics.
+ * Deletes one memory of the bank with its postings and takes it out of the statistics (its earlier
+ * versions go by the foreign key's cascade).
  * Returns false when the bank has no such memory.
  */
-export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Promise<boolean> {
+export async function deleteMemory(
+  tx: Queryable,
+  key: BankKey,
+  id: string,
+  how: { onlyLive: boolean } = { onlyLive: true },
+): Promise<boolean> {
   const deleted = await tx.query<{
     bank_id: number;
     seq: number;
@@ -213,6 +246,7 @@ export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Pro
   }>(
     `DELETE FROM memories m USING memory_banks b
       WHERE m.user_id = $2 AND m.id = $1 AND b.user_id = m.user_id AND b.id = m.bank_id AND b.org_key = $3
+        ${how.onlyLive ? `AND ${liveMemory}` : ''}
       RETURNING m.bank_id, m.seq, m.terms, m.head_length, m.body_length`,
     [id, key.userId, orgKey(key.organizationId)],
   );
@@ -241,7 +275,7 @@ export async function deleteMemory(tx: Queryable, key: BankKey, id: string): Pro
 export async function getMemory(db: Queryable, key: BankKey, id: string): Promise<MemoryRow | undefined> {
   const { rows } = await db.query<MemoryRow>(
     `SELECT ${memoryColumns} FROM memories m JOIN memory_banks b ON b.user_id = m.user_id AND b.id = m.bank_id
-      WHERE m.user_id = $2 AND m.id = $1 AND b.org_key = $3`,
+      WHERE m.user_id = $2 AND m.id = $1 AND b.org_key = $3 AND ${liveMemory}`,
     [id, key.userId, orgKey(key.organizationId)],
   );
   return rows[0];
@@ -255,7 +289,7 @@ export async function listMemories(
   after: { createdAt: string; id: string } | undefined,
 ): Promise<(MemoryRow & { created_at_exact: string })[]> {
   const params: unknown[] = [bank.id, limit, bank.userId];
-  let where = 'm.user_id = $3 AND m.bank_id = $1';
+  let where = `m.user_id = $3 AND m.bank_id = $1 AND ${liveMemory}`;
   if (after) {
     params.push(after.createdAt, after.id);
     where += ' AND (m.created_at, m.id) < ($4::timestamptz, $5)';

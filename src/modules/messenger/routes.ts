@@ -31,9 +31,9 @@ import { httpErrors } from '../../http/error-codes.ts';
 import { messengerErrors } from './error-codes.ts';
 
 const tags = ['Messaging'];
-const adminOnly = authenticate({ roles: ['owner', 'admin'] });
+const managers = authenticate({ requires: 'messenger.manage' });
 // Where a bot's messages go is privileged: connecting one, pointing it elsewhere, deleting it.
-const adminRecentlyAuthenticated = authenticate({ roles: ['owner', 'admin'], freshAuthentication: true });
+const managersRecentlyAuthenticated = authenticate({ requires: 'messenger.manage', freshAuthentication: true });
 const params = z.object({ connectionId: connectionIdSchema });
 const notFoundResponse = errorResponse(
   [messengerErrors.connection_not_found],
@@ -69,7 +69,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   app.post(
     '/v1/messenger/connections',
     {
-      onRequest: adminRecentlyAuthenticated,
+      onRequest: managersRecentlyAuthenticated,
       schema: {
         tags,
         operationId: 'createMessengerConnection',
@@ -106,7 +106,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   app.get(
     '/v1/messenger/connections',
     {
-      onRequest: adminOnly,
+      onRequest: managers,
       schema: {
         tags,
         operationId: 'listMessengerConnections',
@@ -133,7 +133,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   app.get(
     '/v1/messenger/connections/:connectionId',
     {
-      onRequest: adminOnly,
+      onRequest: managers,
       schema: {
         tags,
         operationId: 'getMessengerConnection',
@@ -151,7 +151,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   app.patch(
     '/v1/messenger/connections/:connectionId',
     {
-      onRequest: authenticate({ roles: ['owner', 'admin'], freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'messenger.manage', freshAuthentication: 'by-route' }),
       schema: {
         tags,
         operationId: 'updateMessengerConnection',
@@ -179,7 +179,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   app.delete(
     '/v1/messenger/connections/:connectionId',
     {
-      onRequest: adminRecentlyAuthenticated,
+      onRequest: managersRecentlyAuthenticated,
       schema: {
         tags,
         operationId: 'deleteMessengerConnection',
@@ -208,7 +208,7 @@ export const messengerRoutes: FastifyPluginAsyncZod<{ service: MessengerService;
   app.get(
     '/v1/messenger/connections/:connectionId/updates',
     {
-      onRequest: adminOnly,
+      onRequest: managers,
       schema: {
         tags,
         operationId: 'listMessengerUpdates',

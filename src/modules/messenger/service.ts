@@ -11,7 +11,7 @@ import { pointsToBlockedAddress } from '../../platform/signed-delivery.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { hashToken, randomToken } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { MembershipAuthorization, Role } from '../identity/index.ts';
+import type { MembershipAuthorization } from '../identity/index.ts';
 import { refusedLikeAuthenticate } from '../identity/index.ts';
 import { BotApiError, type BotApi } from './platform.ts';
 import type { ConnectionRow, ConnectionStatus, MessengerStore, UpdateRow, UpdateStatus } from './store.ts';
@@ -38,7 +38,6 @@ export interface ActingMember {
 }
 
 /** Who manages connections: the roles of the routes' check (routes.ts), checked again as a connection is stored. */
-const managers: readonly Role[] = ['owner', 'admin'];
 
 /** The member a write's caller acts as (authenticate({ roles }) guarantees the organization). */
 function actingMemberOf(ctx: CallerContext): ActingMember {
@@ -114,8 +113,8 @@ export function createMessengerService(deps: MessengerServiceDeps) {
         // The platform was asked first, which takes a while: the caller may have been removed or
         // demoted since the route's check. Checked again, and held until the connection is stored.
         await deps.membership.holdActingMember(tx, actor.organizationId, actor.memberId, {
-          roles: managers,
-          refuse: refusedLikeAuthenticate(managers),
+          permission: 'messenger.manage',
+          refuse: refusedLikeAuthenticate,
         });
         // A bot has one webhook: connecting it here would silently take it from another organization's
         // connection (which would stay "active" and receive nothing), and deleting either would cut the

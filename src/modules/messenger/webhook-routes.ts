@@ -20,6 +20,7 @@
 //
 // The plugin is encapsulated: its parser and error handler apply to this route only.
 
+import { publicAccess } from '../../http/auth.ts';
 import { isUtf8 } from 'node:buffer';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -163,6 +164,7 @@ export const messengerWebhookRoutes: FastifyPluginAsyncZod<{ ingress: Ingress }>
       schema: {
         tags: ['Messaging'],
         operationId: 'receiveMessengerWebhook',
+        ...publicAccess,
         summary: 'Messaging-bot webhook ingress (called by the platform)',
         description:
           'Authenticated by the per-connection secret in `X-Telegram-Bot-Api-Secret-Token` (checked before the body is read). ' +

@@ -18,8 +18,10 @@ export interface OrganizationDirectory {
   lockOrganization(tx: Queryable, organizationId: string): Promise<boolean>;
   /** How many organizations the instance has (bootstrap: none yet). */
   countOrganizations(tx: Queryable): Promise<number>;
-  /** Stores a new organization (on the free plan) in `tx`; its members are the caller's to add. */
+  /** Stores a new organization (on the instance's DEFAULT_PLAN) in `tx`; its members are the caller's to add. */
   addOrganization(tx: Queryable, name: string): Promise<OrganizationRecord>;
+  /** Sets an organization's plan in `tx` (instance administration: the caller judged who may); undefined when it does not exist. */
+  setPlan(tx: Queryable, organizationId: string, plan: Plan): Promise<OrganizationRecord | undefined>;
   /** The organizations the user is an active member of, oldest first, with their role and member id there. */
   listOrganizationsOfUser(userId: string): Promise<(OrganizationRecord & { role: Role; member_id: string })[]>;
 }

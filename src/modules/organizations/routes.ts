@@ -6,6 +6,7 @@ import {
   callerOf,
   freshAuthenticationCheck,
   requireFreshAuthentication,
+  signedInAccess,
   writeContextOf,
 } from '../../http/auth.ts';
 import { forbidden } from '../../http/errors.ts';
@@ -31,7 +32,7 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
   app.post(
     '/v1/orgs',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Organizations'],
         operationId: 'createOrganization',
@@ -49,7 +50,11 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
   app.patch(
     '/v1/orgs/:organizationId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'organization.update',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Organizations'],
         operationId: 'renameOrganization',
@@ -81,7 +86,7 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
   app.delete(
     '/v1/orgs/:organizationId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'owner', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Organizations'],
         operationId: 'deleteOrganization',
@@ -123,7 +128,7 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
   app.put(
     '/v1/session/active-organization',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Organizations'],
         operationId: 'setActiveOrganization',
@@ -161,6 +166,7 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
       schema: {
         tags: ['Organizations'],
         operationId: 'getActiveOrganization',
+        ...signedInAccess,
         summary: 'The active organization of the current session',
         security: [{ session: [] }],
         description:
@@ -204,7 +210,7 @@ export const organizationRoutes: FastifyPluginAsyncZod<{ organizations: Organiza
   app.put(
     '/v1/admin/orgs/:organizationId/plan',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'instance-admin', judgedBy: 'service', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['Admin'],
         operationId: 'setOrganizationPlan',

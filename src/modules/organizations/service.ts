@@ -1,4 +1,5 @@
 // Organizations: creating one, the session's active one (GET /v1/org), and plans.
+import type { PermissionKey } from '../../platform/permissions.ts';
 import type { Database, Queryable } from '../../db/database.ts';
 import type { FreshAuthenticationCheck } from '../../http/auth.ts';
 import { forbidden, unauthorized } from '../../http/errors.ts';
@@ -25,14 +26,16 @@ import * as store from './store.ts';
 import { httpErrors } from '../../http/error-codes.ts';
 
 /** What other modules use of organizations (OrganizationDirectory): reads and the row lock. */
-export function createOrganizationDirectory(deps: { db: Database }) {
+export function createOrganizationDirectory(deps: { db: Database; defaultPlan?: Plan }) {
   const { db } = deps;
+  const plan = deps.defaultPlan ?? 'free';
   return {
     getOrganization: (organizationId: string) => store.findOrganization(db, organizationId),
     lockOrganization: (tx: Queryable, organizationId: string) => store.lockOrganization(tx, organizationId),
     countOrganizations: (tx: Queryable) => store.countOrganizations(tx),
     addOrganization: (tx: Queryable, name: string) =>
-      store.insertOrganization(tx, { id: newId(idPrefixes.organization), name }),
+      store.insertOrganization(tx, { id: newId(idPrefixes.organization), name, plan }),
+    setPlan: (tx: Queryable, organizationId: string, newPlan: Plan) => store.setPlan(tx, organizationId, newPlan),
     listOrganizationsOfUser: (userId: string) => store.listOrganizationsOfUser(db, userId),
   } satisfies OrganizationDirectory;
 }
@@ -43,13 +46,16 @@ export interface OrganizationServiceDeps {
     Pick<MembershipSessions, 'setSessionOrganization'>;
   /** Each module's part of erasing an organization (the composition gathers them from the modules' index.ts). */
   erasers: readonly OrganizationEraser[];
+  /** The plan of a new organization (DEFAULT_PLAN); free when not given (the CLI's plan change makes none). */
+  defaultPlan?: Plan;
 }
 
-const renamerRoles = ['owner', 'admin'] as const;
-const deleterRoles = ['owner'] as const;
+const renameOrganization: PermissionKey = 'organization.update';
+const onlyTheOwner = () => forbidden('Only the owner deletes the organization');
 
 export function createOrganizationService(deps: OrganizationServiceDeps) {
   const { db, membership, erasers } = deps;
+  const defaultPlan = deps.defaultPlan ?? 'free';
   const findActiveOrganization = sessionTokenLookup(db, (batch) => store.findActiveOrganizationsByTokens(db, batch));
 
   /**
@@ -75,7 +81,11 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
     async createOrganization(ctx: CallerContext, name: string): Promise<OrganizationRecord> {
       const userId = requireSignedInUser(ctx.actor);
       return writeTransaction(db, ctx, async (tx) => {
-        const organization = await store.insertOrganization(tx, { id: newId(idPrefixes.organization), name });
+        const organization = await store.insertOrganization(tx, {
+          id: newId(idPrefixes.organization),
+          name,
+          plan: defaultPlan,
+        });
         await membership.addMember(tx, organization.id, userId, 'owner');
         await membership.setSessionOrganization(tx, sessionOf(ctx.actor), organization.id);
         tx.audit({
@@ -95,12 +105,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       name: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<OrganizationRecord> {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, renamerRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId, renameOrganization);
       requireFresh();
       return writeTransaction(db, ctx, async (tx) => {
         await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: renamerRoles,
-          refuse: membershipRefusals(renamerRoles),
+          permission: renameOrganization,
+          refuse: membershipRefusals(),
         });
         const renamed = await store.renameOrganization(tx, organizationId, name);
         if (!renamed) throw httpErrors.organization_not_found('No such organization');
@@ -126,13 +136,15 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       confirm: string,
       requireFresh: FreshAuthenticationCheck,
     ): Promise<void> {
-      const acting = await membership.requireMembership(ctx.actor, organizationId, deleterRoles);
+      const acting = await membership.requireMembership(ctx.actor, organizationId);
+      if (acting.role !== 'owner') throw onlyTheOwner();
       requireFresh();
       await writeTransaction(db, ctx, async (tx) => {
-        await membership.holdActingMember(tx, organizationId, acting.memberId, {
-          roles: deleterRoles,
-          refuse: membershipRefusals(deleterRoles),
+        // Still the owner: a transfer committed since makes the caller an admin.
+        const held = await membership.holdActingMember(tx, organizationId, acting.memberId, {
+          refuse: membershipRefusals(),
         });
+        if (held?.role !== 'owner') throw onlyTheOwner();
         const organization = (await store.lockOrganization(tx, organizationId))
           ? await store.findOrganization(tx, organizationId)
           : undefined;
@@ -206,13 +218,12 @@ export function createOrganizationService(deps: OrganizationServiceDeps) {
       if (!allowed) throw forbidden('Only instance administrators set plans');
       const organization = await writeTransaction(db, ctx, async (tx) => {
         const changed = await store.setPlan(tx, organizationId, plan);
-        if (changed)
-          tx.audit({
-            action: 'organization.plan_changed',
-            organizationId,
-            target: { type: 'organization', id: organizationId, name: changed.name },
-            changes: { plan },
-          });
+        if (changed) {
+          const target = { type: 'organization', id: organizationId, name: changed.name };
+          tx.audit({ action: 'organization.plan_changed', organizationId, target, changes: { plan } });
+          // And in the instance's own log, where instance administration is recorded.
+          tx.audit({ action: 'organization.plan_changed', organizationId: null, target, changes: { plan } });
+        }
         return changed;
       });
       if (!organization) throw httpErrors.organization_not_found('No such organization');

@@ -1,5 +1,6 @@
 // The discovery endpoints (RFC 7644 section 4): what this service provider supports, its resource
 // types and schemas; and /Me, which it does not support.
+import { publicAccess } from '../../http/auth.ts';
 import { allSchemas, listResponse, resourceTypeDocuments, schemaDocument, serviceProviderConfig } from './documents.ts';
 import { ScimError } from './errors.ts';
 import { discoveryListResponses, discoveryResponses, documented, idParams, type ScimApp } from './route-schemas.ts';
@@ -11,6 +12,7 @@ export function registerDiscoveryRoutes(app: ScimApp, base: string, documentatio
       schema: {
         tags: ['SCIM'],
         operationId: 'scimServiceProviderConfig',
+        ...publicAccess,
         response: discoveryResponses,
         summary: 'SCIM: service provider configuration',
         ...documented,
@@ -25,6 +27,7 @@ export function registerDiscoveryRoutes(app: ScimApp, base: string, documentatio
       schema: {
         tags: ['SCIM'],
         operationId: 'scimResourceTypes',
+        ...publicAccess,
         response: discoveryListResponses,
         summary: 'SCIM: resource types',
         ...documented,
@@ -42,6 +45,7 @@ export function registerDiscoveryRoutes(app: ScimApp, base: string, documentatio
       schema: {
         tags: ['SCIM'],
         operationId: 'scimResourceType',
+        ...publicAccess,
         response: discoveryResponses,
         summary: 'SCIM: one resource type',
         params: idParams,
@@ -61,6 +65,7 @@ export function registerDiscoveryRoutes(app: ScimApp, base: string, documentatio
       schema: {
         tags: ['SCIM'],
         operationId: 'scimSchemas',
+        ...publicAccess,
         response: discoveryListResponses,
         summary: 'SCIM: schemas',
         ...documented,
@@ -80,6 +85,7 @@ export function registerDiscoveryRoutes(app: ScimApp, base: string, documentatio
       schema: {
         tags: ['SCIM'],
         operationId: 'scimSchema',
+        ...publicAccess,
         response: discoveryResponses,
         summary: 'SCIM: one schema',
         params: idParams,

@@ -1,4 +1,5 @@
 // The /Groups resource: groups and their members, kept as metadata (groupMappingMode metadata_only).
+import { publicAccess } from '../../http/auth.ts';
 import { parsePaging } from './documents.ts';
 import { scimGroupInputSchema, scimGroupSchema, scimListSchema, scimPatchOpSchema } from './openapi.ts';
 import { leavesOut, project } from './projection.ts';
@@ -22,6 +23,7 @@ export function registerGroupRoutes(app: ScimApp, { scim, contextOf, write, crea
       schema: {
         tags: ['SCIM'],
         operationId: 'scimListGroups',
+        ...publicAccess,
         response: { 200: scimListSchema(scimGroupSchema, 'ScimGroupListResponse'), ...scimErrors },
         summary: 'SCIM: list groups',
         description: 'Filters: `displayName`, `externalId`, `id`, `members.value`.',
@@ -46,6 +48,7 @@ export function registerGroupRoutes(app: ScimApp, { scim, contextOf, write, crea
       schema: {
         tags: ['SCIM'],
         operationId: 'scimGetGroup',
+        ...publicAccess,
         response: groupResponses,
         summary: 'SCIM: get a group',
         params: idParams,
@@ -64,6 +67,7 @@ export function registerGroupRoutes(app: ScimApp, { scim, contextOf, write, crea
       schema: {
         tags: ['SCIM'],
         operationId: 'scimCreateGroup',
+        ...publicAccess,
         response: { 201: scimGroupSchema, ...scimErrors },
         summary: 'SCIM: create a group',
         description:
@@ -82,6 +86,7 @@ export function registerGroupRoutes(app: ScimApp, { scim, contextOf, write, crea
       schema: {
         tags: ['SCIM'],
         operationId: 'scimReplaceGroup',
+        ...publicAccess,
         response: groupResponses,
         summary: 'SCIM: replace a group',
         params: idParams,
@@ -99,6 +104,7 @@ export function registerGroupRoutes(app: ScimApp, { scim, contextOf, write, crea
       schema: {
         tags: ['SCIM'],
         operationId: 'scimPatchGroup',
+        ...publicAccess,
         response: groupResponses,
         summary: 'SCIM: modify a group (PatchOp, e.g. members add/remove)',
         params: idParams,
@@ -116,6 +122,7 @@ export function registerGroupRoutes(app: ScimApp, { scim, contextOf, write, crea
       schema: {
         tags: ['SCIM'],
         operationId: 'scimDeleteGroup',
+        ...publicAccess,
         response: { ...deleted, ...scimErrors },
         summary: 'SCIM: delete a group',
         params: idParams,

@@ -74,7 +74,7 @@ function healthOf(row: ConnectorRow) {
   };
 }
 
-const ownerOrAdmin = authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found' });
+const ownerOrAdmin = authenticate({ requires: 'scim.manage', withoutOrganization: 'organization_not_found' });
 
 /** The session-authenticated SCIM management routes: token rotation and the connector view. */
 export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> = async (app, { scim }) => {
@@ -82,7 +82,7 @@ export const scimManagementRoutes: FastifyPluginAsyncZod<{ scim: ScimService }> 
     '/v1/scim/token',
     {
       onRequest: authenticate({
-        roles: ['owner', 'admin'],
+        requires: 'scim.manage',
         withoutOrganization: 'organization_not_found',
         freshAuthentication: true,
       }),

@@ -1,10 +1,11 @@
 // The SCIM connector: its token (rotated by the organization's owners and admins), its view, and the
 // resolution of a bearer token to the connector it stands for.
-import { lacksRole, organizationNotFound } from '../../http/errors.ts';
+import { missingPermission, organizationNotFound } from '../../http/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { redacted, writeTransaction, type CallerContext } from '../../platform/write-context.ts';
-import type { Caller, Role } from '../identity/index.ts';
+import type { Caller } from '../identity/index.ts';
+import type { PermissionKey } from '../../platform/permissions.ts';
 import type { MemberRefusals } from '../identity/index.ts';
 import type { ScimConnector, ScimDeps } from './context.ts';
 import { scimErrors } from './error-codes.ts';
@@ -14,9 +15,9 @@ const tokenPrefix = 'opscim_';
 // issued before tokens named their tenant do not, and keep working.
 const tokenPattern = /^opscim_(?:[a-z]+_[0-9a-z]{26}\.)?[A-Za-z0-9_-]{43}$/;
 // Who may rotate the token: the roles of the route's check (routes.ts), checked again as it is written.
-const tokenRotators: readonly Role[] = ['owner', 'admin'];
+const manageScim: PermissionKey = 'scim.manage';
 /** The route answers a caller who is not an active member 404 organization_not_found (withoutOrganization). */
-const rotationRefusals: MemberRefusals = { inactive: organizationNotFound, lacksRole: () => lacksRole(tokenRotators) };
+const rotationRefusals: MemberRefusals = { inactive: organizationNotFound, lacksPermission: missingPermission };
 
 /** Creates the connector when absent, then rotates its token. Needs a verified SSO domain. */
 export async function rotateToken(deps: ScimDeps, ctx: CallerContext) {
@@ -36,7 +37,7 @@ export async function rotateToken(deps: ScimDeps, ctx: CallerContext) {
     // commits first and is seen here, or waits until this rotation, made while the right held, commits.
     if (!caller.memberId) throw organizationNotFound();
     await deps.membership.holdActingMember(tx, organizationId, caller.memberId, {
-      roles: tokenRotators,
+      permission: manageScim,
       refuse: rotationRefusals,
     });
     tx.audit({

@@ -1,4 +1,5 @@
 // The /Users resource: provisioning the organization's members.
+import { publicAccess } from '../../http/auth.ts';
 import { parsePaging } from './documents.ts';
 import { scimPatchOpSchema, scimListSchema, scimUserInputSchema, scimUserSchema } from './openapi.ts';
 import { project } from './projection.ts';
@@ -27,6 +28,7 @@ export function registerUserRoutes(app: ScimApp, { scim, contextOf, write, creat
       schema: {
         tags: ['SCIM'],
         operationId: 'scimListUsers',
+        ...publicAccess,
         response: { 200: scimListSchema(scimUserSchema, 'ScimUserListResponse'), ...scimErrors },
         summary: 'SCIM: list users',
         description:
@@ -50,6 +52,7 @@ export function registerUserRoutes(app: ScimApp, { scim, contextOf, write, creat
       schema: {
         tags: ['SCIM'],
         operationId: 'scimGetUser',
+        ...publicAccess,
         response: userResponses,
         summary: 'SCIM: get a user',
         params: idParams,
@@ -68,6 +71,7 @@ export function registerUserRoutes(app: ScimApp, { scim, contextOf, write, creat
       schema: {
         tags: ['SCIM'],
         operationId: 'scimCreateUser',
+        ...publicAccess,
         response: { 201: scimUserSchema, ...scimErrors },
         summary: 'SCIM: provision a user',
         description:
@@ -90,6 +94,7 @@ export function registerUserRoutes(app: ScimApp, { scim, contextOf, write, creat
       schema: {
         tags: ['SCIM'],
         operationId: 'scimReplaceUser',
+        ...publicAccess,
         response: userResponses,
         summary: 'SCIM: replace a user',
         description: `${accountFollows} \`active: false\` suspends the member and revokes their sessions, whatever the SSO domain's state.`,
@@ -108,6 +113,7 @@ export function registerUserRoutes(app: ScimApp, { scim, contextOf, write, creat
       schema: {
         tags: ['SCIM'],
         operationId: 'scimPatchUser',
+        ...publicAccess,
         response: userResponses,
         summary: 'SCIM: modify a user (PatchOp)',
         description: `${accountFollows} \`active: false\` suspends the member and revokes their sessions, whatever the SSO domain's state; \`active: true\` restores the membership.`,
@@ -126,6 +132,7 @@ export function registerUserRoutes(app: ScimApp, { scim, contextOf, write, creat
       schema: {
         tags: ['SCIM'],
         operationId: 'scimDeleteUser',
+        ...publicAccess,
         response: { ...deleted, ...scimErrors },
         summary: 'SCIM: deprovision a user (removes the member, revokes sessions)',
         params: idParams,

@@ -1,5 +1,6 @@
 // SSO: what the app registers of it, and what other modules may use of it (SCIM provisions for the
 // organization's verified SSO domain).
+import type { RoleGrants } from '../roles/index.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database.ts';
 import { requireDependencies } from '../../platform/dependencies.ts';
@@ -51,6 +52,8 @@ export interface SsoModuleDeps {
     >;
   users: Pick<UserDirectory, 'getUser' | 'findUserByEmail' | 'createUserWithoutPassword'>;
   teams: Pick<TeamDirectory, 'listTeamIds' | 'addMemberToTeams'>;
+  /** Whether the caller may give the role SSO's provisioning gives. */
+  roleGrants: RoleGrants;
   /** The guarded client: identity providers (OIDC discovery, SAML metadata) are tenant-supplied URLs. */
   outbound: Pick<OutboundClient, 'fetch'>;
   publicUrl: string;
@@ -72,6 +75,7 @@ export async function registerSso(app: FastifyInstance, deps: SsoModuleDeps): Pr
     'membership',
     'users',
     'teams',
+    'roleGrants',
     'outbound',
     'publicUrl',
     'signIn',

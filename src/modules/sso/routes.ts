@@ -1,3 +1,5 @@
+import { assignableRoleSchema } from '../identity/index.ts';
+import { enterpriseOrRoleRefused, enterpriseRequired, organizationNotFound } from './responses.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authenticate, callerOf, writeContextOf } from '../../http/auth.ts';
@@ -67,7 +69,7 @@ const ssoConnectionSchema = z
       enabled: z
         .boolean()
         .describe('Whether a person of the domain who is not a member yet becomes one at their first SSO sign-in'),
-      defaultRole: z.enum(['member', 'admin']),
+      defaultRole: assignableRoleSchema,
       defaultTeamIds: z.array(z.string()),
     }),
     emailTrust: emailTrustSchema
@@ -159,16 +161,7 @@ function toConnection(
   };
 }
 
-const ownerOrAdmin = authenticate({ roles: ['owner', 'admin'], withoutOrganization: 'organization_not_found' });
-const organizationNotFound = errorResponse(
-  [httpErrors.organization_not_found],
-  'the session has no active organization',
-);
-const enterpriseRequired = errorResponse([httpErrors.forbidden, ssoErrors.enterprise_plan_required], undefined, {
-  description:
-    'forbidden: not an owner or admin; or enterprise_plan_required (with `feature` and `message`): the organization is not on the enterprise plan',
-});
-
+const ownerOrAdmin = authenticate({ requires: 'sso.manage', withoutOrganization: 'organization_not_found' });
 /** The organization's SSO connection and the verification of its domain through DNS. */
 export const ssoRoutes: FastifyPluginAsyncZod<{
   sso: SsoService;
@@ -180,7 +173,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
     '/v1/sso/connection',
     {
       onRequest: authenticate({
-        roles: ['owner', 'admin'],
+        requires: 'sso.manage',
         withoutOrganization: 'organization_not_found',
         freshAuthentication: true,
       }),
@@ -264,10 +257,9 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
             jitProvisioning: z
               .object({
                 enabled: z.boolean(),
-                defaultRole: z
-                  .enum(['member', 'admin'])
+                defaultRole: assignableRoleSchema
                   .default('member')
-                  .describe('admin only when chosen explicitly'),
+                  .describe("`member` unless chosen: `admin` or a custom role's id, whose keys the caller holds"),
                 defaultTeamIds: z
                   .array(z.string().max(100))
                   .max(50)
@@ -293,7 +285,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
         response: {
           200: z.object({ connection: ssoConnectionSchema }),
           ...commonErrorResponses,
-          403: enterpriseRequired,
+          403: enterpriseOrRoleRefused,
           404: organizationNotFound,
           409: errorResponse([ssoErrors.domain_taken, ssoErrors.sso_not_ready], undefined, {
             description:
@@ -331,7 +323,7 @@ export const ssoRoutes: FastifyPluginAsyncZod<{
     {
       // Verifying is what turns the connection on for the domain (sign-in through the IdP, just-in-time provisioning).
       onRequest: authenticate({
-        roles: ['owner', 'admin'],
+        requires: 'sso.manage',
         withoutOrganization: 'organization_not_found',
         freshAuthentication: true,
       }),

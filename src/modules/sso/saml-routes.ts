@@ -1,6 +1,7 @@
 // HTTP of SAML: the SP metadata an IdP administrator imports (public), and the assertion consumer
 // service the person's browser posts the IdP's answer to (a redirect, or a readable page when refused,
 // whatever arrives: a form, another content type, a body too large).
+import { publicAccess } from '../../http/auth.ts';
 import type { FastifyError } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -32,6 +33,7 @@ export const samlRoutes: FastifyPluginAsyncZod<{ db: Database; saml: SamlService
       schema: {
         tags,
         operationId: 'getSsoSamlMetadata',
+        ...publicAccess,
         summary: 'The SAML service provider metadata of an SSO connection',
         description:
           'Public: give this URL (or the document) to the identity provider. Its entity id is this URL, also the `spEntityId` and the audience ' +
@@ -85,6 +87,7 @@ export const samlRoutes: FastifyPluginAsyncZod<{ db: Database; saml: SamlService
         schema: {
           tags,
           operationId: 'ssoSamlAcs',
+          ...publicAccess,
           summary: "Where the SAML identity provider posts the person's browser (assertion consumer service)",
           description:
             "Not for API clients. The HTTP-POST binding: the IdP's form with `SAMLResponse` and the `RelayState` orgplane sent. " +

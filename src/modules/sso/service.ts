@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { RoleGrants } from '../roles/index.ts';
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { lockUntilCommit } from '../../db/locks.ts';
@@ -26,6 +27,8 @@ export interface SsoServiceDeps {
   outbound: Pick<OutboundClient, 'fetch'>;
   /** Requiring SSO ends the password sessions it covers. */
   membership: Pick<MembershipSessions, 'revokePasswordSessionsInDomain'>;
+  /** Whether the caller may give the role SSO's provisioning gives. */
+  roleGrants: RoleGrants;
 }
 
 /** Where the TXT record lives and what it must say. */
@@ -44,7 +47,7 @@ export interface SsoConnectionInput extends SamlIdpInput {
   issuer?: string | undefined;
   clientId?: string | undefined;
   clientSecret?: string | undefined;
-  jitProvisioning?: { enabled: boolean; defaultRole: 'member' | 'admin'; defaultTeamIds: string[] } | undefined;
+  jitProvisioning?: { enabled: boolean; defaultRole: string; defaultTeamIds: string[] } | undefined;
   ssoRequired?: boolean | undefined;
   /** OIDC only. */
   emailTrust?: EmailTrust | undefined;
@@ -81,7 +84,7 @@ export function createSsoService(deps: SsoServiceDeps) {
   }
 
   function requireOrganization(caller: Caller): string {
-    // authenticate({ roles }) guarantees this; the check keeps the types honest.
+    // authenticate({ requires }) guarantees this; the check keeps the types honest.
     if (!caller.organizationId) throw organizationNotFound();
     return caller.organizationId;
   }
@@ -127,6 +130,13 @@ export function createSsoService(deps: SsoServiceDeps) {
         // (which holds a concurrent verification off) has nothing to lock while no connection exists.
         await lockUntilCommit(tx, `sso-connection:${organizationId}`);
         const existing = await store.findByOrganization(tx, organizationId, true);
+        if (input.jitProvisioning?.defaultRole !== undefined)
+          await deps.roleGrants.requireGrantable(
+            tx,
+            organizationId,
+            input.jitProvisioning.defaultRole,
+            ctx.actor.permissions,
+          );
         // Omitted settings keep their stored values (defaults for a new connection).
         const settings = {
           jitEnabled: input.jitProvisioning?.enabled ?? existing?.jit_enabled ?? false,

@@ -3,7 +3,7 @@
 // refused), and the code exchange.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { bearerToken } from '../../http/auth.ts';
+import { bearerToken, publicAccess } from '../../http/auth.ts';
 import { escapeHtml, htmlPage, htmlPageHeaders } from '../../http/html-page.ts';
 import { isoTimestamp, pkceValueSchema, secretString, timestampSchema, errorResponse } from '../../http/schemas.ts';
 import { bindingSecretOf } from '../../platform/browser-binding.ts';
@@ -60,6 +60,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       schema: {
         tags,
         operationId: 'startSsoSignIn',
+        ...publicAccess,
         summary: 'Start an SSO sign-in for an e-mail address (home-realm discovery)',
         description:
           "The e-mail's domain picks the organization whose SSO connection has verified it; the answer is the sign-in's link, orgplane's own " +
@@ -121,6 +122,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       schema: {
         tags,
         operationId: 'openSsoSignIn',
+        ...publicAccess,
         summary: "The sign-in's link: binds the sign-in to this browser, then sends it to the identity provider",
         description:
           "Not for API clients: the `authorizationUrl` POST /v1/auth/sso/start answers, opened in the person's browser. 303 to the identity provider, " +
@@ -168,6 +170,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       schema: {
         tags,
         operationId: 'ssoOidcCallback',
+        ...publicAccess,
         summary: "Where the OIDC identity provider returns the person's browser",
         description:
           'Not for API clients. On success, 303 to the redirect URI given at start with `?code=` (single use, valid ' +
@@ -236,6 +239,7 @@ export const signInRoutes: FastifyPluginAsyncZod<{ signIn: SignInService }> = as
       schema: {
         tags,
         operationId: 'exchangeSsoCode',
+        ...publicAccess,
         summary: 'Exchange the one-time SSO code for a session',
         description:
           "The code is spent by the first call, whatever its outcome. The new session's active organization is the one whose SSO connection signed the person in. " +

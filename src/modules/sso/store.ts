@@ -14,7 +14,7 @@ export interface SsoConnectionRow {
   domain_verified_at: Date | null;
   protocol: 'oidc' | 'saml';
   jit_enabled: boolean;
-  jit_default_role: 'member' | 'admin';
+  jit_default_role: string;
   jit_default_team_ids: string[];
   sso_required: boolean;
   /** OIDC: how the e-mail the IdP asserts is trusted (email-trust.ts). */
@@ -35,7 +35,7 @@ export interface SsoConnectionRow {
 /** The sign-in settings of a connection (PUT /v1/sso/connection). */
 export interface SignInSettings {
   jitEnabled: boolean;
-  jitDefaultRole: 'member' | 'admin';
+  jitDefaultRole: string;
   jitDefaultTeamIds: string[];
   ssoRequired: boolean;
   emailTrust: EmailTrust;

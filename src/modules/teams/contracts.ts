@@ -6,6 +6,8 @@ export interface TeamRecord {
   id: string;
   organization_id: string;
   name: string;
+  /** The role the team gives its members besides their own (a built-in name or a custom role's id), if any. */
+  role_id: string | null;
   created_at: Date;
 }
 

@@ -10,6 +10,6 @@ export { teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
 
 /** Registers the team routes (create, list, add and remove members). */
 export async function registerTeams(app: FastifyInstance, deps: TeamServiceDeps): Promise<void> {
-  requireDependencies('teams', deps, ['db', 'membership']);
+  requireDependencies('teams', deps, ['db', 'membership', 'roleGrants']);
   await app.register(teamRoutes, { teams: createTeamService(deps) });
 }

@@ -8,7 +8,14 @@ import {
   paginationQuerySchema,
   errorResponse,
 } from '../../http/schemas.ts';
-import { memberIdSchema, organizationNotFoundResponse, organizationParams, identityErrors } from '../identity/index.ts';
+import {
+  assignableRoleSchema,
+  identityErrors,
+  memberIdSchema,
+  organizationNotFoundResponse,
+  organizationParams,
+} from '../identity/index.ts';
+import { roleErrors } from '../roles/index.ts';
 import { teamIdSchema, teamSchema, teamWithMemberIdsSchema, toTeam } from './schemas.ts';
 import type { TeamService } from './service.ts';
 import { httpErrors } from '../../http/error-codes.ts';
@@ -21,7 +28,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   app.post(
     '/v1/orgs/:organizationId/teams',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'teams.manage', judgedBy: 'service' }),
       schema: {
         tags: ['Teams'],
         operationId: 'createTeam',
@@ -45,7 +52,7 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   app.get(
     '/v1/orgs/:organizationId/teams',
     {
-      onRequest: authenticate({ allowApiKey: true }),
+      onRequest: authenticate({ requires: 'member', judgedBy: 'service', allowApiKey: true }),
       schema: {
         tags: ['Teams'],
         operationId: 'listTeams',
@@ -78,7 +85,11 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   app.post(
     '/v1/orgs/:organizationId/teams/:teamId/members',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'teams.manage_members',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Teams'],
         operationId: 'addTeamMember',
@@ -111,7 +122,11 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
   app.delete(
     '/v1/orgs/:organizationId/teams/:teamId/members/:memberId',
     {
-      onRequest: authenticate({ freshAuthentication: 'by-route' }),
+      onRequest: authenticate({
+        requires: 'teams.manage_members',
+        judgedBy: 'service',
+        freshAuthentication: 'by-route',
+      }),
       schema: {
         tags: ['Teams'],
         operationId: 'removeTeamMember',
@@ -136,6 +151,69 @@ export const teamRoutes: FastifyPluginAsyncZod<{ teams: TeamService }> = async (
         request.params.memberId,
         freshAuthenticationCheck(request),
       );
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.patch(
+    '/v1/orgs/:organizationId/teams/:teamId',
+    {
+      onRequest: authenticate({ requires: 'teams.manage', judgedBy: 'service', freshAuthentication: 'by-route' }),
+      schema: {
+        tags: ['Teams'],
+        operationId: 'updateTeam',
+        summary: 'Rename a team, or set the role it gives its members',
+        description:
+          "`roleId` (a role whose keys the caller holds, or null for none) also needs `roles.manage` and is privileged: the team's members hold the role's keys besides their own from their next request.",
+        params: teamParams,
+        body: z
+          .object({
+            name: z.string().trim().min(1).max(100).optional(),
+            roleId: assignableRoleSchema.nullable().optional(),
+          })
+          .refine((body) => body.name !== undefined || body.roleId !== undefined, {
+            message: 'Nothing to change: give name or roleId',
+          }),
+        response: {
+          200: z.object({ team: teamSchema }),
+          ...commonErrorResponses,
+          403: errorResponse([httpErrors.forbidden, roleErrors.permission_not_held]),
+          404: errorResponse([httpErrors.organization_not_found, teamErrors.team_not_found, roleErrors.role_not_found]),
+          409: errorResponse([teamErrors.team_exists]),
+        },
+      },
+    },
+    async (request) => ({
+      team: toTeam(
+        await teams.updateTeam(
+          writeContextOf(request),
+          request.params.organizationId,
+          request.params.teamId,
+          request.body,
+          freshAuthenticationCheck(request),
+        ),
+      ),
+    }),
+  );
+
+  app.delete(
+    '/v1/orgs/:organizationId/teams/:teamId',
+    {
+      onRequest: authenticate({ requires: 'teams.manage', judgedBy: 'service' }),
+      schema: {
+        tags: ['Teams'],
+        operationId: 'deleteTeam',
+        summary: 'Delete a team: its members lose its role and the MCP connections it gave them',
+        params: teamParams,
+        response: {
+          204: noContent,
+          ...commonErrorResponses,
+          404: errorResponse([httpErrors.organization_not_found, teamErrors.team_not_found]),
+        },
+      },
+    },
+    async (request, reply) => {
+      await teams.deleteTeam(writeContextOf(request), request.params.organizationId, request.params.teamId);
       return reply.status(204).send(null);
     },
   );

@@ -17,7 +17,7 @@ export async function insertTeam(
 ): Promise<TeamRecord | undefined> {
   const { rows } = await db.query<TeamRecord>(
     `INSERT INTO teams (id, organization_id, name) VALUES ($1, $2, $3)
-     ON CONFLICT (organization_id, name) DO NOTHING RETURNING id, organization_id, name, created_at`,
+     ON CONFLICT (organization_id, name) DO NOTHING RETURNING id, organization_id, name, role_id, created_at`,
     [team.id, team.organizationId, team.name],
   );
   return rows[0];
@@ -25,7 +25,7 @@ export async function insertTeam(
 
 export async function findTeam(db: Queryable, organizationId: string, teamId: string): Promise<TeamRecord | undefined> {
   const { rows } = await db.query<TeamRecord>(
-    'SELECT id, organization_id, name, created_at FROM teams WHERE organization_id = $1 AND id = $2',
+    'SELECT id, organization_id, name, role_id, created_at FROM teams WHERE organization_id = $1 AND id = $2',
     [organizationId, teamId],
   );
   return rows[0];
@@ -38,7 +38,7 @@ export async function listTeams(
   after?: string,
 ): Promise<(TeamRecord & { member_ids: string[] })[]> {
   const { rows } = await db.query<TeamRecord & { member_ids: string[] }>(
-    `SELECT t.id, t.organization_id, t.name, t.created_at,
+    `SELECT t.id, t.organization_id, t.name, t.role_id, t.created_at,
             coalesce(array_agg(tm.member_id ORDER BY tm.member_id) FILTER (WHERE tm.member_id IS NOT NULL), '{}') AS member_ids
        FROM teams t LEFT JOIN team_members tm ON tm.organization_id = t.organization_id AND tm.team_id = t.id
       WHERE t.organization_id = $1 AND ($2::text IS NULL OR t.id > $2)
@@ -80,11 +80,48 @@ export async function removeTeamMember(
  */
 export async function memberTeams(db: Queryable, organizationId: string, memberId: string): Promise<unknown[]> {
   const { rows } = await db.query<{ teams: unknown[] }>(
-    `SELECT coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'created_at', t.created_at)
+    `SELECT coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'organization_id', t.organization_id, 'name', t.name, 'role_id', t.role_id, 'created_at', t.created_at)
                                ORDER BY t.name, t.id), '[]') AS teams
        FROM team_members tm JOIN teams t ON t.organization_id = tm.organization_id AND t.id = tm.team_id
       WHERE tm.organization_id = $1 AND tm.member_id = $2`,
     [organizationId, memberId],
   );
   return rows[0]!.teams;
+}
+
+/** The team locked until the transaction ends, for its change or deletion. */
+export async function lockTeam(db: Queryable, organizationId: string, teamId: string): Promise<TeamRecord | undefined> {
+  const { rows } = await db.query<TeamRecord>(
+    'SELECT id, organization_id, name, role_id, created_at FROM teams WHERE organization_id = $1 AND id = $2 FOR UPDATE',
+    [organizationId, teamId],
+  );
+  return rows[0];
+}
+
+export async function teamMemberIds(db: Queryable, organizationId: string, teamId: string): Promise<string[]> {
+  const { rows } = await db.query<{ member_id: string }>(
+    'SELECT member_id FROM team_members WHERE organization_id = $1 AND team_id = $2 ORDER BY member_id',
+    [organizationId, teamId],
+  );
+  return rows.map((row) => row.member_id);
+}
+
+/** The team renamed or given a role; undefined when another team of the organization has the name. */
+export async function updateTeam(
+  db: Queryable,
+  organizationId: string,
+  teamId: string,
+  change: { name: string; roleId: string | null },
+): Promise<TeamRecord | undefined> {
+  const { rows } = await db.query<TeamRecord>(
+    `UPDATE teams SET name = $3, role_id = $4 WHERE organization_id = $1 AND id = $2
+       AND NOT EXISTS (SELECT 1 FROM teams o WHERE o.organization_id = $1 AND o.name = $3 AND o.id <> $2)
+     RETURNING id, organization_id, name, role_id, created_at`,
+    [organizationId, teamId, change.name, change.roleId],
+  );
+  return rows[0];
+}
+
+export async function deleteTeam(db: Queryable, organizationId: string, teamId: string): Promise<void> {
+  await db.query('DELETE FROM teams WHERE organization_id = $1 AND id = $2', [organizationId, teamId]);
 }

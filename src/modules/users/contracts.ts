@@ -30,6 +30,10 @@ export interface UserDirectory {
   createUserWithoutPassword(tx: Queryable, input: { email: string; name: string }): Promise<UserRecord | undefined>;
   /** Sets a user's name and e-mail for a directory authoritative for the account; 409 email_taken when another account has it. */
   updateUserNameAndEmail(tx: Queryable, userId: string, input: { name: string; email: string }): Promise<void>;
+  /** The instance administrators' ids, their rows locked until `tx` ends (who administers changes one at a time). */
+  lockInstanceAdmins(tx: Queryable): Promise<string[]>;
+  /** Makes the person an instance administrator or not; false when there is no such person. */
+  setInstanceAdmin(tx: Queryable, userId: string, isAdmin: boolean): Promise<boolean>;
 }
 
 /**

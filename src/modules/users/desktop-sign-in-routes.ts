@@ -2,7 +2,7 @@
 // and cancel calls, and the app's exchange of the one-time code.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, requestContextOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, publicAccess, requestContextOf, writeContextOf } from '../../http/auth.ts';
 import { commonErrorResponses, pkceValueSchema, secretString, errorResponse } from '../../http/schemas.ts';
 import { desktopCodeTtlSeconds, type DesktopSignIn } from './desktop-sign-in.ts';
 import { toUser, userSchema } from './schemas.ts';
@@ -24,7 +24,7 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
   app.post(
     '/v1/auth/desktop/authorize',
     {
-      onRequest: authenticate({ freshAuthentication: true }),
+      onRequest: authenticate({ requires: 'signed-in', freshAuthentication: true }),
       schema: {
         tags,
         operationId: 'authorizeDesktopSignIn',
@@ -65,6 +65,7 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
       schema: {
         tags,
         operationId: 'cancelDesktopSignIn',
+        ...publicAccess,
         summary: "Where to send the browser when the person cancels the desktop app's sign-in",
         description:
           "Called by the console at /desktop/sign-in when the person cancels: the answer is the app's redirect URI with `error=access_denied` (and `state`), " +
@@ -93,6 +94,7 @@ export const desktopSignInRoutes: FastifyPluginAsyncZod<{ desktopSignIn: Desktop
       schema: {
         tags,
         operationId: 'exchangeDesktopSignInCode',
+        ...publicAccess,
         summary: 'Exchange the desktop sign-in code for a session (the desktop app calls this)',
         description:
           'No authentication: the code and the verifier are the proof. The code is spent by the first call, whatever its outcome; `redirectUri` must be the ' +

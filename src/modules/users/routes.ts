@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, callerOf, requestContextOf, writeContextOf } from '../../http/auth.ts';
+import { authenticate, callerOf, publicAccess, requestContextOf, writeContextOf } from '../../http/auth.ts';
 import {
   commonErrorResponses,
   isoTimestamp,
@@ -28,6 +28,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       schema: {
         tags: ['Bootstrap'],
         operationId: 'getBootstrapStatus',
+        ...publicAccess,
         summary: 'Whether the instance still needs its first administrator and organization',
         description:
           'No authentication. `needed` is true while the instance has no organization, that is while `POST /v1/bootstrap` would succeed; ' +
@@ -46,6 +47,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       schema: {
         tags: ['Bootstrap'],
         operationId: 'bootstrap',
+        ...publicAccess,
         summary: 'Create the first user (an instance administrator) and organization',
         description: 'Only while the instance has no organization; afterwards 409 `already_bootstrapped`.',
         body: bootstrapBodySchema,
@@ -76,6 +78,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       schema: {
         tags: ['Users'],
         operationId: 'signUp',
+        ...publicAccess,
         summary: 'Create an account and a session',
         description:
           'No authentication. Creates a user with this e-mail, password and name and signs them in (`sessionToken`); the account belongs ' +
@@ -107,6 +110,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
       schema: {
         tags: ['Users'],
         operationId: 'signIn',
+        ...publicAccess,
         summary: 'Exchange email and password for a session token',
         description:
           'Failed attempts are limited across all processes, in fixed 15-minute windows: 10 on one account from one client address, ' +
@@ -141,7 +145,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
   app.post(
     '/v1/auth/sign-out',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Users'],
         operationId: 'signOut',
@@ -158,7 +162,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
   app.get(
     '/v1/me',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Users'],
         operationId: 'getMe',
@@ -191,7 +195,7 @@ export const userRoutes: FastifyPluginAsyncZod<{ users: UserService }> = async (
   app.post(
     '/v1/auth/reauthenticate',
     {
-      onRequest: authenticate(),
+      onRequest: authenticate({ requires: 'signed-in' }),
       schema: {
         tags: ['Users'],
         operationId: 'reauthenticate',

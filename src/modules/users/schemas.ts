@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isoTimestamp, timestampSchema } from '../../http/schemas.ts';
-import { emailSchema, personNameSchema } from '../identity/index.ts';
+import { emailSchema, personNameSchema, roleSchema } from '../identity/index.ts';
 import { organizationNameSchema, organizationSchema } from '../organizations/index.ts';
 import type { UserRecord } from './contracts.ts';
 
@@ -28,9 +28,7 @@ export const userSchema = z
 /** GET /v1/me: the signed-in user and the organizations they are an active member of. */
 export const meSchema = z.object({
   user: userSchema,
-  organizations: z.array(
-    organizationSchema.extend({ role: z.enum(['owner', 'admin', 'member']), memberId: z.string() }),
-  ),
+  organizations: z.array(organizationSchema.extend({ role: roleSchema, memberId: z.string() })),
   activeOrganizationId: z
     .string()
     .nullable()

@@ -73,6 +73,8 @@ export function createUserDirectory(deps: { db: Database }) {
         throw error;
       }
     },
+    lockInstanceAdmins: (tx: Queryable) => store.lockInstanceAdmins(tx),
+    setInstanceAdmin: (tx: Queryable, userId: string, isAdmin: boolean) => store.setInstanceAdmin(tx, userId, isAdmin),
   } satisfies UserDirectory;
 }
 

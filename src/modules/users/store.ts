@@ -41,6 +41,25 @@ export async function updateUserNameAndEmail(
   );
 }
 
+/**
+ * The instance administrators' ids, oldest account first, each row locked until `tx` ends: changes to
+ * who administers the instance run one after another, so two removals cannot leave nobody.
+ */
+export async function lockInstanceAdmins(tx: Queryable): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string }>(
+    'SELECT id FROM users WHERE is_instance_admin ORDER BY created_at, id FOR UPDATE',
+  );
+  return rows.map((row) => row.id);
+}
+
+export async function setInstanceAdmin(tx: Queryable, userId: string, isAdmin: boolean): Promise<boolean> {
+  const { rowCount } = await tx.query('UPDATE users SET is_instance_admin = $2, updated_at = now() WHERE id = $1', [
+    userId,
+    isAdmin,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
 export async function findUserById(db: Queryable, id: string): Promise<UserRecord | undefined> {
   const { rows } = await db.query<UserRecord>('SELECT * FROM users WHERE id = $1', [id]);
   return rows[0];

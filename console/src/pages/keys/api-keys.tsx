@@ -4,13 +4,15 @@ import { ConfirmDialog } from '../../confirm.tsx';
 import { CopyField } from '../../copy.tsx';
 import { useList, useMutation, useStatus } from '../../data.ts';
 import { Field, FormError, submitted } from '../../forms.tsx';
+import { RoleOptions, roleName, useRoles } from '../../roles.tsx';
 
 type ApiKey = components['schemas']['ApiKey'];
-type Role = 'admin' | 'member';
 
 export function ApiKeysPage({ organizationId }: { organizationId: string }) {
   const [name, setName] = useState('');
-  const [role, setRole] = useState<Role>('member');
+  // 'member', 'admin' or a custom role's id.
+  const [role, setRole] = useState('member');
+  const roles = useRoles(organizationId);
   // The key itself, shown once right after it was created; the API never answers it again.
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
@@ -70,13 +72,8 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
         <Field label="Key name" name="name" value={name} onInput={setName} error={formError} autoComplete="off" />
         <div class="field">
           <label for="key-role">Key role</label>
-          <select
-            id="key-role"
-            value={role}
-            onChange={(event) => setRole((event.target as HTMLSelectElement).value as Role)}
-          >
-            <option value="member">Member</option>
-            <option value="admin">Admin</option>
+          <select id="key-role" value={role} onChange={(event) => setRole((event.target as HTMLSelectElement).value)}>
+            <RoleOptions roles={roles.data} />
           </select>
           {fieldErrors(formError, 'role').map((message) => (
             <p class="field-error">{message}</p>
@@ -126,7 +123,7 @@ export function ApiKeysPage({ organizationId }: { organizationId: string }) {
             {keys.map((key) => (
               <tr key={key.id}>
                 <td>{key.name}</td>
-                <td>{key.role}</td>
+                <td>{roleName(roles.data, key.role)}</td>
                 <td>{new Date(key.createdAt).toLocaleDateString()}</td>
                 <td>
                   <button

@@ -4,6 +4,7 @@ import { ConfirmDialog } from '../../confirm.tsx';
 import { CopyField } from '../../copy.tsx';
 import { useMutation, useQuery, useStatus } from '../../data.ts';
 import { Field, FormError, submitted } from '../../forms.tsx';
+import { RoleOptions, roleName, useRoles } from '../../roles.tsx';
 
 type Invitation = components['schemas']['Invitation'];
 type Delivery = 'sent' | 'not_configured' | 'failed';
@@ -42,7 +43,9 @@ function SentInvitation({ sent, onDone }: { sent: Sent; onDone: () => void }) {
 
 export function InvitationsPage({ organizationId }: { organizationId: string }) {
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState<'member' | 'admin'>('member');
+  // 'member', 'admin' or a custom role's id.
+  const [role, setRole] = useState('member');
+  const roles = useRoles(organizationId);
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   const [sent, setSent] = useState<Sent | null>(null);
   const path = { organizationId };
@@ -126,10 +129,9 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
           <select
             id="invite-role"
             value={role}
-            onChange={(event) => setRole((event.target as HTMLSelectElement).value as 'member' | 'admin')}
+            onChange={(event) => setRole((event.target as HTMLSelectElement).value)}
           >
-            <option value="member">Member</option>
-            <option value="admin">Admin</option>
+            <RoleOptions roles={roles.data} />
           </select>
           {fieldErrors(formError, 'role').map((message) => (
             <p class="field-error">{message}</p>
@@ -168,7 +170,7 @@ export function InvitationsPage({ organizationId }: { organizationId: string }) 
             {invitations.map((invitation) => (
               <tr key={invitation.id}>
                 <td>{invitation.email}</td>
-                <td>{invitation.role}</td>
+                <td>{roleName(roles.data, invitation.role)}</td>
                 <td>{new Date(invitation.expiresAt).toLocaleDateString()}</td>
                 <td>
                   <div class="row-actions">

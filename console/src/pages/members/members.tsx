@@ -1,10 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, type Member } from '../../api.ts';
-import { isManager, useCaller } from '../../caller.ts';
+import { useCaller } from '../../caller.ts';
 import { ConfirmDialog } from '../../confirm.tsx';
 import { useMutation, useQuery } from '../../data.ts';
+import { RoleOptions, roleName, useMyPermissions, useRoles } from '../../roles.tsx';
 
-type Role = 'admin' | 'member';
+/** A built-in role's name or a custom role's id. */
+type Role = string;
 type Pending = { kind: 'remove' | 'transfer'; member: Member };
 type Change = { progress: string; call: () => Promise<{ error?: unknown }>; done: string; settle?: () => void };
 
@@ -15,6 +17,10 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
   });
   const members = list.data ?? null;
   const [caller, reloadCaller] = useCaller(organizationId);
+  const roleList = useRoles(organizationId);
+  // The caller's keys, read again when their role changes (a transfer of ownership makes them an admin).
+  const held = useMyPermissions([organizationId, caller?.role]);
+  const named = (role: Role) => roleName(roleList.data, role);
   // Roles picked in a row's select but not saved yet, by member id.
   const [roles, setRoles] = useState<Record<string, Role>>({});
   const [pending, setPending] = useState<Pending | null>(null);
@@ -33,7 +39,8 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
       progress: ({ progress }) => progress,
       success: (_, { done }) => done,
       onSuccess: async (_, { settle }) => {
-        await Promise.all([list.refetch(), reloadCaller()]);
+        // A role's member count changes with it.
+        await Promise.all([list.refetch(), reloadCaller(), roleList.refetch()]);
         settle?.();
       },
     },
@@ -51,7 +58,9 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
           params: { path: { organizationId, memberId: member.id } },
           body: { role },
         }),
-      `${member.email} is now ${role === 'admin' ? 'an admin' : 'a member'}.`,
+      role === 'admin' || role === 'member'
+        ? `${member.email} is now ${role === 'admin' ? 'an admin' : 'a member'}.`
+        : `${member.email} now has the role ${named(role)}.`,
       () => setRoles(({ [member.id]: _, ...rest }) => rest),
     );
   }
@@ -82,8 +91,11 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
     }
   }
 
-  const manager = isManager(caller);
   const owner = caller?.role === 'owner';
+  // What the row offers follows the caller's keys, so a custom role holding them manages as an admin does.
+  const changesRoles = held.data?.has('members.update_role') ?? false;
+  const removes = held.data?.has('members.remove') ?? false;
+  const manager = changesRoles || removes || owner;
   return (
     <section aria-labelledby="members-heading">
       <h1 id="members-heading">Members</h1>
@@ -112,7 +124,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
           </thead>
           <tbody>
             {members.map((member) => {
-              const editable = manager && member.role !== 'owner';
+              const editable = changesRoles && member.role !== 'owner';
               const picked = roles[member.id];
               return (
                 <tr key={member.id}>
@@ -126,11 +138,10 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
                           value={picked ?? member.role}
                           disabled={busy}
                           onChange={(event) =>
-                            setRoles({ ...roles, [member.id]: (event.target as HTMLSelectElement).value as Role })
+                            setRoles({ ...roles, [member.id]: (event.target as HTMLSelectElement).value })
                           }
                         >
-                          <option value="member">member</option>
-                          <option value="admin">admin</option>
+                          <RoleOptions roles={roleList.data} />
                         </select>
                         {picked && picked !== member.role && (
                           <button
@@ -144,7 +155,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
                         )}
                       </span>
                     ) : (
-                      member.role
+                      named(member.role)
                     )}
                   </td>
                   <td data-label="Status">{member.status}</td>
@@ -162,7 +173,7 @@ export function MembersPage({ organizationId }: { organizationId: string }) {
                             Transfer ownership
                           </button>
                         )}
-                        {editable && member.id !== caller?.id && (
+                        {removes && member.role !== 'owner' && member.id !== caller?.id && (
                           <button
                             type="button"
                             class="danger"

@@ -7,6 +7,7 @@
 import { api } from '../../api.ts';
 import { useList, useMutation } from '../../data.ts';
 import { Field, submitted } from '../../forms.tsx';
+import { RoleOptions, useRoles } from '../../roles.tsx';
 import { bodyOf, unplacedMessages, type SsoConnection, type SsoDraft } from './sso-draft.ts';
 
 interface Props {
@@ -18,6 +19,7 @@ interface Props {
 }
 
 export function SsoConnectionForm({ organizationId, connection, draft, onDraft, onSaved }: Props) {
+  const roles = useRoles(organizationId);
   // The teams people provisioned just in time may join (a team not listed could not be chosen).
   const teamList = useList(
     (cursor) =>
@@ -270,12 +272,9 @@ export function SsoConnectionForm({ organizationId, connection, draft, onDraft, 
                 id="jit-role"
                 value={draft.jitDefaultRole}
                 aria-invalid={roleMessages.length > 0}
-                onChange={(event) =>
-                  set('jitDefaultRole')((event.target as HTMLSelectElement).value as 'member' | 'admin')
-                }
+                onChange={(event) => set('jitDefaultRole')((event.target as HTMLSelectElement).value)}
               >
-                <option value="member">Member</option>
-                <option value="admin">Admin</option>
+                <RoleOptions roles={roles.data} />
               </select>
               {roleMessages.map((message) => (
                 <p class="field-error">{message}</p>

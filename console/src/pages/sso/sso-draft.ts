@@ -21,7 +21,8 @@ export interface SsoDraft {
   certificate: string;
   secondCertificate: string;
   jitEnabled: boolean;
-  jitDefaultRole: 'member' | 'admin';
+  /** 'member', 'admin' or a custom role's id. */
+  jitDefaultRole: string;
   jitDefaultTeamIds: string[];
 }
 

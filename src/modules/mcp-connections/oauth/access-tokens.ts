@@ -4,7 +4,7 @@
 // The refresh transaction is not a write of a caller: the token is refreshed for whoever needs it
 // (a test, another module), so it is opened on the database, not through writeTransaction.
 import type { FreshAuthenticationCheck } from '../../../http/auth.ts';
-import { forbidden } from '../../../http/errors.ts';
+import { forbidden, missingPermission } from '../../../http/errors.ts';
 import { writeTransaction, type CallerContext } from '../../../platform/write-context.ts';
 import type { ConnectionRow } from '../contracts.ts';
 import { refreshClient } from './client-acquisition.ts';
@@ -22,7 +22,7 @@ import type { AccessTokenResult, OAuthDeps } from './deps.ts';
 import type { OAuthClientCredentials } from './registration.ts';
 import { fetchAuthorizationServerMetadata } from './metadata-fetch.ts';
 import { OAuthFlowError } from './errors.ts';
-import { adminRoles, visibleConnection } from './guards.ts';
+import { visibleConnection } from './guards.ts';
 import { classifyRefusal, needsRefresh, refreshAccessToken, revokeToken } from './tokens.ts';
 
 /**
@@ -122,8 +122,11 @@ export async function disconnect(
   const connection = await visibleConnection(deps, caller, connectionId);
   let memberId: string | null;
   if (connection.credentialMode === 'shared') {
-    if (!caller.role || !adminRoles.has(caller.role))
-      throw forbidden('Only owners and admins disconnect the shared identity of a connection');
+    if (!caller.permissions.has('mcp_connections.manage'))
+      throw missingPermission(
+        'mcp_connections.manage',
+        'Disconnecting the shared identity of a connection needs mcp_connections.manage',
+      );
     // Taking the organization's credential away changes what every member can do: privileged.
     requireFresh();
     memberId = null;

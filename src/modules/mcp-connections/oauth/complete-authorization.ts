@@ -100,8 +100,8 @@ export async function completeAuthorization(
     forbidden('The member who started this authorization may no longer connect this identity; nothing was stored');
   // The member as they are now: minutes may pass between authorize and callback (suspended, removed, demoted).
   const starter = await deps.members.getMember(pending.organization_id, pending.member_id);
-  const role = starter?.status === 'active' ? starter.role : null;
-  if (!starter || !(await mayConnect(deps, deps.db, pending, connection, role))) throw notAllowed();
+  const permissions = await deps.members.activeMemberPermissions(pending.organization_id, pending.member_id);
+  if (!starter || !(await mayConnect(deps, deps.db, pending, connection, permissions))) throw notAllowed();
 
   const client = await clientAtCallback(deps, connection, pending);
   let tokens: Awaited<ReturnType<typeof exchangeAuthorizationCode>>;
@@ -147,6 +147,7 @@ export async function completeAuthorization(
     organizationId: pending.organization_id,
     memberId: pending.member_id,
     role: starter.role,
+    permissions: permissions ?? new Set(),
   };
   await writeTransaction(deps.db, { ...origin, actor }, async (tx) => {
     const locked = await deps.connections.findConnection(tx, pending.organization_id, pending.connection_id, true);
@@ -164,9 +165,9 @@ export async function completeAuthorization(
     // Held with the one re-check of an acting member, judging no role itself: any refusal is
     // notAllowed, and what the member may connect is mayConnect's answer, as before the exchange.
     const member = await deps.members.holdActingMember(tx, pending.organization_id, pending.member_id, {
-      refuse: { inactive: notAllowed, lacksRole: notAllowed },
+      refuse: { inactive: notAllowed, lacksPermission: notAllowed },
     });
-    if (!(await mayConnect(deps, tx, pending, locked, member!.role))) throw notAllowed();
+    if (!(await mayConnect(deps, tx, pending, locked, member!.permissions))) throw notAllowed();
     tx.audit({
       action: 'mcp_connection.authorized',
       organizationId: pending.organization_id,

@@ -19,7 +19,7 @@ export interface OAuthDeps {
   /** HMAC key for `state`, derived from the server secret (state.ts deriveStateKey). */
   stateKey: Buffer;
   connections: ConnectionRecords;
-  members: Pick<MembershipAuthorization, 'holdActingMember' | 'getMember'>;
+  members: Pick<MembershipAuthorization, 'holdActingMember' | 'getMember' | 'activeMemberPermissions'>;
   /** Bounds how many authorizations a member can start (each dials the servers several times). */
   limiter: RateLimiter;
   logger?: { warn(details: Record<string, unknown>, message: string): void };

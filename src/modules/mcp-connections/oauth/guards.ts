@@ -2,16 +2,19 @@
 // holding a connection while rows naming it are written, and who may connect which identity.
 import type { Queryable } from '../../../db/database.ts';
 import type { Caller } from '../../../http/caller.ts';
-import { forbidden } from '../../../http/errors.ts';
+import { missingPermission } from '../../../http/errors.ts';
+import type { PermissionKey } from '../../../platform/permissions.ts';
 import type { ConnectionRow } from '../contracts.ts';
 import type { OAuthDeps } from './deps.ts';
 import type { PendingAuthorizationRow } from './store.ts';
 import { mcpConnectionErrors } from '../error-codes.ts';
 
-export const adminRoles = new Set(['owner', 'admin']);
-
 export const connectionNotFound = () => mcpConnectionErrors.connection_not_found('No such MCP connection');
-export const sharedNeedsAdmin = () => forbidden('Only owners and admins connect the shared identity of a connection');
+export const sharedNeedsAdmin = () =>
+  missingPermission(
+    'mcp_connections.manage',
+    'Connecting the shared identity of a connection needs mcp_connections.manage',
+  );
 
 /** The connection as the caller may see it: 404 for unknown ids, other organizations, and members without access. */
 export async function visibleConnection(
@@ -22,8 +25,7 @@ export async function visibleConnection(
   const organizationId = caller.organizationId!;
   const connection = await deps.connections.findConnection(deps.db, organizationId, connectionId);
   if (!connection) throw connectionNotFound();
-  const isAdmin = caller.role !== null && adminRoles.has(caller.role);
-  if (!isAdmin) {
+  if (!caller.permissions.has('mcp_connections.view')) {
     if (
       !caller.memberId ||
       !(await deps.connections.memberMayUse(deps.db, organizationId, connectionId, caller.memberId))
@@ -48,19 +50,20 @@ export async function holdConnection(
     throw connectionNotFound();
 }
 
-/** Whether the member who started `pending` (their role if still active, else null) may connect its identity. */
+/** Whether the member who started `pending` (their keys if still active, else null) may connect its identity. */
 export async function mayConnect(
   deps: Pick<OAuthDeps, 'connections'>,
   q: Queryable,
   pending: PendingAuthorizationRow,
   connection: ConnectionRow,
-  role: string | null,
+  permissions: ReadonlySet<PermissionKey> | null,
 ): Promise<boolean> {
-  if (role === null) return false;
-  if (pending.subject === 'shared') return adminRoles.has(role) && connection.credentialMode === 'shared';
+  if (permissions === null) return false;
+  if (pending.subject === 'shared')
+    return permissions.has('mcp_connections.manage') && connection.credentialMode === 'shared';
   return (
     connection.credentialMode === 'per_member' &&
-    (adminRoles.has(role) ||
+    (permissions.has('mcp_connections.view') ||
       (await deps.connections.memberMayUse(q, pending.organization_id, connection.id, pending.member_id)))
   );
 }

@@ -3,7 +3,7 @@
 
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate, freshAuthenticationCheck, writeContextOf } from '../../../http/auth.ts';
+import { authenticate, freshAuthenticationCheck, publicAccess, writeContextOf } from '../../../http/auth.ts';
 import {
   commonErrorResponses,
   connectionIdSchema,
@@ -104,7 +104,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
   app.post(
     '/v1/mcp-connections/:connectionId/oauth/authorize',
     {
-      onRequest: authenticate({ organization: true, freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'mcp_connections.use', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['MCP Connections'],
         operationId: 'authorizeMcpConnection',
@@ -196,6 +196,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         schema: {
           tags: ['MCP Connections'],
           operationId: 'mcpOAuthCallbackShared',
+          ...publicAccess,
           summary: 'OAuth callback shared by all connections (shared-v1)',
           description:
             'Where the authorization server sends the browser back. Authenticated by the signed, single-use state and bound to the browser that started it by the orgplane_mcp_oauth cookie.',
@@ -221,6 +222,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
         schema: {
           tags: ['MCP Connections'],
           operationId: 'mcpOAuthCallbackIsolated',
+          ...publicAccess,
           summary: 'OAuth callback of one connection (isolated-v1)',
           description:
             'Where the authorization server sends the browser back. Authenticated by the signed, single-use state, which must name this connection, and bound to the browser that started it by the orgplane_mcp_oauth cookie.',
@@ -245,7 +247,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
   app.delete(
     '/v1/mcp-connections/:connectionId/credentials',
     {
-      onRequest: authenticate({ organization: true, freshAuthentication: 'by-route' }),
+      onRequest: authenticate({ requires: 'mcp_connections.use', freshAuthentication: 'by-route' }),
       schema: {
         tags: ['MCP Connections'],
         operationId: 'disconnectMcpConnection',
@@ -273,6 +275,7 @@ export const mcpOAuthRoutes: FastifyPluginAsyncZod<{ service: McpOAuthService }>
       schema: {
         tags: ['MCP Connections'],
         operationId: 'oauthClientMetadataDocument',
+        ...publicAccess,
         summary: 'The OAuth client ID metadata document authorization servers fetch to identify this service',
         description:
           "No authentication. Its URL is this service's OAuth `client_id` towards authorization servers that support client ID metadata documents, so no registration is needed with them; it names the redirect URIs of the OAuth callbacks.",

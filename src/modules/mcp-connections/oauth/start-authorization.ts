@@ -10,7 +10,7 @@ import { buildAuthorizationUrl, createPkcePair, selectScopes } from './authorize
 import { bindingCookie, bindingHash, browserNonce } from './browser-binding.ts';
 import { clientFor, discoverFor } from './client-acquisition.ts';
 import type { OAuthDeps } from './deps.ts';
-import { adminRoles, holdConnection, sharedNeedsAdmin, visibleConnection } from './guards.ts';
+import { holdConnection, sharedNeedsAdmin, visibleConnection } from './guards.ts';
 import { signState, type CallbackMode, type CredentialSubject } from './state.ts';
 import { deleteExpiredPendingAuthorizations, insertPendingAuthorization, stepUpScopes } from './store.ts';
 import { mcpConnectionErrors } from '../error-codes.ts';
@@ -24,7 +24,7 @@ export const authorizeLimits = { perMember: 30, windowSeconds: 60 };
 function subjectFor(caller: Caller, connection: ConnectionRow): { subject: CredentialSubject; memberId: string } {
   if (!caller.memberId) throw forbidden('Connecting through OAuth needs a signed-in member, not an API key');
   if (connection.credentialMode === 'shared') {
-    if (!caller.role || !adminRoles.has(caller.role)) throw sharedNeedsAdmin();
+    if (!caller.permissions.has('mcp_connections.manage')) throw sharedNeedsAdmin();
     return { subject: 'shared', memberId: caller.memberId };
   }
   return { subject: 'member', memberId: caller.memberId };
@@ -83,8 +83,8 @@ export async function authorize(
     // The caller again, held until the row naming them is written: removed, suspended or demoted
     // since the request was authenticated (or one of those in progress) is what the route answers them now.
     await deps.members.holdActingMember(tx, connection.organizationId, memberId, {
-      ...(subject === 'shared' ? { roles: ['owner', 'admin'] as const } : {}),
-      refuse: { inactive: notAnActiveMember, lacksRole: sharedNeedsAdmin },
+      ...(subject === 'shared' ? { permission: 'mcp_connections.manage' as const } : {}),
+      refuse: { inactive: notAnActiveMember, lacksPermission: sharedNeedsAdmin },
     });
     await holdConnection(deps, tx, connection);
     tx.audit({
