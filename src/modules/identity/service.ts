@@ -6,7 +6,12 @@ import { lockUntilCommit } from '../../db/locks.ts';
 import type { AuthMethod, Caller, Membership, Role } from '../../http/caller.ts';
 import { forbidden } from '../../http/errors.ts';
 import { idPrefixes, newId } from '../../platform/ids.ts';
-import { effectivePermissions, type PermissionKey } from '../../platform/permissions.ts';
+import {
+  builtInRoleKeys,
+  effectivePermissions,
+  isBuiltInRole,
+  type PermissionKey,
+} from '../../platform/permissions.ts';
 import { hashToken, tenantToken, tokenLookup } from '../../platform/tokens.ts';
 import { writeTransaction, type WriteContext, type WriteTransaction } from '../../platform/write-context.ts';
 import type {
@@ -141,6 +146,8 @@ export function createMembershipCore(deps: MembershipCoreDeps) {
     role: Role,
   ): Promise<void> {
     await store.setMemberRole(tx, organizationId, member.id, role);
+    // A built-in role that invites settles it; otherwise the member's teams may still give the key.
+    if (isBuiltInRole(role) && builtInRoleKeys(role).has(invitations.invitePermission)) return;
     const after = await store.findMembershipById(tx, organizationId, member.id);
     if (!after || !keysOf(after).has(invitations.invitePermission))
       await invitations.endInvitationsSentBy(tx, organizationId, member.user_id);
